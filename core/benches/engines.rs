@@ -1,0 +1,2 @@
+//! Engine benchmarks (placeholder).
+fn main() {}

@@ -1,0 +1,4 @@
+//! The games that ship with spellbridge, each a [`crate::GamePlugin`].
+
+pub mod duel;
+pub mod thaum;

@@ -1,0 +1,176 @@
+//! The rich text every announcement is written in. It has just what chat networks share:
+//! plain, bold, italic and code runs, mentions of players, and a colour hint for game
+//! words (elements, Thaums). Adapters render it per network (mIRC codes, Matrix HTML);
+//! [`RichText::plain`] renders it as text with no markup, as the console prints it.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::PlayerId;
+
+/// How a run of text is emphasised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Style {
+    /// No emphasis.
+    Plain,
+    /// Bold.
+    Bold,
+    /// Italic.
+    Italic,
+    /// Monospace, for commands the player can type.
+    Code,
+}
+
+/// A colour hint for a game word; networks without colour ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hue {
+    /// Fire.
+    Red,
+    /// Water.
+    Blue,
+    /// Earth.
+    Brown,
+    /// Air and Wind.
+    Green,
+    /// Thunder.
+    Yellow,
+    /// Void.
+    Grey,
+}
+
+/// One piece of a message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Segment {
+    /// A run of text in one style.
+    Text {
+        /// The words.
+        text: String,
+        /// Their emphasis.
+        style: Style,
+    },
+    /// A game word shown in its colour where the network has colours.
+    Coloured {
+        /// The word.
+        text: String,
+        /// Its colour.
+        hue: Hue,
+    },
+    /// A player, rendered so the network pings them (a Matrix pill, an IRC nick).
+    Mention(PlayerId),
+}
+
+/// A message: a list of segments, built with the chainable methods below.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RichText {
+    segments: Vec<Segment>,
+}
+
+impl RichText {
+    /// An empty message.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends plain text.
+    pub fn text(self, text: impl Into<String>) -> Self {
+        self.styled(text, Style::Plain)
+    }
+
+    /// Appends bold text.
+    pub fn bold(self, text: impl Into<String>) -> Self {
+        self.styled(text, Style::Bold)
+    }
+
+    /// Appends italic text.
+    pub fn italic(self, text: impl Into<String>) -> Self {
+        self.styled(text, Style::Italic)
+    }
+
+    /// Appends a command or other literal the player can type.
+    pub fn code(self, text: impl Into<String>) -> Self {
+        self.styled(text, Style::Code)
+    }
+
+    /// Appends a coloured game word.
+    pub fn coloured(mut self, text: impl Into<String>, hue: Hue) -> Self {
+        self.segments.push(Segment::Coloured { text: text.into(), hue });
+        self
+    }
+
+    /// Appends a mention of a player.
+    pub fn mention(mut self, player: &PlayerId) -> Self {
+        self.segments.push(Segment::Mention(player.clone()));
+        self
+    }
+
+    /// Appends every segment of another message.
+    pub fn append(mut self, other: RichText) -> Self {
+        self.segments.extend(other.segments);
+        self
+    }
+
+    fn styled(mut self, text: impl Into<String>, style: Style) -> Self {
+        let text = text.into();
+        if !text.is_empty() {
+            self.segments.push(Segment::Text { text, style });
+        }
+        self
+    }
+
+    /// The segments, for adapters that render them.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// True when the message has nothing in it.
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// The message as text with no markup (mentions as the player's name).
+    pub fn plain(&self) -> String {
+        let mut out = String::new();
+        for segment in &self.segments {
+            match segment {
+                Segment::Text { text, .. } | Segment::Coloured { text, .. } => out.push_str(text),
+                Segment::Mention(player) => {
+                    let _ = write!(out, "{player}");
+                }
+            }
+        }
+        out
+    }
+}
+
+impl From<&str> for RichText {
+    fn from(text: &str) -> Self {
+        RichText::new().text(text)
+    }
+}
+
+impl From<String> for RichText {
+    fn from(text: String) -> Self {
+        RichText::new().text(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_rendering_drops_markup_and_keeps_order() {
+        let text = RichText::new()
+            .bold("Fire")
+            .text(" hits ")
+            .mention(&PlayerId::new("bob"))
+            .text(" for ")
+            .code("3");
+        assert_eq!(text.plain(), "Fire hits bob for 3");
+    }
+}

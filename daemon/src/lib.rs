@@ -1,0 +1,1 @@
+//! The spellbridge daemon library.

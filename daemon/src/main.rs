@@ -1,0 +1,2 @@
+//! The spellbridge binary.
+fn main() {}
