@@ -1,1 +1,9 @@
-//! In-memory transports.
+//! spellbridge-adapters: the [`GameTransport`](spellbridge_core::GameTransport)
+//! implementations.
+//!
+//! - [`memory`]: an in-memory transport for the console and for unit tests.
+//!
+//! The IRC (`irc` crate) and Matrix (`matrix-sdk`) transports join this crate in later
+//! issues; all of them pass one conformance suite.
+
+pub mod memory;

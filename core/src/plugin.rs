@@ -87,9 +87,10 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// A refusal with a plain-text reason.
+    /// A refusal with a plain-text reason (`backticked` runs become code).
     pub fn because(reason: impl Into<String>) -> Self {
-        Refusal::Refused(RichText::new().text(reason))
+        let reason: String = reason.into();
+        Refusal::Refused(RichText::from(reason))
     }
 }
 
@@ -117,6 +118,11 @@ pub struct TableSetup {
 pub trait Table: Send + std::fmt::Debug {
     /// The game's name (`thaum`, `duel`).
     fn game(&self) -> &'static str;
+
+    /// What to announce when the table opens (who plays, how to start).
+    fn opening(&self) -> Vec<Announcement> {
+        Vec::new()
+    }
 
     /// Parses and applies a command. On `Err` the table is unchanged.
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal>;

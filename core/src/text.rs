@@ -132,11 +132,15 @@ impl RichText {
         self.segments.is_empty()
     }
 
-    /// The message as text with no markup (mentions as the player's name).
+    /// The message as text with no markup: mentions as the player's name, code in
+    /// backticks (the form [`RichText::from`] reads back).
     pub fn plain(&self) -> String {
         let mut out = String::new();
         for segment in &self.segments {
             match segment {
+                Segment::Text { text, style: Style::Code } => {
+                    let _ = write!(out, "`{text}`");
+                }
                 Segment::Text { text, .. } | Segment::Coloured { text, .. } => out.push_str(text),
                 Segment::Mention(player) => {
                     let _ = write!(out, "{player}");
@@ -147,15 +151,28 @@ impl RichText {
     }
 }
 
+/// Plain text where each `backticked` run becomes code, so messages can be written as
+/// ordinary strings: "type `!join` to play". An unpaired backtick stays as it is.
 impl From<&str> for RichText {
     fn from(text: &str) -> Self {
-        RichText::new().text(text)
+        let pieces: Vec<&str> = text.split('`').collect();
+        let paired = pieces.len() % 2 == 1;
+        let mut rich = RichText::new();
+        for (i, piece) in pieces.iter().enumerate() {
+            let last = i + 1 == pieces.len();
+            rich = match (i % 2 == 1, paired || !last) {
+                (true, true) => rich.code(*piece),
+                (true, false) => rich.text(format!("`{piece}")),
+                (false, _) => rich.text(*piece),
+            };
+        }
+        rich
     }
 }
 
 impl From<String> for RichText {
     fn from(text: String) -> Self {
-        RichText::new().text(text)
+        RichText::from(text.as_str())
     }
 }
 
@@ -171,6 +188,14 @@ mod tests {
             .mention(&PlayerId::new("bob"))
             .text(" for ")
             .code("3");
-        assert_eq!(text.plain(), "Fire hits bob for 3");
+        assert_eq!(text.plain(), "Fire hits bob for `3`");
+    }
+
+    #[test]
+    fn backticks_in_strings_become_code() {
+        let text = RichText::from("type `!join` to play");
+        assert_eq!(text.segments()[1], Segment::Text { text: "!join".into(), style: Style::Code });
+        assert_eq!(text.plain(), "type `!join` to play");
+        assert_eq!(RichText::from("a ` b").plain(), "a ` b");
     }
 }

@@ -1,1 +1,10 @@
-//! The spellbridge daemon library.
+//! The spellbridge daemon as a library: the binary in `main.rs` is a thin command line
+//! over these modules, and the end-to-end tests drive them directly.
+//!
+//! - [`lobby`]: the daemon's own commands (`!help`, `!new`, `!duel`, …).
+//! - [`router`]: inbound message → lobby or table → outbound messages.
+//! - [`console`]: `spellbridge console`, the router over stdin/stdout.
+
+pub mod console;
+pub mod lobby;
+pub mod router;

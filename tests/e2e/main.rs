@@ -1,1 +1,7 @@
-//! End-to-end tests (scenarios land with the console).
+//! spellbridge's end-to-end tests, in one test binary (STYLE: one integration-test
+//! binary with a shared helper module).
+//!
+//! - [`scenarios`]: console scripts in `tests/scenarios/` played through the real router
+//!   and games; what the bot printed and the final state are checked as insta snapshots.
+
+mod scenarios;

@@ -1,0 +1,504 @@
+//! The router: turns an inbound chat message into a lobby command or a table command,
+//! applies it, and turns the resulting announcements into outbound messages.
+//!
+//! It owns the tables (one active table per room) and pending Duel challenges, derives a
+//! fresh [`Dice`] for every action from the table's seed and the action's sequence
+//! number, and fires due timers through the same path as commands. It performs no I/O:
+//! the caller (the console, or the daemon's network loop) delivers what it returns.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use spellbridge_core::dice::mix;
+use spellbridge_core::words;
+use spellbridge_core::{
+    Action, Announcement, Audience, Destination, Dice, Inbound, NetworkId, PlayerId, Refusal,
+    Registry, RichText, RoomId, Seat, Table, TableSetup, Timestamp,
+};
+
+use crate::lobby::{self, LOBBY_COMMANDS, LobbyCommand};
+
+/// A room on a network: where a table sits and where replies go.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Place {
+    /// The network.
+    pub network: NetworkId,
+    /// The room on it.
+    pub room: RoomId,
+}
+
+/// A message the router wants delivered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outbound {
+    /// The network to send it on.
+    pub network: NetworkId,
+    /// The room or user to send it to.
+    pub to: Destination,
+    /// What it says.
+    pub text: RichText,
+}
+
+/// A table with what the router keeps about it.
+#[derive(Debug)]
+struct Seating {
+    place: Place,
+    /// The table's own seed: every action's dice derive from it (RULES T-10).
+    seed: u64,
+    /// How many actions (accepted commands and fired timers) the table has taken.
+    sequence: u64,
+    table: Box<dyn Table>,
+}
+
+/// A Duel challenge waiting for `!accept` or `!decline`.
+#[derive(Clone, Debug)]
+struct Challenge {
+    challenger: PlayerId,
+    opponent: PlayerId,
+    wizard: Option<String>,
+}
+
+/// Router settings.
+#[derive(Clone, Debug)]
+pub struct RouterOptions {
+    /// What starts a command (`!`).
+    pub prefix: String,
+    /// The seed every table seed is derived from.
+    pub master_seed: u64,
+}
+
+impl Default for RouterOptions {
+    fn default() -> Self {
+        Self { prefix: "!".to_owned(), master_seed: 0 }
+    }
+}
+
+/// Routes messages to the lobby or to tables.
+pub struct Router {
+    registry: Registry,
+    options: RouterOptions,
+    /// Every table ever opened, in order; at most one unfinished per place.
+    tables: Vec<Seating>,
+    challenges: BTreeMap<Place, Challenge>,
+    /// The network each player last spoke on, where their private messages go.
+    homes: BTreeMap<PlayerId, NetworkId>,
+}
+
+/// Where a reply to the message being handled goes.
+struct ReplyTo {
+    network: NetworkId,
+    destination: Destination,
+}
+
+impl Router {
+    /// A router over the given games.
+    pub fn new(registry: Registry, options: RouterOptions) -> Self {
+        Self { registry, options, tables: Vec::new(), challenges: BTreeMap::new(), homes: BTreeMap::new() }
+    }
+
+    /// Handles one inbound message at time `now`; returns what to send.
+    pub fn handle(&mut self, inbound: &Inbound, now: Timestamp) -> Vec<Outbound> {
+        let text = inbound.text.trim();
+        let Some(command) = text.strip_prefix(self.options.prefix.as_str()) else {
+            return Vec::new();
+        };
+        let command = command.trim();
+        if command.is_empty() {
+            return Vec::new();
+        }
+        self.homes.insert(inbound.sender.clone(), inbound.network.clone());
+        let place = Place { network: inbound.network.clone(), room: inbound.room.clone() };
+        let reply_to = ReplyTo {
+            network: inbound.network.clone(),
+            destination: if inbound.private {
+                Destination::Private(inbound.sender.clone())
+            } else {
+                Destination::Room(inbound.room.clone())
+            },
+        };
+        match lobby::parse(command) {
+            Err(error) => vec![reply(&reply_to, &inbound.sender, RichText::from(error.0))],
+            Ok(Some(lobby_command)) => self.lobby(lobby_command, inbound, &place, &reply_to, now),
+            Ok(None) => self.table_command(inbound, command, text, &place, &reply_to, now),
+        }
+    }
+
+    /// Fires every timer due at or before `now`, oldest first within each table.
+    pub fn tick(&mut self, now: Timestamp) -> Vec<Outbound> {
+        /// A bound on timers fired per table per tick, so a faulty game cannot hang us.
+        const MAX_FIRINGS: usize = 100_000;
+        let mut out = Vec::new();
+        for index in 0..self.tables.len() {
+            for _ in 0..MAX_FIRINGS {
+                let seating = &mut self.tables[index];
+                let Some(at) = seating.table.next_timer().filter(|at| *at <= now) else {
+                    break;
+                };
+                let mut dice = Dice::for_action(seating.seed, seating.sequence);
+                let announcements = seating.table.fire_timer(at, &mut dice);
+                seating.sequence = seating.sequence.saturating_add(1);
+                out.extend(self.deliver(index, announcements));
+            }
+        }
+        out
+    }
+
+    /// The earliest timer of any table, so a scheduler knows when to call [`Router::tick`].
+    pub fn next_timer(&self) -> Option<Timestamp> {
+        self.tables.iter().filter_map(|s| s.table.next_timer()).min()
+    }
+
+    /// Every table's state, in the form of CONTRACT.md's `--state-json`.
+    pub fn snapshot(&self) -> Value {
+        let tables: Vec<Value> = self
+            .tables
+            .iter()
+            .map(|s| {
+                json!({
+                    "room": s.place.room.as_str(),
+                    "network": s.place.network.as_str(),
+                    "game": s.table.game(),
+                    "seed": s.seed,
+                    "state": s.table.snapshot(),
+                })
+            })
+            .collect();
+        json!({ "tables": tables })
+    }
+
+    fn lobby(
+        &mut self,
+        command: LobbyCommand,
+        inbound: &Inbound,
+        place: &Place,
+        reply_to: &ReplyTo,
+        now: Timestamp,
+    ) -> Vec<Outbound> {
+        let sender = &inbound.sender;
+        let say = |text: RichText| vec![reply(reply_to, sender, text)];
+        match command {
+            LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref())),
+            LobbyCommand::Games => say(self.games()),
+            LobbyCommand::Wizards => {
+                let answer = self.registry.iter().find_map(|game| game.lobby("wizards"));
+                say(answer.unwrap_or_else(|| RichText::from("No game here has wizards.")))
+            }
+            LobbyCommand::Link(_) => say(RichText::from(
+                "Linking identities across networks is not available in this version yet; \
+                 it arrives with bridged rooms. Until then, play from one network.",
+            )),
+            LobbyCommand::New(game) => {
+                if inbound.private {
+                    return say(RichText::from(
+                        "Open a table in the room where you want to play, not in a private message.",
+                    ));
+                }
+                self.open(place, &game, vec![Seat { player: sender.clone(), choice: None }], now, reply_to, sender)
+            }
+            LobbyCommand::Duel { opponent, wizard } => {
+                self.challenge(place, sender, PlayerId::new(opponent), wizard, inbound.private, now, reply_to)
+            }
+            LobbyCommand::Accept(wizard) => self.accept(place, sender, wizard, now, reply_to),
+            LobbyCommand::Decline => self.decline(place, sender, reply_to),
+        }
+    }
+
+    fn open(
+        &mut self,
+        place: &Place,
+        game: &str,
+        seats: Vec<Seat>,
+        now: Timestamp,
+        reply_to: &ReplyTo,
+        sender: &PlayerId,
+    ) -> Vec<Outbound> {
+        let Some(plugin) = self.registry.get(game) else {
+            let names: Vec<&str> = self.registry.iter().map(|g| g.name()).collect();
+            let hint = words::nearest(game, names.iter().copied())
+                .map(|n| format!(" Did you mean `!new {n}`?"))
+                .unwrap_or_default();
+            return vec![reply(
+                reply_to,
+                sender,
+                RichText::from(format!(
+                    "There is no game called `{game}`.{hint} Games: {}.",
+                    names.join(", ")
+                )),
+            )];
+        };
+        if let Some(busy) = self.active_at(place) {
+            let game = self.tables[busy].table.game();
+            return vec![reply(reply_to, sender, RichText::from(format!(
+                "This room already has a {game} table; one table per room. Finish it first \
+                 (its game master types `!stop`; in a Duel, `!concede`), or play in another room."
+            )))];
+        }
+        let setup = TableSetup { room: place.room.clone(), seats, now };
+        match plugin.open(&setup) {
+            Err(refusal) => vec![reply(reply_to, sender, refusal_text(refusal))],
+            Ok(table) => {
+                let id = self.tables.len() as u64;
+                let seed = mix(self.options.master_seed ^ mix(id));
+                let opening = table.opening();
+                self.tables.push(Seating { place: place.clone(), seed, sequence: 0, table });
+                self.deliver(self.tables.len() - 1, opening)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn challenge(
+        &mut self,
+        place: &Place,
+        challenger: &PlayerId,
+        opponent: PlayerId,
+        wizard: Option<String>,
+        private: bool,
+        now: Timestamp,
+        reply_to: &ReplyTo,
+    ) -> Vec<Outbound> {
+        let say = |text: &str| vec![reply(reply_to, challenger, RichText::from(text))];
+        if private {
+            return say("Challenge in the room where you want to play: `!duel <player> [wizard]` there.");
+        }
+        if &opponent == challenger {
+            return say("You cannot duel yourself: type `!duel <player>` with another player's name.");
+        }
+        if self.active_at(place).is_some() {
+            return say("This room already has a table; one table per room. Finish it first, or challenge in another room.");
+        }
+        if let Some(pending) = self.challenges.get(place) {
+            return vec![reply(reply_to, challenger, RichText::new()
+                .mention(&pending.challenger).text(" has already challenged ").mention(&pending.opponent)
+                .text(" here; wait for `!accept` or `!decline`."))];
+        }
+        let Some(duel) = self.registry.get("duel") else {
+            return say("The Duel game is not enabled on this bot.");
+        };
+        // Check the challenger's wizard now, so a typo is caught before the opponent answers.
+        let trial = TableSetup {
+            room: place.room.clone(),
+            seats: vec![
+                Seat { player: challenger.clone(), choice: wizard.clone() },
+                Seat { player: opponent.clone(), choice: None },
+            ],
+            now,
+        };
+        if let Err(refusal) = duel.open(&trial) {
+            return vec![reply(reply_to, challenger, refusal_text(refusal))];
+        }
+        let text = RichText::new()
+            .mention(challenger)
+            .text(" challenges ")
+            .mention(&opponent)
+            .text(" to a Duel")
+            .text(wizard.as_deref().map(|w| format!(" as {w}")).unwrap_or_default())
+            .text("! ")
+            .mention(&opponent)
+            .text(": type ")
+            .code("!accept [wizard]")
+            .text(" or ")
+            .code("!decline")
+            .text(" (")
+            .code("!wizards")
+            .text(" lists the wizards).");
+        self.challenges.insert(place.clone(), Challenge { challenger: challenger.clone(), opponent, wizard });
+        vec![Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }]
+    }
+
+    fn accept(
+        &mut self,
+        place: &Place,
+        sender: &PlayerId,
+        wizard: Option<String>,
+        now: Timestamp,
+        reply_to: &ReplyTo,
+    ) -> Vec<Outbound> {
+        let Some(challenge) = self.challenges.get(place).filter(|c| &c.opponent == sender).cloned() else {
+            return vec![reply(reply_to, sender, RichText::from(
+                "Nobody has challenged you in this room. Challenge someone with `!duel <player> [wizard]`.",
+            ))];
+        };
+        let seats = vec![
+            Seat { player: challenge.challenger.clone(), choice: challenge.wizard.clone() },
+            Seat { player: sender.clone(), choice: wizard },
+        ];
+        let before = self.tables.len();
+        let out = self.open(place, "duel", seats, now, reply_to, sender);
+        if self.tables.len() > before {
+            self.challenges.remove(place);
+        }
+        out
+    }
+
+    fn decline(&mut self, place: &Place, sender: &PlayerId, reply_to: &ReplyTo) -> Vec<Outbound> {
+        match self.challenges.get(place) {
+            Some(c) if &c.opponent == sender || &c.challenger == sender => {
+                let c = self.challenges.remove(place).expect("challenge was just found");
+                let verb = if &c.opponent == sender { " declines the Duel with " } else { " withdraws the challenge to " };
+                let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
+                let text = RichText::new().mention(sender).text(verb).mention(other).text(".");
+                vec![Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }]
+            }
+            _ => vec![reply(reply_to, sender, RichText::from(
+                "There is no challenge for you to decline in this room.",
+            ))],
+        }
+    }
+
+    fn table_command(
+        &mut self,
+        inbound: &Inbound,
+        command: &str,
+        typed: &str,
+        place: &Place,
+        reply_to: &ReplyTo,
+        now: Timestamp,
+    ) -> Vec<Outbound> {
+        let sender = &inbound.sender;
+        let index = if inbound.private { self.private_table(sender) } else { self.active_at(place).ok_or(()) };
+        let index = match index {
+            Ok(index) => index,
+            Err(()) => {
+                let (head, _) = words::split(command);
+                let known = self.registry.iter().any(|g| g.commands().iter().any(|c| c.name == head || c.aliases.contains(&head.as_str())));
+                let text = if !known {
+                    self.unknown_command(&head, None)
+                } else if inbound.private {
+                    RichText::from(self.private_table_problem(sender))
+                } else {
+                    RichText::new().text("There is no game in this room yet. Start one with ")
+                        .code("!new thaum").text(" or ").code("!duel <player>").text(".")
+                };
+                return vec![reply(reply_to, sender, text)];
+            }
+        };
+        let seating = &mut self.tables[index];
+        let action = Action { actor: sender, command, typed, private: inbound.private, now };
+        let mut dice = Dice::for_action(seating.seed, seating.sequence);
+        match seating.table.act(&action, &mut dice) {
+            Ok(announcements) => {
+                seating.sequence = seating.sequence.saturating_add(1);
+                self.deliver(index, announcements)
+            }
+            Err(Refusal::UnknownCommand(word)) => {
+                let game = self.tables[index].table.game();
+                vec![reply(reply_to, sender, self.unknown_command(&word, Some(game)))]
+            }
+            Err(refusal) => vec![reply(reply_to, sender, refusal_text(refusal))],
+        }
+    }
+
+    /// The one unfinished table where `player` is seated, for a private message.
+    fn private_table(&self, player: &PlayerId) -> Result<usize, ()> {
+        let mut seated = self.active_tables().filter(|&i| self.tables[i].table.players().contains(player));
+        match (seated.next(), seated.next()) {
+            (Some(index), None) => Ok(index),
+            _ => Err(()),
+        }
+    }
+
+    fn private_table_problem(&self, player: &PlayerId) -> String {
+        let rooms: Vec<String> = self
+            .active_tables()
+            .filter(|&i| self.tables[i].table.players().contains(player))
+            .map(|i| format!("{} in {}", self.tables[i].table.game(), self.tables[i].place.room))
+            .collect();
+        if rooms.is_empty() {
+            "You are not playing at any table. Join one in its room (`!join`, or accept a `!duel`).".to_owned()
+        } else {
+            format!(
+                "You play at several tables ({}); send this command in the table's room instead.",
+                rooms.join(", ")
+            )
+        }
+    }
+
+    fn active_tables(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.tables.len()).filter(|&i| !self.tables[i].table.is_finished())
+    }
+
+    fn active_at(&self, place: &Place) -> Option<usize> {
+        self.active_tables().find(|&i| self.tables[i].place == *place)
+    }
+
+    fn unknown_command(&self, word: &str, game: Option<&str>) -> RichText {
+        let mut names: Vec<&str> = LOBBY_COMMANDS.iter().map(|c| c.name).collect();
+        for plugin in self.registry.iter().filter(|g| game.is_none_or(|name| g.name() == name)) {
+            names.extend(plugin.commands().iter().flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied())));
+        }
+        let mut text = RichText::new().text("Unknown command ").code(format!("!{word}")).text(".");
+        if let Some(guess) = words::nearest(word, names) {
+            text = text.text(" Did you mean ").code(format!("!{guess}")).text("?");
+        }
+        text.text(" Type ").code("!help").text(" for the list.")
+    }
+
+    fn games(&self) -> RichText {
+        let mut text = RichText::new().text("Games:");
+        for (i, game) in self.registry.iter().enumerate() {
+            text = text.text(if i == 0 { " " } else { "; " }).bold(game.name()).text(format!(" — {}", game.summary()));
+        }
+        text.text(". Start one with ").code("!new thaum").text(" or ").code("!duel <player> [wizard]").text(".")
+    }
+
+    fn help(&self, place: &Place, topic: Option<&str>) -> RichText {
+        let game = self.active_at(place).map(|i| self.tables[i].table.game());
+        if let Some(topic) = topic {
+            let all = LOBBY_COMMANDS.iter().chain(self.registry.iter().flat_map(|g| g.commands().iter()));
+            let mut found = all.filter(|c| c.name == topic || c.aliases.contains(&topic)).peekable();
+            if found.peek().is_none() {
+                return self.unknown_command(topic, None);
+            }
+            let mut text = RichText::new();
+            for (i, c) in found.enumerate() {
+                let usage = format!("!{} {}", c.name, c.usage);
+                text = text.text(if i == 0 { "" } else { " | " }).code(usage.trim_end()).text(format!(" — {}", c.summary));
+            }
+            return text;
+        }
+        let list = |commands: &[spellbridge_core::CommandHelp]| {
+            commands.iter().map(|c| format!("!{}", c.name)).collect::<Vec<_>>().join(" ")
+        };
+        let mut text = RichText::new().text(format!("Commands: {}", list(LOBBY_COMMANDS)));
+        if let Some(plugin) = game.and_then(|g| self.registry.get(g)) {
+            text = text.text(format!(". At this room's {} table: {}", plugin.name(), list(plugin.commands())));
+        }
+        text.text(". ").code("!help <command>").text(" explains one.")
+    }
+
+    /// Turns a table's announcements into outbound messages.
+    fn deliver(&self, index: usize, announcements: Vec<Announcement>) -> Vec<Outbound> {
+        let place = &self.tables[index].place;
+        announcements
+            .into_iter()
+            .map(|a| match a.to {
+                Audience::Table => Outbound {
+                    network: place.network.clone(),
+                    to: Destination::Room(place.room.clone()),
+                    text: a.text,
+                },
+                Audience::Player(player) => Outbound {
+                    network: self.homes.get(&player).cloned().unwrap_or_else(|| place.network.clone()),
+                    to: Destination::Private(player),
+                    text: a.text,
+                },
+            })
+            .collect()
+    }
+}
+
+/// A reply to the sender: in a room it names them first, as chat bots do.
+fn reply(reply_to: &ReplyTo, sender: &PlayerId, text: RichText) -> Outbound {
+    let text = match reply_to.destination {
+        Destination::Room(_) => RichText::new().mention(sender).text(": ").append(text),
+        Destination::Private(_) => text,
+    };
+    Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }
+}
+
+fn refusal_text(refusal: Refusal) -> RichText {
+    match refusal {
+        Refusal::Refused(text) => text,
+        Refusal::UnknownCommand(word) => RichText::from(format!("Unknown command `!{word}`.")),
+    }
+}
