@@ -5,6 +5,7 @@
 //! it without knowing any network, but nothing here performs I/O itself.
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
 use crate::ids::{NetworkId, PlayerId, RoomId};
 use crate::text::RichText;
@@ -29,7 +30,8 @@ pub struct Inbound {
 }
 
 /// Where an outbound message goes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Destination {
     /// A room (channel) on the transport's network.
     Room(RoomId),

@@ -3,11 +3,19 @@
 //!
 //! Each input line is `name: text` (said in the console room), `name (dm): text` (said
 //! privately to the bot), or `#clock +3d` (the virtual clock moves and due timers fire).
-//! Every message the bot sends is printed as `[room] text` or `[dm:name] text`. The
-//! messages travel through the in-memory [`GameTransport`], as they would through IRC or
-//! Matrix; the clock moves only with `#clock`, so a script replays the same way every time.
+//! A said line may start with an IRCv3-style tag, `@msgid=42 alice: …`, giving the
+//! message an id: a line whose id was already handled is not applied again, as when a
+//! network redelivers. Every message the bot sends is printed as `[room] text` or
+//! `[dm:name] text`. The messages travel through the in-memory [`GameTransport`], as they
+//! would through IRC or Matrix; the clock moves only with `#clock`, so a script replays
+//! the same way every time.
+//!
+//! With a [`Store`], every step is committed before its messages are printed, and a later
+//! run on the same file continues every game (and first prints what the last run queued
+//! but never printed).
 
 use std::io::{BufRead, Write};
+use std::path::Path;
 
 use anyhow::Context as _;
 use serde_json::Value;
@@ -16,6 +24,7 @@ use spellbridge_core::time::parse_duration;
 use spellbridge_core::{Destination, GameTransport, Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
 use crate::router::{Outbound, Router, RouterOptions};
+use crate::store::{Durability, MessageKey, OpenMode, Step, Store};
 
 /// The console's one room.
 pub const CONSOLE_ROOM: &str = "console";
@@ -35,6 +44,8 @@ pub enum ScriptLine {
         text: String,
         /// True for `name (dm): …`.
         private: bool,
+        /// The message's id, from a leading `@msgid=…` tag.
+        message_id: Option<String>,
     },
     /// `#clock +<duration>`: seconds to move the clock forward.
     Clock(i64),
@@ -61,7 +72,14 @@ pub fn read_line(line: &str) -> Result<ScriptLine, ScriptError> {
         let duration = rest.trim().strip_prefix('+').and_then(parse_duration);
         return duration.map(ScriptLine::Clock).ok_or_else(|| ScriptError::BadClock(trimmed.to_owned()));
     }
-    let (speaker, text) = trimmed.split_once(':').ok_or_else(|| ScriptError::Unreadable(trimmed.to_owned()))?;
+    let (message_id, said) = match trimmed.strip_prefix("@msgid=") {
+        Some(tagged) => {
+            let (id, rest) = tagged.split_once(' ').ok_or_else(|| ScriptError::Unreadable(trimmed.to_owned()))?;
+            (Some(id.to_owned()), rest.trim_start())
+        }
+        None => (None, trimmed),
+    };
+    let (speaker, text) = said.split_once(':').ok_or_else(|| ScriptError::Unreadable(trimmed.to_owned()))?;
     let speaker = speaker.trim();
     let (player, private) = match speaker.strip_suffix("(dm)") {
         Some(name) => (name.trim(), true),
@@ -70,39 +88,63 @@ pub fn read_line(line: &str) -> Result<ScriptLine, ScriptError> {
     if player.is_empty() || player.contains(char::is_whitespace) {
         return Err(ScriptError::Unreadable(trimmed.to_owned()));
     }
-    Ok(ScriptLine::Say { player: player.to_owned(), text: text.trim().to_owned(), private })
+    Ok(ScriptLine::Say { player: player.to_owned(), text: text.trim().to_owned(), private, message_id })
 }
 
-/// A console session: a router, an in-memory transport and a virtual clock.
+/// A console session: a router, an in-memory transport, a virtual clock, and optionally
+/// a store.
 pub struct Console {
     router: Router,
+    options: RouterOptions,
     transport: MemoryTransport,
+    store: Option<Store>,
     now: Timestamp,
-    next_message: u64,
 }
 
 impl Console {
-    /// A console whose random draws all derive from `seed`.
+    /// A console whose random draws all derive from `seed`, keeping its games in memory.
     pub fn new(seed: u64) -> Self {
         let options = RouterOptions { master_seed: seed, ..RouterOptions::default() };
         Self {
-            router: Router::new(Registry::standard(), options),
+            router: Router::new(Registry::standard(), options.clone()),
+            options,
             transport: MemoryTransport::new(NetworkId::new(CONSOLE_NETWORK)),
+            store: None,
             now: Timestamp::CONSOLE_EPOCH,
-            next_message: 0,
         }
+    }
+
+    /// A console that keeps its games in the SQLite file at `path` (created if missing),
+    /// continuing whatever an earlier run left there.
+    pub fn with_store(seed: u64, path: &Path) -> anyhow::Result<Self> {
+        let mut console = Console::new(seed);
+        let store = Store::open(path, OpenMode::CreateIfMissing, Durability::Full)?;
+        console.router = store.load(Registry::standard(), console.options.clone())?;
+        console.store = Some(store);
+        Ok(console)
+    }
+
+    /// Messages an earlier run committed but did not print (it stopped first); printing
+    /// them empties the outbox.
+    pub async fn drain_outbox(&mut self) -> anyhow::Result<Vec<String>> {
+        let Some(store) = &self.store else { return Ok(Vec::new()) };
+        let mut printed = Vec::new();
+        for queued in store.pending()? {
+            printed.extend(self.deliver(&[queued.message]).await);
+            store.sent(queued.id)?;
+        }
+        Ok(printed)
     }
 
     /// Plays one script line; returns the printed lines.
     pub async fn feed(&mut self, line: &str) -> Result<Vec<String>, ScriptError> {
-        let outbound = match read_line(line)? {
+        let (message, outbound) = match read_line(line)? {
             ScriptLine::Blank => return Ok(Vec::new()),
             ScriptLine::Clock(seconds) => {
                 self.now = self.now.plus(seconds);
-                self.router.tick(self.now)
+                (None, self.router.tick(self.now))
             }
-            ScriptLine::Say { player, text, private } => {
-                self.next_message = self.next_message.saturating_add(1);
+            ScriptLine::Say { player, text, private, message_id } => {
                 let room = if private { format!("dm:{player}") } else { CONSOLE_ROOM.to_owned() };
                 self.transport.inject(Inbound {
                     network: NetworkId::new(CONSOLE_NETWORK),
@@ -111,15 +153,28 @@ impl Console {
                     display_name: player,
                     text,
                     private,
-                    message_id: Some(self.next_message.to_string()),
+                    message_id,
                 });
-                match self.transport.recv().await {
-                    Some(inbound) => self.router.handle(&inbound, self.now),
-                    None => Vec::new(),
+                let Some(inbound) = self.transport.recv().await else { return Ok(Vec::new()) };
+                let key = inbound.message_id.clone().map(|id| MessageKey { network: inbound.network.clone(), id });
+                if let (Some(store), Some(key)) = (&self.store, &key) {
+                    match store.seen(key) {
+                        Ok(true) => return Ok(Vec::new()),
+                        Ok(false) => {}
+                        Err(error) => return Ok(self.not_taken(&inbound, &error.to_string()).await),
+                    }
                 }
+                let outbound = self.router.handle(&inbound, self.now);
+                if self.store.is_some() {
+                    return Ok(self.commit_and_send(key, outbound, Some(&inbound)).await);
+                }
+                return Ok(self.deliver(&outbound).await);
             }
         };
-        Ok(self.send(outbound).await)
+        if self.store.is_some() {
+            return Ok(self.commit_and_send(message, outbound, None).await);
+        }
+        Ok(self.deliver(&outbound).await)
     }
 
     /// Every table's state (CONTRACT.md `--state-json`).
@@ -127,8 +182,57 @@ impl Console {
         self.router.snapshot()
     }
 
-    async fn send(&self, outbound: Vec<Outbound>) -> Vec<String> {
-        for message in &outbound {
+    /// Commits the step, then prints its messages and takes them out of the outbox. If
+    /// the commit fails, the router is reloaded from the store (so the move is undone)
+    /// and the player is told it was not taken.
+    async fn commit_and_send(
+        &mut self,
+        message: Option<MessageKey>,
+        outbound: Vec<Outbound>,
+        inbound: Option<&Inbound>,
+    ) -> Vec<String> {
+        let Some(store) = self.store.as_mut() else { return Vec::new() };
+        let step = Step { message, records: self.router.take_journal(), outbound };
+        match store.commit(&self.router, std::slice::from_ref(&step)) {
+            Ok(queued) => {
+                let mut printed = Vec::new();
+                for q in queued {
+                    printed.extend(self.deliver(std::slice::from_ref(&q.message)).await);
+                    if let Some(store) = &self.store {
+                        // Already printed: if this fails the message prints again on restart.
+                        let _ = store.sent(q.id);
+                    }
+                }
+                printed
+            }
+            Err(error) => {
+                let reason = error.to_string();
+                match store.load(Registry::standard(), self.options.clone()) {
+                    Ok(router) => self.router = router,
+                    Err(_) => self.router = Router::new(Registry::standard(), self.options.clone()),
+                }
+                match inbound {
+                    Some(inbound) => self.not_taken(inbound, &reason).await,
+                    None => vec![format!("(timers not applied: {reason})")],
+                }
+            }
+        }
+    }
+
+    async fn not_taken(&self, inbound: &Inbound, reason: &str) -> Vec<String> {
+        let to = if inbound.private {
+            Destination::Private(inbound.sender.clone())
+        } else {
+            Destination::Room(inbound.room.clone())
+        };
+        let text = spellbridge_core::RichText::new()
+            .mention(&inbound.sender)
+            .text(format!(": that was not taken, because it could not be saved ({reason}). Try again in a moment."));
+        self.deliver(&[Outbound { network: inbound.network.clone(), to, text }]).await
+    }
+
+    async fn deliver(&self, outbound: &[Outbound]) -> Vec<String> {
+        for message in outbound {
             // The in-memory transport cannot fail to send.
             let _ = self.transport.send(&message.to, &message.text).await;
         }
@@ -150,6 +254,9 @@ pub async fn play(
     mut output: impl Write,
     mut errors: impl Write,
 ) -> anyhow::Result<()> {
+    for text in console.drain_outbox().await? {
+        writeln!(output, "{text}")?;
+    }
     for (number, line) in input.lines().enumerate() {
         let line = line.context("reading the console input")?;
         match console.feed(&line).await {
@@ -186,11 +293,15 @@ mod tests {
     fn script_lines_are_read() {
         assert_eq!(
             read_line("alice: !new thaum"),
-            Ok(ScriptLine::Say { player: "alice".into(), text: "!new thaum".into(), private: false })
+            Ok(ScriptLine::Say { player: "alice".into(), text: "!new thaum".into(), private: false, message_id: None })
         );
         assert_eq!(
             read_line("bob (dm): !cast surge fire"),
-            Ok(ScriptLine::Say { player: "bob".into(), text: "!cast surge fire".into(), private: true })
+            Ok(ScriptLine::Say { player: "bob".into(), text: "!cast surge fire".into(), private: true, message_id: None })
+        );
+        assert_eq!(
+            read_line("@msgid=7 bob: !join"),
+            Ok(ScriptLine::Say { player: "bob".into(), text: "!join".into(), private: false, message_id: Some("7".into()) })
         );
         assert_eq!(read_line("#clock +3d"), Ok(ScriptLine::Clock(3 * 86_400)));
         assert_eq!(read_line("# a comment"), Ok(ScriptLine::Blank));

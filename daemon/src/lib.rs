@@ -3,8 +3,12 @@
 //!
 //! - [`lobby`]: the daemon's own commands (`!help`, `!new`, `!duel`, …).
 //! - [`router`]: inbound message → lobby or table → outbound messages.
+//! - [`journal`]: the router's changes as data, for the store to log and replay.
+//! - [`store`]: the SQLite store: journal, snapshots, outbox, audit.
 //! - [`console`]: `spellbridge console`, the router over stdin/stdout.
 
 pub mod console;
+pub mod journal;
 pub mod lobby;
 pub mod router;
+pub mod store;

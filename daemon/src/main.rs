@@ -1,11 +1,15 @@
-//! The `spellbridge` command line.
+//! The `spellbridge` command line: a thin layer over the library's modules.
 
 use std::io::{BufWriter, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use spellbridge::console::{Console, play};
+use spellbridge::store::audit::{self, Finding};
+use spellbridge::store::{Durability, OpenMode, Store};
+use spellbridge_core::Registry;
 
 /// Chat games (Thaum and Duel) on Matrix and IRC.
 #[derive(Debug, Parser)]
@@ -14,6 +18,9 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The database used when `--db` is not given.
+const DEFAULT_DB: &str = "spellbridge.db";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -24,34 +31,63 @@ enum Command {
         /// Seed for every random draw; the same seed replays the same game.
         #[arg(long)]
         seed: Option<u64>,
-        /// Persist the games to this SQLite file (needs the durable store).
+        /// Keep the games in this SQLite file: a later run with the same file continues them.
         #[arg(long)]
         db: Option<PathBuf>,
         /// At the end of input, write every table's state to this file as JSON.
         #[arg(long, value_name = "PATH")]
         state_json: Option<PathBuf>,
     },
+    /// Replay every table's journal with its recorded seeds and compare it with the stored
+    /// state; exits non-zero if any table differs.
+    Verify {
+        /// The database to audit.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+    },
+    /// Print a table's history and current state.
+    Export {
+        /// The table's number (`spellbridge verify` lists them).
+        table: u64,
+        /// `json`, or `wiki` for MediaWiki table markup.
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+        /// The database to read.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+    },
 }
 
-fn main() -> anyhow::Result<()> {
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Json,
+    Wiki,
+}
+
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let result = match cli.command {
         Command::Console { seed, db, state_json } => console(seed, db, state_json),
+        Command::Verify { db } => verify(&db),
+        Command::Export { table, format, db } => export(table, format, &db),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("spellbridge: {error:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 
-fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) -> anyhow::Result<()> {
-    if let Some(db) = db {
-        anyhow::bail!(
-            "--db {}: the durable store is not in this version yet, so games cannot be saved; \
-             run without --db (the games then live in memory)",
-            db.display()
-        );
-    }
+fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let seed = seed.unwrap_or_else(random_seed);
     eprintln!("spellbridge console: seed {seed} (replay with --seed {seed})");
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    let mut console = Console::new(seed);
+    let mut console = match &db {
+        Some(path) => Console::with_store(seed, path)?,
+        None => Console::new(seed),
+    };
     let stdout = BufWriter::new(std::io::stdout().lock());
     runtime.block_on(play(&mut console, std::io::stdin().lock(), stdout, std::io::stderr()))?;
     if let Some(path) = state_json {
@@ -60,7 +96,44 @@ fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) 
         std::fs::write(&path, json).with_context(|| format!("writing the state to {}", path.display()))?;
     }
     std::io::stdout().flush()?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(db: &Path) -> anyhow::Result<ExitCode> {
+    let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
+    let reports = audit::verify(&store, Registry::standard)?;
+    let mut bad = 0;
+    for report in &reports {
+        let verdict = match &report.finding {
+            Finding::Agrees => "ok".to_owned(),
+            Finding::Differs(path) => {
+                bad += 1;
+                format!("DIFFERS at {path}")
+            }
+            Finding::ReplayFailed(reason) => {
+                bad += 1;
+                format!("REPLAY FAILED: {reason}")
+            }
+        };
+        println!("table {} ({}, {} entries): {verdict}", report.table, report.game, report.entries);
+    }
+    println!("{} tables checked, {} differ", reports.len(), bad);
+    Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {
+    let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
+    let text = match format {
+        Format::Json => audit::export_json(&store, table)?.map(|v| serde_json::to_string_pretty(&v)).transpose()?,
+        Format::Wiki => audit::export_wiki(&store, table)?,
+    };
+    match text {
+        Some(text) => {
+            println!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        None => anyhow::bail!("{} has no table {table}; `spellbridge verify --db {}` lists the tables", db.display(), db.display()),
+    }
 }
 
 /// A seed from the standard library's per-process random keys (no extra dependency).

@@ -3,8 +3,11 @@
 //!
 //! It owns the tables (one active table per room) and pending Duel challenges, derives a
 //! fresh [`Dice`] for every action from the table's seed and the action's sequence
-//! number, and fires due timers through the same path as commands. It performs no I/O:
-//! the caller (the console, or the daemon's network loop) delivers what it returns.
+//! number, and fires due timers through the same path as commands. Every change is also
+//! written to a [`journal`](crate::journal) that the caller takes with
+//! [`Router::take_journal`] and commits before delivering anything; [`Router::replay`]
+//! re-applies journal entries. It performs no I/O: the caller (the console, or the
+//! daemon's network loop) delivers what it returns.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +19,7 @@ use spellbridge_core::{
     Registry, RichText, RoomId, Seat, Table, TableSetup, Timestamp,
 };
 
+use crate::journal::{Entry, SeatRecord, TableId};
 use crate::lobby::{self, LOBBY_COMMANDS, LobbyCommand};
 
 /// A room on a network: where a table sits and where replies go.
@@ -76,11 +80,66 @@ impl Default for RouterOptions {
 pub struct Router {
     registry: Registry,
     options: RouterOptions,
-    /// Every table ever opened, in order; at most one unfinished per place.
-    tables: Vec<Seating>,
+    /// Every table ever opened, by number; at most one unfinished per place.
+    tables: BTreeMap<TableId, Seating>,
     challenges: BTreeMap<Place, Challenge>,
     /// The network each player last spoke on, where their private messages go.
     homes: BTreeMap<PlayerId, NetworkId>,
+    /// Changes not yet taken by the caller.
+    journal: Vec<Record>,
+}
+
+/// A journal entry with what was announced because of it.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// The change.
+    pub entry: Entry,
+    /// The messages it caused, in order.
+    pub announced: Vec<Outbound>,
+}
+
+/// Why a journal entry or a stored table could not be re-applied.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The entry names a game this build does not have.
+    #[error("table {table}: no game called `{game}` in this build")]
+    UnknownGame {
+        /// The table.
+        table: TableId,
+        /// The game named.
+        game: String,
+    },
+    /// The entry names a table that was never opened.
+    #[error("table {0} has entries but was never opened")]
+    NoSuchTable(TableId),
+    /// The entry is out of order.
+    #[error("table {table}: expected action {expected}, the log has {found}")]
+    OutOfOrder {
+        /// The table.
+        table: TableId,
+        /// The sequence number the table is at.
+        expected: u64,
+        /// The one the entry has.
+        found: u64,
+    },
+    /// The game refused what it accepted the first time: the log and the code disagree.
+    #[error("table {table}: action {sequence} was refused on replay: {reason}")]
+    Diverged {
+        /// The table.
+        table: TableId,
+        /// The action.
+        sequence: u64,
+        /// The game's reason.
+        reason: String,
+    },
+    /// A stored snapshot could not be loaded.
+    #[error("table {table}: snapshot does not load: {reason}")]
+    BadSnapshot {
+        /// The table.
+        table: TableId,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Where a reply to the message being handled goes.
@@ -92,7 +151,32 @@ struct ReplyTo {
 impl Router {
     /// A router over the given games.
     pub fn new(registry: Registry, options: RouterOptions) -> Self {
-        Self { registry, options, tables: Vec::new(), challenges: BTreeMap::new(), homes: BTreeMap::new() }
+        Self {
+            registry,
+            options,
+            tables: BTreeMap::new(),
+            challenges: BTreeMap::new(),
+            homes: BTreeMap::new(),
+            journal: Vec::new(),
+        }
+    }
+
+    /// Takes the changes made since the last call, in order. The caller commits them
+    /// before it delivers any outbound message.
+    pub fn take_journal(&mut self) -> Vec<Record> {
+        std::mem::take(&mut self.journal)
+    }
+
+    fn log(&mut self, entry: Entry) {
+        self.journal.push(Record { entry, announced: Vec::new() });
+    }
+
+    /// Notes what the latest entry announced, and passes it on.
+    fn announced(&mut self, outbound: Vec<Outbound>) -> Vec<Outbound> {
+        if let Some(record) = self.journal.last_mut() {
+            record.announced.extend(outbound.iter().cloned());
+        }
+        outbound
     }
 
     /// Handles one inbound message at time `now`; returns what to send.
@@ -127,16 +211,26 @@ impl Router {
         /// A bound on timers fired per table per tick, so a faulty game cannot hang us.
         const MAX_FIRINGS: usize = 100_000;
         let mut out = Vec::new();
-        for index in 0..self.tables.len() {
+        let ids: Vec<TableId> = self.tables.keys().copied().collect();
+        for id in ids {
             for _ in 0..MAX_FIRINGS {
-                let seating = &mut self.tables[index];
+                let Some(seating) = self.tables.get_mut(&id) else { break };
                 let Some(at) = seating.table.next_timer().filter(|at| *at <= now) else {
                     break;
                 };
                 let mut dice = Dice::for_action(seating.seed, seating.sequence);
                 let announcements = seating.table.fire_timer(at, &mut dice);
+                let entry = Entry::Fired {
+                    table: id,
+                    sequence: seating.sequence,
+                    at,
+                    dice_seed: dice.seed(),
+                    draws: dice.draws(),
+                };
                 seating.sequence = seating.sequence.saturating_add(1);
-                out.extend(self.deliver(index, announcements));
+                self.log(entry);
+                let outbound = self.deliver(id, announcements);
+                out.extend(self.announced(outbound));
             }
         }
         out
@@ -144,25 +238,105 @@ impl Router {
 
     /// The earliest timer of any table, so a scheduler knows when to call [`Router::tick`].
     pub fn next_timer(&self) -> Option<Timestamp> {
-        self.tables.iter().filter_map(|s| s.table.next_timer()).min()
+        self.tables.values().filter_map(|s| s.table.next_timer()).min()
     }
 
     /// Every table's state, in the form of CONTRACT.md's `--state-json`.
     pub fn snapshot(&self) -> Value {
-        let tables: Vec<Value> = self
-            .tables
-            .iter()
-            .map(|s| {
-                json!({
-                    "room": s.place.room.as_str(),
-                    "network": s.place.network.as_str(),
-                    "game": s.table.game(),
-                    "seed": s.seed,
-                    "state": s.table.snapshot(),
-                })
-            })
-            .collect();
+        let tables: Vec<Value> = self.tables.keys().filter_map(|id| self.table_snapshot(*id)).collect();
         json!({ "tables": tables })
+    }
+
+    /// One table's entry of [`Router::snapshot`], with its number and sequence added.
+    pub fn table_snapshot(&self, id: TableId) -> Option<Value> {
+        let s = self.tables.get(&id)?;
+        Some(json!({
+            "table": id,
+            "room": s.place.room.as_str(),
+            "network": s.place.network.as_str(),
+            "game": s.table.game(),
+            "seed": s.seed,
+            "sequence": s.sequence,
+            "finished": s.table.is_finished(),
+            "state": s.table.snapshot(),
+        }))
+    }
+
+    /// The tables, by number.
+    pub fn table_ids(&self) -> impl Iterator<Item = TableId> + '_ {
+        self.tables.keys().copied()
+    }
+
+    /// Puts back a table from its [`Router::table_snapshot`] (on restart).
+    pub fn restore_table(&mut self, stored: &Value) -> Result<TableId, ReplayError> {
+        let field = |name: &str| stored.get(name).cloned().unwrap_or(Value::Null);
+        let id = field("table").as_u64().ok_or(ReplayError::BadSnapshot { table: 0, reason: "no table number".into() })?;
+        let bad = |reason: &str| ReplayError::BadSnapshot { table: id, reason: reason.to_owned() };
+        let game = field("game").as_str().map(str::to_owned).ok_or_else(|| bad("no game"))?;
+        let network = field("network").as_str().map(NetworkId::new).ok_or_else(|| bad("no network"))?;
+        let room = field("room").as_str().map(RoomId::new).ok_or_else(|| bad("no room"))?;
+        let seed = field("seed").as_u64().ok_or_else(|| bad("no seed"))?;
+        let sequence = field("sequence").as_u64().ok_or_else(|| bad("no sequence"))?;
+        let plugin = self.registry.get(&game).ok_or(ReplayError::UnknownGame { table: id, game: game.clone() })?;
+        let table = plugin.restore(&field("state")).map_err(|reason| bad(&reason))?;
+        self.tables.insert(id, Seating { place: Place { network, room }, seed, sequence, table });
+        Ok(id)
+    }
+
+    /// Re-applies a journal entry, as when the entry was first made but without
+    /// announcing anything. Entries of one table must come in order.
+    pub fn replay(&mut self, entry: &Entry) -> Result<(), ReplayError> {
+        match entry {
+            Entry::Opened { table, game, network, room, seed, seats, now } => {
+                let plugin = self.registry.get(game).ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
+                let setup = TableSetup {
+                    room: room.clone(),
+                    seats: seats.iter().map(|s| Seat { player: s.player.clone(), choice: s.choice.clone() }).collect(),
+                    now: *now,
+                };
+                let opened = plugin.open(&setup).map_err(|refusal| ReplayError::Diverged {
+                    table: *table,
+                    sequence: 0,
+                    reason: refusal.to_string(),
+                })?;
+                let place = Place { network: network.clone(), room: room.clone() };
+                self.tables.insert(*table, Seating { place, seed: *seed, sequence: 0, table: opened });
+            }
+            Entry::Acted { table, sequence, actor, command, typed, private, now, .. } => {
+                let seating = self.seating_at(*table, *sequence)?;
+                let action = Action { actor, command, typed, private: *private, now: *now };
+                let mut dice = Dice::for_action(seating.seed, seating.sequence);
+                seating.table.act(&action, &mut dice).map_err(|refusal| ReplayError::Diverged {
+                    table: *table,
+                    sequence: *sequence,
+                    reason: refusal.to_string(),
+                })?;
+                seating.sequence = seating.sequence.saturating_add(1);
+            }
+            Entry::Fired { table, sequence, at, .. } => {
+                let seating = self.seating_at(*table, *sequence)?;
+                let mut dice = Dice::for_action(seating.seed, seating.sequence);
+                seating.table.fire_timer(*at, &mut dice);
+                seating.sequence = seating.sequence.saturating_add(1);
+            }
+            Entry::Challenged { network, room, challenger, opponent, wizard } => {
+                let place = Place { network: network.clone(), room: room.clone() };
+                let challenge = Challenge { challenger: challenger.clone(), opponent: opponent.clone(), wizard: wizard.clone() };
+                self.challenges.insert(place, challenge);
+            }
+            Entry::ChallengeClosed { network, room } => {
+                self.challenges.remove(&Place { network: network.clone(), room: room.clone() });
+            }
+        }
+        Ok(())
+    }
+
+    fn seating_at(&mut self, table: TableId, sequence: u64) -> Result<&mut Seating, ReplayError> {
+        let seating = self.tables.get_mut(&table).ok_or(ReplayError::NoSuchTable(table))?;
+        if seating.sequence != sequence {
+            return Err(ReplayError::OutOfOrder { table, expected: seating.sequence, found: sequence });
+        }
+        Ok(seating)
     }
 
     fn lobby(
@@ -226,7 +400,7 @@ impl Router {
             )];
         };
         if let Some(busy) = self.active_at(place) {
-            let game = self.tables[busy].table.game();
+            let game = self.tables[&busy].table.game();
             return vec![reply(reply_to, sender, RichText::from(format!(
                 "This room already has a {game} table; one table per room. Finish it first \
                  (its game master types `!stop`; in a Duel, `!concede`), or play in another room."
@@ -236,11 +410,21 @@ impl Router {
         match plugin.open(&setup) {
             Err(refusal) => vec![reply(reply_to, sender, refusal_text(refusal))],
             Ok(table) => {
-                let id = self.tables.len() as u64;
+                let id = self.tables.last_key_value().map_or(0, |(id, _)| id.saturating_add(1));
                 let seed = mix(self.options.master_seed ^ mix(id));
                 let opening = table.opening();
-                self.tables.push(Seating { place: place.clone(), seed, sequence: 0, table });
-                self.deliver(self.tables.len() - 1, opening)
+                self.log(Entry::Opened {
+                    table: id,
+                    game: plugin.name().to_owned(),
+                    network: place.network.clone(),
+                    room: place.room.clone(),
+                    seed,
+                    seats: setup.seats.iter().map(|s| SeatRecord { player: s.player.clone(), choice: s.choice.clone() }).collect(),
+                    now,
+                });
+                self.tables.insert(id, Seating { place: place.clone(), seed, sequence: 0, table });
+                let outbound = self.deliver(id, opening);
+                self.announced(outbound)
             }
         }
     }
@@ -301,8 +485,15 @@ impl Router {
             .text(" (")
             .code("!wizards")
             .text(" lists the wizards).");
+        self.log(Entry::Challenged {
+            network: place.network.clone(),
+            room: place.room.clone(),
+            challenger: challenger.clone(),
+            opponent: opponent.clone(),
+            wizard: wizard.clone(),
+        });
         self.challenges.insert(place.clone(), Challenge { challenger: challenger.clone(), opponent, wizard });
-        vec![Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }]
+        self.announced(vec![Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }])
     }
 
     fn accept(
@@ -325,7 +516,7 @@ impl Router {
         let before = self.tables.len();
         let out = self.open(place, "duel", seats, now, reply_to, sender);
         if self.tables.len() > before {
-            self.challenges.remove(place);
+            self.close_challenge(place);
         }
         out
     }
@@ -333,15 +524,22 @@ impl Router {
     fn decline(&mut self, place: &Place, sender: &PlayerId, reply_to: &ReplyTo) -> Vec<Outbound> {
         match self.challenges.get(place) {
             Some(c) if &c.opponent == sender || &c.challenger == sender => {
-                let c = self.challenges.remove(place).expect("challenge was just found");
+                let c = c.clone();
+                self.close_challenge(place);
                 let verb = if &c.opponent == sender { " declines the Duel with " } else { " withdraws the challenge to " };
                 let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
                 let text = RichText::new().mention(sender).text(verb).mention(other).text(".");
-                vec![Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }]
+                self.announced(vec![Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }])
             }
             _ => vec![reply(reply_to, sender, RichText::from(
                 "There is no challenge for you to decline in this room.",
             ))],
+        }
+    }
+
+    fn close_challenge(&mut self, place: &Place) {
+        if self.challenges.remove(place).is_some() {
+            self.log(Entry::ChallengeClosed { network: place.network.clone(), room: place.room.clone() });
         }
     }
 
@@ -372,16 +570,29 @@ impl Router {
                 return vec![reply(reply_to, sender, text)];
             }
         };
-        let seating = &mut self.tables[index];
+        let Some(seating) = self.tables.get_mut(&index) else { return Vec::new() };
         let action = Action { actor: sender, command, typed, private: inbound.private, now };
         let mut dice = Dice::for_action(seating.seed, seating.sequence);
         match seating.table.act(&action, &mut dice) {
             Ok(announcements) => {
+                let entry = Entry::Acted {
+                    table: index,
+                    sequence: seating.sequence,
+                    actor: sender.clone(),
+                    command: command.to_owned(),
+                    typed: typed.to_owned(),
+                    private: inbound.private,
+                    now,
+                    dice_seed: dice.seed(),
+                    draws: dice.draws(),
+                };
                 seating.sequence = seating.sequence.saturating_add(1);
-                self.deliver(index, announcements)
+                self.log(entry);
+                let outbound = self.deliver(index, announcements);
+                self.announced(outbound)
             }
             Err(Refusal::UnknownCommand(word)) => {
-                let game = self.tables[index].table.game();
+                let game = self.tables[&index].table.game();
                 vec![reply(reply_to, sender, self.unknown_command(&word, Some(game)))]
             }
             Err(refusal) => vec![reply(reply_to, sender, refusal_text(refusal))],
@@ -389,8 +600,8 @@ impl Router {
     }
 
     /// The one unfinished table where `player` is seated, for a private message.
-    fn private_table(&self, player: &PlayerId) -> Result<usize, ()> {
-        let mut seated = self.active_tables().filter(|&i| self.tables[i].table.players().contains(player));
+    fn private_table(&self, player: &PlayerId) -> Result<TableId, ()> {
+        let mut seated = self.active_tables().filter(|i| self.tables[i].table.players().contains(player));
         match (seated.next(), seated.next()) {
             (Some(index), None) => Ok(index),
             _ => Err(()),
@@ -400,8 +611,8 @@ impl Router {
     fn private_table_problem(&self, player: &PlayerId) -> String {
         let rooms: Vec<String> = self
             .active_tables()
-            .filter(|&i| self.tables[i].table.players().contains(player))
-            .map(|i| format!("{} in {}", self.tables[i].table.game(), self.tables[i].place.room))
+            .filter(|i| self.tables[i].table.players().contains(player))
+            .map(|i| format!("{} in {}", self.tables[&i].table.game(), self.tables[&i].place.room))
             .collect();
         if rooms.is_empty() {
             "You are not playing at any table. Join one in its room (`!join`, or accept a `!duel`).".to_owned()
@@ -413,12 +624,12 @@ impl Router {
         }
     }
 
-    fn active_tables(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.tables.len()).filter(|&i| !self.tables[i].table.is_finished())
+    fn active_tables(&self) -> impl Iterator<Item = TableId> + '_ {
+        self.tables.iter().filter(|(_, s)| !s.table.is_finished()).map(|(id, _)| *id)
     }
 
-    fn active_at(&self, place: &Place) -> Option<usize> {
-        self.active_tables().find(|&i| self.tables[i].place == *place)
+    fn active_at(&self, place: &Place) -> Option<TableId> {
+        self.active_tables().find(|i| self.tables[i].place == *place)
     }
 
     fn unknown_command(&self, word: &str, game: Option<&str>) -> RichText {
@@ -442,7 +653,7 @@ impl Router {
     }
 
     fn help(&self, place: &Place, topic: Option<&str>) -> RichText {
-        let game = self.active_at(place).map(|i| self.tables[i].table.game());
+        let game = self.active_at(place).map(|i| self.tables[&i].table.game());
         if let Some(topic) = topic {
             let all = LOBBY_COMMANDS.iter().chain(self.registry.iter().flat_map(|g| g.commands().iter()));
             let mut found = all.filter(|c| c.name == topic || c.aliases.contains(&topic)).peekable();
@@ -467,8 +678,8 @@ impl Router {
     }
 
     /// Turns a table's announcements into outbound messages.
-    fn deliver(&self, index: usize, announcements: Vec<Announcement>) -> Vec<Outbound> {
-        let place = &self.tables[index].place;
+    fn deliver(&self, id: TableId, announcements: Vec<Announcement>) -> Vec<Outbound> {
+        let Some(place) = self.tables.get(&id).map(|s| &s.place) else { return Vec::new() };
         announcements
             .into_iter()
             .map(|a| match a.to {

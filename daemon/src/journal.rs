@@ -1,0 +1,108 @@
+//! The journal: what the router did, as data the store can log and replay.
+//!
+//! Every change to the router's state (a table opened, an action accepted, a timer fired,
+//! a challenge made or closed) is one [`Entry`]. Replaying a table's entries in order
+//! with the recorded seeds rebuilds it exactly (RULES T-10), which is how a table whose
+//! snapshot cannot be loaded is recovered and how `spellbridge verify` audits a database.
+
+use serde::{Deserialize, Serialize};
+use spellbridge_core::{NetworkId, PlayerId, RoomId, Timestamp};
+
+/// A table's number, unique within one router (and one database).
+pub type TableId = u64;
+
+/// One seat as it was taken when a table opened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatRecord {
+    /// The player.
+    pub player: PlayerId,
+    /// Their choice (a Duel wizard), if any.
+    pub choice: Option<String>,
+}
+
+/// One change to the router's state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    /// A table opened.
+    Opened {
+        /// Its number.
+        table: TableId,
+        /// The game.
+        game: String,
+        /// The network of its room.
+        network: NetworkId,
+        /// Its room.
+        room: RoomId,
+        /// The table's seed; every action's dice derive from it.
+        seed: u64,
+        /// The players, the opener first.
+        seats: Vec<SeatRecord>,
+        /// When it opened.
+        now: Timestamp,
+    },
+    /// A table accepted a player's command.
+    Acted {
+        /// The table.
+        table: TableId,
+        /// The action's number at this table (0 is the first action after opening).
+        sequence: u64,
+        /// Who acted.
+        actor: PlayerId,
+        /// The command without the prefix.
+        command: String,
+        /// The message as typed.
+        typed: String,
+        /// True when sent privately.
+        private: bool,
+        /// When.
+        now: Timestamp,
+        /// The seed of the dice the action was given.
+        dice_seed: u64,
+        /// How many draws it made from them.
+        draws: u32,
+    },
+    /// A table's timer fired.
+    Fired {
+        /// The table.
+        table: TableId,
+        /// The action's number at this table.
+        sequence: u64,
+        /// The time the timer was due.
+        at: Timestamp,
+        /// The seed of the dice the firing was given.
+        dice_seed: u64,
+        /// How many draws it made from them.
+        draws: u32,
+    },
+    /// A Duel challenge was made.
+    Challenged {
+        /// The network of the room.
+        network: NetworkId,
+        /// The room.
+        room: RoomId,
+        /// Who challenged.
+        challenger: PlayerId,
+        /// Who was challenged.
+        opponent: PlayerId,
+        /// The challenger's wizard.
+        wizard: Option<String>,
+    },
+    /// A challenge was accepted, declined or withdrawn.
+    ChallengeClosed {
+        /// The network of the room.
+        network: NetworkId,
+        /// The room.
+        room: RoomId,
+    },
+}
+
+impl Entry {
+    /// The table this entry belongs to, if it belongs to one.
+    pub fn table(&self) -> Option<TableId> {
+        match self {
+            Entry::Opened { table, .. } | Entry::Acted { table, .. } | Entry::Fired { table, .. } => Some(*table),
+            Entry::Challenged { .. } | Entry::ChallengeClosed { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Auditing a database: `spellbridge verify` replays every table's journal from the start
+//! with the recorded seeds and compares the result with the stored snapshot;
+//! `spellbridge export` prints a table's history and state as JSON or as MediaWiki markup
+//! that a nomic can paste into its gamestate page.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+use spellbridge_core::Registry;
+
+use super::{Store, StoreError};
+use crate::journal::TableId;
+use crate::router::{Router, RouterOptions};
+
+/// What replaying one table found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// The replayed state equals the snapshot.
+    Agrees,
+    /// The replayed state differs; the first differing path in the state.
+    Differs(String),
+    /// The journal could not be replayed.
+    ReplayFailed(String),
+}
+
+/// One table's line of the verify report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableReport {
+    /// The table.
+    pub table: TableId,
+    /// Its game.
+    pub game: String,
+    /// How many journal entries were replayed.
+    pub entries: usize,
+    /// What was found.
+    pub finding: Finding,
+}
+
+/// Replays every table's journal and compares it with its snapshot.
+pub fn verify(store: &Store, registry: impl Fn() -> Registry) -> Result<Vec<TableReport>, StoreError> {
+    let mut reports = Vec::new();
+    for (table, stored) in store.stored_tables()? {
+        let entries = store.entries(Some(table))?;
+        let game = stored.get("game").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let mut router = Router::new(registry(), RouterOptions::default());
+        let replayed = entries.iter().try_for_each(|entry| router.replay(entry));
+        let finding = match replayed {
+            Err(e) => Finding::ReplayFailed(e.to_string()),
+            Ok(()) => match router.table_snapshot(table) {
+                None => Finding::ReplayFailed("the journal never opens this table".into()),
+                Some(rebuilt) => match first_difference(&rebuilt, &stored, String::new()) {
+                    None => Finding::Agrees,
+                    Some(path) => Finding::Differs(path),
+                },
+            },
+        };
+        reports.push(TableReport { table, game, entries: entries.len(), finding });
+    }
+    Ok(reports)
+}
+
+/// The first JSON path where two values differ.
+fn first_difference(a: &Value, b: &Value, path: String) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                first_difference(x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), format!("{path}.{k}"))
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(if path.is_empty() { "(whole table)".to_owned() } else { path }),
+    }
+}
+
+/// A table's history and state as JSON.
+pub fn export_json(store: &Store, table: TableId) -> Result<Option<Value>, StoreError> {
+    let Some((_, stored)) = store.stored_tables()?.into_iter().find(|(id, _)| *id == table) else {
+        return Ok(None);
+    };
+    let history = history(store, table)?;
+    Ok(Some(json!({ "table": stored, "journal": history })))
+}
+
+/// One journal row as export shows it.
+fn history(store: &Store, table: TableId) -> Result<Vec<Value>, StoreError> {
+    let connection = store.connection();
+    let fail = |e| super::classify(store.path(), e);
+    let mut statement = connection
+        .prepare("SELECT id, kind, player, command, network, message_id, entry, events FROM journal WHERE table_id = ?1 ORDER BY id")
+        .map_err(fail)?;
+    let rows = statement
+        .query_map([super::sql_u64(table)], |row| {
+            Ok(json!({
+                "id": row.get::<_, i64>(0)?,
+                "kind": row.get::<_, String>(1)?,
+                "player": row.get::<_, Option<String>>(2)?,
+                "command": row.get::<_, Option<String>>(3)?,
+                "network": row.get::<_, Option<String>>(4)?,
+                "message_id": row.get::<_, Option<String>>(5)?,
+                "entry": serde_json::from_str::<Value>(&row.get::<_, String>(6)?).unwrap_or(Value::Null),
+                "events": serde_json::from_str::<Value>(&row.get::<_, String>(7)?).unwrap_or(Value::Null),
+            }))
+        })
+        .map_err(fail)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fail)?;
+    Ok(rows)
+}
+
+/// A table's state and history as MediaWiki table markup.
+pub fn export_wiki(store: &Store, table: TableId) -> Result<Option<String>, StoreError> {
+    let Some(export) = export_json(store, table)? else { return Ok(None) };
+    let stored = &export["table"];
+    let state = &stored["state"];
+    let mut out = String::new();
+    let game = stored["game"].as_str().unwrap_or_default();
+    let _ = writeln!(out, "== {} table {} in {} ==", capitalise(game), table, stored["room"].as_str().unwrap_or_default());
+    match game {
+        "thaum" => thaum_state(&mut out, state),
+        "duel" => duel_state(&mut out, state),
+        _ => {
+            let _ = writeln!(out, "<pre>{}</pre>", serde_json::to_string_pretty(state).unwrap_or_default());
+        }
+    }
+    let _ = writeln!(out, "\n=== History ===\n{{| class=\"wikitable\"\n! # !! Player !! Action !! Dice seed !! Result");
+    for (n, row) in export["journal"].as_array().into_iter().flatten().enumerate() {
+        let entry = &row["entry"];
+        let (player, action) = match row["kind"].as_str() {
+            Some("acted") => (cell(&row["player"]), format!("<nowiki>{}</nowiki>", cell(&row["command"]))),
+            Some("fired") => ("—".to_owned(), format!("timer at {}", entry["at"])),
+            Some("opened") => ("—".to_owned(), "table opened".to_owned()),
+            other => ("—".to_owned(), other.unwrap_or_default().to_owned()),
+        };
+        let seed = entry.get("dice_seed").filter(|_| entry.get("draws").and_then(Value::as_u64).unwrap_or(0) > 0);
+        let result: Vec<&str> = row["events"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let _ = writeln!(
+            out,
+            "|-\n| {} || {} || {} || {} || <nowiki>{}</nowiki>",
+            n + 1,
+            player,
+            action,
+            seed.map(|s| s.to_string()).unwrap_or_default(),
+            result.join(" / ")
+        );
+    }
+    out.push_str("|}\n");
+    Ok(Some(out))
+}
+
+fn thaum_state(out: &mut String, state: &Value) {
+    let _ = writeln!(
+        out,
+        "Season {}, Phase {}, Loop Instability {}\n\n{{| class=\"wikitable sortable\"\n! Player !! Mana !! Coins !! Fire !! Water !! Earth !! Air",
+        state["season"], state["phase"], state["loop_instability"]
+    );
+    for (player, sheet) in state["players"].as_object().into_iter().flatten() {
+        let t = &sheet["thaums"];
+        let _ = writeln!(
+            out,
+            "|-\n| {player} || {} || {} || {} || {} || {} || {}",
+            sheet["mana"], sheet["coins"], t["fire"], t["water"], t["earth"], t["air"]
+        );
+    }
+    out.push_str("|}\n");
+}
+
+fn duel_state(out: &mut String, state: &Value) {
+    let players: Vec<String> = state["players"].as_array().into_iter().flatten().map(cell).collect();
+    let _ = writeln!(
+        out,
+        "{} vs {}: track {} (positive toward {}), winner: {}\n\n{{| class=\"wikitable\"\n! Round !! {} !! {} !! Track after",
+        players.first().cloned().unwrap_or_default(),
+        players.get(1).cloned().unwrap_or_default(),
+        state["track"],
+        players.first().cloned().unwrap_or_default(),
+        if state["winner"].is_null() { "none yet".to_owned() } else { cell(&state["winner"]) },
+        players.first().cloned().unwrap_or_default(),
+        players.get(1).cloned().unwrap_or_default(),
+    );
+    for (n, round) in state["rounds"].as_array().into_iter().flatten().enumerate() {
+        let spell = |p: &str| {
+            let s = &round["spells"][p];
+            let tokens: Vec<String> = s["tokens"].as_array().into_iter().flatten().map(cell).collect();
+            format!("{} (power {})", tokens.join(" "), s["power"])
+        };
+        let a = players.first().map(|p| spell(p)).unwrap_or_default();
+        let b = players.get(1).map(|p| spell(p)).unwrap_or_default();
+        let _ = writeln!(out, "|-\n| {} || {a} || {b} || {}", n + 1, round["track_after"]);
+    }
+    out.push_str("|}\n");
+}
+
+fn cell(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn capitalise(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}

@@ -1,0 +1,446 @@
+//! The durable store: SQLite under the router, so no acknowledged move is ever lost.
+//!
+//! Each batch of handled messages is committed in one transaction — the router's journal
+//! entries, the new snapshots of the tables they touched, the message ids (so a network's
+//! redelivery is recognised) and the outbound messages (the outbox) — before anything is
+//! sent. On start, tables are loaded from their snapshots; a snapshot that does not load
+//! is rebuilt by replaying its journal. Outbound messages leave the outbox only when an
+//! adapter reports them sent.
+
+pub mod audit;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use serde_json::Value;
+use spellbridge_core::{Destination, NetworkId, Registry, RichText};
+
+use crate::journal::{Entry, TableId};
+use crate::router::{Outbound, Record, ReplayError, Router, RouterOptions};
+
+/// How hard each commit works to survive a power cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Durability {
+    /// WAL with `synchronous=FULL`: every commit is on disk before anything is announced.
+    #[default]
+    Full,
+    /// WAL with `synchronous=NORMAL`: survives a crash of spellbridge, may lose the last
+    /// commits on a power cut.
+    Normal,
+}
+
+/// Whether opening may create the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create an empty database if the file does not exist (its directory must).
+    CreateIfMissing,
+    /// The file must exist (`verify`, `export`).
+    MustExist,
+}
+
+/// Why the store failed. Every message names the file and says what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The file's directory does not exist.
+    #[error("{path}: the directory {} does not exist; create it, or choose another database path", .path.parent().map(Path::display).map(|d| d.to_string()).unwrap_or_default())]
+    NoDirectory {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The file does not exist and may not be created.
+    #[error("{path} does not exist; check the path (a new database is only created by `spellbridge console --db` or `run`)")]
+    Missing {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The file or its directory cannot be written.
+    #[error("{path} is read-only; make it and its directory writable (chmod u+w), or choose another file")]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// Another process holds the database.
+    #[error("{path} is locked by another process (is another spellbridge using it?); stop that process, or choose another file")]
+    Locked {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The file is not a database, or is damaged.
+    #[error("{path} is not a spellbridge database or is corrupt ({detail}); move it away and restore a backup")]
+    Corrupt {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite found.
+        detail: String,
+    },
+    /// The disk is full.
+    #[error("{path}: the disk is full; free some space and try again")]
+    Full {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The schema could not be brought up to date.
+    #[error("{path}: {source}")]
+    Schema {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        source: schema::SchemaError,
+    },
+    /// A stored table could neither be loaded nor rebuilt from its journal.
+    #[error("{path}: {source}")]
+    Replay {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        source: ReplayError,
+    },
+    /// A stored row does not read (written by a damaged or foreign program).
+    #[error("{path}: a stored row does not read: {detail}")]
+    BadRow {
+        /// The database file.
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// Any other SQLite failure.
+    #[error("{path}: {source}")]
+    Sql {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+}
+
+/// A message id as networks give them: the network and its id for the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MessageKey {
+    /// The network.
+    pub network: NetworkId,
+    /// Its id for the message.
+    pub id: String,
+}
+
+/// What one handled message (or timer tick) changed, to commit as part of a batch.
+#[derive(Clone, Debug, Default)]
+pub struct Step {
+    /// The message handled, if it had an id.
+    pub message: Option<MessageKey>,
+    /// The router's journal records for it.
+    pub records: Vec<Record>,
+    /// Everything to send because of it (replies and announcements).
+    pub outbound: Vec<Outbound>,
+}
+
+/// An outbound message waiting in the outbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Queued {
+    /// Its place in the outbox; pass it to [`Store::sent`].
+    pub id: i64,
+    /// The message.
+    pub message: Outbound,
+}
+
+/// The SQLite store.
+pub struct Store {
+    connection: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (or, with [`OpenMode::CreateIfMissing`], creates) the database at `path`,
+    /// checks it, and brings its schema up to date.
+    pub fn open(path: &Path, mode: OpenMode, durability: Durability) -> Result<Store, StoreError> {
+        let path = path.to_path_buf();
+        if !path.exists() {
+            if mode == OpenMode::MustExist {
+                return Err(StoreError::Missing { path });
+            }
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !dir.is_dir() {
+                return Err(StoreError::NoDirectory { path });
+            }
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut connection = Connection::open_with_flags(&path, flags).map_err(|e| classify(&path, e))?;
+        let fail = |e| classify(&path, e);
+        connection.busy_timeout(std::time::Duration::from_secs(2)).map_err(fail)?;
+        let check: String = connection.query_row("PRAGMA quick_check", [], |row| row.get(0)).map_err(fail)?;
+        if check != "ok" {
+            return Err(StoreError::Corrupt { path, detail: check });
+        }
+        connection.pragma_update(None, "journal_mode", "WAL").map_err(fail)?;
+        let synchronous = match durability {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        connection.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
+        connection.pragma_update(None, "foreign_keys", true).map_err(fail)?;
+        // Take the write lock once now, so a database held by another process is reported
+        // at start-up rather than at the first move.
+        connection.execute_batch("BEGIN IMMEDIATE; COMMIT;").map_err(fail)?;
+        schema::migrate(&mut connection).map_err(|source| match source {
+            schema::SchemaError::Sql(e) => classify(&path, e),
+            source => StoreError::Schema { path: path.clone(), source },
+        })?;
+        Ok(Store { connection, path })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// True when this message was already handled (a network redelivered it).
+    pub fn seen(&self, key: &MessageKey) -> Result<bool, StoreError> {
+        self.connection
+            .query_row(
+                "SELECT 1 FROM seen_messages WHERE network = ?1 AND message_id = ?2",
+                params![key.network.as_str(), key.id],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|found| found.is_some())
+            .map_err(|e| self.error(e))
+    }
+
+    /// Commits a batch of steps in one transaction (group commit): journal, touched
+    /// tables' snapshots, message ids and outbox. Returns the outbox entries to send,
+    /// in order. Nothing may be announced before this returns `Ok`.
+    pub fn commit(&mut self, router: &Router, steps: &[Step]) -> Result<Vec<Queued>, StoreError> {
+        let path = self.path.clone();
+        let fail = |e| classify(&path, e);
+        let transaction = self.connection.transaction().map_err(fail)?;
+        let mut touched = std::collections::BTreeSet::new();
+        let mut queued = Vec::new();
+        {
+            let mut seen = transaction
+                .prepare_cached("INSERT OR IGNORE INTO seen_messages (network, message_id) VALUES (?1, ?2)")
+                .map_err(fail)?;
+            let mut journal = transaction
+                .prepare_cached(
+                    "INSERT INTO journal (table_id, sequence, kind, player, command, network, message_id, dice_seed, entry, events)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )
+                .map_err(fail)?;
+            let mut outbox = transaction
+                .prepare_cached("INSERT INTO outbox (network, destination, text) VALUES (?1, ?2, ?3)")
+                .map_err(fail)?;
+            for step in steps {
+                if let Some(key) = &step.message {
+                    seen.execute(params![key.network.as_str(), key.id]).map_err(fail)?;
+                }
+                for record in &step.records {
+                    let row = JournalRow::of(&record.entry);
+                    if let Some(table) = record.entry.table() {
+                        touched.insert(table);
+                    }
+                    let events: Vec<String> = record.announced.iter().map(|o| o.text.plain()).collect();
+                    journal
+                        .execute(params![
+                            row.table.map(sql_u64),
+                            row.sequence.map(sql_u64),
+                            row.kind,
+                            row.player,
+                            row.command,
+                            step.message.as_ref().map(|k| k.network.as_str()),
+                            step.message.as_ref().map(|k| k.id.as_str()),
+                            row.dice_seed.map(sql_u64),
+                            to_json(&record.entry),
+                            to_json(&events),
+                        ])
+                        .map_err(fail)?;
+                }
+                for message in &step.outbound {
+                    outbox
+                        .execute(params![message.network.as_str(), to_json(&message.to), to_json(&message.text)])
+                        .map_err(fail)?;
+                    queued.push(Queued { id: transaction.last_insert_rowid(), message: message.clone() });
+                }
+            }
+            let mut snapshot = transaction
+                .prepare_cached(
+                    "INSERT INTO tables (id, game, network, room, finished, snapshot) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (id) DO UPDATE SET finished = excluded.finished, snapshot = excluded.snapshot",
+                )
+                .map_err(fail)?;
+            for table in touched {
+                let Some(stored) = router.table_snapshot(table) else { continue };
+                let text = |field: &str| stored.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
+                let finished = stored.get("finished").and_then(Value::as_bool).unwrap_or(false);
+                snapshot
+                    .execute(params![sql_u64(table), text("game"), text("network"), text("room"), finished, stored.to_string()])
+                    .map_err(fail)?;
+            }
+        }
+        transaction.commit().map_err(fail)?;
+        Ok(queued)
+    }
+
+    /// Rebuilds the router from the database: tables from their snapshots (a snapshot that
+    /// does not load is rebuilt from its journal), then the open challenges.
+    pub fn load(&self, registry: Registry, options: RouterOptions) -> Result<Router, StoreError> {
+        let mut router = Router::new(registry, options);
+        let fail = |e| self.error(e);
+        let mut tables = self.connection.prepare("SELECT id, snapshot FROM tables ORDER BY id").map_err(fail)?;
+        let rows = tables
+            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
+            .map_err(fail)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fail)?;
+        for (id, text) in rows {
+            let id = id as TableId;
+            let restored = serde_json::from_str::<Value>(&text)
+                .map_err(|e| ReplayError::BadSnapshot { table: id, reason: e.to_string() })
+                .and_then(|stored| router.restore_table(&stored));
+            if let Err(problem) = restored {
+                tracing::warn!(table = id, %problem, "snapshot does not load; rebuilding the table from its journal");
+                for entry in self.entries(Some(id))? {
+                    router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
+                }
+            }
+        }
+        for entry in self.entries(None)? {
+            router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
+        }
+        Ok(router)
+    }
+
+    /// The journal entries of one table (or, with `None`, the lobby's), in order.
+    pub fn entries(&self, table: Option<TableId>) -> Result<Vec<Entry>, StoreError> {
+        let fail = |e| self.error(e);
+        // `table_id IS ?1` matches NULL when ?1 is NULL: the lobby's entries.
+        let mut statement =
+            self.connection.prepare("SELECT entry FROM journal WHERE table_id IS ?1 ORDER BY id").map_err(fail)?;
+        let texts = statement
+            .query_map([table.map(sql_u64)], |row| row.get::<_, String>(0))
+            .map_err(fail)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fail)?;
+        texts
+            .iter()
+            .map(|text| {
+                serde_json::from_str(text).map_err(|e| StoreError::BadRow { path: self.path.clone(), detail: format!("journal entry: {e}") })
+            })
+            .collect()
+    }
+
+    /// Every message still waiting in the outbox, oldest first.
+    pub fn pending(&self) -> Result<Vec<Queued>, StoreError> {
+        let fail = |e| self.error(e);
+        let mut statement =
+            self.connection.prepare("SELECT id, network, destination, text FROM outbox ORDER BY id").map_err(fail)?;
+        let rows = statement
+            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, String>(3)?)))
+            .map_err(fail)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fail)?;
+        rows.into_iter()
+            .map(|(id, network, destination, text)| {
+                let bad = |e: serde_json::Error| StoreError::BadRow { path: self.path.clone(), detail: format!("outbox {id}: {e}") };
+                let to: Destination = serde_json::from_str(&destination).map_err(bad)?;
+                let text: RichText = serde_json::from_str(&text).map_err(bad)?;
+                Ok(Queued { id, message: Outbound { network: NetworkId::new(network), to, text } })
+            })
+            .collect()
+    }
+
+    /// Removes a message from the outbox once its adapter reports it sent.
+    pub fn sent(&self, id: i64) -> Result<(), StoreError> {
+        self.connection.execute("DELETE FROM outbox WHERE id = ?1", [id]).map(drop).map_err(|e| self.error(e))
+    }
+
+    /// Every table's number with its stored snapshot, in order.
+    pub fn stored_tables(&self) -> Result<Vec<(TableId, Value)>, StoreError> {
+        let fail = |e| self.error(e);
+        let mut statement = self.connection.prepare("SELECT id, snapshot FROM tables ORDER BY id").map_err(fail)?;
+        let rows = statement
+            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
+            .map_err(fail)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fail)?;
+        rows.into_iter()
+            .map(|(id, text)| {
+                let value = serde_json::from_str(&text)
+                    .map_err(|e| StoreError::BadRow { path: self.path.clone(), detail: format!("table {id}: {e}") })?;
+                Ok((id as TableId, value))
+            })
+            .collect()
+    }
+
+    fn error(&self, e: rusqlite::Error) -> StoreError {
+        classify(&self.path, e)
+    }
+
+    /// The connection, for the audit module and tests.
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.connection
+    }
+}
+
+/// The queryable columns of a journal row.
+struct JournalRow<'a> {
+    table: Option<TableId>,
+    sequence: Option<u64>,
+    kind: &'static str,
+    player: Option<&'a str>,
+    command: Option<&'a str>,
+    dice_seed: Option<u64>,
+}
+
+impl<'a> JournalRow<'a> {
+    fn of(entry: &'a Entry) -> Self {
+        let mut row = JournalRow { table: entry.table(), sequence: None, kind: "", player: None, command: None, dice_seed: None };
+        match entry {
+            Entry::Opened { seed, .. } => {
+                row.kind = "opened";
+                row.dice_seed = Some(*seed);
+            }
+            Entry::Acted { sequence, actor, typed, dice_seed, .. } => {
+                row.kind = "acted";
+                row.sequence = Some(*sequence);
+                row.player = Some(actor.as_str());
+                row.command = Some(typed);
+                row.dice_seed = Some(*dice_seed);
+            }
+            Entry::Fired { sequence, dice_seed, .. } => {
+                row.kind = "fired";
+                row.sequence = Some(*sequence);
+                row.dice_seed = Some(*dice_seed);
+            }
+            Entry::Challenged { challenger, .. } => {
+                row.kind = "challenged";
+                row.player = Some(challenger.as_str());
+            }
+            Entry::ChallengeClosed { .. } => row.kind = "challenge_closed",
+        }
+        row
+    }
+}
+
+/// SQLite integers are signed: store a u64 by its bits, so seeds above 2⁶³ survive.
+fn sql_u64(value: u64) -> i64 {
+    i64::from_ne_bytes(value.to_ne_bytes())
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    // These types serialise to JSON infallibly (plain structs, strings and numbers).
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// Turns SQLite's error into one that names the file and says what to do.
+fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
+    let path = path.to_path_buf();
+    match e.sqlite_error_code() {
+        Some(ErrorCode::ReadOnly) => StoreError::ReadOnly { path },
+        Some(ErrorCode::CannotOpen) if path.exists() => StoreError::ReadOnly { path },
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked { path },
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt { path, detail: e.to_string() },
+        Some(ErrorCode::DiskFull) => StoreError::Full { path },
+        _ => StoreError::Sql { path, source: e },
+    }
+}

@@ -1,0 +1,68 @@
+//! The database schema as numbered migrations (`migrations/NNNN_*.sql`, compiled in).
+//!
+//! `PRAGMA user_version` records the version. Opening an older database applies the
+//! missing migrations in one transaction; a database from a newer spellbridge is refused,
+//! so an old binary never writes to a schema it does not know.
+
+use rusqlite::Connection;
+
+/// The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_journal.sql"),
+    include_str!("migrations/0002_outbox.sql"),
+];
+
+/// The schema version this build writes.
+pub fn current_version() -> u32 {
+    MIGRATIONS.len() as u32
+}
+
+/// Why the schema could not be brought up to date.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// The file was written by a newer spellbridge.
+    #[error("the database has schema version {found}, newer than this spellbridge knows ({known}); upgrade spellbridge, or use another file")]
+    TooNew {
+        /// The version in the file.
+        found: u32,
+        /// The newest version this build knows.
+        known: u32,
+    },
+    /// SQLite failed while migrating.
+    #[error("migrating the schema: {0}")]
+    Sql(#[from] rusqlite::Error),
+}
+
+/// The schema version of an open database.
+pub fn version(connection: &Connection) -> rusqlite::Result<u32> {
+    connection.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Applies the migrations the database lacks, all in one transaction.
+pub fn migrate(connection: &mut Connection) -> Result<(), SchemaError> {
+    let found = version(connection)?;
+    let known = current_version();
+    if found > known {
+        return Err(SchemaError::TooNew { found, known });
+    }
+    if found == known {
+        return Ok(());
+    }
+    let transaction = connection.transaction()?;
+    for sql in &MIGRATIONS[found as usize..] {
+        transaction.execute_batch(sql)?;
+    }
+    transaction.pragma_update(None, "user_version", known)?;
+    transaction.commit()?;
+    Ok(())
+}
+
+/// Brings a database to exactly `target` (for tests of migrating from older versions).
+pub fn migrate_to(connection: &mut Connection, target: u32) -> rusqlite::Result<()> {
+    let transaction = connection.transaction()?;
+    for sql in &MIGRATIONS[..target as usize] {
+        transaction.execute_batch(sql)?;
+    }
+    transaction.pragma_update(None, "user_version", target)?;
+    transaction.commit()
+}
