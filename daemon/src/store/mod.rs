@@ -444,3 +444,6 @@ fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
         _ => StoreError::Sql { path, source: e },
     }
 }
+
+#[cfg(test)]
+mod tests;
