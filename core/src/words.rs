@@ -61,6 +61,10 @@ pub enum Adjustment {
 
 /// Reads `n`, `+n` or `-n`.
 pub fn adjustment(word: &str) -> Result<Adjustment, AmountError> {
+    let signs = word.chars().take_while(|c| matches!(c, '+' | '-')).count();
+    if signs > 1 {
+        return Err(AmountError::NotANumber(word.to_owned()));
+    }
     if let Some(rest) = word.strip_prefix('+') {
         amount(rest).map(Adjustment::Add)
     } else if let Some(rest) = word.strip_prefix('-') {
@@ -100,6 +104,8 @@ mod tests {
         assert_eq!(adjustment("-2"), Ok(Adjustment::Take(2)));
         assert_eq!(adjustment("7"), Ok(Adjustment::Set(7)));
         assert!(adjustment("--2").is_err());
+        assert!(adjustment("++2").is_err());
+        assert!(adjustment("-+2").is_err());
     }
 
     #[test]

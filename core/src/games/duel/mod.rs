@@ -1,27 +1,234 @@
-//! Duel (placeholder until the engine lands).
+//! Duel: two wizards cast element spells in hidden steps and push a shared victory track
+//! (RULES.md Game 2, ids D-1 … D-13).
+//!
+//! - [`element`]: the six elements, the circle, conflicts (D-3) and opposites (D-6).
+//! - [`token`] and [`command`]: what players type, parsed into types.
+//! - [`wizard`]: wizards and their pools as data (D-13), from `config/wizards.toml`.
+//! - [`spell`]: a spell as cast and its measures: level, attribute, seal (D-10),
+//!   explosion (D-12).
+//! - [`settle`]: the pure settlement of a round, in RULES order.
+//! - [`round`]: one round's casting per wizard: queue, validation, concentration checks.
+//! - [`engine`]: the duel's state and [`Duel::apply`] / [`Duel::fire_timer`].
+//! - [`snapshot`]: the state as CONTRACT.md's JSON, and back.
+//! - [`render`]: events and refusals as rich text.
+//!
+//! This module holds the plugin: [`DuelPlugin`] opens and restores [`DuelTable`]s.
+//!
+//! Decisions where RULES is silent are marked `Decision` in the code; the main ones:
+//! a wizard's level for a Full Counter is the level as cast; a countered spell records
+//! level 0; both Full Counters succeeding cancel both spells; `!status` is open to
+//! spectators (it shows only what has been revealed); a round in which neither wizard
+//! queued anything ends the duel as abandoned (the track decides, like D-2).
+
+pub mod command;
+pub mod element;
+pub mod engine;
+pub mod error;
+pub mod render;
+pub mod round;
+pub mod settle;
+pub mod snapshot;
+pub mod spell;
+pub mod token;
+pub mod wizard;
 
 use serde_json::Value;
 
-use crate::plugin::{CommandHelp, GamePlugin, Refusal, Table, TableSetup};
+pub use command::{COMMANDS, DuelCommand};
+pub use element::Element;
+pub use engine::{Duel, DuelEvent, DuelRules, Finish, FinishReason};
+pub use error::DuelError;
+pub use spell::{Seal, Spell};
+pub use token::{Preconditioning, Token};
+pub use wizard::{Favour, Pool, Wizard, WizardError, Wizards};
+
+use crate::dice::Dice;
+use crate::ids::PlayerId;
+use crate::plugin::{Action, Announcement, CommandHelp, GamePlugin, Refusal, Table, TableSetup};
+use crate::text::RichText;
+use crate::time::Timestamp;
+use crate::words;
+
+/// How Duel tables are played on this bot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DuelOptions {
+    /// Seconds a step waits before RULES D-9 places tokens for a wizard (default 600).
+    pub step_timeout_secs: i64,
+    /// The concentration sequence (default `[4, 4, 3, 2, 2]`; RULES D-8).
+    pub concentration: Vec<u8>,
+    /// The sequence under Focused Casting (default `[3, 3, 2, 2, 2]`; RULES D-5).
+    pub focused: Vec<u8>,
+    /// End a duel after a round in which neither wizard cast anything (default true).
+    pub end_when_idle: bool,
+    /// The wizards players may choose (RULES D-13).
+    pub wizards: Wizards,
+}
+
+impl Default for DuelOptions {
+    fn default() -> Self {
+        let rules = DuelRules::default();
+        DuelOptions {
+            step_timeout_secs: rules.step_timeout_secs,
+            concentration: rules.concentration,
+            focused: rules.focused,
+            end_when_idle: rules.end_when_idle,
+            wizards: Wizards::default(),
+        }
+    }
+}
+
+impl DuelOptions {
+    /// The rules a new table copies into its state. An empty sequence falls back to the
+    /// default one; a timeout below one second becomes one second.
+    pub fn rules(&self) -> DuelRules {
+        let defaults = DuelRules::default();
+        let sequence = |given: &Vec<u8>, default: Vec<u8>| {
+            if given.is_empty() { default } else { given.iter().map(|n| (*n).clamp(1, 7)).collect() }
+        };
+        DuelRules {
+            step_timeout_secs: self.step_timeout_secs.max(1),
+            concentration: sequence(&self.concentration, defaults.concentration),
+            focused: sequence(&self.focused, defaults.focused),
+            end_when_idle: self.end_when_idle,
+        }
+    }
+}
 
 /// The Duel game.
 #[derive(Debug, Default)]
-pub struct DuelPlugin;
+pub struct DuelPlugin {
+    options: DuelOptions,
+}
+
+impl DuelPlugin {
+    /// The Duel with these options.
+    pub fn new(options: DuelOptions) -> Self {
+        DuelPlugin { options }
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &DuelOptions {
+        &self.options
+    }
+
+    /// Opens a duel as the typed engine (what [`GamePlugin::open`] wraps).
+    pub fn open_duel(&self, setup: &TableSetup) -> Result<Duel, DuelError> {
+        let [first, second] = match setup.seats.as_slice() {
+            [a, b] => [a, b],
+            seats => return Err(DuelError::Seats { count: seats.len() }),
+        };
+        if first.player == second.player {
+            return Err(DuelError::SamePlayer(first.player.clone()));
+        }
+        let wizards = &self.options.wizards;
+        let choose = |choice: &Option<String>| -> Result<Wizard, DuelError> {
+            match choice.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+                None => Ok(wizards.apprentice()),
+                Some(name) => wizards.get(name).cloned().ok_or_else(|| DuelError::UnknownWizard {
+                    name: name.to_owned(),
+                    suggestion: wizards.nearest(name).map(str::to_owned),
+                    known: wizards.names(),
+                }),
+            }
+        };
+        let chosen = [choose(&first.choice)?, choose(&second.choice)?];
+        Duel::new([first.player.clone(), second.player.clone()], chosen, self.options.rules(), setup.now)
+    }
+}
+
+fn refusal(error: DuelError) -> Refusal {
+    match error {
+        DuelError::UnknownCommand(word) => Refusal::UnknownCommand(word),
+        other => Refusal::Refused(render::error(&other)),
+    }
+}
 
 impl GamePlugin for DuelPlugin {
     fn name(&self) -> &'static str {
         "duel"
     }
+
     fn summary(&self) -> &'static str {
-        "Duel"
+        "two wizards cast element spells in hidden steps and push a shared victory track to 30"
     }
+
     fn commands(&self) -> &'static [CommandHelp] {
-        &[]
+        COMMANDS
     }
-    fn open(&self, _setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
-        Err(Refusal::because("not yet"))
+
+    fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
+        let duel = self.open_duel(setup).map_err(refusal)?;
+        Ok(Box::new(DuelTable { duel }))
     }
-    fn restore(&self, _snapshot: &Value) -> Result<Box<dyn Table>, String> {
-        Err("not yet".into())
+
+    fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
+        Ok(Box::new(DuelTable { duel: Duel::restore(snapshot)? }))
+    }
+
+    fn lobby(&self, command: &str) -> Option<RichText> {
+        let (head, _) = words::split(command);
+        (head == "wizards").then(|| render::wizard_list(self.options.wizards.iter()))
     }
 }
+
+/// A running duel at a table.
+#[derive(Clone, Debug)]
+pub struct DuelTable {
+    duel: Duel,
+}
+
+impl DuelTable {
+    /// The engine state.
+    pub fn duel(&self) -> &Duel {
+        &self.duel
+    }
+}
+
+impl Table for DuelTable {
+    fn game(&self) -> &'static str {
+        "duel"
+    }
+
+    fn opening(&self) -> Vec<Announcement> {
+        render::opening(&self.duel)
+    }
+
+    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal> {
+        // A cast in a room is refused before its tokens are read, so no reply echoes them.
+        let (head, _) = words::split(action.command);
+        if command::is_cast(&head) && !action.private {
+            return Err(refusal(DuelError::PublicCast));
+        }
+        let command = command::parse(action.command).map_err(refusal)?;
+        let events = self.duel.apply(action.actor, &command, action.now, dice).map_err(refusal)?;
+        Ok(render::announcements(&self.duel, &events, action.private))
+    }
+
+    fn next_timer(&self) -> Option<Timestamp> {
+        self.duel.next_timer()
+    }
+
+    fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Announcement> {
+        let events = self.duel.fire_timer(at, dice);
+        render::announcements(&self.duel, &events, false)
+    }
+
+    fn is_finished(&self) -> bool {
+        self.duel.finish().is_some()
+    }
+
+    fn players(&self) -> Vec<PlayerId> {
+        self.duel.players().to_vec()
+    }
+
+    fn snapshot(&self) -> Value {
+        self.duel.snapshot()
+    }
+
+    fn boxed_clone(&self) -> Box<dyn Table> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,428 @@
+//! Duel events and refusals as rich text: who sees what (a step's tokens go to the
+//! table only once revealed; a queue only ever to its owner), one line per message.
+
+use super::element::Element;
+use super::engine::{Duel, DuelEvent, Finish, FinishReason, Placement, RoundRecord, SpellRecord};
+use super::error::DuelError;
+use super::spell::Seal;
+use super::token::{Preconditioning, Token};
+use super::wizard::{Pool, Wizard};
+use crate::ids::PlayerId;
+use crate::plugin::Announcement;
+use crate::text::RichText;
+use crate::time::Timestamp;
+
+/// A refusal's message, with the words between backticks shown as code.
+pub fn error(error: &DuelError) -> RichText {
+    with_code(&error.to_string())
+}
+
+/// Plain text in which `…` spans become code segments.
+pub fn with_code(message: &str) -> RichText {
+    let mut text = RichText::new();
+    for (i, part) in message.split('`').enumerate() {
+        text = if i % 2 == 1 { text.code(part) } else { text.text(part) };
+    }
+    text
+}
+
+fn element(text: RichText, e: Element) -> RichText {
+    text.coloured(format!("{}{}", e.symbol(), e.name()), e.hue())
+}
+
+fn token(text: RichText, t: Token) -> RichText {
+    match t {
+        Token::Element(e) => element(text, e),
+        Token::Preconditioning(p) => text.bold(p.name()),
+        Token::End => text.italic("End"),
+    }
+}
+
+fn tokens(mut text: RichText, list: &[Token]) -> RichText {
+    if list.is_empty() {
+        return text.italic("nothing");
+    }
+    for (i, t) in list.iter().enumerate() {
+        if i > 0 {
+            text = text.text(" ");
+        }
+        text = token(text, *t);
+    }
+    text
+}
+
+fn elements(mut text: RichText, list: &[Element], joiner: &str) -> RichText {
+    for (i, e) in list.iter().enumerate() {
+        if i > 0 {
+            text = text.text(joiner);
+        }
+        text = element(text, *e);
+    }
+    text
+}
+
+/// A pool as `💧8 🔥8 ⚡8 💨8 🪨8 🕳4`.
+pub fn pool(mut text: RichText, pool: &Pool) -> RichText {
+    for (i, e) in Element::ALL.iter().enumerate() {
+        if i > 0 {
+            text = text.text(" ");
+        }
+        text = text.coloured(format!("{}{}", e.symbol(), pool.get(*e)), e.hue());
+    }
+    text
+}
+
+fn track(duel: &Duel, value: i64) -> String {
+    let players = duel.players();
+    match value {
+        0 => "even (0)".to_owned(),
+        v if v > 0 => format!("{v} toward {}", players[0]),
+        v => format!("{} toward {}", v.unsigned_abs(), players[1]),
+    }
+}
+
+fn seal(text: RichText, player: &PlayerId, seal: &Seal) -> RichText {
+    let text = text.text(format!("{player}'s first {} element position(s) may not be ", seal.positions));
+    elements(text, &seal.elements, " or ")
+}
+
+fn minutes(seconds: i64) -> String {
+    if seconds % 60 == 0 { format!("{} min", seconds / 60) } else { format!("{seconds} s") }
+}
+
+/// The message when the table opens.
+pub fn opening(duel: &Duel) -> Vec<Announcement> {
+    let [a, b] = duel.players();
+    let [wa, wb] = duel.wizards();
+    let text = RichText::new()
+        .text("⚔ Duel! ")
+        .mention(a)
+        .text(format!(" ({}) vs ", wa.name))
+        .mention(b)
+        .text(format!(
+            " ({}). The track starts at 0; push it to 30 on your side to win (RULES D-1). Round 1 begins: \
+             send your spell to me privately, e.g. ",
+            wb.name
+        ))
+        .code("/msg <bot> !cast surge fire wind end")
+        .text(format!(
+            " — tokens are placed one per step and revealed together; a step waits at most {}. ",
+            minutes(duel.rules().step_timeout_secs)
+        ))
+        .code("!help cast")
+        .text(" lists the tokens, ")
+        .code("!status")
+        .text(" shows the duel.");
+    vec![Announcement::table(text)]
+}
+
+/// The announcements for `events`, which `duel` has just gone through. `private` says
+/// whether the command came privately (a status then answers privately).
+pub fn announcements(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<Announcement> {
+    let players = duel.players();
+    let mut out = Vec::new();
+    for event in events {
+        match event {
+            DuelEvent::Queued { seat, round, spell } => {
+                let text = RichText::new().text(format!("Queued. Your spell for round {round}: "));
+                let text = tokens(text, spell);
+                let text = if spell.last() == Some(&Token::End) {
+                    text.text(". Your tokens are placed one per step and revealed with your opponent's.")
+                } else {
+                    text.text(". Add more with ")
+                        .code("!cast …")
+                        .text(" and finish with ")
+                        .code("end")
+                        .text(".")
+                };
+                out.push(Announcement::player(&players[*seat], text));
+            }
+            DuelEvent::Step { round, step, placements } => {
+                let mut text = RichText::new().text(format!("Round {round}, step {step}: "));
+                for (seat, placement) in placements.iter().enumerate() {
+                    if seat > 0 {
+                        text = text.text(" · ");
+                    }
+                    text = step_placement(text.bold(players[seat].as_str()).text(" "), placement);
+                }
+                out.push(Announcement::table(text));
+                for (seat, placement) in placements.iter().enumerate() {
+                    if !placement.dropped.is_empty() {
+                        let why = if placement.interrupted {
+                            "Your concentration broke and your spell ended; these queued tokens were dropped: "
+                        } else {
+                            "The step timed out; these queued tokens were dropped: "
+                        };
+                        let text = tokens(RichText::new().text(why), &placement.dropped).text(".");
+                        out.push(Announcement::player(&players[seat], text));
+                    }
+                }
+            }
+            DuelEvent::Settled { round } => {
+                if let Some(record) = duel.rounds().iter().rev().find(|r| r.number == *round) {
+                    out.extend(settlement(duel, record));
+                }
+            }
+            DuelEvent::RoundStarted { round, deadline } => {
+                out.push(Announcement::table(round_started(*round, *deadline)));
+            }
+            DuelEvent::Finished(finish) => out.push(Announcement::table(finished(duel, finish))),
+            DuelEvent::Status { asker } => {
+                for line in status(duel, private.then_some(asker)) {
+                    out.push(if private {
+                        Announcement::player(asker, line)
+                    } else {
+                        Announcement::table(line)
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn step_placement(text: RichText, placement: &Placement) -> RichText {
+    if placement.tokens.is_empty() {
+        return text.italic("(spell complete)");
+    }
+    let mut text = tokens(text, &placement.tokens);
+    if placement.timed_out {
+        text = text.italic(" (timed out, RULES D-9)");
+    }
+    if let Some(check) = placement.check {
+        text = if check.passed {
+            text.text(format!(" (concentration: rolled {}, needs {}+ ✓)", check.roll, check.need))
+        } else {
+            text.text(format!(
+                 " (concentration: rolled {}, needed {}+ ✗ — the element is discarded but spent, and the spell ends)",
+                check.roll, check.need
+            ))
+        };
+    }
+    text
+}
+
+fn spell_line(duel: &Duel, seat: usize, spell: &SpellRecord) -> RichText {
+    let players = duel.players();
+    let o = &spell.outcome;
+    let mut text = tokens(RichText::new().bold(players[seat].as_str()).text(": "), &spell.tokens);
+    if spell.interrupted {
+        text = text.text(" (interrupted)");
+    }
+    text = text.text(" → ");
+    if o.countered {
+        return text.text(format!(
+            "countered by {}'s Full Counter: counts as not cast, power 0 (RULES D-7).",
+            players[1 - seat]
+        ));
+    }
+    if o.counter_succeeded {
+        text = text.text("Full Counter succeeds (RULES D-7); ");
+    }
+    if !o.removed.is_empty() {
+        let positions: Vec<String> = o.removed.iter().map(|p| p.saturating_add(1).to_string()).collect();
+        text = text.text(format!("Void removed element(s) {} (RULES D-11); ", positions.join(", ")));
+    }
+    text = text.text(format!("level {}: base {}", o.level, o.base));
+    let pre = spell.tokens.first().and_then(|t| t.preconditioning());
+    if o.boost > 0 {
+        text = text.text(match pre {
+            Some(Preconditioning::Counter) => " ×2 (Full Counter at equal level)".to_owned(),
+            _ => format!(" + surge {}", o.boost),
+        });
+    }
+    if o.explosion > 0 {
+        text = text.text(format!(" + explosion {}", o.explosion));
+    }
+    if o.favour > 0 {
+        text = text.text(format!(" + favour {}", o.favour));
+    }
+    text = text.text(" = power ").bold(o.power.to_string());
+    if !o.attribute.is_empty() {
+        text = elements(text.text("; attribute "), &o.attribute, "+");
+    }
+    text.text(".")
+}
+
+fn settlement(duel: &Duel, record: &RoundRecord) -> Vec<Announcement> {
+    let players = duel.players();
+    let mut out =
+        vec![Announcement::table(RichText::new().text(format!("Round {} settles.", record.number)))];
+    for (seat, spell) in record.spells.iter().enumerate() {
+        out.push(Announcement::table(spell_line(duel, seat, spell)));
+    }
+    let [p0, p1] = [&record.spells[0].outcome.power, &record.spells[1].outcome.power];
+    let mut text = RichText::new().text(format!(
+        "Track moves {} ({} {p0} − {} {p1}); now ",
+        match p0.cmp(p1) {
+            std::cmp::Ordering::Greater => format!("{} toward {}", p0 - p1, players[0]),
+            std::cmp::Ordering::Less => format!("{} toward {}", p1 - p0, players[1]),
+            std::cmp::Ordering::Equal => "not at all".to_owned(),
+        },
+        players[0],
+        players[1]
+    ));
+    text = text.bold(track(duel, record.track_after)).text(". ");
+    let seals = duel.seals();
+    if seals.iter().all(Seal::is_none) {
+        text = text.text("No seals next round.");
+    } else {
+        text = text.text("Seals next round (RULES D-10): ");
+        let mut first = true;
+        for (seat, s) in seals.iter().enumerate().filter(|(_, s)| !s.is_none()) {
+            if !first {
+                text = text.text("; ");
+            }
+            first = false;
+            text = seal(text, &players[seat], s);
+        }
+        text = text.text(".");
+    }
+    out.push(Announcement::table(text));
+    out
+}
+
+fn round_started(round: u32, deadline: Timestamp) -> RichText {
+    RichText::new()
+        .text(format!("Round {round} begins: send your spell to me privately ("))
+        .code("!cast …")
+        .text(format!("); step 0 times out at {deadline}."))
+}
+
+fn finished(duel: &Duel, finish: &Finish) -> RichText {
+    let players = duel.players();
+    let pools = duel.pools();
+    let why = match finish.reason {
+        FinishReason::Track => format!("the track reached {} (RULES D-1)", track(duel, duel.track())),
+        FinishReason::PoolEmpty => {
+            let dry: Vec<String> =
+                (0..2).filter(|s| pools[*s].is_empty()).map(|s| format!("{}'s", players[s])).collect();
+            format!(
+                "{} pool is empty (RULES D-2); the track is {}",
+                dry.join(" and "),
+                track(duel, duel.track())
+            )
+        }
+        FinishReason::Conceded => {
+            let loser = finish.winner.map(|w| players[1 - w].to_string()).unwrap_or_default();
+            format!("{loser} conceded")
+        }
+        FinishReason::Abandoned => format!(
+            "neither wizard cast anything this round, so the duel is abandoned; the track is {}",
+            track(duel, duel.track())
+        ),
+    };
+    let text = RichText::new().text("🏁 The duel is over: ").text(why).text(". ");
+    let text = match finish.winner {
+        Some(seat) => text.text("🏆 ").mention(&players[seat]).text(" wins!"),
+        None => text.text("It is a draw."),
+    };
+    text.text(" Start another with ").code("!duel <player> [wizard]").text(".")
+}
+
+/// The status lines: public facts only, plus (privately) the asker's own queue.
+pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
+    let players = duel.players();
+    let wizards = duel.wizards();
+    let round = duel.round();
+    let mut lines = Vec::new();
+    let mut head = RichText::new().text(format!(
+        "Duel: {} ({}) vs {} ({}). ",
+        players[0], wizards[0].name, players[1], wizards[1].name
+    ));
+    if duel.finish().is_some() {
+        head = head.text(format!("Finished: {}. ", duel.result_text()));
+    } else {
+        head = head.text(format!("Round {}, step {}. ", round.number, round.step));
+    }
+    lines.push(head.text("Track: ").bold(track(duel, duel.track())).text(" (30 wins)."));
+
+    let mut pools = RichText::new().text("Pools: ");
+    for (seat, (player, held)) in players.iter().zip(duel.pools()).enumerate() {
+        if seat > 0 {
+            pools = pools.text(" · ");
+        }
+        pools = pool(pools.bold(player.as_str()).text(" "), held);
+    }
+    lines.push(pools.text("."));
+
+    let seals = duel.seals();
+    if seals.iter().any(|s| !s.is_none()) {
+        let mut text = RichText::new().text("Seals this round (RULES D-10): ");
+        for (seat, s) in seals.iter().enumerate().filter(|(_, s)| !s.is_none()) {
+            text = seal(text, &players[seat], s).text(". ");
+        }
+        lines.push(text);
+    }
+
+    if duel.finish().is_none() {
+        // What has been placed was revealed step by step, so it may be shown to all.
+        let mut text = RichText::new().text("This round so far: ");
+        let mut waiting = Vec::new();
+        for (seat, caster) in round.casters.iter().enumerate() {
+            if seat > 0 {
+                text = text.text(" · ");
+            }
+            let placed: Vec<Token> = caster
+                .preconditioning
+                .map(Token::Preconditioning)
+                .into_iter()
+                .chain(caster.elements.iter().map(|e| Token::Element(*e)))
+                .collect();
+            text = tokens(text.bold(players[seat].as_str()).text(" "), &placed);
+            if caster.is_complete() {
+                text = text.italic(" (complete)");
+            } else if !caster.is_ready() {
+                waiting.push(players[seat].to_string());
+            }
+        }
+        if let Some(deadline) = duel.next_timer() {
+            text = text.text(format!(
+                ". Step {} waits for {} (times out at {deadline}).",
+                round.step,
+                waiting.join(" and ")
+            ));
+        }
+        lines.push(text);
+    }
+
+    if let Some(asker) = private_to
+        && let Some(seat) = duel.seat(asker)
+    {
+        let queue: Vec<Token> = duel.round().casters[seat].queue.iter().copied().collect();
+        lines
+            .push(tokens(RichText::new().text("Your queued tokens (only you see this): "), &queue).text("."));
+    }
+    lines
+}
+
+/// The wizard list for `!wizards`.
+pub fn wizard_list<'a>(wizards: impl Iterator<Item = &'a Wizard>) -> RichText {
+    let mut text = RichText::new().text("Wizards: ");
+    for (i, wizard) in wizards.enumerate() {
+        if i > 0 {
+            text = text.text(" · ");
+        }
+        text = text.bold(wizard.name.as_str());
+        if wizard.house {
+            text = text.italic(" (house)");
+        }
+        text = pool(text.text(" "), &wizard.pool);
+        if wizard.favours.is_empty() {
+            text = text.text(", no favours");
+        } else {
+            text = text.text(", favours");
+            for favour in &wizard.favours {
+                text = element(text.text(" "), favour.attribute).text(format!(" +{}", favour.bonus));
+            }
+        }
+        if !wizard.description.is_empty() {
+            text = text.text(format!(" — {}", wizard.description));
+        }
+    }
+    text.text(". Choose with ")
+        .code("!duel <player> <wizard>")
+        .text(" or ")
+        .code("!accept <wizard>")
+        .text(".")
+}

@@ -1,0 +1,482 @@
+//! Engine and table tests: whole rounds through [`Duel::apply`] and [`Duel::fire_timer`],
+//! the rules that need the casting phase (D-1, D-2, D-4, D-5, D-8, D-9), every refusal
+//! (the state stays unchanged), and the table's privacy and snapshot.
+
+use serde_json::Value;
+
+use super::engine::WINNING_TRACK;
+use super::round::{Check, SpellState};
+use super::*;
+use crate::plugin::{Audience, Seat};
+
+const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+fn alice() -> PlayerId {
+    PlayerId::new("alice")
+}
+fn bob() -> PlayerId {
+    PlayerId::new("bob")
+}
+
+fn setup(choices: [Option<&str>; 2]) -> TableSetup {
+    TableSetup {
+        room: "#duel".into(),
+        seats: vec![
+            Seat { player: alice(), choice: choices[0].map(str::to_owned) },
+            Seat { player: bob(), choice: choices[1].map(str::to_owned) },
+        ],
+        now: T0,
+    }
+}
+
+fn duel_with(options: DuelOptions) -> Duel {
+    DuelPlugin::new(options).open_duel(&setup([None, None])).expect("two apprentices")
+}
+
+fn duel() -> Duel {
+    duel_with(DuelOptions::default())
+}
+
+/// Checks always pass (a d6 is always ≥ 1).
+fn steady() -> DuelOptions {
+    DuelOptions { concentration: vec![1], focused: vec![1], ..DuelOptions::default() }
+}
+
+fn cast(duel: &mut Duel, who: &PlayerId, tokens: &str, dice: &mut Dice) -> Result<Vec<DuelEvent>, DuelError> {
+    let command = command::parse(&format!("cast {tokens}"))?;
+    duel.apply(who, &command, T0, dice)
+}
+
+fn ok(duel: &mut Duel, who: &PlayerId, tokens: &str) -> Vec<DuelEvent> {
+    cast(duel, who, tokens, &mut Dice::from_seed(1)).expect("cast accepted")
+}
+
+/// Dice whose first rolls are `rolls`.
+fn dice_rolling(rolls: &[u8]) -> Dice {
+    (0u64..)
+        .map(Dice::from_seed)
+        .find(|d| {
+            let mut trial = d.clone();
+            rolls.iter().all(|r| trial.d6() == *r)
+        })
+        .expect("some seed rolls these")
+}
+
+fn last_round(duel: &Duel) -> &engine::RoundRecord {
+    duel.rounds().last().expect("a settled round")
+}
+
+#[test]
+fn a_round_settles_when_both_spells_are_complete() {
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge fire wind end");
+    assert!(duel.rounds().is_empty(), "bob has not cast yet");
+    let events = ok(&mut duel, &bob(), "focus water end");
+    // steps 0 and 1 reveal both; at step 2 alice places Wind while bob ends: a check.
+    assert!(events.iter().any(|e| matches!(e, DuelEvent::Settled { round: 1 })));
+    let record = last_round(&duel);
+    assert_eq!(record.spells[1].outcome.power, 1);
+    assert_eq!(duel.round().number, 2);
+    assert_eq!(duel.pools()[1].water, 7);
+}
+
+#[test]
+fn d1_the_track_reaching_30_wins() {
+    // RULES D-1
+    let mut duel = duel_with(steady());
+    duel.track = 28;
+    ok(&mut duel, &alice(), "surge fire wind end");
+    ok(&mut duel, &bob(), "surge water end");
+    // alice level 2: 4 + 2 = 6; bob 1: 1 + 0 = 1 → track 33.
+    assert_eq!(duel.track(), 33);
+    assert!(duel.track().unsigned_abs() >= WINNING_TRACK);
+    assert_eq!(duel.finish(), Some(Finish { winner: Some(0), reason: FinishReason::Track }));
+    assert_eq!(duel.next_timer(), None);
+}
+
+#[test]
+fn d1_the_track_counts_toward_the_second_player_too() {
+    // RULES D-1
+    let mut duel = duel_with(steady());
+    duel.track = -29;
+    ok(&mut duel, &alice(), "surge water end");
+    ok(&mut duel, &bob(), "surge fire wind end");
+    assert_eq!(duel.finish(), Some(Finish { winner: Some(1), reason: FinishReason::Track }));
+}
+
+#[test]
+fn d2_a_pool_running_dry_ends_the_game_for_whom_the_track_favours() {
+    // RULES D-2
+    let mut duel = duel_with(steady());
+    duel.pools[0] = Pool { fire: 1, ..Pool::default() };
+    duel.track = 5;
+    ok(&mut duel, &alice(), "surge fire end");
+    ok(&mut duel, &bob(), "surge water end");
+    assert!(duel.pools()[0].is_empty());
+    assert_eq!(duel.finish(), Some(Finish { winner: Some(0), reason: FinishReason::PoolEmpty }));
+    assert_eq!(duel.snapshot()["winner"], "alice");
+}
+
+#[test]
+fn d2_an_even_track_when_a_pool_runs_dry_is_a_draw() {
+    // RULES D-2
+    let mut duel = duel_with(steady());
+    duel.pools[1] = Pool { water: 1, ..Pool::default() };
+    ok(&mut duel, &alice(), "surge fire end");
+    ok(&mut duel, &bob(), "surge water end");
+    assert_eq!(duel.finish(), Some(Finish { winner: None, reason: FinishReason::PoolEmpty }));
+    let snapshot = duel.snapshot();
+    assert_eq!(
+        (snapshot["winner"].clone(), snapshot["finished"].clone()),
+        (Value::from("draw"), Value::from(true))
+    );
+}
+
+#[test]
+fn d4_a_failed_check_discards_the_element_which_is_still_spent_and_ends_the_spell() {
+    // RULES D-4 and the concentration rule: interruption by a failed check.
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge end");
+    let mut dice = dice_rolling(&[2]);
+    let events = cast(&mut duel, &bob(), "surge fire wind end", &mut dice).expect("accepted");
+    let record = last_round(&duel);
+    let bob_spell = &record.spells[1];
+    assert!(bob_spell.interrupted);
+    assert_eq!(bob_spell.checks, vec![Check { roll: 2, need: 4, passed: false }]);
+    assert_eq!(bob_spell.tokens, vec![Token::Preconditioning(Preconditioning::Surge)]);
+    assert_eq!(bob_spell.discarded, Some(Element::Fire));
+    assert_eq!(duel.pools()[1].fire, 7, "the discarded Fire was spent");
+    assert_eq!(duel.pools()[1].wind, 8, "the dropped Wind was never placed");
+    assert_eq!(record.seeds, vec![dice.seed()], "the roll's seed is recorded (T-10)");
+    let dropped = events.iter().find_map(|e| match e {
+        DuelEvent::Step { placements, .. } if placements[1].interrupted => {
+            Some(placements[1].dropped.clone())
+        }
+        _ => None,
+    });
+    assert_eq!(dropped, Some(vec![Token::Element(Element::Wind), Token::End]));
+}
+
+#[test]
+fn passing_checks_continue_with_the_next_value_of_the_sequence() {
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge end");
+    let mut dice = dice_rolling(&[4, 6]);
+    cast(&mut duel, &bob(), "surge fire wind end", &mut dice).expect("accepted");
+    let bob_spell = &last_round(&duel).spells[1];
+    assert!(!bob_spell.interrupted);
+    assert_eq!(
+        bob_spell.checks,
+        vec![Check { roll: 4, need: 4, passed: true }, Check { roll: 6, need: 4, passed: true }]
+    );
+    assert_eq!(bob_spell.outcome.level, 2);
+}
+
+#[test]
+fn d5_focused_casting_uses_the_focused_sequence() {
+    // RULES D-5: default [3, 3, 2, 2, 2].
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge end");
+    let mut dice = dice_rolling(&[3]);
+    cast(&mut duel, &bob(), "focus fire end", &mut dice).expect("accepted");
+    assert_eq!(last_round(&duel).spells[1].checks, vec![Check { roll: 3, need: 3, passed: true }]);
+    assert_eq!(DuelRules::default().focused, vec![3, 3, 2, 2, 2]);
+}
+
+#[test]
+fn d8_past_the_end_of_the_sequence_the_last_value_repeats() {
+    // RULES D-8
+    let rules = DuelRules::default();
+    let needs: Vec<u8> = (1..=8).map(|k| rules.need(false, k)).collect();
+    assert_eq!(needs, vec![4, 4, 3, 2, 2, 2, 2, 2]);
+    assert_eq!(rules.need(true, 1_000_000), 2);
+    // Through the engine: a one-value sequence applies to every check.
+    let mut duel = duel_with(DuelOptions { concentration: vec![1], ..DuelOptions::default() });
+    ok(&mut duel, &alice(), "surge end");
+    ok(&mut duel, &bob(), "surge fire wind fire wind end");
+    let checks = &last_round(&duel).spells[1].checks;
+    assert_eq!(checks.len(), 4);
+    assert!(checks.iter().all(|c| c.need == 1 && c.passed));
+}
+
+#[test]
+fn both_ending_at_the_same_step_make_no_checks() {
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge fire end");
+    ok(&mut duel, &bob(), "surge water end");
+    let record = last_round(&duel);
+    assert!(record.spells.iter().all(|s| s.checks.is_empty()));
+    assert!(record.seeds.is_empty());
+}
+
+#[test]
+fn overspeed_takes_one_step_less() {
+    let mut duel = duel_with(steady());
+    ok(&mut duel, &alice(), "overspeed fire wind end");
+    let events = ok(&mut duel, &bob(), "surge water wind end");
+    let steps: Vec<&[engine::Placement; 2]> = events
+        .iter()
+        .filter_map(|e| if let DuelEvent::Step { placements, .. } = e { Some(placements) } else { None })
+        .collect();
+    assert_eq!(
+        steps[0][0].tokens,
+        vec![Token::Preconditioning(Preconditioning::Overspeed), Token::Element(Element::Fire)]
+    );
+    // step 2: alice ends while bob places Wind, which needs a check.
+    assert_eq!(steps[2][0].tokens, vec![Token::End]);
+    assert!(steps[2][1].check.is_some());
+    assert_eq!(steps.len(), 4);
+}
+
+#[test]
+fn d9_a_silent_wizard_gets_power_surge_at_step_0_and_end_later() {
+    // RULES D-9
+    let mut duel = duel_with(steady());
+    ok(&mut duel, &alice(), "surge fire end");
+    assert_eq!(duel.next_timer(), Some(T0.plus(600)));
+    let mut dice = Dice::from_seed(3);
+    assert!(duel.fire_timer(T0.plus(599), &mut dice).is_empty(), "not due yet");
+    let events = duel.fire_timer(T0.plus(600), &mut dice);
+    let DuelEvent::Step { step: 0, placements, .. } = &events[0] else {
+        panic!("step 0 resolves: {events:?}")
+    };
+    assert!(placements[1].timed_out);
+    assert_eq!(placements[1].tokens, vec![Token::Preconditioning(Preconditioning::Surge)]);
+    // step 1 resolves at once for alice? No: bob is still silent, so it waits again.
+    assert_eq!(duel.round().step, 1);
+    assert_eq!(duel.next_timer(), Some(T0.plus(1200)));
+    let events = duel.fire_timer(T0.plus(1200), &mut dice);
+    let DuelEvent::Step { step: 1, placements, .. } = &events[0] else {
+        panic!("step 1 resolves: {events:?}")
+    };
+    assert_eq!(placements[1].tokens, vec![Token::End]);
+    assert!(placements[1].timed_out);
+    assert!(placements[0].check.is_some(), "alice's Fire faced bob's End");
+    let record = last_round(&duel);
+    assert_eq!(record.spells[1].timeouts, 2);
+    assert_eq!(record.spells[1].tokens, vec![Token::Preconditioning(Preconditioning::Surge)]);
+    assert_eq!(duel.track(), 1);
+    assert_eq!(duel.finish(), None, "alice cast, so the duel goes on");
+}
+
+#[test]
+fn d9_a_timeout_drops_a_lone_overspeed() {
+    // RULES D-9
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "overspeed");
+    ok(&mut duel, &bob(), "surge");
+    let events = duel.fire_timer(T0.plus(600), &mut Dice::from_seed(3));
+    let DuelEvent::Step { placements, .. } = &events[0] else { panic!("a step: {events:?}") };
+    assert_eq!(placements[0].tokens, vec![Token::Preconditioning(Preconditioning::Surge)]);
+    assert_eq!(placements[0].dropped, vec![Token::Preconditioning(Preconditioning::Overspeed)]);
+    assert!(!placements[1].timed_out);
+}
+
+#[test]
+fn a_round_where_nobody_casts_abandons_the_duel() {
+    let mut duel = duel();
+    let mut dice = Dice::from_seed(3);
+    duel.fire_timer(T0.plus(600), &mut dice);
+    let events = duel.fire_timer(T0.plus(1200), &mut dice);
+    assert!(events.contains(&DuelEvent::Finished(Finish { winner: None, reason: FinishReason::Abandoned })));
+    assert!(duel.fire_timer(T0.plus(1800), &mut dice).is_empty());
+}
+
+#[test]
+fn d10_a_seal_limits_the_opponents_next_spell() {
+    // RULES D-10
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge fire fire end");
+    ok(&mut duel, &bob(), "surge water water end");
+    assert_eq!(duel.seals()[1], Seal { positions: 1, elements: vec![Element::Water, Element::Thunder] });
+    assert_eq!(duel.seals()[0], Seal { positions: 1, elements: vec![Element::Fire, Element::Earth] });
+    let before = duel.clone();
+    let refused = cast(&mut duel, &bob(), "surge thunder", &mut Dice::from_seed(1));
+    assert!(matches!(refused, Err(DuelError::Sealed { element: Element::Thunder, position: 0, .. })));
+    assert_eq!(duel, before);
+    ok(&mut duel, &bob(), "surge earth thunder end");
+}
+
+#[test]
+fn every_refusal_leaves_the_duel_unchanged() {
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge fire");
+    let cases: &[(&PlayerId, &str)] = &[
+        (&alice(), "wind wind wind wind wind wind wind wind wind"),
+        (&alice(), "water"),
+        (&alice(), "focus"),
+        (&alice(), "end wind"),
+        (&bob(), "fire"),
+        (&bob(), "overspeed end"),
+        (&bob(), "surge void void"),
+        (&bob(), "surge fyre"),
+    ];
+    for (who, tokens) in cases {
+        let before = duel.clone();
+        let result = cast(&mut duel, who, tokens, &mut Dice::from_seed(9));
+        assert!(result.is_err(), "{who}: {tokens}");
+        assert_eq!(duel, before, "{who}: {tokens}");
+    }
+    let before = duel.clone();
+    let stranger = PlayerId::new("carol");
+    assert!(matches!(
+        duel.apply(&stranger, &DuelCommand::Concede, T0, &mut Dice::from_seed(1)),
+        Err(DuelError::NotAPlayer { .. })
+    ));
+    assert_eq!(duel, before);
+}
+
+#[test]
+fn a_complete_spell_takes_no_more_tokens_until_the_round_settles() {
+    let mut duel = duel_with(steady());
+    ok(&mut duel, &alice(), "surge end");
+    ok(&mut duel, &bob(), "surge fire");
+    // step 1: alice placed End, bob placed Fire (and passed his check); step 2 waits for bob.
+    assert_eq!(duel.round().casters[0].state, SpellState::Harmonized);
+    let before = duel.clone();
+    assert_eq!(
+        cast(&mut duel, &alice(), "wind", &mut Dice::from_seed(1)),
+        Err(DuelError::SpellComplete { interrupted: false })
+    );
+    assert_eq!(duel, before);
+    ok(&mut duel, &bob(), "wind end");
+    assert_eq!(last_round(&duel).spells[1].checks.len(), 2);
+}
+
+#[test]
+fn an_interruption_settles_the_round_at_once() {
+    // The other spell was complete, so both are now: nothing waits for the dropped queue.
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge fire wind");
+    let mut dice = dice_rolling(&[1]);
+    cast(&mut duel, &bob(), "surge end", &mut dice).expect("accepted");
+    let record = last_round(&duel);
+    assert!(record.spells[0].interrupted);
+    assert_eq!(record.spells[0].discarded, Some(Element::Fire));
+    assert_eq!(duel.round().number, 2);
+    assert!(duel.round().casters[0].queue.is_empty(), "the dropped Wind is not carried over");
+}
+
+#[test]
+fn the_game_over_refuses_everything() {
+    let mut duel = duel();
+    duel.apply(&bob(), &DuelCommand::Concede, T0, &mut Dice::from_seed(1)).expect("bob concedes");
+    assert_eq!(duel.finish(), Some(Finish { winner: Some(0), reason: FinishReason::Conceded }));
+    let before = duel.clone();
+    let refused = cast(&mut duel, &alice(), "surge end", &mut Dice::from_seed(1));
+    assert_eq!(refused, Err(DuelError::Over { result: "winner alice".into() }));
+    let message = refused.expect_err("refused").to_string();
+    assert!(message.contains("`!duel <player>`"), "{message}");
+    assert_eq!(duel, before);
+}
+
+#[test]
+fn open_checks_seats_and_wizards() {
+    let plugin = DuelPlugin::default();
+    let duel = plugin.open_duel(&setup([Some("pyromancer"), None])).expect("known wizards");
+    assert_eq!(duel.wizards()[0].name, "Pyromancer");
+    assert_eq!(duel.wizards()[1].name, "Apprentice");
+    assert_eq!(duel.pools()[0].fire, 12);
+    assert!(matches!(
+        plugin.open_duel(&setup([Some("pyromancr"), None])),
+        Err(DuelError::UnknownWizard { suggestion: Some(s), .. }) if s == "Pyromancer"
+    ));
+    let mut one = setup([None, None]);
+    one.seats.pop();
+    assert_eq!(plugin.open_duel(&one).err(), Some(DuelError::Seats { count: 1 }));
+    let mut same = setup([None, None]);
+    same.seats[1].player = alice();
+    assert_eq!(plugin.open_duel(&same).err(), Some(DuelError::SamePlayer(alice())));
+    let refusal = plugin.open(&setup([Some("nobody"), None])).expect_err("refused");
+    assert!(refusal.to_string().contains("Apprentice"), "{refusal}");
+}
+
+#[test]
+fn the_snapshot_has_the_contract_fields_and_restores_exactly() {
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge fire wind end");
+    let mut dice = dice_rolling(&[5]);
+    cast(&mut duel, &bob(), "focus water end", &mut dice).expect("accepted");
+    ok(&mut duel, &alice(), "focus earth");
+    let snapshot = duel.snapshot();
+    assert_eq!(snapshot["players"], serde_json::json!(["alice", "bob"]));
+    assert_eq!(snapshot["wizards"], serde_json::json!({"alice": "Apprentice", "bob": "Apprentice"}));
+    assert_eq!(snapshot["finished"], false);
+    assert_eq!(snapshot["winner"], Value::Null);
+    assert_eq!(
+        snapshot["pools"]["alice"],
+        serde_json::json!({"water": 8, "fire": 7, "thunder": 8, "wind": 7, "earth": 8, "void": 4}),
+        "queued Earth is not spent yet"
+    );
+    assert_eq!(snapshot["seals"]["bob"], serde_json::json!({"positions": 0, "elements": []}));
+    let round = &snapshot["rounds"][0];
+    let spell = &round["spells"]["alice"];
+    assert_eq!(spell["tokens"], serde_json::json!(["surge", "fire", "wind"]));
+    assert_eq!(spell["level"], 2);
+    assert_eq!(spell["attribute"], serde_json::json!([]));
+    assert_eq!(spell["power"], 6);
+    assert_eq!(spell["countered"], false);
+    assert_eq!(spell["checks"], serde_json::json!([{"roll": 5, "need": 4, "passed": true}]));
+    assert_eq!(round["track_after"], 5);
+    assert_eq!(snapshot["track"], 5);
+    assert_eq!(round["seeds"], serde_json::json!([dice.seed()]));
+
+    let restored = Duel::restore(&snapshot).expect("restores");
+    assert_eq!(restored, duel);
+    assert_eq!(restored.snapshot(), snapshot);
+}
+
+#[test]
+fn the_table_refuses_a_public_cast_without_echoing_it() {
+    let mut table = DuelPlugin::default().open(&setup([None, None])).expect("opens");
+    let before = table.snapshot();
+    let action = Action {
+        actor: &alice(),
+        command: "cast surge fire thunderr",
+        typed: "!cast surge fire thunderr",
+        private: false,
+        now: T0,
+    };
+    let refusal = table.act(&action, &mut Dice::from_seed(1)).expect_err("public casts are refused");
+    let text = refusal.to_string();
+    assert!(text.contains("Don't reveal your spell"), "{text}");
+    assert!(!text.contains("fire") && !text.contains("surge"), "no token is echoed: {text}");
+    assert_eq!(table.snapshot(), before);
+}
+
+#[test]
+fn the_table_reveals_steps_to_all_and_queues_only_to_their_owner() {
+    let mut table = DuelPlugin::new(steady()).open(&setup([None, None])).expect("opens");
+    assert!(!table.opening().is_empty());
+    let act = |table: &mut Box<dyn Table>, who: &PlayerId, command: &str, private: bool| {
+        let typed = format!("!{command}");
+        let action = Action { actor: who, command, typed: &typed, private, now: T0 };
+        table.act(&action, &mut Dice::from_seed(5)).expect("accepted")
+    };
+    let acks = act(&mut table, &alice(), "cast surge fire wind end", true);
+    assert_eq!(acks.len(), 1);
+    assert_eq!(acks[0].to, Audience::Player(alice()));
+    assert!(acks[0].text.plain().contains("Fire"));
+
+    let public = act(&mut table, &bob(), "status", false);
+    assert!(public.iter().all(|a| a.to == Audience::Table));
+    assert!(public.iter().all(|a| !a.text.plain().contains("Fire")), "alice's queue stays hidden");
+    let private = act(&mut table, &alice(), "status", true);
+    assert!(private.iter().all(|a| a.to == Audience::Player(alice())));
+    assert!(private.iter().any(|a| a.text.plain().contains("Fire")), "alice sees her own queue");
+
+    let reveal = act(&mut table, &bob(), "cast surge water end", true);
+    let lines: Vec<String> =
+        reveal.iter().filter(|a| a.to == Audience::Table).map(|a| a.text.plain()).collect();
+    assert!(lines.iter().any(|l| l.starts_with("Round 1, step 1: alice 🔥Fire · bob 💧Water")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.contains("Round 1 settles")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.contains("Round 2 begins")), "{lines:#?}");
+}
+
+#[test]
+fn lobby_lists_the_wizards_with_pools_and_favours() {
+    let plugin = DuelPlugin::default();
+    let text = plugin.lobby("wizards").expect("the Duel answers !wizards").plain();
+    assert!(text.contains("Apprentice") && text.contains("Pyromancer") && text.contains("+3"), "{text}");
+    assert!(plugin.lobby("games").is_none());
+}

@@ -1,0 +1,480 @@
+//! Thaum commands as typed values, and the parser from chat text (without the prefix).
+//!
+//! Words are case-insensitive; `gather power` and `blood magic` may be typed as two words,
+//! and every alias in [`super::COMMANDS`] is accepted. Thaums are `fire water earth air`
+//! (also 火 水 土 风). A first word that is no Thaum command is
+//! [`ParseError::UnknownCommand`], so the router can suggest across every game; any other
+//! error says exactly what was wrong and shows the usage to type instead. Player names are
+//! kept as typed: the engine resolves them against the table's players.
+
+use crate::ids::PlayerId;
+use crate::plugin::CommandHelp;
+use crate::words::{self, Adjustment, AmountError};
+
+use super::COMMANDS;
+use super::state::Thaum;
+
+/// A command word, in the order of [`COMMANDS`] (which holds each one's help).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verb {
+    /// `join`
+    Join,
+    /// `gather`
+    Gather,
+    /// `blood`
+    Blood,
+    /// `alchemy`
+    Alchemy,
+    /// `bend`
+    Bend,
+    /// `summon`
+    Summon,
+    /// `tornado`
+    Tornado,
+    /// `status`
+    Status,
+    /// `phase`
+    Phase,
+    /// `instability`
+    Instability,
+    /// `coins`
+    Coins,
+    /// `add`
+    Add,
+    /// `stop`
+    Stop,
+}
+
+impl Verb {
+    /// Every verb, in help order.
+    pub const ALL: [Verb; 13] = [
+        Verb::Join,
+        Verb::Gather,
+        Verb::Blood,
+        Verb::Alchemy,
+        Verb::Bend,
+        Verb::Summon,
+        Verb::Tornado,
+        Verb::Status,
+        Verb::Phase,
+        Verb::Instability,
+        Verb::Coins,
+        Verb::Add,
+        Verb::Stop,
+    ];
+
+    /// This command's help entry.
+    pub fn help(self) -> &'static CommandHelp {
+        &COMMANDS[self as usize]
+    }
+
+    /// The command word (`gather`).
+    pub fn name(self) -> &'static str {
+        self.help().name
+    }
+
+    /// The verb a (lower-case) word names, by name or alias.
+    pub fn from_word(word: &str) -> Option<Verb> {
+        Verb::ALL.into_iter().find(|v| v.name() == word || v.help().aliases.contains(&word))
+    }
+
+    /// True for the commands only a game master may use.
+    pub fn game_master_only(self) -> bool {
+        matches!(self, Verb::Phase | Verb::Instability | Verb::Coins | Verb::Add | Verb::Stop)
+    }
+
+    /// The second word of a two-word name (`gather power`), skipped when typed.
+    fn second_word(self) -> Option<&'static str> {
+        match self {
+            Verb::Gather => Some("power"),
+            Verb::Blood => Some("magic"),
+            _ => None,
+        }
+    }
+
+    /// What the command's arguments are, in words.
+    fn needs(self) -> &'static str {
+        match self {
+            Verb::Join | Verb::Stop => "nothing after it",
+            Verb::Gather => "a Mana amount and a Thaum",
+            Verb::Blood => "an amount and a Thaum",
+            Verb::Alchemy => "a Mana amount and two different Thaums",
+            Verb::Bend => "a Mana amount and a defending player (you may name yourself)",
+            Verb::Summon | Verb::Tornado => "a Mana amount and another player",
+            Verb::Status => "at most one player",
+            Verb::Phase => "the word `next`",
+            Verb::Instability => "a number: `n` sets it, `+n` adds, `-n` takes away",
+            Verb::Coins => "a player and a number: `n` sets, `+n` grants, `-n` revokes",
+            Verb::Add => "one player",
+        }
+    }
+
+    /// A complete example, with the default prefix (`!gather 2 fire`).
+    pub fn example(self) -> &'static str {
+        match self {
+            Verb::Join => "!join",
+            Verb::Gather => "!gather 2 fire",
+            Verb::Blood => "!blood 3 water",
+            Verb::Alchemy => "!alchemy 1 fire air",
+            Verb::Bend => "!bend 1 bob",
+            Verb::Summon => "!summon 0 bob",
+            Verb::Tornado => "!tornado 2 bob",
+            Verb::Status => "!status bob",
+            Verb::Phase => "!phase next",
+            Verb::Instability => "!instability +1",
+            Verb::Coins => "!coins bob +5",
+            Verb::Add => "!add bob",
+            Verb::Stop => "!stop",
+        }
+    }
+
+    /// "type `!gather <mana> <thaum>`, e.g. `!gather 2 fire`."
+    pub fn usage_hint(self) -> String {
+        let help = self.help();
+        let typed = if help.usage.is_empty() {
+            format!("!{}", help.name)
+        } else {
+            format!("!{} {}", help.name, help.usage)
+        };
+        if typed == self.example() {
+            format!("type just `{typed}`.")
+        } else {
+            format!("type `{typed}`, e.g. `{}`.", self.example())
+        }
+    }
+}
+
+/// A Thaum command, parsed and typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThaumCommand {
+    /// `!join` (RULES T-4).
+    Join,
+    /// `!gather <mana> <thaum>`: Gather Power.
+    Gather {
+        /// Mana to spend.
+        mana: u32,
+        /// The Thaum to raise.
+        thaum: Thaum,
+    },
+    /// `!blood <amount> <thaum>`: Blood Magic (RULES T-5).
+    Blood {
+        /// How far to lower the Thaum.
+        amount: u32,
+        /// The Thaum to lower.
+        thaum: Thaum,
+    },
+    /// `!alchemy <mana> <thaum> <thaum>`.
+    Alchemy {
+        /// Mana to spend.
+        mana: u32,
+        /// The first Thaum.
+        first: Thaum,
+        /// The second Thaum (must differ from the first).
+        second: Thaum,
+    },
+    /// `!bend <mana> <player>`: Bending (RULES T-6).
+    Bend {
+        /// Mana to spend.
+        mana: u32,
+        /// The defending player as typed (may be the caster).
+        defender: PlayerId,
+    },
+    /// `!summon <mana> <player>`: Summoning (RULES T-7).
+    Summon {
+        /// Mana to spend.
+        mana: u32,
+        /// The other player as typed.
+        partner: PlayerId,
+    },
+    /// `!tornado <mana> <player>`: Tornado (RULES T-8, T-10).
+    Tornado {
+        /// Mana to spend: the number of repetitions.
+        mana: u32,
+        /// The other player as typed.
+        target: PlayerId,
+    },
+    /// `!status [player]`.
+    Status {
+        /// Whose sheet (`table` or `all` for the whole table), if named.
+        player: Option<PlayerId>,
+    },
+    /// `!phase next` (game master; RULES T-2).
+    PhaseNext,
+    /// `!instability <n|+n|-n>` (game master; RULES T-3).
+    Instability(Adjustment),
+    /// `!coins <player> <n|+n|-n>` (game master).
+    Coins {
+        /// The player as typed.
+        player: PlayerId,
+        /// Set, grant or revoke.
+        change: Adjustment,
+    },
+    /// `!add <player>` (game master; RULES T-4).
+    Add {
+        /// The new player's name.
+        player: PlayerId,
+    },
+    /// `!stop` (game master): ends the table.
+    Stop,
+}
+
+impl ThaumCommand {
+    /// The command word this command was typed with.
+    pub fn verb(&self) -> Verb {
+        match self {
+            ThaumCommand::Join => Verb::Join,
+            ThaumCommand::Gather { .. } => Verb::Gather,
+            ThaumCommand::Blood { .. } => Verb::Blood,
+            ThaumCommand::Alchemy { .. } => Verb::Alchemy,
+            ThaumCommand::Bend { .. } => Verb::Bend,
+            ThaumCommand::Summon { .. } => Verb::Summon,
+            ThaumCommand::Tornado { .. } => Verb::Tornado,
+            ThaumCommand::Status { .. } => Verb::Status,
+            ThaumCommand::PhaseNext => Verb::Phase,
+            ThaumCommand::Instability(_) => Verb::Instability,
+            ThaumCommand::Coins { .. } => Verb::Coins,
+            ThaumCommand::Add { .. } => Verb::Add,
+            ThaumCommand::Stop => Verb::Stop,
+        }
+    }
+
+    /// True for a question that changes nothing (`!status`): not kept in the history.
+    pub fn is_query(&self) -> bool {
+        matches!(self, ThaumCommand::Status { .. })
+    }
+}
+
+/// Why a command could not be read. Each message says what to type instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// The first word is no Thaum command (the router suggests one across all games).
+    #[error("`{0}` is not a Thaum command")]
+    UnknownCommand(String),
+    /// Arguments are missing; `missing` names the first one when some were given.
+    #[error("`!{}` needs {}{}: {}", .verb.name(), .verb.needs(),
+        .missing.map(|m| format!(" (the {m} is missing)")).unwrap_or_default(), .verb.usage_hint())]
+    Missing {
+        /// The command.
+        verb: Verb,
+        /// The first missing argument, when at least one was given.
+        missing: Option<&'static str>,
+    },
+    /// Words were left over after the last argument.
+    #[error("`!{}` takes {}, but `{extra}` is left over: {}", .verb.name(), .verb.needs(), .verb.usage_hint())]
+    Extra {
+        /// The command.
+        verb: Verb,
+        /// The words left over, as typed.
+        extra: String,
+    },
+    /// A number could not be read.
+    #[error("`!{}`: the {what} {error}: {}", .verb.name(), .verb.usage_hint())]
+    BadAmount {
+        /// The command.
+        verb: Verb,
+        /// Which argument (`Mana amount`).
+        what: &'static str,
+        /// What was wrong with it, with the word as typed.
+        error: AmountError,
+    },
+    /// A word is no Thaum.
+    #[error("`!{}`: `{word}` is not a Thaum{}; the Thaums are fire, water, earth and air: {}",
+        .verb.name(), .suggestion.map(|t| format!(" (did you mean `{}`?)", t.key())).unwrap_or_default(),
+        .verb.usage_hint())]
+    UnknownThaum {
+        /// The command.
+        verb: Verb,
+        /// The word as typed.
+        word: String,
+        /// The nearest Thaum, if the word looks like a typo of one.
+        suggestion: Option<Thaum>,
+    },
+    /// A fixed word was expected (`!phase next`).
+    #[error("`!{}` takes {}, not `{word}`: {}", .verb.name(), .verb.needs(), .verb.usage_hint())]
+    Expected {
+        /// The command.
+        verb: Verb,
+        /// The word as typed.
+        word: String,
+    },
+}
+
+/// The Thaum a word names: `fire water earth air` in any case, or 火 水 土 风.
+pub fn thaum_from_word(word: &str) -> Option<Thaum> {
+    let lower = word.to_lowercase();
+    Thaum::ALL.into_iter().find(|t| t.key() == lower).or(match lower.as_str() {
+        "火" => Some(Thaum::Fire),
+        "水" => Some(Thaum::Water),
+        "土" => Some(Thaum::Earth),
+        "风" | "風" => Some(Thaum::Air),
+        _ => None,
+    })
+}
+
+/// Reads a Thaum command (without the prefix), e.g. `gather 3 fire`.
+pub fn parse(command: &str) -> Result<ThaumCommand, ParseError> {
+    let (head, words) = words::split(command);
+    let Some(verb) = Verb::from_word(&head) else {
+        return Err(ParseError::UnknownCommand(head));
+    };
+    let mut rest = words.as_slice();
+    if let (Some(second), Some(first)) = (verb.second_word(), rest.first())
+        && first.eq_ignore_ascii_case(second)
+    {
+        rest = &rest[1..];
+    }
+    let mut args = Args { verb, words: rest, taken: 0 };
+    let command = match verb {
+        Verb::Join => ThaumCommand::Join,
+        Verb::Gather => {
+            ThaumCommand::Gather { mana: args.amount("Mana amount")?, thaum: args.thaum()? }
+        }
+        Verb::Blood => ThaumCommand::Blood { amount: args.amount("amount")?, thaum: args.thaum()? },
+        Verb::Alchemy => ThaumCommand::Alchemy {
+            mana: args.amount("Mana amount")?,
+            first: args.thaum()?,
+            second: args.thaum()?,
+        },
+        Verb::Bend => {
+            ThaumCommand::Bend { mana: args.amount("Mana amount")?, defender: args.player()? }
+        }
+        Verb::Summon => {
+            ThaumCommand::Summon { mana: args.amount("Mana amount")?, partner: args.player()? }
+        }
+        Verb::Tornado => {
+            ThaumCommand::Tornado { mana: args.amount("Mana amount")?, target: args.player()? }
+        }
+        Verb::Status => ThaumCommand::Status { player: args.optional_player() },
+        Verb::Phase => {
+            let word = args.next("word `next`")?;
+            if !word.eq_ignore_ascii_case("next") {
+                return Err(ParseError::Expected { verb, word: word.to_owned() });
+            }
+            ThaumCommand::PhaseNext
+        }
+        Verb::Instability => ThaumCommand::Instability(args.adjustment()?),
+        Verb::Coins => ThaumCommand::Coins { player: args.player()?, change: args.adjustment()? },
+        Verb::Add => ThaumCommand::Add { player: args.player()? },
+        Verb::Stop => ThaumCommand::Stop,
+    };
+    args.finish()?;
+    Ok(command)
+}
+
+/// The arguments after the command word, read left to right.
+struct Args<'a> {
+    verb: Verb,
+    words: &'a [&'a str],
+    taken: usize,
+}
+
+impl<'a> Args<'a> {
+    fn next(&mut self, what: &'static str) -> Result<&'a str, ParseError> {
+        let Some((first, rest)) = self.words.split_first() else {
+            let missing = (self.taken > 0).then_some(what);
+            return Err(ParseError::Missing { verb: self.verb, missing });
+        };
+        self.words = rest;
+        self.taken += 1;
+        Ok(first)
+    }
+
+    fn amount(&mut self, what: &'static str) -> Result<u32, ParseError> {
+        let word = self.next(what)?;
+        words::amount(word).map_err(|error| ParseError::BadAmount { verb: self.verb, what, error })
+    }
+
+    fn adjustment(&mut self) -> Result<Adjustment, ParseError> {
+        let what = "number";
+        let word = self.next(what)?;
+        // `words::adjustment` reads the sign, then an amount that may carry its own `+`:
+        // one sign is enough, so `++2` and `-+2` are not numbers.
+        let unsigned = word.strip_prefix(['+', '-']).unwrap_or(word);
+        if unsigned.starts_with(['+', '-']) {
+            let error = AmountError::NotANumber(word.to_owned());
+            return Err(ParseError::BadAmount { verb: self.verb, what, error });
+        }
+        words::adjustment(word).map_err(|error| ParseError::BadAmount {
+            verb: self.verb,
+            what,
+            error: reword(word, error),
+        })
+    }
+
+    fn thaum(&mut self) -> Result<Thaum, ParseError> {
+        let word = self.next("Thaum")?;
+        thaum_from_word(word).ok_or_else(|| ParseError::UnknownThaum {
+            verb: self.verb,
+            word: word.to_owned(),
+            suggestion: words::nearest(word, Thaum::ALL.map(Thaum::key)).and_then(thaum_from_word),
+        })
+    }
+
+    fn player(&mut self) -> Result<PlayerId, ParseError> {
+        self.next("player").map(PlayerId::new)
+    }
+
+    fn optional_player(&mut self) -> Option<PlayerId> {
+        self.next("player").ok().map(PlayerId::new)
+    }
+
+    fn finish(self) -> Result<(), ParseError> {
+        if self.words.is_empty() {
+            Ok(())
+        } else {
+            Err(ParseError::Extra { verb: self.verb, extra: self.words.join(" ") })
+        }
+    }
+}
+
+/// An adjustment's error names the word without its sign; name the whole word instead
+/// (`+x`, not `x`), and call `--2` what it is: not a number.
+fn reword(word: &str, error: AmountError) -> AmountError {
+    match error {
+        AmountError::TooLarge { max, .. } => AmountError::TooLarge { word: word.to_owned(), max },
+        AmountError::NotANumber(_) | AmountError::Negative(_) => {
+            AmountError::NotANumber(word.to_owned())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbs_and_help_entries_line_up() {
+        assert_eq!(COMMANDS.len(), Verb::ALL.len());
+        for (i, verb) in Verb::ALL.into_iter().enumerate() {
+            assert_eq!(verb as usize, i);
+            assert_eq!(Verb::from_word(verb.name()), Some(verb));
+            for alias in verb.help().aliases {
+                assert_eq!(Verb::from_word(alias), Some(verb), "alias {alias}");
+            }
+            // Every example parses to this verb.
+            let example = verb.example().trim_start_matches('!');
+            assert_eq!(parse(example).map(|c| c.verb()), Ok(verb), "{example}");
+        }
+    }
+
+    #[test]
+    fn the_brief_example_message_reads_as_written() {
+        assert_eq!(
+            parse("gather").map_err(|e| e.to_string()),
+            Err("`!gather` needs a Mana amount and a Thaum: type `!gather <mana> <fire|water|earth|air>`, \
+                 e.g. `!gather 2 fire`."
+                .to_owned())
+        );
+    }
+
+    #[test]
+    fn two_word_names_and_case_are_accepted() {
+        let gather = ThaumCommand::Gather { mana: 3, thaum: Thaum::Fire };
+        assert_eq!(parse("Gather Power 3 FIRE"), Ok(gather.clone()));
+        assert_eq!(parse("gatherpower 3 火"), Ok(gather));
+        assert_eq!(
+            parse("BLOOD magic 2 water"),
+            Ok(ThaumCommand::Blood { amount: 2, thaum: Thaum::Water })
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! Why the Thaum engine refused a command. Each variant keeps the input that was wrong,
+//! and its message says what was wrong, names the rule (RULES.md id) where one applies,
+//! and says what to type instead. Text in backticks is rendered as code, and `!` there
+//! stands for the table's command prefix. A refused command changes nothing.
+
+use crate::ids::PlayerId;
+
+use super::command::Verb;
+use super::state::Thaum;
+
+/// The engine's result.
+pub type Result<T, E = ThaumError> = std::result::Result<T, E>;
+
+/// Why a command was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ThaumError {
+    /// The table was stopped; only `!status` still answers.
+    #[error("this Thaum table was stopped by its game master: open a new one with `!new thaum`.")]
+    TableStopped,
+    /// The actor has not joined.
+    #[error("you are not playing Thaum here yet: type `!join` first.")]
+    NotAPlayer {
+        /// The actor.
+        player: PlayerId,
+    },
+    /// `!join` by a player.
+    #[error("you already play Thaum here (T-4): type `!status` to see your sheet.")]
+    AlreadyJoined {
+        /// The actor.
+        player: PlayerId,
+    },
+    /// `!add` of a player who plays already.
+    #[error(
+        "this table already has {player} as a player (T-4): type `!status {player}` to see their sheet."
+    )]
+    AlreadyPlaying {
+        /// The player as registered.
+        player: PlayerId,
+    },
+    /// `!add` of a name that cannot be a player.
+    #[error("`{typed}` cannot be a player's name: type `!add <player>`, e.g. `!add bob`.")]
+    BadName {
+        /// The name as typed.
+        typed: String,
+    },
+    /// A named player is not at the table.
+    #[error("`{typed}` is not a player at this table{}; the players are {}: type `!{} {}` with one of those names.",
+        .suggestion.as_ref().map(|p| format!(" (did you mean `{p}`?)")).unwrap_or_default(),
+        list(.players), .verb.name(), .verb.help().usage)]
+    UnknownPlayer {
+        /// The name as typed.
+        typed: String,
+        /// The nearest player's name, if the typed one looks like a typo of it.
+        suggestion: Option<PlayerId>,
+        /// Every player.
+        players: Vec<PlayerId>,
+        /// The command it was typed in.
+        verb: Verb,
+    },
+    /// A game-master command from someone else.
+    #[error("only a game master can use `!{}`; the game masters here are {}.", .verb.name(), list(.game_masters))]
+    NotGameMaster {
+        /// The actor.
+        player: PlayerId,
+        /// The command.
+        verb: Verb,
+        /// Who may use it.
+        game_masters: Vec<PlayerId>,
+    },
+    /// Spending more Mana than held (RULES T-9).
+    #[error("you hold {held} Mana, so you cannot spend {wanted} (T-9): spend at most {held}, e.g. `{}`.",
+        example_with(*.verb, *.held))]
+    NotEnoughMana {
+        /// The command.
+        verb: Verb,
+        /// Mana held.
+        held: u32,
+        /// Mana asked to spend.
+        wanted: u32,
+    },
+    /// Blood Magic a second time in a phase.
+    #[error(
+        "Blood Magic is once per phase (T-1) and you have cast it in this phase: \
+             cast it again when the next phase begins."
+    )]
+    BloodMagicUsed,
+    /// Tornado a second time in a phase.
+    #[error(
+        "Tornado is once per phase (T-1) and you have cast it in this phase: \
+             cast it again when the next phase begins."
+    )]
+    TornadoUsed,
+    /// Alchemy on one Thaum twice.
+    #[error("Alchemy needs two different Thaums, not {thaum} twice: type e.g. `!alchemy {mana} {} {}`.",
+        .thaum.key(), other(*.thaum).key())]
+    SameThaum {
+        /// The Thaum named twice.
+        thaum: Thaum,
+        /// The Mana typed.
+        mana: u32,
+    },
+    /// Summoning or Tornado aimed at the caster.
+    #[error("{} needs another player, not yourself: type `!{} <mana> <player>` with another player's name.",
+        spell_name(*.verb), .verb.name())]
+    SelfTarget {
+        /// The command.
+        verb: Verb,
+    },
+}
+
+/// "alice, bob and carol".
+pub(crate) fn list(players: &[PlayerId]) -> String {
+    match players {
+        [] => "nobody".to_owned(),
+        [one] => one.to_string(),
+        [init @ .., last] => {
+            let init: Vec<&str> = init.iter().map(PlayerId::as_str).collect();
+            format!("{} and {last}", init.join(", "))
+        }
+    }
+}
+
+/// The verb's example with its first number replaced by `amount`.
+fn example_with(verb: Verb, amount: u32) -> String {
+    let mut words: Vec<String> = verb.example().split(' ').map(str::to_owned).collect();
+    if let Some(word) = words.iter_mut().find(|w| w.parse::<u32>().is_ok()) {
+        *word = amount.to_string();
+    }
+    words.join(" ")
+}
+
+fn other(thaum: Thaum) -> Thaum {
+    if thaum == Thaum::Air { Thaum::Fire } else { Thaum::Air }
+}
+
+fn spell_name(verb: Verb) -> &'static str {
+    match verb {
+        Verb::Summon => "Summoning",
+        Verb::Tornado => "Tornado",
+        Verb::Bend => "Bending",
+        _ => "This spell",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_read_as_english() {
+        let names = |n: &[&str]| n.iter().map(|s| PlayerId::new(*s)).collect::<Vec<_>>();
+        assert_eq!(list(&names(&[])), "nobody");
+        assert_eq!(list(&names(&["alice"])), "alice");
+        assert_eq!(list(&names(&["alice", "bob", "carol"])), "alice, bob and carol");
+    }
+
+    #[test]
+    fn mana_errors_say_what_is_held_and_show_an_example() {
+        let err = ThaumError::NotEnoughMana { verb: Verb::Gather, held: 2, wanted: 5 };
+        assert_eq!(
+            err.to_string(),
+            "you hold 2 Mana, so you cannot spend 5 (T-9): spend at most 2, e.g. `!gather 2 fire`."
+        );
+    }
+}

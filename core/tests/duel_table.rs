@@ -1,0 +1,106 @@
+//! The Duel through the `Table` API, as the router drives it: a scripted game whose
+//! every announcement is checked for privacy (queues never reach the table) and whose
+//! snapshot survives a restore at every point.
+
+use spellbridge_core::games::duel::{DuelOptions, DuelPlugin};
+use spellbridge_core::{
+    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Seat, TableSetup, Timestamp,
+};
+
+const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+fn line(a: &Announcement) -> String {
+    match &a.to {
+        Audience::Table => format!("[room] {}", a.text.plain()),
+        Audience::Player(p) => format!("[dm:{p}] {}", a.text.plain()),
+    }
+}
+
+#[test]
+fn a_scripted_duel_plays_to_the_end() {
+    let plugin = DuelPlugin::new(DuelOptions::default());
+    let setup = TableSetup {
+        room: "#duel".into(),
+        seats: vec![
+            Seat { player: PlayerId::new("alice"), choice: Some("pyromancer".into()) },
+            Seat { player: PlayerId::new("bob"), choice: None },
+        ],
+        now: T0,
+    };
+    let mut table = plugin.open(&setup).expect("opens");
+    let mut transcript: Vec<String> = table.opening().iter().map(line).collect();
+    let script: &[(&str, bool, &str)] = &[
+        ("alice", true, "cast surge fire fire end"),
+        ("bob", false, "status"),
+        ("bob", true, "cast counter water"),
+        ("bob", true, "cast thunder end"),
+        ("alice", true, "cast focus wind water void thunder"),
+        ("bob", true, "cast overspeed fire wind water end"),
+        ("alice", true, "cast end"),
+        ("alice", true, "status"),
+        ("bob", false, "concede"),
+    ];
+    for (sequence, (who, private, command)) in script.iter().enumerate() {
+        let who = PlayerId::new(*who);
+        let typed = format!("!{command}");
+        let action = Action { actor: &who, command, typed: &typed, private: *private, now: T0.plus(60) };
+        let mut dice = Dice::for_action(7, sequence as u64);
+        transcript.push(format!("> {who}{}: {typed}", if *private { " (dm)" } else { "" }));
+        match table.act(&action, &mut dice) {
+            Ok(announcements) => transcript.extend(announcements.iter().map(line)),
+            Err(refusal) => transcript.push(format!("refused: {refusal}")),
+        }
+        let restored = plugin.restore(&table.snapshot()).expect("restores");
+        assert_eq!(restored.snapshot(), table.snapshot());
+    }
+    let text = transcript.join("\n");
+    println!("{text}");
+    assert!(table.is_finished());
+    assert!(text.contains("alice") && text.contains("wins"));
+    // Tokens queued but not yet revealed never reach the room before their step.
+    let first_status = transcript.iter().position(|l| l.starts_with("> bob: !status")).expect("status");
+    assert!(
+        !transcript[first_status + 1..first_status + 4]
+            .iter()
+            .any(|l| l.starts_with("[room]") && l.contains("Fire"))
+    );
+}
+
+#[test]
+fn timeouts_seals_voids_and_favours_are_announced() {
+    let plugin = DuelPlugin::new(DuelOptions { concentration: vec![1], ..DuelOptions::default() });
+    let setup = TableSetup {
+        room: "#duel".into(),
+        seats: vec![
+            Seat { player: PlayerId::new("alice"), choice: Some("Pyromancer".into()) },
+            Seat { player: PlayerId::new("bob"), choice: Some("geomancer".into()) },
+        ],
+        now: T0,
+    };
+    let mut table = plugin.open(&setup).expect("opens");
+    let mut transcript = Vec::new();
+    let act = |table: &mut Box<dyn spellbridge_core::Table>,
+               who: &str,
+               command: &str,
+               transcript: &mut Vec<String>| {
+        let who = PlayerId::new(who);
+        let typed = format!("!{command}");
+        let action = Action { actor: &who, command, typed: &typed, private: true, now: T0 };
+        match table.act(&action, &mut Dice::from_seed(11)) {
+            Ok(out) => transcript.extend(out.iter().map(line)),
+            Err(refusal) => transcript.push(format!("refused: {refusal}")),
+        }
+    };
+    act(&mut table, "alice", "cast surge fire fire void end", &mut transcript);
+    act(&mut table, "bob", "cast focus earth earth", &mut transcript);
+    // bob goes quiet: step 3 times out (End for bob, after alice's Void).
+    let at = table.next_timer().expect("a step waits");
+    transcript.extend(table.fire_timer(at, &mut Dice::from_seed(12)).iter().map(line));
+    act(&mut table, "bob", "cast surge thunder", &mut transcript);
+    let text = transcript.join("\n");
+    println!("{text}");
+    assert!(text.contains("timed out, RULES D-9"), "{text}");
+    assert!(text.contains("favour 3"), "{text}");
+    assert!(text.contains("Seals next round"), "{text}");
+    assert!(text.contains("refused: ") && text.contains("sealed"), "{text}");
+}
