@@ -127,6 +127,12 @@ pub trait Table: Send + std::fmt::Debug {
     /// Parses and applies a command. On `Err` the table is unchanged.
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal>;
 
+    /// True when `command` only asks (`status`): acting on it changes nothing, so the
+    /// caller need not journal it.
+    fn is_query(&self, _command: &str) -> bool {
+        false
+    }
+
     /// The next moment a timer is due, if any.
     fn next_timer(&self) -> Option<Timestamp>;
 

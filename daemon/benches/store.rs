@@ -33,7 +33,7 @@ fn setup(rooms: usize, durability: Durability) -> (tempfile::TempDir, Store, Rou
     for room in 0..rooms {
         id += 1;
         let outbound = router.handle(&say(room, "!new thaum", id), Timestamp::CONSOLE_EPOCH);
-        steps.push(Step { message: None, records: router.take_journal(), outbound });
+        steps.push(Step { records: router.take_journal(), outbound, ..Step::default() });
         if steps.len() == 500 {
             store.commit(&router, &steps).expect("commit");
             steps.clear();
@@ -47,7 +47,7 @@ fn handle(router: &mut Router, room: usize, id: u64) -> Step {
     let inbound = say(room, "!coins alice +1", id);
     let outbound = router.handle(&inbound, Timestamp::CONSOLE_EPOCH);
     let message = Some(MessageKey { network: inbound.network.clone(), id: id.to_string() });
-    Step { message, records: router.take_journal(), outbound }
+    Step { message, records: router.take_journal(), outbound, ..Step::default() }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

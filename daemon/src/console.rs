@@ -30,6 +30,8 @@ use crate::store::{Durability, MessageKey, OpenMode, Step, Store};
 pub const CONSOLE_ROOM: &str = "console";
 /// The console's network name.
 pub const CONSOLE_NETWORK: &str = "console";
+/// Where a console with a store keeps its virtual clock, so a later run goes on from it.
+const CLOCK_KEY: &str = "console.clock";
 
 /// One line of a console script, read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,6 +122,10 @@ impl Console {
         let mut console = Console::new(seed);
         let store = Store::open(path, OpenMode::CreateIfMissing, Durability::Full)?;
         console.router = store.load(Registry::standard(), console.options.clone())?;
+        if let Some(clock) = store.meta(CLOCK_KEY)? {
+            let seconds = clock.parse().with_context(|| format!("{}: the stored console clock `{clock}` is not a number", path.display()))?;
+            console.now = Timestamp(seconds);
+        }
         console.store = Some(store);
         Ok(console)
     }
@@ -192,7 +198,8 @@ impl Console {
         inbound: Option<&Inbound>,
     ) -> Vec<String> {
         let Some(store) = self.store.as_mut() else { return Vec::new() };
-        let step = Step { message, records: self.router.take_journal(), outbound };
+        let meta = vec![(CLOCK_KEY.to_owned(), self.now.0.to_string())];
+        let step = Step { message, records: self.router.take_journal(), outbound, meta };
         match store.commit(&self.router, std::slice::from_ref(&step)) {
             Ok(queued) => {
                 let mut printed = Vec::new();

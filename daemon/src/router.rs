@@ -573,7 +573,10 @@ impl Router {
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new() };
         let action = Action { actor: sender, command, typed, private: inbound.private, now };
         let mut dice = Dice::for_action(seating.seed, seating.sequence);
+        let query = seating.table.is_query(command);
         match seating.table.act(&action, &mut dice) {
+            // A question changes nothing: answer it without journaling it.
+            Ok(announcements) if query => self.deliver(index, announcements),
             Ok(announcements) => {
                 let entry = Entry::Acted {
                     table: index,

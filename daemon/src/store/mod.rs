@@ -134,6 +134,8 @@ pub struct Step {
     pub records: Vec<Record>,
     /// Everything to send because of it (replies and announcements).
     pub outbound: Vec<Outbound>,
+    /// Named values to keep with it (see [`Store::meta`]).
+    pub meta: Vec<(String, String)>,
 }
 
 /// An outbound message waiting in the outbox.
@@ -230,6 +232,9 @@ impl Store {
             let mut outbox = transaction
                 .prepare_cached("INSERT INTO outbox (network, destination, text) VALUES (?1, ?2, ?3)")
                 .map_err(fail)?;
+            let mut meta = transaction
+                .prepare_cached("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                .map_err(fail)?;
             for step in steps {
                 if let Some(key) = &step.message {
                     seen.execute(params![key.network.as_str(), key.id]).map_err(fail)?;
@@ -254,6 +259,9 @@ impl Store {
                             to_json(&events),
                         ])
                         .map_err(fail)?;
+                }
+                for (key, value) in &step.meta {
+                    meta.execute(params![key, value]).map_err(fail)?;
                 }
                 for message in &step.outbound {
                     outbox
@@ -327,6 +335,14 @@ impl Store {
                 serde_json::from_str(text).map_err(|e| StoreError::BadRow { path: self.path.clone(), detail: format!("journal entry: {e}") })
             })
             .collect()
+    }
+
+    /// A named value kept with the games, if set.
+    pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.connection
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0))
+            .optional()
+            .map_err(|e| self.error(e))
     }
 
     /// Every message still waiting in the outbox, oldest first.

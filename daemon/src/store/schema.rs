@@ -10,6 +10,7 @@ use rusqlite::Connection;
 pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_journal.sql"),
     include_str!("migrations/0002_outbox.sql"),
+    include_str!("migrations/0003_meta.sql"),
 ];
 
 /// The schema version this build writes.

@@ -46,9 +46,9 @@ fn each_earlier_schema_version_is_migrated() {
         }
         let store = open(&path).unwrap_or_else(|e| panic!("version {version} migrates: {e}"));
         assert_eq!(schema::version(store.connection()).expect("version"), schema::current_version());
-        // The migrated schema works: the outbox (version 2) takes a message.
+        // The migrated schema works: the outbox (version 2) and meta (version 3) take rows.
         let mut store = store;
-        let step = Step { outbound: vec![message(1)], ..Step::default() };
+        let step = Step { outbound: vec![message(1)], meta: vec![("k".into(), "v".into())], ..Step::default() };
         store.commit(&router(), &[step]).expect("commit on a migrated database");
     }
 }

@@ -193,6 +193,10 @@ impl Table for DuelTable {
         render::opening(&self.duel)
     }
 
+    fn is_query(&self, command: &str) -> bool {
+        command::parse(command) == Ok(DuelCommand::Status)
+    }
+
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal> {
         // A cast in a room is refused before its tokens are read, so no reply echoes them.
         let (head, _) = words::split(action.command);

@@ -285,6 +285,10 @@ impl Table for ThaumTable {
         vec![Announcement::table(self.welcome())]
     }
 
+    fn is_query(&self, command: &str) -> bool {
+        parse(command).is_ok_and(|c| c.is_query())
+    }
+
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal> {
         let prefix = prefix_of(action);
         let command = command::parse(action.command).map_err(|e| match e {

@@ -1,0 +1,251 @@
+//! The store under real use: games split over console runs, redelivered messages, a
+//! store that fails mid-game, and `spellbridge` processes killed with SIGKILL at random
+//! points (RULES T-10: `verify` must still replay every table exactly).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use spellbridge::console::{Console, play, run_script};
+
+const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
+
+/// Plays `script` through a console on the database at `db`; returns what it printed.
+fn run_with_db(db: &Path, seed: u64, script: &str) -> (String, Value) {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let mut console = Console::with_store(seed, db).expect("console opens its database");
+    let (mut out, mut errors) = (Vec::new(), Vec::new());
+    runtime.block_on(play(&mut console, script.as_bytes(), &mut out, &mut errors)).expect("plays");
+    assert!(errors.is_empty(), "script errors: {}", String::from_utf8_lossy(&errors));
+    (String::from_utf8(out).expect("utf-8"), console.snapshot())
+}
+
+fn coins(state: &Value, player: &str) -> u64 {
+    state["tables"][0]["state"]["players"][player]["coins"].as_u64().unwrap_or(0)
+}
+
+const SPLIT_GAME: &str = "\
+alice: !new thaum
+bob: !join
+alice: !gather 1 fire
+#clock +3d
+bob: !gather 2 water
+alice: !bend 1 bob
+---
+#clock +2d
+bob: !blood 3 water
+alice: !tornado 1 bob
+alice: !stop
+carol: !duel dave
+dave: !accept
+carol (dm): !cast surge fire wind end
+dave (dm): !cast focus water thunder end
+#clock +10m
+carol (dm): !cast counter
+";
+
+#[test]
+fn a_game_split_over_two_console_runs_ends_as_one_run_does() {
+    let (first, second) = SPLIT_GAME.split_once("---\n").expect("a split point");
+    let (_, whole) = run_script(&SPLIT_GAME.replace("---\n", ""), 5).expect("one run");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("games.db");
+    run_with_db(&db, 5, first);
+    let (_, split) = run_with_db(&db, 5, second);
+    assert_eq!(split, whole);
+    assert!(whole["tables"].as_array().is_some_and(|t| t.len() == 2), "both tables are there: {whole}");
+}
+
+#[test]
+fn a_redelivered_message_changes_the_state_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("games.db");
+    let script = "@msgid=1 alice: !new thaum\n@msgid=2 alice: !coins alice +5\n@msgid=2 alice: !coins alice +5\n";
+    let (printed, state) = run_with_db(&db, 1, script);
+    assert_eq!(coins(&state, "alice"), 5, "{printed}");
+    assert_eq!(printed.matches("coins").count(), 1, "the repeat is not answered again: {printed}");
+    // Redelivered again after a restart: still once.
+    let (_, state) = run_with_db(&db, 1, "@msgid=2 alice: !coins alice +5\n");
+    assert_eq!(coins(&state, "alice"), 5);
+}
+
+#[test]
+fn a_failed_store_write_leaves_the_table_as_it_was_and_says_so() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("games.db");
+    run_with_db(&db, 1, "alice: !new thaum\nalice: !coins alice +1\n");
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let mut console = Console::with_store(1, &db).expect("opens");
+    let holder = rusqlite::Connection::open(&db).expect("sqlite opens");
+    holder.execute_batch("BEGIN EXCLUSIVE;").expect("lock the database");
+    let printed = runtime.block_on(console.feed("alice: !coins alice +1")).expect("a readable line");
+    assert!(printed.iter().any(|l| l.contains("was not taken")), "{printed:?}");
+    assert_eq!(coins(&console.snapshot(), "alice"), 1, "the move was undone");
+    holder.execute_batch("COMMIT;").expect("unlock");
+    let printed = runtime.block_on(console.feed("alice: !coins alice +1")).expect("a readable line");
+    assert!(printed.iter().any(|l| l.contains("1 → 2")), "{printed:?}");
+}
+
+/// A small deterministic generator for kill delays, so a failing trial can be re-run.
+struct KillPoints(u64);
+
+impl KillPoints {
+    fn next_millis(&mut self, below: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % below
+    }
+}
+
+/// One child run: feeds every line (a network redelivering from the start), kills it
+/// with SIGKILL after `delay` (if it is still running), and returns the coin balances
+/// it acknowledged.
+fn killed_run(db: &Path, lines: &[String], delay: Duration) -> Vec<u64> {
+    let mut child = Command::new(BIN)
+        .args(["console", "--seed", "3", "--db"])
+        .arg(db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spellbridge starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let input = lines.join("\n") + "\n";
+    let writer = std::thread::spawn(move || {
+        // The pipe breaks when the child is killed: that is expected.
+        let _ = stdin.write_all(input.as_bytes());
+        stdin
+    });
+    let reader = std::thread::spawn(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .filter_map(|line| {
+                let (_, after) = line.split_once("alice's coins: ")?;
+                after.split_once(" → ").and_then(|(_, b)| b.trim_end_matches('.').parse().ok())
+            })
+            .collect::<Vec<u64>>()
+    });
+    std::thread::sleep(delay);
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(writer.join());
+    reader.join().expect("reader")
+}
+
+fn committed(db: &Path) -> (u64, u64, u64) {
+    let connection = rusqlite::Connection::open(db).expect("sqlite opens");
+    let count = |sql: &str| connection.query_row(sql, [], |row| row.get::<_, i64>(0)).expect("count") as u64;
+    let applied = count("SELECT COUNT(*) FROM journal WHERE kind = 'acted' AND command LIKE '%!coins%'");
+    let duplicates = count(
+        "SELECT COUNT(*) FROM (SELECT message_id FROM journal WHERE message_id IS NOT NULL
+         GROUP BY network, message_id HAVING COUNT(*) > 1)",
+    );
+    let coins = connection
+        .query_row("SELECT snapshot FROM tables WHERE id = 0", [], |row| row.get::<_, String>(0))
+        .map(|text| serde_json::from_str::<Value>(&text).expect("json")["state"]["players"]["alice"]["coins"].as_u64().unwrap_or(0))
+        .unwrap_or(0);
+    (applied, duplicates, coins)
+}
+
+#[test]
+fn killed_with_sigkill_at_random_points_no_acknowledged_move_is_lost_or_doubled() {
+    const MOVES: usize = 1_500;
+    const TRIALS: usize = 24;
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db: PathBuf = dir.path().join("crash.db");
+    let mut lines = vec!["@msgid=open alice: !new thaum".to_owned()];
+    lines.extend((0..MOVES).map(|k| format!("@msgid=c{k} alice: !coins alice +1")));
+    let mut kill_points = KillPoints(0x5eed_cafe);
+    let mut highest_ack = 0;
+    let mut killed_mid_stream = 0;
+    for trial in 0..TRIALS {
+        assert!(Instant::now() < deadline, "the crash trials ran out of time at trial {trial}");
+        let delay = Duration::from_millis(5 + kill_points.next_millis(300));
+        let acked = killed_run(&db, &lines, delay);
+        highest_ack = highest_ack.max(acked.iter().copied().max().unwrap_or(0));
+        if !db.exists() {
+            continue; // killed before the database was even created
+        }
+        let (applied, duplicates, coins) = committed(&db);
+        assert!(coins >= highest_ack, "trial {trial} ({delay:?}): acknowledged {highest_ack} coins, stored {coins}");
+        assert_eq!(applied, coins, "trial {trial}: each applied move adds exactly one coin");
+        assert_eq!(duplicates, 0, "trial {trial}: a message id was applied twice");
+        if coins < MOVES as u64 {
+            killed_mid_stream += 1;
+        }
+        eprintln!("trial {trial}: killed after {delay:?}; {coins} moves stored, highest acknowledged {highest_ack}");
+    }
+    assert!(killed_mid_stream >= 20, "only {killed_mid_stream} trials were killed before the end of the stream");
+    // A last, uninterrupted delivery of everything completes the game exactly once.
+    let status = Command::new(BIN)
+        .args(["console", "--seed", "3", "--db"])
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().expect("stdin").write_all((lines.join("\n") + "\n").as_bytes())?;
+            child.wait()
+        })
+        .expect("the final run");
+    assert!(status.success());
+    let (applied, duplicates, coins) = committed(&db);
+    assert_eq!((applied, duplicates, coins), (MOVES as u64, 0, MOVES as u64));
+    let verify = Command::new(BIN).args(["verify", "--db"]).arg(&db).output().expect("verify runs");
+    assert!(verify.status.success(), "verify: {}", String::from_utf8_lossy(&verify.stdout));
+}
+
+#[test]
+fn verify_finds_a_snapshot_that_differs_from_its_journal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("games.db");
+    run_with_db(&db, 1, "alice: !new thaum\nalice: !coins alice +3\nbob: !join\n");
+    let ok = Command::new(BIN).args(["verify", "--db"]).arg(&db).output().expect("verify runs");
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stdout));
+    let connection = rusqlite::Connection::open(&db).expect("sqlite opens");
+    connection
+        .execute("UPDATE tables SET snapshot = replace(snapshot, '\"coins\":3', '\"coins\":300') WHERE id = 0", [])
+        .expect("tamper");
+    let bad = Command::new(BIN).args(["verify", "--db"]).arg(&db).output().expect("verify runs");
+    let report = String::from_utf8_lossy(&bad.stdout);
+    assert!(!bad.status.success(), "{report}");
+    assert!(report.contains("DIFFERS at .state.players.alice.coins"), "{report}");
+}
+
+#[test]
+fn a_snapshot_that_does_not_load_is_rebuilt_from_the_journal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("games.db");
+    let (_, before) = run_with_db(&db, 1, "alice: !new thaum\nalice: !coins alice +3\nalice: !gather 1 air\n");
+    let connection = rusqlite::Connection::open(&db).expect("sqlite opens");
+    connection.execute("UPDATE tables SET snapshot = '{\"table\": 0, \"garbage\": true}' WHERE id = 0", []).expect("damage");
+    let (_, after) = run_with_db(&db, 1, "");
+    assert_eq!(after, before);
+}
+
+#[test]
+fn export_prints_json_and_wiki_markup() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("games.db");
+    run_with_db(&db, 1, "alice: !new thaum\nbob: !join\nalice: !coins bob +4\nalice: !gather 1 fire\n");
+    let json = Command::new(BIN).args(["export", "0", "--db"]).arg(&db).output().expect("export runs");
+    assert!(json.status.success());
+    let value: Value = serde_json::from_slice(&json.stdout).expect("export is JSON");
+    assert_eq!(value["table"]["state"]["players"]["bob"]["coins"], 4);
+    assert_eq!(value["journal"].as_array().map(Vec::len), Some(4), "opened + three actions");
+    let wiki = Command::new(BIN).args(["export", "0", "--format", "wiki", "--db"]).arg(&db).output().expect("export runs");
+    let text = String::from_utf8_lossy(&wiki.stdout);
+    assert!(text.contains("{| class=\"wikitable sortable\""), "{text}");
+    assert!(text.contains("| bob || 1 || 4 || 0 || 0 || 0 || 0"), "{text}");
+    assert!(text.contains("<nowiki>!gather 1 fire</nowiki>"), "{text}");
+    let missing = Command::new(BIN).args(["export", "9", "--db"]).arg(&db).output().expect("export runs");
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("has no table 9"));
+}
