@@ -7,6 +7,7 @@
 //! - [`store`]: the SQLite store: journal, snapshots, outbox, audit.
 //! - [`console`]: `spellbridge console`, the router over stdin/stdout.
 
+pub mod config;
 pub mod console;
 pub mod journal;
 pub mod lobby;

@@ -1,0 +1,192 @@
+//! The daemon's TOML config, in two stages: [`raw`] is exactly what the file says
+//! (serde, every field optional where a default exists, unknown keys refused), and
+//! [`Settings`] is the validated result with defaults filled in and secrets read. Only
+//! `Settings` reaches the rest of the daemon. `spellbridge check-config` prints it.
+
+pub mod raw;
+pub mod secret;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use spellbridge_core::time::parse_duration;
+
+use crate::store::Durability;
+pub use secret::{Secret, SecretSource};
+
+/// Everything the daemon needs, validated.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// What starts a command.
+    pub prefix: String,
+    /// The SQLite database.
+    pub database: PathBuf,
+    /// How hard each commit works to survive a power cut.
+    pub durability: Durability,
+    /// The IRC networks.
+    pub irc: Vec<IrcSettings>,
+}
+
+/// One IRC network.
+#[derive(Clone, Debug)]
+pub struct IrcSettings {
+    /// Its name in spellbridge (ids, logs, metrics).
+    pub name: String,
+    /// Server host.
+    pub server: String,
+    /// Server port.
+    pub port: u16,
+    /// Connect with TLS.
+    pub tls: bool,
+    /// The bot's nick, then the ones to try if it is taken.
+    pub nicks: Vec<String>,
+    /// The user name.
+    pub username: String,
+    /// The real name (GECOS).
+    pub realname: String,
+    /// The server password (PASS), if any.
+    pub password: Option<Secret>,
+    /// SASL PLAIN account and password, if any.
+    pub sasl: Option<(String, Secret)>,
+    /// Channels to join.
+    pub channels: Vec<String>,
+    /// Only players logged in to a services account may play.
+    pub require_account: bool,
+    /// Rejoin a channel after being kicked.
+    pub rejoin_on_kick: bool,
+    /// Outbound flood control: burst, then one line per interval; `None` is off.
+    pub flood: Option<(u32, Duration)>,
+    /// Per-user command limit: commands per window.
+    pub user_limit: Option<(u32, Duration)>,
+}
+
+/// Why the config cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read the config {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML for spellbridge.
+    #[error("{path}: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// What toml/serde said, with the line.
+        message: String,
+    },
+    /// A value is out of range or inconsistent.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to write instead.
+        message: String,
+    },
+}
+
+impl Settings {
+    /// Reads and validates the config file at `path`.
+    pub fn load(path: &Path) -> Result<Settings, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        Settings::parse(&text, path)
+    }
+
+    /// Validates config text; `path` only names it in errors and anchors relative paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Settings, ConfigError> {
+        let raw: raw::Config =
+            toml::from_str(text).map_err(|e| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
+        let invalid = |message: String| ConfigError::Invalid { path: path.into(), message };
+        let base = path.parent().unwrap_or(Path::new("."));
+        let store = raw.store.unwrap_or_default();
+        let database = store.path.unwrap_or_else(|| PathBuf::from("spellbridge.db"));
+        let database = if database.is_relative() { base.join(database) } else { database };
+        let prefix = raw.prefix.unwrap_or_else(|| "!".to_owned());
+        if prefix.is_empty() || prefix.chars().any(char::is_whitespace) {
+            return Err(invalid(format!("prefix `{prefix}` must be one or more non-space characters, e.g. prefix = \"!\"")));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        let mut irc = Vec::new();
+        for network in raw.irc {
+            if !names.insert(network.name.clone()) {
+                return Err(invalid(format!("two networks are called `{}`; give each [[irc]] a different name", network.name)));
+            }
+            irc.push(irc_settings(network).map_err(invalid)?);
+        }
+        Ok(Settings { prefix, database, durability: store.durability.unwrap_or_default(), irc })
+    }
+}
+
+fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
+    let name = raw.name;
+    let at = |what: &str| format!("[[irc]] `{name}`: {what}");
+    if raw.server.trim().is_empty() {
+        return Err(at("`server` is empty; write the server's host name, e.g. server = \"irc.libera.chat\""));
+    }
+    if raw.nick.trim().is_empty() || raw.nick.contains(' ') {
+        return Err(at("`nick` must be one word, e.g. nick = \"spellbridge\""));
+    }
+    for channel in &raw.channels {
+        if !channel.starts_with(['#', '&']) || channel.contains([' ', ',', '\x07']) {
+            return Err(at(&format!("`{channel}` is not a channel name; channels start with # and have no spaces or commas")));
+        }
+    }
+    let tls = raw.tls.unwrap_or(true);
+    let mut nicks = vec![raw.nick.clone()];
+    nicks.extend(raw.alt_nicks.unwrap_or_else(|| vec![format!("{}_", raw.nick), format!("{}__", raw.nick)]));
+    let password = raw.password.map(|s| s.read().map_err(|e| at(&format!("password: {e}")))).transpose()?;
+    let sasl = raw
+        .sasl
+        .map(|s| s.password.read().map(|p| (s.account, p)).map_err(|e| at(&format!("sasl password: {e}"))))
+        .transpose()?;
+    let duration = |text: &str, what: &str| -> Result<Duration, String> {
+        parse_duration(text)
+            .filter(|s| *s > 0)
+            .map(|s| Duration::from_secs(s.unsigned_abs()))
+            .ok_or_else(|| at(&format!("{what} `{text}` is not a duration; write e.g. \"2s\", \"10m\"")))
+    };
+    let flood = raw.flood.unwrap_or_default();
+    let flood = if flood.enabled.unwrap_or(true) {
+        let burst = flood.burst.unwrap_or(4);
+        let interval = match &flood.interval {
+            Some(text) => duration(text, "flood.interval")?,
+            None => Duration::from_secs(2),
+        };
+        Some((burst.max(1), interval))
+    } else {
+        None
+    };
+    let limit = raw.user_limit.unwrap_or_default();
+    let user_limit = if limit.enabled.unwrap_or(true) {
+        let window = match &limit.window {
+            Some(text) => duration(text, "user_limit.window")?,
+            None => Duration::from_secs(10),
+        };
+        Some((limit.commands.unwrap_or(5).max(1), window))
+    } else {
+        None
+    };
+    Ok(IrcSettings {
+        port: raw.port.unwrap_or(if tls { 6697 } else { 6667 }),
+        server: raw.server,
+        tls,
+        username: raw.username.unwrap_or_else(|| raw.nick.clone()),
+        realname: raw.realname.unwrap_or_else(|| "spellbridge chat games".to_owned()),
+        nicks,
+        password,
+        sasl,
+        channels: raw.channels,
+        require_account: raw.require_account.unwrap_or(false),
+        rejoin_on_kick: raw.rejoin_on_kick.unwrap_or(true),
+        flood,
+        user_limit,
+        name,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+//! The config file exactly as written: serde structs, unknown keys refused. Defaults are
+//! filled in by [`super::Settings::parse`], not hidden in getters.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::SecretSource;
+use crate::store::Durability;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// What starts a command (default `!`).
+    pub prefix: Option<String>,
+    /// `[store]`.
+    pub store: Option<Store>,
+    /// `[[irc]]`, one per network.
+    #[serde(default)]
+    pub irc: Vec<Irc>,
+}
+
+/// `[store]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Store {
+    /// The database file (default `spellbridge.db` beside the config).
+    pub path: Option<PathBuf>,
+    /// `full` (default) or `normal`.
+    pub durability: Option<Durability>,
+}
+
+/// `[[irc]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Irc {
+    /// The network's name in spellbridge.
+    pub name: String,
+    /// Server host.
+    pub server: String,
+    /// Port (default 6697 with TLS, 6667 without).
+    pub port: Option<u16>,
+    /// TLS (default true).
+    pub tls: Option<bool>,
+    /// The bot's nick.
+    pub nick: String,
+    /// Nicks to try when it is taken (default nick_ and nick__).
+    pub alt_nicks: Option<Vec<String>>,
+    /// User name (default: the nick).
+    pub username: Option<String>,
+    /// Real name.
+    pub realname: Option<String>,
+    /// Server password.
+    pub password: Option<SecretSource>,
+    /// SASL PLAIN.
+    pub sasl: Option<Sasl>,
+    /// Channels to join.
+    #[serde(default)]
+    pub channels: Vec<String>,
+    /// Only players with a services account may play (default false).
+    pub require_account: Option<bool>,
+    /// Rejoin after a kick (default true).
+    pub rejoin_on_kick: Option<bool>,
+    /// `[irc.flood]`.
+    pub flood: Option<Flood>,
+    /// `[irc.user_limit]`.
+    pub user_limit: Option<UserLimit>,
+}
+
+/// `[irc.sasl]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sasl {
+    /// The services account.
+    pub account: String,
+    /// Its password.
+    pub password: SecretSource,
+}
+
+/// `[irc.flood]`: outbound lines.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flood {
+    /// Off only for test servers (default true).
+    pub enabled: Option<bool>,
+    /// Lines that may go at once (default 4).
+    pub burst: Option<u32>,
+    /// Then one line per this long (default "2s").
+    pub interval: Option<String>,
+}
+
+/// `[irc.user_limit]`: commands per user.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserLimit {
+    /// Default true.
+    pub enabled: Option<bool>,
+    /// Commands per window (default 5).
+    pub commands: Option<u32>,
+    /// The window (default "10s").
+    pub window: Option<String>,
+}

@@ -1,0 +1,54 @@
+//! Config validation: defaults, bad values with clear messages, the shipped example.
+
+use std::path::Path;
+
+use super::*;
+
+fn parse(text: &str) -> Result<Settings, ConfigError> {
+    Settings::parse(text, Path::new("/etc/spellbridge/spellbridge.toml"))
+}
+
+#[test]
+fn a_minimal_network_gets_safe_defaults() {
+    let settings = parse("[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\nchannels = [\"#magic\"]\n")
+        .expect("valid");
+    let irc = &settings.irc[0];
+    assert_eq!((irc.port, irc.tls), (6697, true));
+    assert_eq!(irc.nicks, ["sb", "sb_", "sb__"]);
+    assert_eq!(irc.flood, Some((4, Duration::from_secs(2))), "large-network safe flood control by default");
+    assert_eq!(settings.database, Path::new("/etc/spellbridge/spellbridge.db"));
+    assert_eq!(settings.prefix, "!");
+}
+
+#[test]
+fn unknown_keys_and_bad_values_are_refused_with_the_fix() {
+    let unknown = parse("prefx = \"!\"\n").expect_err("unknown key");
+    assert!(unknown.to_string().contains("prefx"), "{unknown}");
+    let channel = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\nchannels = [\"magic\"]\n").expect_err("bad channel");
+    assert!(channel.to_string().contains("channels start with #"), "{channel}");
+    let flood = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n[irc.flood]\ninterval = \"fast\"\n").expect_err("bad duration");
+    assert!(flood.to_string().contains("e.g. \"2s\""), "{flood}");
+    let twice = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n[[irc]]\nname = \"x\"\nserver = \"t\"\nnick = \"m\"\n")
+        .expect_err("duplicate");
+    assert!(twice.to_string().contains("different name"), "{twice}");
+}
+
+#[test]
+fn a_secret_from_an_unset_variable_names_it() {
+    let error = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\npassword = { env = \"SB_TEST_UNSET_PASSWORD\" }\n")
+        .expect_err("unset secret");
+    assert!(error.to_string().contains("SB_TEST_UNSET_PASSWORD"), "{error}");
+}
+
+#[test]
+fn the_shipped_example_config_is_valid() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/spellbridge.example.toml");
+    let text = std::fs::read_to_string(&path).expect("the example config exists");
+    // The example reads its SASL password from a variable this test does not set.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let secret = dir.path().join("sasl");
+    std::fs::write(&secret, "pw\n").expect("write");
+    let text = text.replace("{ env = \"LIBERA_SASL_PASSWORD\" }", &format!("{{ file = {:?} }}", secret.display().to_string()));
+    let settings = Settings::parse(&text, &path).expect("the example is valid");
+    assert_eq!(settings.irc[0].sasl.as_ref().map(|(account, pw)| (account.as_str(), pw.expose())), Some(("spellbridge", "pw")));
+}
