@@ -55,13 +55,16 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[index]
 }
 
-fn single_action_latency() {
-    let (_dir, mut store, mut router, mut id) = setup(1, Durability::Full);
+/// One action at a time on `rooms` tables in turn: with many tables each table's
+/// history stays short; with one table it grows to 2,000 entries (Thaum keeps every
+/// action in its state, and the whole state is written with each action).
+fn single_action_latency(rooms: usize) {
+    let (_dir, mut store, mut router, mut id) = setup(rooms, Durability::Full);
     let mut times = Vec::new();
-    for _ in 0..2_000 {
+    for n in 0..2_000 {
         id += 1;
         let start = Instant::now();
-        let step = handle(&mut router, 0, id);
+        let step = handle(&mut router, n % rooms, id);
         let queued = store.commit(&router, std::slice::from_ref(&step)).expect("commit");
         times.push(start.elapsed());
         for q in queued {
@@ -70,10 +73,10 @@ fn single_action_latency() {
     }
     times.sort();
     println!(
-        "one durable action (handle + commit, synchronous=FULL): p50 {:.3} ms, p99 {:.3} ms over {} actions",
+        "one durable action (handle + commit, synchronous=FULL), {} actions over {rooms} table(s): p50 {:.3} ms, p99 {:.3} ms",
+        times.len(),
         percentile(&times, 0.5).as_secs_f64() * 1e3,
         percentile(&times, 0.99).as_secs_f64() * 1e3,
-        times.len()
     );
 }
 
@@ -107,31 +110,71 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// The floor under one durable action: a bare one-row insert committed with
+/// `synchronous=FULL` on the same disk (what the fsync alone costs).
+fn fsync_floor() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let connection = rusqlite::Connection::open(dir.path().join("floor.db")).expect("sqlite");
+    connection.pragma_update(None, "journal_mode", "WAL").expect("wal");
+    connection.pragma_update(None, "synchronous", "FULL").expect("full");
+    connection.execute_batch("CREATE TABLE t (x INTEGER)").expect("table");
+    let mut times = Vec::new();
+    for i in 0..2_000 {
+        let start = Instant::now();
+        connection.execute("INSERT INTO t VALUES (?1)", [i]).expect("insert");
+        times.push(start.elapsed());
+    }
+    times.sort();
+    println!(
+        "floor: bare SQLite one-row commit (synchronous=FULL): p50 {:.3} ms, p99 {:.3} ms",
+        percentile(&times, 0.5).as_secs_f64() * 1e3,
+        percentile(&times, 0.99).as_secs_f64() * 1e3
+    );
+}
+
+/// Builds a database of 10,000 tables, then loads it in a fresh process (this binary
+/// again, with `--load`) so the RSS figure is the loaded daemon's alone.
 fn restart() {
     const TABLES: usize = 10_000;
     let (dir, store, router, _) = setup(TABLES, Durability::Normal);
     drop((store, router));
+    let path = dir.path().join("bench.db");
+    let output = std::process::Command::new(std::env::current_exe().expect("this binary"))
+        .arg("--load")
+        .arg(&path)
+        .output()
+        .expect("the loader runs");
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+}
+
+fn load(path: &std::path::Path) {
     let before = rss_kib();
     let start = Instant::now();
-    let store = Store::open(&dir.path().join("bench.db"), OpenMode::MustExist, Durability::Full).expect("reopen");
+    let store = Store::open(path, OpenMode::MustExist, Durability::Full).expect("reopen");
     let router = store.load(Registry::standard(), RouterOptions::default()).expect("load");
     let elapsed = start.elapsed();
-    let after = rss_kib();
     println!(
-        "restart: loaded {} tables in {:.3} s; RSS {:.1} MB (was {:.1} MB before loading)",
+        "restart: loaded {} tables in {:.3} s; RSS {:.1} MB after loading ({:.1} MB at process start)",
         router.table_ids().count(),
         elapsed.as_secs_f64(),
-        after as f64 / 1024.0,
+        rss_kib() as f64 / 1024.0,
         before as f64 / 1024.0
     );
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
     // `cargo test --benches` runs this with `--test`-like flags; run the figures only for bench.
-    if std::env::args().any(|a| a == "--test" || a == "--list") {
+    if args.iter().any(|a| a == "--test" || a == "--list") {
         return;
     }
-    single_action_latency();
+    if let Some(i) = args.iter().position(|a| a == "--load") {
+        load(std::path::Path::new(&args[i + 1]));
+        return;
+    }
+    fsync_floor();
+    single_action_latency(100);
+    single_action_latency(1);
     burst(1);
     burst(100);
     restart();

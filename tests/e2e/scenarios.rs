@@ -30,3 +30,11 @@ macro_rules! scenario {
 }
 
 scenario!(lobby_and_bad_input);
+scenario!(thaum_full_loop);
+scenario!(thaum_bad_input);
+scenario!(duel_complete);
+scenario!(duel_interruption);
+scenario!(duel_full_counter);
+scenario!(duel_void);
+scenario!(duel_pool_dry);
+scenario!(duel_bad_input);
