@@ -104,3 +104,47 @@ fn timeouts_seals_voids_and_favours_are_announced() {
     assert!(text.contains("Seals next round"), "{text}");
     assert!(text.contains("refused: ") && text.contains("sealed"), "{text}");
 }
+
+#[test]
+fn a_failed_full_counter_says_why_and_the_last_round_lays_no_seals() {
+    use spellbridge_core::games::duel::{command, render};
+    let plugin = DuelPlugin::new(DuelOptions { concentration: vec![1], ..DuelOptions::default() });
+    let setup = TableSetup {
+        room: "#duel".into(),
+        seats: vec![
+            Seat { player: PlayerId::new("alice"), choice: None },
+            Seat { player: PlayerId::new("bob"), choice: None },
+        ],
+        now: T0,
+    };
+    let mut duel = plugin.open_duel(&setup).expect("opens");
+    let mut said = Vec::new();
+    for (sequence, (who, typed)) in [
+        ("alice", "cast surge fire fire end"),
+        ("bob", "cast counter water end"),
+        ("alice", "cast surge fire wind water thunder earth end"),
+        ("bob", "cast focus earth earth end"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let command = command::parse(typed).expect("parses");
+        let mut dice = Dice::for_action(3, sequence as u64);
+        let events = duel.apply(&PlayerId::new(who), &command, T0, &mut dice).expect("accepted");
+        said.extend(render::announcements(&duel, &events, true).iter().map(line));
+    }
+    let text = said.join("\n");
+    println!("{text}");
+    // RULES D-7: bob's level 1 is below alice's 2, and the room is told so.
+    assert!(
+        text.contains("bob: Full Counter 💧Water → Full Counter fails: level 1 is below alice's 2 (RULES D-7); level 1"),
+        "{text}"
+    );
+    // Round 1 seals bob's next spell; round 2 ends the duel, so it announces no seals.
+    assert!(text.contains("Seals next round (RULES D-10): bob's first 1"), "{text}");
+    let last = said.iter().rev().find(|l| l.contains("Track moves")).expect("a track line");
+    assert!(last.ends_with("toward alice."), "{last}");
+    assert!(duel.finish().is_some());
+    let status: Vec<String> = render::status(&duel, None).iter().map(|l| l.plain()).collect();
+    assert!(status.iter().all(|l| !l.contains("Seals") && !l.ends_with(' ')), "{status:#?}");
+}

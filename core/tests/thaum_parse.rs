@@ -106,7 +106,7 @@ fn missing_arguments_show_the_usage() {
     );
     assert_eq!(
         message("alchemy 1 fire"),
-        "`!alchemy` needs a Mana amount and two different Thaums (the Thaum is missing): type \
+        "`!alchemy` needs a Mana amount and two different Thaums (the second Thaum is missing): type \
          `!alchemy <mana> <thaum> <other thaum>`, e.g. `!alchemy 1 fire air`."
     );
     assert_eq!(
@@ -116,6 +116,7 @@ fn missing_arguments_show_the_usage() {
     );
     assert_eq!(message("phase"), "`!phase` needs the word `next`: type just `!phase next`.");
     assert!(message("coins bob").contains("(the number is missing)"));
+    assert!(message("alchemy 1").contains("(both Thaums are missing)"));
     assert!(message("add").starts_with("`!add` needs one player"));
     assert!(message("instability").contains("`n` sets it, `+n` adds, `-n` takes away"));
     for verb in ["summon", "tornado", "blood magic"] {
@@ -235,4 +236,24 @@ fn the_help_list_covers_every_command_once() {
         COMMANDS.iter().any(|c| c.summary.contains("Fire defeats Air")),
         "RULES: defeats shown in help"
     );
+}
+
+#[test]
+fn verbs_and_help_entries_line_up() {
+    assert_eq!(COMMANDS.len(), Verb::ALL.len());
+    for (i, verb) in Verb::ALL.into_iter().enumerate() {
+        assert_eq!(verb as usize, i);
+        assert_eq!(Verb::from_word(verb.name()), Some(verb));
+        for alias in verb.help().aliases {
+            assert_eq!(Verb::from_word(alias), Some(verb), "alias {alias}");
+        }
+        // Every example parses to this verb, whoever it names.
+        for example in [verb.example().to_owned(), verb.example_naming("carol")] {
+            let example = example.trim_start_matches('!');
+            assert_eq!(parse(example).map(|c| c.verb()), Ok(verb), "{example}");
+        }
+    }
+    assert_eq!(Verb::Tornado.example_naming("carol"), "!tornado 2 carol");
+    assert_eq!(Verb::Coins.example_naming("carol"), "!coins carol +5");
+    assert_eq!(Verb::Gather.example_naming("carol"), "!gather 2 fire");
 }

@@ -324,3 +324,65 @@ fn one_action_is_one_message() {
     let text = out[0].text.plain();
     assert!(text.starts_with("alice ends the phase. Phase I of season 1 ends"), "{text}");
 }
+
+#[test]
+fn refusal_examples_reuse_what_was_typed_and_never_name_the_actor() {
+    let mut room = Room::open("alice");
+    room.ok("bob", "!join");
+    room.ok("alice", "!add carol");
+    let text = room.refused("bob", "!tornado 2 carol");
+    assert!(text.contains("spend at most 1, e.g. `!tornado 1 carol`."), "{text}");
+    let text = room.refused("bob", "!summon");
+    assert!(text.contains("e.g. `!summon 0 carol`."), "{text}");
+    let text = room.refused("alice", "!summon 1");
+    assert!(text.contains("e.g. `!summon 0 bob`."), "{text}");
+    // `!add` names someone who is not at the table yet.
+    let text = room.refused("alice", "!add");
+    assert!(text.contains("e.g. `!add dave`."), "{text}");
+}
+
+#[test]
+fn instability_changes_say_whether_they_set_raise_or_lower_it() {
+    let mut room = Room::open("alice");
+    assert!(room.ok("alice", "!instability 5").starts_with("alice sets Loop Instability 0 → 5 ("));
+    let lowered = room.ok("alice", "!instability -2");
+    assert!(lowered.starts_with("alice lowers Loop Instability from 5 to 3 ("), "{lowered}");
+    let raised = room.ok("alice", "!instability +1");
+    assert!(raised.starts_with("alice raises Loop Instability from 3 to 4 ("), "{raised}");
+    let floored = room.ok("alice", "!instability -9");
+    assert!(
+        floored.starts_with("alice lowers Loop Instability from 4 to 0, as it stops at 0"),
+        "{floored}"
+    );
+}
+
+#[test]
+fn tornado_moves_show_k_times_the_air_read() {
+    use spellbridge_core::games::thaum::spells::{Side, TornadoRoll};
+    use spellbridge_core::games::thaum::{Thaum, ThaumEvent, Thaums, render};
+    let roll = |k: i8, air: i8, before: i8, after: i8| TornadoRoll {
+        thaum: Thaum::Fire,
+        side: Side::Target,
+        k,
+        air,
+        before,
+        after,
+    };
+    let event = ThaumEvent::Tornado {
+        caster: PlayerId::new("bob"),
+        target: PlayerId::new("carol"),
+        mana_spent: 3,
+        mana_left: 0,
+        seed: Some(1),
+        rolls: vec![roll(-1, 0, 2, 2), roll(1, -3, 2, -1), roll(-1, -2, -1, 1)],
+        caster_after: Thaums::ZERO,
+        target_after: Thaums::ZERO,
+    };
+    let text = render::event(&event, "!").plain();
+    assert!(
+        text.contains(
+            "carol's Fire ±0 (2 → 2); carol's Fire -3 (2 → -1); carol's Fire +2 (-1 → 1)"
+        ),
+        "{text}"
+    );
+}

@@ -17,24 +17,24 @@ use crate::ids::PlayerId;
 #[non_exhaustive]
 pub enum DuelError {
     /// The first word is not a Duel command (the router suggests one).
-    #[error("`{0}` is not a Duel command; Duel commands are `!cast`, `!status` and `!concede`")]
+    #[error("`{0}` is not a Duel command; Duel commands are `!cast`, `!status` and `!concede`.")]
     UnknownCommand(String),
 
     /// `!cast` was typed in a room, where it would reveal the spell. The tokens are
     /// deliberately not kept, so no message can echo them.
     #[error(
         "Don't reveal your spell! Send it privately: /msg the bot `!cast …` \
-         (spells are hidden until both wizards place their tokens)"
+         (spells are hidden until both wizards place their tokens)."
     )]
     PublicCast,
 
     /// `!cast` with no tokens.
-    #[error("`!cast` needs at least one token, e.g. `!cast surge fire wind end`. Tokens: {TOKEN_LIST}")]
+    #[error("`!cast` needs at least one token, e.g. `!cast surge fire wind end`. Tokens: {TOKEN_LIST}.")]
     NoTokens,
 
     /// A word after `!cast` is not a token.
     #[error(
-        "`{word}` is not a spell token.{} Tokens: {TOKEN_LIST}",
+        "`{word}` is not a spell token.{} Tokens: {TOKEN_LIST}.",
         suggestion.as_ref().map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default()
     )]
     UnknownToken {
@@ -45,7 +45,7 @@ pub enum DuelError {
     },
 
     /// A command that takes no words got some.
-    #[error("`!{command}` takes nothing after it (got `{extra}`): type just `!{command}`")]
+    #[error("`!{command}` takes nothing after it (got `{extra}`): type just `!{command}`.")]
     ExtraWords {
         /// The command.
         command: &'static str,
@@ -55,7 +55,9 @@ pub enum DuelError {
 
     /// Someone who is not one of the two wizards tried to play.
     #[error(
-        "you are not playing in this duel ({} vs {}); challenge someone yourself with `!duel <player>`",
+        "You are not playing in this duel ({} vs {}), and this room holds one table: \
+         challenge someone in another room with `!duel <player>`, or wait for this duel to end \
+         (`!status` shows it).",
         players[0],
         players[1]
     )]
@@ -67,7 +69,7 @@ pub enum DuelError {
     },
 
     /// The duel has finished.
-    #[error("this duel is over ({result}); start a new one with `!duel <player>`")]
+    #[error("This duel is over ({result}); start a new one with `!duel <player>`.")]
     Over {
         /// `winner alice` or `a draw`.
         result: String,
@@ -75,9 +77,9 @@ pub enum DuelError {
 
     /// The spell would not start with a pre-conditioning (RULES Duel, "Spells").
     #[error(
-        "a spell starts with its pre-conditioning, but `{token}` would come first (RULES Duel: \
+        "A spell starts with its pre-conditioning, but `{token}` would come first (RULES Duel: \
          exactly one pre-conditioning, then elements). Begin with `surge`, `focus`, `overspeed` \
-         or `counter`, e.g. `!cast surge {token}`"
+         or `counter`, e.g. `!cast surge {token}`."
     )]
     MissingPreconditioning {
         /// The token that came first.
@@ -86,8 +88,8 @@ pub enum DuelError {
 
     /// A second pre-conditioning in one spell.
     #[error(
-        "a spell has exactly one pre-conditioning (RULES Duel); this one already has `{}`, so \
-         `{}` cannot be added. Queue elements or `end` instead",
+        "A spell has exactly one pre-conditioning (RULES Duel); this one already has `{}`, so \
+         `{}` cannot be added. Queue elements or `end` instead.",
         first.word(),
         second.word()
     )]
@@ -101,7 +103,7 @@ pub enum DuelError {
     /// `overspeed` directly followed by `end`.
     #[error(
         "`overspeed` places its marker together with the first element, so `end` cannot \
-         follow it directly. Queue an element after it, e.g. `!cast overspeed fire end`"
+         follow it directly. Queue an element after it, e.g. `!cast overspeed fire end`."
     )]
     OverspeedNeedsElement,
 
@@ -109,7 +111,7 @@ pub enum DuelError {
     #[error(
         "`{element}` cannot directly follow `{before}` (RULES D-3: an element never directly \
          follows one of its circle neighbours, and Void never follows Void). After `{before}` \
-         evoke {}, or `end`",
+         evoke {}, or `end`.",
         super::element::may_follow(*before).iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(" ")
     )]
     Conflict {
@@ -124,7 +126,7 @@ pub enum DuelError {
     /// A sealed element in one of the first P positions.
     #[error(
         "`{element}` is sealed for the first {} element position(s) of your spell this round \
-         (RULES D-10: sealed {}), and it would be element number {}. Evoke another element there",
+         (RULES D-10: sealed {}), and it would be element number {}. Evoke another element there.",
         seal.positions,
         seal.elements.iter().map(|e| e.word()).collect::<Vec<_>>().join(", "),
         position.saturating_add(1)
@@ -140,8 +142,8 @@ pub enum DuelError {
 
     /// More of an element than the pool holds.
     #[error(
-        "your pool has no `{element}` left for this (RULES D-4: {in_pool} in your pool, \
-         {queued} already queued). Evoke another element or `end`; `!status` shows your pool"
+        "Your pool has no `{element}` left for this (RULES D-4: {in_pool} in your pool, \
+         {queued} already queued). Evoke another element or `end`; `!status` shows your pool."
     )]
     PoolEmpty {
         /// The element refused.
@@ -154,8 +156,8 @@ pub enum DuelError {
 
     /// Tokens after the spell's `end`.
     #[error(
-        "your spell already ends with `end`, so `{}` cannot follow it. Your next spell opens \
-         after this round settles",
+        "Your spell already ends with `end`, so `{}` cannot follow it. Your next spell opens \
+         after this round settles.",
         extra.iter().map(|t| t.word()).collect::<Vec<_>>().join(" ")
     )]
     AfterEnd {
@@ -165,7 +167,7 @@ pub enum DuelError {
 
     /// The player's spell this round is already complete.
     #[error(
-        "your spell this round is complete ({}); wait for the round to settle, then cast the next one",
+        "Your spell this round is complete ({}); wait for the round to settle, then cast the next one.",
         if *interrupted { "your concentration broke" } else { "it ended with `end`" }
     )]
     SpellComplete {
@@ -175,7 +177,7 @@ pub enum DuelError {
 
     /// A Duel needs exactly two seats.
     #[error(
-        "a Duel is played by exactly two wizards, not {count}: challenge one player with `!duel <player> [wizard]`"
+        "A Duel is played by exactly two wizards, not {count}: challenge one player with `!duel <player> [wizard]`."
     )]
     Seats {
         /// How many seats were given.
@@ -183,12 +185,12 @@ pub enum DuelError {
     },
 
     /// Both seats are the same player.
-    #[error("{0} cannot duel themself: challenge another player with `!duel <player>`")]
+    #[error("{0} cannot duel themselves: challenge another player with `!duel <player>`.")]
     SamePlayer(PlayerId),
 
     /// The chosen wizard does not exist.
     #[error(
-        "there is no wizard `{name}`.{} Wizards: {known}; `!wizards` shows their pools",
+        "There is no wizard `{name}`.{} Wizards: {known}; `!wizards` shows their pools.",
         suggestion.as_ref().map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default()
     )]
     UnknownWizard {

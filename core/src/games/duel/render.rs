@@ -4,7 +4,8 @@
 use super::element::Element;
 use super::engine::{Duel, DuelEvent, Finish, FinishReason, Placement, RoundRecord, SpellRecord};
 use super::error::DuelError;
-use super::spell::Seal;
+use super::settle::{CounterFailure, counter_failure};
+use super::spell::{Seal, Spell};
 use super::token::{Preconditioning, Token};
 use super::wizard::{Pool, Wizard};
 use crate::ids::PlayerId;
@@ -84,6 +85,24 @@ fn track(duel: &Duel, value: i64) -> String {
 fn seal(text: RichText, player: &PlayerId, seal: &Seal) -> RichText {
     let text = text.text(format!("{player}'s first {} element position(s) may not be ", seal.positions));
     elements(text, &seal.elements, " or ")
+}
+
+/// The seals in force, as "alice's first 1 element position(s) may not be …; bob's …."
+/// (None when there are none).
+fn seals(mut text: RichText, duel: &Duel) -> Option<RichText> {
+    let players = duel.players();
+    let sealed: Vec<(usize, &Seal)> =
+        duel.seals().iter().enumerate().filter(|(_, s)| !s.is_none()).collect();
+    if sealed.is_empty() {
+        return None;
+    }
+    for (i, (seat, s)) in sealed.into_iter().enumerate() {
+        if i > 0 {
+            text = text.text("; ");
+        }
+        text = seal(text, &players[seat], s);
+    }
+    Some(text.text("."))
 }
 
 fn minutes(seconds: i64) -> String {
@@ -202,8 +221,52 @@ fn step_placement(text: RichText, placement: &Placement) -> RichText {
     text
 }
 
-fn spell_line(duel: &Duel, seat: usize, spell: &SpellRecord) -> RichText {
+/// The spell a record holds, as cast (its tokens start with the pre-conditioning).
+fn as_cast(record: &SpellRecord) -> Option<Spell> {
+    let (first, rest) = record.tokens.split_first()?;
+    Some(Spell::new(first.preconditioning()?, rest.iter().filter_map(|t| t.element()).collect()))
+}
+
+/// "Full Counter fails: at position 1 💧Water is not opposite alice's 🪨Earth (RULES D-6); ".
+fn counter_failed(text: RichText, opponent: &PlayerId, failure: CounterFailure) -> RichText {
+    let text = text.text("Full Counter fails: ");
+    match failure {
+        CounterFailure::Level { counter, target } => text.text(format!(
+            "level {counter} is below {opponent}'s {target} (RULES D-7); "
+        )),
+        CounterFailure::NotOpposite { position, counter, target } => {
+            let text = text.text(format!("at position {} ", position.saturating_add(1)));
+            let text = match counter {
+                Some(mine) => element(text, mine).text(" is not opposite "),
+                None => text.text("it has no element against "),
+            };
+            element(text.text(format!("{opponent}'s ")), target).text(" (RULES D-6); ")
+        }
+    }
+}
+
+/// "alice's Void removes bob's ⚡Thunder at position 2 (RULES D-11); ".
+fn removals(text: RichText, players: [&PlayerId; 2], spell: &SpellRecord) -> RichText {
+    let [owner, remover] = players;
+    let removed = &spell.outcome.removed;
+    let elements: Vec<Element> = spell.tokens.iter().filter_map(|t| t.element()).collect();
+    let verb = if removed.len() == 1 { "Void removes" } else { "Voids remove" };
+    let mut text = text.text(format!("{remover}'s {verb} {owner}'s "));
+    for (i, position) in removed.iter().enumerate() {
+        if i > 0 {
+            text = text.text(if i + 1 == removed.len() { " and " } else { ", " });
+        }
+        if let Some(e) = usize::try_from(*position).ok().and_then(|p| elements.get(p)) {
+            text = element(text, *e).text(" ");
+        }
+        text = text.text(format!("at position {}", position.saturating_add(1)));
+    }
+    text.text(" (RULES D-11); ")
+}
+
+fn spell_line(duel: &Duel, record: &RoundRecord, seat: usize) -> RichText {
     let players = duel.players();
+    let spell = &record.spells[seat];
     let o = &spell.outcome;
     let mut text = tokens(RichText::new().bold(players[seat].as_str()).text(": "), &spell.tokens);
     if spell.interrupted {
@@ -218,10 +281,13 @@ fn spell_line(duel: &Duel, seat: usize, spell: &SpellRecord) -> RichText {
     }
     if o.counter_succeeded {
         text = text.text("Full Counter succeeds (RULES D-7); ");
+    } else if let (Some(mine), Some(theirs)) = (as_cast(spell), as_cast(&record.spells[1 - seat]))
+        && let Some(failure) = counter_failure(&mine, &theirs)
+    {
+        text = counter_failed(text, &players[1 - seat], failure);
     }
     if !o.removed.is_empty() {
-        let positions: Vec<String> = o.removed.iter().map(|p| p.saturating_add(1).to_string()).collect();
-        text = text.text(format!("Void removed element(s) {} (RULES D-11); ", positions.join(", ")));
+        text = removals(text, [&players[seat], &players[1 - seat]], spell);
     }
     text = text.text(format!("level {}: base {}", o.level, o.base));
     let pre = spell.tokens.first().and_then(|t| t.preconditioning());
@@ -248,8 +314,8 @@ fn settlement(duel: &Duel, record: &RoundRecord) -> Vec<Announcement> {
     let players = duel.players();
     let mut out =
         vec![Announcement::table(RichText::new().text(format!("Round {} settles.", record.number)))];
-    for (seat, spell) in record.spells.iter().enumerate() {
-        out.push(Announcement::table(spell_line(duel, seat, spell)));
+    for seat in 0..2 {
+        out.push(Announcement::table(spell_line(duel, record, seat)));
     }
     let [p0, p1] = [&record.spells[0].outcome.power, &record.spells[1].outcome.power];
     let mut text = RichText::new().text(format!(
@@ -262,21 +328,13 @@ fn settlement(duel: &Duel, record: &RoundRecord) -> Vec<Announcement> {
         players[0],
         players[1]
     ));
-    text = text.bold(track(duel, record.track_after)).text(". ");
-    let seals = duel.seals();
-    if seals.iter().all(Seal::is_none) {
-        text = text.text("No seals next round.");
-    } else {
-        text = text.text("Seals next round (RULES D-10): ");
-        let mut first = true;
-        for (seat, s) in seals.iter().enumerate().filter(|(_, s)| !s.is_none()) {
-            if !first {
-                text = text.text("; ");
-            }
-            first = false;
-            text = seal(text, &players[seat], s);
-        }
-        text = text.text(".");
+    text = text.bold(track(duel, record.track_after)).text(".");
+    // After the duel's last round there is no next round to seal.
+    if duel.finish().is_none() {
+        text = match seals(RichText::new(), duel) {
+            Some(seals) => text.text(" Seals next round (RULES D-10): ").append(seals),
+            None => text.text(" No seals next round."),
+        };
     }
     out.push(Announcement::table(text));
     out
@@ -346,13 +404,10 @@ pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
     }
     lines.push(pools.text("."));
 
-    let seals = duel.seals();
-    if seals.iter().any(|s| !s.is_none()) {
-        let mut text = RichText::new().text("Seals this round (RULES D-10): ");
-        for (seat, s) in seals.iter().enumerate().filter(|(_, s)| !s.is_none()) {
-            text = seal(text, &players[seat], s).text(". ");
-        }
-        lines.push(text);
+    if duel.finish().is_none()
+        && let Some(seals) = seals(RichText::new().text("Seals this round (RULES D-10): "), duel)
+    {
+        lines.push(seals);
     }
 
     if duel.finish().is_none() {
@@ -420,7 +475,10 @@ pub fn wizard_list<'a>(wizards: impl Iterator<Item = &'a Wizard>) -> RichText {
             text = text.text(format!(" — {}", wizard.description));
         }
     }
-    text.text(". Choose with ")
+    // A description may end its own sentence.
+    let stop = if text.plain().ends_with(['.', '!', '?']) { " " } else { ". " };
+    text.text(stop)
+        .text("Choose with ")
         .code("!duel <player> <wizard>")
         .text(" or ")
         .code("!accept <wizard>")

@@ -43,17 +43,52 @@ pub struct SpellOutcome {
     pub seal: Seal,
 }
 
-/// True when `caster`'s Full Counter succeeds against `target` (RULES D-7 with D-6): the
-/// caster's level is at least the target's and at every element position of the target
-/// the caster has an opposite element.
+/// Why a Full Counter failed (the first reason, in the order RULES D-7 gives them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CounterFailure {
+    /// The counter's level is below its target's (RULES D-7).
+    Level {
+        /// The counter's level as cast.
+        counter: u32,
+        /// The target's level as cast.
+        target: u32,
+    },
+    /// At an element position of the target the counter has no opposite element (RULES D-6).
+    NotOpposite {
+        /// The element position, from 0.
+        position: usize,
+        /// The counter's element there, if it has one.
+        counter: Option<Element>,
+        /// The target's element there.
+        target: Element,
+    },
+}
+
+/// Why `caster`'s Full Counter fails against `target`, or None when it succeeds (RULES
+/// D-7 with D-6: the caster's level is at least the target's and at every element
+/// position of the target the caster has an opposite element). None, too, when
+/// `caster` is no Full Counter.
+pub fn counter_failure(caster: &Spell, target: &Spell) -> Option<CounterFailure> {
+    if caster.preconditioning != Preconditioning::Counter {
+        return None;
+    }
+    if caster.level() < target.level() {
+        return Some(CounterFailure::Level { counter: caster.level(), target: target.level() });
+    }
+    target.elements.iter().enumerate().find_map(|(position, t)| {
+        let counter = caster.elements.get(position).copied();
+        (!counter.is_some_and(|c| opposite(c, *t))).then_some(CounterFailure::NotOpposite {
+            position,
+            counter,
+            target: *t,
+        })
+    })
+}
+
+/// True when `caster`'s Full Counter succeeds against `target` (RULES D-7 with D-6; see
+/// [`counter_failure`]).
 pub fn counter_succeeds(caster: &Spell, target: &Spell) -> bool {
-    caster.preconditioning == Preconditioning::Counter
-        && caster.level() >= target.level()
-        && target
-            .elements
-            .iter()
-            .enumerate()
-            .all(|(i, t)| caster.elements.get(i).is_some_and(|c| opposite(*c, *t)))
+    caster.preconditioning == Preconditioning::Counter && counter_failure(caster, target).is_none()
 }
 
 /// Settles a round: `spells[i]` was cast by the wizard `wizards[i]`.
@@ -194,6 +229,19 @@ mod tests {
         assert!(!void[0].counter_succeeded, "Void is opposite to nothing");
         // A failed counter is an ordinary spell with no boost.
         assert_eq!(lower[0].power, 1);
+        // What failed, first by level, then by position (from 0).
+        let failure = |c: &[Element], t: &[Element]| counter_failure(&spell(Counter, c), &spell(Surge, t));
+        assert_eq!(failure(&[Water], &[Fire, Fire]), Some(CounterFailure::Level { counter: 1, target: 2 }));
+        assert_eq!(
+            failure(&[Water, Wind], &[Fire, Fire]),
+            Some(CounterFailure::NotOpposite { position: 1, counter: Some(Wind), target: Fire })
+        );
+        assert_eq!(
+            failure(&[Water, Void, Wind], &[Fire, Thunder]),
+            Some(CounterFailure::NotOpposite { position: 1, counter: Some(Void), target: Thunder })
+        );
+        assert_eq!(failure(&[Water, Thunder], &[Fire, Wind]), None);
+        assert_eq!(counter_failure(&spell(Surge, &[]), &spell(Surge, &[Fire])), None, "no counter");
     }
 
     #[test]

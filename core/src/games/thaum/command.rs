@@ -14,6 +14,10 @@ use crate::words::{self, Adjustment, AmountError};
 use super::COMMANDS;
 use super::state::Thaum;
 
+/// The player the examples of [`Verb::example`] name; a refusal shown to a player of that
+/// name names someone else (see [`Verb::example_naming`]).
+pub const EXAMPLE_PLAYER: &str = "bob";
+
 /// A command word, in the order of [`COMMANDS`] (which holds each one's help).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verb {
@@ -126,6 +130,36 @@ impl Verb {
             Verb::Add => "!add bob",
             Verb::Stop => "!stop",
         }
+    }
+
+    /// True when [`Verb::example`] names a player ([`EXAMPLE_PLAYER`]).
+    pub fn example_names_player(self) -> bool {
+        matches!(
+            self,
+            Verb::Bend | Verb::Summon | Verb::Tornado | Verb::Status | Verb::Coins | Verb::Add
+        )
+    }
+
+    /// [`Verb::example`] naming `player` instead of [`EXAMPLE_PLAYER`] (`!summon 0 carol`).
+    pub fn example_naming(self, player: &str) -> String {
+        if !self.example_names_player() {
+            return self.example().to_owned();
+        }
+        let words: Vec<&str> = self
+            .example()
+            .split(' ')
+            .map(|w| if w == EXAMPLE_PLAYER { player } else { w })
+            .collect();
+        words.join(" ")
+    }
+
+    /// `text` with this verb's example, as a code span, naming `player` instead.
+    pub fn renaming_example(self, text: &str, player: &str) -> String {
+        let example = format!("`{}`", self.example());
+        if !self.example_names_player() || player == EXAMPLE_PLAYER || !text.contains(&example) {
+            return text.to_owned();
+        }
+        text.replace(&example, &format!("`{}`", self.example_naming(player)))
     }
 
     /// "type `!gather <mana> <thaum>`, e.g. `!gather 2 fire`."
@@ -250,13 +284,14 @@ pub enum ParseError {
     /// The first word is no Thaum command (the router suggests one across all games).
     #[error("`{0}` is not a Thaum command")]
     UnknownCommand(String),
-    /// Arguments are missing; `missing` names the first one when some were given.
+    /// Arguments are missing; `missing` says which, when some were given.
     #[error("`!{}` needs {}{}: {}", .verb.name(), .verb.needs(),
-        .missing.map(|m| format!(" (the {m} is missing)")).unwrap_or_default(), .verb.usage_hint())]
+        .missing.map(|m| format!(" ({m})")).unwrap_or_default(), .verb.usage_hint())]
     Missing {
         /// The command.
         verb: Verb,
-        /// The first missing argument, when at least one was given.
+        /// What is missing, as a clause (`the second Thaum is missing`), when at least
+        /// one argument was given.
         missing: Option<&'static str>,
     },
     /// Words were left over after the last argument.
@@ -299,6 +334,20 @@ pub enum ParseError {
     },
 }
 
+impl ParseError {
+    /// The command that could not be read, when it is a Thaum command.
+    pub fn verb(&self) -> Option<Verb> {
+        match self {
+            ParseError::UnknownCommand(_) => None,
+            ParseError::Missing { verb, .. }
+            | ParseError::Extra { verb, .. }
+            | ParseError::BadAmount { verb, .. }
+            | ParseError::UnknownThaum { verb, .. }
+            | ParseError::Expected { verb, .. } => Some(*verb),
+        }
+    }
+}
+
 /// The Thaum a word names: `fire water earth air` in any case, or 火 水 土 风.
 pub fn thaum_from_word(word: &str) -> Option<Thaum> {
     let lower = word.to_lowercase();
@@ -310,6 +359,8 @@ pub fn thaum_from_word(word: &str) -> Option<Thaum> {
         _ => None,
     })
 }
+
+const THAUM: &str = "the Thaum is missing";
 
 /// Reads a Thaum command (without the prefix), e.g. `gather 3 fire`.
 pub fn parse(command: &str) -> Result<ThaumCommand, ParseError> {
@@ -327,13 +378,15 @@ pub fn parse(command: &str) -> Result<ThaumCommand, ParseError> {
     let command = match verb {
         Verb::Join => ThaumCommand::Join,
         Verb::Gather => {
-            ThaumCommand::Gather { mana: args.amount("Mana amount")?, thaum: args.thaum()? }
+            ThaumCommand::Gather { mana: args.amount("Mana amount")?, thaum: args.thaum(THAUM)? }
         }
-        Verb::Blood => ThaumCommand::Blood { amount: args.amount("amount")?, thaum: args.thaum()? },
+        Verb::Blood => {
+            ThaumCommand::Blood { amount: args.amount("amount")?, thaum: args.thaum(THAUM)? }
+        }
         Verb::Alchemy => ThaumCommand::Alchemy {
             mana: args.amount("Mana amount")?,
-            first: args.thaum()?,
-            second: args.thaum()?,
+            first: args.thaum("both Thaums are missing")?,
+            second: args.thaum("the second Thaum is missing")?,
         },
         Verb::Bend => {
             ThaumCommand::Bend { mana: args.amount("Mana amount")?, defender: args.player()? }
@@ -346,7 +399,7 @@ pub fn parse(command: &str) -> Result<ThaumCommand, ParseError> {
         }
         Verb::Status => ThaumCommand::Status { player: args.optional_player() },
         Verb::Phase => {
-            let word = args.next("word `next`")?;
+            let word = args.next("the word `next` is missing")?;
             if !word.eq_ignore_ascii_case("next") {
                 return Err(ParseError::Expected { verb, word: word.to_owned() });
             }
@@ -369,9 +422,11 @@ struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    fn next(&mut self, what: &'static str) -> Result<&'a str, ParseError> {
+    /// The next word; `missing` says what is missing if there is none
+    /// (`the Thaum is missing`).
+    fn next(&mut self, missing: &'static str) -> Result<&'a str, ParseError> {
         let Some((first, rest)) = self.words.split_first() else {
-            let missing = (self.taken > 0).then_some(what);
+            let missing = (self.taken > 0).then_some(missing);
             return Err(ParseError::Missing { verb: self.verb, missing });
         };
         self.words = rest;
@@ -380,13 +435,18 @@ impl<'a> Args<'a> {
     }
 
     fn amount(&mut self, what: &'static str) -> Result<u32, ParseError> {
-        let word = self.next(what)?;
+        let missing = if what == "Mana amount" {
+            "the Mana amount is missing"
+        } else {
+            "the amount is missing"
+        };
+        let word = self.next(missing)?;
         words::amount(word).map_err(|error| ParseError::BadAmount { verb: self.verb, what, error })
     }
 
     fn adjustment(&mut self) -> Result<Adjustment, ParseError> {
         let what = "number";
-        let word = self.next(what)?;
+        let word = self.next("the number is missing")?;
         // `words::adjustment` reads the sign, then an amount that may carry its own `+`:
         // one sign is enough, so `++2` and `-+2` are not numbers.
         let unsigned = word.strip_prefix(['+', '-']).unwrap_or(word);
@@ -401,8 +461,8 @@ impl<'a> Args<'a> {
         })
     }
 
-    fn thaum(&mut self) -> Result<Thaum, ParseError> {
-        let word = self.next("Thaum")?;
+    fn thaum(&mut self, missing: &'static str) -> Result<Thaum, ParseError> {
+        let word = self.next(missing)?;
         thaum_from_word(word).ok_or_else(|| ParseError::UnknownThaum {
             verb: self.verb,
             word: word.to_owned(),
@@ -411,11 +471,11 @@ impl<'a> Args<'a> {
     }
 
     fn player(&mut self) -> Result<PlayerId, ParseError> {
-        self.next("player").map(PlayerId::new)
+        self.next("the player is missing").map(PlayerId::new)
     }
 
     fn optional_player(&mut self) -> Option<PlayerId> {
-        self.next("player").ok().map(PlayerId::new)
+        self.next("the player is missing").ok().map(PlayerId::new)
     }
 
     fn finish(self) -> Result<(), ParseError> {
@@ -435,46 +495,5 @@ fn reword(word: &str, error: AmountError) -> AmountError {
         AmountError::NotANumber(_) | AmountError::Negative(_) => {
             AmountError::NotANumber(word.to_owned())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn verbs_and_help_entries_line_up() {
-        assert_eq!(COMMANDS.len(), Verb::ALL.len());
-        for (i, verb) in Verb::ALL.into_iter().enumerate() {
-            assert_eq!(verb as usize, i);
-            assert_eq!(Verb::from_word(verb.name()), Some(verb));
-            for alias in verb.help().aliases {
-                assert_eq!(Verb::from_word(alias), Some(verb), "alias {alias}");
-            }
-            // Every example parses to this verb.
-            let example = verb.example().trim_start_matches('!');
-            assert_eq!(parse(example).map(|c| c.verb()), Ok(verb), "{example}");
-        }
-    }
-
-    #[test]
-    fn the_brief_example_message_reads_as_written() {
-        assert_eq!(
-            parse("gather").map_err(|e| e.to_string()),
-            Err("`!gather` needs a Mana amount and a Thaum: type `!gather <mana> <fire|water|earth|air>`, \
-                 e.g. `!gather 2 fire`."
-                .to_owned())
-        );
-    }
-
-    #[test]
-    fn two_word_names_and_case_are_accepted() {
-        let gather = ThaumCommand::Gather { mana: 3, thaum: Thaum::Fire };
-        assert_eq!(parse("Gather Power 3 FIRE"), Ok(gather.clone()));
-        assert_eq!(parse("gatherpower 3 火"), Ok(gather));
-        assert_eq!(
-            parse("BLOOD magic 2 water"),
-            Ok(ThaumCommand::Blood { amount: 2, thaum: Thaum::Water })
-        );
     }
 }

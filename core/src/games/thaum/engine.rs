@@ -168,12 +168,14 @@ fn unknown_player(state: &ThaumState, typed: &str, verb: Verb) -> ThaumError {
     }
 }
 
-/// The Mana left after spending `wanted`, or the T-9 refusal.
-fn spend(sheet: &PlayerSheet, verb: Verb, wanted: u32) -> Result<u32> {
-    sheet.mana.checked_sub(wanted).ok_or(ThaumError::NotEnoughMana {
+/// The Mana left after spending `wanted`, or the T-9 refusal, whose example repeats the
+/// command (`args` are its words after the amount) spending what is held.
+fn spend(sheet: &PlayerSheet, verb: Verb, wanted: u32, args: &str) -> Result<u32> {
+    sheet.mana.checked_sub(wanted).ok_or_else(|| ThaumError::NotEnoughMana {
         verb,
         held: sheet.mana,
         wanted,
+        args: args.to_owned(),
     })
 }
 
@@ -223,7 +225,7 @@ fn gather(
     thaum: Thaum,
 ) -> Result<Vec<ThaumEvent>> {
     let mut sheet = sheet_of(state, actor)?;
-    let mana_left = spend(&sheet, Verb::Gather, mana)?;
+    let mana_left = spend(&sheet, Verb::Gather, mana, thaum.key())?;
     let before = sheet.thaums.get(thaum);
     let after = sheet.thaums.add(thaum, i64::from(mana));
     sheet.mana = mana_left;
@@ -279,7 +281,8 @@ fn alchemy(
     if first == second {
         return Err(ThaumError::SameThaum { thaum: first, mana });
     }
-    let mana_left = spend(&sheet, Verb::Alchemy, mana)?;
+    let mana_left =
+        spend(&sheet, Verb::Alchemy, mana, &format!("{} {}", first.key(), second.key()))?;
     let (x, y) = (sheet.thaums.get(first), sheet.thaums.get(second));
     let n = spells::alchemy_coins(mana, x, y);
     sheet.mana = mana_left;
@@ -308,7 +311,7 @@ fn bending(
 ) -> Result<Vec<ThaumEvent>> {
     let mut caster = sheet_of(state, actor)?;
     let (defender_id, mut defender) = named(state, typed, Verb::Bend)?;
-    let mana_left = spend(&caster, Verb::Bend, mana)?;
+    let mana_left = spend(&caster, Verb::Bend, mana, defender_id.as_str())?;
     let (attack, defender_after) = spells::bending(&caster.thaums, &defender.thaums, mana);
     let defender_before = defender.thaums;
     if defender_id == *actor {
@@ -344,7 +347,7 @@ fn summoning(
     if partner_id == *actor {
         return Err(ThaumError::SelfTarget { verb: Verb::Summon });
     }
-    let mana_left = spend(&caster, Verb::Summon, mana)?;
+    let mana_left = spend(&caster, Verb::Summon, mana, partner_id.as_str())?;
     let base = spells::summoning_coins(&caster.thaums, &partner.thaums);
     // |base| ≤ 800 and mana ≤ u32::MAX, so the product fits an i64.
     let n = if options.summoning_scales_with_mana { base * i64::from(mana) } else { base };
@@ -382,7 +385,7 @@ fn tornado(
     if caster.tornado_used {
         return Err(ThaumError::TornadoUsed);
     }
-    let mana_left = spend(&caster, Verb::Tornado, mana)?;
+    let mana_left = spend(&caster, Verb::Tornado, mana, target_id.as_str())?;
     let seed = (mana > 0).then(|| dice.seed());
     let outcome = spells::tornado(caster.thaums, target.thaums, mana, dice);
     caster.thaums = outcome.caster;
@@ -454,7 +457,12 @@ fn adjust_instability(state: &mut ThaumState, by: &PlayerId, change: Adjustment)
         Adjustment::Take(n) => before.saturating_sub(n),
     };
     state.loop_instability = after.min(MAX_AMOUNT.max(before));
-    ThaumEvent::InstabilityAdjusted { by: by.clone(), before, after: state.loop_instability }
+    ThaumEvent::InstabilityAdjusted {
+        by: by.clone(),
+        change,
+        before,
+        after: state.loop_instability,
+    }
 }
 
 fn adjust_coins(

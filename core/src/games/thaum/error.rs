@@ -68,9 +68,10 @@ pub enum ThaumError {
         /// Who may use it.
         game_masters: Vec<PlayerId>,
     },
-    /// Spending more Mana than held (RULES T-9).
-    #[error("you hold {held} Mana, so you cannot spend {wanted} (T-9): spend at most {held}, e.g. `{}`.",
-        example_with(*.verb, *.held))]
+    /// Spending more Mana than held (RULES T-9). The example is the command as typed,
+    /// spending what is held.
+    #[error("you hold {held} Mana, so you cannot spend {wanted} (T-9): spend at most {held}, e.g. `!{} {held} {args}`.",
+        .verb.name())]
     NotEnoughMana {
         /// The command.
         verb: Verb,
@@ -78,6 +79,8 @@ pub enum ThaumError {
         held: u32,
         /// Mana asked to spend.
         wanted: u32,
+        /// The arguments after the Mana amount (`fire air`, `carol`).
+        args: String,
     },
     /// Blood Magic a second time in a phase.
     #[error(
@@ -121,15 +124,6 @@ pub(crate) fn list(players: &[PlayerId]) -> String {
     }
 }
 
-/// The verb's example with its first number replaced by `amount`.
-fn example_with(verb: Verb, amount: u32) -> String {
-    let mut words: Vec<String> = verb.example().split(' ').map(str::to_owned).collect();
-    if let Some(word) = words.iter_mut().find(|w| w.parse::<u32>().is_ok()) {
-        *word = amount.to_string();
-    }
-    words.join(" ")
-}
-
 fn other(thaum: Thaum) -> Thaum {
     if thaum == Thaum::Air { Thaum::Fire } else { Thaum::Air }
 }
@@ -156,11 +150,16 @@ mod tests {
     }
 
     #[test]
-    fn mana_errors_say_what_is_held_and_show_an_example() {
-        let err = ThaumError::NotEnoughMana { verb: Verb::Gather, held: 2, wanted: 5 };
+    fn mana_errors_say_what_is_held_and_repeat_the_command_with_it() {
+        let err = ThaumError::NotEnoughMana {
+            verb: Verb::Tornado,
+            held: 1,
+            wanted: 2,
+            args: "carol".into(),
+        };
         assert_eq!(
             err.to_string(),
-            "you hold 2 Mana, so you cannot spend 5 (T-9): spend at most 2, e.g. `!gather 2 fire`."
+            "you hold 1 Mana, so you cannot spend 2 (T-9): spend at most 1, e.g. `!tornado 1 carol`."
         );
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::ids::PlayerId;
 use crate::time::Timestamp;
+use crate::words::Adjustment;
 
 use super::spells::{Side, TornadoRoll};
 use super::state::{CoinChange, PlayerSheet, Standing, Thaum, Thaums, TornadoDraw};
@@ -174,6 +175,8 @@ pub enum ThaumEvent {
     InstabilityAdjusted {
         /// The game master.
         by: PlayerId,
+        /// As typed: set, raise or lower.
+        change: Adjustment,
         /// Before.
         before: u32,
         /// After.

@@ -256,6 +256,24 @@ impl ThaumTable {
     pub fn options(&self) -> &ThaumOptions {
         &self.options
     }
+
+    /// Whom a usage example for `verb` names when shown to `actor`: never the actor. For
+    /// `!add`, someone not at the table; otherwise another player at the table if there is
+    /// one. The default [`command::EXAMPLE_PLAYER`] whenever it fits.
+    fn example_player(&self, verb: Verb, actor: &PlayerId) -> String {
+        const NAMES: [&str; 4] = [command::EXAMPLE_PLAYER, "carol", "alice", "dave"];
+        let not_actor = |name: &str| !name.eq_ignore_ascii_case(actor.as_str());
+        let seated = |name: &str| self.state.resolve_player(name).is_some();
+        let fits = |name: &str| not_actor(name) && (verb == Verb::Add) != seated(name);
+        if let Some(name) = NAMES.into_iter().find(|n| fits(n)) {
+            return name.to_owned();
+        }
+        let other = self.state.players.keys().map(PlayerId::as_str).find(|p| not_actor(p));
+        match other {
+            Some(player) if verb != Verb::Add => player.to_owned(),
+            _ => NAMES.into_iter().find(|n| not_actor(n)).unwrap_or("carol").to_owned(),
+        }
+    }
 }
 
 /// The prefix the player typed (`!`), read off the typed message; `!` if it cannot be seen.
@@ -293,7 +311,11 @@ impl Table for ThaumTable {
         let prefix = prefix_of(action);
         let command = command::parse(action.command).map_err(|e| match e {
             ParseError::UnknownCommand(word) => Refusal::UnknownCommand(word),
-            other => Refusal::Refused(render::parse_error(&other, prefix)),
+            other => {
+                let name = other.verb().map(|verb| self.example_player(verb, action.actor));
+                let name = name.as_deref().unwrap_or(command::EXAMPLE_PLAYER);
+                Refusal::Refused(render::parse_error(&other, prefix, name))
+            }
         })?;
         if action.private && !command.is_query() {
             return Err(Refusal::Refused(render::marked(
@@ -305,7 +327,10 @@ impl Table for ThaumTable {
         let draws_before = dice.draws();
         let events =
             engine::apply(&mut self.state, &self.options, action.actor, &command, action.now, dice)
-                .map_err(|e| Refusal::Refused(render::error(&e, prefix)))?;
+                .map_err(|e| {
+                    let name = self.example_player(Verb::Add, action.actor);
+                    Refusal::Refused(render::error(&e, prefix, &name))
+                })?;
         if !command.is_query() {
             let draws = events.iter().flat_map(ThaumEvent::draws).collect();
             let seed = (dice.draws() > draws_before).then(|| dice.seed());

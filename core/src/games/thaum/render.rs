@@ -6,8 +6,9 @@ use crate::ids::PlayerId;
 use crate::plugin::{Announcement, Audience};
 use crate::text::{Hue, RichText};
 use crate::time::Timestamp;
+use crate::words::Adjustment;
 
-use super::command::ParseError;
+use super::command::{ParseError, Verb};
 use super::error::ThaumError;
 use super::events::ThaumEvent;
 use super::spells::{Side, TornadoRoll};
@@ -62,14 +63,24 @@ pub fn marked(text: &str, prefix: &str) -> RichText {
     Writer::new(prefix).say(text).done()
 }
 
-/// A refusal from the engine, as a message.
-pub fn error(err: &ThaumError, prefix: &str) -> RichText {
-    marked(&capitalised(&err.to_string()), prefix)
+/// A refusal from the engine, as a message; a usage example in it names `example_player`
+/// (see [`Verb::example_naming`]).
+pub fn error(err: &ThaumError, prefix: &str, example_player: &str) -> RichText {
+    let text = match err {
+        ThaumError::BadName { .. } => Verb::Add.renaming_example(&err.to_string(), example_player),
+        _ => err.to_string(),
+    };
+    marked(&capitalised(&text), prefix)
 }
 
-/// A command that could not be read, as a message.
-pub fn parse_error(err: &ParseError, prefix: &str) -> RichText {
-    marked(&capitalised(&err.to_string()), prefix)
+/// A command that could not be read, as a message; its usage example names
+/// `example_player` (see [`Verb::example_naming`]).
+pub fn parse_error(err: &ParseError, prefix: &str, example_player: &str) -> RichText {
+    let text = match err.verb() {
+        Some(verb) => verb.renaming_example(&err.to_string(), example_player),
+        None => err.to_string(),
+    };
+    marked(&capitalised(&text), prefix)
 }
 
 fn capitalised(text: &str) -> String {
@@ -143,7 +154,7 @@ pub fn event(event: &ThaumEvent, prefix: &str) -> RichText {
             .change(*thaum, *before, *after)
             .say(&format!(", +{mana_granted} Mana ({mana_left} now)."))
             .done(),
-        ThaumEvent::Alchemy { player, first, second, mana_spent, n, coins, .. } => w
+        ThaumEvent::Alchemy { player, first, second, mana_spent, mana_left, n, coins } => w
             .who(player)
             .say(&format!(" casts Alchemy with {mana_spent} Mana on "))
             .thaum(first.0)
@@ -155,19 +166,19 @@ pub fn event(event: &ThaumEvent, prefix: &str) -> RichText {
             .thaum(first.0)
             .say(" and ")
             .thaum(second.0)
-            .say(" are now 0.")
+            .say(&format!(" are now 0; {mana_left} Mana left."))
             .done(),
-        ThaumEvent::Bending { caster, defender, mana_spent, attack, defender_after, .. } => {
+        ThaumEvent::Bending { caster, defender, mana_spent, mana_left, attack, defender_after, .. } => {
             let w = w.who(caster);
             let w = if defender == caster {
-                w.say(" bends themself")
+                w.say(" bends their own Thaums")
             } else {
                 w.say(" bends ").who(defender)
             };
             let w = w.say(&format!(" with {mana_spent} Mana: attack ")).vector(attack).say(" × ");
             let w = w.say(&format!("{mana_spent}"));
             if defender == caster {
-                w.say("; their Thaums take it, then all become 0.").done()
+                w.say(&format!("; their Thaums take it, then all become 0; {mana_left} Mana left.")).done()
             } else {
                 w.say("; ")
                     .who(defender)
@@ -175,11 +186,11 @@ pub fn event(event: &ThaumEvent, prefix: &str) -> RichText {
                     .thaums(defender_after)
                     .say(". ")
                     .who(caster)
-                    .say("'s Thaums are now 0.")
+                    .say(&format!("'s Thaums are now 0; {mana_left} Mana left."))
                     .done()
             }
         }
-        ThaumEvent::Summoning { caster, partner, mana_spent, n, caster_coins, partner_coins, .. } => w
+        ThaumEvent::Summoning { caster, partner, mana_spent, mana_left, n, caster_coins, partner_coins } => w
             .who(caster)
             .say(" summons with ")
             .who(partner)
@@ -191,7 +202,9 @@ pub fn event(event: &ThaumEvent, prefix: &str) -> RichText {
             .who(partner)
             .say(": coins ")
             .coins(partner_coins)
-            .say(". Both players' Thaums are now 0.")
+            .say(". Both players' Thaums are now 0; ")
+            .who(caster)
+            .say(&format!(" has {mana_left} Mana left."))
             .done(),
         ThaumEvent::Tornado { caster, target, mana_spent, seed, rolls, caster_after, target_after, .. } => {
             let mut w = w.who(caster).say(" casts Tornado on ").who(target);
@@ -241,17 +254,26 @@ pub fn event(event: &ThaumEvent, prefix: &str) -> RichText {
         ThaumEvent::PhaseBegan { phase, next_phase, .. } => w
             .say(&format!("Phase {} begins: every player gains 1 Mana; it ends {}.", roman(*phase), ends(*next_phase)))
             .done(),
-        ThaumEvent::InstabilityAdjusted { by, before, after } => w
-            .who(by)
-            .say(&format!(
-                " sets Loop Instability {before} → {after} (at a phase's end, {LOOP_LIMIT} or more ends the loop)."
-            ))
-            .done(),
+        ThaumEvent::InstabilityAdjusted { by, change, before, after } => {
+            let what = match change {
+                Adjustment::Set(_) => format!(" sets Loop Instability {before} → {after}"),
+                Adjustment::Add(_) => format!(" raises Loop Instability from {before} to {after}"),
+                Adjustment::Take(n) if *n > *before => {
+                    format!(" lowers Loop Instability from {before} to {after}, as it stops at 0")
+                }
+                Adjustment::Take(_) => format!(" lowers Loop Instability from {before} to {after}"),
+            };
+            w.who(by)
+                .say(&what)
+                .say(&format!(" (at a phase's end, {LOOP_LIMIT} or more ends the loop)."))
+                .done()
+        }
         ThaumEvent::CoinsAdjusted { by, player, change } => {
             w.who(by).say(" changes ").who(player).say("'s coins: ").coins(change).say(".").done()
         }
         ThaumEvent::Sheet { player, sheet, season, phase, instability } => w
             .who(player)
+            .say("'s sheet")
             .sheet(sheet)
             .say(&format!(" (Season {season}, Phase {}, Loop Instability {instability}.)", roman(*phase)))
             .done(),
@@ -371,14 +393,14 @@ impl<'p> Writer<'p> {
         )
     }
 
+    /// "bob's Earth +3 (0 → 3)": the move is K × Air, `±0` when Air is 0.
     fn roll(self, player: &PlayerId, roll: &TornadoRoll) -> Self {
-        let sign = if roll.k < 0 { "-" } else { "+" };
-        self.who(player).say("'s ").thaum(roll.thaum).say(&format!(
-            " {sign}{} ({} → {})",
-            roll.air.unsigned_abs(),
-            roll.before,
-            roll.after
-        ))
+        let step = i16::from(roll.k) * i16::from(roll.air);
+        let step = if step == 0 { "±0".to_owned() } else { format!("{step:+}") };
+        self.who(player)
+            .say("'s ")
+            .thaum(roll.thaum)
+            .say(&format!(" {step} ({} → {})", roll.before, roll.after))
     }
 
     /// ": Mana 3, Coins 10; Fire 2, …; Blood Magic used this phase, Tornado ready."
