@@ -2,8 +2,10 @@
 //! implementations.
 //!
 //! - [`memory`]: an in-memory transport for the console and for unit tests.
+//! - [`irc`]: the IRC transport's parts: mIRC formatting, line splitting, flood control.
 //!
 //! The IRC (`irc` crate) and Matrix (`matrix-sdk`) transports join this crate in later
 //! issues; all of them pass one conformance suite.
 
+pub mod irc;
 pub mod memory;

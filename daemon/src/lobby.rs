@@ -54,7 +54,8 @@ pub fn parse(command: &str) -> Result<Option<LobbyCommand>, LobbyError> {
     let usage = |name: &str| -> LobbyError {
         let help = LOBBY_COMMANDS.iter().find(|c| c.name == name);
         let usage = help.map(|c| c.usage).unwrap_or_default();
-        LobbyError(format!("type `!{name} {usage}`").trim_end().to_owned())
+        let typed = format!("!{name} {usage}");
+        LobbyError(format!("type `{}`.", typed.trim_end()))
     };
     let at_most = |n: usize, name: &str| -> Result<(), LobbyError> {
         if args.len() > n {
@@ -78,7 +79,7 @@ pub fn parse(command: &str) -> Result<Option<LobbyCommand>, LobbyError> {
             at_most(1, "new")?;
             let Some(game) = optional(0) else {
                 return Err(LobbyError(
-                    "`!new` needs a game: type `!new thaum` (for a Duel, `!duel <player>`)".into(),
+                    "`!new` needs a game: type `!new thaum` (for a Duel, `!duel <player>`).".into(),
                 ));
             };
             LobbyCommand::New(game.to_lowercase())
@@ -87,7 +88,7 @@ pub fn parse(command: &str) -> Result<Option<LobbyCommand>, LobbyError> {
             at_most(2, "duel")?;
             let Some(opponent) = optional(0) else {
                 return Err(LobbyError(
-                    "`!duel` needs the player you challenge: type `!duel <player> [wizard]`".into(),
+                    "`!duel` needs the player you challenge: type `!duel <player> [wizard]`.".into(),
                 ));
             };
             LobbyCommand::Duel { opponent, wizard: optional(1) }

@@ -6,10 +6,14 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
+use spellbridge::config::Settings;
 use spellbridge::console::{Console, play};
+use spellbridge::serve;
 use spellbridge::store::audit::{self, Finding};
 use spellbridge::store::{Durability, OpenMode, Store};
 use spellbridge_core::Registry;
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::EnvFilter;
 
 /// Chat games (Thaum and Duel) on Matrix and IRC.
 #[derive(Debug, Parser)]
@@ -24,6 +28,18 @@ const DEFAULT_DB: &str = "spellbridge.db";
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the daemon: connect to the configured networks and host games.
+    Run {
+        /// The TOML config (see config/spellbridge.example.toml).
+        #[arg(long, default_value = "spellbridge.toml")]
+        config: PathBuf,
+    },
+    /// Check a config file and print what it sets up (secrets are not shown).
+    CheckConfig {
+        /// The TOML config.
+        #[arg(long, default_value = "spellbridge.toml")]
+        config: PathBuf,
+    },
     /// Play through the real router and games over stdin/stdout, with no network.
     ///
     /// Input lines: `alice: !new thaum`, `bob (dm): !cast surge fire end`, `#clock +3d`.
@@ -67,6 +83,8 @@ enum Format {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run { config } => run(&config),
+        Command::CheckConfig { config } => check_config(&config),
         Command::Console { seed, db, state_json } => console(seed, db, state_json),
         Command::Verify { db } => verify(&db),
         Command::Export { table, format, db } => export(table, format, &db),
@@ -96,6 +114,63 @@ fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) 
         std::fs::write(&path, json).with_context(|| format!("writing the state to {}", path.display()))?;
     }
     std::io::stdout().flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run(config: &Path) -> anyhow::Result<ExitCode> {
+    let settings = Settings::load(config)?;
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let shutdown = CancellationToken::new();
+        let signals = shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("signal received");
+            signals.cancel();
+        });
+        serve::run(settings, shutdown).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// SIGINT or SIGTERM.
+async fn wait_for_signal() {
+    let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(signal) => signal,
+        Err(error) => {
+            tracing::error!(%error, "cannot listen for SIGTERM; only Ctrl-C stops spellbridge");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+}
+
+fn check_config(config: &Path) -> anyhow::Result<ExitCode> {
+    let settings = Settings::load(config)?;
+    println!("{}: ok", config.display());
+    println!("prefix: {}", settings.prefix);
+    println!("database: {} (durability {:?})", settings.database.display(), settings.durability);
+    for irc in &settings.irc {
+        println!(
+            "irc {}: {}:{} ({}), nick {}, channels {}, SASL {}, flood control {}",
+            irc.name,
+            irc.server,
+            irc.port,
+            if irc.tls { "TLS" } else { "plain" },
+            irc.nicks.join("/"),
+            irc.channels.join(" "),
+            irc.sasl.as_ref().map_or("off".to_owned(), |(account, _)| format!("as {account}")),
+            irc.flood.map_or("off".to_owned(), |(burst, every)| format!("burst {burst}, then 1 line per {every:?}")),
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

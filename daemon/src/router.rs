@@ -553,11 +553,13 @@ impl Router {
         now: Timestamp,
     ) -> Vec<Outbound> {
         let sender = &inbound.sender;
+        let (head, _) = words::split(command);
         let index = if inbound.private { self.private_table(sender) } else { self.active_at(place).ok_or(()) };
+        // After a game ends its room can still ask how it ended.
+        let index = index.or_else(|()| self.finished_at(place).filter(|i| head == "status" && self.tables[i].table.is_query(command)).ok_or(()));
         let index = match index {
             Ok(index) => index,
             Err(()) => {
-                let (head, _) = words::split(command);
                 let known = self.registry.iter().any(|g| g.commands().iter().any(|c| c.name == head || c.aliases.contains(&head.as_str())));
                 let text = if !known {
                     self.unknown_command(&head, None)
@@ -629,6 +631,11 @@ impl Router {
 
     fn active_tables(&self) -> impl Iterator<Item = TableId> + '_ {
         self.tables.iter().filter(|(_, s)| !s.table.is_finished()).map(|(id, _)| *id)
+    }
+
+    /// The most recent finished table in a room.
+    fn finished_at(&self, place: &Place) -> Option<TableId> {
+        self.tables.iter().rev().find(|(_, s)| s.place == *place && s.table.is_finished()).map(|(id, _)| *id)
     }
 
     fn active_at(&self, place: &Place) -> Option<TableId> {

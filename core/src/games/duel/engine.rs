@@ -282,11 +282,12 @@ impl Duel {
         now: Timestamp,
         dice: &mut Dice,
     ) -> Result<Vec<DuelEvent>, DuelError> {
-        if self.finish.is_some() {
-            return Err(DuelError::Over { result: self.result_text() });
-        }
+        // Anyone may ask, during the duel or after it (how did it end?).
         if let DuelCommand::Status = command {
             return Ok(vec![DuelEvent::Status { asker: actor.clone() }]);
+        }
+        if self.finish.is_some() {
+            return Err(DuelError::Over { result: self.result_text() });
         }
         let seat = self
             .seat(actor)

@@ -1,0 +1,526 @@
+//! mIRC formatting: [`render`] turns a [`RichText`] into a line with IRC formatting
+//! codes, and [`strip`] removes every formatting code and control character from an
+//! inbound line so the command parser sees plain text.
+//!
+//! The codes (<https://modern.ircdocs.horse/formatting>): bold `\x02`, italic `\x1D`,
+//! underline `\x1F`, strikethrough `\x1E`, monospace `\x11`, reverse `\x16`, reset
+//! `\x0F`, colour `\x03[fg[,bg]]` (one or two decimal digits each) and hex colour
+//! `\x04[RRGGBB[,RRGGBB]]`. The lexer and the [`FormatState`] that tracks which runs are
+//! open are shared with the line splitter, which closes and re-opens runs at a cut.
+
+use spellbridge_core::RichText;
+use spellbridge_core::text::{Hue, Segment, Style};
+
+const BOLD: char = '\x02';
+const COLOUR: char = '\x03';
+const HEX_COLOUR: char = '\x04';
+const RESET: char = '\x0F';
+const MONOSPACE: char = '\x11';
+const REVERSE: char = '\x16';
+const ITALIC: char = '\x1D';
+const STRIKE: char = '\x1E';
+const UNDERLINE: char = '\x1F';
+
+/// Renders rich text with mIRC codes. Each run is closed where it ends, so the text after
+/// it is unformatted; a colour is closed with `\x03`, or with `\x0F` when the next
+/// character is a digit or a comma (which a client would read as part of the colour
+/// code). Mentions are the player's nick: a Matrix id `@user:server` becomes `user`.
+///
+/// Control characters in the text are dropped (a tab becomes a space) except `\n`, which
+/// the splitter turns into separate IRC lines; the output therefore contains no control
+/// character other than `\n` and the formatting codes this function writes.
+pub fn render(text: &RichText) -> String {
+    let pieces: Vec<(Option<&'static str>, String)> = text
+        .segments()
+        .iter()
+        .map(|segment| match segment {
+            Segment::Text { text, style } => (style_code(*style), sanitize(text)),
+            Segment::Coloured { text, hue } => (Some(hue_code(*hue)), sanitize(text)),
+            Segment::Mention(player) => (None, sanitize(mention_nick(player.as_str()))),
+        })
+        .filter(|(_, body)| !body.is_empty())
+        .collect();
+
+    let mut out = String::new();
+    for (i, (code, body)) in pieces.iter().enumerate() {
+        let Some(code) = code else {
+            out.push_str(body);
+            continue;
+        };
+        out.push_str(code);
+        let is_colour = code.starts_with(COLOUR);
+        if is_colour && body.starts_with(',') {
+            // "\x0304,5" would read as background 5: an empty bold run separates them.
+            out.push(BOLD);
+            out.push(BOLD);
+        }
+        out.push_str(body);
+        let next = pieces.get(i + 1).and_then(|(code, body)| match code {
+            Some(code) => code.chars().next(),
+            None => body.chars().next(),
+        });
+        if is_colour {
+            let ambiguous = next.is_some_and(|c| c.is_ascii_digit() || c == ',');
+            out.push(if ambiguous { RESET } else { COLOUR });
+        } else {
+            // A toggle code closes its own run.
+            out.push_str(code);
+        }
+    }
+    out
+}
+
+/// Removes formatting codes and control characters from an inbound line: what is left is
+/// what the command parser sees. A tab becomes a space; every other control character
+/// (C0, DEL and C1, including `\r`, `\n` and the CTCP `\x01`) is dropped.
+pub fn strip(line: &str) -> String {
+    lex(line)
+        .filter_map(|piece| match piece {
+            Piece::Char(c) => Some(c),
+            Piece::Code { .. } => None,
+        })
+        .filter_map(|c| match c {
+            '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
+/// The nick to show for a player id: `@user:server` (a Matrix id) becomes `user`;
+/// anything else is shown as it is.
+fn mention_nick(id: &str) -> &str {
+    id.strip_prefix('@')
+        .and_then(|rest| rest.split_once(':'))
+        .filter(|(user, server)| !user.is_empty() && !server.is_empty())
+        .map_or(id, |(user, _)| user)
+}
+
+/// The text with control characters dropped, tabs as spaces, and `\n` kept.
+fn sanitize(text: &str) -> String {
+    text.chars()
+        .filter_map(|c| match c {
+            '\n' => Some('\n'),
+            '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
+fn style_code(style: Style) -> Option<&'static str> {
+    match style {
+        Style::Plain => None,
+        Style::Bold => Some("\x02"),
+        Style::Italic => Some("\x1D"),
+        Style::Code => Some("\x11"),
+    }
+}
+
+/// The mIRC colour of a hue, always two digits so a following digit is not read as part
+/// of the code.
+fn hue_code(hue: Hue) -> &'static str {
+    match hue {
+        Hue::Red => "\x0304",
+        Hue::Blue => "\x0312",
+        Hue::Brown => "\x0305",
+        Hue::Green => "\x0303",
+        Hue::Yellow => "\x0308",
+        Hue::Grey => "\x0314",
+    }
+}
+
+/// One formatting control read from a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Control {
+    Bold,
+    Italic,
+    Underline,
+    Strike,
+    Monospace,
+    Reverse,
+    Reset,
+    /// `\x03` with its digits; `Colour::None` for a bare `\x03`, which resets colours.
+    Colour(Colour),
+}
+
+/// A colour as set by `\x03` or `\x04`. A foreground-only code keeps the background.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Colour {
+    /// No colour (the default, or after a bare `\x03` / `\x04`).
+    #[default]
+    None,
+    /// A palette colour (`\x03fg[,bg]`).
+    Palette { fg: u8, bg: Option<u8> },
+    /// A hex colour (`\x04RRGGBB[,RRGGBB]`).
+    Hex { fg: u32, bg: Option<u32> },
+}
+
+/// A piece of a line: a character, or a formatting code with its exact source text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Piece<'a> {
+    Char(char),
+    Code { raw: &'a str, control: Control },
+}
+
+impl Piece<'_> {
+    /// The piece's length in bytes as it appears in the line.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Piece::Char(c) => c.len_utf8(),
+            Piece::Code { raw, .. } => raw.len(),
+        }
+    }
+}
+
+/// Splits a line into characters and formatting codes. Every byte of the line belongs to
+/// exactly one piece, so concatenating the pieces gives the line back.
+pub(crate) fn lex(line: &str) -> impl Iterator<Item = Piece<'_>> + '_ {
+    let mut rest = line;
+    std::iter::from_fn(move || {
+        let c = rest.chars().next()?;
+        let toggle = match c {
+            BOLD => Some(Control::Bold),
+            ITALIC => Some(Control::Italic),
+            UNDERLINE => Some(Control::Underline),
+            STRIKE => Some(Control::Strike),
+            MONOSPACE => Some(Control::Monospace),
+            REVERSE => Some(Control::Reverse),
+            RESET => Some(Control::Reset),
+            _ => None,
+        };
+        let (len, piece_control) = match (c, toggle) {
+            (_, Some(control)) => (1, Some(control)),
+            (COLOUR, None) => {
+                let (len, colour) = lex_palette(&rest[1..]);
+                (1 + len, Some(Control::Colour(colour)))
+            }
+            (HEX_COLOUR, None) => {
+                let (len, colour) = lex_hex(&rest[1..]);
+                (1 + len, Some(Control::Colour(colour)))
+            }
+            _ => (c.len_utf8(), None),
+        };
+        let (raw, tail) = rest.split_at(len);
+        rest = tail;
+        Some(match piece_control {
+            Some(control) => Piece::Code { raw, control },
+            None => Piece::Char(c),
+        })
+    })
+}
+
+/// Reads `fg[,bg]` after `\x03`: one or two digits each; a comma is part of the code
+/// only when a digit follows it. Returns the bytes read and the colour.
+fn lex_palette(s: &str) -> (usize, Colour) {
+    let digits = |s: &str| s.bytes().take(2).take_while(u8::is_ascii_digit).count();
+    let fg_len = digits(s);
+    if fg_len == 0 {
+        return (0, Colour::None);
+    }
+    let fg = number(&s[..fg_len], 10);
+    let bg_digits = s[fg_len..].strip_prefix(',').unwrap_or_default();
+    let bg_len = digits(bg_digits);
+    if bg_len == 0 {
+        return (fg_len, Colour::Palette { fg: fg as u8, bg: None });
+    }
+    let bg = number(&bg_digits[..bg_len], 10);
+    (fg_len + 1 + bg_len, Colour::Palette { fg: fg as u8, bg: Some(bg as u8) })
+}
+
+/// Reads `RRGGBB[,RRGGBB]` after `\x04`. Returns the bytes read and the colour.
+fn lex_hex(s: &str) -> (usize, Colour) {
+    let is_hex = |s: &str| s.len() >= 6 && s.bytes().take(6).all(|b| b.is_ascii_hexdigit());
+    if !is_hex(s) {
+        return (0, Colour::None);
+    }
+    let fg = number(&s[..6], 16);
+    if let Some(bg) = s[6..].strip_prefix(',').filter(|bg| is_hex(bg)) {
+        let bg = number(&bg[..6], 16);
+        return (13, Colour::Hex { fg, bg: Some(bg) });
+    }
+    (6, Colour::Hex { fg, bg: None })
+}
+
+/// Parses digits the lexer has already checked (at most six), so it cannot fail.
+fn number(digits: &str, radix: u32) -> u32 {
+    digits.chars().filter_map(|c| c.to_digit(radix)).fold(0, |n, d| n * radix + d)
+}
+
+/// Which formatting runs are open at a point of a line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FormatState {
+    bold: bool,
+    italic: bool,
+    underline: bool,
+    strike: bool,
+    monospace: bool,
+    reverse: bool,
+    colour: Colour,
+}
+
+impl FormatState {
+    /// Applies one control to the state.
+    pub(crate) fn apply(&mut self, control: Control) {
+        match control {
+            Control::Bold => self.bold = !self.bold,
+            Control::Italic => self.italic = !self.italic,
+            Control::Underline => self.underline = !self.underline,
+            Control::Strike => self.strike = !self.strike,
+            Control::Monospace => self.monospace = !self.monospace,
+            Control::Reverse => self.reverse = !self.reverse,
+            Control::Reset => *self = FormatState::default(),
+            Control::Colour(colour) => {
+                self.colour = match (self.colour, colour) {
+                    // A foreground-only code keeps the background of the same kind.
+                    (Colour::Palette { bg: old, .. }, Colour::Palette { fg, bg: None }) => {
+                        Colour::Palette { fg, bg: old }
+                    }
+                    (Colour::Hex { bg: old, .. }, Colour::Hex { fg, bg: None }) => {
+                        Colour::Hex { fg, bg: old }
+                    }
+                    (_, colour) => colour,
+                }
+            }
+        }
+    }
+
+    /// True when no run is open.
+    pub(crate) fn is_plain(&self) -> bool {
+        *self == FormatState::default()
+    }
+
+    /// The codes that open this state on a fresh line: the colour first (always with
+    /// two-digit numbers), then the toggles. Empty for the plain state.
+    pub(crate) fn reopen(&self) -> String {
+        let mut out = String::new();
+        match self.colour {
+            Colour::None => {}
+            Colour::Palette { fg, bg } => {
+                out.push_str(&format!("\x03{fg:02}"));
+                if let Some(bg) = bg {
+                    out.push_str(&format!(",{bg:02}"));
+                }
+            }
+            Colour::Hex { fg, bg } => {
+                out.push_str(&format!("\x04{fg:06X}"));
+                if let Some(bg) = bg {
+                    out.push_str(&format!(",{bg:06X}"));
+                }
+            }
+        }
+        for (open, code) in [
+            (self.bold, BOLD),
+            (self.italic, ITALIC),
+            (self.underline, UNDERLINE),
+            (self.strike, STRIKE),
+            (self.monospace, MONOSPACE),
+            (self.reverse, REVERSE),
+        ] {
+            if open {
+                out.push(code);
+            }
+        }
+        out
+    }
+
+    /// True when [`FormatState::reopen`] ends with a colour code, so a comma written
+    /// right after it would be read as part of the code.
+    pub(crate) fn reopen_ends_with_colour(&self) -> bool {
+        self.colour != Colour::None
+            && !(self.bold
+                || self.italic
+                || self.underline
+                || self.strike
+                || self.monospace
+                || self.reverse)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use spellbridge_core::PlayerId;
+
+    use super::*;
+
+    #[test]
+    fn styles_and_hues_become_closed_runs() {
+        let text = RichText::new()
+            .bold("Fire")
+            .text(" and ")
+            .italic("Water")
+            .text(": ")
+            .code("!cast")
+            .text(" ")
+            .coloured("Earth", Hue::Brown);
+        assert_eq!(render(&text), "\x02Fire\x02 and \x1DWater\x1D: \x11!cast\x11 \x0305Earth\x03");
+    }
+
+    #[test]
+    fn every_hue_has_its_two_digit_colour() {
+        let cases = [
+            (Hue::Red, "04"),
+            (Hue::Blue, "12"),
+            (Hue::Brown, "05"),
+            (Hue::Green, "03"),
+            (Hue::Yellow, "08"),
+            (Hue::Grey, "14"),
+        ];
+        for (hue, digits) in cases {
+            let text = RichText::new().coloured("x", hue);
+            assert_eq!(render(&text), format!("\x03{digits}x\x03"));
+        }
+    }
+
+    #[test]
+    fn a_colour_followed_by_a_digit_or_comma_closes_with_reset() {
+        let digit = RichText::new().coloured("Fire", Hue::Red).text("3 damage");
+        assert_eq!(render(&digit), "\x0304Fire\x0F3 damage");
+        let comma = RichText::new().coloured("Fire", Hue::Red).text(",5");
+        assert_eq!(render(&comma), "\x0304Fire\x0F,5");
+        let letter = RichText::new().coloured("Fire", Hue::Red).text(" hits");
+        assert_eq!(render(&letter), "\x0304Fire\x03 hits");
+    }
+
+    #[test]
+    fn a_coloured_word_starting_with_a_comma_is_not_read_as_background() {
+        let text = RichText::new().coloured(",5", Hue::Blue);
+        let rendered = render(&text);
+        assert_eq!(rendered, "\x0312\x02\x02,5\x03");
+        assert_eq!(strip(&rendered), ",5");
+    }
+
+    #[test]
+    fn mentions_are_nicks() {
+        let render_one = |id: &str| render(&RichText::new().mention(&PlayerId::new(id)));
+        assert_eq!(render_one("alice"), "alice");
+        assert_eq!(render_one("@alice:example.org"), "alice");
+        assert_eq!(render_one("@alice"), "@alice");
+        assert_eq!(render_one("@:example.org"), "@:example.org");
+        assert_eq!(render_one("@alice:"), "@alice:");
+        assert_eq!(render_one("bob:work"), "bob:work");
+    }
+
+    #[test]
+    fn control_characters_in_text_are_dropped_but_newlines_kept() {
+        let text = RichText::new().bold("a\x02b\x03c\r\n\td\x01");
+        assert_eq!(render(&text), "\x02abc\n d\x02");
+    }
+
+    #[test]
+    fn strip_removes_every_code_and_control() {
+        let line = "\x02b\x02 \x1Di\x1D \x1Fu\x1F \x1Es\x1E \x11m\x11 \x16r\x16 \x0Fx";
+        assert_eq!(strip(line), "b i u s m r x");
+        assert_eq!(strip("\x034red\x03 \x0304,12on blue\x03"), "red on blue");
+        assert_eq!(strip("\x03,5 not a colour"), ",5 not a colour");
+        assert_eq!(strip("\x0312,x"), ",x");
+        assert_eq!(strip("\x03123"), "3");
+        assert_eq!(strip("\x04FF0000red\x04 \x04FF0000,00ff00both\x04"), "red both");
+        assert_eq!(strip("\x04FF00short"), "FF00short");
+        assert_eq!(strip("\x01ACTION waves\x01"), "ACTION waves");
+        assert_eq!(strip("!cast\tfire\r\n\x00\x7f\u{85}"), "!cast fire");
+    }
+
+    #[test]
+    fn the_lexer_keeps_every_byte() {
+        let line = "a\x0304,05b\x04ABCDEF,012345c\x03,\x02é";
+        let joined: String = lex(line)
+            .map(|p| match p {
+                Piece::Char(c) => c.to_string(),
+                Piece::Code { raw, .. } => raw.to_owned(),
+            })
+            .collect();
+        assert_eq!(joined, line);
+    }
+
+    #[test]
+    fn state_tracks_toggles_colours_and_reset() {
+        let mut state = FormatState::default();
+        for piece in lex("\x02\x0304,05\x0307\x1D") {
+            if let Piece::Code { control, .. } = piece {
+                state.apply(control);
+            }
+        }
+        assert_eq!(state.reopen(), "\x0307,05\x02\x1D");
+        assert!(!state.reopen_ends_with_colour());
+        state.apply(Control::Reset);
+        assert!(state.is_plain());
+        assert_eq!(state.reopen(), "");
+    }
+
+    fn any_segment() -> impl Strategy<Value = (u8, String)> {
+        (0u8..11, any::<String>())
+    }
+
+    fn segments() -> impl Strategy<Value = Vec<(u8, String)>> {
+        prop::collection::vec(any_segment(), 0..8)
+    }
+
+    fn build(segments: &[(u8, String)]) -> RichText {
+        let hues = [Hue::Red, Hue::Blue, Hue::Brown, Hue::Green, Hue::Yellow, Hue::Grey];
+        segments.iter().fold(RichText::new(), |text, (kind, body)| match kind {
+            0 => text.text(body.as_str()),
+            1 => text.bold(body.as_str()),
+            2 => text.italic(body.as_str()),
+            3 => text.code(body.as_str()),
+            4 => text.mention(&PlayerId::new(body.as_str())),
+            k => text.coloured(body.as_str(), hues[usize::from(k - 5) % hues.len()]),
+        })
+    }
+
+    /// What a player reads: the words of every segment, mentions as nicks, code without
+    /// backticks, control characters dropped and tabs as spaces.
+    fn visible(segments: &[(u8, String)]) -> String {
+        segments
+            .iter()
+            .map(|(kind, body)| if *kind == 4 { mention_nick(body) } else { body.as_str() })
+            .flat_map(str::chars)
+            .filter_map(|c| match c {
+                '\t' => Some(' '),
+                c if c.is_control() => None,
+                c => Some(c),
+            })
+            .collect()
+    }
+
+    const FORMATTING: [char; 9] =
+        [BOLD, COLOUR, HEX_COLOUR, RESET, MONOSPACE, REVERSE, ITALIC, STRIKE, UNDERLINE];
+
+    proptest! {
+        #[test]
+        fn strip_of_render_is_the_visible_text(segments in segments()) {
+            let rich = build(&segments);
+            prop_assert_eq!(strip(&render(&rich)), visible(&segments));
+        }
+
+        #[test]
+        fn render_writes_no_control_but_codes_and_newlines(segments in segments()) {
+            let rendered = render(&build(&segments));
+            for c in rendered.chars() {
+                prop_assert!(!c.is_control() || c == '\n' || FORMATTING.contains(&c), "{:?}", c);
+            }
+            // Every run is closed: the line ends in the plain state.
+            let mut state = FormatState::default();
+            for piece in lex(&rendered) {
+                if let Piece::Code { control, .. } = piece {
+                    state.apply(control);
+                }
+            }
+            prop_assert!(state.is_plain());
+        }
+
+        #[test]
+        fn strip_never_leaves_a_control_char(line in any::<String>()) {
+            let stripped = strip(&line);
+            prop_assert!(stripped.chars().all(|c| !c.is_control()));
+        }
+
+        #[test]
+        fn strip_handles_dense_codes(line in "[\\x00-\\x20,0-9a-fA-F\u{e9}\u{4e2d}]{0,40}") {
+            let stripped = strip(&line);
+            prop_assert!(stripped.chars().all(|c| !c.is_control()));
+            prop_assert_eq!(strip(&stripped), stripped.clone());
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The IRC transport ([`transport`], with its [`options`]) and the pieces of it that do
+//! no I/O: mIRC formatting ([`format`]), line splitting to the 512-byte limit
+//! ([`split`]) and flood control ([`flood`]).
+
+pub mod flood;
+pub mod format;
+pub mod options;
+pub mod split;
+pub mod transport;

@@ -1,0 +1,89 @@
+//! What the IRC transport needs to know about one network (the daemon builds it from its
+//! validated config).
+
+use std::time::Duration;
+
+use spellbridge_core::NetworkId;
+
+/// One IRC network's connection settings.
+#[derive(Clone)]
+pub struct IrcOptions {
+    /// The network's name in spellbridge.
+    pub network: NetworkId,
+    /// Server host.
+    pub server: String,
+    /// Server port.
+    pub port: u16,
+    /// Connect with TLS (rustls).
+    pub tls: bool,
+    /// The bot's nick, then the ones to try if it is taken.
+    pub nicks: Vec<String>,
+    /// User name.
+    pub username: String,
+    /// Real name.
+    pub realname: String,
+    /// Server password (PASS).
+    pub password: Option<String>,
+    /// SASL PLAIN account and password.
+    pub sasl: Option<(String, String)>,
+    /// Channels to join (more can be joined later).
+    pub channels: Vec<String>,
+    /// Only take commands from players logged in to a services account.
+    pub require_account: bool,
+    /// Rejoin a channel after a kick.
+    pub rejoin_on_kick: bool,
+    /// Outbound flood control: burst, then one line per interval; `None` sends at once.
+    pub flood: Option<(u32, Duration)>,
+    /// Per-user command limit: commands per window; `None` is no limit.
+    pub user_limit: Option<(u32, Duration)>,
+    /// What starts a command (to apply the per-user limit and the account rule).
+    pub prefix: String,
+    /// Reconnect backoff: first delay and the most it grows to.
+    pub backoff: (Duration, Duration),
+    /// Send a PING after this much silence, and give up after this much more.
+    pub ping: (Duration, Duration),
+}
+
+impl std::fmt::Debug for IrcOptions {
+    /// Shows everything but the secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IrcOptions")
+            .field("network", &self.network)
+            .field("server", &self.server)
+            .field("port", &self.port)
+            .field("tls", &self.tls)
+            .field("nicks", &self.nicks)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("sasl", &self.sasl.as_ref().map(|(account, _)| (account, "<redacted>")))
+            .field("channels", &self.channels)
+            .field("require_account", &self.require_account)
+            .field("flood", &self.flood)
+            .field("user_limit", &self.user_limit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IrcOptions {
+    /// Options for a local test server: plain TCP, no flood control, fast reconnects.
+    pub fn local(network: &str, port: u16, nick: &str, channels: &[&str]) -> Self {
+        IrcOptions {
+            network: NetworkId::new(network),
+            server: "127.0.0.1".to_owned(),
+            port,
+            tls: false,
+            nicks: vec![nick.to_owned(), format!("{nick}_"), format!("{nick}__")],
+            username: nick.to_owned(),
+            realname: "spellbridge".to_owned(),
+            password: None,
+            sasl: None,
+            channels: channels.iter().map(|c| (*c).to_owned()).collect(),
+            require_account: false,
+            rejoin_on_kick: true,
+            flood: None,
+            user_limit: None,
+            prefix: "!".to_owned(),
+            backoff: (Duration::from_millis(200), Duration::from_secs(5)),
+            ping: (Duration::from_secs(60), Duration::from_secs(30)),
+        }
+    }
+}

@@ -1,0 +1,545 @@
+//! The IRC [`GameTransport`]: one supervised connection to one network.
+//!
+//! [`IrcTransport::start`] spawns a supervisor that connects (plain or TLS), registers
+//! (PASS, IRCv3 capabilities one by one, SASL PLAIN when configured, NICK/USER with
+//! alternate nicks), joins the channels, and then runs a session until the connection
+//! ends; it then reconnects with exponential backoff and jitter, rejoining every channel.
+//! Inbound PRIVMSGs become [`Inbound`] messages (formatting stripped; the player is the
+//! services account when the server tags one, else the nick); outbound messages are
+//! rendered to mIRC codes, split to the 512-byte limit, and paced by the token bucket.
+//!
+//! Capabilities requested: message-tags, server-time, account-tag, extended-join,
+//! multi-prefix. Not echo-message or labeled-response: with them InspIRCd's small unflushed
+//! writes meet the client's delayed ACK and every exchange stalls ~40 ms (SERVERS.md), and
+//! the bot does not need them.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use base64::Engine as _;
+use futures_util::StreamExt as _;
+use irc::client::prelude::{Capability, Client, Command, Config, Message, Response};
+use irc::proto::CapSubCommand;
+use spellbridge_core::{
+    Destination, GameTransport, Inbound, NetworkId, PlayerId, RichText, RoomId, TransportError,
+};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::flood::{CommandLimiter, Flood, Verdict};
+use super::options::IrcOptions;
+use super::{format, split};
+
+/// Where the connection stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// Connecting, registering, or waiting to reconnect.
+    Down,
+    /// Registered (numeric 001 received): messages can be sent.
+    Up,
+    /// Shut down for good.
+    Closed,
+}
+
+/// A message waiting to be written, with who to tell once it is.
+struct Job {
+    target: String,
+    lines: Vec<String>,
+    done: oneshot::Sender<()>,
+}
+
+/// State shared between the transport handle and its connection tasks.
+struct Shared {
+    options: IrcOptions,
+    /// Channels to be in: the configured ones plus those joined since.
+    channels: Mutex<BTreeSet<String>>,
+    /// The nick each player last used, to address private messages to accounts.
+    nicks: Mutex<HashMap<PlayerId, String>>,
+    /// The bot's current nick and user@host length, for line splitting.
+    me: Mutex<(String, usize)>,
+    link: watch::Sender<Link>,
+    reconnects: std::sync::atomic::AtomicU64,
+}
+
+/// A handle on one IRC network.
+pub struct IrcTransport {
+    shared: Arc<Shared>,
+    inbound: tokio::sync::Mutex<mpsc::Receiver<Inbound>>,
+    jobs: mpsc::UnboundedSender<Job>,
+    joins: mpsc::UnboundedSender<String>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl IrcTransport {
+    /// Starts the connection supervisor; it runs until `shutdown` is cancelled.
+    pub fn start(
+        options: IrcOptions,
+        shutdown: CancellationToken,
+    ) -> (Arc<IrcTransport>, tokio::task::JoinHandle<()>) {
+        let (inbound_tx, inbound_rx) = mpsc::channel(1024);
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let (joins_tx, joins_rx) = mpsc::unbounded_channel();
+        let (link, _) = watch::channel(Link::Down);
+        let nick = options.nicks.first().cloned().unwrap_or_default();
+        let shared = Arc::new(Shared {
+            channels: Mutex::new(options.channels.iter().cloned().collect()),
+            nicks: Mutex::new(HashMap::new()),
+            me: Mutex::new((nick, 0)),
+            link,
+            reconnects: std::sync::atomic::AtomicU64::new(0),
+            options,
+        });
+        let supervisor = Supervisor {
+            shared: shared.clone(),
+            inbound: inbound_tx,
+            jobs: jobs_rx,
+            joins: joins_rx,
+            shutdown,
+        };
+        let handle = tokio::spawn(supervisor.run());
+        let transport = Arc::new(IrcTransport {
+            shared,
+            inbound: tokio::sync::Mutex::new(inbound_rx),
+            jobs: jobs_tx,
+            joins: joins_tx,
+        });
+        (transport, handle)
+    }
+
+    /// Watches the connection state (tests wait for [`Link::Up`]).
+    pub fn link(&self) -> watch::Receiver<Link> {
+        self.shared.link.subscribe()
+    }
+
+    /// How many times the connection was re-established.
+    pub fn reconnects(&self) -> u64 {
+        self.shared.reconnects.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The bot's nick on this network now.
+    pub fn nick(&self) -> String {
+        lock(&self.shared.me).0.clone()
+    }
+
+    /// Waits until the connection is registered, at most `limit`.
+    pub async fn wait_up(&self, limit: Duration) -> bool {
+        let mut link = self.link();
+        tokio::time::timeout(limit, link.wait_for(|l| *l == Link::Up))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+}
+
+#[async_trait]
+impl GameTransport for IrcTransport {
+    fn network(&self) -> &NetworkId {
+        &self.shared.options.network
+    }
+
+    async fn recv(&self) -> Option<Inbound> {
+        self.inbound.lock().await.recv().await
+    }
+
+    async fn join(&self, room: &RoomId) -> Result<(), TransportError> {
+        let channel = room.as_str().to_owned();
+        if !channel.starts_with(['#', '&']) {
+            return Err(TransportError::Refused {
+                network: self.shared.options.network.clone(),
+                reason: format!("`{channel}` is not a channel name"),
+            });
+        }
+        lock(&self.shared.channels).insert(channel.clone());
+        // Joined now if connected; otherwise on the next registration, from the set.
+        let _ = self.joins.send(channel);
+        Ok(())
+    }
+
+    async fn send(&self, to: &Destination, text: &RichText) -> Result<(), TransportError> {
+        let network = &self.shared.options.network;
+        let down = |reason: &str| TransportError::Disconnected {
+            network: network.clone(),
+            reason: reason.to_owned(),
+        };
+        if *self.shared.link.borrow() != Link::Up {
+            return Err(down(
+                "not connected; the message stays queued until the connection is back",
+            ));
+        }
+        let target = match to {
+            Destination::Room(room) => room.as_str().to_owned(),
+            Destination::Private(player) => lock(&self.shared.nicks)
+                .get(player)
+                .cloned()
+                .unwrap_or_else(|| player.as_str().to_owned()),
+        };
+        let (nick, user_host) = lock(&self.shared.me).clone();
+        // `:nick!user@host ` as the server relays our line to others.
+        let prefix = 1 + nick.len() + 1 + user_host + 1;
+        let lines = split::split(prefix, &target, &format::render(text))
+            .map_err(|e| TransportError::Refused { network: network.clone(), reason: e.to_string() })?;
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let (done, written) = oneshot::channel();
+        self.jobs
+            .send(Job { target, lines, done })
+            .map_err(|_| down("the connection task has stopped"))?;
+        written.await.map_err(|_| down("the connection dropped before the message was written"))
+    }
+}
+
+/// The task that keeps one connection alive.
+struct Supervisor {
+    shared: Arc<Shared>,
+    inbound: mpsc::Sender<Inbound>,
+    jobs: mpsc::UnboundedReceiver<Job>,
+    joins: mpsc::UnboundedReceiver<String>,
+    shutdown: CancellationToken,
+}
+
+impl Supervisor {
+    async fn run(mut self) {
+        let network = self.shared.options.network.clone();
+        let mut attempt: u32 = 0;
+        loop {
+            let outcome = self.session().await;
+            let _ = self.shared.link.send(Link::Down);
+            if self.shutdown.is_cancelled() {
+                break;
+            }
+            match outcome {
+                Ok(Registered::Yes) => attempt = 0,
+                Ok(Registered::No) => {}
+                Err(error) => tracing::warn!(network = %network, %error, "IRC connection lost"),
+            }
+            attempt = attempt.saturating_add(1);
+            let delay = backoff(self.shared.options.backoff, attempt, &network);
+            tracing::info!(network = %network, attempt, delay_ms = delay.as_millis() as u64, "reconnecting to IRC");
+            tokio::select! {
+                () = self.shutdown.cancelled() => break,
+                () = tokio::time::sleep(delay) => {}
+            }
+            self.shared.reconnects.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        let _ = self.shared.link.send(Link::Closed);
+    }
+
+    /// One connection, from connect to its end.
+    async fn session(&mut self) -> Result<Registered, irc::error::Error> {
+        let options = &self.shared.options;
+        let config = Config {
+            nickname: options.nicks.first().cloned(),
+            alt_nicks: options.nicks.iter().skip(1).cloned().collect(),
+            username: Some(options.username.clone()),
+            realname: Some(options.realname.clone()),
+            server: Some(options.server.clone()),
+            port: Some(options.port),
+            use_tls: Some(options.tls),
+            channels: lock(&self.shared.channels).iter().cloned().collect(),
+            version: Some(format!("spellbridge {}", env!("CARGO_PKG_VERSION"))),
+            ping_time: Some(options.ping.0.as_secs().max(1) as u32),
+            ping_timeout: Some(options.ping.1.as_secs().max(1) as u32),
+            ..Config::default()
+        };
+        let mut client = Client::from_config(config).await?;
+        let mut stream = client.stream()?;
+        let sender = client.sender();
+        register(&sender, options)?;
+        let mut session = Session {
+            shared: self.shared.clone(),
+            sender,
+            registered: false,
+            queue: VecDeque::new(),
+            slot: None,
+            bucket: options.flood.map_or_else(Flood::off, |(burst, interval)| Flood::new(burst, interval)),
+            limit: options.user_limit.map(|(commands, window)| CommandLimiter::new(commands as usize, window)),
+        };
+        loop {
+            let next_send = session.next_send_at();
+            tokio::select! {
+                () = self.shutdown.cancelled() => {
+                    let _ = session.sender.send_quit("spellbridge is shutting down");
+                    // Let the QUIT go out, briefly.
+                    let _ = tokio::time::timeout(Duration::from_secs(1), stream.next()).await;
+                    return Ok(session.outcome());
+                }
+                message = stream.next() => match message {
+                    Some(Ok(message)) => session.handle(&client, &message, &self.inbound).await?,
+                    Some(Err(error)) => return if session.registered { Err(error) } else { Err(error) },
+                    None => return Ok(session.outcome()),
+                },
+                Some(job) = self.jobs.recv(), if session.registered => session.queue_job(job),
+                Some(channel) = self.joins.recv(), if session.registered => session.sender.send_join(&channel)?,
+                () = sleep_until(next_send), if next_send.is_some() => session.send_due()?,
+            }
+        }
+    }
+}
+
+/// Whether a session got as far as registering (resets the backoff).
+enum Registered {
+    Yes,
+    No,
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    if let Some(at) = at {
+        tokio::time::sleep_until(at).await;
+    }
+}
+
+/// Exponential backoff with ±25% jitter, capped.
+fn backoff((first, most): (Duration, Duration), attempt: u32, network: &NetworkId) -> Duration {
+    let exponent = attempt.saturating_sub(1).min(16);
+    let base = first.saturating_mul(1 << exponent).min(most);
+    // Jitter from the clock and the network name: reconnecting bots spread out.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos())
+        ^ network.as_str().bytes().fold(0u32, |h, b| h.rotate_left(5) ^ u32::from(b));
+    let fraction = f64::from(seed % 1000) / 1000.0; // 0 ..< 1
+    base.mul_f64(0.75 + fraction * 0.5)
+}
+
+/// Sends PASS, the capability requests, NICK and USER; CAP END now, or after SASL.
+fn register(sender: &irc::client::Sender, options: &IrcOptions) -> irc::error::Result<()> {
+    if let Some(password) = &options.password {
+        sender.send(Command::PASS(password.clone()))?;
+    }
+    sender.send(Command::CAP(None, CapSubCommand::LS, None, Some("302".to_owned())))?;
+    // One request per capability: a server that lacks one refuses only that one.
+    for capability in
+        ["message-tags", "server-time", "account-tag", "extended-join", "multi-prefix"]
+    {
+        sender.send_cap_req(&[Capability::Custom(capability)])?;
+    }
+    if options.sasl.is_some() {
+        sender.send_cap_req(&[Capability::Sasl])?;
+    }
+    let nick = options.nicks.first().cloned().unwrap_or_default();
+    sender.send(Command::NICK(nick))?;
+    sender.send(Command::USER(
+        options.username.clone(),
+        "0".to_owned(),
+        options.realname.clone(),
+    ))?;
+    if options.sasl.is_none() {
+        sender.send(Command::CAP(None, CapSubCommand::END, None, None))?;
+    }
+    Ok(())
+}
+
+/// One registered-or-registering connection.
+struct Session {
+    shared: Arc<Shared>,
+    sender: irc::client::Sender,
+    registered: bool,
+    /// Lines waiting for the token bucket, each with the job to complete after its last line.
+    queue: VecDeque<(String, String, Option<oneshot::Sender<()>>)>,
+    bucket: Flood,
+    /// The line at the head of the queue has its slot reserved until this time.
+    slot: Option<Instant>,
+    limit: Option<CommandLimiter<String>>,
+}
+
+impl Session {
+    fn outcome(&self) -> Registered {
+        if self.registered { Registered::Yes } else { Registered::No }
+    }
+
+    fn queue_job(&mut self, job: Job) {
+        let last = job.lines.len().saturating_sub(1);
+        let mut done = Some(job.done);
+        for (i, line) in job.lines.into_iter().enumerate() {
+            let finish = if i == last { done.take() } else { None };
+            self.queue.push_back((job.target.clone(), line, finish));
+        }
+    }
+
+    /// When the line at the head of the queue may go, reserving its slot in the bucket.
+    fn next_send_at(&mut self) -> Option<Instant> {
+        if self.queue.is_empty() {
+            return None;
+        }
+        let slot = *self.slot.get_or_insert_with(|| {
+            let now = Instant::now();
+            now + self.bucket.reserve(now.into_std())
+        });
+        Some(slot)
+    }
+
+    /// Writes every queued line whose slot has come.
+    fn send_due(&mut self) -> irc::error::Result<()> {
+        loop {
+            match self.next_send_at() {
+                Some(slot) if slot <= Instant::now() => self.slot = None,
+                _ => return Ok(()),
+            }
+            let Some((target, line, done)) = self.queue.pop_front() else { return Ok(()) };
+            self.sender.send_privmsg(&target, &line)?;
+            if let Some(done) = done {
+                let _ = done.send(());
+            }
+        }
+    }
+
+    async fn handle(
+        &mut self,
+        client: &Client,
+        message: &Message,
+        inbound: &mpsc::Sender<Inbound>,
+    ) -> irc::error::Result<()> {
+        let network = &self.shared.options.network;
+        match &message.command {
+            Command::Response(Response::RPL_WELCOME, args) => {
+                self.registered = true;
+                let nick = client.current_nickname().to_owned();
+                // RPL_WELCOME usually ends with nick!user@host; else assume the longest host.
+                let user_host = args
+                    .last()
+                    .and_then(|text| text.rsplit(' ').next())
+                    .and_then(|mask| mask.split_once('!'))
+                    .map_or(self.shared.options.username.len() + 1 + 63, |(_, user_host)| {
+                        user_host.len()
+                    });
+                *lock(&self.shared.me) = (nick.clone(), user_host);
+                tracing::info!(network = %network, nick = %nick, "registered on IRC");
+                let _ = self.shared.link.send(Link::Up);
+            }
+            Command::CAP(_, CapSubCommand::ACK, a, b) if mentions(a, b, "sasl") => {
+                self.sender.send(Command::AUTHENTICATE("PLAIN".to_owned()))?;
+            }
+            Command::CAP(_, CapSubCommand::NAK, a, b) if mentions(a, b, "sasl") => {
+                tracing::error!(network = %network, "the server does not offer SASL; continuing without logging in");
+                self.sender.send(Command::CAP(None, CapSubCommand::END, None, None))?;
+            }
+            Command::AUTHENTICATE(text) if text == "+" => {
+                if let Some((account, password)) = &self.shared.options.sasl {
+                    let plain = format!("{account}\0{account}\0{password}");
+                    let encoded = base64::engine::general_purpose::STANDARD.encode(plain);
+                    // AUTHENTICATE payloads are sent in chunks of at most 400 bytes.
+                    for chunk in encoded.as_bytes().chunks(400) {
+                        self.sender.send(Command::AUTHENTICATE(
+                            String::from_utf8_lossy(chunk).into_owned(),
+                        ))?;
+                    }
+                    if encoded.len() % 400 == 0 {
+                        self.sender.send(Command::AUTHENTICATE("+".to_owned()))?;
+                    }
+                }
+            }
+            Command::Response(Response::RPL_SASLSUCCESS, _) => {
+                tracing::info!(network = %network, "logged in with SASL");
+                self.sender.send(Command::CAP(None, CapSubCommand::END, None, None))?;
+            }
+            Command::Response(
+                Response::ERR_SASLFAIL
+                | Response::ERR_SASLTOOLONG
+                | Response::ERR_SASLABORT
+                | Response::ERR_NICKLOCKED,
+                args,
+            ) => {
+                tracing::error!(network = %network, reply = ?args, "SASL login failed; continuing without logging in (check the account and password)");
+                self.sender.send(Command::CAP(None, CapSubCommand::END, None, None))?;
+            }
+            Command::Response(
+                code @ (Response::ERR_BANNEDFROMCHAN
+                | Response::ERR_INVITEONLYCHAN
+                | Response::ERR_CHANNELISFULL
+                | Response::ERR_BADCHANNELKEY),
+                args,
+            ) => {
+                tracing::warn!(network = %network, reply = ?code, detail = ?args, "cannot join a channel");
+            }
+            Command::KICK(channel, nick, reason) if *nick == client.current_nickname() => {
+                tracing::warn!(network = %network, channel = %channel, by = ?message.source_nickname(), reason = ?reason, "kicked from a channel");
+                if self.shared.options.rejoin_on_kick {
+                    let sender = self.sender.clone();
+                    let channel = channel.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_secs(2)).await;
+                        // If the connection is gone by then, the next one joins from the set.
+                        let _ = sender.send_join(&channel);
+                    });
+                } else {
+                    lock(&self.shared.channels).remove(channel);
+                }
+            }
+            Command::PRIVMSG(target, body) => {
+                self.privmsg(client, message, target, body, inbound).await?
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn privmsg(
+        &mut self,
+        client: &Client,
+        message: &Message,
+        target: &str,
+        body: &str,
+        inbound: &mpsc::Sender<Inbound>,
+    ) -> irc::error::Result<()> {
+        let Some(nick) = message.source_nickname() else { return Ok(()) };
+        if nick == client.current_nickname() || body.starts_with('\u{1}') {
+            return Ok(()); // our own echo, or CTCP (VERSION and PING are answered by the client)
+        }
+        let text = format::strip(body);
+        let tag = |name: &str| {
+            message
+                .tags
+                .iter()
+                .flatten()
+                .find(|t| t.0 == name)
+                .and_then(|t| t.1.clone())
+                .filter(|v| !v.is_empty())
+        };
+        let account = tag("account");
+        let player = PlayerId::new(account.clone().unwrap_or_else(|| nick.to_owned()));
+        lock(&self.shared.nicks).insert(player.clone(), nick.to_owned());
+        let options = &self.shared.options;
+        if text.trim_start().starts_with(options.prefix.as_str()) {
+            if options.require_account && account.is_none() {
+                let note = "spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.";
+                self.sender.send_notice(nick, note)?;
+                return Ok(());
+            }
+            if let Some(limit) = &mut self.limit {
+                match limit.check(&nick.to_owned(), Instant::now().into_std()) {
+                    Verdict::Accept => {}
+                    Verdict::DropWithNotice => {
+                        self.sender.send_notice(nick, limit.notice())?;
+                        return Ok(());
+                    }
+                    Verdict::Drop => return Ok(()),
+                }
+            }
+        }
+        let private = !target.starts_with(['#', '&']);
+        let room = if private { nick.to_owned() } else { target.to_owned() };
+        let message = Inbound {
+            network: options.network.clone(),
+            room: RoomId::new(room),
+            sender: player,
+            display_name: nick.to_owned(),
+            text,
+            private,
+            message_id: tag("msgid"),
+        };
+        if inbound.send(message).await.is_err() {
+            tracing::debug!("nobody reads inbound messages any more");
+        }
+        Ok(())
+    }
+}
+
+fn mentions(a: &Option<String>, b: &Option<String>, word: &str) -> bool {
+    [a, b].into_iter().flatten().any(|s| s.split_whitespace().any(|w| w.eq_ignore_ascii_case(word)))
+}

@@ -1,0 +1,72 @@
+//! Real servers for the end-to-end tests: [`inspircd`] starts and stops an InspIRCd on a
+//! free loopback port from a config in a temp dir, and [`irc_client`] is a small raw IRC
+//! client that plays a human user against it. Both report failures as a
+//! [`HarnessError`] whose message says what to do.
+
+use std::time::Duration;
+
+pub mod inspircd;
+pub mod irc_client;
+
+/// Why a test server or test client could not do what a test asked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarnessError {
+    /// The server binary is missing.
+    #[error(
+        "InspIRCd is not installed ({binary} is missing): run tests/scripts/install-inspircd.sh"
+    )]
+    NotInstalled {
+        /// The path looked at.
+        binary: String,
+    },
+    /// A file or process operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What the harness was doing.
+        what: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server exited while starting or could not bind its port.
+    #[error("InspIRCd on port {port} failed to start: {reason}\n--- its output ends:\n{log_tail}")]
+    StartFailed {
+        /// The port it was given.
+        port: u16,
+        /// What went wrong.
+        reason: String,
+        /// The last lines the server printed.
+        log_tail: String,
+    },
+    /// The server did not register a client in time.
+    #[error(
+        "InspIRCd on port {port} did not register a client within {waited:?}: {reason}\n\
+         --- its output ends:\n{log_tail}"
+    )]
+    NotReady {
+        /// The port it listens on.
+        port: u16,
+        /// How long the harness waited.
+        waited: Duration,
+        /// The last thing that went wrong.
+        reason: String,
+        /// The last lines the server printed.
+        log_tail: String,
+    },
+    /// A test client did not get what it waited for.
+    #[error("IRC client {nick}: {reason}")]
+    Client {
+        /// The client's nick.
+        nick: String,
+        /// What it waited for, and the lines it saw instead.
+        reason: String,
+    },
+}
+
+impl HarnessError {
+    fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> HarnessError {
+        let what = what.into();
+        move |source| HarnessError::Io { what, source }
+    }
+}
