@@ -5,9 +5,7 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use spellbridge_core::{
-    Destination, GameTransport, Inbound, NetworkId, RichText, RoomId, TransportError,
-};
+use spellbridge_core::{Destination, GameTransport, Inbound, NetworkId, RichText, RoomId, TransportError};
 use tokio::sync::mpsc;
 
 /// A transport whose "network" is a pair of in-process queues.

@@ -25,7 +25,8 @@ fn thaum_script(players: &[PlayerId; 4]) -> Vec<(PlayerId, ThaumCommand)> {
                 1 => format!("summon 0 {other}"),
                 _ => format!("tornado 1 {other}"),
             };
-            for text in [format!("gather 1 {x}"), format!("blood 2 {y}"), format!("alchemy 1 {x} {y}"), spell] {
+            for text in [format!("gather 1 {x}"), format!("blood 2 {y}"), format!("alchemy 1 {x} {y}"), spell]
+            {
                 script.push((player.clone(), text));
             }
         }
@@ -44,7 +45,8 @@ fn thaum_benches(c: &mut Criterion) {
     let players = ["alice", "bob", "carol", "dave"].map(PlayerId::new);
     let (mut start, _) = engine::open(&players[0], &options, now);
     for player in &players[1..] {
-        let _ = engine::apply(&mut start, &options, player, &ThaumCommand::Join, now, &mut Dice::from_seed(0));
+        let _ =
+            engine::apply(&mut start, &options, player, &ThaumCommand::Join, now, &mut Dice::from_seed(0));
     }
     let script = thaum_script(&players);
 

@@ -26,8 +26,7 @@ pub mod words;
 pub use dice::Dice;
 pub use ids::{NetworkId, PlayerId, RoomId};
 pub use plugin::{
-    Action, Announcement, Audience, CommandHelp, GamePlugin, Refusal, Registry, Seat, Table,
-    TableSetup,
+    Action, Announcement, Audience, CommandHelp, GamePlugin, Refusal, Registry, Seat, Table, TableSetup,
 };
 pub use text::RichText;
 pub use time::Timestamp;

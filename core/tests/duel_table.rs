@@ -137,7 +137,9 @@ fn a_failed_full_counter_says_why_and_the_last_round_lays_no_seals() {
     println!("{text}");
     // RULES D-7: bob's level 1 is below alice's 2, and the room is told so.
     assert!(
-        text.contains("bob: Full Counter 💧Water → Full Counter fails: level 1 is below alice's 2 (RULES D-7); level 1"),
+        text.contains(
+            "bob: Full Counter 💧Water → Full Counter fails: level 1 is below alice's 2 (RULES D-7); level 1"
+        ),
         "{text}"
     );
     // Round 1 seals bob's next spell; round 2 ends the duel, so it announces no seals.

@@ -3,9 +3,7 @@
 
 use spellbridge_core::GamePlugin;
 use spellbridge_core::PlayerId;
-use spellbridge_core::games::thaum::command::{
-    ParseError, ThaumCommand, Verb, parse, thaum_from_word,
-};
+use spellbridge_core::games::thaum::command::{ParseError, ThaumCommand, Verb, parse, thaum_from_word};
 use spellbridge_core::games::thaum::{COMMANDS, Thaum, ThaumPlugin};
 use spellbridge_core::words::{Adjustment, AmountError};
 
@@ -49,8 +47,7 @@ fn contract_forms_parse() {
 fn aliases_case_and_spacing_are_forgiven() {
     use ThaumCommand as C;
     let gather = C::Gather { mana: 3, thaum: Thaum::Fire };
-    for typed in
-        ["gather power 3 fire", "GatherPower 3 Fire", "  gather   3   FIRE  ", "GATHER POWER 3 火"]
+    for typed in ["gather power 3 fire", "GatherPower 3 Fire", "  gather   3   FIRE  ", "GATHER POWER 3 火"]
     {
         assert_eq!(parse(typed), Ok(gather.clone()), "{typed}");
     }
@@ -68,17 +65,12 @@ fn aliases_case_and_spacing_are_forgiven() {
 
 #[test]
 fn thaum_names_in_english_and_chinese() {
-    let pairs = [
-        ("fire", Thaum::Fire),
-        ("WATER", Thaum::Water),
-        ("Earth", Thaum::Earth),
-        ("air", Thaum::Air),
-    ];
+    let pairs =
+        [("fire", Thaum::Fire), ("WATER", Thaum::Water), ("Earth", Thaum::Earth), ("air", Thaum::Air)];
     for (word, thaum) in pairs {
         assert_eq!(thaum_from_word(word), Some(thaum));
     }
-    let chinese =
-        [("火", Thaum::Fire), ("水", Thaum::Water), ("土", Thaum::Earth), ("风", Thaum::Air)];
+    let chinese = [("火", Thaum::Fire), ("水", Thaum::Water), ("土", Thaum::Earth), ("风", Thaum::Air)];
     for (word, thaum) in chinese {
         assert_eq!(thaum_from_word(word), Some(thaum));
     }
@@ -151,10 +143,7 @@ fn bad_numbers_say_what_was_wrong() {
         "`!gather`: the Mana amount `-3` is negative; amounts are 0 or more: type \
          `!gather <mana> <fire|water|earth|air>`, e.g. `!gather 2 fire`."
     );
-    assert!(
-        message("gather 99999999999999999999999 fire")
-            .contains("is too large (at most 1000000000)")
-    );
+    assert!(message("gather 99999999999999999999999 fire").contains("is too large (at most 1000000000)"));
     assert!(message("blood 1.5 fire").contains("the amount `1.5` is not a whole number"));
     assert!(message("blood -1 fire").contains("the amount `-1` is negative"));
     assert!(message("tornado lots bob").contains("`lots` is not a whole number"));
@@ -188,14 +177,8 @@ fn unknown_thaums_get_the_nearest_suggested() {
 
 #[test]
 fn phase_takes_only_next() {
-    assert_eq!(
-        parse("phase skip"),
-        Err(ParseError::Expected { verb: Verb::Phase, word: "skip".into() })
-    );
-    assert_eq!(
-        message("phase 2"),
-        "`!phase` takes the word `next`, not `2`: type just `!phase next`."
-    );
+    assert_eq!(parse("phase skip"), Err(ParseError::Expected { verb: Verb::Phase, word: "skip".into() }));
+    assert_eq!(message("phase 2"), "`!phase` takes the word `next`, not `2`: type just `!phase next`.");
 }
 
 #[test]
@@ -221,10 +204,8 @@ fn the_help_list_covers_every_command_once() {
             "stop"
         ]
     );
-    let mut words: Vec<&str> = COMMANDS
-        .iter()
-        .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
-        .collect();
+    let mut words: Vec<&str> =
+        COMMANDS.iter().flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied())).collect();
     let count = words.len();
     words.sort_unstable();
     words.dedup();
@@ -232,10 +213,7 @@ fn the_help_list_covers_every_command_once() {
     for help in COMMANDS {
         assert!(!help.summary.is_empty() && help.summary.ends_with('.'), "{}", help.name);
     }
-    assert!(
-        COMMANDS.iter().any(|c| c.summary.contains("Fire defeats Air")),
-        "RULES: defeats shown in help"
-    );
+    assert!(COMMANDS.iter().any(|c| c.summary.contains("Fire defeats Air")), "RULES: defeats shown in help");
 }
 
 #[test]

@@ -11,9 +11,7 @@ use spellbridge_core::games::thaum::state::{Thaum, ThaumState};
 use spellbridge_core::games::thaum::{ThaumCommand, ThaumOptions, ThaumPlugin, engine};
 use spellbridge_core::time::DAY;
 use spellbridge_core::words::Adjustment;
-use spellbridge_core::{
-    Action, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, TableSetup, Timestamp,
-};
+use spellbridge_core::{Action, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, TableSetup, Timestamp};
 
 const ACTORS: [&str; 5] = ["alice", "bob", "carol", "dave", "zed"];
 
@@ -49,16 +47,14 @@ fn player_word() -> impl Strategy<Value = String> {
 
 fn adjustment_word() -> impl Strategy<Value = String> {
     prop_oneof![
-        (prop::sample::select(vec!["", "+", "-"]), 0u32..12)
-            .prop_map(|(sign, n)| format!("{sign}{n}")),
+        (prop::sample::select(vec!["", "+", "-"]), 0u32..12).prop_map(|(sign, n)| format!("{sign}{n}")),
         number(),
     ]
 }
 
 /// Mostly well-formed commands (so spells are really cast), some malformed, some noise.
 fn command_text() -> impl Strategy<Value = String> {
-    let amount_and_thaum =
-        prop::sample::select(vec!["gather", "gather power", "blood", "blood magic"]);
+    let amount_and_thaum = prop::sample::select(vec!["gather", "gather power", "blood", "blood magic"]);
     let at_player = prop::sample::select(vec!["bend", "summon", "tornado"]);
     let any_word = prop_oneof![number(), thaum_word(), player_word(), Just("next".to_owned())];
     let verbs = vec![
@@ -103,19 +99,14 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 /// Plays `steps` on a fresh table; returns every message said and the final snapshot.
-fn play(
-    steps: &[Step],
-    seed: u64,
-    options: ThaumOptions,
-) -> Result<(Vec<String>, Value), TestCaseError> {
+fn play(steps: &[Step], seed: u64, options: ThaumOptions) -> Result<(Vec<String>, Value), TestCaseError> {
     let start = Timestamp::CONSOLE_EPOCH;
     let setup = TableSetup {
         room: RoomId::new("r"),
         seats: vec![Seat { player: PlayerId::new("alice"), choice: None }],
         now: start,
     };
-    let mut table =
-        ThaumPlugin::new(options).open(&setup).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let mut table = ThaumPlugin::new(options).open(&setup).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let mut now = start;
     let mut said = Vec::new();
     let mut accepted = 0usize;
@@ -126,8 +117,7 @@ fn play(
                 let actor = PlayerId::new(ACTORS[*actor]);
                 let typed = format!("!{text}");
                 let before = table.snapshot();
-                let action =
-                    Action { actor: &actor, command: text, typed: &typed, private: false, now };
+                let action = Action { actor: &actor, command: text, typed: &typed, private: false, now };
                 match table.act(&action, &mut dice) {
                     Ok(out) => {
                         let query = matches!(parse(text), Ok(ThaumCommand::Status { .. }));
@@ -137,12 +127,7 @@ fn play(
                         said.extend(out.iter().map(|a| a.text.plain()));
                     }
                     Err(refusal) => {
-                        prop_assert_eq!(
-                            &table.snapshot(),
-                            &before,
-                            "refused `{}` changed the state",
-                            text
-                        );
+                        prop_assert_eq!(&table.snapshot(), &before, "refused `{}` changed the state", text);
                         let text = match refusal {
                             Refusal::UnknownCommand(word) => format!("unknown {word}"),
                             Refusal::Refused(text) => text.plain(),
@@ -214,8 +199,7 @@ proptest! {
 fn typed_command() -> impl Strategy<Value = ThaumCommand> {
     let mana = prop_oneof![4 => 0u32..5, 1 => any::<u32>()];
     let thaum = prop::sample::select(Thaum::ALL.to_vec());
-    let player =
-        prop::sample::select(vec!["alice", "bob", "carol", "zed", "ALICE"]).prop_map(PlayerId::new);
+    let player = prop::sample::select(vec!["alice", "bob", "carol", "zed", "ALICE"]).prop_map(PlayerId::new);
     let adjustment = prop_oneof![
         any::<u32>().prop_map(Adjustment::Set),
         any::<u32>().prop_map(Adjustment::Add),
@@ -224,21 +208,19 @@ fn typed_command() -> impl Strategy<Value = ThaumCommand> {
     ];
     prop_oneof![
         Just(ThaumCommand::Join),
-        (mana.clone(), thaum.clone())
-            .prop_map(|(mana, thaum)| ThaumCommand::Gather { mana, thaum }),
-        (mana.clone(), thaum.clone())
-            .prop_map(|(amount, thaum)| ThaumCommand::Blood { amount, thaum }),
-        (mana.clone(), thaum.clone(), thaum)
-            .prop_map(|(mana, first, second)| ThaumCommand::Alchemy { mana, first, second }),
-        (mana.clone(), player.clone())
-            .prop_map(|(mana, defender)| ThaumCommand::Bend { mana, defender }),
-        (mana.clone(), player.clone())
-            .prop_map(|(mana, partner)| ThaumCommand::Summon { mana, partner }),
+        (mana.clone(), thaum.clone()).prop_map(|(mana, thaum)| ThaumCommand::Gather { mana, thaum }),
+        (mana.clone(), thaum.clone()).prop_map(|(amount, thaum)| ThaumCommand::Blood { amount, thaum }),
+        (mana.clone(), thaum.clone(), thaum).prop_map(|(mana, first, second)| ThaumCommand::Alchemy {
+            mana,
+            first,
+            second
+        }),
+        (mana.clone(), player.clone()).prop_map(|(mana, defender)| ThaumCommand::Bend { mana, defender }),
+        (mana.clone(), player.clone()).prop_map(|(mana, partner)| ThaumCommand::Summon { mana, partner }),
         (mana, player.clone()).prop_map(|(mana, target)| ThaumCommand::Tornado { mana, target }),
         Just(ThaumCommand::PhaseNext),
         adjustment.clone().prop_map(ThaumCommand::Instability),
-        (player.clone(), adjustment)
-            .prop_map(|(player, change)| ThaumCommand::Coins { player, change }),
+        (player.clone(), adjustment).prop_map(|(player, change)| ThaumCommand::Coins { player, change }),
         player.prop_map(|player| ThaumCommand::Add { player }),
     ]
 }

@@ -7,9 +7,7 @@ use spellbridge_core::Timestamp;
 use spellbridge_core::games::thaum::engine;
 use spellbridge_core::games::thaum::spells::{self, Side};
 use spellbridge_core::games::thaum::state::{SeasonEnd, Thaum, ThaumState, Thaums};
-use spellbridge_core::games::thaum::{
-    PlayerSheet, Schedule, ThaumError, ThaumEvent, ThaumOptions, parse,
-};
+use spellbridge_core::games::thaum::{PlayerSheet, Schedule, ThaumError, ThaumEvent, ThaumOptions, parse};
 use spellbridge_core::time::DAY;
 
 const SUNDAY: Timestamp = Timestamp::CONSOLE_EPOCH;
@@ -144,10 +142,8 @@ fn t2_phase_began_says_when_the_next_boundary_is() {
         panic!("{events:?}")
     };
     assert_eq!(*next_phase, Some(SUNDAY.plus(3 * DAY)));
-    let mut manual = Game::with_options(
-        &["alice"],
-        ThaumOptions { schedule: Schedule::Manual, ..Default::default() },
-    );
+    let mut manual =
+        Game::with_options(&["alice"], ThaumOptions { schedule: Schedule::Manual, ..Default::default() });
     let events = manual.end_phase();
     assert!(matches!(events.last(), Some(ThaumEvent::PhaseBegan { next_phase: None, .. })));
 }
@@ -173,11 +169,7 @@ fn t3_loop_ends_when_instability_reaches_9() {
     let events = g.end_phase();
     let standings: Vec<(&str, u64)> =
         g.state.seasons[0].standings.iter().map(|s| (s.player.as_str(), s.coins)).collect();
-    assert_eq!(
-        standings,
-        [("bob", 7), ("carol", 7), ("alice", 3)],
-        "most coins first, ties by name"
-    );
+    assert_eq!(standings, [("bob", 7), ("carol", 7), ("alice", 3)], "most coins first, ties by name");
     assert_eq!(g.state.seasons[0].season, 1);
     assert_eq!(g.state.seasons[0].ended, SeasonEnd::LoopEnded);
     assert!(events.iter().any(|e| matches!(e, ThaumEvent::LoopEnded { season: 1, .. })));
@@ -291,10 +283,7 @@ fn t5_worked_check_blood_magic_grants_the_actual_decrease() {
     let events = g.ok("alice", "blood 5 water");
     assert_eq!(g.sheet("alice").thaums.get(Thaum::Water), -10);
     assert_eq!(g.sheet("alice").mana, 1 + 2);
-    assert!(matches!(
-        events[0],
-        ThaumEvent::BloodMagic { mana_granted: 2, before: -8, after: -10, .. }
-    ));
+    assert!(matches!(events[0], ThaumEvent::BloodMagic { mana_granted: 2, before: -8, after: -10, .. }));
 }
 
 #[test]
@@ -364,14 +353,9 @@ fn t9_coin_debt_option_keeps_the_shortfall_as_debt() {
 fn t9_spending_more_mana_than_held_is_refused_saying_how_much_is_held() {
     // RULES T-9
     let mut g = Game::new(&["alice", "bob"]);
-    for command in
-        ["gather 2 fire", "alchemy 2 fire air", "bend 2 bob", "summon 2 bob", "tornado 2 bob"]
-    {
+    for command in ["gather 2 fire", "alchemy 2 fire air", "bend 2 bob", "summon 2 bob", "tornado 2 bob"] {
         let err = g.refused("alice", command);
-        assert!(
-            matches!(err, ThaumError::NotEnoughMana { held: 1, wanted: 2, .. }),
-            "{command}: {err}"
-        );
+        assert!(matches!(err, ThaumError::NotEnoughMana { held: 1, wanted: 2, .. }), "{command}: {err}");
         assert!(err.to_string().starts_with("you hold 1 Mana"), "{err}");
     }
     g.ok("alice", "gather 1 fire");
@@ -525,17 +509,11 @@ fn t10_tornado_publishes_its_seed_and_the_draws_replay_from_it() {
     });
     g.edit("bob", |s| s.thaums = thaums([-1, 0, 4, 2]));
     let events = g.ok("alice", "tornado 12 bob");
-    let ThaumEvent::Tornado { seed: Some(seed), rolls, caster_after, target_after, .. } =
-        &events[0]
-    else {
+    let ThaumEvent::Tornado { seed: Some(seed), rolls, caster_after, target_after, .. } = &events[0] else {
         panic!("{events:?}")
     };
-    let replay = spells::tornado(
-        thaums([2, -3, 1, 5]),
-        thaums([-1, 0, 4, 2]),
-        12,
-        &mut Dice::from_seed(*seed),
-    );
+    let replay =
+        spells::tornado(thaums([2, -3, 1, 5]), thaums([-1, 0, 4, 2]), 12, &mut Dice::from_seed(*seed));
     assert_eq!(&replay.rolls, rolls);
     assert_eq!((&replay.caster, &replay.target), (caster_after, target_after));
     let text = spellbridge_core::games::thaum::render::event(&events[0], "!").plain();
@@ -564,9 +542,7 @@ fn a_stopped_table_takes_no_commands_but_answers_status() {
     let mut g = Game::new(&["alice", "bob"]);
     g.edit("bob", |s| s.coins = 4);
     let events = g.ok("alice", "stop");
-    assert!(
-        matches!(&events[0], ThaumEvent::Stopped { standings, .. } if standings[0].player == id("bob"))
-    );
+    assert!(matches!(&events[0], ThaumEvent::Stopped { standings, .. } if standings[0].player == id("bob")));
     assert!(g.state.finished);
     assert_eq!(g.state.seasons[0].ended, SeasonEnd::Stopped);
     assert_eq!(g.refused("bob", "gather 0 fire"), ThaumError::TableStopped);

@@ -7,8 +7,8 @@ use spellbridge_core::games::thaum::{Schedule, ThaumOptions, ThaumPlugin};
 use spellbridge_core::text::Segment;
 use spellbridge_core::time::DAY;
 use spellbridge_core::{
-    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, Table,
-    TableSetup, Timestamp,
+    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, Table, TableSetup,
+    Timestamp,
 };
 
 const SUNDAY: Timestamp = Timestamp::CONSOLE_EPOCH;
@@ -34,12 +34,7 @@ impl Room {
         Room::open_with(&ThaumPlugin::default(), creator)
     }
 
-    fn say_as(
-        &mut self,
-        actor: &str,
-        typed: &str,
-        private: bool,
-    ) -> Result<Vec<Announcement>, Refusal> {
+    fn say_as(&mut self, actor: &str, typed: &str, private: bool) -> Result<Vec<Announcement>, Refusal> {
         let actor = PlayerId::new(actor);
         let command = typed.trim_start_matches(['!', '.']);
         let action = Action { actor: &actor, command, typed, private, now: self.now };
@@ -179,8 +174,7 @@ fn t2_phase_next_moves_the_next_boundary_and_is_in_the_history() {
 #[test]
 fn t2_a_manual_schedule_has_no_timer() {
     // RULES T-2
-    let plugin =
-        ThaumPlugin::new(ThaumOptions { schedule: Schedule::Manual, ..Default::default() });
+    let plugin = ThaumPlugin::new(ThaumOptions { schedule: Schedule::Manual, ..Default::default() });
     let mut room = Room::open_with(&plugin, "alice");
     assert_eq!(room.table.next_timer(), None);
     assert!(room.clock(30 * DAY).is_empty());
@@ -193,10 +187,7 @@ fn t3_nine_phases_of_clock_close_the_season() {
     room.ok("bob", "!join");
     room.ok("alice", "!coins bob 12");
     let said = room.clock(21 * DAY).join("\n");
-    assert!(
-        said.contains("season 1 closes. Final standings: 1. bob 12 coins, 2. alice 0 coins"),
-        "{said}"
-    );
+    assert!(said.contains("season 1 closes. Final standings: 1. bob 12 coins, 2. alice 0 coins"), "{said}");
     let state = room.state();
     assert_eq!((state["season"].clone(), state["phase"].clone()), (json!(2), json!(1)));
     assert_eq!(state["seasons"][0]["standings"][0], json!({"player": "bob", "coins": 12}));
@@ -245,10 +236,7 @@ fn stop_finishes_the_table_with_final_standings() {
     room.ok("bob", "!join");
     assert!(room.refused("bob", "!stop").starts_with("Only a game master can use `!stop`"));
     let said = room.ok("alice", "!stop");
-    assert!(
-        said.contains("Final standings of season 1") && said.contains("`!new thaum`"),
-        "{said}"
-    );
+    assert!(said.contains("Final standings of season 1") && said.contains("`!new thaum`"), "{said}");
     assert!(room.table.is_finished());
     assert_eq!(room.table.next_timer(), None);
     assert!(room.refused("bob", "!gather 0 fire").contains("stopped"));
@@ -258,10 +246,7 @@ fn stop_finishes_the_table_with_final_standings() {
 #[test]
 fn unknown_words_go_back_to_the_router_and_other_errors_say_what_to_type() {
     let mut room = Room::open("alice");
-    assert_eq!(
-        room.say("alice", "!frobnicate 3"),
-        Err(Refusal::UnknownCommand("frobnicate".into()))
-    );
+    assert_eq!(room.say("alice", "!frobnicate 3"), Err(Refusal::UnknownCommand("frobnicate".into())));
     assert_eq!(
         room.refused("alice", "!gather 3"),
         "`!gather` needs a Mana amount and a Thaum (the Thaum is missing): type \
@@ -308,11 +293,7 @@ fn the_table_status_shows_the_strength_matrix_and_colours_thaums() {
     let text = out[0].text.plain();
     assert!(text.contains("Fire [0 -1 1 2]") && text.contains("Water defeats Fire"), "{text}");
     assert!(
-        out[0]
-            .text
-            .segments()
-            .iter()
-            .any(|s| matches!(s, Segment::Coloured { text, .. } if text == "Air"))
+        out[0].text.segments().iter().any(|s| matches!(s, Segment::Coloured { text, .. } if text == "Air"))
     );
 }
 
@@ -350,10 +331,7 @@ fn instability_changes_say_whether_they_set_raise_or_lower_it() {
     let raised = room.ok("alice", "!instability +1");
     assert!(raised.starts_with("alice raises Loop Instability from 3 to 4 ("), "{raised}");
     let floored = room.ok("alice", "!instability -9");
-    assert!(
-        floored.starts_with("alice lowers Loop Instability from 4 to 0, as it stops at 0"),
-        "{floored}"
-    );
+    assert!(floored.starts_with("alice lowers Loop Instability from 4 to 0, as it stops at 0"), "{floored}");
 }
 
 #[test]
@@ -380,9 +358,7 @@ fn tornado_moves_show_k_times_the_air_read() {
     };
     let text = render::event(&event, "!").plain();
     assert!(
-        text.contains(
-            "carol's Fire ±0 (2 → 2); carol's Fire -3 (2 → -1); carol's Fire +2 (-1 → 1)"
-        ),
+        text.contains("carol's Fire ±0 (2 → 2); carol's Fire -3 (2 → -1); carol's Fire +2 (-1 → 1)"),
         "{text}"
     );
 }

@@ -26,7 +26,8 @@ fn say(room: usize, text: &str, id: u64) -> Inbound {
 /// Opens a Thaum table in each of `rooms` rooms.
 fn setup(rooms: usize, durability: Durability) -> (tempfile::TempDir, Store, Router, u64) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut store = Store::open(&dir.path().join("bench.db"), OpenMode::CreateIfMissing, durability).expect("store");
+    let mut store =
+        Store::open(&dir.path().join("bench.db"), OpenMode::CreateIfMissing, durability).expect("store");
     let mut router = Router::new(Registry::standard(), RouterOptions::default());
     let mut id = 0;
     let mut steps = Vec::new();
@@ -106,7 +107,11 @@ fn burst(batch: usize) {
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
         .unwrap_or(0)
 }
 

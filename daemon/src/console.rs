@@ -21,7 +21,9 @@ use anyhow::Context as _;
 use serde_json::Value;
 use spellbridge_adapters::memory::MemoryTransport;
 use spellbridge_core::time::parse_duration;
-use spellbridge_core::{Destination, GameTransport, Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
+use spellbridge_core::{
+    Destination, GameTransport, Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp,
+};
 
 use crate::router::{Outbound, Router, RouterOptions};
 use crate::store::{Durability, MessageKey, OpenMode, Step, Store};
@@ -76,7 +78,8 @@ pub fn read_line(line: &str) -> Result<ScriptLine, ScriptError> {
     }
     let (message_id, said) = match trimmed.strip_prefix("@msgid=") {
         Some(tagged) => {
-            let (id, rest) = tagged.split_once(' ').ok_or_else(|| ScriptError::Unreadable(trimmed.to_owned()))?;
+            let (id, rest) =
+                tagged.split_once(' ').ok_or_else(|| ScriptError::Unreadable(trimmed.to_owned()))?;
             (Some(id.to_owned()), rest.trim_start())
         }
         None => (None, trimmed),
@@ -123,7 +126,9 @@ impl Console {
         let store = Store::open(path, OpenMode::CreateIfMissing, Durability::Full)?;
         console.router = store.load(Registry::standard(), console.options.clone())?;
         if let Some(clock) = store.meta(CLOCK_KEY)? {
-            let seconds = clock.parse().with_context(|| format!("{}: the stored console clock `{clock}` is not a number", path.display()))?;
+            let seconds = clock.parse().with_context(|| {
+                format!("{}: the stored console clock `{clock}` is not a number", path.display())
+            })?;
             console.now = Timestamp(seconds);
         }
         console.store = Some(store);
@@ -162,7 +167,8 @@ impl Console {
                     message_id,
                 });
                 let Some(inbound) = self.transport.recv().await else { return Ok(Vec::new()) };
-                let key = inbound.message_id.clone().map(|id| MessageKey { network: inbound.network.clone(), id });
+                let key =
+                    inbound.message_id.clone().map(|id| MessageKey { network: inbound.network.clone(), id });
                 if let (Some(store), Some(key)) = (&self.store, &key) {
                     match store.seen(key) {
                         Ok(true) => return Ok(Vec::new()),
@@ -232,9 +238,9 @@ impl Console {
         } else {
             Destination::Room(inbound.room.clone())
         };
-        let text = spellbridge_core::RichText::new()
-            .mention(&inbound.sender)
-            .text(format!(": that was not taken, because it could not be saved ({reason}). Try again in a moment."));
+        let text = spellbridge_core::RichText::new().mention(&inbound.sender).text(format!(
+            ": that was not taken, because it could not be saved ({reason}). Try again in a moment."
+        ));
         self.deliver(&[Outbound { network: inbound.network.clone(), to, text }]).await
     }
 
@@ -300,15 +306,30 @@ mod tests {
     fn script_lines_are_read() {
         assert_eq!(
             read_line("alice: !new thaum"),
-            Ok(ScriptLine::Say { player: "alice".into(), text: "!new thaum".into(), private: false, message_id: None })
+            Ok(ScriptLine::Say {
+                player: "alice".into(),
+                text: "!new thaum".into(),
+                private: false,
+                message_id: None
+            })
         );
         assert_eq!(
             read_line("bob (dm): !cast surge fire"),
-            Ok(ScriptLine::Say { player: "bob".into(), text: "!cast surge fire".into(), private: true, message_id: None })
+            Ok(ScriptLine::Say {
+                player: "bob".into(),
+                text: "!cast surge fire".into(),
+                private: true,
+                message_id: None
+            })
         );
         assert_eq!(
             read_line("@msgid=7 bob: !join"),
-            Ok(ScriptLine::Say { player: "bob".into(), text: "!join".into(), private: false, message_id: Some("7".into()) })
+            Ok(ScriptLine::Say {
+                player: "bob".into(),
+                text: "!join".into(),
+                private: false,
+                message_id: Some("7".into())
+            })
         );
         assert_eq!(read_line("#clock +3d"), Ok(ScriptLine::Clock(3 * 86_400)));
         assert_eq!(read_line("# a comment"), Ok(ScriptLine::Blank));

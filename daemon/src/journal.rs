@@ -101,7 +101,9 @@ impl Entry {
     /// The table this entry belongs to, if it belongs to one.
     pub fn table(&self) -> Option<TableId> {
         match self {
-            Entry::Opened { table, .. } | Entry::Acted { table, .. } | Entry::Fired { table, .. } => Some(*table),
+            Entry::Opened { table, .. } | Entry::Acted { table, .. } | Entry::Fired { table, .. } => {
+                Some(*table)
+            }
             Entry::Challenged { .. } | Entry::ChallengeClosed { .. } => None,
         }
     }

@@ -33,14 +33,49 @@ pub enum LobbyCommand {
 
 /// Help for every lobby command, in the order `!help` lists them.
 pub const LOBBY_COMMANDS: &[CommandHelp] = &[
-    CommandHelp { name: "help", aliases: &[], usage: "[command]", summary: "Lists the commands, or explains one." },
+    CommandHelp {
+        name: "help",
+        aliases: &[],
+        usage: "[command]",
+        summary: "Lists the commands, or explains one.",
+    },
     CommandHelp { name: "games", aliases: &[], usage: "", summary: "Lists the games you can play." },
-    CommandHelp { name: "new", aliases: &[], usage: "<game>", summary: "Opens a table of that game in this room; you become its game master (`!new thaum`)." },
-    CommandHelp { name: "duel", aliases: &[], usage: "<player> [wizard]", summary: "Challenges a player to a Duel in this room." },
-    CommandHelp { name: "accept", aliases: &[], usage: "[wizard]", summary: "Accepts the Duel you were challenged to." },
-    CommandHelp { name: "decline", aliases: &[], usage: "", summary: "Declines a challenge (or withdraws your own)." },
-    CommandHelp { name: "wizards", aliases: &[], usage: "", summary: "Lists the Duel wizards and their element pools." },
-    CommandHelp { name: "link", aliases: &[], usage: "[code]", summary: "Links your identities on two networks into one player." },
+    CommandHelp {
+        name: "new",
+        aliases: &[],
+        usage: "<game>",
+        summary: "Opens a table of that game in this room; you become its game master (`!new thaum`).",
+    },
+    CommandHelp {
+        name: "duel",
+        aliases: &[],
+        usage: "<player> [wizard]",
+        summary: "Challenges a player to a Duel in this room.",
+    },
+    CommandHelp {
+        name: "accept",
+        aliases: &[],
+        usage: "[wizard]",
+        summary: "Accepts the Duel you were challenged to.",
+    },
+    CommandHelp {
+        name: "decline",
+        aliases: &[],
+        usage: "",
+        summary: "Declines a challenge (or withdraws your own).",
+    },
+    CommandHelp {
+        name: "wizards",
+        aliases: &[],
+        usage: "",
+        summary: "Lists the Duel wizards and their element pools.",
+    },
+    CommandHelp {
+        name: "link",
+        aliases: &[],
+        usage: "[code]",
+        summary: "Links your identities on two networks into one player.",
+    },
 ];
 
 /// Why a lobby command could not be read.

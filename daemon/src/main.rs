@@ -168,7 +168,9 @@ fn check_config(config: &Path) -> anyhow::Result<ExitCode> {
             irc.nicks.join("/"),
             irc.channels.join(" "),
             irc.sasl.as_ref().map_or("off".to_owned(), |(account, _)| format!("as {account}")),
-            irc.flood.map_or("off".to_owned(), |(burst, every)| format!("burst {burst}, then 1 line per {every:?}")),
+            irc.flood.map_or("off".to_owned(), |(burst, every)| format!(
+                "burst {burst}, then 1 line per {every:?}"
+            )),
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -199,7 +201,9 @@ fn verify(db: &Path) -> anyhow::Result<ExitCode> {
 fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {
     let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
     let text = match format {
-        Format::Json => audit::export_json(&store, table)?.map(|v| serde_json::to_string_pretty(&v)).transpose()?,
+        Format::Json => {
+            audit::export_json(&store, table)?.map(|v| serde_json::to_string_pretty(&v)).transpose()?
+        }
         Format::Wiki => audit::export_wiki(&store, table)?,
     };
     match text {
@@ -207,7 +211,11 @@ fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
-        None => anyhow::bail!("{} has no table {table}; `spellbridge verify --db {}` lists the tables", db.display(), db.display()),
+        None => anyhow::bail!(
+            "{} has no table {table}; `spellbridge verify --db {}` lists the tables",
+            db.display(),
+            db.display()
+        ),
     }
 }
 

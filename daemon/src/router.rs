@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use spellbridge_core::dice::mix;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Announcement, Audience, Destination, Dice, Inbound, NetworkId, PlayerId, Refusal,
-    Registry, RichText, RoomId, Seat, Table, TableSetup, Timestamp,
+    Action, Announcement, Audience, Destination, Dice, Inbound, NetworkId, PlayerId, Refusal, Registry,
+    RichText, RoomId, Seat, Table, TableSetup, Timestamp,
 };
 
 use crate::journal::{Entry, SeatRecord, TableId};
@@ -270,14 +270,17 @@ impl Router {
     /// Puts back a table from its [`Router::table_snapshot`] (on restart).
     pub fn restore_table(&mut self, stored: &Value) -> Result<TableId, ReplayError> {
         let field = |name: &str| stored.get(name).cloned().unwrap_or(Value::Null);
-        let id = field("table").as_u64().ok_or(ReplayError::BadSnapshot { table: 0, reason: "no table number".into() })?;
+        let id = field("table")
+            .as_u64()
+            .ok_or(ReplayError::BadSnapshot { table: 0, reason: "no table number".into() })?;
         let bad = |reason: &str| ReplayError::BadSnapshot { table: id, reason: reason.to_owned() };
         let game = field("game").as_str().map(str::to_owned).ok_or_else(|| bad("no game"))?;
         let network = field("network").as_str().map(NetworkId::new).ok_or_else(|| bad("no network"))?;
         let room = field("room").as_str().map(RoomId::new).ok_or_else(|| bad("no room"))?;
         let seed = field("seed").as_u64().ok_or_else(|| bad("no seed"))?;
         let sequence = field("sequence").as_u64().ok_or_else(|| bad("no sequence"))?;
-        let plugin = self.registry.get(&game).ok_or(ReplayError::UnknownGame { table: id, game: game.clone() })?;
+        let plugin =
+            self.registry.get(&game).ok_or(ReplayError::UnknownGame { table: id, game: game.clone() })?;
         let table = plugin.restore(&field("state")).map_err(|reason| bad(&reason))?;
         self.tables.insert(id, Seating { place: Place { network, room }, seed, sequence, table });
         Ok(id)
@@ -288,10 +291,16 @@ impl Router {
     pub fn replay(&mut self, entry: &Entry) -> Result<(), ReplayError> {
         match entry {
             Entry::Opened { table, game, network, room, seed, seats, now } => {
-                let plugin = self.registry.get(game).ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
+                let plugin = self
+                    .registry
+                    .get(game)
+                    .ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
                 let setup = TableSetup {
                     room: room.clone(),
-                    seats: seats.iter().map(|s| Seat { player: s.player.clone(), choice: s.choice.clone() }).collect(),
+                    seats: seats
+                        .iter()
+                        .map(|s| Seat { player: s.player.clone(), choice: s.choice.clone() })
+                        .collect(),
                     now: *now,
                 };
                 let opened = plugin.open(&setup).map_err(|refusal| ReplayError::Diverged {
@@ -321,7 +330,11 @@ impl Router {
             }
             Entry::Challenged { network, room, challenger, opponent, wizard } => {
                 let place = Place { network: network.clone(), room: room.clone() };
-                let challenge = Challenge { challenger: challenger.clone(), opponent: opponent.clone(), wizard: wizard.clone() };
+                let challenge = Challenge {
+                    challenger: challenger.clone(),
+                    opponent: opponent.clone(),
+                    wizard: wizard.clone(),
+                };
                 self.challenges.insert(place, challenge);
             }
             Entry::ChallengeClosed { network, room } => {
@@ -366,7 +379,14 @@ impl Router {
                         "Open a table in the room where you want to play, not in a private message.",
                     ));
                 }
-                self.open(place, &game, vec![Seat { player: sender.clone(), choice: None }], now, reply_to, sender)
+                self.open(
+                    place,
+                    &game,
+                    vec![Seat { player: sender.clone(), choice: None }],
+                    now,
+                    reply_to,
+                    sender,
+                )
             }
             LobbyCommand::Duel { opponent, wizard } => {
                 self.challenge(place, sender, PlayerId::new(opponent), wizard, inbound.private, now, reply_to)
@@ -401,10 +421,14 @@ impl Router {
         };
         if let Some(busy) = self.active_at(place) {
             let game = self.tables[&busy].table.game();
-            return vec![reply(reply_to, sender, RichText::from(format!(
-                "This room already has a {game} table; one table per room. Finish it first \
+            return vec![reply(
+                reply_to,
+                sender,
+                RichText::from(format!(
+                    "This room already has a {game} table; one table per room. Finish it first \
                  (its game master types `!stop`; in a Duel, `!concede`), or play in another room."
-            )))];
+                )),
+            )];
         }
         let setup = TableSetup { room: place.room.clone(), seats, now };
         match plugin.open(&setup) {
@@ -419,7 +443,11 @@ impl Router {
                     network: place.network.clone(),
                     room: place.room.clone(),
                     seed,
-                    seats: setup.seats.iter().map(|s| SeatRecord { player: s.player.clone(), choice: s.choice.clone() }).collect(),
+                    seats: setup
+                        .seats
+                        .iter()
+                        .map(|s| SeatRecord { player: s.player.clone(), choice: s.choice.clone() })
+                        .collect(),
                     now,
                 });
                 self.tables.insert(id, Seating { place: place.clone(), seed, sequence: 0, table });
@@ -448,12 +476,20 @@ impl Router {
             return say("You cannot duel yourself: type `!duel <player>` with another player's name.");
         }
         if self.active_at(place).is_some() {
-            return say("This room already has a table; one table per room. Finish it first, or challenge in another room.");
+            return say(
+                "This room already has a table; one table per room. Finish it first, or challenge in another room.",
+            );
         }
         if let Some(pending) = self.challenges.get(place) {
-            return vec![reply(reply_to, challenger, RichText::new()
-                .mention(&pending.challenger).text(" has already challenged ").mention(&pending.opponent)
-                .text(" here; wait for `!accept` or `!decline`."))];
+            return vec![reply(
+                reply_to,
+                challenger,
+                RichText::new()
+                    .mention(&pending.challenger)
+                    .text(" has already challenged ")
+                    .mention(&pending.opponent)
+                    .text(" here; wait for `!accept` or `!decline`."),
+            )];
         }
         let Some(duel) = self.registry.get("duel") else {
             return say("The Duel game is not enabled on this bot.");
@@ -493,7 +529,11 @@ impl Router {
             wizard: wizard.clone(),
         });
         self.challenges.insert(place.clone(), Challenge { challenger: challenger.clone(), opponent, wizard });
-        self.announced(vec![Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }])
+        self.announced(vec![Outbound {
+            network: reply_to.network.clone(),
+            to: reply_to.destination.clone(),
+            text,
+        }])
     }
 
     fn accept(
@@ -505,9 +545,13 @@ impl Router {
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
         let Some(challenge) = self.challenges.get(place).filter(|c| &c.opponent == sender).cloned() else {
-            return vec![reply(reply_to, sender, RichText::from(
-                "Nobody has challenged you in this room. Challenge someone with `!duel <player> [wizard]`.",
-            ))];
+            return vec![reply(
+                reply_to,
+                sender,
+                RichText::from(
+                    "Nobody has challenged you in this room. Challenge someone with `!duel <player> [wizard]`.",
+                ),
+            )];
         };
         let seats = vec![
             Seat { player: challenge.challenger.clone(), choice: challenge.wizard.clone() },
@@ -526,14 +570,24 @@ impl Router {
             Some(c) if &c.opponent == sender || &c.challenger == sender => {
                 let c = c.clone();
                 self.close_challenge(place);
-                let verb = if &c.opponent == sender { " declines the Duel with " } else { " withdraws the challenge to " };
+                let verb = if &c.opponent == sender {
+                    " declines the Duel with "
+                } else {
+                    " withdraws the challenge to "
+                };
                 let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
                 let text = RichText::new().mention(sender).text(verb).mention(other).text(".");
-                self.announced(vec![Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }])
+                self.announced(vec![Outbound {
+                    network: reply_to.network.clone(),
+                    to: reply_to.destination.clone(),
+                    text,
+                }])
             }
-            _ => vec![reply(reply_to, sender, RichText::from(
-                "There is no challenge for you to decline in this room.",
-            ))],
+            _ => vec![reply(
+                reply_to,
+                sender,
+                RichText::from("There is no challenge for you to decline in this room."),
+            )],
         }
     }
 
@@ -554,20 +608,31 @@ impl Router {
     ) -> Vec<Outbound> {
         let sender = &inbound.sender;
         let (head, _) = words::split(command);
-        let index = if inbound.private { self.private_table(sender) } else { self.active_at(place).ok_or(()) };
+        let index =
+            if inbound.private { self.private_table(sender) } else { self.active_at(place).ok_or(()) };
         // After a game ends its room can still ask how it ended.
-        let index = index.or_else(|()| self.finished_at(place).filter(|i| head == "status" && self.tables[i].table.is_query(command)).ok_or(()));
+        let index = index.or_else(|()| {
+            self.finished_at(place)
+                .filter(|i| head == "status" && self.tables[i].table.is_query(command))
+                .ok_or(())
+        });
         let index = match index {
             Ok(index) => index,
             Err(()) => {
-                let known = self.registry.iter().any(|g| g.commands().iter().any(|c| c.name == head || c.aliases.contains(&head.as_str())));
+                let known = self.registry.iter().any(|g| {
+                    g.commands().iter().any(|c| c.name == head || c.aliases.contains(&head.as_str()))
+                });
                 let text = if !known {
                     self.unknown_command(&head, None)
                 } else if inbound.private {
                     RichText::from(self.private_table_problem(sender))
                 } else {
-                    RichText::new().text("There is no game in this room yet. Start one with ")
-                        .code("!new thaum").text(" or ").code("!duel <player>").text(".")
+                    RichText::new()
+                        .text("There is no game in this room yet. Start one with ")
+                        .code("!new thaum")
+                        .text(" or ")
+                        .code("!duel <player>")
+                        .text(".")
                 };
                 return vec![reply(reply_to, sender, text)];
             }
@@ -620,7 +685,8 @@ impl Router {
             .map(|i| format!("{} in {}", self.tables[&i].table.game(), self.tables[&i].place.room))
             .collect();
         if rooms.is_empty() {
-            "You are not playing at any table. Join one in its room (`!join`, or accept a `!duel`).".to_owned()
+            "You are not playing at any table. Join one in its room (`!join`, or accept a `!duel`)."
+                .to_owned()
         } else {
             format!(
                 "You play at several tables ({}); send this command in the table's room instead.",
@@ -645,7 +711,12 @@ impl Router {
     fn unknown_command(&self, word: &str, game: Option<&str>) -> RichText {
         let mut names: Vec<&str> = LOBBY_COMMANDS.iter().map(|c| c.name).collect();
         for plugin in self.registry.iter().filter(|g| game.is_none_or(|name| g.name() == name)) {
-            names.extend(plugin.commands().iter().flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied())));
+            names.extend(
+                plugin
+                    .commands()
+                    .iter()
+                    .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied())),
+            );
         }
         let mut text = RichText::new().text("Unknown command ").code(format!("!{word}")).text(".");
         if let Some(guess) = words::nearest(word, names) {
@@ -657,9 +728,16 @@ impl Router {
     fn games(&self) -> RichText {
         let mut text = RichText::new().text("Games:");
         for (i, game) in self.registry.iter().enumerate() {
-            text = text.text(if i == 0 { " " } else { "; " }).bold(game.name()).text(format!(" — {}", game.summary()));
+            text = text
+                .text(if i == 0 { " " } else { "; " })
+                .bold(game.name())
+                .text(format!(" — {}", game.summary()));
         }
-        text.text(". Start one with ").code("!new thaum").text(" or ").code("!duel <player> [wizard]").text(".")
+        text.text(". Start one with ")
+            .code("!new thaum")
+            .text(" or ")
+            .code("!duel <player> [wizard]")
+            .text(".")
     }
 
     fn help(&self, place: &Place, topic: Option<&str>) -> RichText {
@@ -673,7 +751,10 @@ impl Router {
             let mut text = RichText::new();
             for (i, c) in found.enumerate() {
                 let usage = format!("!{} {}", c.name, c.usage);
-                text = text.text(if i == 0 { "" } else { " | " }).code(usage.trim_end()).text(format!(" — {}", c.summary));
+                text = text
+                    .text(if i == 0 { "" } else { " | " })
+                    .code(usage.trim_end())
+                    .text(format!(" — {}", c.summary));
             }
             return text;
         }
@@ -682,7 +763,8 @@ impl Router {
         };
         let mut text = RichText::new().text(format!("Commands: {}", list(LOBBY_COMMANDS)));
         if let Some(plugin) = game.and_then(|g| self.registry.get(g)) {
-            text = text.text(format!(". At this room's {} table: {}", plugin.name(), list(plugin.commands())));
+            text =
+                text.text(format!(". At this room's {} table: {}", plugin.name(), list(plugin.commands())));
         }
         text.text(". ").code("!help <command>").text(" explains one.")
     }

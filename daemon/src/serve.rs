@@ -31,7 +31,8 @@ const DRAIN: Duration = Duration::from_secs(5);
 
 /// The current time as a game [`Timestamp`].
 pub fn now() -> Timestamp {
-    let seconds = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let seconds =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     Timestamp(i64::try_from(seconds).unwrap_or(i64::MAX))
 }
 
@@ -46,7 +47,10 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
         username: settings.username.clone(),
         realname: settings.realname.clone(),
         password: settings.password.as_ref().map(|s| s.expose().to_owned()),
-        sasl: settings.sasl.as_ref().map(|(account, password)| (account.clone(), password.expose().to_owned())),
+        sasl: settings
+            .sasl
+            .as_ref()
+            .map(|(account, password)| (account.clone(), password.expose().to_owned())),
         channels: settings.channels.clone(),
         require_account: settings.require_account,
         rejoin_on_kick: settings.rejoin_on_kick,
@@ -71,7 +75,8 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
     let (sent_tx, mut sent_rx) = mpsc::unbounded_channel::<i64>();
     let mut couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>> = BTreeMap::new();
     for network in &settings.irc {
-        let (transport, supervisor) = IrcTransport::start(irc_options(network, &settings.prefix), transports_stop.clone());
+        let (transport, supervisor) =
+            IrcTransport::start(irc_options(network, &settings.prefix), transports_stop.clone());
         tasks.spawn(async move {
             if let Err(error) = supervisor.await {
                 tracing::error!(%error, "an IRC supervisor task failed");
@@ -91,7 +96,9 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
     }
 
     loop {
-        let timer = router.next_timer().map(|at| Duration::from_secs(at.0.saturating_sub(now().0).max(0).unsigned_abs()));
+        let timer = router
+            .next_timer()
+            .map(|at| Duration::from_secs(at.0.saturating_sub(now().0).max(0).unsigned_abs()));
         tokio::select! {
             () = shutdown.cancelled() => break,
             Some(first) = inbound_rx.recv() => {
@@ -151,7 +158,8 @@ fn handle_batch(
     for inbound in batch {
         let key = inbound.message_id.clone().map(|id| MessageKey { network: inbound.network.clone(), id });
         if let Some(key) = &key {
-            let again = !seen_here.insert((key.network.clone(), key.id.clone())) || store.seen(key).unwrap_or(false);
+            let again =
+                !seen_here.insert((key.network.clone(), key.id.clone())) || store.seen(key).unwrap_or(false);
             if again {
                 tracing::debug!(network = %key.network, id = %key.id, "redelivered message ignored");
                 continue;
@@ -169,7 +177,9 @@ fn handle_batch(
                 Ok(reloaded) => *router = reloaded,
                 Err(error) => tracing::error!(%error, "could not reload the games from the store either"),
             }
-            for inbound in handled.iter().filter(|i| !steps.is_empty() && i.text.starts_with(options.prefix.as_str())) {
+            for inbound in
+                handled.iter().filter(|i| !steps.is_empty() && i.text.starts_with(options.prefix.as_str()))
+            {
                 let text = RichText::new().mention(&inbound.sender).text(format!(
                     ": that was not taken, because it could not be saved ({error}). Try again in a moment."
                 ));
@@ -178,7 +188,10 @@ fn handle_batch(
                 } else {
                     spellbridge_core::Destination::Room(inbound.room.clone())
                 };
-                dispatch(couriers, Queued { id: -1, message: Outbound { network: inbound.network.clone(), to, text } });
+                dispatch(
+                    couriers,
+                    Queued { id: -1, message: Outbound { network: inbound.network.clone(), to, text } },
+                );
             }
         }
     }
@@ -189,7 +202,9 @@ fn dispatch(couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>, queue
         Some(courier) => {
             let _ = courier.send(queued);
         }
-        None => tracing::warn!(network = %queued.message.network, "a message for a network that is not configured stays in the outbox"),
+        None => {
+            tracing::warn!(network = %queued.message.network, "a message for a network that is not configured stays in the outbox")
+        }
     }
 }
 

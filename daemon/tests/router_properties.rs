@@ -10,19 +10,54 @@ const PLAYERS: [&str; 4] = ["alice", "bob", "carol", "dave"];
 
 fn command() -> impl Strategy<Value = String> {
     let known = prop::sample::select(vec![
-        "!new thaum", "!join", "!gather 1 fire", "!gather 2 air", "!blood 3 water", "!alchemy 1 fire air",
-        "!bend 1 bob", "!summon 0 alice", "!tornado 1 carol", "!status", "!phase next", "!instability +3",
-        "!coins bob -5", "!add dave", "!stop", "!duel bob", "!duel alice Pyromancer", "!accept", "!accept Geomancer",
-        "!decline", "!cast surge fire wind end", "!cast overspeed water water end", "!cast focus earth earth void end",
-        "!cast counter thunder end", "!cast end", "!concede", "!help", "!games", "!wizards", "!gather -1 fire",
-        "!gather 99999999999999999999 fire", "!tornado 1 alice", "hello",
+        "!new thaum",
+        "!join",
+        "!gather 1 fire",
+        "!gather 2 air",
+        "!blood 3 water",
+        "!alchemy 1 fire air",
+        "!bend 1 bob",
+        "!summon 0 alice",
+        "!tornado 1 carol",
+        "!status",
+        "!phase next",
+        "!instability +3",
+        "!coins bob -5",
+        "!add dave",
+        "!stop",
+        "!duel bob",
+        "!duel alice Pyromancer",
+        "!accept",
+        "!accept Geomancer",
+        "!decline",
+        "!cast surge fire wind end",
+        "!cast overspeed water water end",
+        "!cast focus earth earth void end",
+        "!cast counter thunder end",
+        "!cast end",
+        "!concede",
+        "!help",
+        "!games",
+        "!wizards",
+        "!gather -1 fire",
+        "!gather 99999999999999999999 fire",
+        "!tornado 1 alice",
+        "hello",
     ]);
     prop_oneof![4 => known.prop_map(str::to_owned), 1 => "!?[ -~]{0,30}", 1 => "\\PC{0,20}"]
 }
 
 fn conversation() -> impl Strategy<Value = Vec<(usize, bool, String, u32)>> {
     // (speaker, in private?, text, minutes that pass before it)
-    prop::collection::vec((0..PLAYERS.len(), prop::bool::weighted(0.3), command(), prop_oneof![5 => Just(0u32), 1 => 0u32..5000]), 1..60)
+    prop::collection::vec(
+        (
+            0..PLAYERS.len(),
+            prop::bool::weighted(0.3),
+            command(),
+            prop_oneof![5 => Just(0u32), 1 => 0u32..5000],
+        ),
+        1..60,
+    )
 }
 
 fn message(speaker: usize, private: bool, text: String) -> Inbound {

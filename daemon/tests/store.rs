@@ -62,7 +62,8 @@ fn a_game_split_over_two_console_runs_ends_as_one_run_does() {
 fn a_redelivered_message_changes_the_state_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("games.db");
-    let script = "@msgid=1 alice: !new thaum\n@msgid=2 alice: !coins alice +5\n@msgid=2 alice: !coins alice +5\n";
+    let script =
+        "@msgid=1 alice: !new thaum\n@msgid=2 alice: !coins alice +5\n@msgid=2 alice: !coins alice +5\n";
     let (printed, state) = run_with_db(&db, 1, script);
     assert_eq!(coins(&state, "alice"), 5, "{printed}");
     assert_eq!(printed.matches("coins").count(), 1, "the repeat is not answered again: {printed}");
@@ -147,7 +148,11 @@ fn committed(db: &Path) -> (u64, u64, u64) {
     );
     let coins = connection
         .query_row("SELECT snapshot FROM tables WHERE id = 0", [], |row| row.get::<_, String>(0))
-        .map(|text| serde_json::from_str::<Value>(&text).expect("json")["state"]["players"]["alice"]["coins"].as_u64().unwrap_or(0))
+        .map(|text| {
+            serde_json::from_str::<Value>(&text).expect("json")["state"]["players"]["alice"]["coins"]
+                .as_u64()
+                .unwrap_or(0)
+        })
         .unwrap_or(0);
     (applied, duplicates, coins)
 }
@@ -173,15 +178,23 @@ fn killed_with_sigkill_at_random_points_no_acknowledged_move_is_lost_or_doubled(
             continue; // killed before the database was even created
         }
         let (applied, duplicates, coins) = committed(&db);
-        assert!(coins >= highest_ack, "trial {trial} ({delay:?}): acknowledged {highest_ack} coins, stored {coins}");
+        assert!(
+            coins >= highest_ack,
+            "trial {trial} ({delay:?}): acknowledged {highest_ack} coins, stored {coins}"
+        );
         assert_eq!(applied, coins, "trial {trial}: each applied move adds exactly one coin");
         assert_eq!(duplicates, 0, "trial {trial}: a message id was applied twice");
         if coins < MOVES as u64 {
             killed_mid_stream += 1;
         }
-        eprintln!("trial {trial}: killed after {delay:?}; {coins} moves stored, highest acknowledged {highest_ack}");
+        eprintln!(
+            "trial {trial}: killed after {delay:?}; {coins} moves stored, highest acknowledged {highest_ack}"
+        );
     }
-    assert!(killed_mid_stream >= 20, "only {killed_mid_stream} trials were killed before the end of the stream");
+    assert!(
+        killed_mid_stream >= 20,
+        "only {killed_mid_stream} trials were killed before the end of the stream"
+    );
     // A last, uninterrupted delivery of everything completes the game exactly once.
     let status = Command::new(BIN)
         .args(["console", "--seed", "3", "--db"])
@@ -211,7 +224,10 @@ fn verify_finds_a_snapshot_that_differs_from_its_journal() {
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stdout));
     let connection = rusqlite::Connection::open(&db).expect("sqlite opens");
     connection
-        .execute("UPDATE tables SET snapshot = replace(snapshot, '\"coins\":3', '\"coins\":300') WHERE id = 0", [])
+        .execute(
+            "UPDATE tables SET snapshot = replace(snapshot, '\"coins\":3', '\"coins\":300') WHERE id = 0",
+            [],
+        )
         .expect("tamper");
     let bad = Command::new(BIN).args(["verify", "--db"]).arg(&db).output().expect("verify runs");
     let report = String::from_utf8_lossy(&bad.stdout);
@@ -223,9 +239,12 @@ fn verify_finds_a_snapshot_that_differs_from_its_journal() {
 fn a_snapshot_that_does_not_load_is_rebuilt_from_the_journal() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("games.db");
-    let (_, before) = run_with_db(&db, 1, "alice: !new thaum\nalice: !coins alice +3\nalice: !gather 1 air\n");
+    let (_, before) =
+        run_with_db(&db, 1, "alice: !new thaum\nalice: !coins alice +3\nalice: !gather 1 air\n");
     let connection = rusqlite::Connection::open(&db).expect("sqlite opens");
-    connection.execute("UPDATE tables SET snapshot = '{\"table\": 0, \"garbage\": true}' WHERE id = 0", []).expect("damage");
+    connection
+        .execute("UPDATE tables SET snapshot = '{\"table\": 0, \"garbage\": true}' WHERE id = 0", [])
+        .expect("damage");
     let (_, after) = run_with_db(&db, 1, "");
     assert_eq!(after, before);
 }
@@ -240,7 +259,11 @@ fn export_prints_json_and_wiki_markup() {
     let value: Value = serde_json::from_slice(&json.stdout).expect("export is JSON");
     assert_eq!(value["table"]["state"]["players"]["bob"]["coins"], 4);
     assert_eq!(value["journal"].as_array().map(Vec::len), Some(4), "opened + three actions");
-    let wiki = Command::new(BIN).args(["export", "0", "--format", "wiki", "--db"]).arg(&db).output().expect("export runs");
+    let wiki = Command::new(BIN)
+        .args(["export", "0", "--format", "wiki", "--db"])
+        .arg(&db)
+        .output()
+        .expect("export runs");
     let text = String::from_utf8_lossy(&wiki.stdout);
     assert!(text.contains("{| class=\"wikitable sortable\""), "{text}");
     assert!(text.contains("| bob || 1 || 4 || 0 || 0 || 0 || 0"), "{text}");

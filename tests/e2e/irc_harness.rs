@@ -19,29 +19,20 @@ fn ok<T>(result: Result<T, HarnessError>) -> T {
 }
 
 fn privmsg(from: &str, target: &str, text: &str) -> Message {
-    Message {
-        kind: MessageKind::Privmsg,
-        from: from.into(),
-        target: target.into(),
-        text: text.into(),
-    }
+    Message { kind: MessageKind::Privmsg, from: from.into(), target: target.into(), text: text.into() }
 }
 
 #[tokio::test]
 async fn two_clients_talk_in_a_channel_and_privately() {
     let server = ok(InspIrcd::start());
     let port = server.port();
-    let (alice, bob) =
-        tokio::join!(IrcClient::connect(port, "alice"), IrcClient::connect(port, "bob"));
+    let (alice, bob) = tokio::join!(IrcClient::connect(port, "alice"), IrcClient::connect(port, "bob"));
     let (mut alice, mut bob) = (ok(alice), ok(bob));
     ok(alice.join("#magic").await);
     ok(bob.join("#magic").await);
 
     ok(alice.privmsg("#magic", "hello, \x02bob\x02 ✨").await);
-    assert_eq!(
-        bob.next_privmsg(WAIT).await,
-        Some(privmsg("alice", "#magic", "hello, \x02bob\x02 ✨"))
-    );
+    assert_eq!(bob.next_privmsg(WAIT).await, Some(privmsg("alice", "#magic", "hello, \x02bob\x02 ✨")));
 
     ok(bob.privmsg("alice", "psst: !cast fire").await);
     let got = ok(alice.expect_privmsg_matching(|m| m.from == "bob", WAIT).await);
@@ -90,8 +81,7 @@ async fn a_restart_keeps_the_port_and_clients_reconnect() {
     assert_ne!(server.pid(), first_pid);
     assert!(alice.wait_closed(WAIT).await, "the old connection should be closed by the restart");
 
-    let (alice, bob) =
-        tokio::join!(IrcClient::connect(port, "alice"), IrcClient::connect(port, "bob"));
+    let (alice, bob) = tokio::join!(IrcClient::connect(port, "alice"), IrcClient::connect(port, "bob"));
     let (mut alice, mut bob) = (ok(alice), ok(bob));
     ok(alice.privmsg("bob", "back again").await);
     assert_eq!(bob.next_privmsg(WAIT).await, Some(privmsg("alice", "bob", "back again")));
@@ -127,8 +117,7 @@ async fn flood_penalties_can_be_turned_on() {
 async fn the_server_cuts_relayed_lines_at_512_bytes_and_split_payloads_arrive_whole() {
     let server = ok(InspIrcd::start());
     let port = server.port();
-    let (alice, bob) =
-        tokio::join!(IrcClient::connect(port, "alice"), IrcClient::connect(port, "bob"));
+    let (alice, bob) = tokio::join!(IrcClient::connect(port, "alice"), IrcClient::connect(port, "bob"));
     let (mut alice, mut bob) = (ok(alice), ok(bob));
     // How the server relays alice: no ident, so the user is the USER name.
     let prefix = ":alice!alice@127.0.0.1 ";

@@ -106,17 +106,12 @@ impl InspIrcd {
             .map_err(HarnessError::io("creating the InspIRCd temp dir"))?;
         for sub in ["conf", "data", "logs", "run"] {
             let path = dir.path().join(sub);
-            fs::create_dir_all(&path)
-                .map_err(HarnessError::io(format!("creating {}", path.display())))?;
+            fs::create_dir_all(&path).map_err(HarnessError::io(format!("creating {}", path.display())))?;
         }
         static INSTANCES: AtomicU32 = AtomicU32::new(0);
-        let network = format!(
-            "spellbridge-{}-{}",
-            std::process::id(),
-            INSTANCES.fetch_add(1, Ordering::Relaxed)
-        );
-        let mut server =
-            Self { options, port: 0, network, dir, child: None, last_start: Duration::ZERO };
+        let network =
+            format!("spellbridge-{}-{}", std::process::id(), INSTANCES.fetch_add(1, Ordering::Relaxed));
+        let mut server = Self { options, port: 0, network, dir, child: None, last_start: Duration::ZERO };
         // Another process may take the free port between our probe and the server's
         // bind: then try another one.
         let mut attempts = 0;
@@ -222,8 +217,7 @@ impl InspIrcd {
             .open(self.output_path())
             .map_err(HarnessError::io("opening the InspIRCd output file"))?;
         let output_offset = output.metadata().map(|m| m.len()).unwrap_or(0);
-        let stderr =
-            output.try_clone().map_err(HarnessError::io("sharing the InspIRCd output file"))?;
+        let stderr = output.try_clone().map_err(HarnessError::io("sharing the InspIRCd output file"))?;
         let child = Command::new(BINARY)
             .arg("--config")
             .arg(self.config_path())
@@ -264,9 +258,9 @@ impl InspIrcd {
             match probe(self.address(), &self.network, deadline) {
                 Ok(()) => return Ok(()),
                 Err(Probe::NotOurs(welcome)) => {
-                    return Err(self.start_failed(format!(
-                        "{PORT_TAKEN}: another server answered: {welcome}"
-                    )));
+                    return Err(
+                        self.start_failed(format!("{PORT_TAKEN}: another server answered: {welcome}"))
+                    );
                 }
                 Err(Probe::Failed(problem)) => last_problem = problem,
             }
@@ -280,8 +274,7 @@ impl InspIrcd {
 
     fn write_config(&self) -> Result<(), HarnessError> {
         let path = self.config_path();
-        fs::write(&path, self.config())
-            .map_err(HarnessError::io(format!("writing {}", path.display())))
+        fs::write(&path, self.config()).map_err(HarnessError::io(format!("writing {}", path.display())))
     }
 
     fn config(&self) -> String {
@@ -353,9 +346,8 @@ fn probe(address: SocketAddr, network: &str, deadline: Instant) -> Result<(), Pr
     stream
         .write_all(format!("NICK {nick}\r\nUSER ready 0 * :spellbridge harness\r\n").as_bytes())
         .map_err(|e| Probe::Failed(format!("sending NICK/USER: {e}")))?;
-    let mut reader = BufReader::new(
-        stream.try_clone().map_err(|e| Probe::Failed(format!("cloning the socket: {e}")))?,
-    );
+    let mut reader =
+        BufReader::new(stream.try_clone().map_err(|e| Probe::Failed(format!("cloning the socket: {e}")))?);
     let mut line = Vec::new();
     loop {
         stream

@@ -79,11 +79,10 @@ impl IrcClient {
     /// Connects to `127.0.0.1:port` and registers as `nick`, waiting (bounded by
     /// [`SETUP_TIMEOUT`]) for numeric 001.
     pub async fn connect(port: u16, nick: &str) -> Result<Self, HarnessError> {
-        let stream =
-            TcpStream::connect(("127.0.0.1", port)).await.map_err(|e| HarnessError::Client {
-                nick: nick.to_owned(),
-                reason: format!("connecting to port {port}: {e}"),
-            })?;
+        let stream = TcpStream::connect(("127.0.0.1", port)).await.map_err(|e| HarnessError::Client {
+            nick: nick.to_owned(),
+            reason: format!("connecting to port {port}: {e}"),
+        })?;
         let _ = stream.set_nodelay(true);
         let (reader, writer) = stream.into_split();
         let mut client = Self {
@@ -99,10 +98,8 @@ impl IrcClient {
         client.send_raw(&format!("USER {nick} 0 * :spellbridge test client {nick}")).await?;
         let deadline = Instant::now() + SETUP_TIMEOUT;
         loop {
-            let line = client
-                .read_line(deadline)
-                .await
-                .ok_or_else(|| client.error("no 001 (registration)"))?;
+            let line =
+                client.read_line(deadline).await.ok_or_else(|| client.error("no 001 (registration)"))?;
             match line.command.as_str() {
                 "001" => return Ok(client),
                 "432" | "433" | "ERROR" => {
@@ -145,10 +142,7 @@ impl IrcClient {
                 return Ok(());
             }
             // 403 no such channel, 405 too many channels, 471-477 cannot join.
-            if matches!(
-                line.command.as_str(),
-                "403" | "405" | "471" | "473" | "474" | "475" | "477"
-            ) {
+            if matches!(line.command.as_str(), "403" | "405" | "471" | "473" | "474" | "475" | "477") {
                 return Err(self.error(&format!("cannot join {channel} ({})", line.command)));
             }
             self.keep(line);
@@ -186,8 +180,7 @@ impl IrcClient {
                 Some(message) if pred(&message) => return Ok(message),
                 Some(message) => skipped.push(message.to_string()),
                 None => {
-                    let seen =
-                        if skipped.is_empty() { "none".to_owned() } else { skipped.join("\n  ") };
+                    let seen = if skipped.is_empty() { "none".to_owned() } else { skipped.join("\n  ") };
                     return Err(self.error(&format!(
                         "no matching PRIVMSG within {timeout:?}; PRIVMSGs skipped:\n  {seen}"
                     )));
@@ -216,11 +209,7 @@ impl IrcClient {
         Ok(())
     }
 
-    async fn next_of(
-        &mut self,
-        timeout: Duration,
-        wanted: impl Fn(&Message) -> bool,
-    ) -> Option<Message> {
+    async fn next_of(&mut self, timeout: Duration, wanted: impl Fn(&Message) -> bool) -> Option<Message> {
         if let Some(i) = self.pending.iter().position(&wanted) {
             return self.pending.remove(i);
         }
@@ -368,10 +357,7 @@ mod tests {
             privmsg.map(|m| (m.kind, m.from, m.target, m.text)),
             Some((MessageKind::Privmsg, "bob".into(), "alice".into(), "hi".into()))
         );
-        assert_eq!(
-            message(":irc.test NOTICE * :*** Looking up").map(|m| m.kind),
-            Some(MessageKind::Notice)
-        );
+        assert_eq!(message(":irc.test NOTICE * :*** Looking up").map(|m| m.kind), Some(MessageKind::Notice));
         assert_eq!(message(":bob!b@h JOIN #magic"), None);
         assert_eq!(message(":bob!b@h PRIVMSG alice"), None);
     }

@@ -13,9 +13,7 @@ pub mod irc_client;
 #[non_exhaustive]
 pub enum HarnessError {
     /// The server binary is missing.
-    #[error(
-        "InspIRCd is not installed ({binary} is missing): run tests/scripts/install-inspircd.sh"
-    )]
+    #[error("InspIRCd is not installed ({binary} is missing): run tests/scripts/install-inspircd.sh")]
     NotInstalled {
         /// The path looked at.
         binary: String,

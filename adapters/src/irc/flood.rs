@@ -150,8 +150,7 @@ impl<K: Eq + Hash + Clone> CommandLimiter<K> {
             entry.accepted.push_back(now);
             return Verdict::Accept;
         }
-        let told_recently =
-            entry.noticed_at.is_some_and(|t| now.saturating_duration_since(t) < window);
+        let told_recently = entry.noticed_at.is_some_and(|t| now.saturating_duration_since(t) < window);
         if told_recently {
             Verdict::Drop
         } else {
@@ -177,9 +176,7 @@ impl<K: Eq + Hash + Clone> CommandLimiter<K> {
     pub fn forget_idle(&mut self, now: Instant) {
         let window = self.window;
         let recent = |t: &Instant| now.saturating_duration_since(*t) < window;
-        self.users.retain(|_, user| {
-            user.accepted.iter().any(recent) || user.noticed_at.iter().any(recent)
-        });
+        self.users.retain(|_, user| user.accepted.iter().any(recent) || user.noticed_at.iter().any(recent));
     }
 
     /// The number of users remembered (for tests and metrics).
@@ -213,11 +210,7 @@ mod tests {
         let t0 = Instant::now();
         let mut flood = Flood::default();
         let waits: Vec<Duration> = (0..7).map(|_| flood.reserve(t0)).collect();
-        assert_eq!(
-            waits,
-            [0, 0, 0, 0, 2, 4, 6].map(Duration::from_secs).to_vec(),
-            "lines reserved at once"
-        );
+        assert_eq!(waits, [0, 0, 0, 0, 2, 4, 6].map(Duration::from_secs).to_vec(), "lines reserved at once");
     }
 
     #[test]

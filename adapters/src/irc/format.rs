@@ -328,12 +328,7 @@ impl FormatState {
     /// right after it would be read as part of the code.
     pub(crate) fn reopen_ends_with_colour(&self) -> bool {
         self.colour != Colour::None
-            && !(self.bold
-                || self.italic
-                || self.underline
-                || self.strike
-                || self.monospace
-                || self.reverse)
+            && !(self.bold || self.italic || self.underline || self.strike || self.monospace || self.reverse)
     }
 }
 

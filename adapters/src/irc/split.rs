@@ -280,9 +280,7 @@ impl Lines {
                 self.flush();
             }
         }
-        debug_assert!(
-            self.fits(word_cost(spaces, unit, self.state, self.after_colour_code).0, &after)
-        );
+        debug_assert!(self.fits(word_cost(spaces, unit, self.state, self.after_colour_code).0, &after));
         self.push_whole(spaces, unit);
     }
 }
@@ -435,10 +433,7 @@ mod tests {
         assert_eq!(lines.concat().replace(' ', ""), text.replace(' ', ""));
         // The zero-width-joined wizard and her variation selector stay together.
         for line in &lines[1..] {
-            assert!(
-                line.starts_with("🧙\u{200d}♀\u{fe0f}🔥") || line.starts_with('中'),
-                "{line:?}"
-            );
+            assert!(line.starts_with("🧙\u{200d}♀\u{fe0f}🔥") || line.starts_with('中'), "{line:?}");
         }
     }
 
@@ -518,10 +513,7 @@ mod tests {
     #[test]
     fn bad_targets_and_tiny_budgets_are_refused() {
         for target in ["", "#a b", "a,b", "#a\r\nQUIT", "\x00"] {
-            assert!(
-                matches!(split(0, target, "hi"), Err(SplitError::BadTarget { .. })),
-                "{target:?}"
-            );
+            assert!(matches!(split(0, target, "hi"), Err(SplitError::BadTarget { .. })), "{target:?}");
         }
         let err = split(500, "#magic", "hi");
         assert!(matches!(err, Err(SplitError::NoRoom { budget: 0, .. })), "{err:?}");

@@ -130,9 +130,7 @@ impl IrcTransport {
     /// Waits until the connection is registered, at most `limit`.
     pub async fn wait_up(&self, limit: Duration) -> bool {
         let mut link = self.link();
-        tokio::time::timeout(limit, link.wait_for(|l| *l == Link::Up))
-            .await
-            .is_ok_and(|r| r.is_ok())
+        tokio::time::timeout(limit, link.wait_for(|l| *l == Link::Up)).await.is_ok_and(|r| r.is_ok())
     }
 }
 
@@ -167,16 +165,13 @@ impl GameTransport for IrcTransport {
             reason: reason.to_owned(),
         };
         if *self.shared.link.borrow() != Link::Up {
-            return Err(down(
-                "not connected; the message stays queued until the connection is back",
-            ));
+            return Err(down("not connected; the message stays queued until the connection is back"));
         }
         let target = match to {
             Destination::Room(room) => room.as_str().to_owned(),
-            Destination::Private(player) => lock(&self.shared.nicks)
-                .get(player)
-                .cloned()
-                .unwrap_or_else(|| player.as_str().to_owned()),
+            Destination::Private(player) => {
+                lock(&self.shared.nicks).get(player).cloned().unwrap_or_else(|| player.as_str().to_owned())
+            }
         };
         let (nick, user_host) = lock(&self.shared.me).clone();
         // `:nick!user@host ` as the server relays our line to others.
@@ -187,9 +182,7 @@ impl GameTransport for IrcTransport {
             return Ok(());
         }
         let (done, written) = oneshot::channel();
-        self.jobs
-            .send(Job { target, lines, done })
-            .map_err(|_| down("the connection task has stopped"))?;
+        self.jobs.send(Job { target, lines, done }).map_err(|_| down("the connection task has stopped"))?;
         written.await.map_err(|_| down("the connection dropped before the message was written"))
     }
 }
@@ -258,7 +251,9 @@ impl Supervisor {
             queue: VecDeque::new(),
             slot: None,
             bucket: options.flood.map_or_else(Flood::off, |(burst, interval)| Flood::new(burst, interval)),
-            limit: options.user_limit.map(|(commands, window)| CommandLimiter::new(commands as usize, window)),
+            limit: options
+                .user_limit
+                .map(|(commands, window)| CommandLimiter::new(commands as usize, window)),
         };
         loop {
             let next_send = session.next_send_at();
@@ -299,10 +294,9 @@ fn backoff((first, most): (Duration, Duration), attempt: u32, network: &NetworkI
     let exponent = attempt.saturating_sub(1).min(16);
     let base = first.saturating_mul(1 << exponent).min(most);
     // Jitter from the clock and the network name: reconnecting bots spread out.
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos())
-        ^ network.as_str().bytes().fold(0u32, |h, b| h.rotate_left(5) ^ u32::from(b));
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
+            ^ network.as_str().bytes().fold(0u32, |h, b| h.rotate_left(5) ^ u32::from(b));
     let fraction = f64::from(seed % 1000) / 1000.0; // 0 ..< 1
     base.mul_f64(0.75 + fraction * 0.5)
 }
@@ -314,9 +308,7 @@ fn register(sender: &irc::client::Sender, options: &IrcOptions) -> irc::error::R
     }
     sender.send(Command::CAP(None, CapSubCommand::LS, None, Some("302".to_owned())))?;
     // One request per capability: a server that lacks one refuses only that one.
-    for capability in
-        ["message-tags", "server-time", "account-tag", "extended-join", "multi-prefix"]
-    {
+    for capability in ["message-tags", "server-time", "account-tag", "extended-join", "multi-prefix"] {
         sender.send_cap_req(&[Capability::Custom(capability)])?;
     }
     if options.sasl.is_some() {
@@ -324,11 +316,7 @@ fn register(sender: &irc::client::Sender, options: &IrcOptions) -> irc::error::R
     }
     let nick = options.nicks.first().cloned().unwrap_or_default();
     sender.send(Command::NICK(nick))?;
-    sender.send(Command::USER(
-        options.username.clone(),
-        "0".to_owned(),
-        options.realname.clone(),
-    ))?;
+    sender.send(Command::USER(options.username.clone(), "0".to_owned(), options.realname.clone()))?;
     if options.sasl.is_none() {
         sender.send(Command::CAP(None, CapSubCommand::END, None, None))?;
     }
@@ -405,9 +393,7 @@ impl Session {
                     .last()
                     .and_then(|text| text.rsplit(' ').next())
                     .and_then(|mask| mask.split_once('!'))
-                    .map_or(self.shared.options.username.len() + 1 + 63, |(_, user_host)| {
-                        user_host.len()
-                    });
+                    .map_or(self.shared.options.username.len() + 1 + 63, |(_, user_host)| user_host.len());
                 *lock(&self.shared.me) = (nick.clone(), user_host);
                 tracing::info!(network = %network, nick = %nick, "registered on IRC");
                 let _ = self.shared.link.send(Link::Up);
@@ -425,9 +411,8 @@ impl Session {
                     let encoded = base64::engine::general_purpose::STANDARD.encode(plain);
                     // AUTHENTICATE payloads are sent in chunks of at most 400 bytes.
                     for chunk in encoded.as_bytes().chunks(400) {
-                        self.sender.send(Command::AUTHENTICATE(
-                            String::from_utf8_lossy(chunk).into_owned(),
-                        ))?;
+                        self.sender
+                            .send(Command::AUTHENTICATE(String::from_utf8_lossy(chunk).into_owned()))?;
                     }
                     if encoded.len() % 400 == 0 {
                         self.sender.send(Command::AUTHENTICATE("+".to_owned()))?;
@@ -471,9 +456,7 @@ impl Session {
                     lock(&self.shared.channels).remove(channel);
                 }
             }
-            Command::PRIVMSG(target, body) => {
-                self.privmsg(client, message, target, body, inbound).await?
-            }
+            Command::PRIVMSG(target, body) => self.privmsg(client, message, target, body, inbound).await?,
             _ => {}
         }
         Ok(())

@@ -92,14 +92,15 @@ pub enum ConfigError {
 impl Settings {
     /// Reads and validates the config file at `path`.
     pub fn load(path: &Path) -> Result<Settings, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.into(), source })?;
         Settings::parse(&text, path)
     }
 
     /// Validates config text; `path` only names it in errors and anchors relative paths.
     pub fn parse(text: &str, path: &Path) -> Result<Settings, ConfigError> {
-        let raw: raw::Config =
-            toml::from_str(text).map_err(|e| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
+        let raw: raw::Config = toml::from_str(text)
+            .map_err(|e| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
         let invalid = |message: String| ConfigError::Invalid { path: path.into(), message };
         let base = path.parent().unwrap_or(Path::new("."));
         let store = raw.store.unwrap_or_default();
@@ -107,13 +108,18 @@ impl Settings {
         let database = if database.is_relative() { base.join(database) } else { database };
         let prefix = raw.prefix.unwrap_or_else(|| "!".to_owned());
         if prefix.is_empty() || prefix.chars().any(char::is_whitespace) {
-            return Err(invalid(format!("prefix `{prefix}` must be one or more non-space characters, e.g. prefix = \"!\"")));
+            return Err(invalid(format!(
+                "prefix `{prefix}` must be one or more non-space characters, e.g. prefix = \"!\""
+            )));
         }
         let mut names = std::collections::BTreeSet::new();
         let mut irc = Vec::new();
         for network in raw.irc {
             if !names.insert(network.name.clone()) {
-                return Err(invalid(format!("two networks are called `{}`; give each [[irc]] a different name", network.name)));
+                return Err(invalid(format!(
+                    "two networks are called `{}`; give each [[irc]] a different name",
+                    network.name
+                )));
             }
             irc.push(irc_settings(network).map_err(invalid)?);
         }
@@ -132,7 +138,9 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
     }
     for channel in &raw.channels {
         if !channel.starts_with(['#', '&']) || channel.contains([' ', ',', '\x07']) {
-            return Err(at(&format!("`{channel}` is not a channel name; channels start with # and have no spaces or commas")));
+            return Err(at(&format!(
+                "`{channel}` is not a channel name; channels start with # and have no spaces or commas"
+            )));
         }
     }
     let tls = raw.tls.unwrap_or(true);

@@ -44,8 +44,9 @@ impl SecretSource {
     /// Reads the secret; the error says which variable or file and what to do.
     pub fn read(&self) -> Result<Secret, String> {
         let value = match self {
-            SecretSource::Env { env } => std::env::var(env)
-                .map_err(|_| format!("the environment variable {env} is not set; export it before starting spellbridge"))?,
+            SecretSource::Env { env } => std::env::var(env).map_err(|_| {
+                format!("the environment variable {env} is not set; export it before starting spellbridge")
+            })?,
             SecretSource::File { file } => std::fs::read_to_string(file)
                 .map_err(|e| format!("cannot read the secret file {}: {e}", file.display()))?
                 .trim_end_matches(['\r', '\n'])

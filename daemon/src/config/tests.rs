@@ -10,8 +10,10 @@ fn parse(text: &str) -> Result<Settings, ConfigError> {
 
 #[test]
 fn a_minimal_network_gets_safe_defaults() {
-    let settings = parse("[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\nchannels = [\"#magic\"]\n")
-        .expect("valid");
+    let settings = parse(
+        "[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\nchannels = [\"#magic\"]\n",
+    )
+    .expect("valid");
     let irc = &settings.irc[0];
     assert_eq!((irc.port, irc.tls), (6697, true));
     assert_eq!(irc.nicks, ["sb", "sb_", "sb__"]);
@@ -24,9 +26,12 @@ fn a_minimal_network_gets_safe_defaults() {
 fn unknown_keys_and_bad_values_are_refused_with_the_fix() {
     let unknown = parse("prefx = \"!\"\n").expect_err("unknown key");
     assert!(unknown.to_string().contains("prefx"), "{unknown}");
-    let channel = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\nchannels = [\"magic\"]\n").expect_err("bad channel");
+    let channel = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\nchannels = [\"magic\"]\n")
+        .expect_err("bad channel");
     assert!(channel.to_string().contains("channels start with #"), "{channel}");
-    let flood = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n[irc.flood]\ninterval = \"fast\"\n").expect_err("bad duration");
+    let flood =
+        parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n[irc.flood]\ninterval = \"fast\"\n")
+            .expect_err("bad duration");
     assert!(flood.to_string().contains("e.g. \"2s\""), "{flood}");
     let twice = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n[[irc]]\nname = \"x\"\nserver = \"t\"\nnick = \"m\"\n")
         .expect_err("duplicate");
@@ -48,7 +53,13 @@ fn the_shipped_example_config_is_valid() {
     let dir = tempfile::tempdir().expect("temp dir");
     let secret = dir.path().join("sasl");
     std::fs::write(&secret, "pw\n").expect("write");
-    let text = text.replace("{ env = \"LIBERA_SASL_PASSWORD\" }", &format!("{{ file = {:?} }}", secret.display().to_string()));
+    let text = text.replace(
+        "{ env = \"LIBERA_SASL_PASSWORD\" }",
+        &format!("{{ file = {:?} }}", secret.display().to_string()),
+    );
     let settings = Settings::parse(&text, &path).expect("the example is valid");
-    assert_eq!(settings.irc[0].sasl.as_ref().map(|(account, pw)| (account.as_str(), pw.expose())), Some(("spellbridge", "pw")));
+    assert_eq!(
+        settings.irc[0].sasl.as_ref().map(|(account, pw)| (account.as_str(), pw.expose())),
+        Some(("spellbridge", "pw"))
+    );
 }

@@ -65,14 +65,16 @@ fn first_difference(a: &Value, b: &Value, path: String) -> Option<String> {
         (Value::Object(x), Value::Object(y)) => {
             let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
             keys.into_iter().find_map(|k| {
-                first_difference(x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), format!("{path}.{k}"))
+                first_difference(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    format!("{path}.{k}"),
+                )
             })
         }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
-            .iter()
-            .zip(y)
-            .enumerate()
-            .find_map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]"))),
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]")))
+        }
         _ if a == b => None,
         _ => Some(if path.is_empty() { "(whole table)".to_owned() } else { path }),
     }
@@ -120,7 +122,13 @@ pub fn export_wiki(store: &Store, table: TableId) -> Result<Option<String>, Stor
     let state = &stored["state"];
     let mut out = String::new();
     let game = stored["game"].as_str().unwrap_or_default();
-    let _ = writeln!(out, "== {} table {} in {} ==", capitalise(game), table, stored["room"].as_str().unwrap_or_default());
+    let _ = writeln!(
+        out,
+        "== {} table {} in {} ==",
+        capitalise(game),
+        table,
+        stored["room"].as_str().unwrap_or_default()
+    );
     match game {
         "thaum" => thaum_state(&mut out, state),
         "duel" => duel_state(&mut out, state),
@@ -128,7 +136,10 @@ pub fn export_wiki(store: &Store, table: TableId) -> Result<Option<String>, Stor
             let _ = writeln!(out, "<pre>{}</pre>", serde_json::to_string_pretty(state).unwrap_or_default());
         }
     }
-    let _ = writeln!(out, "\n=== History ===\n{{| class=\"wikitable\"\n! # !! Player !! Action !! Dice seed !! Result");
+    let _ = writeln!(
+        out,
+        "\n=== History ===\n{{| class=\"wikitable\"\n! # !! Player !! Action !! Dice seed !! Result"
+    );
     for (n, row) in export["journal"].as_array().into_iter().flatten().enumerate() {
         let entry = &row["entry"];
         let (player, action) = match row["kind"].as_str() {
@@ -137,8 +148,10 @@ pub fn export_wiki(store: &Store, table: TableId) -> Result<Option<String>, Stor
             Some("opened") => ("—".to_owned(), "table opened".to_owned()),
             other => ("—".to_owned(), other.unwrap_or_default().to_owned()),
         };
-        let seed = entry.get("dice_seed").filter(|_| entry.get("draws").and_then(Value::as_u64).unwrap_or(0) > 0);
-        let result: Vec<&str> = row["events"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let seed =
+            entry.get("dice_seed").filter(|_| entry.get("draws").and_then(Value::as_u64).unwrap_or(0) > 0);
+        let result: Vec<&str> =
+            row["events"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
         let _ = writeln!(
             out,
             "|-\n| {} || {} || {} || {} || <nowiki>{}</nowiki>",

@@ -51,7 +51,9 @@ pub enum StoreError {
         path: PathBuf,
     },
     /// The file does not exist and may not be created.
-    #[error("{path} does not exist; check the path (a new database is only created by `spellbridge console --db` or `run`)")]
+    #[error(
+        "{path} does not exist; check the path (a new database is only created by `spellbridge console --db` or `run`)"
+    )]
     Missing {
         /// The database file.
         path: PathBuf,
@@ -63,13 +65,17 @@ pub enum StoreError {
         path: PathBuf,
     },
     /// Another process holds the database.
-    #[error("{path} is locked by another process (is another spellbridge using it?); stop that process, or choose another file")]
+    #[error(
+        "{path} is locked by another process (is another spellbridge using it?); stop that process, or choose another file"
+    )]
     Locked {
         /// The database file.
         path: PathBuf,
     },
     /// The file is not a database, or is damaged.
-    #[error("{path} is not a spellbridge database or is corrupt ({detail}); move it away and restore a backup")]
+    #[error(
+        "{path} is not a spellbridge database or is corrupt ({detail}); move it away and restore a backup"
+    )]
     Corrupt {
         /// The database file.
         path: PathBuf,
@@ -167,7 +173,9 @@ impl Store {
                 return Err(StoreError::NoDirectory { path });
             }
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut connection = Connection::open_with_flags(&path, flags).map_err(|e| classify(&path, e))?;
         let fail = |e| classify(&path, e);
         connection.busy_timeout(std::time::Duration::from_secs(2)).map_err(fail)?;
@@ -265,7 +273,11 @@ impl Store {
                 }
                 for message in &step.outbound {
                     outbox
-                        .execute(params![message.network.as_str(), to_json(&message.to), to_json(&message.text)])
+                        .execute(params![
+                            message.network.as_str(),
+                            to_json(&message.to),
+                            to_json(&message.text)
+                        ])
                         .map_err(fail)?;
                     queued.push(Queued { id: transaction.last_insert_rowid(), message: message.clone() });
                 }
@@ -278,10 +290,18 @@ impl Store {
                 .map_err(fail)?;
             for table in touched {
                 let Some(stored) = router.table_snapshot(table) else { continue };
-                let text = |field: &str| stored.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
+                let text =
+                    |field: &str| stored.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
                 let finished = stored.get("finished").and_then(Value::as_bool).unwrap_or(false);
                 snapshot
-                    .execute(params![sql_u64(table), text("game"), text("network"), text("room"), finished, stored.to_string()])
+                    .execute(params![
+                        sql_u64(table),
+                        text("game"),
+                        text("network"),
+                        text("room"),
+                        finished,
+                        stored.to_string()
+                    ])
                     .map_err(fail)?;
             }
         }
@@ -294,7 +314,8 @@ impl Store {
     pub fn load(&self, registry: Registry, options: RouterOptions) -> Result<Router, StoreError> {
         let mut router = Router::new(registry, options);
         let fail = |e| self.error(e);
-        let mut tables = self.connection.prepare("SELECT id, snapshot FROM tables ORDER BY id").map_err(fail)?;
+        let mut tables =
+            self.connection.prepare("SELECT id, snapshot FROM tables ORDER BY id").map_err(fail)?;
         let rows = tables
             .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
             .map_err(fail)?
@@ -308,7 +329,9 @@ impl Store {
             if let Err(problem) = restored {
                 tracing::warn!(table = id, %problem, "snapshot does not load; rebuilding the table from its journal");
                 for entry in self.entries(Some(id))? {
-                    router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
+                    router
+                        .replay(&entry)
+                        .map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
                 }
             }
         }
@@ -322,8 +345,10 @@ impl Store {
     pub fn entries(&self, table: Option<TableId>) -> Result<Vec<Entry>, StoreError> {
         let fail = |e| self.error(e);
         // `table_id IS ?1` matches NULL when ?1 is NULL: the lobby's entries.
-        let mut statement =
-            self.connection.prepare("SELECT entry FROM journal WHERE table_id IS ?1 ORDER BY id").map_err(fail)?;
+        let mut statement = self
+            .connection
+            .prepare("SELECT entry FROM journal WHERE table_id IS ?1 ORDER BY id")
+            .map_err(fail)?;
         let texts = statement
             .query_map([table.map(sql_u64)], |row| row.get::<_, String>(0))
             .map_err(fail)?
@@ -332,7 +357,10 @@ impl Store {
         texts
             .iter()
             .map(|text| {
-                serde_json::from_str(text).map_err(|e| StoreError::BadRow { path: self.path.clone(), detail: format!("journal entry: {e}") })
+                serde_json::from_str(text).map_err(|e| StoreError::BadRow {
+                    path: self.path.clone(),
+                    detail: format!("journal entry: {e}"),
+                })
             })
             .collect()
     }
@@ -348,16 +376,28 @@ impl Store {
     /// Every message still waiting in the outbox, oldest first.
     pub fn pending(&self) -> Result<Vec<Queued>, StoreError> {
         let fail = |e| self.error(e);
-        let mut statement =
-            self.connection.prepare("SELECT id, network, destination, text FROM outbox ORDER BY id").map_err(fail)?;
+        let mut statement = self
+            .connection
+            .prepare("SELECT id, network, destination, text FROM outbox ORDER BY id")
+            .map_err(fail)?;
         let rows = statement
-            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, String>(3)?)))
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                ))
+            })
             .map_err(fail)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(fail)?;
         rows.into_iter()
             .map(|(id, network, destination, text)| {
-                let bad = |e: serde_json::Error| StoreError::BadRow { path: self.path.clone(), detail: format!("outbox {id}: {e}") };
+                let bad = |e: serde_json::Error| StoreError::BadRow {
+                    path: self.path.clone(),
+                    detail: format!("outbox {id}: {e}"),
+                };
                 let to: Destination = serde_json::from_str(&destination).map_err(bad)?;
                 let text: RichText = serde_json::from_str(&text).map_err(bad)?;
                 Ok(Queued { id, message: Outbound { network: NetworkId::new(network), to, text } })
@@ -373,7 +413,8 @@ impl Store {
     /// Every table's number with its stored snapshot, in order.
     pub fn stored_tables(&self) -> Result<Vec<(TableId, Value)>, StoreError> {
         let fail = |e| self.error(e);
-        let mut statement = self.connection.prepare("SELECT id, snapshot FROM tables ORDER BY id").map_err(fail)?;
+        let mut statement =
+            self.connection.prepare("SELECT id, snapshot FROM tables ORDER BY id").map_err(fail)?;
         let rows = statement
             .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
             .map_err(fail)?
@@ -381,8 +422,10 @@ impl Store {
             .map_err(fail)?;
         rows.into_iter()
             .map(|(id, text)| {
-                let value = serde_json::from_str(&text)
-                    .map_err(|e| StoreError::BadRow { path: self.path.clone(), detail: format!("table {id}: {e}") })?;
+                let value = serde_json::from_str(&text).map_err(|e| StoreError::BadRow {
+                    path: self.path.clone(),
+                    detail: format!("table {id}: {e}"),
+                })?;
                 Ok((id as TableId, value))
             })
             .collect()
@@ -410,7 +453,14 @@ struct JournalRow<'a> {
 
 impl<'a> JournalRow<'a> {
     fn of(entry: &'a Entry) -> Self {
-        let mut row = JournalRow { table: entry.table(), sequence: None, kind: "", player: None, command: None, dice_seed: None };
+        let mut row = JournalRow {
+            table: entry.table(),
+            sequence: None,
+            kind: "",
+            player: None,
+            command: None,
+            dice_seed: None,
+        };
         match entry {
             Entry::Opened { seed, .. } => {
                 row.kind = "opened";
@@ -455,7 +505,9 @@ fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
         Some(ErrorCode::ReadOnly) => StoreError::ReadOnly { path },
         Some(ErrorCode::CannotOpen) if path.exists() => StoreError::ReadOnly { path },
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked { path },
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt { path, detail: e.to_string() },
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            StoreError::Corrupt { path, detail: e.to_string() }
+        }
         Some(ErrorCode::DiskFull) => StoreError::Full { path },
         _ => StoreError::Sql { path, source: e },
     }

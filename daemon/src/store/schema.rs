@@ -22,7 +22,9 @@ pub fn current_version() -> u32 {
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
     /// The file was written by a newer spellbridge.
-    #[error("the database has schema version {found}, newer than this spellbridge knows ({known}); upgrade spellbridge, or use another file")]
+    #[error(
+        "the database has schema version {found}, newer than this spellbridge knows ({known}); upgrade spellbridge, or use another file"
+    )]
     TooNew {
         /// The version in the file.
         found: u32,

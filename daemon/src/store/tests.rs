@@ -48,7 +48,8 @@ fn each_earlier_schema_version_is_migrated() {
         assert_eq!(schema::version(store.connection()).expect("version"), schema::current_version());
         // The migrated schema works: the outbox (version 2) and meta (version 3) take rows.
         let mut store = store;
-        let step = Step { outbound: vec![message(1)], meta: vec![("k".into(), "v".into())], ..Step::default() };
+        let step =
+            Step { outbound: vec![message(1)], meta: vec![("k".into(), "v".into())], ..Step::default() };
         store.commit(&router(), &[step]).expect("commit on a migrated database");
     }
 }
@@ -68,7 +69,11 @@ fn a_database_from_a_newer_spellbridge_is_refused() {
 #[test]
 fn a_corrupt_file_is_refused_with_its_name() {
     let (_dir, path) = temp_db();
-    std::fs::write(&path, b"this is not a database, just some bytes that are long enough to look like a header").expect("write");
+    std::fs::write(
+        &path,
+        b"this is not a database, just some bytes that are long enough to look like a header",
+    )
+    .expect("write");
     let error = open(&path).err().expect("refused");
     assert!(matches!(error, StoreError::Corrupt { .. }), "{error}");
     assert!(error.to_string().contains(&path.display().to_string()), "{error}");
@@ -108,7 +113,8 @@ fn the_outbox_keeps_order_and_forgets_only_what_was_sent() {
     store.sent(queued[2].id).expect("sent");
     drop(store);
     let store = open(&path).expect("reopens");
-    let texts: Vec<String> = store.pending().expect("pending").into_iter().map(|q| q.message.text.plain()).collect();
+    let texts: Vec<String> =
+        store.pending().expect("pending").into_iter().map(|q| q.message.text.plain()).collect();
     assert_eq!(texts, ["message 1", "message 3", "message 4"]);
 }
 

@@ -91,8 +91,7 @@ fn seal(text: RichText, player: &PlayerId, seal: &Seal) -> RichText {
 /// (None when there are none).
 fn seals(mut text: RichText, duel: &Duel) -> Option<RichText> {
     let players = duel.players();
-    let sealed: Vec<(usize, &Seal)> =
-        duel.seals().iter().enumerate().filter(|(_, s)| !s.is_none()).collect();
+    let sealed: Vec<(usize, &Seal)> = duel.seals().iter().enumerate().filter(|(_, s)| !s.is_none()).collect();
     if sealed.is_empty() {
         return None;
     }
@@ -231,9 +230,9 @@ fn as_cast(record: &SpellRecord) -> Option<Spell> {
 fn counter_failed(text: RichText, opponent: &PlayerId, failure: CounterFailure) -> RichText {
     let text = text.text("Full Counter fails: ");
     match failure {
-        CounterFailure::Level { counter, target } => text.text(format!(
-            "level {counter} is below {opponent}'s {target} (RULES D-7); "
-        )),
+        CounterFailure::Level { counter, target } => {
+            text.text(format!("level {counter} is below {opponent}'s {target} (RULES D-7); "))
+        }
         CounterFailure::NotOpposite { position, counter, target } => {
             let text = text.text(format!("at position {} ", position.saturating_add(1)));
             let text = match counter {

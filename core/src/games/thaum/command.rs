@@ -134,10 +134,7 @@ impl Verb {
 
     /// True when [`Verb::example`] names a player ([`EXAMPLE_PLAYER`]).
     pub fn example_names_player(self) -> bool {
-        matches!(
-            self,
-            Verb::Bend | Verb::Summon | Verb::Tornado | Verb::Status | Verb::Coins | Verb::Add
-        )
+        matches!(self, Verb::Bend | Verb::Summon | Verb::Tornado | Verb::Status | Verb::Coins | Verb::Add)
     }
 
     /// [`Verb::example`] naming `player` instead of [`EXAMPLE_PLAYER`] (`!summon 0 carol`).
@@ -145,11 +142,8 @@ impl Verb {
         if !self.example_names_player() {
             return self.example().to_owned();
         }
-        let words: Vec<&str> = self
-            .example()
-            .split(' ')
-            .map(|w| if w == EXAMPLE_PLAYER { player } else { w })
-            .collect();
+        let words: Vec<&str> =
+            self.example().split(' ').map(|w| if w == EXAMPLE_PLAYER { player } else { w }).collect();
         words.join(" ")
     }
 
@@ -377,26 +371,16 @@ pub fn parse(command: &str) -> Result<ThaumCommand, ParseError> {
     let mut args = Args { verb, words: rest, taken: 0 };
     let command = match verb {
         Verb::Join => ThaumCommand::Join,
-        Verb::Gather => {
-            ThaumCommand::Gather { mana: args.amount("Mana amount")?, thaum: args.thaum(THAUM)? }
-        }
-        Verb::Blood => {
-            ThaumCommand::Blood { amount: args.amount("amount")?, thaum: args.thaum(THAUM)? }
-        }
+        Verb::Gather => ThaumCommand::Gather { mana: args.amount("Mana amount")?, thaum: args.thaum(THAUM)? },
+        Verb::Blood => ThaumCommand::Blood { amount: args.amount("amount")?, thaum: args.thaum(THAUM)? },
         Verb::Alchemy => ThaumCommand::Alchemy {
             mana: args.amount("Mana amount")?,
             first: args.thaum("both Thaums are missing")?,
             second: args.thaum("the second Thaum is missing")?,
         },
-        Verb::Bend => {
-            ThaumCommand::Bend { mana: args.amount("Mana amount")?, defender: args.player()? }
-        }
-        Verb::Summon => {
-            ThaumCommand::Summon { mana: args.amount("Mana amount")?, partner: args.player()? }
-        }
-        Verb::Tornado => {
-            ThaumCommand::Tornado { mana: args.amount("Mana amount")?, target: args.player()? }
-        }
+        Verb::Bend => ThaumCommand::Bend { mana: args.amount("Mana amount")?, defender: args.player()? },
+        Verb::Summon => ThaumCommand::Summon { mana: args.amount("Mana amount")?, partner: args.player()? },
+        Verb::Tornado => ThaumCommand::Tornado { mana: args.amount("Mana amount")?, target: args.player()? },
         Verb::Status => ThaumCommand::Status { player: args.optional_player() },
         Verb::Phase => {
             let word = args.next("the word `next` is missing")?;
@@ -435,11 +419,8 @@ impl<'a> Args<'a> {
     }
 
     fn amount(&mut self, what: &'static str) -> Result<u32, ParseError> {
-        let missing = if what == "Mana amount" {
-            "the Mana amount is missing"
-        } else {
-            "the amount is missing"
-        };
+        let missing =
+            if what == "Mana amount" { "the Mana amount is missing" } else { "the amount is missing" };
         let word = self.next(missing)?;
         words::amount(word).map_err(|error| ParseError::BadAmount { verb: self.verb, what, error })
     }
@@ -492,8 +473,6 @@ impl<'a> Args<'a> {
 fn reword(word: &str, error: AmountError) -> AmountError {
     match error {
         AmountError::TooLarge { max, .. } => AmountError::TooLarge { word: word.to_owned(), max },
-        AmountError::NotANumber(_) | AmountError::Negative(_) => {
-            AmountError::NotANumber(word.to_owned())
-        }
+        AmountError::NotANumber(_) | AmountError::Negative(_) => AmountError::NotANumber(word.to_owned()),
     }
 }

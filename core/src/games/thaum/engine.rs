@@ -27,11 +27,7 @@ use super::state::{LOOP_LIMIT, PlayerSheet, SeasonEnd, SeasonRecord, Thaum, Thau
 
 /// Opens a table at `now`: season 1, Phase I, `creator` its game master and first player,
 /// holding Phase I's 1 Mana (RULES T-1, T-4).
-pub fn open(
-    creator: &PlayerId,
-    options: &ThaumOptions,
-    now: Timestamp,
-) -> (ThaumState, Vec<ThaumEvent>) {
+pub fn open(creator: &PlayerId, options: &ThaumOptions, now: Timestamp) -> (ThaumState, Vec<ThaumEvent>) {
     let mut state = ThaumState::new(creator, now);
     grant_phase_mana(&mut state);
     let next_phase = options.schedule.next_boundary_after(now);
@@ -76,9 +72,7 @@ pub fn apply(
             Ok(events)
         }
         ThaumCommand::Instability(change) => Ok(vec![adjust_instability(state, actor, *change)]),
-        ThaumCommand::Coins { player, change } => {
-            adjust_coins(state, options, actor, player, *change)
-        }
+        ThaumCommand::Coins { player, change } => adjust_coins(state, options, actor, player, *change),
         ThaumCommand::Stop => Ok(vec![stop(state, actor)]),
     }
 }
@@ -140,11 +134,7 @@ fn grant_phase_mana(state: &mut ThaumState) {
 
 /// The actor's sheet, or why they cannot act.
 fn sheet_of(state: &ThaumState, player: &PlayerId) -> Result<PlayerSheet> {
-    state
-        .players
-        .get(player)
-        .copied()
-        .ok_or_else(|| ThaumError::NotAPlayer { player: player.clone() })
+    state.players.get(player).copied().ok_or_else(|| ThaumError::NotAPlayer { player: player.clone() })
 }
 
 /// The player a typed name means, with their sheet.
@@ -186,28 +176,16 @@ fn store(state: &mut ThaumState, player: &PlayerId, sheet: PlayerSheet) {
 }
 
 /// RULES T-4: registers `player` holding this phase's 1 Mana.
-fn join(
-    state: &mut ThaumState,
-    player: &PlayerId,
-    added_by: Option<&PlayerId>,
-) -> Result<Vec<ThaumEvent>> {
+fn join(state: &mut ThaumState, player: &PlayerId, added_by: Option<&PlayerId>) -> Result<Vec<ThaumEvent>> {
     if state.players.contains_key(player) {
         return Err(ThaumError::AlreadyJoined { player: player.clone() });
     }
     let sheet = PlayerSheet { mana: 1, ..PlayerSheet::default() };
     state.players.insert(player.clone(), sheet);
-    Ok(vec![ThaumEvent::Joined {
-        player: player.clone(),
-        added_by: added_by.cloned(),
-        mana: sheet.mana,
-    }])
+    Ok(vec![ThaumEvent::Joined { player: player.clone(), added_by: added_by.cloned(), mana: sheet.mana }])
 }
 
-fn add(
-    state: &mut ThaumState,
-    game_master: &PlayerId,
-    typed: &PlayerId,
-) -> Result<Vec<ThaumEvent>> {
+fn add(state: &mut ThaumState, game_master: &PlayerId, typed: &PlayerId) -> Result<Vec<ThaumEvent>> {
     let name = typed.as_str().trim_end_matches([':', ',']);
     if name.is_empty() || name.starts_with('!') {
         return Err(ThaumError::BadName { typed: typed.to_string() });
@@ -218,12 +196,7 @@ fn add(
     join(state, &PlayerId::new(name), Some(game_master))
 }
 
-fn gather(
-    state: &mut ThaumState,
-    actor: &PlayerId,
-    mana: u32,
-    thaum: Thaum,
-) -> Result<Vec<ThaumEvent>> {
+fn gather(state: &mut ThaumState, actor: &PlayerId, mana: u32, thaum: Thaum) -> Result<Vec<ThaumEvent>> {
     let mut sheet = sheet_of(state, actor)?;
     let mana_left = spend(&sheet, Verb::Gather, mana, thaum.key())?;
     let before = sheet.thaums.get(thaum);
@@ -281,8 +254,7 @@ fn alchemy(
     if first == second {
         return Err(ThaumError::SameThaum { thaum: first, mana });
     }
-    let mana_left =
-        spend(&sheet, Verb::Alchemy, mana, &format!("{} {}", first.key(), second.key()))?;
+    let mana_left = spend(&sheet, Verb::Alchemy, mana, &format!("{} {}", first.key(), second.key()))?;
     let (x, y) = (sheet.thaums.get(first), sheet.thaums.get(second));
     let n = spells::alchemy_coins(mana, x, y);
     sheet.mana = mana_left;
@@ -303,12 +275,7 @@ fn alchemy(
 
 /// Bending (RULES T-6). The defender may be the caster: the attack is added first and the
 /// caster zeroed last, so a self-bend leaves all four at 0.
-fn bending(
-    state: &mut ThaumState,
-    actor: &PlayerId,
-    mana: u32,
-    typed: &PlayerId,
-) -> Result<Vec<ThaumEvent>> {
+fn bending(state: &mut ThaumState, actor: &PlayerId, mana: u32, typed: &PlayerId) -> Result<Vec<ThaumEvent>> {
     let mut caster = sheet_of(state, actor)?;
     let (defender_id, mut defender) = named(state, typed, Verb::Bend)?;
     let mana_left = spend(&caster, Verb::Bend, mana, defender_id.as_str())?;
@@ -457,12 +424,7 @@ fn adjust_instability(state: &mut ThaumState, by: &PlayerId, change: Adjustment)
         Adjustment::Take(n) => before.saturating_sub(n),
     };
     state.loop_instability = after.min(MAX_AMOUNT.max(before));
-    ThaumEvent::InstabilityAdjusted {
-        by: by.clone(),
-        change,
-        before,
-        after: state.loop_instability,
-    }
+    ThaumEvent::InstabilityAdjusted { by: by.clone(), change, before, after: state.loop_instability }
 }
 
 fn adjust_coins(

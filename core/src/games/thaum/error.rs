@@ -31,9 +31,7 @@ pub enum ThaumError {
         player: PlayerId,
     },
     /// `!add` of a player who plays already.
-    #[error(
-        "this table already has {player} as a player (T-4): type `!status {player}` to see their sheet."
-    )]
+    #[error("this table already has {player} as a player (T-4): type `!status {player}` to see their sheet.")]
     AlreadyPlaying {
         /// The player as registered.
         player: PlayerId,
@@ -151,12 +149,7 @@ mod tests {
 
     #[test]
     fn mana_errors_say_what_is_held_and_repeat_the_command_with_it() {
-        let err = ThaumError::NotEnoughMana {
-            verb: Verb::Tornado,
-            held: 1,
-            wanted: 2,
-            args: "carol".into(),
-        };
+        let err = ThaumError::NotEnoughMana { verb: Verb::Tornado, held: 1, wanted: 2, args: "carol".into() };
         assert_eq!(
             err.to_string(),
             "you hold 1 Mana, so you cannot spend 2 (T-9): spend at most 1, e.g. `!tornado 1 carol`."

@@ -42,9 +42,7 @@ use serde_json::Value;
 
 use crate::dice::Dice;
 use crate::ids::PlayerId;
-use crate::plugin::{
-    Action, Announcement, Audience, CommandHelp, GamePlugin, Refusal, Table, TableSetup,
-};
+use crate::plugin::{Action, Announcement, Audience, CommandHelp, GamePlugin, Refusal, Table, TableSetup};
 use crate::text::RichText;
 use crate::time::Timestamp;
 
@@ -222,19 +220,14 @@ struct SnapshotIn {
 
 impl ThaumTable {
     /// Opens a table (see [`engine::open`]), with the opening announcement's events.
-    pub fn open(
-        creator: &PlayerId,
-        options: ThaumOptions,
-        now: Timestamp,
-    ) -> (ThaumTable, Vec<ThaumEvent>) {
+    pub fn open(creator: &PlayerId, options: ThaumOptions, now: Timestamp) -> (ThaumTable, Vec<ThaumEvent>) {
         let (state, events) = engine::open(creator, &options, now);
         (ThaumTable { state, options }, events)
     }
 
     /// The message that announces a newly opened table (see [`Table::opening`]).
     pub fn welcome(&self) -> RichText {
-        let game_master =
-            self.state.game_masters.first().cloned().unwrap_or_else(|| PlayerId::new("?"));
+        let game_master = self.state.game_masters.first().cloned().unwrap_or_else(|| PlayerId::new("?"));
         let next_phase = self.next_timer();
         render::event(&ThaumEvent::Opened { game_master, next_phase }, "!")
     }
@@ -325,12 +318,11 @@ impl Table for ThaumTable {
             )));
         }
         let draws_before = dice.draws();
-        let events =
-            engine::apply(&mut self.state, &self.options, action.actor, &command, action.now, dice)
-                .map_err(|e| {
-                    let name = self.example_player(Verb::Add, action.actor);
-                    Refusal::Refused(render::error(&e, prefix, &name))
-                })?;
+        let events = engine::apply(&mut self.state, &self.options, action.actor, &command, action.now, dice)
+            .map_err(|e| {
+                let name = self.example_player(Verb::Add, action.actor);
+                Refusal::Refused(render::error(&e, prefix, &name))
+            })?;
         if !command.is_query() {
             let draws = events.iter().flat_map(ThaumEvent::draws).collect();
             let seed = (dice.draws() > draws_before).then(|| dice.seed());
@@ -341,8 +333,7 @@ impl Table for ThaumTable {
                 seed,
             });
         }
-        let reply_to =
-            if action.private { Audience::Player(action.actor.clone()) } else { Audience::Table };
+        let reply_to = if action.private { Audience::Player(action.actor.clone()) } else { Audience::Table };
         Ok(render::announcements(&events, &reply_to, prefix))
     }
 

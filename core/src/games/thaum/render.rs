@@ -93,11 +93,7 @@ fn capitalised(text: &str) -> String {
 
 /// One action's events as messages: status answers to `reply_to`, the rest to the table;
 /// consecutive sentences for the same audience are joined into one message.
-pub fn announcements(
-    events: &[ThaumEvent],
-    reply_to: &Audience,
-    prefix: &str,
-) -> Vec<Announcement> {
+pub fn announcements(events: &[ThaumEvent], reply_to: &Audience, prefix: &str) -> Vec<Announcement> {
     let mut out: Vec<Announcement> = Vec::new();
     for event in events {
         let to = if event.is_reply() { reply_to.clone() } else { Audience::Table };
@@ -406,13 +402,9 @@ impl<'p> Writer<'p> {
     /// ": Mana 3, Coins 10; Fire 2, …; Blood Magic used this phase, Tornado ready."
     fn sheet(self, sheet: &PlayerSheet) -> Self {
         let used = |u: bool| if u { "used this phase" } else { "ready" };
-        self.say(&format!(": Mana {}, Coins {}; ", sheet.mana, sheet.balance()))
-            .thaums(&sheet.thaums)
-            .say(&format!(
-                "; Blood Magic {}, Tornado {}.",
-                used(sheet.blood_magic_used),
-                used(sheet.tornado_used)
-            ))
+        self.say(&format!(": Mana {}, Coins {}; ", sheet.mana, sheet.balance())).thaums(&sheet.thaums).say(
+            &format!("; Blood Magic {}, Tornado {}.", used(sheet.blood_magic_used), used(sheet.tornado_used)),
+        )
     }
 
     /// "1. bob 9 coins, 2. alice 5 coins, 2. carol 5 coins" (ties share a place).
@@ -422,9 +414,8 @@ impl<'p> Writer<'p> {
         }
         let mut place = 0;
         for (i, standing) in standings.iter().enumerate() {
-            let tied = i > 0
-                && standings[i - 1].coins == standing.coins
-                && standings[i - 1].debt == standing.debt;
+            let tied =
+                i > 0 && standings[i - 1].coins == standing.coins && standings[i - 1].debt == standing.debt;
             if !tied {
                 place = i + 1;
             }
@@ -443,10 +434,7 @@ impl<'p> Writer<'p> {
         self = self.say("Strength, attacking row against defending Fire, Water, Earth, Air: ");
         for attacker in Thaum::ALL {
             let row = STRENGTH[attacker.index()].map(|v| v.to_string()).join(" ");
-            self = self
-                .say_if(attacker != Thaum::Fire, ", ")
-                .thaum(attacker)
-                .say(&format!(" [{row}]"));
+            self = self.say_if(attacker != Thaum::Fire, ", ").thaum(attacker).say(&format!(" [{row}]"));
         }
         self = self.say(". ");
         for attacker in Thaum::ALL {
@@ -485,10 +473,7 @@ mod tests {
     #[test]
     fn thaum_names_are_coloured() {
         let text = Writer::new("!").thaum(Thaum::Earth).done();
-        assert!(matches!(
-            &text.segments()[0],
-            crate::text::Segment::Coloured { hue: Hue::Brown, .. }
-        ));
+        assert!(matches!(&text.segments()[0], crate::text::Segment::Coloured { hue: Hue::Brown, .. }));
     }
 
     #[test]

@@ -121,10 +121,7 @@ mod tests {
     #[test]
     fn worked_check_summoning_n_is_five() {
         // RULES worked check: a = [1, 0, 0, 2], b = [0, 0, 1, 0] → N = r[Earth] = 5.
-        assert_eq!(
-            summoning_coins(&Thaums::clamped([1, 0, 0, 2]), &Thaums::clamped([0, 0, 1, 0])),
-            5
-        );
+        assert_eq!(summoning_coins(&Thaums::clamped([1, 0, 0, 2]), &Thaums::clamped([0, 0, 1, 0])), 5);
     }
 
     #[test]

@@ -255,12 +255,7 @@ impl PlayerSheet {
         let before = self.balance();
         self.coins = coins;
         self.debt = 0;
-        CoinChange {
-            requested: i128::from(coins) - before,
-            before,
-            after: self.balance(),
-            not_taken: 0,
-        }
+        CoinChange { requested: i128::from(coins) - before, before, after: self.balance(), not_taken: 0 }
     }
 }
 
@@ -382,8 +377,7 @@ impl ThaumState {
     pub fn resolve_player(&self, typed: &str) -> Option<&PlayerId> {
         let exact = |name: &str| self.players.get_key_value(&PlayerId::new(name)).map(|(id, _)| id);
         let folded = |name: &str| {
-            let mut matches =
-                self.players.keys().filter(|id| id.as_str().eq_ignore_ascii_case(name));
+            let mut matches = self.players.keys().filter(|id| id.as_str().eq_ignore_ascii_case(name));
             match (matches.next(), matches.next()) {
                 (Some(id), None) => Some(id),
                 _ => None,
@@ -404,11 +398,7 @@ impl ThaumState {
         let mut standings: Vec<Standing> = self
             .players
             .iter()
-            .map(|(player, sheet)| Standing {
-                player: player.clone(),
-                coins: sheet.coins,
-                debt: sheet.debt,
-            })
+            .map(|(player, sheet)| Standing { player: player.clone(), coins: sheet.coins, debt: sheet.debt })
             .collect();
         // BTreeMap order is by name and the sort is stable, so ties stay by name.
         standings.sort_by(|a, b| b.coins.cmp(&a.coins).then(a.debt.cmp(&b.debt)));
@@ -456,9 +446,8 @@ mod tests {
     fn thaums_serialise_by_name_and_refuse_out_of_range() {
         let json = serde_json::to_value(Thaums::clamped([1, -2, 3, -4])).expect("serialises");
         assert_eq!(json, serde_json::json!({"fire": 1, "water": -2, "earth": 3, "air": -4}));
-        let bad: Result<Thaums, _> = serde_json::from_value(
-            serde_json::json!({"fire": 11, "water": 0, "earth": 0, "air": 0}),
-        );
+        let bad: Result<Thaums, _> =
+            serde_json::from_value(serde_json::json!({"fire": 11, "water": 0, "earth": 0, "air": 0}));
         assert!(bad.is_err());
     }
 
@@ -488,10 +477,7 @@ mod tests {
         state.players.insert(PlayerId::new("@bob:example.org"), PlayerSheet::default());
         assert_eq!(state.resolve_player("alice").map(PlayerId::as_str), Some("Alice"));
         assert_eq!(state.resolve_player("Alice:").map(PlayerId::as_str), Some("Alice"));
-        assert_eq!(
-            state.resolve_player("@bob:example.org").map(PlayerId::as_str),
-            Some("@bob:example.org")
-        );
+        assert_eq!(state.resolve_player("@bob:example.org").map(PlayerId::as_str), Some("@bob:example.org"));
         assert_eq!(state.resolve_player("carol"), None);
     }
 
@@ -499,9 +485,7 @@ mod tests {
     fn standings_put_most_coins_first_and_ties_by_name() {
         let mut state = ThaumState::new(&PlayerId::new("carol"), Timestamp(0));
         for (name, coins) in [("alice", 5), ("bob", 9), ("carol", 5)] {
-            state
-                .players
-                .insert(PlayerId::new(name), PlayerSheet { coins, ..PlayerSheet::default() });
+            state.players.insert(PlayerId::new(name), PlayerSheet { coins, ..PlayerSheet::default() });
         }
         let standings = state.standings();
         let order: Vec<&str> = standings.iter().map(|s| s.player.as_str()).collect();
