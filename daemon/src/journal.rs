@@ -40,6 +40,9 @@ pub enum Entry {
         seats: Vec<SeatRecord>,
         /// When it opened.
         now: Timestamp,
+        /// The table as it opened, rule options included: replay starts from this, so a
+        /// later change of the daemon's config cannot change a replayed game.
+        opening: serde_json::Value,
     },
     /// A table accepted a player's command.
     Acted {

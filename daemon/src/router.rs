@@ -290,24 +290,14 @@ impl Router {
     /// announcing anything. Entries of one table must come in order.
     pub fn replay(&mut self, entry: &Entry) -> Result<(), ReplayError> {
         match entry {
-            Entry::Opened { table, game, network, room, seed, seats, now } => {
+            Entry::Opened { table, game, network, room, seed, opening, .. } => {
                 let plugin = self
                     .registry
                     .get(game)
                     .ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
-                let setup = TableSetup {
-                    room: room.clone(),
-                    seats: seats
-                        .iter()
-                        .map(|s| Seat { player: s.player.clone(), choice: s.choice.clone() })
-                        .collect(),
-                    now: *now,
-                };
-                let opened = plugin.open(&setup).map_err(|refusal| ReplayError::Diverged {
-                    table: *table,
-                    sequence: 0,
-                    reason: refusal.to_string(),
-                })?;
+                let opened = plugin
+                    .restore(opening)
+                    .map_err(|reason| ReplayError::BadSnapshot { table: *table, reason })?;
                 let place = Place { network: network.clone(), room: room.clone() };
                 self.tables.insert(*table, Seating { place, seed: *seed, sequence: 0, table: opened });
             }
@@ -437,6 +427,7 @@ impl Router {
                 let id = self.tables.last_key_value().map_or(0, |(id, _)| id.saturating_add(1));
                 let seed = mix(self.options.master_seed ^ mix(id));
                 let opening = table.opening();
+                let opened_as = table.snapshot();
                 self.log(Entry::Opened {
                     table: id,
                     game: plugin.name().to_owned(),
@@ -449,6 +440,7 @@ impl Router {
                         .map(|s| SeatRecord { player: s.player.clone(), choice: s.choice.clone() })
                         .collect(),
                     now,
+                    opening: opened_as,
                 });
                 self.tables.insert(id, Seating { place: place.clone(), seed, sequence: 0, table });
                 let outbound = self.deliver(id, opening);

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use spellbridge_adapters::irc::options::IrcOptions;
 use spellbridge_adapters::irc::transport::IrcTransport;
-use spellbridge_core::{GameTransport, Inbound, NetworkId, Registry, RichText, Timestamp, TransportError};
+use spellbridge_core::{GameTransport, Inbound, NetworkId, RichText, Timestamp, TransportError};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -57,7 +57,7 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
         flood: settings.flood,
         user_limit: settings.user_limit,
         prefix: prefix.to_owned(),
-        backoff: (Duration::from_secs(1), Duration::from_secs(120)),
+        backoff: (settings.reconnect_delay, Duration::from_secs(120).max(settings.reconnect_delay)),
         ping: (Duration::from_secs(120), Duration::from_secs(60)),
     }
 }
@@ -66,7 +66,7 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
 pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
     let options = RouterOptions { prefix: settings.prefix.clone(), master_seed: fresh_seed() };
-    let mut router = store.load(Registry::standard(), options.clone())?;
+    let mut router = store.load(settings.registry(), options.clone())?;
     tracing::info!(database = %settings.database.display(), tables = router.table_ids().count(), "store loaded");
 
     let tasks = TaskTracker::new();
@@ -109,7 +109,7 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
                         Err(_) => break,
                     }
                 }
-                handle_batch(&mut store, &mut router, &options, &couriers, batch);
+                handle_batch(&mut store, &mut router, &settings, &options, &couriers, batch);
             }
             Some(id) = sent_rx.recv() => {
                 if let Err(error) = store.sent(id) {
@@ -123,7 +123,7 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
                     Ok(queued) => queued.into_iter().for_each(|q| dispatch(&couriers, q)),
                     Err(error) => {
                         tracing::error!(%error, "could not save fired timers; reloading the games from the store");
-                        router = store.load(Registry::standard(), options.clone())?;
+                        router = store.load(settings.registry(), options.clone())?;
                     }
                 }
             }
@@ -148,6 +148,7 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
 fn handle_batch(
     store: &mut Store,
     router: &mut Router,
+    settings: &Settings,
     options: &RouterOptions,
     couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
     batch: Vec<Inbound>,
@@ -165,6 +166,7 @@ fn handle_batch(
                 continue;
             }
         }
+        tracing::debug!(network = %inbound.network, room = %inbound.room, player = %inbound.sender, "message in");
         let outbound = router.handle(&inbound, now());
         steps.push(Step { message: key, records: router.take_journal(), outbound, ..Step::default() });
         handled.push(inbound);
@@ -173,7 +175,7 @@ fn handle_batch(
         Ok(queued) => queued.into_iter().for_each(|q| dispatch(couriers, q)),
         Err(error) => {
             tracing::error!(%error, "could not save a batch of moves; they are undone and the players told");
-            match store.load(Registry::standard(), options.clone()) {
+            match store.load(settings.registry(), options.clone()) {
                 Ok(reloaded) => *router = reloaded,
                 Err(error) => tracing::error!(%error, "could not reload the games from the store either"),
             }
@@ -239,7 +241,10 @@ async fn courier(
         let mut wait = Duration::from_millis(100);
         loop {
             match transport.send(&queued.message.to, &queued.message.text).await {
-                Ok(()) => break,
+                Ok(()) => {
+                    tracing::debug!(network = %transport.network(), to = ?queued.message.to, "message out");
+                    break;
+                }
                 Err(TransportError::Disconnected { .. }) => {
                     tokio::select! {
                         () = stop.cancelled() => return,

@@ -3,8 +3,17 @@
 //!
 //! - [`scenarios`]: console scripts in `tests/scenarios/` played through the real router
 //!   and games; what the bot printed and the final state are checked as insta snapshots.
+//! - [`conformance`]: the one `GameTransport` conformance suite, written once and run
+//!   against every transport (in-memory, and IRC against a real InspIRCd).
 //! - [`irc_harness`]: the real-server harness itself against InspIRCd: start, raw clients
 //!   talking in a channel and privately, restart on the same port.
+//! - [`matrix_transport`]: the Matrix transport against a real Synapse: invites, commands,
+//!   HTML and pills, encrypted rooms and direct messages, restarts, rate limits, latency.
+//! - [`synapse_harness`]: the same for Synapse: users registered through the admin API,
+//!   a room, an invite, messages received by sync, restart keeping users and rooms.
 
+mod conformance;
 mod irc_harness;
+mod matrix_transport;
 mod scenarios;
+mod synapse_harness;

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 pub mod inspircd;
 pub mod irc_client;
+pub mod matrix_client;
+pub mod synapse;
 
 /// Why a test server or test client could not do what a test asked.
 #[derive(Debug, thiserror::Error)]

@@ -202,7 +202,7 @@ impl Supervisor {
         let mut attempt: u32 = 0;
         loop {
             let outcome = self.session().await;
-            let _ = self.shared.link.send(Link::Down);
+            let _ = self.shared.link.send_replace(Link::Down);
             if self.shutdown.is_cancelled() {
                 break;
             }
@@ -220,7 +220,7 @@ impl Supervisor {
             }
             self.shared.reconnects.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
-        let _ = self.shared.link.send(Link::Closed);
+        let _ = self.shared.link.send_replace(Link::Closed);
     }
 
     /// One connection, from connect to its end.
@@ -396,7 +396,7 @@ impl Session {
                     .map_or(self.shared.options.username.len() + 1 + 63, |(_, user_host)| user_host.len());
                 *lock(&self.shared.me) = (nick.clone(), user_host);
                 tracing::info!(network = %network, nick = %nick, "registered on IRC");
-                let _ = self.shared.link.send(Link::Up);
+                let _ = self.shared.link.send_replace(Link::Up);
             }
             Command::CAP(_, CapSubCommand::ACK, a, b) if mentions(a, b, "sasl") => {
                 self.sender.send(Command::AUTHENTICATE("PLAIN".to_owned()))?;

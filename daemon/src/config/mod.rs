@@ -9,7 +9,10 @@ pub mod secret;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use spellbridge_core::games::duel::{DuelOptions, DuelPlugin, Wizards};
+use spellbridge_core::games::thaum::{ThaumOptions, ThaumPlugin};
 use spellbridge_core::time::parse_duration;
+use spellbridge_core::Registry;
 
 use crate::store::Durability;
 pub use secret::{Secret, SecretSource};
@@ -25,6 +28,17 @@ pub struct Settings {
     pub durability: Durability,
     /// The IRC networks.
     pub irc: Vec<IrcSettings>,
+    /// Thaum's rule options.
+    pub thaum: ThaumOptions,
+    /// The Duel's options, wizards included.
+    pub duel: DuelOptions,
+}
+
+impl Settings {
+    /// The games, with the configured options.
+    pub fn registry(&self) -> Registry {
+        Registry::new(vec![Box::new(ThaumPlugin::new(self.thaum)), Box::new(DuelPlugin::new(self.duel.clone()))])
+    }
 }
 
 /// One IRC network.
@@ -58,6 +72,8 @@ pub struct IrcSettings {
     pub flood: Option<(u32, Duration)>,
     /// Per-user command limit: commands per window.
     pub user_limit: Option<(u32, Duration)>,
+    /// The first wait before reconnecting (it doubles on each failure, up to 2 minutes).
+    pub reconnect_delay: Duration,
 }
 
 /// Why the config cannot be used.
@@ -123,7 +139,28 @@ impl Settings {
             }
             irc.push(irc_settings(network).map_err(invalid)?);
         }
-        Ok(Settings { prefix, database, durability: store.durability.unwrap_or_default(), irc })
+        let thaum_raw = raw.thaum.unwrap_or_default();
+        let defaults = ThaumOptions::default();
+        let thaum = ThaumOptions {
+            schedule: thaum_raw.schedule.unwrap_or(defaults.schedule),
+            summoning_scales_with_mana: thaum_raw.summoning_scales_with_mana.unwrap_or(defaults.summoning_scales_with_mana),
+            coin_debt: thaum_raw.coin_debt.unwrap_or(defaults.coin_debt),
+        };
+        let duel_raw = raw.duel.unwrap_or_default();
+        let mut duel = DuelOptions::default();
+        if let Some(text) = &duel_raw.step_timeout {
+            let seconds = parse_duration(text).filter(|s| *s > 0).ok_or_else(|| {
+                invalid(format!("[duel] step_timeout `{text}` is not a duration; write e.g. \"10m\" or \"90s\""))
+            })?;
+            duel.step_timeout_secs = seconds;
+        }
+        if let Some(file) = &duel_raw.wizards {
+            let file = if file.is_relative() { base.join(file) } else { file.clone() };
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| invalid(format!("[duel] wizards: cannot read {}: {e}", file.display())))?;
+            duel.wizards = Wizards::from_toml(&text).map_err(|e| invalid(format!("[duel] wizards {}: {e}", file.display())))?;
+        }
+        Ok(Settings { prefix, database, durability: store.durability.unwrap_or_default(), irc, thaum, duel })
     }
 }
 
@@ -168,13 +205,17 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
     } else {
         None
     };
+    let reconnect_delay = match &raw.reconnect_delay {
+        Some(text) => duration(text, "reconnect_delay")?,
+        None => Duration::from_secs(1),
+    };
     let limit = raw.user_limit.unwrap_or_default();
     let user_limit = if limit.enabled.unwrap_or(true) {
         let window = match &limit.window {
             Some(text) => duration(text, "user_limit.window")?,
             None => Duration::from_secs(10),
         };
-        Some((limit.commands.unwrap_or(5).max(1), window))
+        Some((limit.commands.unwrap_or(8).max(1), window))
     } else {
         None
     };
@@ -192,6 +233,7 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
         rejoin_on_kick: raw.rejoin_on_kick.unwrap_or(true),
         flood,
         user_limit,
+        reconnect_delay,
         name,
     })
 }

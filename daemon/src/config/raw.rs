@@ -16,6 +16,10 @@ pub struct Config {
     pub prefix: Option<String>,
     /// `[store]`.
     pub store: Option<Store>,
+    /// `[thaum]`.
+    pub thaum: Option<Thaum>,
+    /// `[duel]`.
+    pub duel: Option<Duel>,
     /// `[[irc]]`, one per network.
     #[serde(default)]
     pub irc: Vec<Irc>,
@@ -29,6 +33,28 @@ pub struct Store {
     pub path: Option<PathBuf>,
     /// `full` (default) or `normal`.
     pub durability: Option<Durability>,
+}
+
+/// `[thaum]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thaum {
+    /// `cycle13` (default: phases end Sun, Wed, Fri 00:00 UTC) or `manual`.
+    pub schedule: Option<spellbridge_core::games::thaum::Schedule>,
+    /// RULES T-7: Summoning's N is multiplied by the Mana spent (default false).
+    pub summoning_scales_with_mana: Option<bool>,
+    /// RULES T-9: coin revokes beyond the balance become debt (default false).
+    pub coin_debt: Option<bool>,
+}
+
+/// `[duel]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Duel {
+    /// RULES D-9: how long a step waits for a wizard (default "10m").
+    pub step_timeout: Option<String>,
+    /// A wizards file replacing config/wizards.toml (RULES D-13).
+    pub wizards: Option<PathBuf>,
 }
 
 /// `[[irc]]`.
@@ -62,6 +88,9 @@ pub struct Irc {
     pub require_account: Option<bool>,
     /// Rejoin after a kick (default true).
     pub rejoin_on_kick: Option<bool>,
+    /// The first wait before reconnecting; it doubles on each failure, up to 2 minutes
+    /// (default "1s").
+    pub reconnect_delay: Option<String>,
     /// `[irc.flood]`.
     pub flood: Option<Flood>,
     /// `[irc.user_limit]`.
@@ -96,7 +125,7 @@ pub struct Flood {
 pub struct UserLimit {
     /// Default true.
     pub enabled: Option<bool>,
-    /// Commands per window (default 5).
+    /// Commands per window (default 8).
     pub commands: Option<u32>,
     /// The window (default "10s").
     pub window: Option<String>,

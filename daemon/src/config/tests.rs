@@ -63,3 +63,14 @@ fn the_shipped_example_config_is_valid() {
         Some(("spellbridge", "pw"))
     );
 }
+
+#[test]
+fn game_options_are_read_and_checked() {
+    let settings = parse("[thaum]\nschedule = \"manual\"\n[duel]\nstep_timeout = \"90s\"\n").expect("valid");
+    assert_eq!(settings.thaum.schedule, spellbridge_core::games::thaum::Schedule::Manual);
+    assert_eq!(settings.duel.step_timeout_secs, 90);
+    let bad = parse("[duel]\nstep_timeout = \"soon\"\n").expect_err("bad duration");
+    assert!(bad.to_string().contains("e.g. \"10m\""), "{bad}");
+    let missing = parse("[duel]\nwizards = \"no-such-wizards.toml\"\n").expect_err("missing file");
+    assert!(missing.to_string().contains("no-such-wizards.toml"), "{missing}");
+}

@@ -1,0 +1,23 @@
+//! The Matrix transport ([`transport`], with its [`options`]), built on matrix-sdk 0.18:
+//! login and session restore ([`connect`]), the `/sync` loop and invites ([`sync`]),
+//! the files kept in the store directory ([`store`]), and the parts that do no I/O:
+//! formatting ([`format`]), reading timeline events ([`inbound`]), the invite allow-list
+//! ([`invite`]) and retry decisions ([`retry`]).
+
+pub mod connect;
+pub mod format;
+pub mod inbound;
+pub mod invite;
+pub mod options;
+pub mod retry;
+pub mod store;
+mod sync;
+pub mod transport;
+
+pub use options::{Login, MatrixOptions};
+pub use transport::{Link, MatrixTransport};
+
+/// The matrix-sdk this transport is built on, for tools and tests that reach past the
+/// [`GameTransport`](spellbridge_core::GameTransport) through
+/// [`MatrixTransport::client`] (creating rooms, inviting) without a second copy.
+pub use matrix_sdk;

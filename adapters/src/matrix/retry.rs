@@ -1,0 +1,139 @@
+//! What to do when a request to the homeserver fails, with no I/O: [`classify`] sorts a
+//! matrix-sdk error into a [`Failure`], and [`backoff`] gives the delay before the next
+//! attempt after a connection failure.
+//!
+//! The client is built with matrix-sdk's own retries turned off (it would retry a
+//! rate-limited request for up to 15 minutes inside one call, and not retry connection
+//! errors at all), so the sync loop and `send` decide here, and log what they do.
+
+use std::time::{Duration, SystemTime};
+
+use matrix_sdk::HttpError;
+use matrix_sdk::ruma::api::error::{ErrorKind, RetryAfter};
+use spellbridge_core::NetworkId;
+
+/// What kind of failure a request met.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// `M_LIMIT_EXCEEDED`: wait this long (the server's `retry_after_ms`, else 1 s) and
+    /// try again.
+    RateLimited(Duration),
+    /// The homeserver could not be reached, or answered with a 5xx: back off and retry.
+    Connection,
+    /// `M_UNKNOWN_TOKEN`: the access token is no longer valid; a new login is needed.
+    SessionGone,
+    /// Anything else (forbidden, not found, bad request, a local store error): retrying
+    /// the same request will not help.
+    Refused,
+}
+
+/// When the server names no delay for a rate limit.
+const DEFAULT_RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
+/// The most a rate limit is waited out in one go (a bad date from the server cannot park
+/// the bot for days).
+const MOST_RATE_LIMIT_WAIT: Duration = Duration::from_secs(300);
+
+/// Sorts an error from a matrix-sdk call.
+pub fn classify(error: &matrix_sdk::Error) -> Failure {
+    match error {
+        matrix_sdk::Error::Http(http) => classify_http(http),
+        _ => Failure::Refused,
+    }
+}
+
+/// Sorts an HTTP-level error.
+pub fn classify_http(error: &HttpError) -> Failure {
+    match error {
+        HttpError::Reqwest(_) => Failure::Connection,
+        HttpError::Cached(inner) => classify_http(inner),
+        _ => match error.as_client_api_error() {
+            Some(api) => classify_api(api.status_code.as_u16(), api.error_kind(), SystemTime::now()),
+            None => Failure::Refused,
+        },
+    }
+}
+
+/// Sorts an error response by its status and Matrix error code.
+pub fn classify_api(status: u16, kind: Option<&ErrorKind>, now: SystemTime) -> Failure {
+    match kind {
+        Some(ErrorKind::LimitExceeded(data)) => {
+            let wait = match data.retry_after {
+                Some(RetryAfter::Delay(delay)) => delay,
+                Some(RetryAfter::DateTime(at)) => at.duration_since(now).unwrap_or(Duration::ZERO),
+                None => DEFAULT_RATE_LIMIT_WAIT,
+            };
+            Failure::RateLimited(wait.min(MOST_RATE_LIMIT_WAIT))
+        }
+        Some(ErrorKind::UnknownToken(_)) => Failure::SessionGone,
+        _ if status == 429 => Failure::RateLimited(DEFAULT_RATE_LIMIT_WAIT),
+        _ if (500..600).contains(&status) => Failure::Connection,
+        _ => Failure::Refused,
+    }
+}
+
+/// Exponential backoff with ±25% jitter, capped: the delay before attempt `attempt`
+/// (1 for the first retry).
+pub fn backoff((first, most): (Duration, Duration), attempt: u32, network: &NetworkId) -> Duration {
+    let exponent = attempt.saturating_sub(1).min(16);
+    let base = first.saturating_mul(1 << exponent).min(most);
+    // Jitter from the clock and the network name: reconnecting bots spread out.
+    let seed = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
+        ^ network.as_str().bytes().fold(0u32, |h, b| h.rotate_left(5) ^ u32::from(b));
+    let fraction = f64::from(seed % 1000) / 1000.0; // 0 ..< 1
+    base.mul_f64(0.75 + fraction * 0.5)
+}
+
+#[cfg(test)]
+mod tests {
+    use matrix_sdk::ruma::api::error::{LimitExceededErrorData, UnknownTokenErrorData};
+
+    use super::*;
+
+    fn limited(retry_after: Option<RetryAfter>) -> ErrorKind {
+        let mut data = LimitExceededErrorData::new();
+        data.retry_after = retry_after;
+        ErrorKind::LimitExceeded(data)
+    }
+
+    #[test]
+    fn rate_limits_wait_what_the_server_says() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let delay = limited(Some(RetryAfter::Delay(Duration::from_millis(1500))));
+        assert_eq!(classify_api(429, Some(&delay), now), Failure::RateLimited(Duration::from_millis(1500)));
+        let at = limited(Some(RetryAfter::DateTime(now + Duration::from_secs(3))));
+        assert_eq!(classify_api(429, Some(&at), now), Failure::RateLimited(Duration::from_secs(3)));
+        let past = limited(Some(RetryAfter::DateTime(now - Duration::from_secs(3))));
+        assert_eq!(classify_api(429, Some(&past), now), Failure::RateLimited(Duration::ZERO));
+        assert_eq!(
+            classify_api(429, Some(&limited(None)), now),
+            Failure::RateLimited(Duration::from_secs(1))
+        );
+        let huge = limited(Some(RetryAfter::Delay(Duration::from_secs(86_400))));
+        assert_eq!(classify_api(429, Some(&huge), now), Failure::RateLimited(Duration::from_secs(300)));
+        assert_eq!(classify_api(429, None, now), Failure::RateLimited(Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn server_errors_are_retried_and_client_errors_are_not() {
+        let now = SystemTime::now();
+        assert_eq!(classify_api(502, None, now), Failure::Connection);
+        assert_eq!(classify_api(503, Some(&ErrorKind::Unknown), now), Failure::Connection);
+        assert_eq!(classify_api(403, Some(&ErrorKind::Forbidden), now), Failure::Refused);
+        assert_eq!(classify_api(404, None, now), Failure::Refused);
+        let gone = ErrorKind::UnknownToken(UnknownTokenErrorData::new());
+        assert_eq!(classify_api(401, Some(&gone), now), Failure::SessionGone);
+    }
+
+    #[test]
+    fn backoff_grows_to_its_cap_with_bounded_jitter() {
+        let network = NetworkId::new("matrix");
+        let limits = (Duration::from_millis(200), Duration::from_secs(5));
+        for attempt in 1..40 {
+            let delay = backoff(limits, attempt, &network);
+            let base = Duration::from_millis(200)
+                .saturating_mul(1 << attempt.saturating_sub(1).min(16))
+                .min(limits.1);
+            assert!(delay >= base.mul_f64(0.75) && delay <= base.mul_f64(1.25), "{attempt}: {delay:?}");
+        }
+    }
+}

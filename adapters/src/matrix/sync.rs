@@ -1,0 +1,435 @@
+//! The supervisor of one Matrix account: log in (or restore), then the `/sync` loop.
+//!
+//! The loop calls `sync_once` with the previous `next_batch` passed on, so events arrive
+//! as soon as the homeserver returns them (matrix-sdk's `Client::sync` sleeps up to a
+//! second between fast syncs; SERVERS.md). Each response is handled in order: timeline
+//! messages are handed to the daemon, undecryptable ones wait briefly for their room key,
+//! invites are accepted or declined, and only then is `next_batch` saved (`sync-token`),
+//! so after a restart sync continues from the last delivered position and never replays
+//! older history. On the very first start there is no position: that initial sync's
+//! timelines are history, and are skipped.
+//!
+//! Failures: a rate limit is waited out (`retry_after_ms`); an unreachable homeserver is
+//! retried with exponential backoff (the link goes [`Link::Down`] and comes back
+//! [`Link::Up`]); a rejected access token means logging in again (a new device) when a
+//! password is configured. Nothing here exits before shutdown.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use matrix_sdk::config::{SyncSettings, SyncToken};
+use matrix_sdk::ruma::api::client::filter::FilterDefinition;
+use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
+use matrix_sdk::ruma::events::AnySyncTimelineEvent;
+use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
+use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
+use matrix_sdk::ruma::serde::Raw;
+use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, UInt, UserId};
+use matrix_sdk::sync::SyncResponse;
+use matrix_sdk::{Client, Room, RoomState};
+use spellbridge_core::{Inbound, RoomId};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::connect::{self, Origin};
+use super::inbound::{self, Read};
+use super::options::Login;
+use super::retry::{self, Failure};
+use super::transport::{self, Link, Shared, lock};
+
+/// Timeline events asked for per room and sync: enough that a burst between two syncs,
+/// or the messages sent while the bot was down, are not cut off.
+const TIMELINE_LIMIT: u32 = 100;
+
+/// The task that keeps one account logged in and syncing.
+pub(super) struct Supervisor {
+    shared: Arc<Shared>,
+    inbound: mpsc::Sender<Inbound>,
+    /// The link has been up before (so coming up again is a reconnect).
+    was_up: bool,
+}
+
+/// Why a logged-in session ended.
+enum End {
+    Shutdown,
+    /// The homeserver no longer accepts the access token.
+    SessionGone,
+}
+
+/// A message that could not be decrypted yet.
+struct Pending {
+    room: Room,
+    raw: Raw<AnySyncTimelineEvent>,
+    event_id: Option<OwnedEventId>,
+    sender: Option<OwnedUserId>,
+    reason: String,
+    give_up_at: Instant,
+}
+
+impl Supervisor {
+    pub(super) fn new(shared: Arc<Shared>, inbound: mpsc::Sender<Inbound>) -> Self {
+        Supervisor { shared, inbound, was_up: false }
+    }
+
+    pub(super) async fn run(mut self) {
+        let shared = self.shared.clone();
+        let options = &shared.options;
+        let network = options.network.clone();
+        let mut attempt: u32 = 0;
+        while !self.shared.shutdown.is_cancelled() {
+            let connected = tokio::select! {
+                () = self.shared.shutdown.cancelled() => break,
+                connected = connect::connect(options, &self.shared.store) => connected,
+            };
+            let (client, origin) = match connected {
+                Ok(ready) => ready,
+                Err(error) => {
+                    attempt = attempt.saturating_add(1);
+                    let delay = match error.failure() {
+                        Failure::Connection => {
+                            let delay = retry::backoff(options.backoff, attempt, &network);
+                            tracing::warn!(network = %network, homeserver = %options.homeserver, %error, attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
+                            delay
+                        }
+                        Failure::RateLimited(wait) => {
+                            tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "login rate limited by the homeserver; waiting");
+                            wait
+                        }
+                        Failure::SessionGone | Failure::Refused => {
+                            tracing::error!(network = %network, homeserver = %options.homeserver, user = %options.user_id, %error, retry_in_ms = options.backoff.1.as_millis() as u64, "cannot log in to Matrix; retrying (check the account settings)");
+                            options.backoff.1
+                        }
+                    };
+                    if !self.shared.pause(delay).await {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            attempt = 0;
+            let device = client.device_id().map(ToString::to_string).unwrap_or_default();
+            match origin {
+                Origin::Restored => {
+                    tracing::info!(network = %network, user = %options.user_id, device = %device, "restored the saved Matrix session")
+                }
+                Origin::LoggedIn => {
+                    tracing::info!(network = %network, user = %options.user_id, device = %device, "logged in to Matrix as a new device")
+                }
+            }
+            *lock(&self.shared.client) = Some(client.clone());
+            match self.session(&client).await {
+                End::Shutdown => break,
+                End::SessionGone => {
+                    self.shared.link.send_replace(Link::Down);
+                    *lock(&self.shared.client) = None;
+                    let again = match options.login {
+                        Login::Password(_) => "logging in again with the password (a new device)",
+                        Login::AccessToken(_) => {
+                            "trying the configured access token again; configure a new one if it was revoked"
+                        }
+                    };
+                    tracing::error!(network = %network, user = %options.user_id, device = %device, "the homeserver no longer accepts the saved access token; {again}");
+                    if let Err(error) = self.shared.store.reset() {
+                        tracing::error!(network = %network, %error, "cannot remove the old session");
+                    }
+                    if !self.shared.pause(options.backoff.0).await {
+                        break;
+                    }
+                }
+            }
+        }
+        self.shared.link.send_replace(Link::Closed);
+    }
+
+    /// Syncs until shutdown or until the access token is rejected.
+    async fn session(&mut self, client: &Client) -> End {
+        let shared = self.shared.clone();
+        let options = &shared.options;
+        let network = &options.network;
+        let Some(own) = client.user_id().map(ToOwned::to_owned) else { return End::SessionGone };
+        let mut token = shared.store.load_sync_token().unwrap_or_else(|error| {
+            tracing::error!(network = %network, %error, "cannot read the sync position; starting from now");
+            None
+        });
+        if token.is_none() {
+            tracing::info!(network = %network, "no sync position saved: the first sync's history is skipped");
+        }
+        let mut attempt: u32 = 0;
+        let mut up = false;
+        let mut pending: Vec<Pending> = Vec::new();
+        loop {
+            // Catch up at once; then long-poll, but wake in time to give up on a message
+            // still waiting for its room key.
+            let mut timeout = if up { options.sync_timeout } else { Duration::ZERO };
+            if let Some(first) = pending.iter().map(|p| p.give_up_at).min() {
+                timeout = timeout.min(first.saturating_duration_since(Instant::now()));
+            }
+            let settings = SyncSettings::new()
+                .timeout(timeout)
+                .filter(filter(token.is_none()))
+                .token(token.clone().map_or(SyncToken::NoToken, SyncToken::Specific));
+            let result = tokio::select! {
+                () = shared.shutdown.cancelled() => return End::Shutdown,
+                result = client.sync_once(settings) => result,
+            };
+            let response = match result {
+                Ok(response) => response,
+                Err(error) => {
+                    let delay = match retry::classify(&error) {
+                        Failure::SessionGone => return End::SessionGone,
+                        Failure::RateLimited(wait) => {
+                            tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "sync rate limited by the homeserver; waiting");
+                            wait
+                        }
+                        failure => {
+                            attempt = attempt.saturating_add(1);
+                            let delay = retry::backoff(options.backoff, attempt, network);
+                            if up {
+                                tracing::warn!(network = %network, %error, "lost the Matrix homeserver; reconnecting");
+                            }
+                            if failure == Failure::Connection {
+                                tracing::info!(network = %network, %error, attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
+                            } else {
+                                tracing::error!(network = %network, %error, attempt, retry_in_ms = delay.as_millis() as u64, "sync failed; retrying");
+                            }
+                            delay
+                        }
+                    };
+                    if up {
+                        up = false;
+                        shared.link.send_replace(Link::Down);
+                    }
+                    if !shared.pause(delay).await {
+                        return End::Shutdown;
+                    }
+                    continue;
+                }
+            };
+            attempt = 0;
+            let first_of_session = !up;
+            if first_of_session && self.was_up {
+                // Counted before the messages are handed over, so whoever reads one knows.
+                shared.reconnects.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(network = %network, "reconnected to the Matrix homeserver");
+            }
+            let history = token.is_none();
+            let handled = async {
+                self.deliver(client, &own, &response, history, &mut pending).await;
+                self.retry_pending(client, &own, &mut pending).await;
+                self.invites(client, &response, first_of_session).await;
+                for room in response.rooms.left.keys() {
+                    if !history {
+                        tracing::info!(network = %network, room = %room, "no longer in a room");
+                    }
+                    shared.dms.lock().await.retain(|_, dm| dm != room);
+                }
+                if first_of_session {
+                    self.join_configured(client).await;
+                }
+            };
+            tokio::select! {
+                () = shared.shutdown.cancelled() => return End::Shutdown,
+                () = handled => {}
+            }
+            if let Err(error) = shared.store.save_sync_token(&response.next_batch) {
+                tracing::error!(network = %network, %error, "cannot save the sync position; a restart may deliver recent messages again");
+            }
+            token = Some(response.next_batch);
+            if first_of_session {
+                up = true;
+                self.was_up = true;
+                shared.link.send_replace(Link::Up);
+            }
+        }
+    }
+
+    /// Hands every new message in the response to the daemon, in timeline order per room.
+    async fn deliver(
+        &self,
+        client: &Client,
+        own: &UserId,
+        response: &SyncResponse,
+        history: bool,
+        pending: &mut Vec<Pending>,
+    ) {
+        let network = &self.shared.options.network;
+        if history {
+            let skipped: usize = response.rooms.joined.values().map(|u| u.timeline.events.len()).sum();
+            tracing::debug!(network = %network, skipped, "skipped the first sync's history");
+            return;
+        }
+        for (room_id, update) in &response.rooms.joined {
+            let Some(room) = client.get_room(room_id) else { continue };
+            if update.timeline.limited {
+                tracing::warn!(network = %network, room = %room_id, limit = TIMELINE_LIMIT, "the homeserver cut this room's timeline short; older messages since the last sync were not delivered");
+            }
+            for event in &update.timeline.events {
+                match inbound::read(event, own) {
+                    Read::Message { event_id, sender, text } => {
+                        self.hand_over(&room, event_id, &sender, text).await;
+                    }
+                    Read::Undecryptable { event_id, sender, session_id, reason } => {
+                        let grace = self.shared.options.decrypt_grace;
+                        tracing::warn!(network = %network, room = %room_id, event = ?event_id, sender = ?sender, session = ?session_id, reason = %reason, grace_ms = grace.as_millis() as u64, "cannot decrypt a message yet; waiting for its room key");
+                        pending.push(Pending {
+                            room: room.clone(),
+                            raw: event.raw().clone(),
+                            event_id,
+                            sender,
+                            reason,
+                            give_up_at: Instant::now() + grace,
+                        });
+                    }
+                    Read::Skip(why) => {
+                        tracing::trace!(network = %network, room = %room_id, event = ?event.event_id(), ?why, "skipped an event");
+                    }
+                }
+            }
+        }
+    }
+
+    async fn hand_over(&self, room: &Room, event_id: OwnedEventId, sender: &UserId, text: String) {
+        let private = room.is_direct().await.unwrap_or(false) || room.joined_members_count() == 2;
+        let message = Inbound {
+            network: self.shared.options.network.clone(),
+            room: RoomId::new(room.room_id().as_str()),
+            sender: transport::player(sender),
+            display_name: transport::display_name(room, sender).await,
+            text,
+            private,
+            message_id: Some(event_id.to_string()),
+        };
+        if self.inbound.send(message).await.is_err() {
+            tracing::debug!("nobody reads inbound Matrix messages any more");
+        }
+    }
+
+    /// Tries again to decrypt messages waiting for their room key; gives up on those whose
+    /// time is up, telling their room once.
+    async fn retry_pending(&self, client: &Client, own: &UserId, pending: &mut Vec<Pending>) {
+        let network = &self.shared.options.network;
+        let mut waiting = Vec::new();
+        for item in std::mem::take(pending) {
+            let encrypted: &Raw<OriginalSyncRoomEncryptedEvent> = item.raw.cast_ref_unchecked();
+            match item.room.decrypt_event(encrypted, None).await {
+                Ok(event) if !event.kind.is_utd() => {
+                    tracing::info!(network = %network, room = %item.room.room_id(), event = ?item.event_id, "decrypted a message once its room key arrived");
+                    if let Read::Message { event_id, sender, text } = inbound::read(&event, own) {
+                        self.hand_over(&item.room, event_id, &sender, text).await;
+                    }
+                }
+                _ if Instant::now() >= item.give_up_at => self.give_up(client, item).await,
+                _ => waiting.push(item),
+            }
+        }
+        *pending = waiting;
+    }
+
+    async fn give_up(&self, client: &Client, item: Pending) {
+        let network = &self.shared.options.network;
+        let room_id = item.room.room_id().to_owned();
+        tracing::error!(network = %network, room = %room_id, event = ?item.event_id, sender = ?item.sender, reason = %item.reason, device = ?client.device_id(), "cannot decrypt a message: the sender's device never shared its room key with this bot's device");
+        if !lock(&self.shared.told_undecryptable).insert(room_id.clone()) {
+            return;
+        }
+        let who = item.sender.as_ref().map_or_else(|| "someone".to_owned(), ToString::to_string);
+        let note = format!(
+            "I could not decrypt a message from {who}: the key for it never reached my device. \
+             If it was a command, please send it again. (I say this once per room.)"
+        );
+        if let Err(error) = item.room.send(RoomMessageEventContent::notice_plain(note)).await {
+            tracing::warn!(network = %network, room = %room_id, %error, "cannot tell the room about an undecryptable message");
+        }
+    }
+
+    /// Accepts invites from the allow-list and declines the rest. On the first sync of a
+    /// session every pending invite is looked at (one that failed before gets another go).
+    async fn invites(&self, client: &Client, response: &SyncResponse, all_pending: bool) {
+        let mut rooms: BTreeSet<OwnedRoomId> = response.rooms.invited.keys().cloned().collect();
+        if all_pending {
+            rooms.extend(client.invited_rooms().iter().map(|r| r.room_id().to_owned()));
+        }
+        for room_id in rooms {
+            let Some(room) = client.get_room(&room_id).filter(|r| r.state() == RoomState::Invited) else {
+                continue;
+            };
+            self.answer_invite(&room).await;
+        }
+    }
+
+    async fn answer_invite(&self, room: &Room) {
+        let network = &self.shared.options.network;
+        let inviter = match room.invite_details().await {
+            Ok(invite) => invite.inviter_id,
+            Err(error) => {
+                tracing::warn!(network = %network, room = %room.room_id(), %error, "cannot read an invite; ignoring it");
+                return;
+            }
+        };
+        let accept = self.shared.allow.allows(inviter.as_str());
+        for attempt in 1..=3u32 {
+            let result = if accept { room.join().await } else { room.leave().await };
+            let Err(error) = result else {
+                if accept {
+                    tracing::info!(network = %network, room = %room.room_id(), inviter = %inviter, "accepted an invite");
+                } else {
+                    tracing::warn!(network = %network, room = %room.room_id(), inviter = %inviter, "declined an invite from someone not in invite_allow");
+                }
+                return;
+            };
+            let delay = match retry::classify(&error) {
+                Failure::RateLimited(wait) => wait,
+                Failure::Connection => retry::backoff(self.shared.options.backoff, attempt, network),
+                Failure::SessionGone | Failure::Refused => {
+                    tracing::warn!(network = %network, room = %room.room_id(), inviter = %inviter, %error, accept, "cannot answer an invite");
+                    return;
+                }
+            };
+            if !self.shared.pause(delay).await {
+                return;
+            }
+        }
+        tracing::warn!(network = %network, room = %room.room_id(), inviter = %inviter, accept, "cannot answer an invite now; trying again after the next reconnect");
+    }
+
+    /// Joins every configured room the bot is not in (after each login or reconnect).
+    async fn join_configured(&self, client: &Client) {
+        let network = &self.shared.options.network;
+        let rooms: Vec<String> = lock(&self.shared.rooms).iter().cloned().collect();
+        for room in rooms {
+            let Ok(target) = RoomOrAliasId::parse(&room) else {
+                tracing::error!(network = %network, room = %room, "not a Matrix room id or alias; not joining");
+                continue;
+            };
+            let joined = <&matrix_sdk::ruma::RoomId>::try_from(&*target)
+                .ok()
+                .and_then(|id| client.get_room(id))
+                .is_some_and(|r| r.state() == RoomState::Joined);
+            if joined {
+                continue;
+            }
+            match client.join_room_by_id_or_alias(&target, &[]).await {
+                Ok(joined) => {
+                    tracing::info!(network = %network, room = %room, room_id = %joined.room_id(), "joined a configured room")
+                }
+                Err(error) => {
+                    tracing::warn!(network = %network, room = %room, %error, "cannot join a configured room; trying again after the next reconnect")
+                }
+            }
+        }
+    }
+}
+
+/// The sync filter: members lazy-loaded (the homeserver then sends each room's member
+/// counts, which tell a direct chat of two, and the member events of the senders in the
+/// timeline, which give their display names; matrix-sdk loads the full list itself before
+/// an encrypted send), and a long timeline per room, except on the very first sync,
+/// whose history is skipped anyway (one event per room keeps it small).
+fn filter(first_ever: bool) -> Filter {
+    let mut definition = FilterDefinition::with_lazy_loading();
+    let limit = if first_ever { 1 } else { TIMELINE_LIMIT };
+    definition.room.timeline.limit = Some(UInt::from(limit));
+    Filter::FilterDefinition(definition)
+}

@@ -1,0 +1,315 @@
+//! The Matrix [`GameTransport`]: one supervised matrix-sdk client for one account.
+//!
+//! [`MatrixTransport::start`] spawns a supervisor ([`super::sync`]) that logs in or
+//! restores the saved session, joins the configured rooms, accepts invites from the
+//! allow-list and runs the `/sync` loop, reconnecting with backoff when the homeserver
+//! goes away. This file is the handle the daemon holds: [`GameTransport::recv`] reads
+//! what the sync loop delivered; [`GameTransport::send`] renders rich text to HTML with
+//! pills and sends it with its own retries (a fixed transaction id, so a retry after a
+//! lost response is not a second message); a private message goes to the direct room
+//! shared with the player, created (encrypted, `is_direct`) when there is none.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use matrix_sdk::ruma::events::Mentions;
+use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
+use matrix_sdk::ruma::{OwnedRoomId, OwnedUserId, RoomOrAliasId, TransactionId, UserId};
+use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
+use spellbridge_core::text::Segment;
+use spellbridge_core::{
+    Destination, GameTransport, Inbound, NetworkId, PlayerId, RichText, RoomId, TransportError,
+};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::format;
+use super::invite::InviteAllow;
+use super::options::MatrixOptions;
+use super::retry::{self, Failure};
+use super::store::StoreDir;
+use super::sync::Supervisor;
+
+/// Where the connection stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// Logging in, or the last `/sync` failed: waiting to retry.
+    Down,
+    /// Logged in and the last `/sync` succeeded.
+    Up,
+    /// Shut down for good.
+    Closed,
+}
+
+/// How many times `send` tries when the homeserver cannot be reached.
+const SEND_ATTEMPTS: u32 = 5;
+/// How many rate-limit waits `send` sits out before giving up.
+const SEND_RATE_LIMIT_WAITS: u32 = 10;
+
+/// State shared between the transport handle and the supervisor.
+pub(super) struct Shared {
+    pub(super) options: MatrixOptions,
+    pub(super) allow: InviteAllow,
+    pub(super) store: StoreDir,
+    /// The logged-in client; `None` before the first login and while logging in again.
+    pub(super) client: Mutex<Option<Client>>,
+    /// Rooms to be in: the configured ones plus those joined since (ids or aliases).
+    pub(super) rooms: Mutex<BTreeSet<String>>,
+    /// The direct room used for each player, once found or created.
+    pub(super) dms: tokio::sync::Mutex<HashMap<OwnedUserId, OwnedRoomId>>,
+    /// Rooms already told that a message could not be decrypted.
+    pub(super) told_undecryptable: Mutex<HashSet<OwnedRoomId>>,
+    pub(super) link: watch::Sender<Link>,
+    pub(super) reconnects: AtomicU64,
+    pub(super) shutdown: CancellationToken,
+}
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    pub(super) fn client(&self) -> Option<Client> {
+        lock(&self.client).clone()
+    }
+
+    /// Waits, unless shutting down; false if shutdown came first.
+    pub(super) async fn pause(&self, delay: Duration) -> bool {
+        tokio::select! {
+            () = self.shutdown.cancelled() => false,
+            () = tokio::time::sleep(delay) => true,
+        }
+    }
+}
+
+/// A handle on one Matrix account.
+pub struct MatrixTransport {
+    shared: Arc<Shared>,
+    inbound: tokio::sync::Mutex<mpsc::Receiver<Inbound>>,
+}
+
+impl MatrixTransport {
+    /// Starts the supervisor; it runs until `shutdown` is cancelled. It never gives up on
+    /// its own: an unreachable homeserver or a refused login is logged and retried.
+    pub fn start(
+        options: MatrixOptions,
+        shutdown: CancellationToken,
+    ) -> (Arc<MatrixTransport>, tokio::task::JoinHandle<()>) {
+        let (inbound_tx, inbound_rx) = mpsc::channel(1024);
+        let (link, _) = watch::channel(Link::Down);
+        let allow = options.invite_allow();
+        for entry in allow.rejected() {
+            tracing::warn!(network = %options.network, entry = %entry, "ignoring an invite_allow entry that is not @user:server, *:server or *");
+        }
+        let shared = Arc::new(Shared {
+            store: StoreDir::new(&options.store_dir),
+            rooms: Mutex::new(options.rooms.iter().cloned().collect()),
+            client: Mutex::new(None),
+            dms: tokio::sync::Mutex::new(HashMap::new()),
+            told_undecryptable: Mutex::new(HashSet::new()),
+            link,
+            reconnects: AtomicU64::new(0),
+            shutdown,
+            allow,
+            options,
+        });
+        let handle = tokio::spawn(Supervisor::new(shared.clone(), inbound_tx).run());
+        let transport = Arc::new(MatrixTransport { shared, inbound: tokio::sync::Mutex::new(inbound_rx) });
+        (transport, handle)
+    }
+
+    /// Watches the connection state (tests wait for [`Link::Up`]).
+    pub fn link(&self) -> watch::Receiver<Link> {
+        self.shared.link.subscribe()
+    }
+
+    /// Waits until logged in with a successful sync, at most `limit`.
+    pub async fn wait_up(&self, limit: Duration) -> bool {
+        let mut link = self.link();
+        tokio::time::timeout(limit, link.wait_for(|l| *l == Link::Up)).await.is_ok_and(|r| r.is_ok())
+    }
+
+    /// How many times the sync came back after failing.
+    pub fn reconnects(&self) -> u64 {
+        self.shared.reconnects.load(Ordering::Relaxed)
+    }
+
+    /// The bot's device id, once logged in.
+    pub fn device_id(&self) -> Option<String> {
+        self.shared.client().and_then(|c| c.device_id().map(|d| d.to_string()))
+    }
+
+    /// The rooms the bot is in now (room ids).
+    pub fn joined_rooms(&self) -> Vec<RoomId> {
+        let Some(client) = self.shared.client() else { return Vec::new() };
+        client.joined_rooms().iter().map(|r| RoomId::new(r.room_id().as_str())).collect()
+    }
+
+    /// The matrix-sdk client, once logged in: for tools and tests that need more than the
+    /// [`GameTransport`] offers (creating rooms, inviting).
+    pub fn client(&self) -> Option<Client> {
+        self.shared.client()
+    }
+
+    fn refused(&self, reason: impl Into<String>) -> TransportError {
+        TransportError::Refused { network: self.shared.options.network.clone(), reason: reason.into() }
+    }
+
+    fn disconnected(&self, reason: impl Into<String>) -> TransportError {
+        TransportError::Disconnected { network: self.shared.options.network.clone(), reason: reason.into() }
+    }
+
+    fn logged_in(&self) -> Result<Client, TransportError> {
+        self.shared.client().ok_or_else(|| self.disconnected("not logged in to the homeserver yet"))
+    }
+
+    /// The direct room shared with `user`: the one used before, else one the sdk knows as
+    /// a DM with them where they are still joined or invited, else a new encrypted one.
+    async fn direct_room(&self, client: &Client, user: &UserId) -> Result<Room, TransportError> {
+        // Held across the creation so two messages to one player make one room.
+        let mut dms = self.shared.dms.lock().await;
+        if let Some(room) =
+            dms.get(user).and_then(|id| client.get_room(id)).filter(|r| r.state() == RoomState::Joined)
+        {
+            return Ok(room);
+        }
+        for room in client.get_dm_rooms(user) {
+            // Members are lazy-loaded: an unknown membership is taken as still there.
+            let member = room.get_member_no_sync(user).await.ok().flatten();
+            if member.is_none_or(|m| RoomMemberships::ACTIVE.matches(m.membership())) {
+                dms.insert(user.to_owned(), room.room_id().to_owned());
+                return Ok(room);
+            }
+        }
+        let room = self.with_retry("create a direct room", || client.create_dm(user)).await?;
+        tracing::info!(network = %self.shared.options.network, player = %user, room = %room.room_id(), "created an encrypted direct room");
+        dms.insert(user.to_owned(), room.room_id().to_owned());
+        Ok(room)
+    }
+
+    /// Runs a request until it succeeds, waiting out rate limits and retrying connection
+    /// failures with backoff; maps the final failure to a [`TransportError`].
+    async fn with_retry<T, F, Fut>(&self, what: &str, mut request: F) -> Result<T, TransportError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = matrix_sdk::Result<T>>,
+    {
+        let network = &self.shared.options.network;
+        let (mut attempts, mut waits) = (0u32, 0u32);
+        loop {
+            let error = match request().await {
+                Ok(value) => return Ok(value),
+                Err(error) => error,
+            };
+            let delay = match retry::classify(&error) {
+                Failure::RateLimited(wait) if waits < SEND_RATE_LIMIT_WAITS => {
+                    waits += 1;
+                    tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "rate limited by the homeserver ({what}); waiting");
+                    wait
+                }
+                Failure::Connection if attempts + 1 < SEND_ATTEMPTS => {
+                    attempts += 1;
+                    let delay = retry::backoff(self.shared.options.backoff, attempts, network);
+                    tracing::info!(network = %network, %error, attempt = attempts, delay_ms = delay.as_millis() as u64, "cannot {what}; retrying");
+                    delay
+                }
+                Failure::RateLimited(_) | Failure::Connection | Failure::SessionGone => {
+                    return Err(self.disconnected(format!("cannot {what}: {error}")));
+                }
+                Failure::Refused => return Err(self.refused(format!("cannot {what}: {error}"))),
+            };
+            if !self.shared.pause(delay).await {
+                return Err(self.disconnected("shutting down"));
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl GameTransport for MatrixTransport {
+    fn network(&self) -> &NetworkId {
+        &self.shared.options.network
+    }
+
+    async fn recv(&self) -> Option<Inbound> {
+        self.inbound.lock().await.recv().await
+    }
+
+    /// Joins now when logged in; the room is also remembered and joined again after every
+    /// new login. Accepts a room id (`!…`, never parsed further) or an alias (`#…:server`).
+    async fn join(&self, room: &RoomId) -> Result<(), TransportError> {
+        let target = RoomOrAliasId::parse(room.as_str())
+            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
+        lock(&self.shared.rooms).insert(room.as_str().to_owned());
+        let Some(client) = self.shared.client() else { return Ok(()) };
+        self.with_retry("join the room", || client.join_room_by_id_or_alias(&target, &[])).await?;
+        Ok(())
+    }
+
+    async fn send(&self, to: &Destination, text: &RichText) -> Result<(), TransportError> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let client = self.logged_in()?;
+        let room = match to {
+            Destination::Room(id) => {
+                let id = matrix_sdk::ruma::RoomId::parse(id.as_str())
+                    .map_err(|e| self.refused(format!("`{id}` is not a Matrix room id: {e}")))?;
+                client
+                    .get_room(&id)
+                    .filter(|r| r.state() == RoomState::Joined)
+                    .ok_or_else(|| self.refused(format!("the bot is not in room {id}")))?
+            }
+            Destination::Private(player) => {
+                let user = UserId::parse(player.as_str())
+                    .map_err(|e| self.refused(format!("`{player}` is not a Matrix user id: {e}")))?;
+                self.direct_room(&client, &user).await?
+            }
+        };
+        let content = message_content(&room, text).await;
+        // One transaction id for every attempt: the homeserver drops repeats of it.
+        let transaction = TransactionId::new();
+        self.with_retry("send the message", || {
+            room.send(content.clone()).with_transaction_id(transaction.clone()).into_future()
+        })
+        .await?;
+        Ok(())
+    }
+}
+
+/// The `m.room.message` for a rich text in a room: `m.text` (not `m.notice`, which push
+/// rules never notify, so mentions would not ping), HTML with pills named by each
+/// player's display name in that room, and `m.mentions` listing them. A mention of
+/// someone whose member event was not lazy-loaded yet loads the room's member list
+/// (once per room).
+async fn message_content(room: &Room, text: &RichText) -> RoomMessageEventContent {
+    let mut names = HashMap::new();
+    for segment in text.segments() {
+        if let Segment::Mention(player) = segment
+            && let Ok(user) = UserId::parse(player.as_str())
+            && let Ok(Some(member)) = room.get_member(&user).await
+        {
+            names.insert(player.as_str().to_owned(), member.name().to_owned());
+        }
+    }
+    let rendered = format::render(text, |id| names.get(id).cloned());
+    let mentioned = rendered.mentions.iter().filter_map(|id| UserId::parse(id.as_str()).ok());
+    RoomMessageEventContent::text_html(rendered.plain, rendered.html)
+        .add_mentions(Mentions::with_user_ids(mentioned))
+}
+
+/// What an inbound message's sender is called in a room.
+pub(super) async fn display_name(room: &Room, user: &UserId) -> String {
+    match room.get_member_no_sync(user).await {
+        Ok(Some(member)) => member.name().to_owned(),
+        _ => user.localpart().to_owned(),
+    }
+}
+
+/// The player id of a Matrix user.
+pub(super) fn player(user: &UserId) -> PlayerId {
+    PlayerId::new(user.as_str())
+}
