@@ -173,6 +173,17 @@ fn check_config(config: &Path) -> anyhow::Result<ExitCode> {
             )),
         );
     }
+    for matrix in &settings.matrix {
+        println!(
+            "matrix {}: {} as {}, store {}, rooms {}, invites accepted from {}",
+            matrix.name,
+            matrix.homeserver,
+            matrix.user_id,
+            matrix.store.display(),
+            matrix.rooms.join(" "),
+            if matrix.invite_allow.is_empty() { "nobody".to_owned() } else { matrix.invite_allow.join(" ") },
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -15,12 +15,14 @@ use std::time::Duration;
 
 use spellbridge_adapters::irc::options::IrcOptions;
 use spellbridge_adapters::irc::transport::IrcTransport;
+use spellbridge_adapters::matrix::options::{Login, MatrixOptions};
+use spellbridge_adapters::matrix::transport::MatrixTransport;
 use spellbridge_core::{GameTransport, Inbound, NetworkId, RichText, Timestamp, TransportError};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{IrcSettings, Settings};
+use crate::config::{IrcSettings, MatrixLogin, MatrixSettings, Settings};
 use crate::router::{Outbound, Router, RouterOptions};
 use crate::store::{MessageKey, OpenMode, Queued, Step, Store};
 
@@ -62,6 +64,28 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
     }
 }
 
+/// The transport options for one configured Matrix account.
+pub fn matrix_options(settings: &MatrixSettings, prefix: &str) -> MatrixOptions {
+    let mut options = MatrixOptions::local(
+        &settings.name,
+        &settings.homeserver,
+        &settings.user_id,
+        "",
+        settings.store.clone(),
+    );
+    options.login = match &settings.login {
+        MatrixLogin::Password(secret) => Login::Password(secret.expose().to_owned()),
+        MatrixLogin::AccessToken(secret) => Login::AccessToken(secret.expose().to_owned()),
+    };
+    options.device_name = settings.device_name.clone();
+    options.store_passphrase = settings.store_passphrase.as_ref().map(|s| s.expose().to_owned());
+    options.rooms = settings.rooms.clone();
+    options.invite_allow = settings.invite_allow.clone();
+    options.prefix = prefix.to_owned();
+    options.backoff = (settings.reconnect_delay, Duration::from_secs(120).max(settings.reconnect_delay));
+    options
+}
+
 /// Runs the daemon until `shutdown` is cancelled.
 pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
@@ -74,15 +98,24 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<Inbound>(4096);
     let (sent_tx, mut sent_rx) = mpsc::unbounded_channel::<i64>();
     let mut couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>> = BTreeMap::new();
+    let mut started: Vec<(Arc<dyn GameTransport>, tokio::task::JoinHandle<()>)> = Vec::new();
     for network in &settings.irc {
         let (transport, supervisor) =
             IrcTransport::start(irc_options(network, &settings.prefix), transports_stop.clone());
+        started.push((transport, supervisor));
+    }
+    for account in &settings.matrix {
+        let (transport, supervisor) =
+            MatrixTransport::start(matrix_options(account, &settings.prefix), transports_stop.clone());
+        started.push((transport, supervisor));
+    }
+    for (transport, supervisor) in started {
+        let network = transport.network().clone();
         tasks.spawn(async move {
             if let Err(error) = supervisor.await {
-                tracing::error!(%error, "an IRC supervisor task failed");
+                tracing::error!(network = %network, %error, "a transport's supervisor task failed");
             }
         });
-        let transport: Arc<dyn GameTransport> = transport;
         tasks.spawn(forward(transport.clone(), inbound_tx.clone(), transports_stop.clone()));
         let (courier_tx, courier_rx) = mpsc::unbounded_channel();
         tasks.spawn(courier(transport.clone(), courier_rx, sent_tx.clone(), transports_stop.clone()));

@@ -28,6 +28,8 @@ pub struct Settings {
     pub durability: Durability,
     /// The IRC networks.
     pub irc: Vec<IrcSettings>,
+    /// The Matrix accounts.
+    pub matrix: Vec<MatrixSettings>,
     /// Thaum's rule options.
     pub thaum: ThaumOptions,
     /// The Duel's options, wizards included.
@@ -74,6 +76,40 @@ pub struct IrcSettings {
     pub user_limit: Option<(u32, Duration)>,
     /// The first wait before reconnecting (it doubles on each failure, up to 2 minutes).
     pub reconnect_delay: Duration,
+}
+
+/// One Matrix bot account.
+#[derive(Clone, Debug)]
+pub struct MatrixSettings {
+    /// Its name in spellbridge.
+    pub name: String,
+    /// The homeserver URL.
+    pub homeserver: String,
+    /// The bot's user id.
+    pub user_id: String,
+    /// Password or access token.
+    pub login: MatrixLogin,
+    /// The device's display name.
+    pub device_name: String,
+    /// Session and key store directory.
+    pub store: PathBuf,
+    /// Passphrase for that store.
+    pub store_passphrase: Option<Secret>,
+    /// Rooms to join.
+    pub rooms: Vec<String>,
+    /// Whose invites are accepted.
+    pub invite_allow: Vec<String>,
+    /// The first wait before reconnecting.
+    pub reconnect_delay: Duration,
+}
+
+/// How the Matrix bot logs in the first time.
+#[derive(Clone, Debug)]
+pub enum MatrixLogin {
+    /// With a password.
+    Password(Secret),
+    /// With an access token.
+    AccessToken(Secret),
 }
 
 /// Why the config cannot be used.
@@ -139,6 +175,13 @@ impl Settings {
             }
             irc.push(irc_settings(network).map_err(invalid)?);
         }
+        let mut matrix = Vec::new();
+        for account in raw.matrix {
+            if !names.insert(account.name.clone()) {
+                return Err(invalid(format!("two networks are called `{}`; give each a different name", account.name)));
+            }
+            matrix.push(matrix_settings(account, base).map_err(invalid)?);
+        }
         let thaum_raw = raw.thaum.unwrap_or_default();
         let defaults = ThaumOptions::default();
         let thaum = ThaumOptions {
@@ -160,8 +203,47 @@ impl Settings {
                 .map_err(|e| invalid(format!("[duel] wizards: cannot read {}: {e}", file.display())))?;
             duel.wizards = Wizards::from_toml(&text).map_err(|e| invalid(format!("[duel] wizards {}: {e}", file.display())))?;
         }
-        Ok(Settings { prefix, database, durability: store.durability.unwrap_or_default(), irc, thaum, duel })
+        Ok(Settings { prefix, database, durability: store.durability.unwrap_or_default(), irc, matrix, thaum, duel })
     }
+}
+
+fn matrix_settings(raw: raw::Matrix, base: &Path) -> Result<MatrixSettings, String> {
+    let name = raw.name;
+    let at = |what: &str| format!("[[matrix]] `{name}`: {what}");
+    if !(raw.homeserver.starts_with("https://") || raw.homeserver.starts_with("http://")) {
+        return Err(at("`homeserver` must be a URL, e.g. homeserver = \"https://matrix.example.org\""));
+    }
+    if !raw.user_id.starts_with('@') || !raw.user_id.contains(':') {
+        return Err(at("`user_id` must be a full Matrix id, e.g. user_id = \"@spellbridge:example.org\""));
+    }
+    let login = match (raw.password, raw.access_token) {
+        (Some(password), None) => MatrixLogin::Password(password.read().map_err(|e| at(&format!("password: {e}")))?),
+        (None, Some(token)) => MatrixLogin::AccessToken(token.read().map_err(|e| at(&format!("access_token: {e}")))?),
+        _ => return Err(at("give exactly one of `password` or `access_token`, e.g. password = { env = \"MATRIX_PASSWORD\" }")),
+    };
+    let store = raw.store.unwrap_or_else(|| PathBuf::from(format!("matrix-{name}")));
+    let store = if store.is_relative() { base.join(store) } else { store };
+    let store_passphrase =
+        raw.store_passphrase.map(|s| s.read().map_err(|e| at(&format!("store_passphrase: {e}")))).transpose()?;
+    let reconnect_delay = match &raw.reconnect_delay {
+        Some(text) => parse_duration(text)
+            .filter(|s| *s > 0)
+            .map(|s| Duration::from_secs(s.unsigned_abs()))
+            .ok_or_else(|| at(&format!("reconnect_delay `{text}` is not a duration; write e.g. \"1s\"")))?,
+        None => Duration::from_secs(1),
+    };
+    Ok(MatrixSettings {
+        homeserver: raw.homeserver,
+        user_id: raw.user_id,
+        login,
+        device_name: raw.device_name.unwrap_or_else(|| "spellbridge".to_owned()),
+        store,
+        store_passphrase,
+        rooms: raw.rooms,
+        invite_allow: raw.invite_allow,
+        reconnect_delay,
+        name,
+    })
 }
 
 fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {

@@ -23,6 +23,40 @@ pub struct Config {
     /// `[[irc]]`, one per network.
     #[serde(default)]
     pub irc: Vec<Irc>,
+    /// `[[matrix]]`, one per bot account.
+    #[serde(default)]
+    pub matrix: Vec<Matrix>,
+}
+
+/// `[[matrix]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matrix {
+    /// The network's name in spellbridge.
+    pub name: String,
+    /// The homeserver's URL, e.g. "https://matrix.example.org".
+    pub homeserver: String,
+    /// The bot's user id, e.g. "@spellbridge:example.org".
+    pub user_id: String,
+    /// Its password (for the first login; the session is kept afterwards).
+    pub password: Option<SecretSource>,
+    /// Or an access token.
+    pub access_token: Option<SecretSource>,
+    /// The device's display name (default "spellbridge").
+    pub device_name: Option<String>,
+    /// Where the session and the encryption keys are kept (default "matrix-<name>" beside
+    /// the config). Back it up: losing it loses the bot's device and keys.
+    pub store: Option<PathBuf>,
+    /// Encrypts that store at rest.
+    pub store_passphrase: Option<SecretSource>,
+    /// Rooms to join: ids or aliases.
+    #[serde(default)]
+    pub rooms: Vec<String>,
+    /// Whose invites are accepted: "@user:server", "*:server" or "*" (default: nobody's).
+    #[serde(default)]
+    pub invite_allow: Vec<String>,
+    /// The first wait before reconnecting (default "1s").
+    pub reconnect_delay: Option<String>,
 }
 
 /// `[store]`.

@@ -49,15 +49,16 @@ fn a_secret_from_an_unset_variable_names_it() {
 fn the_shipped_example_config_is_valid() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/spellbridge.example.toml");
     let text = std::fs::read_to_string(&path).expect("the example config exists");
-    // The example reads its SASL password from a variable this test does not set.
+    // The example reads its passwords from variables this test does not set.
     let dir = tempfile::tempdir().expect("temp dir");
     let secret = dir.path().join("sasl");
     std::fs::write(&secret, "pw\n").expect("write");
-    let text = text.replace(
-        "{ env = \"LIBERA_SASL_PASSWORD\" }",
-        &format!("{{ file = {:?} }}", secret.display().to_string()),
-    );
+    let file = format!("{{ file = {:?} }}", secret.display().to_string());
+    let text = text
+        .replace("{ env = \"LIBERA_SASL_PASSWORD\" }", &file)
+        .replace("{ env = \"MATRIX_PASSWORD\" }", &file);
     let settings = Settings::parse(&text, &path).expect("the example is valid");
+    assert_eq!(settings.matrix[0].user_id, "@spellbridge:example.org");
     assert_eq!(
         settings.irc[0].sasl.as_ref().map(|(account, pw)| (account.as_str(), pw.expose())),
         Some(("spellbridge", "pw"))
@@ -73,4 +74,15 @@ fn game_options_are_read_and_checked() {
     assert!(bad.to_string().contains("e.g. \"10m\""), "{bad}");
     let missing = parse("[duel]\nwizards = \"no-such-wizards.toml\"\n").expect_err("missing file");
     assert!(missing.to_string().contains("no-such-wizards.toml"), "{missing}");
+}
+
+#[test]
+fn a_matrix_account_needs_one_way_to_log_in() {
+    let both = parse(
+        "[[matrix]]\nname = \"m\"\nhomeserver = \"http://127.0.0.1:8008\"\nuser_id = \"@bot:localhost\"\n",
+    )
+    .expect_err("no login");
+    assert!(both.to_string().contains("exactly one of `password` or `access_token`"), "{both}");
+    let bad_id = parse("[[matrix]]\nname = \"m\"\nhomeserver = \"http://h\"\nuser_id = \"bot\"\n").expect_err("bad id");
+    assert!(bad_id.to_string().contains("full Matrix id"), "{bad_id}");
 }
