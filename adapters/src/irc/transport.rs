@@ -62,7 +62,22 @@ struct Shared {
     me: Mutex<(String, usize)>,
     link: watch::Sender<Link>,
     reconnects: std::sync::atomic::AtomicU64,
+    /// `join()` calls waiting for the server's answer, by lower-cased channel name.
+    joining: Mutex<HashMap<String, Vec<oneshot::Sender<Result<(), String>>>>>,
 }
+
+impl Shared {
+    /// Answers everyone waiting to join `channel`.
+    fn joined(&self, channel: &str, outcome: &Result<(), String>) {
+        let waiters = lock(&self.joining).remove(&channel.to_lowercase()).unwrap_or_default();
+        for waiter in waiters {
+            let _ = waiter.send(outcome.clone());
+        }
+    }
+}
+
+/// How long `join()` waits for the server to answer.
+const JOIN_WAIT: Duration = Duration::from_secs(10);
 
 /// A handle on one IRC network.
 pub struct IrcTransport {
@@ -93,6 +108,7 @@ impl IrcTransport {
             me: Mutex::new((nick, 0)),
             link,
             reconnects: std::sync::atomic::AtomicU64::new(0),
+            joining: Mutex::new(HashMap::new()),
             options,
         });
         let supervisor = Supervisor {
@@ -153,9 +169,24 @@ impl GameTransport for IrcTransport {
             });
         }
         lock(&self.shared.channels).insert(channel.clone());
-        // Joined now if connected; otherwise on the next registration, from the set.
-        let _ = self.joins.send(channel);
-        Ok(())
+        if *self.shared.link.borrow() != Link::Up {
+            // Joined on the next registration, from the set.
+            return Ok(());
+        }
+        let (answer, answered) = oneshot::channel();
+        lock(&self.shared.joining).entry(channel.to_lowercase()).or_default().push(answer);
+        let _ = self.joins.send(channel.clone());
+        let refused =
+            |reason: String| TransportError::Refused { network: self.shared.options.network.clone(), reason };
+        match tokio::time::timeout(JOIN_WAIT, answered).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(reason))) => Err(refused(reason)),
+            // The connection dropped meanwhile: the next registration joins from the set.
+            Ok(Err(_)) => Ok(()),
+            Err(_) => {
+                Err(refused(format!("no answer from the server to JOIN {channel} within {JOIN_WAIT:?}")))
+            }
+        }
     }
 
     async fn send(&self, to: &Destination, text: &RichText) -> Result<(), TransportError> {
@@ -266,7 +297,7 @@ impl Supervisor {
                 }
                 message = stream.next() => match message {
                     Some(Ok(message)) => session.handle(&client, &message, &self.inbound).await?,
-                    Some(Err(error)) => return if session.registered { Err(error) } else { Err(error) },
+                    Some(Err(error)) => return Err(error),
                     None => return Ok(session.outcome()),
                 },
                 Some(job) = self.jobs.recv(), if session.registered => session.queue_job(job),
@@ -441,6 +472,14 @@ impl Session {
                 args,
             ) => {
                 tracing::warn!(network = %network, reply = ?code, detail = ?args, "cannot join a channel");
+                // args: [our nick, channel, reason]
+                if let Some(channel) = args.get(1) {
+                    let reason = args.get(2).cloned().unwrap_or_else(|| format!("{code:?}"));
+                    self.shared.joined(channel, &Err(format!("cannot join {channel}: {reason}")));
+                }
+            }
+            Command::JOIN(channel, _, _) if message.source_nickname() == Some(client.current_nickname()) => {
+                self.shared.joined(channel, &Ok(()));
             }
             Command::KICK(channel, nick, reason) if *nick == client.current_nickname() => {
                 tracing::warn!(network = %network, channel = %channel, by = ?message.source_nickname(), reason = ?reason, "kicked from a channel");

@@ -123,16 +123,21 @@ fn numbered_words(chars: usize, word: impl Fn(usize) -> String) -> Vec<String> {
     words
 }
 
-/// Sends `words` as one message to the fixture's room, and checks that the peer's lines
-/// hold exactly those words in order, each line within the network's limit, and that
-/// nothing more arrives.
-async fn long_message_arrives<F: Fixture>(words: Vec<String>) {
+/// Sends `words` as one message, to the fixture's room or privately to the peer, and
+/// checks that the peer's lines hold exactly those words in order, each line within the
+/// network's limit, and that nothing more arrives.
+async fn long_message_arrives<F: Fixture>(words: Vec<String>, privately: bool) {
     let mut fixture = F::start().await;
     let room = fixture.room();
     let (transport, peer) = fixture.parts();
     let text = words.join(" ");
     assert!(text.chars().count() >= 2000);
-    send(transport, &Destination::Room(room.clone()), &RichText::new().text(text.clone())).await;
+    let (to, expected_room) = if privately {
+        (Destination::Private(peer.player()), None)
+    } else {
+        (Destination::Room(room.clone()), Some(room))
+    };
+    send(transport, &to, &RichText::new().text(text.clone())).await;
 
     let deadline = Instant::now() + WAIT;
     let mut lines: Vec<Seen> = Vec::new();
@@ -146,7 +151,7 @@ async fn long_message_arrives<F: Fixture>(words: Vec<String>) {
                 list(&lines)
             );
         };
-        assert_eq!(seen.room.as_ref(), Some(&room), "a line went elsewhere: {seen:?}");
+        assert!(seen.room == expected_room && seen.private == privately, "a line went elsewhere: {seen:?}");
         got.extend(seen.text.split_whitespace().map(str::to_owned));
         lines.push(seen);
     }
@@ -312,15 +317,17 @@ pub(super) async fn private_message_reaches_the_peer_privately<F: Fixture>() {
     assert_eq!(seen.text, "your secret token: 7", "{seen:?}");
 }
 
-/// 5a. A 2,000-character message of words arrives complete and in order.
+/// 5a. A 2,000-character message of words arrives complete and in order in a room.
 pub(super) async fn long_message_arrives_complete_and_in_order<F: Fixture>() {
-    long_message_arrives::<F>(numbered_words(2000, |i| format!("spell{i:04}"))).await;
+    long_message_arrives::<F>(numbered_words(2000, |i| format!("spell{i:04}")), false).await;
 }
 
-/// 5b. The same with CJK and emoji words (multi-byte characters, a ZWJ sequence).
-pub(super) async fn long_cjk_emoji_message_arrives_complete_and_in_order<F: Fixture>() {
+/// 5b. The same with CJK and emoji words (multi-byte characters, a ZWJ sequence), sent
+///    privately (another target, so another line budget).
+pub(super) async fn long_cjk_emoji_private_message_arrives_complete_and_in_order<F: Fixture>() {
     const PIECES: [&str; 8] = ["火", "水の魔法", "土", "風🌬", "雷⚡", "🔥", "🧙\u{200D}♂\u{FE0F}", "中文✨"];
-    long_message_arrives::<F>(numbered_words(2000, |i| format!("{}{i:03}", PIECES[i % PIECES.len()]))).await;
+    let words = numbered_words(2000, |i| format!("{}{i:03}", PIECES[i % PIECES.len()]));
+    long_message_arrives::<F>(words, true).await;
 }
 
 /// 6. Rich text arrives in the network's formatting, with the right visible text.

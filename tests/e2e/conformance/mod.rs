@@ -134,7 +134,7 @@ macro_rules! conformance_suite {
             private_message_arrives,
             private_message_reaches_the_peer_privately,
             long_message_arrives_complete_and_in_order,
-            long_cjk_emoji_message_arrives_complete_and_in_order,
+            long_cjk_emoji_private_message_arrives_complete_and_in_order,
             formatting_arrives_with_the_right_visible_text,
             inbound_formatting_is_stripped,
         );
