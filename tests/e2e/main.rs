@@ -5,6 +5,8 @@
 //!   and games; what the bot printed and the final state are checked as insta snapshots.
 //! - [`conformance`]: the one `GameTransport` conformance suite, written once and run
 //!   against every transport (in-memory, and IRC against a real InspIRCd).
+//! - [`irc_transport`]: the IRC transport beyond the suite: a taken nick, a kick, CTCP,
+//!   the account rule, invalid UTF-8 and control characters.
 //! - [`irc_harness`]: the real-server harness itself against InspIRCd: start, raw clients
 //!   talking in a channel and privately, restart on the same port.
 //! - [`matrix_transport`]: the Matrix transport against a real Synapse: invites, commands,
@@ -14,6 +16,7 @@
 
 mod conformance;
 mod irc_harness;
+mod irc_transport;
 mod matrix_transport;
 mod scenarios;
 mod synapse_harness;
