@@ -120,7 +120,10 @@ async fn expect(client: &mut IrcClient, needle: &str, daemon: &Daemon) -> Messag
 async fn expect_private(client: &mut IrcClient, needle: &str, daemon: &Daemon) -> Message {
     let nick = client.nick().to_owned();
     match client
-        .expect_privmsg_matching(|m| m.from == BOT && m.target == nick && strip(&m.text).contains(needle), WAIT)
+        .expect_privmsg_matching(
+            |m| m.from == BOT && m.target == nick && strip(&m.text).contains(needle),
+            WAIT,
+        )
         .await
     {
         Ok(message) => message,

@@ -9,10 +9,10 @@ pub mod secret;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use spellbridge_core::Registry;
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin, Wizards};
 use spellbridge_core::games::thaum::{ThaumOptions, ThaumPlugin};
 use spellbridge_core::time::parse_duration;
-use spellbridge_core::Registry;
 
 use crate::store::Durability;
 pub use secret::{Secret, SecretSource};
@@ -39,7 +39,10 @@ pub struct Settings {
 impl Settings {
     /// The games, with the configured options.
     pub fn registry(&self) -> Registry {
-        Registry::new(vec![Box::new(ThaumPlugin::new(self.thaum)), Box::new(DuelPlugin::new(self.duel.clone()))])
+        Registry::new(vec![
+            Box::new(ThaumPlugin::new(self.thaum)),
+            Box::new(DuelPlugin::new(self.duel.clone())),
+        ])
     }
 }
 
@@ -178,7 +181,10 @@ impl Settings {
         let mut matrix = Vec::new();
         for account in raw.matrix {
             if !names.insert(account.name.clone()) {
-                return Err(invalid(format!("two networks are called `{}`; give each a different name", account.name)));
+                return Err(invalid(format!(
+                    "two networks are called `{}`; give each a different name",
+                    account.name
+                )));
             }
             matrix.push(matrix_settings(account, base).map_err(invalid)?);
         }
@@ -186,14 +192,18 @@ impl Settings {
         let defaults = ThaumOptions::default();
         let thaum = ThaumOptions {
             schedule: thaum_raw.schedule.unwrap_or(defaults.schedule),
-            summoning_scales_with_mana: thaum_raw.summoning_scales_with_mana.unwrap_or(defaults.summoning_scales_with_mana),
+            summoning_scales_with_mana: thaum_raw
+                .summoning_scales_with_mana
+                .unwrap_or(defaults.summoning_scales_with_mana),
             coin_debt: thaum_raw.coin_debt.unwrap_or(defaults.coin_debt),
         };
         let duel_raw = raw.duel.unwrap_or_default();
         let mut duel = DuelOptions::default();
         if let Some(text) = &duel_raw.step_timeout {
             let seconds = parse_duration(text).filter(|s| *s > 0).ok_or_else(|| {
-                invalid(format!("[duel] step_timeout `{text}` is not a duration; write e.g. \"10m\" or \"90s\""))
+                invalid(format!(
+                    "[duel] step_timeout `{text}` is not a duration; write e.g. \"10m\" or \"90s\""
+                ))
             })?;
             duel.step_timeout_secs = seconds;
         }
@@ -201,9 +211,18 @@ impl Settings {
             let file = if file.is_relative() { base.join(file) } else { file.clone() };
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| invalid(format!("[duel] wizards: cannot read {}: {e}", file.display())))?;
-            duel.wizards = Wizards::from_toml(&text).map_err(|e| invalid(format!("[duel] wizards {}: {e}", file.display())))?;
+            duel.wizards = Wizards::from_toml(&text)
+                .map_err(|e| invalid(format!("[duel] wizards {}: {e}", file.display())))?;
         }
-        Ok(Settings { prefix, database, durability: store.durability.unwrap_or_default(), irc, matrix, thaum, duel })
+        Ok(Settings {
+            prefix,
+            database,
+            durability: store.durability.unwrap_or_default(),
+            irc,
+            matrix,
+            thaum,
+            duel,
+        })
     }
 }
 
@@ -217,14 +236,24 @@ fn matrix_settings(raw: raw::Matrix, base: &Path) -> Result<MatrixSettings, Stri
         return Err(at("`user_id` must be a full Matrix id, e.g. user_id = \"@spellbridge:example.org\""));
     }
     let login = match (raw.password, raw.access_token) {
-        (Some(password), None) => MatrixLogin::Password(password.read().map_err(|e| at(&format!("password: {e}")))?),
-        (None, Some(token)) => MatrixLogin::AccessToken(token.read().map_err(|e| at(&format!("access_token: {e}")))?),
-        _ => return Err(at("give exactly one of `password` or `access_token`, e.g. password = { env = \"MATRIX_PASSWORD\" }")),
+        (Some(password), None) => {
+            MatrixLogin::Password(password.read().map_err(|e| at(&format!("password: {e}")))?)
+        }
+        (None, Some(token)) => {
+            MatrixLogin::AccessToken(token.read().map_err(|e| at(&format!("access_token: {e}")))?)
+        }
+        _ => {
+            return Err(at(
+                "give exactly one of `password` or `access_token`, e.g. password = { env = \"MATRIX_PASSWORD\" }",
+            ));
+        }
     };
     let store = raw.store.unwrap_or_else(|| PathBuf::from(format!("matrix-{name}")));
     let store = if store.is_relative() { base.join(store) } else { store };
-    let store_passphrase =
-        raw.store_passphrase.map(|s| s.read().map_err(|e| at(&format!("store_passphrase: {e}")))).transpose()?;
+    let store_passphrase = raw
+        .store_passphrase
+        .map(|s| s.read().map_err(|e| at(&format!("store_passphrase: {e}"))))
+        .transpose()?;
     let reconnect_delay = match &raw.reconnect_delay {
         Some(text) => parse_duration(text)
             .filter(|s| *s > 0)

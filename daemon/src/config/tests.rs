@@ -83,6 +83,7 @@ fn a_matrix_account_needs_one_way_to_log_in() {
     )
     .expect_err("no login");
     assert!(both.to_string().contains("exactly one of `password` or `access_token`"), "{both}");
-    let bad_id = parse("[[matrix]]\nname = \"m\"\nhomeserver = \"http://h\"\nuser_id = \"bot\"\n").expect_err("bad id");
+    let bad_id = parse("[[matrix]]\nname = \"m\"\nhomeserver = \"http://h\"\nuser_id = \"bot\"\n")
+        .expect_err("bad id");
     assert!(bad_id.to_string().contains("full Matrix id"), "{bad_id}");
 }
