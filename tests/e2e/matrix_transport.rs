@@ -21,7 +21,7 @@ use spellbridge_adapters::matrix::matrix_sdk::ruma::events::InitialStateEvent;
 use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
 use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::member::MembershipState;
 use spellbridge_adapters::matrix::matrix_sdk::ruma::{OwnedUserId, UserId};
-use spellbridge_adapters::matrix::{Link, MatrixOptions, MatrixTransport};
+use spellbridge_adapters::matrix::{Link, Login, MatrixOptions, MatrixTransport};
 use spellbridge_core::{Destination, GameTransport, Inbound, PlayerId, RichText, RoomId};
 use spellbridge_tests::harness::HarnessError;
 use spellbridge_tests::harness::matrix_client::{Event, MatrixClient, Method};
@@ -326,6 +326,23 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     let answer = recv(&alice.transport, WAIT).await;
     assert_eq!((answer.text.as_str(), answer.sender.as_str()), ("Duel begins", bot_id.as_str()));
 
+    // Latency in the encrypted room, transport to transport, both ways.
+    let (mut to_bot, mut to_alice) = (Vec::new(), Vec::new());
+    for i in 0..30 {
+        let started = Instant::now();
+        alice.transport.send(&to_room, &format!("!e2e {i}").as_str().into()).await.expect("sent");
+        assert_eq!(recv(&bot.transport, WAIT).await.text, format!("!e2e {i}"));
+        to_bot.push(started.elapsed());
+        let started = Instant::now();
+        bot.transport.send(&to_room, &format!("e2e {i}").as_str().into()).await.expect("sent");
+        assert_eq!(recv(&alice.transport, WAIT).await.text, format!("e2e {i}"));
+        to_alice.push(started.elapsed());
+    }
+    for (name, samples) in [("alice→bot", &mut to_bot), ("bot→alice", &mut to_alice)] {
+        let (p50, p90) = (percentile(samples, 0.5), percentile(samples, 0.9));
+        eprintln!("matrix latency, encrypted room, send()→recv() {name}: p50 {p50:?}, p90 {p90:?} over 30");
+    }
+
     // A private message: the bot creates an encrypted direct room and invites alice,
     // whose transport accepts and decrypts; her answer uses the same room.
     let secret = RichText::new().text("Your hidden move, ").mention(&PlayerId::new(&alice_id));
@@ -430,6 +447,28 @@ async fn a_restart_keeps_the_device_and_never_replays_history() {
     expected.sort();
     assert_eq!(ids, expected, "two starts made one device (besides the one registration made)");
     second.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_access_token_login_uses_the_tokens_device() {
+    let server = start_server(Options::default());
+    let store = tempfile::tempdir().expect("temp dir");
+    // Registration made a device with no E2EE keys yet: its token is what an operator
+    // would configure.
+    let (bot_id, token) = ok(server.register("spellbot", "spellbot-password", false));
+    let bot_raw = ok(MatrixClient::from_token(&server.base_url(), &bot_id, &token));
+    let registered = device_ids(&bot_raw).await;
+    assert_eq!(registered.len(), 1, "{registered:?}");
+    let mut options = options(&server, "spellbot", store.path());
+    options.login = Login::AccessToken(token);
+    for _ in 0..2 {
+        let bot = Running::started(options.clone(), &server).await;
+        assert_eq!(bot.transport.device_id().as_deref(), Some(registered[0].as_str()));
+        bot.stop().await;
+    }
+    assert_eq!(device_ids(&bot_raw).await, registered, "no device was added");
+    let saved = std::fs::read_to_string(store.path().join("session.json")).expect("session saved");
+    assert!(saved.contains(&registered[0]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -424,7 +424,7 @@ mod tests {
 
     #[test]
     fn cjk_and_emoji_are_never_cut_inside_a_character() {
-        let text = "中文字".repeat(100) + " " + &"🧙‍♀️🔥".repeat(60);
+        let text = "中文字".repeat(100) + " " + "🧙‍♀️🔥".repeat(60).as_str();
         let lines = split_ok("#magic", &text);
         assert!(lines.len() > 2);
         for line in &lines {

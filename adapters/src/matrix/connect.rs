@@ -3,7 +3,8 @@
 //!
 //! Restoring keeps the device id, so the bot stays one device with one E2EE identity
 //! across restarts; a fresh login makes a new device, so the previous stores are removed
-//! first (a crypto store belongs to exactly one device). Nothing here retries: the
+//! first (a crypto store belongs to exactly one device), as they are when the configured
+//! access token is not the one saved (a new token is a new device). Nothing here retries: the
 //! supervisor classifies a [`ConnectError`] and decides.
 
 use std::time::Duration;
@@ -99,7 +100,16 @@ async fn build(options: &MatrixOptions, store: &StoreDir) -> Result<Client, Clie
 pub async fn connect(options: &MatrixOptions, store: &StoreDir) -> Result<(Client, Origin), ConnectError> {
     let configured =
         UserId::parse(&options.user_id).map_err(|_| ConnectError::BadUserId(options.user_id.clone()))?;
-    if let Some(saved) = store.load_session()? {
+    let saved = store.load_session()?.filter(|saved| match &options.login {
+        // A token login saves the configured token: a different one configured now
+        // is a new device to start over with.
+        Login::AccessToken(token) if *token != saved.session.tokens.access_token => {
+            tracing::info!(network = %options.network, "the configured access token changed; starting over with it");
+            false
+        }
+        _ => true,
+    });
+    if let Some(saved) = saved {
         if saved.session.meta.user_id != configured {
             return Err(ConnectError::WrongAccount {
                 store: options.store_dir.display().to_string(),

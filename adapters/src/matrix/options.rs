@@ -54,7 +54,8 @@ pub struct MatrixOptions {
     /// Whose invites are accepted: user ids, `*:server` for anyone on a server, or `*`.
     /// Invites from anyone else are declined.
     pub invite_allow: Vec<String>,
-    /// What starts a command (logged with skipped messages; the router parses commands).
+    /// What starts a command. The transport hands over every message (the router parses
+    /// commands); it names the prefix when it asks a room to resend an undecryptable one.
     pub prefix: String,
     /// Reconnect backoff: first delay and the most it grows to.
     pub backoff: (Duration, Duration),

@@ -124,17 +124,22 @@ impl Supervisor {
                 End::SessionGone => {
                     self.shared.link.send_replace(Link::Down);
                     *lock(&self.shared.client) = None;
-                    let again = match options.login {
-                        Login::Password(_) => "logging in again with the password (a new device)",
+                    let pause = match options.login {
+                        Login::Password(_) => {
+                            tracing::error!(network = %network, user = %options.user_id, device = %device, "the homeserver no longer accepts the saved access token; logging in again with the password (a new device)");
+                            if let Err(error) = self.shared.store.reset() {
+                                tracing::error!(network = %network, %error, "cannot remove the old session");
+                            }
+                            options.backoff.0
+                        }
+                        // The same token would be refused again: keep the store (and its
+                        // keys) until a new token is configured; `connect` starts over then.
                         Login::AccessToken(_) => {
-                            "trying the configured access token again; configure a new one if it was revoked"
+                            tracing::error!(network = %network, user = %options.user_id, device = %device, retry_in_ms = options.backoff.1.as_millis() as u64, "the homeserver no longer accepts the configured access token; configure a new one");
+                            options.backoff.1
                         }
                     };
-                    tracing::error!(network = %network, user = %options.user_id, device = %device, "the homeserver no longer accepts the saved access token; {again}");
-                    if let Err(error) = self.shared.store.reset() {
-                        tracing::error!(network = %network, %error, "cannot remove the old session");
-                    }
-                    if !self.shared.pause(options.backoff.0).await {
+                    if !self.shared.pause(pause).await {
                         break;
                     }
                 }
@@ -335,9 +340,10 @@ impl Supervisor {
             return;
         }
         let who = item.sender.as_ref().map_or_else(|| "someone".to_owned(), ToString::to_string);
+        let prefix = &self.shared.options.prefix;
         let note = format!(
             "I could not decrypt a message from {who}: the key for it never reached my device. \
-             If it was a command, please send it again. (I say this once per room.)"
+             If it was a command ({prefix}…), please send it again. (I say this once per room.)"
         );
         if let Err(error) = item.room.send(RoomMessageEventContent::notice_plain(note)).await {
             tracing::warn!(network = %network, room = %room_id, %error, "cannot tell the room about an undecryptable message");

@@ -1,13 +1,16 @@
 //! The Matrix [`GameTransport`]: one supervised matrix-sdk client for one account.
 //!
-//! [`MatrixTransport::start`] spawns a supervisor ([`super::sync`]) that logs in or
+//! [`MatrixTransport::start`] spawns a supervisor (the private `sync` module) that logs in or
 //! restores the saved session, joins the configured rooms, accepts invites from the
 //! allow-list and runs the `/sync` loop, reconnecting with backoff when the homeserver
 //! goes away. This file is the handle the daemon holds: [`GameTransport::recv`] reads
 //! what the sync loop delivered; [`GameTransport::send`] renders rich text to HTML with
 //! pills and sends it with its own retries (a fixed transaction id, so a retry after a
-//! lost response is not a second message); a private message goes to the direct room
-//! shared with the player, created (encrypted, `is_direct`) when there is none.
+//! lost response is not a second message): rate limits are waited out, a connection
+//! failure is retried with backoff while the sync loop is up and reported as
+//! [`TransportError::Disconnected`] at once while it is down (the daemon's outbox holds
+//! the message until the reconnect). A private message goes to the direct room shared
+//! with the player, created (encrypted, `is_direct`) when there is none.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,10 +47,11 @@ pub enum Link {
     Closed,
 }
 
-/// How many times `send` tries when the homeserver cannot be reached.
-const SEND_ATTEMPTS: u32 = 5;
-/// How many rate-limit waits `send` sits out before giving up.
-const SEND_RATE_LIMIT_WAITS: u32 = 10;
+/// How many times `send` (or `join`, or creating a direct room) tries when the homeserver
+/// cannot be reached while the sync loop is up.
+const REQUEST_ATTEMPTS: u32 = 5;
+/// How many rate-limit waits one request sits out before giving up.
+const RATE_LIMIT_WAITS: u32 = 10;
 
 /// State shared between the transport handle and the supervisor.
 pub(super) struct Shared {
@@ -205,12 +209,16 @@ impl MatrixTransport {
                 Err(error) => error,
             };
             let delay = match retry::classify(&error) {
-                Failure::RateLimited(wait) if waits < SEND_RATE_LIMIT_WAITS => {
+                Failure::RateLimited(wait) if waits < RATE_LIMIT_WAITS => {
                     waits += 1;
                     tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "rate limited by the homeserver ({what}); waiting");
                     wait
                 }
-                Failure::Connection if attempts + 1 < SEND_ATTEMPTS => {
+                // While the sync loop cannot reach the homeserver either, give up at once:
+                // the daemon keeps the message in its outbox and sends it after the reconnect.
+                Failure::Connection
+                    if attempts + 1 < REQUEST_ATTEMPTS && *self.shared.link.borrow() == Link::Up =>
+                {
                     attempts += 1;
                     let delay = retry::backoff(self.shared.options.backoff, attempts, network);
                     tracing::info!(network = %network, %error, attempt = attempts, delay_ms = delay.as_millis() as u64, "cannot {what}; retrying");
