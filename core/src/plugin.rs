@@ -148,6 +148,12 @@ pub trait Table: Send + std::fmt::Debug {
     /// The table's state as JSON, in the form of CONTRACT.md's `--state-json`.
     fn snapshot(&self) -> Value;
 
+    /// The same state written straight to JSON text (the store writes one per action,
+    /// so games whose state is one serde struct skip the `Value` tree).
+    fn snapshot_text(&self) -> String {
+        self.snapshot().to_string()
+    }
+
     /// A copy of this table behind a new box.
     fn boxed_clone(&self) -> Box<dyn Table>;
 }

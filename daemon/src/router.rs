@@ -89,6 +89,21 @@ pub struct Router {
     journal: Vec<Record>,
 }
 
+/// One table as the store keeps it.
+#[derive(Clone, Debug)]
+pub struct StoredTable {
+    /// The game.
+    pub game: &'static str,
+    /// The network of its room.
+    pub network: NetworkId,
+    /// Its room.
+    pub room: RoomId,
+    /// True once the game is over.
+    pub finished: bool,
+    /// [`Router::table_snapshot`] as JSON text.
+    pub text: String,
+}
+
 /// A journal entry with what was announced because of it.
 #[derive(Clone, Debug)]
 pub struct Record {
@@ -260,6 +275,30 @@ impl Router {
             "finished": s.table.is_finished(),
             "state": s.table.snapshot(),
         }))
+    }
+
+    /// What the store keeps of one table: [`Router::table_snapshot`] as JSON text, and the
+    /// columns it is indexed by.
+    pub fn stored_table(&self, id: TableId) -> Option<StoredTable> {
+        let s = self.tables.get(&id)?;
+        let quote = |text: &str| serde_json::to_string(text).unwrap_or_default();
+        let text = format!(
+            r#"{{"table":{id},"room":{},"network":{},"game":{},"seed":{},"sequence":{},"finished":{},"state":{}}}"#,
+            quote(s.place.room.as_str()),
+            quote(s.place.network.as_str()),
+            quote(s.table.game()),
+            s.seed,
+            s.sequence,
+            s.table.is_finished(),
+            s.table.snapshot_text(),
+        );
+        Some(StoredTable {
+            game: s.table.game(),
+            network: s.place.network.clone(),
+            room: s.place.room.clone(),
+            finished: s.table.is_finished(),
+            text,
+        })
     }
 
     /// The tables, by number.

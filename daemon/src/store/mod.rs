@@ -289,18 +289,15 @@ impl Store {
                 )
                 .map_err(fail)?;
             for table in touched {
-                let Some(stored) = router.table_snapshot(table) else { continue };
-                let text =
-                    |field: &str| stored.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
-                let finished = stored.get("finished").and_then(Value::as_bool).unwrap_or(false);
+                let Some(stored) = router.stored_table(table) else { continue };
                 snapshot
                     .execute(params![
                         sql_u64(table),
-                        text("game"),
-                        text("network"),
-                        text("room"),
-                        finished,
-                        stored.to_string()
+                        stored.game,
+                        stored.network.as_str(),
+                        stored.room.as_str(),
+                        stored.finished,
+                        stored.text
                     ])
                     .map_err(fail)?;
             }

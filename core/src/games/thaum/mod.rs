@@ -370,6 +370,11 @@ impl Table for ThaumTable {
             .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
     }
 
+    fn snapshot_text(&self) -> String {
+        serde_json::to_string(&SnapshotOut { state: &self.state, options: &self.options })
+            .unwrap_or_else(|_| self.snapshot().to_string())
+    }
+
     fn boxed_clone(&self) -> Box<dyn Table> {
         Box::new(self.clone())
     }
