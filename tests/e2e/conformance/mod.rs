@@ -5,6 +5,7 @@
 //!
 //! - [`memory`]: the in-memory transport; its peer injects messages and reads what was sent.
 //! - [`irc`]: the IRC transport against a real InspIRCd, with a raw IRC client as the peer.
+//! - [`matrix`]: the Matrix transport against a real Synapse, with a raw Matrix client as the peer.
 //!
 //! Test names read `conformance::<transport>::<check>`. Everything network-specific (how
 //! a peer talks, how formatting looks on the wire, how a server restarts) lives in the
@@ -17,6 +18,7 @@ use spellbridge_core::{GameTransport, NetworkId, PlayerId, RichText, RoomId};
 
 mod checks;
 mod irc;
+mod matrix;
 mod memory;
 
 /// How long a message may take to arrive (loopback: milliseconds, normally).

@@ -1,0 +1,570 @@
+//! `spellbridge run` as a child process against a real Synapse on loopback, with a
+//! `[[matrix]]` account (password from a file, store in the test's temp dir, invites
+//! accepted from `*:localhost`):
+//!
+//! - Matrix users play a whole Duel, their moves by encrypted direct message, and a Thaum
+//!   phase, in an encrypted room one of them created; nothing is revealed early. The
+//!   players are `MatrixTransport`s (they need E2EE).
+//! - The daemon is stopped (SIGTERM) and started again mid-game with the same config and
+//!   store: the game goes on, what was said while it was down is executed once, and no
+//!   command from before the restart is executed again.
+//! - Synapse restarts mid-game: the daemon reconnects and the game goes on, nothing
+//!   executed twice.
+//!
+//! The last two use raw clients in an unencrypted room (no E2EE needed there). These need
+//! Synapse (`tests/scripts/install-synapse.sh`); without it they fail with the harness's
+//! message, they never skip. Every wait is bounded; a failure prints the daemon's log.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use spellbridge_adapters::matrix::matrix_sdk::ruma::api::client::room::create_room::v3::{
+    Request as CreateRoom, RoomPreset,
+};
+use spellbridge_adapters::matrix::matrix_sdk::ruma::events::InitialStateEvent;
+use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
+use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::member::MembershipState;
+use spellbridge_adapters::matrix::matrix_sdk::ruma::{OwnedUserId, UserId};
+use spellbridge_adapters::matrix::{MatrixOptions, MatrixTransport};
+use spellbridge_core::{Destination, GameTransport, Inbound, PlayerId, RoomId};
+use spellbridge_tests::harness::matrix_client::{MatrixClient, Message};
+use spellbridge_tests::harness::synapse::Synapse;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
+const BOT: &str = "spellbridge";
+/// How long one answer may take (E2EE key sharing and a cold sync take seconds).
+const WAIT: Duration = Duration::from_secs(30);
+/// How long the daemon may take to start, log in and answer in the room.
+const STARTUP: Duration = Duration::from_secs(60);
+
+fn password(localpart: &str) -> String {
+    format!("{localpart}-password")
+}
+
+fn server() -> Synapse {
+    tokio::task::block_in_place(Synapse::start)
+        .unwrap_or_else(|e| panic!("Synapse is needed for this test: {e}"))
+}
+
+fn register(server: &Synapse, localpart: &str) -> String {
+    server.register(localpart, &password(localpart), false).unwrap_or_else(|e| panic!("{e}")).0
+}
+
+/// The daemon, running from a config in a temp dir that outlives restarts.
+struct Daemon {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    starts: u32,
+}
+
+impl Daemon {
+    /// Writes the config (the bot's password in a file beside it) and starts the daemon.
+    fn start(server: &Synapse) -> Daemon {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let password_file = dir.path().join("bot-password");
+        std::fs::write(&password_file, format!("{}\n", password(BOT))).expect("write the password file");
+        let config = format!(
+            "prefix = \"!\"\n[store]\npath = \"games.db\"\n\
+             [[matrix]]\nname = \"matrix\"\nhomeserver = \"{homeserver}\"\nuser_id = \"{user}\"\n\
+             password = {{ file = {password_file:?} }}\nstore = {store:?}\n\
+             invite_allow = [\"*:localhost\"]\nreconnect_delay = \"1s\"\n",
+            homeserver = server.base_url(),
+            user = server.user_id(BOT),
+            store = dir.path().join("matrix-store"),
+        );
+        std::fs::write(dir.path().join("spellbridge.toml"), config).expect("write config");
+        let mut daemon = Daemon { child: None, dir, starts: 0 };
+        daemon.spawn();
+        daemon
+    }
+
+    /// Starts the daemon (again) from the same config and store; the log is appended to.
+    fn spawn(&mut self) {
+        assert!(self.child.is_none(), "the daemon is already running");
+        self.starts += 1;
+        let mut log =
+            std::fs::OpenOptions::new().create(true).append(true).open(self.log_path()).expect("log file");
+        use std::io::Write as _;
+        let _ = writeln!(log, "=== start {} ===", self.starts);
+        let child = Command::new(BIN)
+            .args(["run", "--config"])
+            .arg(self.dir.path().join("spellbridge.toml"))
+            .env("RUST_LOG", "info,spellbridge_adapters=debug")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spellbridge starts");
+        self.child = Some(child);
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.path().join("daemon.log")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    fn database(&self) -> PathBuf {
+        self.dir.path().join("games.db")
+    }
+
+    fn store(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// SIGTERM, then waits (bounded) for the exit; returns whether it exited cleanly.
+    fn terminate(&mut self) -> bool {
+        let Some(mut child) = self.child.take() else { return false };
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            eprintln!("--- the daemon's log:\n{}", self.log());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Players with E2EE: a `MatrixTransport` each.
+
+struct Player {
+    name: &'static str,
+    id: String,
+    transport: Arc<MatrixTransport>,
+    shutdown: CancellationToken,
+    _store: tempfile::TempDir,
+}
+
+impl Player {
+    async fn start(server: &Synapse, name: &'static str) -> Player {
+        let id = register(server, name);
+        let store = tempfile::tempdir().expect("temp dir");
+        let mut options = MatrixOptions::local(name, &server.base_url(), &id, &password(name), store.path());
+        // A player must not tell the room it cannot decrypt something: it is no bot.
+        options.decrypt_grace = Duration::from_secs(3600);
+        let shutdown = CancellationToken::new();
+        let (transport, _task) = MatrixTransport::start(options, shutdown.clone());
+        assert!(transport.wait_up(WAIT).await, "{name}'s client did not log in and sync within {WAIT:?}");
+        Player { name, id, transport, shutdown, _store: store }
+    }
+
+    async fn say(&self, to: &Destination, text: &str) {
+        if let Err(error) = self.transport.send(to, &text.into()).await {
+            panic!("{} could not send {text:?}: {error}", self.name);
+        }
+    }
+
+    /// The next message from the bot (in the room or privately) for which `wanted`
+    /// holds, within [`WAIT`]; the ones skipped are listed if none comes.
+    async fn expect_where(&self, what: &str, daemon: &Daemon, wanted: impl Fn(&Inbound) -> bool) -> Inbound {
+        let bot = format!("@{BOT}:localhost");
+        let deadline = Instant::now() + WAIT;
+        let mut skipped = Vec::new();
+        loop {
+            match tokio::time::timeout_at(deadline, self.transport.recv()).await {
+                Ok(Some(m)) if m.sender.as_str() == bot && wanted(&m) => return m,
+                Ok(Some(m)) => skipped.push(format!(
+                    "{}{}: {:?}",
+                    m.sender,
+                    if m.private { " (private)" } else { "" },
+                    m.text
+                )),
+                Ok(None) | Err(_) => panic!(
+                    "{} waited {WAIT:?} for {what}; skipped:\n  {}\n--- the daemon's log ends:\n{}",
+                    self.name,
+                    skipped.join("\n  "),
+                    tail(&daemon.log(), 60)
+                ),
+            }
+        }
+    }
+
+    async fn expect(&self, needle: &str, daemon: &Daemon) -> Inbound {
+        self.expect_where(&format!("{needle:?}"), daemon, |m| m.text.contains(needle)).await
+    }
+
+    async fn expect_private(&self, needle: &str, daemon: &Daemon) -> Inbound {
+        self.expect_where(&format!("a private {needle:?}"), daemon, |m| m.private && m.text.contains(needle))
+            .await
+    }
+
+    /// Everything the bot says to this player until `quiet` passes with nothing new.
+    async fn drain(&self, quiet: Duration) -> Vec<Inbound> {
+        let mut seen = Vec::new();
+        while let Ok(Some(m)) = tokio::time::timeout(quiet, self.transport.recv()).await {
+            if m.sender.as_str() == format!("@{BOT}:localhost") {
+                seen.push(m);
+            }
+        }
+        seen
+    }
+
+    async fn until_joined(&self, room: &str) {
+        let deadline = Instant::now() + WAIT;
+        while !self.transport.joined_rooms().iter().any(|r| r.as_str() == room) {
+            assert!(Instant::now() < deadline, "{} did not join {room} within {WAIT:?}", self.name);
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// Waits until this player's client sees `user` joined in `room` (so its next
+    /// encrypted message there is shared with them).
+    async fn until_member(&self, room: &str, user: &str, daemon: &Daemon) {
+        let client = self.transport.client().expect("logged in");
+        let room_id =
+            <&spellbridge_adapters::matrix::matrix_sdk::ruma::RoomId>::try_from(room).expect("a room id");
+        let user = UserId::parse(user).expect("a user id");
+        let deadline = Instant::now() + STARTUP;
+        loop {
+            if let Some(room) = client.get_room(room_id)
+                && let Ok(Some(member)) = room.get_member_no_sync(&user).await
+                && *member.membership() == MembershipState::Join
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} never saw {user} join {room} within {STARTUP:?}; the daemon's log ends:\n{}",
+                self.name,
+                tail(&daemon.log(), 60)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Says `!games` in the room until the bot answers (it has joined, and the two can
+    /// read each other's encrypted messages), within [`STARTUP`].
+    async fn until_bot_answers(&self, room: &Destination, daemon: &Daemon) {
+        let deadline = Instant::now() + STARTUP;
+        while Instant::now() < deadline {
+            self.say(room, "!games").await;
+            let until = (Instant::now() + Duration::from_secs(3)).min(deadline);
+            while let Ok(Some(m)) = tokio::time::timeout_at(until, self.transport.recv()).await {
+                if m.sender.as_str() == format!("@{BOT}:localhost") && m.text.contains("Games:") {
+                    return;
+                }
+            }
+        }
+        panic!("the bot never answered {} within {STARTUP:?}; its log:\n{}", self.name, daemon.log());
+    }
+
+    fn stop(&self) {
+        self.shutdown.cancel();
+    }
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_players_play_a_duel_by_encrypted_dm_and_a_thaum_phase_in_an_encrypted_room() {
+    let started = Instant::now();
+    let synapse = server();
+    let bot_id = register(&synapse, BOT);
+    let daemon = Daemon::start(&synapse);
+    let (alice, bob, carol) = tokio::join!(
+        Player::start(&synapse, "alice"),
+        Player::start(&synapse, "bob"),
+        Player::start(&synapse, "carol")
+    );
+
+    // carol creates an encrypted room and invites the bot and the two duellists.
+    let mut request = CreateRoom::new();
+    request.name = Some("Wizards".to_owned());
+    request.preset = Some(RoomPreset::PrivateChat);
+    request.invite = [&bot_id, &alice.id, &bob.id]
+        .into_iter()
+        .map(|id| OwnedUserId::try_from(id.as_str()).expect("user id"))
+        .collect();
+    request.initial_state = vec![
+        InitialStateEvent::with_empty_state_key(RoomEncryptionEventContent::with_recommended_defaults())
+            .to_raw_any(),
+    ];
+    let client = carol.transport.client().expect("logged in");
+    let room = client.create_room(request).await.expect("room created").room_id().to_string();
+    let in_room = Destination::Room(RoomId::new(&room));
+    tokio::join!(alice.until_joined(&room), bob.until_joined(&room));
+    for player in [&alice, &bob, &carol] {
+        for member in [&bot_id, &alice.id, &bob.id, &carol.id] {
+            player.until_member(&room, member, &daemon).await;
+        }
+    }
+    for player in [&carol, &alice, &bob] {
+        player.until_bot_answers(&in_room, &daemon).await;
+    }
+    for player in [&alice, &bob, &carol] {
+        player.drain(Duration::from_millis(500)).await;
+    }
+    eprintln!("set up in {:?}", started.elapsed());
+
+    alice.say(&in_room, &format!("!duel {}", bob.id)).await;
+    bob.expect("challenges", &daemon).await;
+    bob.say(&in_room, "!accept").await;
+    carol.expect("Round 1 begins", &daemon).await;
+
+    // Round 1: alice's spell goes by encrypted DM; the room hears nothing until bob casts.
+    let to_bot = Destination::Private(PlayerId::new(&bot_id));
+    alice.say(&to_bot, "!cast surge fire wind water thunder end").await;
+    let queued = alice.expect_private("Queued", &daemon).await;
+    assert_ne!(queued.room.as_str(), room, "the answer came in a direct room: {queued:?}");
+    let dm = client_room_encrypted(&alice, queued.room.as_str()).await;
+    assert!(dm, "alice's direct room with the bot is encrypted");
+    let early = carol.drain(Duration::from_secs(2)).await;
+    assert!(early.is_empty(), "the room heard something before bob cast: {early:#?}");
+    bob.say(&to_bot, "!cast focus earth earth earth earth end").await;
+    bob.expect_private("Queued", &daemon).await;
+    let step0 = carol.expect("Round 1, step 0", &daemon).await;
+    assert_eq!(step0.room.as_str(), room);
+    assert!(!step0.text.contains("Fire"), "step 0 reveals only the pre-conditionings: {step0:?}");
+    carol.expect("Round 1, step 1", &daemon).await;
+    carol.expect("Round 1 settles", &daemon).await;
+    // Fire Wind Water Thunder: 16 + surge 8 + explosion 16 = 40; Earth×4 focused: 16. Track 24.
+    // (The game's own text names players by their Matrix id, not their display name.)
+    let track = carol.expect("24 toward", &daemon).await;
+    assert!(
+        track.text.contains("24 toward @alice:localhost") || track.text.contains("24 toward alice"),
+        "{track:?}"
+    );
+
+    // Round 2: bob's Earth run sealed Wind and Water for alice's first 3 positions (D-10).
+    alice.say(&to_bot, "!cast surge fire wind end").await;
+    let refused = alice.expect_private("sealed", &daemon).await;
+    assert!(
+        refused.text.to_lowercase().contains("wind"),
+        "the sealed Wind is refused privately: {refused:?}"
+    );
+    alice.say(&to_bot, "!cast surge fire earth fire earth end").await;
+    alice.expect_private("Queued", &daemon).await;
+    bob.say(&to_bot, "!cast focus earth earth earth earth end").await;
+    let over = carol.expect("duel is over", &daemon).await;
+    assert!(over.text.contains("alice"), "alice wins on the track (D-1): {over:?}");
+    assert!(over.text.contains("48"), "at 48: {over:?}");
+
+    // A Thaum phase in the same encrypted room, now that the duel table is finished.
+    carol.say(&in_room, "!new thaum").await;
+    alice.expect("opens a Thaum table", &daemon).await;
+    alice.say(&in_room, "!join").await;
+    carol.expect("alice", &daemon).await;
+    bob.say(&in_room, "!join").await;
+    alice.say(&in_room, "!gather 1 fire").await;
+    bob.expect("Fire 0 → 1", &daemon).await;
+    bob.say(&in_room, "!phase next").await;
+    let not_gm = bob.expect("game master", &daemon).await;
+    assert!(not_gm.text.starts_with("bob"), "the refusal names bob: {not_gm:?}");
+    carol.say(&in_room, "!phase next").await;
+    alice.expect("Phase II", &daemon).await;
+    alice.say(&in_room, "!status").await;
+    let status = alice.expect("Mana 1", &daemon).await;
+    assert!(status.text.contains("Fire 1"), "{status:?}");
+
+    assert!(
+        !daemon.log().contains("could not decrypt"),
+        "the bot decrypted everything; log:\n{}",
+        daemon.log()
+    );
+    for player in [&alice, &bob, &carol] {
+        player.stop();
+    }
+    eprintln!("the whole game took {:?}", started.elapsed());
+}
+
+async fn client_room_encrypted(player: &Player, room: &str) -> bool {
+    let client = player.transport.client().expect("logged in");
+    let room = client.get_room(<&_>::try_from(room).expect("room id")).expect("in the room");
+    room.latest_encryption_state().await.expect("state").is_encrypted()
+}
+
+// ---------------------------------------------------------------------------------------
+// Players without E2EE: raw clients in an unencrypted room.
+
+/// carol (the game master to be), alice and bob in an unencrypted room with the bot,
+/// which has answered there.
+async fn thaum_table(
+    synapse: &Synapse,
+    daemon: &Daemon,
+) -> (MatrixClient, MatrixClient, MatrixClient, String) {
+    let base = synapse.base_url();
+    let bot_id = synapse.user_id(BOT);
+    let mut clients = Vec::new();
+    for name in ["carol", "alice", "bob"] {
+        register(synapse, name);
+        let client =
+            MatrixClient::login(&base, name, &password(name)).await.unwrap_or_else(|e| panic!("{e}"));
+        clients.push(client);
+    }
+    let (mut carol, mut alice, mut bob) = {
+        let mut it = clients.into_iter();
+        (it.next().expect("carol"), it.next().expect("alice"), it.next().expect("bob"))
+    };
+    let invite = [bot_id.as_str(), alice.user_id(), bob.user_id()].map(str::to_owned);
+    let room = carol.create_room("Thaum", &invite, false).await.unwrap_or_else(|e| panic!("{e}"));
+    alice.accept_invite(&room).await.unwrap_or_else(|e| panic!("{e}"));
+    bob.accept_invite(&room).await.unwrap_or_else(|e| panic!("{e}"));
+
+    // The bot accepts its invite and answers.
+    let deadline = Instant::now() + STARTUP;
+    'answered: loop {
+        assert!(Instant::now() < deadline, "the bot never answered in {room}; its log:\n{}", daemon.log());
+        carol.send_text(&room, "!games").await.unwrap_or_else(|e| panic!("{e}"));
+        let until = Instant::now() + Duration::from_secs(2);
+        while let Some(m) = carol.next_message(until.saturating_duration_since(Instant::now())).await {
+            if m.sender == bot_id && m.body.contains("Games:") {
+                break 'answered;
+            }
+        }
+    }
+    for client in [&mut carol, &mut alice, &mut bob] {
+        client.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    carol.send_text(&room, "!new thaum").await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut alice, "opens a Thaum table", daemon).await;
+    alice.send_text(&room, "!join").await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut alice, "alice", daemon).await;
+    bob.send_text(&room, "!join").await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut bob, "bob", daemon).await;
+    (carol, alice, bob, room)
+}
+
+/// The next message from the bot whose body contains `needle`, within [`WAIT`].
+async fn expect_raw(client: &mut MatrixClient, needle: &str, daemon: &Daemon) -> Message {
+    let bot = format!("@{BOT}:localhost");
+    match client.expect_message_matching(|m| m.sender == bot && m.body.contains(needle), WAIT).await {
+        Ok(message) => message,
+        Err(e) => {
+            panic!("{} waited for {needle:?}: {e}\n--- the daemon's log:\n{}", client.user_id(), daemon.log())
+        }
+    }
+}
+
+/// Everything the bot says until `quiet` passes with nothing new.
+async fn drain_raw(client: &mut MatrixClient, quiet: Duration) -> Vec<Message> {
+    let bot = format!("@{BOT}:localhost");
+    let mut seen = Vec::new();
+    while let Some(m) = client.next_message(quiet).await {
+        if m.sender == bot {
+            seen.push(m);
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_restart_mid_game_replays_nothing_and_loses_nothing() {
+    let started = Instant::now();
+    let synapse = server();
+    register(&synapse, BOT);
+    let mut daemon = Daemon::start(&synapse);
+    let (mut carol, mut alice, mut bob, room) = thaum_table(&synapse, &daemon).await;
+    let alice_id = alice.user_id().to_owned();
+
+    carol.send_text(&room, &format!("!coins {alice_id} +1")).await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut alice, "coins: 0 → 1", &daemon).await;
+    alice.send_text(&room, "!gather 1 fire").await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut alice, "Fire 0 → 1", &daemon).await;
+
+    assert!(daemon.terminate(), "spellbridge exits 0 on SIGTERM; log:\n{}", daemon.log());
+    // Said while the daemon is down: executed once it is back.
+    bob.send_text(&room, "!gather 1 water").await.unwrap_or_else(|e| panic!("{e}"));
+    let restarted = Instant::now();
+    daemon.spawn();
+    let back = expect_raw(&mut bob, "Water 0 → 1", &daemon).await;
+    eprintln!(
+        "the command said while the daemon was down was answered {:?} after its restart",
+        restarted.elapsed()
+    );
+    assert!(back.body.contains("bob"), "{back}");
+
+    // Nothing from before the restart is executed again.
+    let mut after = drain_raw(&mut alice, Duration::from_secs(3)).await;
+    alice.send_text(&room, "!status").await.unwrap_or_else(|e| panic!("{e}"));
+    let status = expect_raw(&mut alice, "Coins", &daemon).await;
+    assert!(
+        status.body.contains("Coins 1") && status.body.contains("Fire 1"),
+        "the coin and the gather are counted once: {status}"
+    );
+    carol.send_text(&room, &format!("!coins {alice_id} +1")).await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut alice, "coins: 1 → 2", &daemon).await;
+    after.extend(drain_raw(&mut bob, Duration::from_secs(1)).await);
+    for old in ["coins: 0 → 1", "Fire 0 → 1", "Fire 1 → 2", "opens a Thaum table", "Water 1 → 2"] {
+        let replays: Vec<&Message> = after.iter().filter(|m| m.body.contains(old)).collect();
+        assert!(replays.is_empty(), "{old:?} was executed again after the restart: {replays:#?}");
+    }
+
+    assert!(daemon.terminate(), "spellbridge exits 0 on SIGTERM; log:\n{}", daemon.log());
+    assert!(daemon.store().join("matrix-store").exists(), "the Matrix store is in the temp dir");
+    let connection = rusqlite::Connection::open(daemon.database()).expect("sqlite opens");
+    let unsent: i64 = connection.query_row("SELECT COUNT(*) FROM outbox", [], |r| r.get(0)).expect("count");
+    assert_eq!(unsent, 0, "every queued answer was sent");
+    eprintln!("the test took {:?}", started.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_homeserver_restart_mid_game_is_survived() {
+    let started = Instant::now();
+    let mut synapse = server();
+    register(&synapse, BOT);
+    let mut daemon = Daemon::start(&synapse);
+    let (mut carol, mut alice, mut bob, room) = thaum_table(&synapse, &daemon).await;
+    let alice_id = alice.user_id().to_owned();
+    carol.send_text(&room, &format!("!coins {alice_id} +1")).await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut alice, "coins: 0 → 1", &daemon).await;
+    alice.send_text(&room, "!gather 1 fire").await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut alice, "Fire 0 → 1", &daemon).await;
+
+    let restarted = Instant::now();
+    tokio::task::block_in_place(|| synapse.restart()).unwrap_or_else(|e| panic!("{e}"));
+    bob.send_text(&room, "!gather 1 water").await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut bob, "Water 0 → 1", &daemon).await;
+    eprintln!("the game went on {:?} after the homeserver restart began", restarted.elapsed());
+    assert!(
+        daemon.log().contains("reconnected to the Matrix homeserver"),
+        "the daemon reconnected by itself; log:\n{}",
+        daemon.log()
+    );
+    carol.send_text(&room, &format!("!coins {alice_id} +1")).await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut alice, "coins: 1 → 2", &daemon).await;
+
+    let mut after = drain_raw(&mut alice, Duration::from_secs(2)).await;
+    after.extend(drain_raw(&mut bob, Duration::from_millis(500)).await);
+    alice.send_text(&room, "!status").await.unwrap_or_else(|e| panic!("{e}"));
+    let status = expect_raw(&mut alice, "Coins", &daemon).await;
+    assert!(
+        status.body.contains("Coins 2") && status.body.contains("Fire 1"),
+        "each command counted once: {status}"
+    );
+    for old in ["coins: 0 → 1", "Fire 0 → 1", "Fire 1 → 2", "Water 1 → 2", "coins: 2 → 3"] {
+        let replays: Vec<&Message> = after.iter().filter(|m| m.body.contains(old)).collect();
+        assert!(replays.is_empty(), "{old:?} was executed again after the restart: {replays:#?}");
+    }
+    carol.send_text(&room, "!phase next").await.unwrap_or_else(|e| panic!("{e}"));
+    expect_raw(&mut alice, "Phase II", &daemon).await;
+
+    assert!(daemon.terminate(), "spellbridge exits 0 on SIGTERM; log:\n{}", daemon.log());
+    eprintln!("the test took {:?}", started.elapsed());
+}
