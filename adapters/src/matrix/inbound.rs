@@ -113,13 +113,17 @@ pub fn message_text(content: &RoomMessageEventContent) -> Option<String> {
         Some(Relation::Thread(thread)) => thread.in_reply_to.is_some() && !thread.is_falling_back,
         _ => false,
     };
-    let body = if is_reply { format::strip_reply_fallback(body) } else { body.as_str() };
-    let body = body.trim();
-    if !body.is_empty() {
-        return Some(body.to_owned());
+    // The HTML, reduced to text, is what the sender saw: clients such as Element put the
+    // Markdown source in `body` (`**!status**`), so a formatted command is read from it.
+    if let Some(html) = formatted.as_ref().filter(|f| f.format == MessageFormat::Html) {
+        let text = format::html_to_text(&html.body);
+        let text = text.trim();
+        if !text.is_empty() {
+            return Some(text.to_owned());
+        }
     }
-    let html = formatted.as_ref().filter(|f| f.format == MessageFormat::Html)?;
-    Some(format::html_to_text(&html.body)).filter(|t| !t.is_empty())
+    let body = if is_reply { format::strip_reply_fallback(body) } else { body.as_str() };
+    Some(body.trim().to_owned()).filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]
@@ -207,9 +211,10 @@ mod tests {
     }
 
     #[test]
-    fn html_is_used_only_when_the_body_is_empty() {
+    fn the_html_is_read_when_there_is_some_as_the_sender_saw_it() {
+        // Element puts the Markdown source in `body`.
         let both = event(
-            json!({"msgtype": "m.text", "body": "!join", "format": "org.matrix.custom.html", "formatted_body": "<b>!join</b>"}),
+            json!({"msgtype": "m.text", "body": "**!join**", "format": "org.matrix.custom.html", "formatted_body": "<strong>!join</strong>"}),
             "@alice:localhost",
         );
         assert_eq!(text_of(read(&both, bot())).as_deref(), Some("!join"));
