@@ -2,13 +2,15 @@
 //! implementations.
 //!
 //! - [`memory`]: an in-memory transport for the console and for unit tests.
-//! - [`irc`]: the IRC transport's parts: mIRC formatting, line splitting, flood control.
+//! - [`irc`]: the IRC transport (`irc` crate) and its pure parts: mIRC formatting, line
+//!   splitting, flood control.
 //! - [`matrix`]: the Matrix transport (matrix-sdk): session restore, the `/sync` loop,
 //!   E2EE, invites, direct rooms, HTML formatting with pills.
+//! - [`supervise`]: what the transports' supervisors share: the link state and backoff.
 //!
-//! The IRC (`irc` crate) and Matrix (`matrix-sdk`) transports join this crate in later
-//! issues; all of them pass one conformance suite.
+//! All of them pass one conformance suite (`tests/e2e/conformance/`).
 
 pub mod irc;
 pub mod matrix;
 pub mod memory;
+pub mod supervise;

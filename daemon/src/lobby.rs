@@ -166,9 +166,9 @@ mod tests {
 
     #[test]
     fn missing_and_extra_arguments_say_what_to_type() {
-        let missing = parse("duel").unwrap_err();
+        let missing = parse("duel").expect_err("a player is needed");
         assert!(missing.0.contains("!duel <player>"), "{missing}");
-        let extra = parse("games now please").unwrap_err();
+        let extra = parse("games now please").expect_err("no arguments");
         assert!(extra.0.contains("does not take `now please`"), "{extra}");
     }
 }

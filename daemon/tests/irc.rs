@@ -99,10 +99,11 @@ async fn wait_for_bot(client: &mut IrcClient, daemon: &Daemon) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         client.privmsg(ROOM, "!games").await.expect("send");
-        if let Some(m) = client.next_privmsg(Duration::from_secs(1)).await {
-            if m.from == BOT && m.text.contains("Games:") {
-                return;
-            }
+        if let Some(m) = client.next_privmsg(Duration::from_secs(1)).await
+            && m.from == BOT
+            && m.text.contains("Games:")
+        {
+            return;
         }
     }
     panic!("the bot never answered in {ROOM}; its log:\n{}", daemon.log());

@@ -35,10 +35,10 @@ async fn client(port: u16, nick: &str, channel: &str) -> IrcClient {
 async fn heard(transport: &IrcTransport, peer: &mut IrcClient, channel: &str, text: &str) -> Inbound {
     for _ in 0..20 {
         peer.privmsg(channel, text).await.expect("send");
-        if let Ok(Some(inbound)) = tokio::time::timeout(Duration::from_millis(500), transport.recv()).await {
-            if inbound.text == text {
-                return inbound;
-            }
+        if let Ok(Some(inbound)) = tokio::time::timeout(Duration::from_millis(500), transport.recv()).await
+            && inbound.text == text
+        {
+            return inbound;
         }
     }
     panic!("the transport never heard {text:?} in {channel}");

@@ -32,17 +32,9 @@ use tokio_util::sync::CancellationToken;
 use super::flood::{CommandLimiter, Flood, Verdict};
 use super::options::IrcOptions;
 use super::{format, split};
+use crate::supervise::backoff;
 
-/// Where the connection stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Link {
-    /// Connecting, registering, or waiting to reconnect.
-    Down,
-    /// Registered (numeric 001 received): messages can be sent.
-    Up,
-    /// Shut down for good.
-    Closed,
-}
+pub use crate::supervise::Link;
 
 /// A message waiting to be written, with who to tell once it is.
 struct Job {
@@ -63,8 +55,11 @@ struct Shared {
     link: watch::Sender<Link>,
     reconnects: std::sync::atomic::AtomicU64,
     /// `join()` calls waiting for the server's answer, by lower-cased channel name.
-    joining: Mutex<HashMap<String, Vec<oneshot::Sender<Result<(), String>>>>>,
+    joining: Mutex<HashMap<String, Vec<JoinWaiter>>>,
 }
+
+/// A `join()` call waiting for the server: `Ok` once joined, `Err(reason)` if refused.
+type JoinWaiter = oneshot::Sender<Result<(), String>>;
 
 impl Shared {
     /// Answers everyone waiting to join `channel`.
@@ -318,18 +313,6 @@ async fn sleep_until(at: Option<Instant>) {
     if let Some(at) = at {
         tokio::time::sleep_until(at).await;
     }
-}
-
-/// Exponential backoff with ±25% jitter, capped.
-fn backoff((first, most): (Duration, Duration), attempt: u32, network: &NetworkId) -> Duration {
-    let exponent = attempt.saturating_sub(1).min(16);
-    let base = first.saturating_mul(1 << exponent).min(most);
-    // Jitter from the clock and the network name: reconnecting bots spread out.
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
-            ^ network.as_str().bytes().fold(0u32, |h, b| h.rotate_left(5) ^ u32::from(b));
-    let fraction = f64::from(seed % 1000) / 1000.0; // 0 ..< 1
-    base.mul_f64(0.75 + fraction * 0.5)
 }
 
 /// Sends PASS, the capability requests, NICK and USER; CAP END now, or after SASL.

@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime};
 
 use matrix_sdk::HttpError;
 use matrix_sdk::ruma::api::error::{ErrorKind, RetryAfter};
-use spellbridge_core::NetworkId;
 
 /// What kind of failure a request met.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,18 +70,6 @@ pub fn classify_api(status: u16, kind: Option<&ErrorKind>, now: SystemTime) -> F
     }
 }
 
-/// Exponential backoff with ±25% jitter, capped: the delay before attempt `attempt`
-/// (1 for the first retry).
-pub fn backoff((first, most): (Duration, Duration), attempt: u32, network: &NetworkId) -> Duration {
-    let exponent = attempt.saturating_sub(1).min(16);
-    let base = first.saturating_mul(1 << exponent).min(most);
-    // Jitter from the clock and the network name: reconnecting bots spread out.
-    let seed = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
-        ^ network.as_str().bytes().fold(0u32, |h, b| h.rotate_left(5) ^ u32::from(b));
-    let fraction = f64::from(seed % 1000) / 1000.0; // 0 ..< 1
-    base.mul_f64(0.75 + fraction * 0.5)
-}
-
 #[cfg(test)]
 mod tests {
     use matrix_sdk::ruma::api::error::{LimitExceededErrorData, UnknownTokenErrorData};
@@ -122,18 +109,5 @@ mod tests {
         assert_eq!(classify_api(404, None, now), Failure::Refused);
         let gone = ErrorKind::UnknownToken(UnknownTokenErrorData::new());
         assert_eq!(classify_api(401, Some(&gone), now), Failure::SessionGone);
-    }
-
-    #[test]
-    fn backoff_grows_to_its_cap_with_bounded_jitter() {
-        let network = NetworkId::new("matrix");
-        let limits = (Duration::from_millis(200), Duration::from_secs(5));
-        for attempt in 1..40 {
-            let delay = backoff(limits, attempt, &network);
-            let base = Duration::from_millis(200)
-                .saturating_mul(1 << attempt.saturating_sub(1).min(16))
-                .min(limits.1);
-            assert!(delay >= base.mul_f64(0.75) && delay <= base.mul_f64(1.25), "{attempt}: {delay:?}");
-        }
     }
 }

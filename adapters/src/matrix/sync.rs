@@ -89,7 +89,7 @@ impl Supervisor {
                     attempt = attempt.saturating_add(1);
                     let delay = match error.failure() {
                         Failure::Connection => {
-                            let delay = retry::backoff(options.backoff, attempt, &network);
+                            let delay = crate::supervise::backoff(options.backoff, attempt, &network);
                             tracing::warn!(network = %network, homeserver = %options.homeserver, %error, attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
                             delay
                         }
@@ -190,7 +190,7 @@ impl Supervisor {
                         }
                         failure => {
                             attempt = attempt.saturating_add(1);
-                            let delay = retry::backoff(options.backoff, attempt, network);
+                            let delay = crate::supervise::backoff(options.backoff, attempt, network);
                             if up {
                                 tracing::warn!(network = %network, %error, "lost the Matrix homeserver; reconnecting");
                             }
@@ -387,7 +387,9 @@ impl Supervisor {
             };
             let delay = match retry::classify(&error) {
                 Failure::RateLimited(wait) => wait,
-                Failure::Connection => retry::backoff(self.shared.options.backoff, attempt, network),
+                Failure::Connection => {
+                    crate::supervise::backoff(self.shared.options.backoff, attempt, network)
+                }
                 Failure::SessionGone | Failure::Refused => {
                     tracing::warn!(network = %network, room = %room.room_id(), inviter = %inviter, %error, accept, "cannot answer an invite");
                     return;

@@ -36,16 +36,7 @@ use super::retry::{self, Failure};
 use super::store::StoreDir;
 use super::sync::Supervisor;
 
-/// Where the connection stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Link {
-    /// Logging in, or the last `/sync` failed: waiting to retry.
-    Down,
-    /// Logged in and the last `/sync` succeeded.
-    Up,
-    /// Shut down for good.
-    Closed,
-}
+pub use crate::supervise::Link;
 
 /// How many times `send` (or `join`, or creating a direct room) tries when the homeserver
 /// cannot be reached while the sync loop is up.
@@ -220,7 +211,7 @@ impl MatrixTransport {
                     if attempts + 1 < REQUEST_ATTEMPTS && *self.shared.link.borrow() == Link::Up =>
                 {
                     attempts += 1;
-                    let delay = retry::backoff(self.shared.options.backoff, attempts, network);
+                    let delay = crate::supervise::backoff(self.shared.options.backoff, attempts, network);
                     tracing::info!(network = %network, %error, attempt = attempts, delay_ms = delay.as_millis() as u64, "cannot {what}; retrying");
                     delay
                 }
