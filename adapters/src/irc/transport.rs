@@ -295,7 +295,12 @@ impl Supervisor {
                     Some(Err(error)) => return Err(error),
                     None => return Ok(session.outcome()),
                 },
-                Some(job) = self.jobs.recv(), if session.registered => session.queue_job(job),
+                Some(job) = self.jobs.recv(), if session.registered => {
+                    // Lines the bucket allows go now; the timer is only for a real wait
+                    // (it would round up to the next millisecond).
+                    session.queue_job(job);
+                    session.send_due()?;
+                }
                 Some(channel) = self.joins.recv(), if session.registered => session.sender.send_join(&channel)?,
                 () = sleep_until(next_send), if next_send.is_some() => session.send_due()?,
             }
