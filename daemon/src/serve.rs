@@ -145,8 +145,13 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
                 handle_batch(&mut store, &mut router, &settings, &options, &couriers, batch);
             }
             Some(id) = sent_rx.recv() => {
-                if let Err(error) = store.sent(id) {
-                    tracing::error!(%error, "could not mark an outbox message sent; it may be sent again after a restart");
+                // Whatever else was reported sent meanwhile goes in the same transaction.
+                let mut ids = vec![id];
+                while let Ok(more) = sent_rx.try_recv() {
+                    ids.push(more);
+                }
+                if let Err(error) = store.sent_all(&ids) {
+                    tracing::error!(%error, "could not mark outbox messages sent; they may be sent again after a restart");
                 }
             }
             () = sleep_for(timer), if timer.is_some() => {
@@ -203,6 +208,17 @@ fn handle_batch(
         let outbound = router.handle(&inbound, now());
         steps.push(Step { message: key, records: router.take_journal(), outbound, ..Step::default() });
         handled.push(inbound);
+    }
+    // A batch that changed nothing (questions such as `!status`, refusals) has nothing
+    // to keep: it is answered at once, without the outbox's fsync. Its message ids are not
+    // recorded either, so a redelivered question may be answered twice, which is harmless.
+    if steps.iter().all(|step| step.records.is_empty()) {
+        for step in steps {
+            for message in step.outbound {
+                dispatch(couriers, Queued { id: -1, message });
+            }
+        }
+        return;
     }
     match store.commit(router, &steps) {
         Ok(queued) => queued.into_iter().for_each(|q| dispatch(couriers, q)),

@@ -407,6 +407,20 @@ impl Store {
         self.connection.execute("DELETE FROM outbox WHERE id = ?1", [id]).map(drop).map_err(|e| self.error(e))
     }
 
+    /// Removes several sent messages from the outbox in one transaction.
+    pub fn sent_all(&mut self, ids: &[i64]) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let fail = |e| classify(&path, e);
+        let transaction = self.connection.transaction().map_err(fail)?;
+        {
+            let mut delete = transaction.prepare_cached("DELETE FROM outbox WHERE id = ?1").map_err(fail)?;
+            for id in ids {
+                delete.execute([id]).map_err(fail)?;
+            }
+        }
+        transaction.commit().map_err(fail)
+    }
+
     /// Every table's number with its stored snapshot, in order.
     pub fn stored_tables(&self) -> Result<Vec<(TableId, Value)>, StoreError> {
         let fail = |e| self.error(e);
