@@ -173,28 +173,10 @@ impl InspIrcd {
     /// Stops the server: SIGTERM, then SIGKILL after [`Options::stop_timeout`]. Does
     /// nothing when it is not running.
     pub fn stop(&mut self) -> Result<(), HarnessError> {
-        let Some(mut child) = self.child.take() else {
-            return Ok(());
-        };
-        if child.try_wait().ok().flatten().is_some() {
-            return Ok(());
+        match self.child.take() {
+            Some(child) => super::terminate(child, self.options.stop_timeout, "InspIRCd"),
+            None => Ok(()),
         }
-        // std cannot send SIGTERM and the workspace forbids unsafe code: use kill(1).
-        let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let deadline = Instant::now() + self.options.stop_timeout;
-        while Instant::now() < deadline {
-            match child.try_wait() {
-                Ok(Some(_)) => return Ok(()),
-                Ok(None) => thread::sleep(Duration::from_millis(10)),
-                Err(_) => break,
-            }
-        }
-        let _ = child.kill();
-        child.wait().map(|_| ()).map_err(HarnessError::io("waiting for InspIRCd to exit"))
     }
 
     /// Stops the server and starts it again on the same port with the same config, as a

@@ -70,3 +70,31 @@ impl HarnessError {
         move |source| HarnessError::Io { what, source }
     }
 }
+
+/// Stops a server child: SIGTERM (std cannot send it and the workspace forbids unsafe
+/// code, so through kill(1)), then SIGKILL once `timeout` has passed. `what` names the
+/// server in the error.
+pub(crate) fn terminate(
+    mut child: std::process::Child,
+    timeout: Duration,
+    what: &str,
+) -> Result<(), HarnessError> {
+    if child.try_wait().ok().flatten().is_some() {
+        return Ok(());
+    }
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    let deadline = std::time::Instant::now() + timeout;
+    while std::time::Instant::now() < deadline {
+        match child.try_wait() {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    child.wait().map(|_| ()).map_err(HarnessError::io(format!("waiting for {what} to exit")))
+}
