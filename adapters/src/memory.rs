@@ -5,7 +5,9 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use spellbridge_core::{Destination, GameTransport, Inbound, NetworkId, RichText, RoomId, TransportError};
+use spellbridge_core::{
+    Destination, GameTransport, Inbound, Message, NetworkId, RichText, RoomId, TransportError,
+};
 use tokio::sync::mpsc;
 
 /// A transport whose "network" is a pair of in-process queues.
@@ -70,8 +72,13 @@ impl GameTransport for MemoryTransport {
         Ok(())
     }
 
-    async fn send(&self, to: &Destination, text: &RichText) -> Result<(), TransportError> {
-        lock(&self.sent).push((to.clone(), text.clone()));
+    async fn leave(&self, room: &RoomId) -> Result<(), TransportError> {
+        lock(&self.joined).retain(|joined| joined != room);
+        Ok(())
+    }
+
+    async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError> {
+        lock(&self.sent).push((to.clone(), message.text.clone()));
         Ok(())
     }
 }
@@ -85,19 +92,14 @@ mod tests {
     async fn injected_messages_arrive_and_sent_ones_are_kept_in_order() {
         let transport = MemoryTransport::new(NetworkId::new("test"));
         transport.inject(Inbound {
-            network: NetworkId::new("test"),
-            room: RoomId::new("#magic"),
-            sender: PlayerId::new("alice"),
-            display_name: "alice".into(),
-            text: "!games".into(),
-            private: false,
             message_id: Some("1".into()),
+            ..Inbound::new(NetworkId::new("test"), RoomId::new("#magic"), PlayerId::new("alice"), "!games")
         });
         let got = transport.recv().await.expect("an injected message");
         assert_eq!(got.text, "!games");
         let room = Destination::Room(RoomId::new("#magic"));
-        transport.send(&room, &RichText::from("one")).await.expect("send");
-        transport.send(&room, &RichText::from("two")).await.expect("send");
+        transport.send(&room, &"one".into()).await.expect("send");
+        transport.send(&room, &"two".into()).await.expect("send");
         let sent: Vec<String> = transport.take_sent().into_iter().map(|(_, t)| t.plain()).collect();
         assert_eq!(sent, ["one", "two"]);
         assert!(transport.take_sent().is_empty());

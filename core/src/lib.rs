@@ -26,8 +26,9 @@ pub mod words;
 pub use dice::Dice;
 pub use ids::{NetworkId, PlayerId, RoomId};
 pub use plugin::{
-    Action, Announcement, Audience, CommandHelp, GamePlugin, Refusal, Registry, Seat, Table, TableSetup,
+    Action, Announcement, Audience, CommandHelp, GamePlugin, Refusal, Registry, Seat, Standing, Table,
+    TableSetup,
 };
 pub use text::RichText;
 pub use time::Timestamp;
-pub use transport::{Destination, GameTransport, Inbound, TransportError};
+pub use transport::{Destination, GameTransport, Inbound, Message, Said, TransportError, Voice};

@@ -9,6 +9,7 @@
 //!
 //! Adding a game touches only `core/src/games/` and one line in [`Registry::standard`].
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dice::Dice;
@@ -72,6 +73,24 @@ pub struct Action<'a> {
     pub private: bool,
     /// When it happened.
     pub now: Timestamp,
+    /// What the actor may do beyond playing, as the daemon judged it.
+    pub standing: Standing,
+}
+
+/// What a player may do at a table beyond playing, granted by the daemon rather than the
+/// game: tables keep their own game masters, and these widen them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// An ordinary player.
+    #[default]
+    Player,
+    /// An operator of the table's room (IRC channel operator, Matrix power level 50 or
+    /// more): may stop the table.
+    Operator,
+    /// A game master of every table (named in the daemon's config, or a bot admin): may
+    /// use every game-master command.
+    GameMaster,
 }
 
 /// Why a table did not take a command. The table is unchanged either way.

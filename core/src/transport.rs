@@ -10,6 +10,33 @@ use serde::{Deserialize, Serialize};
 use crate::ids::{NetworkId, PlayerId, RoomId};
 use crate::text::RichText;
 
+/// What an inbound event is: a message, or something done to an earlier one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Said {
+    /// An ordinary message.
+    #[default]
+    Message,
+    /// An action in the third person (IRC `/me`, a Matrix `m.emote`).
+    Emote,
+    /// A correction of an earlier message; the inbound's text is the new text.
+    Edit {
+        /// The network's id of the message corrected.
+        original: String,
+    },
+    /// A reaction (an emoji) to an earlier message.
+    Reaction {
+        /// The network's id of the message reacted to.
+        target: String,
+        /// The reaction itself.
+        key: String,
+    },
+    /// An earlier message was deleted.
+    Redaction {
+        /// The network's id of the message deleted.
+        target: String,
+    },
+}
+
 /// A message that arrived from a network.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Inbound {
@@ -23,10 +50,81 @@ pub struct Inbound {
     pub display_name: String,
     /// The text, with network formatting already reduced to plain text.
     pub text: String,
+    /// The same text with its formatting (bold, italic, code, colours, mentions), for
+    /// relaying to other networks.
+    pub rich: RichText,
+    /// What kind of event it is.
+    pub said: Said,
+    /// The network's id of the message this one answers, if it is a reply.
+    pub reply_to: Option<String>,
+    /// The thread it was said in (a Matrix thread's root event), if any.
+    pub thread: Option<String>,
     /// True when it was sent privately to the bot.
     pub private: bool,
     /// The network's id for this message, used to recognise redeliveries.
     pub message_id: Option<String>,
+    /// True when the sender operates the room (an IRC channel operator, a Matrix power
+    /// level of 50 or more).
+    pub operator: bool,
+}
+
+impl Inbound {
+    /// An ordinary message `text` from `sender` in `room`, shown under the sender's id;
+    /// set the other fields with struct update syntax.
+    pub fn new(network: NetworkId, room: RoomId, sender: PlayerId, text: impl Into<String>) -> Self {
+        let text = text.into();
+        Self {
+            network,
+            room,
+            display_name: sender.as_str().to_owned(),
+            sender,
+            rich: RichText::new().text(text.clone()),
+            text,
+            said: Said::Message,
+            reply_to: None,
+            thread: None,
+            private: false,
+            message_id: None,
+            operator: false,
+        }
+    }
+}
+
+/// How an outbound message is voiced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Voice {
+    /// Said normally.
+    #[default]
+    Say,
+    /// Acted in the third person (IRC `/me`, a Matrix `m.emote`).
+    Act,
+}
+
+/// What an outbound message says and how.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// The text.
+    pub text: RichText,
+    /// Said or acted.
+    #[serde(default)]
+    pub voice: Voice,
+    /// The thread to answer in (a Matrix thread's root event); networks without threads
+    /// ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
+}
+
+impl From<RichText> for Message {
+    fn from(text: RichText) -> Self {
+        Self { text, ..Self::default() }
+    }
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Self {
+        Self::from(RichText::from(text))
+    }
 }
 
 /// Where an outbound message goes.
@@ -73,6 +171,9 @@ pub trait GameTransport: Send + Sync {
     /// Joins a room so its messages arrive and messages can be sent to it.
     async fn join(&self, room: &RoomId) -> Result<(), TransportError>;
 
+    /// Leaves a room (the config no longer names it).
+    async fn leave(&self, room: &RoomId) -> Result<(), TransportError>;
+
     /// Sends a message.
-    async fn send(&self, to: &Destination, text: &RichText) -> Result<(), TransportError>;
+    async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError>;
 }

@@ -4,7 +4,7 @@
 
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin};
 use spellbridge_core::{
-    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Seat, TableSetup, Timestamp,
+    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Seat, Standing, TableSetup, Timestamp,
 };
 
 const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
@@ -43,7 +43,14 @@ fn a_scripted_duel_plays_to_the_end() {
     for (sequence, (who, private, command)) in script.iter().enumerate() {
         let who = PlayerId::new(*who);
         let typed = format!("!{command}");
-        let action = Action { actor: &who, command, typed: &typed, private: *private, now: T0.plus(60) };
+        let action = Action {
+            actor: &who,
+            command,
+            typed: &typed,
+            private: *private,
+            now: T0.plus(60),
+            standing: Standing::Player,
+        };
         let mut dice = Dice::for_action(7, sequence as u64);
         transcript.push(format!("> {who}{}: {typed}", if *private { " (dm)" } else { "" }));
         match table.act(&action, &mut dice) {
@@ -85,7 +92,14 @@ fn timeouts_seals_voids_and_favours_are_announced() {
                transcript: &mut Vec<String>| {
         let who = PlayerId::new(who);
         let typed = format!("!{command}");
-        let action = Action { actor: &who, command, typed: &typed, private: true, now: T0 };
+        let action = Action {
+            actor: &who,
+            command,
+            typed: &typed,
+            private: true,
+            now: T0,
+            standing: Standing::Player,
+        };
         match table.act(&action, &mut Dice::from_seed(11)) {
             Ok(out) => transcript.extend(out.iter().map(line)),
             Err(refusal) => transcript.push(format!("refused: {refusal}")),

@@ -11,7 +11,9 @@ use spellbridge_core::games::thaum::state::{Thaum, ThaumState};
 use spellbridge_core::games::thaum::{ThaumCommand, ThaumOptions, ThaumPlugin, engine};
 use spellbridge_core::time::DAY;
 use spellbridge_core::words::Adjustment;
-use spellbridge_core::{Action, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, TableSetup, Timestamp};
+use spellbridge_core::{
+    Action, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, Standing, TableSetup, Timestamp,
+};
 
 const ACTORS: [&str; 5] = ["alice", "bob", "carol", "dave", "zed"];
 
@@ -117,7 +119,14 @@ fn play(steps: &[Step], seed: u64, options: ThaumOptions) -> Result<(Vec<String>
                 let actor = PlayerId::new(ACTORS[*actor]);
                 let typed = format!("!{text}");
                 let before = table.snapshot();
-                let action = Action { actor: &actor, command: text, typed: &typed, private: false, now };
+                let action = Action {
+                    actor: &actor,
+                    command: text,
+                    typed: &typed,
+                    private: false,
+                    now,
+                    standing: Standing::Player,
+                };
                 match table.act(&action, &mut dice) {
                     Ok(out) => {
                         let query = matches!(parse(text), Ok(ThaumCommand::Status { .. }));

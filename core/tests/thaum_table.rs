@@ -7,8 +7,8 @@ use spellbridge_core::games::thaum::{Schedule, ThaumOptions, ThaumPlugin};
 use spellbridge_core::text::Segment;
 use spellbridge_core::time::DAY;
 use spellbridge_core::{
-    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, Table, TableSetup,
-    Timestamp,
+    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, Standing, Table,
+    TableSetup, Timestamp,
 };
 
 const SUNDAY: Timestamp = Timestamp::CONSOLE_EPOCH;
@@ -37,7 +37,8 @@ impl Room {
     fn say_as(&mut self, actor: &str, typed: &str, private: bool) -> Result<Vec<Announcement>, Refusal> {
         let actor = PlayerId::new(actor);
         let command = typed.trim_start_matches(['!', '.']);
-        let action = Action { actor: &actor, command, typed, private, now: self.now };
+        let action =
+            Action { actor: &actor, command, typed, private, now: self.now, standing: Standing::Player };
         let mut dice = Dice::for_action(11, self.sequence);
         self.sequence += 1;
         self.table.act(&action, &mut dice)

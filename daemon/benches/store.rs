@@ -13,13 +13,15 @@ use spellbridge_core::{Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp
 
 fn say(room: usize, text: &str, id: u64) -> Inbound {
     Inbound {
-        network: NetworkId::new("bench"),
-        room: RoomId::new(format!("#room{room}")),
-        sender: PlayerId::new("alice"),
         display_name: "alice".into(),
-        text: text.to_owned(),
         private: false,
         message_id: Some(id.to_string()),
+        ..Inbound::new(
+            NetworkId::new("bench"),
+            RoomId::new(format!("#room{room}")),
+            PlayerId::new("alice"),
+            text.to_owned(),
+        )
     }
 }
 

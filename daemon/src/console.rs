@@ -141,7 +141,7 @@ impl Console {
         let Some(store) = &self.store else { return Ok(Vec::new()) };
         let mut printed = Vec::new();
         for queued in store.pending()? {
-            printed.extend(self.deliver(&[queued.message]).await);
+            printed.extend(self.deliver(&[queued.outbound]).await);
             store.sent(queued.id)?;
         }
         Ok(printed)
@@ -158,13 +158,14 @@ impl Console {
             ScriptLine::Say { player, text, private, message_id } => {
                 let room = if private { format!("dm:{player}") } else { CONSOLE_ROOM.to_owned() };
                 self.transport.inject(Inbound {
-                    network: NetworkId::new(CONSOLE_NETWORK),
-                    room: RoomId::new(room),
-                    sender: PlayerId::new(player.clone()),
-                    display_name: player,
-                    text,
                     private,
                     message_id,
+                    ..Inbound::new(
+                        NetworkId::new(CONSOLE_NETWORK),
+                        RoomId::new(room),
+                        PlayerId::new(player),
+                        text,
+                    )
                 });
                 let Some(inbound) = self.transport.recv().await else { return Ok(Vec::new()) };
                 let key =
@@ -210,7 +211,7 @@ impl Console {
             Ok(queued) => {
                 let mut printed = Vec::new();
                 for q in queued {
-                    printed.extend(self.deliver(std::slice::from_ref(&q.message)).await);
+                    printed.extend(self.deliver(std::slice::from_ref(&q.outbound)).await);
                     if let Some(store) = &self.store {
                         // Already printed: if this fails the message prints again on restart.
                         let _ = store.sent(q.id);
@@ -241,13 +242,13 @@ impl Console {
         let text = spellbridge_core::RichText::new().mention(&inbound.sender).text(format!(
             ": that was not taken, because it could not be saved ({reason}). Try again in a moment."
         ));
-        self.deliver(&[Outbound { network: inbound.network.clone(), to, text }]).await
+        self.deliver(&[Outbound { network: inbound.network.clone(), to, message: text.into() }]).await
     }
 
     async fn deliver(&self, outbound: &[Outbound]) -> Vec<String> {
         for message in outbound {
             // The in-memory transport cannot fail to send.
-            let _ = self.transport.send(&message.to, &message.text).await;
+            let _ = self.transport.send(&message.to, &message.message).await;
         }
         self.transport
             .take_sent()

@@ -6,7 +6,7 @@
 //! snapshot cannot be loaded is recovered and how `spellbridge verify` audits a database.
 
 use serde::{Deserialize, Serialize};
-use spellbridge_core::{NetworkId, PlayerId, RoomId, Timestamp};
+use spellbridge_core::{NetworkId, PlayerId, RoomId, Standing, Timestamp};
 
 /// A table's number, unique within one router (and one database).
 pub type TableId = u64;
@@ -58,6 +58,9 @@ pub enum Entry {
         typed: String,
         /// True when sent privately.
         private: bool,
+        /// What the actor could do beyond playing (older journals: a player).
+        #[serde(default)]
+        standing: Standing,
         /// When.
         now: Timestamp,
         /// The seed of the dice the action was given.

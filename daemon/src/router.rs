@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use spellbridge_core::dice::mix;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Announcement, Audience, Destination, Dice, Inbound, NetworkId, PlayerId, Refusal, Registry,
-    RichText, RoomId, Seat, Table, TableSetup, Timestamp,
+    Action, Announcement, Audience, Destination, Dice, Inbound, Message, NetworkId, PlayerId, Refusal,
+    Registry, RichText, RoomId, Seat, Standing, Table, TableSetup, Timestamp,
 };
 
 use crate::journal::{Entry, SeatRecord, TableId};
@@ -38,8 +38,8 @@ pub struct Outbound {
     pub network: NetworkId,
     /// The room or user to send it to.
     pub to: Destination,
-    /// What it says.
-    pub text: RichText,
+    /// What it says, and how.
+    pub message: Message,
 }
 
 /// A table with what the router keeps about it.
@@ -340,9 +340,10 @@ impl Router {
                 let place = Place { network: network.clone(), room: room.clone() };
                 self.tables.insert(*table, Seating { place, seed: *seed, sequence: 0, table: opened });
             }
-            Entry::Acted { table, sequence, actor, command, typed, private, now, .. } => {
+            Entry::Acted { table, sequence, actor, command, typed, private, now, standing, .. } => {
                 let seating = self.seating_at(*table, *sequence)?;
-                let action = Action { actor, command, typed, private: *private, now: *now };
+                let action =
+                    Action { actor, command, typed, private: *private, now: *now, standing: *standing };
                 let mut dice = Dice::for_action(seating.seed, seating.sequence);
                 seating.table.act(&action, &mut dice).map_err(|refusal| ReplayError::Diverged {
                     table: *table,
@@ -563,7 +564,7 @@ impl Router {
         self.announced(vec![Outbound {
             network: reply_to.network.clone(),
             to: reply_to.destination.clone(),
-            text,
+            message: text.into(),
         }])
     }
 
@@ -611,7 +612,7 @@ impl Router {
                 self.announced(vec![Outbound {
                     network: reply_to.network.clone(),
                     to: reply_to.destination.clone(),
-                    text,
+                    message: text.into(),
                 }])
             }
             _ => vec![reply(
@@ -669,7 +670,8 @@ impl Router {
             }
         };
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new() };
-        let action = Action { actor: sender, command, typed, private: inbound.private, now };
+        let standing = Standing::Player;
+        let action = Action { actor: sender, command, typed, private: inbound.private, now, standing };
         let mut dice = Dice::for_action(seating.seed, seating.sequence);
         let query = seating.table.is_query(command);
         match seating.table.act(&action, &mut dice) {
@@ -684,6 +686,7 @@ impl Router {
                     typed: typed.to_owned(),
                     private: inbound.private,
                     now,
+                    standing,
                     dice_seed: dice.seed(),
                     draws: dice.draws(),
                 };
@@ -809,12 +812,12 @@ impl Router {
                 Audience::Table => Outbound {
                     network: place.network.clone(),
                     to: Destination::Room(place.room.clone()),
-                    text: a.text,
+                    message: a.text.into(),
                 },
                 Audience::Player(player) => Outbound {
                     network: self.homes.get(&player).cloned().unwrap_or_else(|| place.network.clone()),
                     to: Destination::Private(player),
-                    text: a.text,
+                    message: a.text.into(),
                 },
             })
             .collect()
@@ -827,7 +830,7 @@ fn reply(reply_to: &ReplyTo, sender: &PlayerId, text: RichText) -> Outbound {
         Destination::Room(_) => RichText::new().mention(sender).text(": ").append(text),
         Destination::Private(_) => text,
     };
-    Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), text }
+    Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), message: text.into() }
 }
 
 fn refusal_text(refusal: Refusal) -> RichText {

@@ -215,7 +215,7 @@ fn handle_batch(
     if steps.iter().all(|step| step.records.is_empty()) {
         for step in steps {
             for message in step.outbound {
-                dispatch(couriers, Queued { id: -1, message });
+                dispatch(couriers, Queued { id: -1, outbound: message });
             }
         }
         return;
@@ -241,7 +241,10 @@ fn handle_batch(
                 };
                 dispatch(
                     couriers,
-                    Queued { id: -1, message: Outbound { network: inbound.network.clone(), to, text } },
+                    Queued {
+                        id: -1,
+                        outbound: Outbound { network: inbound.network.clone(), to, message: text.into() },
+                    },
                 );
             }
         }
@@ -249,12 +252,12 @@ fn handle_batch(
 }
 
 fn dispatch(couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>, queued: Queued) {
-    match couriers.get(&queued.message.network) {
+    match couriers.get(&queued.outbound.network) {
         Some(courier) => {
             let _ = courier.send(queued);
         }
         None => {
-            tracing::warn!(network = %queued.message.network, "a message for a network that is not configured stays in the outbox")
+            tracing::warn!(network = %queued.outbound.network, "a message for a network that is not configured stays in the outbox")
         }
     }
 }
@@ -289,9 +292,9 @@ async fn courier(
     while let Some(queued) = queue.recv().await {
         let mut wait = Duration::from_millis(100);
         loop {
-            match transport.send(&queued.message.to, &queued.message.text).await {
+            match transport.send(&queued.outbound.to, &queued.outbound.message).await {
                 Ok(()) => {
-                    tracing::debug!(network = %transport.network(), to = ?queued.message.to, "message out");
+                    tracing::debug!(network = %transport.network(), to = ?queued.outbound.to, "message out");
                     break;
                 }
                 Err(TransportError::Disconnected { .. }) => {

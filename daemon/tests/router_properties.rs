@@ -63,13 +63,15 @@ fn conversation() -> impl Strategy<Value = Vec<(usize, bool, String, u32)>> {
 fn message(speaker: usize, private: bool, text: String) -> Inbound {
     let player = PLAYERS[speaker];
     Inbound {
-        network: NetworkId::new("test"),
-        room: RoomId::new(if private { format!("dm:{player}") } else { "#magic".to_owned() }),
-        sender: PlayerId::new(player),
         display_name: player.to_owned(),
-        text,
-        private,
+        private: private,
         message_id: None,
+        ..Inbound::new(
+            NetworkId::new("test"),
+            RoomId::new(if private { format!("dm:{player}") } else { "#magic".to_owned() }),
+            PlayerId::new(player),
+            text,
+        )
     }
 }
 

@@ -14,13 +14,8 @@ fuzz_target!(|script: &str| {
             Ok(ScriptLine::Say { player, text, private, .. }) => {
                 let room = if private { format!("dm:{player}") } else { "console".to_owned() };
                 let inbound = Inbound {
-                    network: NetworkId::new("fuzz"),
-                    room: RoomId::new(room),
-                    sender: PlayerId::new(player.clone()),
-                    display_name: player,
-                    text,
                     private,
-                    message_id: None,
+                    ..Inbound::new(NetworkId::new("fuzz"), RoomId::new(room), PlayerId::new(player), text)
                 };
                 let _ = router.handle(&inbound, now);
             }

@@ -197,13 +197,10 @@ async fn an_invited_bot_reads_commands_and_answers_with_html_and_pills() {
     assert_eq!(
         got,
         Inbound {
-            network: NETWORK.into(),
-            room: RoomId::new(&room),
-            sender: PlayerId::new(&alice_id),
             display_name: "alice".to_owned(),
-            text: "!games".to_owned(),
             private: false,
             message_id: Some(event_id.clone()),
+            ..Inbound::new(NETWORK.into(), RoomId::new(&room), PlayerId::new(&alice_id), "!games".to_owned())
         }
     );
 
@@ -237,7 +234,7 @@ async fn an_invited_bot_reads_commands_and_answers_with_html_and_pills() {
         .text(" — type ")
         .code("!join")
         .italic(" now");
-    bot.transport.send(&Destination::Room(RoomId::new(&room)), &text).await.expect("sent");
+    bot.transport.send(&Destination::Room(RoomId::new(&room)), &text.clone().into()).await.expect("sent");
     let event = next_message_from(&mut alice, &server.user_id("spellbot"), WAIT).await;
     let content = &event.content;
     assert_eq!(content["msgtype"], "m.text");
@@ -322,7 +319,7 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     assert_eq!(got.room.as_str(), room);
     assert!(got.private, "two members: a direct chat by the transport's rule");
     until_member(&bot.transport, &room, &alice_id).await;
-    bot.transport.send(&to_room, &RichText::new().bold("Duel").text(" begins")).await.expect("sent");
+    bot.transport.send(&to_room, &RichText::new().bold("Duel").text(" begins").into()).await.expect("sent");
     let answer = recv(&alice.transport, WAIT).await;
     assert_eq!((answer.text.as_str(), answer.sender.as_str()), ("Duel begins", bot_id.as_str()));
 
@@ -346,7 +343,10 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     // A private message: the bot creates an encrypted direct room and invites alice,
     // whose transport accepts and decrypts; her answer uses the same room.
     let secret = RichText::new().text("Your hidden move, ").mention(&PlayerId::new(&alice_id));
-    bot.transport.send(&Destination::Private(PlayerId::new(&alice_id)), &secret).await.expect("sent");
+    bot.transport
+        .send(&Destination::Private(PlayerId::new(&alice_id)), &secret.clone().into())
+        .await
+        .expect("sent");
     let dm = recv(&alice.transport, WAIT).await;
     assert_eq!(dm.text, "Your hidden move, alice");
     assert!(dm.private && dm.room.as_str() != room, "{dm:?}");

@@ -22,9 +22,7 @@ use base64::Engine as _;
 use futures_util::StreamExt as _;
 use irc::client::prelude::{Capability, Client, Command, Config, Message, Response};
 use irc::proto::CapSubCommand;
-use spellbridge_core::{
-    Destination, GameTransport, Inbound, NetworkId, PlayerId, RichText, RoomId, TransportError,
-};
+use spellbridge_core::{Destination, GameTransport, Inbound, NetworkId, PlayerId, RoomId, TransportError};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -79,7 +77,13 @@ pub struct IrcTransport {
     shared: Arc<Shared>,
     inbound: tokio::sync::Mutex<mpsc::Receiver<Inbound>>,
     jobs: mpsc::UnboundedSender<Job>,
-    joins: mpsc::UnboundedSender<String>,
+    joins: mpsc::UnboundedSender<Membership>,
+}
+
+/// A change of channel the connection task makes.
+enum Membership {
+    Join(String),
+    Part(String),
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -170,7 +174,7 @@ impl GameTransport for IrcTransport {
         }
         let (answer, answered) = oneshot::channel();
         lock(&self.shared.joining).entry(channel.to_lowercase()).or_default().push(answer);
-        let _ = self.joins.send(channel.clone());
+        let _ = self.joins.send(Membership::Join(channel.clone()));
         let refused =
             |reason: String| TransportError::Refused { network: self.shared.options.network.clone(), reason };
         match tokio::time::timeout(JOIN_WAIT, answered).await {
@@ -184,7 +188,21 @@ impl GameTransport for IrcTransport {
         }
     }
 
-    async fn send(&self, to: &Destination, text: &RichText) -> Result<(), TransportError> {
+    async fn leave(&self, room: &RoomId) -> Result<(), TransportError> {
+        let channel = room.as_str().to_owned();
+        lock(&self.shared.channels).remove(&channel);
+        if *self.shared.link.borrow() == Link::Up {
+            let _ = self.joins.send(Membership::Part(channel));
+        }
+        Ok(())
+    }
+
+    async fn send(
+        &self,
+        to: &Destination,
+        message: &spellbridge_core::Message,
+    ) -> Result<(), TransportError> {
+        let text = &message.text;
         let network = &self.shared.options.network;
         let down = |reason: &str| TransportError::Disconnected {
             network: network.clone(),
@@ -218,7 +236,7 @@ struct Supervisor {
     shared: Arc<Shared>,
     inbound: mpsc::Sender<Inbound>,
     jobs: mpsc::UnboundedReceiver<Job>,
-    joins: mpsc::UnboundedReceiver<String>,
+    joins: mpsc::UnboundedReceiver<Membership>,
     shutdown: CancellationToken,
 }
 
@@ -301,7 +319,10 @@ impl Supervisor {
                     session.queue_job(job);
                     session.send_due()?;
                 }
-                Some(channel) = self.joins.recv(), if session.registered => session.sender.send_join(&channel)?,
+                Some(change) = self.joins.recv(), if session.registered => match change {
+                    Membership::Join(channel) => session.sender.send_join(&channel)?,
+                    Membership::Part(channel) => session.sender.send_part(&channel)?,
+                },
                 () = sleep_until(next_send), if next_send.is_some() => session.send_due()?,
             }
         }
@@ -535,13 +556,10 @@ impl Session {
         let private = !target.starts_with(['#', '&']);
         let room = if private { nick.to_owned() } else { target.to_owned() };
         let message = Inbound {
-            network: options.network.clone(),
-            room: RoomId::new(room),
-            sender: player,
             display_name: nick.to_owned(),
-            text,
             private,
             message_id: tag("msgid"),
+            ..Inbound::new(options.network.clone(), RoomId::new(room), player, text)
         };
         if inbound.send(message).await.is_err() {
             tracing::debug!("nobody reads inbound messages any more");

@@ -298,13 +298,15 @@ impl Supervisor {
     async fn hand_over(&self, room: &Room, event_id: OwnedEventId, sender: &UserId, text: String) {
         let private = room.is_direct().await.unwrap_or(false) || room.joined_members_count() == 2;
         let message = Inbound {
-            network: self.shared.options.network.clone(),
-            room: RoomId::new(room.room_id().as_str()),
-            sender: transport::player(sender),
             display_name: transport::display_name(room, sender).await,
-            text,
             private,
             message_id: Some(event_id.to_string()),
+            ..Inbound::new(
+                self.shared.options.network.clone(),
+                RoomId::new(room.room_id().as_str()),
+                transport::player(sender),
+                text,
+            )
         };
         if self.inbound.send(message).await.is_err() {
             tracing::debug!("nobody reads inbound Matrix messages any more");

@@ -24,7 +24,7 @@ use matrix_sdk::ruma::{OwnedRoomId, OwnedUserId, RoomOrAliasId, TransactionId, U
 use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
-    Destination, GameTransport, Inbound, NetworkId, PlayerId, RichText, RoomId, TransportError,
+    Destination, GameTransport, Inbound, Message, NetworkId, PlayerId, RichText, RoomId, TransportError,
 };
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -248,7 +248,20 @@ impl GameTransport for MatrixTransport {
         Ok(())
     }
 
-    async fn send(&self, to: &Destination, text: &RichText) -> Result<(), TransportError> {
+    async fn leave(&self, room: &RoomId) -> Result<(), TransportError> {
+        lock(&self.shared.rooms).remove(room.as_str());
+        let Some(client) = self.shared.client() else { return Ok(()) };
+        let id = matrix_sdk::ruma::RoomId::parse(room.as_str())
+            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id: {e}")))?;
+        let Some(joined) = client.get_room(&id).filter(|r| r.state() == RoomState::Joined) else {
+            return Ok(());
+        };
+        self.with_retry("leave the room", || joined.leave()).await?;
+        Ok(())
+    }
+
+    async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError> {
+        let text = &message.text;
         if text.is_empty() {
             return Ok(());
         }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 use serde_json::Value;
-use spellbridge_core::{Destination, NetworkId, Registry, RichText};
+use spellbridge_core::{Destination, Message, NetworkId, Registry, RichText};
 
 use crate::journal::{Entry, TableId};
 use crate::router::{Outbound, Record, ReplayError, Router, RouterOptions};
@@ -150,7 +150,7 @@ pub struct Queued {
     /// Its place in the outbox; pass it to [`Store::sent`].
     pub id: i64,
     /// The message.
-    pub message: Outbound,
+    pub outbound: Outbound,
 }
 
 /// The SQLite store.
@@ -252,7 +252,8 @@ impl Store {
                     if let Some(table) = record.entry.table() {
                         touched.insert(table);
                     }
-                    let events: Vec<String> = record.announced.iter().map(|o| o.text.plain()).collect();
+                    let events: Vec<String> =
+                        record.announced.iter().map(|o| o.message.text.plain()).collect();
                     journal
                         .execute(params![
                             row.table.map(sql_u64),
@@ -271,15 +272,15 @@ impl Store {
                 for (key, value) in &step.meta {
                     meta.execute(params![key, value]).map_err(fail)?;
                 }
-                for message in &step.outbound {
+                for outbound in &step.outbound {
                     outbox
                         .execute(params![
-                            message.network.as_str(),
-                            to_json(&message.to),
-                            to_json(&message.text)
+                            outbound.network.as_str(),
+                            to_json(&outbound.to),
+                            to_json(&outbound.message)
                         ])
                         .map_err(fail)?;
-                    queued.push(Queued { id: transaction.last_insert_rowid(), message: message.clone() });
+                    queued.push(Queued { id: transaction.last_insert_rowid(), outbound: outbound.clone() });
                 }
             }
             let mut snapshot = transaction
@@ -396,8 +397,12 @@ impl Store {
                     detail: format!("outbox {id}: {e}"),
                 };
                 let to: Destination = serde_json::from_str(&destination).map_err(bad)?;
-                let text: RichText = serde_json::from_str(&text).map_err(bad)?;
-                Ok(Queued { id, message: Outbound { network: NetworkId::new(network), to, text } })
+                // Version 2 rows hold only the text; later ones the whole message.
+                let message = match serde_json::from_str::<Message>(&text) {
+                    Ok(message) => message,
+                    Err(_) => Message::from(serde_json::from_str::<RichText>(&text).map_err(bad)?),
+                };
+                Ok(Queued { id, outbound: Outbound { network: NetworkId::new(network), to, message } })
             })
             .collect()
     }

@@ -21,7 +21,7 @@ fn message(n: usize) -> Outbound {
     Outbound {
         network: NetworkId::new("irc"),
         to: Destination::Room(RoomId::new("#magic")),
-        text: RichText::new().text(format!("message {n}")),
+        message: RichText::new().text(format!("message {n}")).into(),
     }
 }
 
@@ -114,7 +114,7 @@ fn the_outbox_keeps_order_and_forgets_only_what_was_sent() {
     drop(store);
     let store = open(&path).expect("reopens");
     let texts: Vec<String> =
-        store.pending().expect("pending").into_iter().map(|q| q.message.text.plain()).collect();
+        store.pending().expect("pending").into_iter().map(|q| q.outbound.message.text.plain()).collect();
     assert_eq!(texts, ["message 1", "message 3", "message 4"]);
 }
 
@@ -139,8 +139,8 @@ fn private_destinations_round_trip_through_the_outbox() {
     let dm = Outbound {
         network: NetworkId::new("matrix"),
         to: Destination::Private(PlayerId::new("@alice:localhost")),
-        text: RichText::new().bold("Fire").text(" and ").code("!cast"),
+        message: RichText::new().bold("Fire").text(" and ").code("!cast").into(),
     };
     store.commit(&router(), &[Step { outbound: vec![dm.clone()], ..Step::default() }]).expect("commit");
-    assert_eq!(store.pending().expect("pending")[0].message, dm);
+    assert_eq!(store.pending().expect("pending")[0].outbound, dm);
 }

@@ -67,7 +67,7 @@ async fn expect_seen(peer: &mut impl Peer, what: &str, wanted: impl Fn(&Seen) ->
 
 /// Sends a message, failing the test with the transport's error.
 async fn send(transport: &impl GameTransport, to: &Destination, text: &RichText) {
-    if let Err(error) = transport.send(to, text).await {
+    if let Err(error) = transport.send(to, &text.clone().into()).await {
         panic!("sending {:?} to {to:?} failed: {error}", text.plain());
     }
 }

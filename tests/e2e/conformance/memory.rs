@@ -77,13 +77,10 @@ impl MemoryPeer {
     fn inject(&mut self, room: RoomId, text: String, private: bool) {
         self.next_id += 1;
         self.transport.inject(Inbound {
-            network: NetworkId::new(NETWORK),
-            room,
-            sender: self.player(),
             display_name: self.display_name(),
-            text,
             private,
             message_id: Some(format!("memory-{}", self.next_id)),
+            ..Inbound::new(NetworkId::new(NETWORK), room, self.player(), text)
         });
     }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::engine::WINNING_TRACK;
 use super::round::{Check, SpellState};
 use super::*;
-use crate::plugin::{Audience, Seat};
+use crate::plugin::{Audience, Seat, Standing};
 
 const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
 
@@ -436,6 +436,7 @@ fn the_table_refuses_a_public_cast_without_echoing_it() {
         typed: "!cast surge fire thunderr",
         private: false,
         now: T0,
+        standing: Standing::Player,
     };
     let refusal = table.act(&action, &mut Dice::from_seed(1)).expect_err("public casts are refused");
     let text = refusal.to_string();
@@ -450,7 +451,8 @@ fn the_table_reveals_steps_to_all_and_queues_only_to_their_owner() {
     assert!(!table.opening().is_empty());
     let act = |table: &mut Box<dyn Table>, who: &PlayerId, command: &str, private: bool| {
         let typed = format!("!{command}");
-        let action = Action { actor: who, command, typed: &typed, private, now: T0 };
+        let action =
+            Action { actor: who, command, typed: &typed, private, now: T0, standing: Standing::Player };
         table.act(&action, &mut Dice::from_seed(5)).expect("accepted")
     };
     let acks = act(&mut table, &alice(), "cast surge fire wind end", true);
