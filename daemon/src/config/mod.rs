@@ -9,12 +9,15 @@ pub mod secret;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use spellbridge_core::Registry;
+use std::net::SocketAddr;
+
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin, Wizards};
 use spellbridge_core::games::thaum::{ThaumOptions, ThaumPlugin};
 use spellbridge_core::time::parse_duration;
+use spellbridge_core::{NetworkId, PlayerId, Registry, RoomId};
 
 use crate::store::Durability;
+pub use raw::LogFormat;
 pub use secret::{Secret, SecretSource};
 
 /// Everything the daemon needs, validated.
@@ -34,6 +37,34 @@ pub struct Settings {
     pub thaum: ThaumOptions,
     /// The Duel's options, wizards included.
     pub duel: DuelOptions,
+    /// Rooms joined into bridges.
+    pub bridges: Vec<BridgeSettings>,
+    /// Bot admins and game masters of every table.
+    pub permissions: PermissionSettings,
+    /// Where `/healthz` and `/metrics` listen, if anywhere.
+    pub http: Option<SocketAddr>,
+    /// How log lines are written.
+    pub log_format: LogFormat,
+}
+
+/// One bridge: rooms on any networks that share chat and tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BridgeSettings {
+    /// Its name.
+    pub name: String,
+    /// Its rooms, as (network, room).
+    pub rooms: Vec<(NetworkId, RoomId)>,
+    /// Relay plain chat between them.
+    pub relay: bool,
+}
+
+/// Who may do more than play.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PermissionSettings {
+    /// Bot admins: game masters of every table, and may stop any table.
+    pub admins: Vec<(NetworkId, PlayerId)>,
+    /// Game masters of every table.
+    pub game_masters: Vec<(NetworkId, PlayerId)>,
 }
 
 impl Settings {
@@ -214,6 +245,65 @@ impl Settings {
             duel.wizards = Wizards::from_toml(&text)
                 .map_err(|e| invalid(format!("[duel] wizards {}: {e}", file.display())))?;
         }
+        let mut bridges = Vec::new();
+        let mut bridged = std::collections::BTreeMap::new();
+        for bridge in raw.bridge {
+            let at = |what: String| invalid(format!("[[bridge]] `{}`: {what}", bridge.name));
+            if bridge.rooms.len() < 2 {
+                return Err(at(
+                    "a bridge links two or more rooms, e.g. rooms = [{ network = \"libera\", room = \"#magic\" }, \
+                     { network = \"matrix\", room = \"!abc:example.org\" }]"
+                        .to_owned(),
+                ));
+            }
+            let mut rooms = Vec::new();
+            for room in bridge.rooms {
+                if !names.contains(&room.network) {
+                    let known: Vec<&str> = names.iter().map(String::as_str).collect();
+                    return Err(at(format!(
+                        "no network is called `{}`; the networks are: {}",
+                        room.network,
+                        known.join(", ")
+                    )));
+                }
+                if let Some(other) =
+                    bridged.insert((room.network.clone(), room.room.clone()), bridge.name.clone())
+                {
+                    return Err(at(format!(
+                        "{} on {} is already in bridge `{other}`; a room belongs to one bridge",
+                        room.room, room.network
+                    )));
+                }
+                rooms.push((NetworkId::new(room.network), RoomId::new(room.room)));
+            }
+            bridges.push(BridgeSettings { name: bridge.name, rooms, relay: bridge.relay.unwrap_or(true) });
+        }
+        let permissions = raw.permissions.unwrap_or_default();
+        let people = |list: Vec<String>, what: &str| -> Result<Vec<(NetworkId, PlayerId)>, ConfigError> {
+            list.into_iter()
+                .map(|entry| match entry.split_once('/') {
+                    Some((network, player)) if names.contains(network) && !player.is_empty() => {
+                        Ok((NetworkId::new(network), PlayerId::new(player)))
+                    }
+                    _ => Err(invalid(format!(
+                        "[permissions] {what}: `{entry}` must be network/player with a configured network, \
+                         e.g. \"libera/alice\" or \"matrix/@alice:example.org\""
+                    ))),
+                })
+                .collect()
+        };
+        let permissions = PermissionSettings {
+            admins: people(permissions.admins, "admins")?,
+            game_masters: people(permissions.game_masters, "game_masters")?,
+        };
+        let http = match raw.http.and_then(|h| h.listen) {
+            None => None,
+            Some(text) => Some(text.parse::<SocketAddr>().map_err(|e| {
+                invalid(format!(
+                    "[http] listen `{text}` is not an address ({e}); write e.g. \"127.0.0.1:9180\""
+                ))
+            })?),
+        };
         Ok(Settings {
             prefix,
             database,
@@ -222,6 +312,10 @@ impl Settings {
             matrix,
             thaum,
             duel,
+            bridges,
+            permissions,
+            http,
+            log_format: raw.log.and_then(|l| l.format).unwrap_or_default(),
         })
     }
 }

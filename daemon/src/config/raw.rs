@@ -26,6 +26,76 @@ pub struct Config {
     /// `[[matrix]]`, one per bot account.
     #[serde(default)]
     pub matrix: Vec<Matrix>,
+    /// `[[bridge]]`, one per set of linked rooms.
+    #[serde(default)]
+    pub bridge: Vec<Bridge>,
+    /// `[permissions]`.
+    pub permissions: Option<Permissions>,
+    /// `[http]`.
+    pub http: Option<Http>,
+    /// `[log]`.
+    pub log: Option<Log>,
+}
+
+/// `[[bridge]]`: rooms on any networks joined into one place.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bridge {
+    /// The bridge's name (logs, metrics).
+    pub name: String,
+    /// The rooms, e.g. `{ network = "libera", room = "#magic" }`.
+    pub rooms: Vec<BridgeRoom>,
+    /// Relay plain chat between the rooms (default true); tables are shared either way.
+    pub relay: Option<bool>,
+}
+
+/// One room of a `[[bridge]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeRoom {
+    /// The network's name, as in `[[irc]]` or `[[matrix]]`.
+    pub network: String,
+    /// The IRC channel, or the Matrix room id (`!…`).
+    pub room: String,
+}
+
+/// `[permissions]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Permissions {
+    /// Bot admins, as `network/player` (`libera/alice`, `matrix/@alice:example.org`).
+    #[serde(default)]
+    pub admins: Vec<String>,
+    /// Game masters of every table, in the same form.
+    #[serde(default)]
+    pub game_masters: Vec<String>,
+}
+
+/// `[http]`: the health and metrics endpoint.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Http {
+    /// Where to listen, e.g. "127.0.0.1:9180" (default: no endpoint).
+    pub listen: Option<String>,
+}
+
+/// `[log]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Log {
+    /// `text` (default) or `json`.
+    pub format: Option<LogFormat>,
+}
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    /// For people.
+    #[default]
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
 }
 
 /// `[[matrix]]`.
