@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use spellbridge_core::games::thaum::{ThaumCommand, ThaumOptions, engine, parse};
-use spellbridge_core::{Dice, PlayerId, Timestamp};
+use spellbridge_core::{Dice, PlayerId, Standing, Timestamp};
 
 /// Ten phases of a four-player Thaum table: each player gathers, bleeds, transmutes and
 /// casts at the others; someone asks for status; the game master ends the phase (so Mana
@@ -45,8 +45,15 @@ fn thaum_benches(c: &mut Criterion) {
     let players = ["alice", "bob", "carol", "dave"].map(PlayerId::new);
     let (mut start, _) = engine::open(&players[0], &options, now);
     for player in &players[1..] {
-        let _ =
-            engine::apply(&mut start, &options, player, &ThaumCommand::Join, now, &mut Dice::from_seed(0));
+        let _ = engine::apply(
+            &mut start,
+            &options,
+            player,
+            Standing::Player,
+            &ThaumCommand::Join,
+            now,
+            &mut Dice::from_seed(0),
+        );
     }
     let script = thaum_script(&players);
 
@@ -57,7 +64,7 @@ fn thaum_benches(c: &mut Criterion) {
         .enumerate()
         .filter(|(i, (actor, command))| {
             let mut dice = Dice::for_action(1, *i as u64);
-            engine::apply(&mut state, &options, actor, command, now, &mut dice).is_ok()
+            engine::apply(&mut state, &options, actor, Standing::Player, command, now, &mut dice).is_ok()
         })
         .count();
     eprintln!("thaum: {accepted} of {} scripted actions accepted", script.len());
@@ -70,7 +77,8 @@ fn thaum_benches(c: &mut Criterion) {
             |mut state| {
                 for (i, (actor, command)) in script.iter().enumerate() {
                     let mut dice = Dice::for_action(1, i as u64);
-                    let _ = engine::apply(&mut state, &options, actor, command, now, &mut dice);
+                    let _ =
+                        engine::apply(&mut state, &options, actor, Standing::Player, command, now, &mut dice);
                 }
                 black_box(state)
             },
@@ -109,7 +117,7 @@ fn duel_benches(c: &mut Criterion) {
             players.iter().zip(&spells).all(|(player, spell)| {
                 sequence = sequence.wrapping_add(1);
                 let mut dice = Dice::for_action(42, sequence);
-                duel.apply(player, spell, now, &mut dice).is_ok()
+                duel.apply(player, Standing::Player, spell, now, &mut dice).is_ok()
             })
         };
         b.iter(|| {

@@ -127,6 +127,17 @@ impl RichText {
         &self.segments
     }
 
+    /// The segments, owned, for rewriting a message piece by piece.
+    pub fn into_segments(self) -> Vec<Segment> {
+        self.segments
+    }
+
+    /// Appends one segment as it is.
+    pub fn push(mut self, segment: Segment) -> Self {
+        self.segments.push(segment);
+        self
+    }
+
     /// True when the message has nothing in it.
     pub fn is_empty(&self) -> bool {
         self.segments.is_empty()

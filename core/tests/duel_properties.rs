@@ -1,8 +1,9 @@
 //! Property tests of the Duel engine over random `!cast` sequences and timer firings for
 //! both players: pools only ever lose what was placed, the track is the sum of the round
-//! power differences, a refused command changes nothing, the same seeds give the same
-//! game, and a duel of real spells always ends by RULES D-1 or D-2. Also: the command
-//! parser never panics on any text.
+//! power differences, a refused command changes nothing (`!concede` and `!stop` too, the
+//! latter with a random standing), the same seeds give the same game, and a duel of real
+//! spells always ends by RULES D-1 or D-2. Also: the command parser never panics on any
+//! text.
 
 use proptest::prelude::*;
 use serde_json::Value;
@@ -10,9 +11,9 @@ use serde_json::Value;
 use spellbridge_core::games::duel::command::parse;
 use spellbridge_core::games::duel::element::conflicts;
 use spellbridge_core::games::duel::{
-    Duel, DuelCommand, DuelOptions, DuelPlugin, Element, FinishReason, Preconditioning, Token,
+    Duel, DuelCommand, DuelOptions, DuelPlugin, Element, Finish, FinishReason, Preconditioning, Token,
 };
-use spellbridge_core::{Dice, PlayerId, Seat, TableSetup, Timestamp};
+use spellbridge_core::{Dice, PlayerId, Seat, Standing, TableSetup, Timestamp};
 
 const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
 const WORDS: [&str; 11] =
@@ -46,14 +47,22 @@ enum Op {
     Timer,
     /// `!status`.
     Status(usize),
+    /// `!stop` by this seat or a spectator (2), with this standing.
+    Stop(usize, Standing),
+    /// `!concede` by this seat or a spectator (2).
+    Concede(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
+    let standing = prop_oneof![6 => Just(Standing::Player), 1 => Just(Standing::Operator), 1 => Just(Standing::GameMaster)];
     prop_oneof![
-        4 => (0..2usize, prop::collection::vec(0..WORDS.len(), 0..6)).prop_map(|(s, w)| Op::Junk(s, w)),
-        6 => (0..2usize, prop::collection::vec(any::<u8>(), 1..8)).prop_map(|(s, c)| Op::Spell(s, c)),
-        3 => Just(Op::Timer),
-        1 => (0..2usize).prop_map(Op::Status),
+        40 => (0..2usize, prop::collection::vec(0..WORDS.len(), 0..6)).prop_map(|(s, w)| Op::Junk(s, w)),
+        60 => (0..2usize, prop::collection::vec(any::<u8>(), 1..8)).prop_map(|(s, c)| Op::Spell(s, c)),
+        30 => Just(Op::Timer),
+        10 => (0..2usize).prop_map(Op::Status),
+        // Rare, as an accepted one ends the duel; a player's `!stop` is refused.
+        2 => (0..3usize, standing).prop_map(|(who, standing)| Op::Stop(who, standing)),
+        1 => (0..3usize).prop_map(Op::Concede),
     ]
 }
 
@@ -118,7 +127,8 @@ fn valid_spell(duel: &Duel, seat: usize, choices: &[u8]) -> Option<Vec<Token>> {
 /// Runs `ops`, checking after each that a refusal changed nothing. Returns the duel.
 fn play(ops: &[Op], table_seed: u64) -> Duel {
     let mut duel = new_duel(["Apprentice", "Pyromancer"]);
-    let players = players();
+    let [a, b] = players();
+    let players = [a, b, PlayerId::new("carol")];
     let mut now = T0;
     for (sequence, op) in ops.iter().enumerate() {
         if duel.finish().is_some() {
@@ -134,18 +144,35 @@ fn play(ops: &[Op], table_seed: u64) -> Duel {
                 }
                 Ok(Vec::new())
             }
-            Op::Status(seat) => duel.apply(&players[*seat], &DuelCommand::Status, now, &mut dice),
+            Op::Status(seat) => {
+                duel.apply(&players[*seat], Standing::Player, &DuelCommand::Status, now, &mut dice)
+            }
+            Op::Stop(who, standing) => {
+                let result = duel.apply(&players[*who], *standing, &DuelCommand::Stop, now, &mut dice);
+                let stopped = duel.finish() == Some(Finish { winner: None, reason: FinishReason::Stopped });
+                assert_eq!(result.is_ok(), *standing != Standing::Player, "{op:?}: {result:?}");
+                assert_eq!(stopped, result.is_ok(), "{op:?}");
+                result
+            }
+            Op::Concede(who) => {
+                duel.apply(&players[*who], Standing::Player, &DuelCommand::Concede, now, &mut dice)
+            }
             Op::Junk(seat, words) => {
                 let text: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
                 match parse(&format!("cast {}", text.join(" "))) {
-                    Ok(command) => duel.apply(&players[*seat], &command, now, &mut dice),
+                    Ok(command) => duel.apply(&players[*seat], Standing::Player, &command, now, &mut dice),
                     Err(_) => continue,
                 }
             }
             Op::Spell(seat, choices) => match valid_spell(&duel, *seat, choices) {
                 Some(tokens) => {
-                    let result =
-                        duel.apply(&players[*seat], &DuelCommand::Cast(tokens.clone()), now, &mut dice);
+                    let result = duel.apply(
+                        &players[*seat],
+                        Standing::Player,
+                        &DuelCommand::Cast(tokens.clone()),
+                        now,
+                        &mut dice,
+                    );
                     assert!(result.is_ok(), "a valid spell {tokens:?} was refused: {result:?}");
                     result
                 }
@@ -237,7 +264,7 @@ proptest! {
     }
 
     #[test]
-    fn parse_never_panics_on_token_like_text(text in "(cast|status|concede)( (surge|fire|水|火风|虚无|full|counter|end|x|,|，)){0,8}") {
+    fn parse_never_panics_on_token_like_text(text in "(cast|status|concede|stop)( (surge|fire|水|火风|虚无|full|counter|end|x|,|，)){0,8}") {
         let _ = parse(&text);
     }
 }

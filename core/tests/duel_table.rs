@@ -144,7 +144,8 @@ fn a_failed_full_counter_says_why_and_the_last_round_lays_no_seals() {
     {
         let command = command::parse(typed).expect("parses");
         let mut dice = Dice::for_action(3, sequence as u64);
-        let events = duel.apply(&PlayerId::new(who), &command, T0, &mut dice).expect("accepted");
+        let events =
+            duel.apply(&PlayerId::new(who), Standing::Player, &command, T0, &mut dice).expect("accepted");
         said.extend(render::announcements(&duel, &events, true).iter().map(line));
     }
     let text = said.join("\n");
@@ -163,4 +164,86 @@ fn a_failed_full_counter_says_why_and_the_last_round_lays_no_seals() {
     assert!(duel.finish().is_some());
     let status: Vec<String> = render::status(&duel, None).iter().map(|l| l.plain()).collect();
     assert!(status.iter().all(|l| !l.contains("Seals") && !l.ends_with(' ')), "{status:#?}");
+}
+
+/// An Apprentice duel, alice vs bob, through the `Table` API, one round played.
+fn duel_in_progress() -> Box<dyn spellbridge_core::Table> {
+    let plugin = DuelPlugin::new(DuelOptions::default());
+    let setup = TableSetup {
+        room: "#duel".into(),
+        seats: vec![
+            Seat { player: PlayerId::new("alice"), choice: None },
+            Seat { player: PlayerId::new("bob"), choice: None },
+        ],
+        now: T0,
+    };
+    let mut table = plugin.open(&setup).expect("opens");
+    for (who, command) in [("alice", "cast surge fire wind end"), ("bob", "cast surge end")] {
+        act(&mut table, who, command, true, Standing::Player).expect("cast");
+    }
+    table
+}
+
+fn act(
+    table: &mut Box<dyn spellbridge_core::Table>,
+    who: &str,
+    command: &str,
+    private: bool,
+    standing: Standing,
+) -> Result<Vec<Announcement>, spellbridge_core::Refusal> {
+    let who = PlayerId::new(who);
+    let typed = format!("!{command}");
+    let action = Action { actor: &who, command, typed: &typed, private, now: T0.plus(60), standing };
+    table.act(&action, &mut Dice::from_seed(5))
+}
+
+#[test]
+fn an_operator_stops_the_duel_with_no_winner() {
+    for standing in [Standing::Operator, Standing::GameMaster] {
+        let mut table = duel_in_progress();
+        let track = table.snapshot()["track"].clone();
+        let said: Vec<String> =
+            act(&mut table, "oscar", "stop", false, standing).expect("stopped").iter().map(line).collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].starts_with("[room] 🛑 oscar stopped the Duel; no winner"), "{said:?}");
+        assert!(table.is_finished());
+        assert_eq!(table.next_timer(), None);
+        let snapshot = table.snapshot();
+        assert_eq!(snapshot["finished"], true);
+        assert_eq!(snapshot["winner"], serde_json::Value::Null);
+        assert_eq!(snapshot["finish_reason"], "stopped");
+        assert_eq!(snapshot["track"], track, "the track stays as it was");
+        let restored = DuelPlugin::default().restore(&snapshot).expect("restores");
+        assert!(restored.is_finished());
+        assert_eq!(restored.snapshot(), snapshot);
+        // `!status` still says how it ended; everything else is refused.
+        let status = act(&mut table, "bob", "status", false, Standing::Player).expect("answers");
+        assert!(
+            status[0].text.plain().contains("Finished: stopped, no winner."),
+            "{}",
+            status[0].text.plain()
+        );
+        let refusal = act(&mut table, "alice", "concede", false, Standing::Player).expect_err("over");
+        assert!(refusal.to_string().contains("This duel is over (stopped, no winner)"), "{refusal}");
+    }
+}
+
+#[test]
+fn a_player_may_not_stop_a_duel() {
+    let mut table = duel_in_progress();
+    let before = table.snapshot();
+    for who in ["alice", "carol"] {
+        let refusal = act(&mut table, who, "stop", false, Standing::Player).expect_err("refused");
+        assert_eq!(
+            refusal.to_string(),
+            "Only room operators, game masters and bot admins can stop a Duel; a player who wants out \
+             can `!concede` (the opponent wins)."
+        );
+        assert_eq!(table.snapshot(), before, "a refused stop changes nothing");
+    }
+    assert!(!table.is_finished());
+    assert!(!table.is_query("stop"));
+    let refusal = act(&mut table, "oscar", "stop now", false, Standing::Operator).expect_err("extra words");
+    assert!(refusal.to_string().contains("type just `!stop`"), "{refusal}");
+    assert_eq!(table.snapshot(), before);
 }

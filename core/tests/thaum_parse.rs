@@ -182,6 +182,40 @@ fn phase_takes_only_next() {
 }
 
 #[test]
+fn gm_adds_removes_or_lists() {
+    use ThaumCommand as C;
+    let cases = [
+        ("gm", C::GmList),
+        ("gm list", C::GmList),
+        ("GM List", C::GmList),
+        ("gamemaster", C::GmList),
+        ("gm add bob", C::GmAdd { player: p("bob") }),
+        ("gm ADD @bob:example.org", C::GmAdd { player: p("@bob:example.org") }),
+        ("gm remove Carol", C::GmRemove { player: p("Carol") }),
+    ];
+    for (text, expected) in cases {
+        let command = parse(text);
+        assert_eq!(command.as_ref(), Ok(&expected), "{text}");
+        assert_eq!(expected.verb(), Verb::Gm);
+        // Listing is a question anyone may ask; adding and removing are game-master actions.
+        assert_eq!(expected.is_query(), expected == C::GmList, "{text}");
+        assert_eq!(expected.game_master_only(), expected != C::GmList, "{text}");
+    }
+    assert!(Verb::Gm.game_master_only());
+    assert_eq!(
+        message("gm add"),
+        "`!gm` needs `add <player>`, `remove <player>` or `list` (the player is missing): \
+         type `!gm [list | add <player> | remove <player>]`, e.g. `!gm add bob`."
+    );
+    assert_eq!(parse("gm demote bob"), Err(ParseError::Expected { verb: Verb::Gm, word: "demote".into() }));
+    assert_eq!(parse("gm list all"), Err(ParseError::Extra { verb: Verb::Gm, extra: "all".into() }));
+    assert_eq!(
+        parse("gm remove bob carol"),
+        Err(ParseError::Extra { verb: Verb::Gm, extra: "carol".into() })
+    );
+}
+
+#[test]
 fn the_help_list_covers_every_command_once() {
     let plugin = ThaumPlugin::default();
     assert_eq!(plugin.commands(), COMMANDS);
@@ -201,6 +235,7 @@ fn the_help_list_covers_every_command_once() {
             "instability",
             "coins",
             "add",
+            "gm",
             "stop"
         ]
     );

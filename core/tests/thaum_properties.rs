@@ -1,8 +1,11 @@
 //! Property tests of the Thaum engine's invariants over random play: random actors (some
 //! not players), random commands (valid, invalid, huge numbers, unicode), random clock
-//! jumps that fire the phase timer. After every step: Thaums stay in [-10, 10], counts
-//! never overflow (overflow checks are on in tests, so a wrap would panic), a refused
-//! command leaves the snapshot unchanged, and the same seed replays the same game.
+//! jumps that fire the phase timer, each command with a random standing (player, room
+//! operator, game master of every table). After every step: Thaums stay in [-10, 10],
+//! counts never overflow (overflow checks are on in tests, so a wrap would panic), the
+//! table keeps at least one game master and every game master plays at it, a refused
+//! command leaves the snapshot unchanged, a game-master command is accepted only from
+//! someone allowed to use it, and the same seed replays the same game.
 
 use proptest::prelude::*;
 use serde_json::Value;
@@ -19,7 +22,7 @@ const ACTORS: [&str; 5] = ["alice", "bob", "carol", "dave", "zed"];
 
 #[derive(Clone, Debug)]
 enum Step {
-    Say { actor: usize, text: String },
+    Say { actor: usize, text: String, standing: Standing },
     Clock { seconds: i64 },
 }
 
@@ -72,6 +75,7 @@ fn command_text() -> impl Strategy<Value = String> {
         "instability",
         "coins",
         "add",
+        "gm",
         "stop",
         "sheet",
         "frobnicate",
@@ -86,6 +90,10 @@ fn command_text() -> impl Strategy<Value = String> {
         2 => adjustment_word().prop_map(|a| format!("instability {a}")),
         2 => (player_word(), adjustment_word()).prop_map(|(p, a)| format!("coins {p} {a}")),
         2 => player_word().prop_map(|p| format!("add {p}")),
+        3 => (prop::sample::select(vec!["add", "remove", "ADD", "Remove"]), player_word())
+            .prop_map(|(v, p)| format!("gm {v} {p}")),
+        1 => prop::sample::select(vec!["gm", "gm list", "gm LIST", "gm list now", "gm promote bob", "gm add"])
+            .prop_map(str::to_owned),
         1 => prop::sample::select(vec!["stop", "stop now"]).prop_map(str::to_owned),
         4 => (prop::sample::select(verbs), prop::collection::vec(any_word, 0..4))
             .prop_map(|(verb, args)| format!("{verb} {}", args.join(" "))),
@@ -95,9 +103,15 @@ fn command_text() -> impl Strategy<Value = String> {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        10 => (0..ACTORS.len(), command_text()).prop_map(|(actor, text)| Step::Say { actor, text }),
+        10 => (0..ACTORS.len(), command_text(), standing())
+            .prop_map(|(actor, text, standing)| Step::Say { actor, text, standing }),
         1 => prop_oneof![0i64..DAY, Just(3 * DAY), Just(7 * DAY), Just(30 * DAY)].prop_map(|seconds| Step::Clock { seconds }),
     ]
+}
+
+/// Mostly players; now and then a room operator or a game master of every table.
+fn standing() -> impl Strategy<Value = Standing> {
+    prop_oneof![8 => Just(Standing::Player), 1 => Just(Standing::Operator), 1 => Just(Standing::GameMaster)]
 }
 
 /// Plays `steps` on a fresh table; returns every message said and the final snapshot.
@@ -115,7 +129,7 @@ fn play(steps: &[Step], seed: u64, options: ThaumOptions) -> Result<(Vec<String>
     for (sequence, step) in steps.iter().enumerate() {
         let mut dice = Dice::for_action(seed, sequence as u64);
         match step {
-            Step::Say { actor, text } => {
+            Step::Say { actor, text, standing } => {
                 let actor = PlayerId::new(ACTORS[*actor]);
                 let typed = format!("!{text}");
                 let before = table.snapshot();
@@ -125,12 +139,21 @@ fn play(steps: &[Step], seed: u64, options: ThaumOptions) -> Result<(Vec<String>
                     typed: &typed,
                     private: false,
                     now,
-                    standing: Standing::Player,
+                    standing: *standing,
                 };
                 match table.act(&action, &mut dice) {
                     Ok(out) => {
-                        let query = matches!(parse(text), Ok(ThaumCommand::Status { .. }));
-                        if !query {
+                        let command = parse(text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        let state: ThaumState =
+                            serde_json::from_value(before).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        prop_assert!(
+                            engine::may_use(&state, &actor, *standing, &command),
+                            "`{}` by {} ({:?}) was accepted",
+                            text,
+                            actor,
+                            standing
+                        );
+                        if !command.is_query() {
                             accepted += 1;
                         }
                         said.extend(out.iter().map(|a| a.text.plain()));
@@ -172,6 +195,10 @@ fn check_invariants(snapshot: &Value) -> Result<(), TestCaseError> {
         }
         prop_assert!(sheet.coins == 0 || sheet.debt == 0);
     }
+    for (i, game_master) in state.game_masters.iter().enumerate() {
+        prop_assert!(state.players.contains_key(game_master), "game master {} plays here", game_master);
+        prop_assert!(!state.game_masters[..i].contains(game_master), "{} listed twice", game_master);
+    }
     Ok(())
 }
 
@@ -200,7 +227,7 @@ proptest! {
     }
 
     #[test]
-    fn parse_never_panics_on_near_commands(verb in "(?i)(gather|blood|alchemy|bend|summon|tornado|coins|instability|phase|status|add)", rest in "\\PC{0,30}") {
+    fn parse_never_panics_on_near_commands(verb in "(?i)(gather|blood|alchemy|bend|summon|tornado|coins|instability|phase|status|add|gm)", rest in "\\PC{0,30}") {
         let _ = parse(&format!("{verb} {rest}"));
     }
 }
@@ -216,21 +243,25 @@ fn typed_command() -> impl Strategy<Value = ThaumCommand> {
         (0u32..12).prop_map(Adjustment::Set),
     ];
     prop_oneof![
-        Just(ThaumCommand::Join),
-        (mana.clone(), thaum.clone()).prop_map(|(mana, thaum)| ThaumCommand::Gather { mana, thaum }),
-        (mana.clone(), thaum.clone()).prop_map(|(amount, thaum)| ThaumCommand::Blood { amount, thaum }),
-        (mana.clone(), thaum.clone(), thaum).prop_map(|(mana, first, second)| ThaumCommand::Alchemy {
+        4 => Just(ThaumCommand::Join),
+        4 => (mana.clone(), thaum.clone()).prop_map(|(mana, thaum)| ThaumCommand::Gather { mana, thaum }),
+        4 => (mana.clone(), thaum.clone()).prop_map(|(amount, thaum)| ThaumCommand::Blood { amount, thaum }),
+        4 => (mana.clone(), thaum.clone(), thaum).prop_map(|(mana, first, second)| ThaumCommand::Alchemy {
             mana,
             first,
             second
         }),
-        (mana.clone(), player.clone()).prop_map(|(mana, defender)| ThaumCommand::Bend { mana, defender }),
-        (mana.clone(), player.clone()).prop_map(|(mana, partner)| ThaumCommand::Summon { mana, partner }),
-        (mana, player.clone()).prop_map(|(mana, target)| ThaumCommand::Tornado { mana, target }),
-        Just(ThaumCommand::PhaseNext),
-        adjustment.clone().prop_map(ThaumCommand::Instability),
-        (player.clone(), adjustment).prop_map(|(player, change)| ThaumCommand::Coins { player, change }),
-        player.prop_map(|player| ThaumCommand::Add { player }),
+        4 => (mana.clone(), player.clone()).prop_map(|(mana, defender)| ThaumCommand::Bend { mana, defender }),
+        4 => (mana.clone(), player.clone()).prop_map(|(mana, partner)| ThaumCommand::Summon { mana, partner }),
+        4 => (mana, player.clone()).prop_map(|(mana, target)| ThaumCommand::Tornado { mana, target }),
+        4 => Just(ThaumCommand::PhaseNext),
+        4 => adjustment.clone().prop_map(ThaumCommand::Instability),
+        4 => (player.clone(), adjustment).prop_map(|(player, change)| ThaumCommand::Coins { player, change }),
+        4 => player.clone().prop_map(|player| ThaumCommand::Add { player }),
+        4 => player.clone().prop_map(|player| ThaumCommand::GmAdd { player }),
+        4 => player.prop_map(|player| ThaumCommand::GmRemove { player }),
+        2 => Just(ThaumCommand::GmList),
+        1 => Just(ThaumCommand::Stop),
     ]
 }
 
@@ -240,18 +271,27 @@ proptest! {
     /// The typed engine, with numbers no parser would produce (up to u32::MAX).
     #[test]
     fn typed_engine_refusals_change_nothing(
-        steps in prop::collection::vec((prop::sample::select(vec!["alice", "bob", "carol", "zed"]), typed_command()), 1..60),
+        steps in prop::collection::vec((prop::sample::select(vec!["alice", "bob", "carol", "zed"]), standing(), typed_command()), 1..60),
         debt in any::<bool>(),
     ) {
         let options = ThaumOptions { coin_debt: debt, ..ThaumOptions::default() };
         let (mut state, _) = engine::open(&PlayerId::new("alice"), &options, Timestamp::CONSOLE_EPOCH);
-        for (i, (actor, command)) in steps.iter().enumerate() {
+        for (i, (actor, standing, command)) in steps.iter().enumerate() {
             let before = state.clone();
+            let actor = PlayerId::new(*actor);
             let mut dice = Dice::from_seed(i as u64);
-            let result = engine::apply(&mut state, &options, &PlayerId::new(*actor), command, Timestamp::CONSOLE_EPOCH, &mut dice);
+            let result = engine::apply(&mut state, &options, &actor, *standing, command, Timestamp::CONSOLE_EPOCH, &mut dice);
             if result.is_err() {
                 prop_assert_eq!(&state, &before, "refused {:?} changed the state", command);
+            } else if command.game_master_only() {
+                // Only a game master of the table or of every table; `!stop` also an operator.
+                let operator_stop = *standing == Standing::Operator && *command == ThaumCommand::Stop;
+                prop_assert!(
+                    before.is_game_master(&actor) || *standing == Standing::GameMaster || operator_stop,
+                    "{:?} by {} ({:?}) was accepted", command, actor, standing
+                );
             }
+            prop_assert!(!state.game_masters.is_empty());
             for sheet in state.players.values() {
                 prop_assert!(sheet.thaums.values().iter().all(|v| (-10..=10).contains(v)));
             }

@@ -3,6 +3,7 @@
 
 use spellbridge_core::Dice;
 use spellbridge_core::PlayerId;
+use spellbridge_core::Standing;
 use spellbridge_core::Timestamp;
 use spellbridge_core::games::thaum::engine;
 use spellbridge_core::games::thaum::spells::{self, Side};
@@ -35,10 +36,19 @@ impl Game {
     }
 
     fn run(&mut self, actor: &str, command: &str) -> Result<Vec<ThaumEvent>, ThaumError> {
+        self.run_as(actor, Standing::Player, command)
+    }
+
+    fn run_as(
+        &mut self,
+        actor: &str,
+        standing: Standing,
+        command: &str,
+    ) -> Result<Vec<ThaumEvent>, ThaumError> {
         let command = parse(command).unwrap_or_else(|e| panic!("test command `{command}`: {e}"));
         let mut dice = Dice::for_action(7, self.sequence);
         self.sequence += 1;
-        engine::apply(&mut self.state, &self.options, &id(actor), &command, self.now, &mut dice)
+        engine::apply(&mut self.state, &self.options, &id(actor), standing, &command, self.now, &mut dice)
     }
 
     fn ok(&mut self, actor: &str, command: &str) -> Vec<ThaumEvent> {
@@ -579,4 +589,71 @@ fn huge_mana_amounts_never_overflow() {
     assert!(g.sheet("bob").thaums.values().iter().all(|v| (-10..=10).contains(v)));
     g.ok("alice", "gather 1000000000 water");
     assert_eq!(g.sheet("alice").thaums.get(Thaum::Water), 10);
+}
+
+#[test]
+fn who_may_use_game_master_commands() {
+    // The table's game masters, or whoever the daemon judged a game master of every table;
+    // `!stop` also the room's operator. The standing never enters the state.
+    let mut g = Game::new(&["alice", "bob"]);
+    let not_gm = |e: ThaumError| matches!(e, ThaumError::NotGameMaster { .. });
+    for command in ["coins bob +1", "phase next", "instability +1", "add carol", "gm add bob", "stop"] {
+        let state = g.state.clone();
+        let parsed = parse(command).expect("parses");
+        assert!(engine::may_use(&state, &id("alice"), Standing::Player, &parsed), "{command}");
+        assert!(engine::may_use(&state, &id("zed"), Standing::GameMaster, &parsed), "{command}");
+        assert!(!engine::may_use(&state, &id("bob"), Standing::Player, &parsed), "{command}");
+        assert_eq!(
+            engine::may_use(&state, &id("bob"), Standing::Operator, &parsed),
+            command == "stop",
+            "{command}"
+        );
+    }
+    assert!(not_gm(g.run_as("bob", Standing::Operator, "coins bob +1").expect_err("refused")));
+    let events = g.run_as("zed", Standing::GameMaster, "coins bob +4").expect("accepted");
+    assert!(matches!(&events[0], ThaumEvent::CoinsAdjusted { by, .. } if *by == id("zed")));
+    assert_eq!(g.sheet("bob").coins, 4);
+    assert_eq!(g.state.game_masters, [id("alice")]);
+    // Asking is open to everyone.
+    let events = g.ok("bob", "gm list");
+    assert_eq!(events, [ThaumEvent::GameMasters { game_masters: vec![id("alice")] }]);
+    assert!(events[0].is_reply());
+}
+
+#[test]
+fn gm_add_and_remove_keep_at_least_one_game_master() {
+    let mut g = Game::new(&["alice", "bob"]);
+    let events = g.ok("alice", "gm add bob:");
+    assert_eq!(
+        events,
+        [ThaumEvent::GameMasterAdded {
+            by: id("alice"),
+            player: id("bob"),
+            game_masters: vec![id("alice"), id("bob")]
+        }]
+    );
+    assert_eq!(
+        g.refused("bob", "gm add alice"),
+        ThaumError::AlreadyGameMaster { player: id("alice"), game_masters: vec![id("alice"), id("bob")] }
+    );
+    assert_eq!(
+        g.refused("bob", "gm add carol"),
+        ThaumError::NotSeated { typed: "carol".into(), suggestion: None }
+    );
+    let events = g.ok("bob", "gm remove ALICE");
+    assert_eq!(
+        events,
+        [ThaumEvent::GameMasterRemoved { by: id("bob"), player: id("alice"), game_masters: vec![id("bob")] }]
+    );
+    assert_eq!(g.refused("bob", "gm remove bob"), ThaumError::LastGameMaster { player: id("bob") });
+    assert_eq!(
+        g.refused("bob", "gm remove alice"),
+        ThaumError::NotAmongGameMasters { typed: "alice".into(), game_masters: vec![id("bob")] }
+    );
+    // A game master of every table is bound by the same floor.
+    assert_eq!(
+        g.run_as("zed", Standing::GameMaster, "gm remove bob"),
+        Err(ThaumError::LastGameMaster { player: id("bob") })
+    );
+    assert_eq!(g.state.game_masters, [id("bob")]);
 }

@@ -35,10 +35,19 @@ impl Room {
     }
 
     fn say_as(&mut self, actor: &str, typed: &str, private: bool) -> Result<Vec<Announcement>, Refusal> {
+        self.act(actor, typed, private, Standing::Player)
+    }
+
+    fn act(
+        &mut self,
+        actor: &str,
+        typed: &str,
+        private: bool,
+        standing: Standing,
+    ) -> Result<Vec<Announcement>, Refusal> {
         let actor = PlayerId::new(actor);
         let command = typed.trim_start_matches(['!', '.']);
-        let action =
-            Action { actor: &actor, command, typed, private, now: self.now, standing: Standing::Player };
+        let action = Action { actor: &actor, command, typed, private, now: self.now, standing };
         let mut dice = Dice::for_action(11, self.sequence);
         self.sequence += 1;
         self.table.act(&action, &mut dice)
@@ -53,9 +62,21 @@ impl Room {
         out.iter().map(|a| a.text.plain()).collect::<Vec<_>>().join("\n")
     }
 
+    /// `typed` by `actor` with the daemon's `standing`, accepted: what was said.
+    fn ok_with(&mut self, standing: Standing, actor: &str, typed: &str) -> String {
+        let out =
+            self.act(actor, typed, false, standing).unwrap_or_else(|e| panic!("`{typed}` refused: {e}"));
+        out.iter().map(|a| a.text.plain()).collect::<Vec<_>>().join("\n")
+    }
+
     fn refused(&mut self, actor: &str, typed: &str) -> String {
+        self.refused_with(Standing::Player, actor, typed)
+    }
+
+    /// `typed` by `actor` with the daemon's `standing`, refused without any change: why.
+    fn refused_with(&mut self, standing: Standing, actor: &str, typed: &str) -> String {
         let before = self.table.snapshot();
-        let refusal = self.say(actor, typed).expect_err("should be refused");
+        let refusal = self.act(actor, typed, false, standing).expect_err("should be refused");
         assert_eq!(self.table.snapshot(), before, "`{typed}` was refused but changed the table");
         match refusal {
             Refusal::Refused(text) => text.plain(),
@@ -362,4 +383,158 @@ fn tornado_moves_show_k_times_the_air_read() {
         text.contains("carol's Fire ±0 (2 → 2); carol's Fire -3 (2 → -1); carol's Fire +2 (-1 → 1)"),
         "{text}"
     );
+}
+
+#[test]
+fn a_game_master_of_every_table_may_use_every_game_master_command() {
+    let mut room = Room::open("alice");
+    room.ok("bob", "!join");
+    // zed masters no table here, and need not even play, but the daemon made him a game
+    // master of every table (config or bot admin).
+    let said = room.ok_with(Standing::GameMaster, "zed", "!coins bob +5");
+    assert!(said.starts_with("zed changes bob's coins: 0 → 5"), "{said}");
+    let said = room.ok_with(Standing::GameMaster, "zed", "!phase next");
+    assert!(said.starts_with("zed ends the phase. Phase I of season 1 ends"), "{said}");
+    room.ok_with(Standing::GameMaster, "zed", "!instability +1");
+    room.ok_with(Standing::GameMaster, "zed", "!add carol");
+    room.ok_with(Standing::GameMaster, "zed", "!gm add bob");
+    let state = room.state();
+    assert_eq!(state["players"]["bob"]["coins"], json!(5));
+    assert_eq!(state["game_masters"], json!(["alice", "bob"]), "the standing is not written into the table");
+    let history: Vec<&str> =
+        state["history"].as_array().expect("a list").iter().filter_map(|h| h["command"].as_str()).collect();
+    assert_eq!(history[..3], ["!join", "!coins bob +5", "!phase next"]);
+    room.ok_with(Standing::GameMaster, "zed", "!stop");
+    assert!(room.table.is_finished());
+}
+
+#[test]
+fn a_room_operator_may_stop_the_table_but_nothing_else() {
+    let mut room = Room::open("alice");
+    room.ok("bob", "!join");
+    for typed in ["!coins bob +5", "!phase next", "!instability +1", "!add carol", "!gm add bob"] {
+        let text = room.refused_with(Standing::Operator, "bob", typed);
+        assert!(text.contains("the game masters here are alice."), "{typed}: {text}");
+    }
+    let said = room.ok_with(Standing::Operator, "oscar", "!stop");
+    assert!(said.starts_with("oscar stops the Thaum table. Final standings of season 1"), "{said}");
+    assert!(room.table.is_finished());
+    assert_eq!(room.state()["seasons"][0]["ended"], json!("stopped"));
+}
+
+#[test]
+fn a_player_is_refused_game_master_commands_naming_the_game_masters() {
+    let mut room = Room::open("alice");
+    room.ok("bob", "!join");
+    for typed in ["!coins bob +5", "!phase next", "!stop", "!gm add bob", "!gm remove alice"] {
+        let verb = typed.split_whitespace().next().unwrap_or_default();
+        assert_eq!(
+            room.refused("bob", typed),
+            format!("Only a game master can use `{verb}`; the game masters here are alice."),
+            "{typed}"
+        );
+    }
+    assert!(!room.table.is_finished());
+}
+
+#[test]
+fn gm_add_and_remove_change_the_game_masters() {
+    let mut room = Room::open("alice");
+    room.ok("bob", "!join");
+    room.ok("carol", "!join");
+    assert_eq!(
+        room.ok("alice", "!gm add Bob"),
+        "alice makes bob a game master of this table; the game masters are now alice and bob."
+    );
+    // bob may now use the game-master commands.
+    room.ok("bob", "!coins carol +2");
+    room.ok("bob", "!gm add carol");
+    assert_eq!(room.state()["game_masters"], json!(["alice", "bob", "carol"]));
+    assert_eq!(
+        room.ok("carol", "!gm remove alice"),
+        "carol removes alice as a game master of this table; the game masters are now bob and carol."
+    );
+    assert_eq!(
+        room.ok("bob", "!gm remove bob"),
+        "bob steps down as a game master of this table; the game masters are now carol."
+    );
+    assert_eq!(room.state()["game_masters"], json!(["carol"]));
+    assert!(room.refused("alice", "!coins carol +1").contains("the game masters here are carol."));
+    // Both are actions: in the history, and replayed like every other.
+    let history: Vec<Value> = room.state()["history"].as_array().expect("a list").clone();
+    let commands: Vec<&str> = history.iter().filter_map(|h| h["command"].as_str()).collect();
+    assert_eq!(
+        commands,
+        [
+            "!join",
+            "!join",
+            "!gm add Bob",
+            "!coins carol +2",
+            "!gm add carol",
+            "!gm remove alice",
+            "!gm remove bob"
+        ]
+    );
+    let restored = ThaumPlugin::default().restore(&room.state()).expect("restores");
+    assert_eq!(restored.snapshot(), room.state());
+}
+
+#[test]
+fn gm_list_is_a_question_for_anyone() {
+    let mut room = Room::open("alice");
+    room.ok("bob", "!join");
+    room.ok("alice", "!gm add bob");
+    assert!(room.table.is_query("gm") && room.table.is_query("gm list") && room.table.is_query("GM LIST"));
+    assert!(!room.table.is_query("gm add bob") && !room.table.is_query("gm remove bob"));
+    let before = room.state();
+    for typed in ["!gm", "!gm list"] {
+        let said = room.ok("zed", typed);
+        assert!(said.starts_with("The game masters here are alice and bob."), "{said}");
+        assert!(said.contains("`!gm add <player>`"), "{said}");
+    }
+    assert_eq!(room.state(), before, "a question changes nothing, not even the history");
+    // Privately it is answered privately, and it still answers after the table stopped.
+    room.ok("alice", "!stop");
+    let out = room.say_as("zed", "!gm list", true).expect("answers");
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].to, Audience::Player(PlayerId::new("zed")));
+}
+
+#[test]
+fn gm_refusals_say_what_to_type_and_change_nothing() {
+    let mut room = Room::open("alice");
+    room.ok("bob", "!join");
+    assert_eq!(
+        room.refused("alice", "!gm add carol"),
+        "`carol` is not at this table, and only a player at the table can be a game master: \
+         seat them first with `!add carol`, then type `!gm add carol`."
+    );
+    assert!(room.refused("alice", "!gm add bbo").contains("(did you mean `bob`?)"));
+    assert_eq!(
+        room.refused("alice", "!gm add ALICE"),
+        "The game masters here already include alice (they are alice)."
+    );
+    // The last game master stays.
+    let last = "A Thaum table always keeps a game master, and alice is the only one here: make another \
+                player a game master first (`!gm add <player>`), then remove alice.";
+    assert_eq!(room.refused("alice", "!gm remove alice"), last);
+    assert_eq!(room.refused_with(Standing::GameMaster, "zed", "!gm remove alice"), last);
+    assert_eq!(
+        room.refused("alice", "!gm remove bob"),
+        "`bob` is not a game master here; the game masters are alice: type `!gm remove <player>` \
+         with one of those names."
+    );
+    // What could not be read says what to type.
+    assert_eq!(
+        room.refused("alice", "!gm promote bob"),
+        "`!gm` takes `add <player>`, `remove <player>` or `list`, not `promote`: \
+         type `!gm [list | add <player> | remove <player>]`, e.g. `!gm add bob`."
+    );
+    let text = room.refused("alice", "!gm add");
+    assert!(text.contains("(the player is missing)") && text.ends_with("e.g. `!gm add bob`."), "{text}");
+    assert!(room.refused("alice", "!gm list now").contains("`now` is left over"));
+    assert!(room.refused("alice", "!gm add bob carol").contains("`carol` is left over"));
+    // An action, so not privately.
+    let refusal = room.say_as("alice", "!gm add bob", true).expect_err("public only");
+    assert!(refusal.to_string().contains("game room"), "{refusal}");
 }

@@ -101,6 +101,29 @@ pub enum Entry {
         /// The room.
         room: RoomId,
     },
+    /// An identity was joined to a player (`!link <code>`).
+    Linked {
+        /// The identity's network.
+        network: NetworkId,
+        /// The identity.
+        identity: PlayerId,
+        /// The player it now acts as.
+        player: PlayerId,
+    },
+    /// Every identity joined to a player was separated from it (`!unlink`).
+    Unlinked {
+        /// The player.
+        player: PlayerId,
+    },
+    /// A player's private messages go to a new network and identity (they spoke there).
+    Home {
+        /// The player.
+        player: PlayerId,
+        /// The network.
+        network: NetworkId,
+        /// Their identity there.
+        identity: PlayerId,
+    },
 }
 
 impl Entry {
@@ -110,7 +133,11 @@ impl Entry {
             Entry::Opened { table, .. } | Entry::Acted { table, .. } | Entry::Fired { table, .. } => {
                 Some(*table)
             }
-            Entry::Challenged { .. } | Entry::ChallengeClosed { .. } => None,
+            Entry::Challenged { .. }
+            | Entry::ChallengeClosed { .. }
+            | Entry::Linked { .. }
+            | Entry::Unlinked { .. }
+            | Entry::Home { .. } => None,
         }
     }
 }

@@ -29,6 +29,8 @@ pub enum LobbyCommand {
     Wizards,
     /// `!link [code]`
     Link(Option<String>),
+    /// `!unlink`
+    Unlink,
 }
 
 /// Help for every lobby command, in the order `!help` lists them.
@@ -74,8 +76,10 @@ pub const LOBBY_COMMANDS: &[CommandHelp] = &[
         name: "link",
         aliases: &[],
         usage: "[code]",
-        summary: "Links your identities on two networks into one player.",
+        summary: "Links your identities on two networks into one player: `!link` gives a code privately; \
+                  send `!link <code>` to the bot privately from the other network.",
     },
+    CommandHelp { name: "unlink", aliases: &[], usage: "", summary: "Separates the identities you linked." },
 ];
 
 /// Why a lobby command could not be read.
@@ -143,6 +147,10 @@ pub fn parse(command: &str) -> Result<Option<LobbyCommand>, LobbyError> {
         "link" => {
             at_most(1, "link")?;
             LobbyCommand::Link(optional(0))
+        }
+        "unlink" => {
+            at_most(0, "unlink")?;
+            LobbyCommand::Unlink
         }
         _ => return Ok(None),
     };

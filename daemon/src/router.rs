@@ -1,7 +1,14 @@
-//! The router: turns an inbound chat message into a lobby command or a table command,
-//! applies it, and turns the resulting announcements into outbound messages.
+//! The router: turns an inbound chat message into a lobby command, a table command or
+//! chat to relay, applies it, and turns the resulting announcements into outbound
+//! messages for every room that should hear them.
 //!
-//! It owns the tables (one active table per room) and pending Duel challenges, derives a
+//! It owns the tables (one active table per room, or per bridge: the rooms of a bridge
+//! are one place), pending Duel challenges, the [directory](crate::identity) of who is
+//! who across networks, and the [relay](crate::relay) of chat between bridged rooms.
+//! Before a command reaches a table its sender becomes a player (linked identities act
+//! as one), names typed for players are resolved, and the sender's standing (room
+//! operator, configured game master) is judged. Mentions are shown per network: a pill
+//! or nick where the player has an identity there, their name in bold elsewhere. It derives a
 //! fresh [`Dice`] for every action from the table's seed and the action's sequence
 //! number, and fires due timers through the same path as commands. Every change is also
 //! written to a [`journal`](crate::journal) that the caller takes with
@@ -13,14 +20,17 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 use spellbridge_core::dice::mix;
+use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
     Action, Announcement, Audience, Destination, Dice, Inbound, Message, NetworkId, PlayerId, Refusal,
-    Registry, RichText, RoomId, Seat, Standing, Table, TableSetup, Timestamp,
+    Registry, RichText, RoomId, Said, Seat, Standing, Table, TableSetup, Timestamp,
 };
 
+use crate::identity::{Directory, Identity, NameProblem};
 use crate::journal::{Entry, SeatRecord, TableId};
 use crate::lobby::{self, LOBBY_COMMANDS, LobbyCommand};
+use crate::relay::{Bridge, Relay};
 
 /// A room on a network: where a table sits and where replies go.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -66,14 +76,32 @@ struct Challenge {
 pub struct RouterOptions {
     /// What starts a command (`!`).
     pub prefix: String,
-    /// The seed every table seed is derived from.
+    /// The seed every table seed (and link code) is derived from.
     pub master_seed: u64,
+    /// Rooms joined into bridges.
+    pub bridges: Vec<Bridge>,
+    /// Who may do more than play.
+    pub permissions: Permissions,
 }
 
 impl Default for RouterOptions {
     fn default() -> Self {
-        Self { prefix: "!".to_owned(), master_seed: 0 }
+        Self {
+            prefix: "!".to_owned(),
+            master_seed: 0,
+            bridges: Vec::new(),
+            permissions: Permissions::default(),
+        }
     }
+}
+
+/// Who may do more than play, by identity.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Permissions {
+    /// Bot admins: game masters of every table.
+    pub admins: Vec<Identity>,
+    /// Game masters of every table.
+    pub game_masters: Vec<Identity>,
 }
 
 /// Routes messages to the lobby or to tables.
@@ -82,9 +110,12 @@ pub struct Router {
     options: RouterOptions,
     /// Every table ever opened, by number; at most one unfinished per place.
     tables: BTreeMap<TableId, Seating>,
+    /// Challenges by the place they were made in (a bridge's hub).
     challenges: BTreeMap<Place, Challenge>,
-    /// The network each player last spoke on, where their private messages go.
-    homes: BTreeMap<PlayerId, NetworkId>,
+    /// Who is who across networks.
+    directory: Directory,
+    /// Bridges and the chat relay.
+    relay: Relay,
     /// Changes not yet taken by the caller.
     journal: Vec<Record>,
 }
@@ -161,6 +192,20 @@ pub enum ReplayError {
 struct ReplyTo {
     network: NetworkId,
     destination: Destination,
+    /// The sender as their network knows them, named at the start of a reply in a room.
+    addressee: PlayerId,
+    /// The thread the message was said in.
+    thread: Option<String>,
+}
+
+/// Who sent the message being handled.
+struct Speaker<'a> {
+    inbound: &'a Inbound,
+    /// The player they act as.
+    player: PlayerId,
+    /// Where they said it (a bridge's rooms are one place: see [`Relay::hub`]).
+    place: Place,
+    standing: Standing,
 }
 
 impl Router {
@@ -168,12 +213,30 @@ impl Router {
     pub fn new(registry: Registry, options: RouterOptions) -> Self {
         Self {
             registry,
+            relay: Relay::new(options.bridges.clone()),
             options,
             tables: BTreeMap::new(),
             challenges: BTreeMap::new(),
-            homes: BTreeMap::new(),
+            directory: Directory::default(),
             journal: Vec::new(),
         }
+    }
+
+    /// Takes new bridges and permissions (the config was reloaded); tables keep playing.
+    pub fn reconfigure(&mut self, bridges: Vec<Bridge>, permissions: Permissions) {
+        self.relay.set_bridges(bridges.clone());
+        self.options.bridges = bridges;
+        self.options.permissions = permissions;
+    }
+
+    /// True when `inbound` is a command (a message starting with the prefix), not chat.
+    pub fn is_command(&self, inbound: &Inbound) -> bool {
+        inbound.said == Said::Message
+            && inbound
+                .text
+                .trim()
+                .strip_prefix(self.options.prefix.as_str())
+                .is_some_and(|rest| !rest.trim().is_empty())
     }
 
     /// Takes the changes made since the last call, in order. The caller commits them
@@ -194,18 +257,26 @@ impl Router {
         outbound
     }
 
-    /// Handles one inbound message at time `now`; returns what to send.
+    /// Handles one inbound message at time `now`; returns what to send. A message that is
+    /// not a command is relayed to the other rooms of its bridge, if any.
     pub fn handle(&mut self, inbound: &Inbound, now: Timestamp) -> Vec<Outbound> {
-        let text = inbound.text.trim();
-        let Some(command) = text.strip_prefix(self.options.prefix.as_str()) else {
-            return Vec::new();
-        };
-        let command = command.trim();
-        if command.is_empty() {
-            return Vec::new();
+        self.directory.saw(&inbound.network, &inbound.sender, &inbound.display_name);
+        if !self.is_command(inbound) {
+            return self.relay.relay(inbound);
         }
-        self.homes.insert(inbound.sender.clone(), inbound.network.clone());
-        let place = Place { network: inbound.network.clone(), room: inbound.room.clone() };
+        let text = inbound.text.trim();
+        let command = text.strip_prefix(self.options.prefix.as_str()).unwrap_or(text).trim();
+        let player = self.directory.player(&inbound.network, &inbound.sender);
+        if self.directory.set_home(&player, &inbound.network, &inbound.sender) {
+            self.log(Entry::Home {
+                player: player.clone(),
+                network: inbound.network.clone(),
+                identity: inbound.sender.clone(),
+            });
+        }
+        let standing = self.standing(inbound, &player);
+        let place = self.relay.hub(&Place { network: inbound.network.clone(), room: inbound.room.clone() });
+        let speaker = Speaker { inbound, player, place, standing };
         let reply_to = ReplyTo {
             network: inbound.network.clone(),
             destination: if inbound.private {
@@ -213,11 +284,30 @@ impl Router {
             } else {
                 Destination::Room(inbound.room.clone())
             },
+            addressee: inbound.sender.clone(),
+            thread: inbound.thread.clone(),
         };
         match lobby::parse(command) {
-            Err(error) => vec![reply(&reply_to, &inbound.sender, RichText::from(error.0))],
-            Ok(Some(lobby_command)) => self.lobby(lobby_command, inbound, &place, &reply_to, now),
-            Ok(None) => self.table_command(inbound, command, text, &place, &reply_to, now),
+            Err(error) => vec![reply(&reply_to, RichText::from(error.0))],
+            Ok(Some(lobby_command)) => self.lobby(lobby_command, &speaker, &reply_to, now),
+            Ok(None) => self.table_command(&speaker, command, text, &reply_to, now),
+        }
+    }
+
+    /// What the sender may do beyond playing: configured admins and game masters (by any
+    /// identity of their player) are game masters everywhere; a room's operators may
+    /// stop its table.
+    fn standing(&self, inbound: &Inbound, player: &PlayerId) -> Standing {
+        let mut identities = self.directory.identities(player);
+        identities.push((inbound.network.clone(), inbound.sender.clone()));
+        let permissions = &self.options.permissions;
+        let listed = |list: &[Identity]| identities.iter().any(|identity| list.contains(identity));
+        if listed(&permissions.admins) || listed(&permissions.game_masters) {
+            Standing::GameMaster
+        } else if inbound.operator && !inbound.private {
+            Standing::Operator
+        } else {
+            Standing::Player
         }
     }
 
@@ -370,6 +460,13 @@ impl Router {
             Entry::ChallengeClosed { network, room } => {
                 self.challenges.remove(&Place { network: network.clone(), room: room.clone() });
             }
+            Entry::Linked { network, identity, player } => self.directory.link(network, identity, player),
+            Entry::Unlinked { player } => {
+                self.directory.unlink(player);
+            }
+            Entry::Home { player, network, identity } => {
+                self.directory.set_home(player, network, identity);
+            }
         }
         Ok(())
     }
@@ -385,13 +482,12 @@ impl Router {
     fn lobby(
         &mut self,
         command: LobbyCommand,
-        inbound: &Inbound,
-        place: &Place,
+        speaker: &Speaker<'_>,
         reply_to: &ReplyTo,
         now: Timestamp,
     ) -> Vec<Outbound> {
-        let sender = &inbound.sender;
-        let say = |text: RichText| vec![reply(reply_to, sender, text)];
+        let say = |text: RichText| vec![reply(reply_to, text)];
+        let (place, player, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
         match command {
             LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref())),
             LobbyCommand::Games => say(self.games()),
@@ -399,31 +495,114 @@ impl Router {
                 let answer = self.registry.iter().find_map(|game| game.lobby("wizards"));
                 say(answer.unwrap_or_else(|| RichText::from("No game here has wizards.")))
             }
-            LobbyCommand::Link(_) => say(RichText::from(
-                "Linking identities across networks is not available in this version yet; \
-                 it arrives with bridged rooms. Until then, play from one network.",
-            )),
+            LobbyCommand::Link(None) => self.give_link_code(speaker, reply_to, now),
+            LobbyCommand::Link(Some(code)) => self.redeem_link_code(speaker, &code, reply_to, now),
+            LobbyCommand::Unlink => self.unlink(speaker, reply_to),
             LobbyCommand::New(game) => {
-                if inbound.private {
+                if private {
                     return say(RichText::from(
                         "Open a table in the room where you want to play, not in a private message.",
                     ));
                 }
-                self.open(
-                    place,
-                    &game,
-                    vec![Seat { player: sender.clone(), choice: None }],
-                    now,
-                    reply_to,
-                    sender,
-                )
+                let seats = vec![Seat { player: player.clone(), choice: None }];
+                self.open(place, &game, seats, now, reply_to)
             }
             LobbyCommand::Duel { opponent, wizard } => {
-                self.challenge(place, sender, PlayerId::new(opponent), wizard, inbound.private, now, reply_to)
+                let opponent = match self.resolve_name(&opponent) {
+                    Ok(opponent) => opponent,
+                    Err(problem) => return say(problem),
+                };
+                self.challenge(speaker, opponent, wizard, now, reply_to)
             }
-            LobbyCommand::Accept(wizard) => self.accept(place, sender, wizard, now, reply_to),
-            LobbyCommand::Decline => self.decline(place, sender, reply_to),
+            LobbyCommand::Accept(wizard) => self.accept(place, player, wizard, now, reply_to),
+            LobbyCommand::Decline => self.decline(place, player, reply_to),
         }
+    }
+
+    /// `!link`: a one-time code, sent privately, to say from the other network.
+    fn give_link_code(&mut self, speaker: &Speaker<'_>, reply_to: &ReplyTo, now: Timestamp) -> Vec<Outbound> {
+        let inbound = speaker.inbound;
+        let code = self.directory.new_code(&speaker.player, &inbound.network, self.options.master_seed, now);
+        let prefix = &self.options.prefix;
+        let secret = Outbound {
+            network: inbound.network.clone(),
+            to: Destination::Private(inbound.sender.clone()),
+            message: RichText::new()
+                .text("Your link code is ")
+                .code(code.clone())
+                .text(". From your identity on the other network, send me privately ")
+                .code(format!("{prefix}link {code}"))
+                .text(" within ten minutes; then you play as one player from both networks.")
+                .into(),
+        };
+        if inbound.private {
+            vec![secret]
+        } else {
+            vec![secret, reply(reply_to, RichText::from("I sent you a link code privately."))]
+        }
+    }
+
+    /// `!link <code>`: joins the sender's identity to the code's player.
+    fn redeem_link_code(
+        &mut self,
+        speaker: &Speaker<'_>,
+        code: &str,
+        reply_to: &ReplyTo,
+        now: Timestamp,
+    ) -> Vec<Outbound> {
+        let inbound = speaker.inbound;
+        let say = |text: RichText| vec![reply(reply_to, text)];
+        if !inbound.private {
+            // Anyone in the room could use the code now: it is void.
+            self.directory.void(code);
+            return say(RichText::from(
+                "Send link codes to me privately: anyone here could have used that one, so it no longer \
+                 works. Type `!link` on your other network for a new code.",
+            ));
+        }
+        let identity = &inbound.sender;
+        if self.active_tables().any(|id| self.tables[&id].table.players().contains(identity)) {
+            return say(RichText::from(
+                "You are playing at a table as this identity; link once its game is over (or link \
+                 first, then sit down).",
+            ));
+        }
+        match self.directory.redeem(code, &inbound.network, identity, now) {
+            Err(error) => say(RichText::from(format!("That did not link: {error}"))),
+            Ok(player) => {
+                self.directory.link(&inbound.network, identity, &player);
+                self.log(Entry::Linked {
+                    network: inbound.network.clone(),
+                    identity: identity.clone(),
+                    player: player.clone(),
+                });
+                self.directory.set_home(&player, &inbound.network, identity);
+                self.log(Entry::Home {
+                    player: player.clone(),
+                    network: inbound.network.clone(),
+                    identity: identity.clone(),
+                });
+                let name = self.directory.display_name(&player);
+                say(RichText::new()
+                    .text(format!("Linked: here you now play as {name}, the same player as on "))
+                    .text(format!("the other network. Type `{}unlink` to undo it.", self.options.prefix)))
+            }
+        }
+    }
+
+    /// `!unlink`: separates every identity joined to the sender's player.
+    fn unlink(&mut self, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Vec<Outbound> {
+        let separated = self.directory.unlink(&speaker.player);
+        if separated.is_empty() {
+            return vec![reply(
+                reply_to,
+                RichText::from("You have no linked identities; `!link` links one."),
+            )];
+        }
+        self.log(Entry::Unlinked { player: speaker.player.clone() });
+        let list: Vec<String> =
+            separated.iter().map(|(network, identity)| format!("{identity} on {network}")).collect();
+        vec![reply(reply_to, RichText::from(format!("Unlinked {}.", list.join(", "))))]
     }
 
     fn open(
@@ -433,7 +612,6 @@ impl Router {
         seats: Vec<Seat>,
         now: Timestamp,
         reply_to: &ReplyTo,
-        sender: &PlayerId,
     ) -> Vec<Outbound> {
         let Some(plugin) = self.registry.get(game) else {
             let names: Vec<&str> = self.registry.iter().map(|g| g.name()).collect();
@@ -442,7 +620,6 @@ impl Router {
                 .unwrap_or_default();
             return vec![reply(
                 reply_to,
-                sender,
                 RichText::from(format!(
                     "There is no game called `{game}`.{hint} Games: {}.",
                     names.join(", ")
@@ -453,7 +630,6 @@ impl Router {
             let game = self.tables[&busy].table.game();
             return vec![reply(
                 reply_to,
-                sender,
                 RichText::from(format!(
                     "This room already has a {game} table; one table per room. Finish it first \
                  (its game master types `!stop`; in a Duel, `!concede`), or play in another room."
@@ -462,7 +638,7 @@ impl Router {
         }
         let setup = TableSetup { room: place.room.clone(), seats, now };
         match plugin.open(&setup) {
-            Err(refusal) => vec![reply(reply_to, sender, refusal_text(refusal))],
+            Err(refusal) => vec![reply(reply_to, refusal_text(refusal))],
             Ok(table) => {
                 let id = self.tables.last_key_value().map_or(0, |(id, _)| id.saturating_add(1));
                 let seed = mix(self.options.master_seed ^ mix(id));
@@ -489,19 +665,17 @@ impl Router {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn challenge(
         &mut self,
-        place: &Place,
-        challenger: &PlayerId,
+        speaker: &Speaker<'_>,
         opponent: PlayerId,
         wizard: Option<String>,
-        private: bool,
         now: Timestamp,
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
-        let say = |text: &str| vec![reply(reply_to, challenger, RichText::from(text))];
-        if private {
+        let (place, challenger) = (&speaker.place, &speaker.player);
+        let say = |text: &str| vec![reply(reply_to, RichText::from(text))];
+        if speaker.inbound.private {
             return say("Challenge in the room where you want to play: `!duel <player> [wizard]` there.");
         }
         if &opponent == challenger {
@@ -513,15 +687,13 @@ impl Router {
             );
         }
         if let Some(pending) = self.challenges.get(place) {
-            return vec![reply(
-                reply_to,
-                challenger,
-                RichText::new()
-                    .mention(&pending.challenger)
-                    .text(" has already challenged ")
-                    .mention(&pending.opponent)
-                    .text(" here; wait for `!accept` or `!decline`."),
-            )];
+            let text = RichText::new()
+                .mention(&pending.challenger)
+                .text(" has already challenged ")
+                .mention(&pending.opponent)
+                .text(" here; wait for `!accept` or `!decline`.");
+            let text = self.localize(&reply_to.network, text);
+            return vec![reply(reply_to, text)];
         }
         let Some(duel) = self.registry.get("duel") else {
             return say("The Duel game is not enabled on this bot.");
@@ -536,7 +708,7 @@ impl Router {
             now,
         };
         if let Err(refusal) = duel.open(&trial) {
-            return vec![reply(reply_to, challenger, refusal_text(refusal))];
+            return vec![reply(reply_to, refusal_text(refusal))];
         }
         let text = RichText::new()
             .mention(challenger)
@@ -561,11 +733,8 @@ impl Router {
             wizard: wizard.clone(),
         });
         self.challenges.insert(place.clone(), Challenge { challenger: challenger.clone(), opponent, wizard });
-        self.announced(vec![Outbound {
-            network: reply_to.network.clone(),
-            to: reply_to.destination.clone(),
-            message: text.into(),
-        }])
+        let outbound = self.to_rooms(place, text);
+        self.announced(outbound)
     }
 
     fn accept(
@@ -579,7 +748,6 @@ impl Router {
         let Some(challenge) = self.challenges.get(place).filter(|c| &c.opponent == sender).cloned() else {
             return vec![reply(
                 reply_to,
-                sender,
                 RichText::from(
                     "Nobody has challenged you in this room. Challenge someone with `!duel <player> [wizard]`.",
                 ),
@@ -590,7 +758,7 @@ impl Router {
             Seat { player: sender.clone(), choice: wizard },
         ];
         let before = self.tables.len();
-        let out = self.open(place, "duel", seats, now, reply_to, sender);
+        let out = self.open(place, "duel", seats, now, reply_to);
         if self.tables.len() > before {
             self.close_challenge(place);
         }
@@ -609,15 +777,11 @@ impl Router {
                 };
                 let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
                 let text = RichText::new().mention(sender).text(verb).mention(other).text(".");
-                self.announced(vec![Outbound {
-                    network: reply_to.network.clone(),
-                    to: reply_to.destination.clone(),
-                    message: text.into(),
-                }])
+                let outbound = self.to_rooms(place, text);
+                self.announced(outbound)
             }
             _ => vec![reply(
                 reply_to,
-                sender,
                 RichText::from("There is no challenge for you to decline in this room."),
             )],
         }
@@ -631,17 +795,15 @@ impl Router {
 
     fn table_command(
         &mut self,
-        inbound: &Inbound,
+        speaker: &Speaker<'_>,
         command: &str,
         typed: &str,
-        place: &Place,
         reply_to: &ReplyTo,
         now: Timestamp,
     ) -> Vec<Outbound> {
-        let sender = &inbound.sender;
+        let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
         let (head, _) = words::split(command);
-        let index =
-            if inbound.private { self.private_table(sender) } else { self.active_at(place).ok_or(()) };
+        let index = if private { self.private_table(sender) } else { self.active_at(place).ok_or(()) };
         // After a game ends its room can still ask how it ended.
         let index = index.or_else(|()| {
             self.finished_at(place)
@@ -656,7 +818,7 @@ impl Router {
                 });
                 let text = if !known {
                     self.unknown_command(&head, None)
-                } else if inbound.private {
+                } else if private {
                     RichText::from(self.private_table_problem(sender))
                 } else {
                     RichText::new()
@@ -666,17 +828,23 @@ impl Router {
                         .code("!duel <player>")
                         .text(".")
                 };
-                return vec![reply(reply_to, sender, text)];
+                return vec![reply(reply_to, text)];
             }
         };
+        let seated = self.tables[&index].table.players();
+        let command = match self.resolve_names(command, &seated) {
+            Ok(command) => command,
+            Err(problem) => return vec![reply(reply_to, problem)],
+        };
+        let command = command.as_str();
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new() };
-        let standing = Standing::Player;
-        let action = Action { actor: sender, command, typed, private: inbound.private, now, standing };
+        let standing = speaker.standing;
+        let action = Action { actor: sender, command, typed, private, now, standing };
         let mut dice = Dice::for_action(seating.seed, seating.sequence);
         let query = seating.table.is_query(command);
         match seating.table.act(&action, &mut dice) {
             // A question changes nothing: answer it without journaling it.
-            Ok(announcements) if query => self.deliver(index, announcements),
+            Ok(announcements) if query => self.deliver_reply(index, announcements, reply_to),
             Ok(announcements) => {
                 let entry = Entry::Acted {
                     table: index,
@@ -684,7 +852,7 @@ impl Router {
                     actor: sender.clone(),
                     command: command.to_owned(),
                     typed: typed.to_owned(),
-                    private: inbound.private,
+                    private,
                     now,
                     standing,
                     dice_seed: dice.seed(),
@@ -697,10 +865,46 @@ impl Router {
             }
             Err(Refusal::UnknownCommand(word)) => {
                 let game = self.tables[&index].table.game();
-                vec![reply(reply_to, sender, self.unknown_command(&word, Some(game)))]
+                vec![reply(reply_to, self.unknown_command(&word, Some(game)))]
             }
-            Err(refusal) => vec![reply(reply_to, sender, refusal_text(refusal))],
+            Err(refusal) => {
+                let text = self.localize(&reply_to.network, refusal_text(refusal));
+                vec![reply(reply_to, text)]
+            }
         }
+    }
+
+    /// The player a name typed in a command means: a player id as it is, else a nick,
+    /// display name or linked name the directory knows (RULES-independent: CONTRACT.md
+    /// "A player is named in a command by …"). Several candidates are an error that
+    /// lists them.
+    fn resolve_name(&self, word: &str) -> Result<PlayerId, RichText> {
+        match self.directory.resolve(word) {
+            Ok(found) => Ok(found.unwrap_or_else(|| PlayerId::new(word))),
+            Err(NameProblem::Ambiguous(players)) => {
+                let mut text = RichText::new().code(word).text(" could be ");
+                for (i, player) in players.iter().enumerate() {
+                    text = text.text(if i == 0 { "" } else { " or " }).code(player.as_str());
+                }
+                Err(text.text("; name them by one of those ids."))
+            }
+        }
+    }
+
+    /// Rewrites the names in a table command to player ids. Numbers and the ids of
+    /// seated players are left alone, so game words and exact ids never change.
+    fn resolve_names(&self, command: &str, seated: &[PlayerId]) -> Result<String, RichText> {
+        let mut words = command.split_whitespace();
+        let mut out: Vec<String> = words.next().map(str::to_owned).into_iter().collect();
+        for word in words {
+            let plain = word.trim_start_matches('@').trim_end_matches([':', ',']);
+            let keep = plain.chars().all(|c| c.is_ascii_digit() || c == '+' || c == '-')
+                || seated.iter().any(|p| p.as_str() == plain);
+            let resolved = if keep { word.to_owned() } else { self.resolve_name(word)?.as_str().to_owned() };
+            // A word that named nobody known stays as typed, for the game to judge.
+            out.push(if resolved == plain { word.to_owned() } else { resolved });
+        }
+        Ok(out.join(" "))
     }
 
     /// The one unfinished table where `player` is seated, for a private message.
@@ -733,13 +937,18 @@ impl Router {
         self.tables.iter().filter(|(_, s)| !s.table.is_finished()).map(|(id, _)| *id)
     }
 
-    /// The most recent finished table in a room.
+    /// The most recent finished table in a place (a room, or a bridge's hub).
     fn finished_at(&self, place: &Place) -> Option<TableId> {
-        self.tables.iter().rev().find(|(_, s)| s.place == *place && s.table.is_finished()).map(|(id, _)| *id)
+        self.tables
+            .iter()
+            .rev()
+            .find(|(_, s)| self.relay.hub(&s.place) == *place && s.table.is_finished())
+            .map(|(id, _)| *id)
     }
 
+    /// The unfinished table in a place (a room, or a bridge's hub).
     fn active_at(&self, place: &Place) -> Option<TableId> {
-        self.active_tables().find(|i| self.tables[i].place == *place)
+        self.active_tables().find(|i| self.relay.hub(&self.tables[i].place) == *place)
     }
 
     fn unknown_command(&self, word: &str, game: Option<&str>) -> RichText {
@@ -803,34 +1012,104 @@ impl Router {
         text.text(". ").code("!help <command>").text(" explains one.")
     }
 
-    /// Turns a table's announcements into outbound messages.
+    /// Turns a table's announcements into outbound messages: the table's to every room of
+    /// its bridge (or its one room), a player's to where their private messages go.
     fn deliver(&self, id: TableId, announcements: Vec<Announcement>) -> Vec<Outbound> {
-        let Some(place) = self.tables.get(&id).map(|s| &s.place) else { return Vec::new() };
+        let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
+        let mut out = Vec::with_capacity(announcements.len());
+        for announcement in announcements {
+            match announcement.to {
+                Audience::Table => out.extend(self.to_rooms(&place, announcement.text)),
+                Audience::Player(player) => out.push(self.to_player(&place, &player, announcement.text)),
+            }
+        }
+        out
+    }
+
+    /// Turns the answer to a question (`!status`) into outbound messages: what the table
+    /// would say to everyone goes only to where it was asked.
+    fn deliver_reply(
+        &self,
+        id: TableId,
+        announcements: Vec<Announcement>,
+        reply_to: &ReplyTo,
+    ) -> Vec<Outbound> {
+        let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
         announcements
             .into_iter()
-            .map(|a| match a.to {
+            .map(|announcement| match announcement.to {
                 Audience::Table => Outbound {
-                    network: place.network.clone(),
-                    to: Destination::Room(place.room.clone()),
-                    message: a.text.into(),
+                    network: reply_to.network.clone(),
+                    to: reply_to.destination.clone(),
+                    message: Message {
+                        text: self.localize(&reply_to.network, announcement.text),
+                        thread: reply_to.thread.clone(),
+                        ..Message::default()
+                    },
                 },
-                Audience::Player(player) => Outbound {
-                    network: self.homes.get(&player).cloned().unwrap_or_else(|| place.network.clone()),
-                    to: Destination::Private(player),
-                    message: a.text.into(),
-                },
+                Audience::Player(player) => self.to_player(&place, &player, announcement.text),
             })
             .collect()
     }
+
+    /// A message to every room of the bridge `place` is in (or to `place` alone).
+    fn to_rooms(&self, place: &Place, text: RichText) -> Vec<Outbound> {
+        self.relay
+            .rooms(place)
+            .into_iter()
+            .map(|room| Outbound {
+                to: Destination::Room(room.room),
+                message: self.localize(&room.network, text.clone()).into(),
+                network: room.network,
+            })
+            .collect()
+    }
+
+    /// A private message to a player, on the network and identity they last used (else
+    /// as the table's network knows them).
+    fn to_player(&self, place: &Place, player: &PlayerId, text: RichText) -> Outbound {
+        let (network, identity) =
+            self.directory.home(player).cloned().unwrap_or_else(|| (place.network.clone(), player.clone()));
+        Outbound {
+            message: self.localize(&network, text).into(),
+            to: Destination::Private(identity),
+            network,
+        }
+    }
+
+    /// Shows each mentioned player as `network` can: a mention of their identity there,
+    /// or, when they only have identities elsewhere, their name in bold.
+    fn localize(&self, network: &NetworkId, text: RichText) -> RichText {
+        let needs_work = text.segments().iter().any(|segment| match segment {
+            Segment::Mention(player) => self.directory.identity_on(player, network).as_ref() != Some(player),
+            _ => false,
+        });
+        if !needs_work {
+            return text;
+        }
+        text.into_segments().into_iter().fold(RichText::new(), |out, segment| match segment {
+            Segment::Mention(player) => match self.directory.identity_on(&player, network) {
+                Some(identity) => out.mention(&identity),
+                None if self.directory.identities(&player).is_empty() => out.mention(&player),
+                None => out.bold(self.directory.display_name(&player)),
+            },
+            other => out.push(other),
+        })
+    }
 }
 
-/// A reply to the sender: in a room it names them first, as chat bots do.
-fn reply(reply_to: &ReplyTo, sender: &PlayerId, text: RichText) -> Outbound {
+/// A reply to the sender: in a room it names them first, as chat bots do; in the thread
+/// they wrote in, if any.
+fn reply(reply_to: &ReplyTo, text: RichText) -> Outbound {
     let text = match reply_to.destination {
-        Destination::Room(_) => RichText::new().mention(sender).text(": ").append(text),
+        Destination::Room(_) => RichText::new().mention(&reply_to.addressee).text(": ").append(text),
         Destination::Private(_) => text,
     };
-    Outbound { network: reply_to.network.clone(), to: reply_to.destination.clone(), message: text.into() }
+    Outbound {
+        network: reply_to.network.clone(),
+        to: reply_to.destination.clone(),
+        message: Message { text, thread: reply_to.thread.clone(), ..Message::default() },
+    }
 }
 
 fn refusal_text(refusal: Refusal) -> RichText {

@@ -45,6 +45,8 @@ pub struct Settings {
     pub http: Option<SocketAddr>,
     /// How log lines are written.
     pub log_format: LogFormat,
+    /// The file it was read from, to read again on SIGHUP.
+    pub source: Option<PathBuf>,
 }
 
 /// One bridge: rooms on any networks that share chat and tables.
@@ -180,7 +182,7 @@ impl Settings {
     pub fn load(path: &Path) -> Result<Settings, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| ConfigError::Read { path: path.into(), source })?;
-        Settings::parse(&text, path)
+        Settings::parse(&text, path).map(|settings| Settings { source: Some(path.to_owned()), ..settings })
     }
 
     /// Validates config text; `path` only names it in errors and anchors relative paths.
@@ -316,6 +318,7 @@ impl Settings {
             permissions,
             http,
             log_format: raw.log.and_then(|l| l.format).unwrap_or_default(),
+            source: None,
         })
     }
 }

@@ -499,6 +499,18 @@ impl<'a> JournalRow<'a> {
                 row.player = Some(challenger.as_str());
             }
             Entry::ChallengeClosed { .. } => row.kind = "challenge_closed",
+            Entry::Linked { identity, .. } => {
+                row.kind = "linked";
+                row.player = Some(identity.as_str());
+            }
+            Entry::Unlinked { player } => {
+                row.kind = "unlinked";
+                row.player = Some(player.as_str());
+            }
+            Entry::Home { player, .. } => {
+                row.kind = "home";
+                row.player = Some(player.as_str());
+            }
         }
         row
     }

@@ -15,6 +15,8 @@ pub enum DuelCommand {
     Status,
     /// `!concede`: give up; the opponent wins.
     Concede,
+    /// `!stop`: a room operator, game master or bot admin ends the duel with no winner.
+    Stop,
 }
 
 /// Every Duel command, in the order help lists them.
@@ -39,6 +41,13 @@ pub const COMMANDS: &[CommandHelp] = &[
         aliases: &["resign", "surrender"],
         usage: "",
         summary: "Gives up the duel: your opponent wins.",
+    },
+    CommandHelp {
+        name: "stop",
+        aliases: &[],
+        usage: "",
+        summary: "Room operators, game masters and bot admins: ends the duel with no winner \
+                  (a player gives up with `!concede`).",
     },
 ];
 
@@ -71,6 +80,11 @@ pub fn parse(command: &str) -> Result<DuelCommand, DuelError> {
             return Err(DuelError::ExtraWords { command: "concede", extra });
         }
         Ok(DuelCommand::Concede)
+    } else if is(&head, "stop") {
+        if !extra.is_empty() {
+            return Err(DuelError::ExtraWords { command: "stop", extra });
+        }
+        Ok(DuelCommand::Stop)
     } else {
         Err(DuelError::UnknownCommand(head))
     }
@@ -95,6 +109,7 @@ mod tests {
         assert_eq!(parse("Status"), Ok(DuelCommand::Status));
         assert_eq!(parse("concede"), Ok(DuelCommand::Concede));
         assert_eq!(parse("resign"), Ok(DuelCommand::Concede));
+        assert_eq!(parse("STOP"), Ok(DuelCommand::Stop));
     }
 
     #[test]
@@ -103,6 +118,7 @@ mod tests {
         assert_eq!(parse("cast"), Err(DuelError::NoTokens));
         assert!(matches!(parse("cast surge fyre"), Err(DuelError::UnknownToken { .. })));
         assert!(matches!(parse("concede now"), Err(DuelError::ExtraWords { .. })));
+        assert!(matches!(parse("stop now"), Err(DuelError::ExtraWords { command: "stop", .. })));
         assert_eq!(parse(""), Err(DuelError::UnknownCommand(String::new())));
     }
 }

@@ -18,6 +18,7 @@ use super::token::{Preconditioning, Token};
 use super::wizard::{Pool, Wizard};
 use crate::dice::Dice;
 use crate::ids::PlayerId;
+use crate::plugin::Standing;
 use crate::time::Timestamp;
 
 /// The table rules a duel is played with (copied into its state, so a restored duel
@@ -72,12 +73,14 @@ pub enum FinishReason {
     Conceded,
     /// A round passed with neither wizard casting (see [`DuelRules::end_when_idle`]).
     Abandoned,
+    /// A room operator, game master or bot admin typed `!stop`: no winner.
+    Stopped,
 }
 
 /// How the duel ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Finish {
-    /// The winner's seat; None for a draw.
+    /// The winner's seat; None for a draw, or for no winner when the duel was stopped.
     pub winner: Option<usize>,
     /// Why.
     pub reason: FinishReason,
@@ -165,6 +168,11 @@ pub enum DuelEvent {
     },
     /// The duel ended.
     Finished(Finish),
+    /// `by` stopped the duel (`!stop`): it is finished, with no winner.
+    Stopped {
+        /// The room operator, game master or bot admin who stopped it.
+        by: PlayerId,
+    },
     /// Someone asked for the status.
     Status {
         /// Who asked.
@@ -264,20 +272,24 @@ impl Duel {
         Some(self.round.step_started.plus(self.rules.step_timeout_secs))
     }
 
-    /// `winner alice` or `a draw`, for messages.
+    /// `winner alice`, `a draw` or `stopped, no winner`, for messages.
     pub fn result_text(&self) -> String {
-        match self.finish.and_then(|f| f.winner) {
-            Some(seat) => format!("winner {}", self.players[seat]),
-            None if self.finish.is_some() => "a draw".to_owned(),
+        match self.finish {
+            Some(Finish { reason: FinishReason::Stopped, .. }) => "stopped, no winner".to_owned(),
+            Some(Finish { winner: Some(seat), .. }) => format!("winner {}", self.players[seat]),
+            Some(Finish { winner: None, .. }) => "a draw".to_owned(),
             None => "not finished".to_owned(),
         }
     }
 
-    /// Applies a command. Every check comes before any change: on `Err` the duel is
-    /// unchanged. `dice` rolls any concentration checks the command's steps need.
+    /// Applies a command by `actor`, whom the daemon judged to have `standing` (only a
+    /// room operator, game master or bot admin may `!stop` a duel, player or not). Every
+    /// check comes before any change: on `Err` the duel is unchanged. `dice` rolls any
+    /// concentration checks the command's steps need.
     pub fn apply(
         &mut self,
         actor: &PlayerId,
+        standing: Standing,
         command: &DuelCommand,
         now: Timestamp,
         dice: &mut Dice,
@@ -289,17 +301,28 @@ impl Duel {
         if self.finish.is_some() {
             return Err(DuelError::Over { result: self.result_text() });
         }
-        let seat = self
-            .seat(actor)
-            .ok_or_else(|| DuelError::NotAPlayer { actor: actor.clone(), players: self.players.clone() })?;
+        let seat = || {
+            self.seat(actor)
+                .ok_or_else(|| DuelError::NotAPlayer { actor: actor.clone(), players: self.players.clone() })
+        };
         match command {
             DuelCommand::Status => Ok(vec![DuelEvent::Status { asker: actor.clone() }]),
+            // Decision: a player of the duel has no say in `!stop` (they `!concede`); the
+            // room's operators, game masters and bot admins have, seated or not.
+            DuelCommand::Stop => {
+                if standing == Standing::Player {
+                    return Err(DuelError::MayNotStop { actor: actor.clone() });
+                }
+                self.finish = Some(Finish { winner: None, reason: FinishReason::Stopped });
+                Ok(vec![DuelEvent::Stopped { by: actor.clone() }])
+            }
             DuelCommand::Concede => {
-                let finish = Finish { winner: Some(1 - seat), reason: FinishReason::Conceded };
+                let finish = Finish { winner: Some(1 - seat()?), reason: FinishReason::Conceded };
                 self.finish = Some(finish);
                 Ok(vec![DuelEvent::Finished(finish)])
             }
             DuelCommand::Cast(tokens) => {
+                let seat = seat()?;
                 let caster = &self.round.casters[seat];
                 caster.validate(tokens, &self.pools[seat], &self.seals[seat])?;
                 // Checked: from here on nothing can fail.

@@ -17,7 +17,7 @@ use crate::ids::PlayerId;
 #[non_exhaustive]
 pub enum DuelError {
     /// The first word is not a Duel command (the router suggests one).
-    #[error("`{0}` is not a Duel command; Duel commands are `!cast`, `!status` and `!concede`.")]
+    #[error("`{0}` is not a Duel command; Duel commands are `!cast`, `!status`, `!concede` and `!stop`.")]
     UnknownCommand(String),
 
     /// `!cast` was typed in a room, where it would reveal the spell. The tokens are
@@ -68,10 +68,21 @@ pub enum DuelError {
         players: [PlayerId; 2],
     },
 
+    /// `!stop` from someone the daemon did not judge a room operator, game master or bot
+    /// admin.
+    #[error(
+        "Only room operators, game masters and bot admins can stop a Duel; a player who wants \
+         out can `!concede` (the opponent wins)."
+    )]
+    MayNotStop {
+        /// Who tried.
+        actor: PlayerId,
+    },
+
     /// The duel has finished.
     #[error("This duel is over ({result}); start a new one with `!duel <player>`.")]
     Over {
-        /// `winner alice` or `a draw`.
+        /// `winner alice`, `a draw` or `stopped, no winner`.
         result: String,
     },
 

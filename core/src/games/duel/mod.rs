@@ -18,7 +18,10 @@
 //! a wizard's level for a Full Counter is the level as cast; a countered spell records
 //! level 0; both Full Counters succeeding cancel both spells; `!status` is open to
 //! spectators (it shows only what has been revealed); a round in which neither wizard
-//! queued anything ends the duel as abandoned (the track decides, like D-2).
+//! queued anything ends the duel as abandoned (the track decides, like D-2); `!stop` is
+//! for the room's operators, game masters and bot admins (as the daemon judges the
+//! actor's [`Standing`](crate::plugin::Standing)) and ends the duel with no winner
+//! (`winner` null, `finish_reason` `stopped`); a player leaves with `!concede`.
 
 pub mod command;
 pub mod element;
@@ -204,7 +207,8 @@ impl Table for DuelTable {
             return Err(refusal(DuelError::PublicCast));
         }
         let command = command::parse(action.command).map_err(refusal)?;
-        let events = self.duel.apply(action.actor, &command, action.now, dice).map_err(refusal)?;
+        let events =
+            self.duel.apply(action.actor, action.standing, &command, action.now, dice).map_err(refusal)?;
         Ok(render::announcements(&self.duel, &events, action.private))
     }
 

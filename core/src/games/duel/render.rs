@@ -185,6 +185,7 @@ pub fn announcements(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<An
                 out.push(Announcement::table(round_started(*round, *deadline)));
             }
             DuelEvent::Finished(finish) => out.push(Announcement::table(finished(duel, finish))),
+            DuelEvent::Stopped { by } => out.push(Announcement::table(stopped(duel, by))),
             DuelEvent::Status { asker } => {
                 for line in status(duel, private.then_some(asker)) {
                     out.push(if private {
@@ -368,13 +369,28 @@ fn finished(duel: &Duel, finish: &Finish) -> RichText {
             "neither wizard cast anything this round, so the duel is abandoned; the track is {}",
             track(duel, duel.track())
         ),
+        FinishReason::Stopped => format!("it was stopped; the track is {}", track(duel, duel.track())),
     };
     let text = RichText::new().text("🏁 The duel is over: ").text(why).text(". ");
-    let text = match finish.winner {
-        Some(seat) => text.text("🏆 ").mention(&players[seat]).text(" wins!"),
-        None => text.text("It is a draw."),
+    let text = match (finish.reason, finish.winner) {
+        (FinishReason::Stopped, _) => text.text("There is no winner."),
+        (_, Some(seat)) => text.text("🏆 ").mention(&players[seat]).text(" wins!"),
+        (_, None) => text.text("It is a draw."),
     };
     text.text(" Start another with ").code("!duel <player> [wizard]").text(".")
+}
+
+/// "🛑 carol stopped the Duel; no winner. …"
+fn stopped(duel: &Duel, by: &PlayerId) -> RichText {
+    RichText::new()
+        .text("🛑 ")
+        .mention(by)
+        .text(format!(
+            " stopped the Duel; no winner (the track was {}). Start another with ",
+            track(duel, duel.track())
+        ))
+        .code("!duel <player> [wizard]")
+        .text(".")
 }
 
 /// The status lines: public facts only, plus (privately) the asker's own queue.

@@ -76,9 +76,12 @@ impl Duel {
                 seeds: r.seeds.clone(),
             })
             .collect();
-        let winner = self.finish.map(|f| match f.winner {
-            Some(seat) => p[seat].to_string(),
-            None => "draw".to_owned(),
+        // A stopped duel has no winner: `winner` is null, as before it finished, and
+        // `finish_reason` says why.
+        let winner = self.finish.and_then(|f| match (f.reason, f.winner) {
+            (FinishReason::Stopped, _) => None,
+            (_, Some(seat)) => Some(p[seat].to_string()),
+            (_, None) => Some("draw".to_owned()),
         });
         let snapshot = DuelSnapshot {
             players: p.clone(),
@@ -124,11 +127,19 @@ impl Duel {
                     .ok_or_else(|| format!("the duel snapshot's winner {name} is not a player")),
             }
         };
-        let finish = match (s.finished, s.winner.as_deref()) {
-            (false, _) => None,
-            (true, None) => return Err("the duel snapshot is finished but names no winner".to_owned()),
-            (true, Some(name)) => {
-                Some(Finish { winner: seat(name)?, reason: s.finish_reason.unwrap_or(FinishReason::Track) })
+        let finish = match (s.finished, s.finish_reason, s.winner.as_deref()) {
+            (false, _, _) => None,
+            (true, Some(FinishReason::Stopped), None) => {
+                Some(Finish { winner: None, reason: FinishReason::Stopped })
+            }
+            (true, Some(FinishReason::Stopped), Some(name)) => {
+                return Err(format!(
+                    "the duel snapshot was stopped, so it has no winner, but it names {name}"
+                ));
+            }
+            (true, _, None) => return Err("the duel snapshot is finished but names no winner".to_owned()),
+            (true, reason, Some(name)) => {
+                Some(Finish { winner: seat(name)?, reason: reason.unwrap_or(FinishReason::Track) })
             }
         };
         let mut rounds = Vec::with_capacity(s.rounds.len());

@@ -44,7 +44,7 @@ fn steady() -> DuelOptions {
 
 fn cast(duel: &mut Duel, who: &PlayerId, tokens: &str, dice: &mut Dice) -> Result<Vec<DuelEvent>, DuelError> {
     let command = command::parse(&format!("cast {tokens}"))?;
-    duel.apply(who, &command, T0, dice)
+    duel.apply(who, Standing::Player, &command, T0, dice)
 }
 
 fn ok(duel: &mut Duel, who: &PlayerId, tokens: &str) -> Vec<DuelEvent> {
@@ -320,7 +320,7 @@ fn every_refusal_leaves_the_duel_unchanged() {
     let before = duel.clone();
     let stranger = PlayerId::new("carol");
     assert!(matches!(
-        duel.apply(&stranger, &DuelCommand::Concede, T0, &mut Dice::from_seed(1)),
+        duel.apply(&stranger, Standing::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1)),
         Err(DuelError::NotAPlayer { .. })
     ));
     assert_eq!(duel, before);
@@ -360,7 +360,8 @@ fn an_interruption_settles_the_round_at_once() {
 #[test]
 fn the_game_over_refuses_everything() {
     let mut duel = duel();
-    duel.apply(&bob(), &DuelCommand::Concede, T0, &mut Dice::from_seed(1)).expect("bob concedes");
+    duel.apply(&bob(), Standing::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1))
+        .expect("bob concedes");
     assert_eq!(duel.finish(), Some(Finish { winner: Some(0), reason: FinishReason::Conceded }));
     let before = duel.clone();
     let refused = cast(&mut duel, &alice(), "surge end", &mut Dice::from_seed(1));
@@ -368,6 +369,83 @@ fn the_game_over_refuses_everything() {
     let message = refused.expect_err("refused").to_string();
     assert!(message.contains("`!duel <player>`"), "{message}");
     assert_eq!(duel, before);
+}
+
+fn stop(duel: &mut Duel, who: &PlayerId, standing: Standing) -> Result<Vec<DuelEvent>, DuelError> {
+    duel.apply(who, standing, &DuelCommand::Stop, T0, &mut Dice::from_seed(1))
+}
+
+#[test]
+fn stop_by_an_operator_or_game_master_ends_the_duel_with_no_winner() {
+    for standing in [Standing::Operator, Standing::GameMaster] {
+        let mut duel = duel();
+        ok(&mut duel, &alice(), "surge fire wind end");
+        ok(&mut duel, &bob(), "surge end");
+        assert!(duel.track() > 0, "alice leads, yet a stop makes no winner");
+        let carol = PlayerId::new("carol");
+        let events = stop(&mut duel, &carol, standing).expect("stopped");
+        assert_eq!(events, vec![DuelEvent::Stopped { by: carol.clone() }]);
+        assert_eq!(duel.finish(), Some(Finish { winner: None, reason: FinishReason::Stopped }));
+        assert_eq!(duel.next_timer(), None);
+        let snapshot = duel.snapshot();
+        assert_eq!(
+            (snapshot["finished"].clone(), snapshot["winner"].clone()),
+            (Value::Bool(true), Value::Null)
+        );
+        assert_eq!(snapshot["finish_reason"], "stopped");
+        assert_eq!(Duel::restore(&snapshot).as_ref(), Ok(&duel));
+        let said: Vec<String> =
+            render::announcements(&duel, &events, false).iter().map(|a| a.text.plain()).collect();
+        assert_eq!(said.len(), 1);
+        assert!(said[0].contains("carol stopped the Duel; no winner"), "{said:?}");
+        let status = render::status(&duel, None)[0].plain();
+        assert!(status.contains("Finished: stopped, no winner."), "{status}");
+        assert_eq!(
+            cast(&mut duel, &alice(), "surge end", &mut Dice::from_seed(1)),
+            Err(DuelError::Over { result: "stopped, no winner".into() })
+        );
+    }
+}
+
+#[test]
+fn a_seated_operator_may_stop_too() {
+    let mut duel = duel();
+    stop(&mut duel, &alice(), Standing::Operator).expect("an operator who plays may stop");
+    assert_eq!(duel.finish().map(|f| f.reason), Some(FinishReason::Stopped));
+}
+
+#[test]
+fn stop_by_a_player_is_refused_and_points_to_concede() {
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge fire");
+    for who in [alice(), PlayerId::new("carol")] {
+        let before = duel.clone();
+        let refused = stop(&mut duel, &who, Standing::Player).expect_err("refused");
+        assert_eq!(refused, DuelError::MayNotStop { actor: who.clone() });
+        let message = refused.to_string();
+        assert!(
+            message.contains("Only room operators, game masters and bot admins can stop a Duel")
+                && message.contains("`!concede`"),
+            "{message}"
+        );
+        assert_eq!(duel, before);
+    }
+}
+
+#[test]
+fn a_stopped_snapshot_must_not_name_a_winner() {
+    let mut duel = duel();
+    stop(&mut duel, &alice(), Standing::GameMaster).expect("stopped");
+    let mut snapshot = duel.snapshot();
+    snapshot["winner"] = Value::from("alice");
+    assert!(Duel::restore(&snapshot).is_err());
+    // Any other finished duel still needs its winner (or "draw").
+    let mut duel = self::duel();
+    duel.apply(&bob(), Standing::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1))
+        .expect("concedes");
+    let mut snapshot = duel.snapshot();
+    snapshot["winner"] = Value::Null;
+    assert!(Duel::restore(&snapshot).is_err());
 }
 
 #[test]

@@ -45,13 +45,15 @@ pub enum Verb {
     Coins,
     /// `add`
     Add,
+    /// `gm`
+    Gm,
     /// `stop`
     Stop,
 }
 
 impl Verb {
     /// Every verb, in help order.
-    pub const ALL: [Verb; 13] = [
+    pub const ALL: [Verb; 14] = [
         Verb::Join,
         Verb::Gather,
         Verb::Blood,
@@ -64,6 +66,7 @@ impl Verb {
         Verb::Instability,
         Verb::Coins,
         Verb::Add,
+        Verb::Gm,
         Verb::Stop,
     ];
 
@@ -82,9 +85,10 @@ impl Verb {
         Verb::ALL.into_iter().find(|v| v.name() == word || v.help().aliases.contains(&word))
     }
 
-    /// True for the commands only a game master may use.
+    /// True for the commands only a game master may use (`!gm` only to change the game
+    /// masters: see [`ThaumCommand::game_master_only`]).
     pub fn game_master_only(self) -> bool {
-        matches!(self, Verb::Phase | Verb::Instability | Verb::Coins | Verb::Add | Verb::Stop)
+        matches!(self, Verb::Phase | Verb::Instability | Verb::Coins | Verb::Add | Verb::Gm | Verb::Stop)
     }
 
     /// The second word of a two-word name (`gather power`), skipped when typed.
@@ -110,6 +114,7 @@ impl Verb {
             Verb::Instability => "a number: `n` sets it, `+n` adds, `-n` takes away",
             Verb::Coins => "a player and a number: `n` sets, `+n` grants, `-n` revokes",
             Verb::Add => "one player",
+            Verb::Gm => "`add <player>`, `remove <player>` or `list`",
         }
     }
 
@@ -128,13 +133,17 @@ impl Verb {
             Verb::Instability => "!instability +1",
             Verb::Coins => "!coins bob +5",
             Verb::Add => "!add bob",
+            Verb::Gm => "!gm add bob",
             Verb::Stop => "!stop",
         }
     }
 
     /// True when [`Verb::example`] names a player ([`EXAMPLE_PLAYER`]).
     pub fn example_names_player(self) -> bool {
-        matches!(self, Verb::Bend | Verb::Summon | Verb::Tornado | Verb::Status | Verb::Coins | Verb::Add)
+        matches!(
+            self,
+            Verb::Bend | Verb::Summon | Verb::Tornado | Verb::Status | Verb::Coins | Verb::Add | Verb::Gm
+        )
     }
 
     /// [`Verb::example`] naming `player` instead of [`EXAMPLE_PLAYER`] (`!summon 0 carol`).
@@ -242,7 +251,19 @@ pub enum ThaumCommand {
         /// The new player's name.
         player: PlayerId,
     },
-    /// `!stop` (game master): ends the table.
+    /// `!gm add <player>` (game master): makes a player at the table a game master.
+    GmAdd {
+        /// The player as typed.
+        player: PlayerId,
+    },
+    /// `!gm remove <player>` (game master): a game master is one no longer (never the last).
+    GmRemove {
+        /// The game master as typed.
+        player: PlayerId,
+    },
+    /// `!gm` or `!gm list`: who the game masters are (a question, open to everyone).
+    GmList,
+    /// `!stop` (game master, or the room's operator): ends the table.
     Stop,
 }
 
@@ -262,13 +283,21 @@ impl ThaumCommand {
             ThaumCommand::Instability(_) => Verb::Instability,
             ThaumCommand::Coins { .. } => Verb::Coins,
             ThaumCommand::Add { .. } => Verb::Add,
+            ThaumCommand::GmAdd { .. } | ThaumCommand::GmRemove { .. } | ThaumCommand::GmList => Verb::Gm,
             ThaumCommand::Stop => Verb::Stop,
         }
     }
 
-    /// True for a question that changes nothing (`!status`): not kept in the history.
+    /// True for a question that changes nothing (`!status`, `!gm list`): not kept in the
+    /// history.
     pub fn is_query(&self) -> bool {
-        matches!(self, ThaumCommand::Status { .. })
+        matches!(self, ThaumCommand::Status { .. } | ThaumCommand::GmList)
+    }
+
+    /// True for the commands only a game master may use: every game-master verb, except
+    /// that anyone may ask who the game masters are (`!gm list`).
+    pub fn game_master_only(&self) -> bool {
+        self.verb().game_master_only() && !self.is_query()
     }
 }
 
@@ -392,6 +421,15 @@ pub fn parse(command: &str) -> Result<ThaumCommand, ParseError> {
         Verb::Instability => ThaumCommand::Instability(args.adjustment()?),
         Verb::Coins => ThaumCommand::Coins { player: args.player()?, change: args.adjustment()? },
         Verb::Add => ThaumCommand::Add { player: args.player()? },
+        Verb::Gm => match args.optional_word() {
+            None => ThaumCommand::GmList,
+            Some(word) if word.eq_ignore_ascii_case("list") => ThaumCommand::GmList,
+            Some(word) if word.eq_ignore_ascii_case("add") => ThaumCommand::GmAdd { player: args.player()? },
+            Some(word) if word.eq_ignore_ascii_case("remove") => {
+                ThaumCommand::GmRemove { player: args.player()? }
+            }
+            Some(word) => return Err(ParseError::Expected { verb, word: word.to_owned() }),
+        },
         Verb::Stop => ThaumCommand::Stop,
     };
     args.finish()?;
@@ -456,7 +494,11 @@ impl<'a> Args<'a> {
     }
 
     fn optional_player(&mut self) -> Option<PlayerId> {
-        self.next("the player is missing").ok().map(PlayerId::new)
+        self.optional_word().map(PlayerId::new)
+    }
+
+    fn optional_word(&mut self) -> Option<&'a str> {
+        self.next("nothing is missing").ok()
     }
 
     fn finish(self) -> Result<(), ParseError> {

@@ -5,7 +5,9 @@
 //! [`apply`] makes its checks in this order, and makes every check before any change, so
 //! an `Err` leaves the state exactly as it was:
 //! 1. the table is stopped (only `!status` still answers);
-//! 2. a game-master command from someone who is not one;
+//! 2. a game-master command from someone who may not use it (see [`may_use`]: a game
+//!    master of the table, anyone the daemon made a game master of every table, and for
+//!    `!stop` also the room's operator);
 //! 3. the actor must be a player (or, for `!join`, must not be one);
 //! 4. a named player must be at the table, and must not be the caster where the spell
 //!    needs another player;
@@ -15,6 +17,7 @@
 
 use crate::dice::Dice;
 use crate::ids::PlayerId;
+use crate::plugin::Standing;
 use crate::time::Timestamp;
 use crate::words::{self, Adjustment, MAX_AMOUNT};
 
@@ -34,11 +37,28 @@ pub fn open(creator: &PlayerId, options: &ThaumOptions, now: Timestamp) -> (Thau
     (state, vec![ThaumEvent::Opened { game_master: creator.clone(), next_phase }])
 }
 
-/// Applies `command` by `actor` at `now`. On `Err` nothing changed.
+/// True when `actor`, whom the daemon judged to have `standing`, may use `command` here:
+/// anyone may use a player's command or ask a question; a game-master command needs a game
+/// master of this table or [`Standing::GameMaster`] (a game master of every table), except
+/// `!stop`, which the room's operator ([`Standing::Operator`]) may also use.
+pub fn may_use(state: &ThaumState, actor: &PlayerId, standing: Standing, command: &ThaumCommand) -> bool {
+    if !command.game_master_only() {
+        return true;
+    }
+    match standing {
+        Standing::GameMaster => true,
+        Standing::Operator if *command == ThaumCommand::Stop => true,
+        Standing::Operator | Standing::Player => state.is_game_master(actor),
+    }
+}
+
+/// Applies `command` by `actor`, whom the daemon judged to have `standing`, at `now`. On
+/// `Err` nothing changed.
 pub fn apply(
     state: &mut ThaumState,
     options: &ThaumOptions,
     actor: &PlayerId,
+    standing: Standing,
     command: &ThaumCommand,
     now: Timestamp,
     dice: &mut Dice,
@@ -46,11 +66,10 @@ pub fn apply(
     if state.finished && !command.is_query() {
         return Err(ThaumError::TableStopped);
     }
-    let verb = command.verb();
-    if verb.game_master_only() && !state.is_game_master(actor) {
+    if !may_use(state, actor, standing, command) {
         return Err(ThaumError::NotGameMaster {
             player: actor.clone(),
-            verb,
+            verb: command.verb(),
             game_masters: state.game_masters.clone(),
         });
     }
@@ -73,6 +92,11 @@ pub fn apply(
         }
         ThaumCommand::Instability(change) => Ok(vec![adjust_instability(state, actor, *change)]),
         ThaumCommand::Coins { player, change } => adjust_coins(state, options, actor, player, *change),
+        ThaumCommand::GmAdd { player } => add_game_master(state, actor, player),
+        ThaumCommand::GmRemove { player } => remove_game_master(state, actor, player),
+        ThaumCommand::GmList => {
+            Ok(vec![ThaumEvent::GameMasters { game_masters: state.game_masters.clone() }])
+        }
         ThaumCommand::Stop => Ok(vec![stop(state, actor)]),
     }
 }
@@ -146,16 +170,20 @@ fn named(state: &ThaumState, typed: &PlayerId, verb: Verb) -> Result<(PlayerId, 
 }
 
 fn unknown_player(state: &ThaumState, typed: &str, verb: Verb) -> ThaumError {
-    let lower: Vec<String> = state.players.keys().map(|p| p.as_str().to_lowercase()).collect();
-    let suggestion = words::nearest(typed, lower.iter().map(String::as_str))
-        .and_then(|near| state.players.keys().find(|p| p.as_str().to_lowercase() == near))
-        .cloned();
     ThaumError::UnknownPlayer {
         typed: typed.to_owned(),
-        suggestion,
+        suggestion: nearest_player(state, typed),
         players: state.players.keys().cloned().collect(),
         verb,
     }
+}
+
+/// The player whose name a typed one looks like a typo of.
+fn nearest_player(state: &ThaumState, typed: &str) -> Option<PlayerId> {
+    let lower: Vec<String> = state.players.keys().map(|p| p.as_str().to_lowercase()).collect();
+    words::nearest(typed, lower.iter().map(String::as_str))
+        .and_then(|near| state.players.keys().find(|p| p.as_str().to_lowercase() == near))
+        .cloned()
 }
 
 /// The Mana left after spending `wanted`, or the T-9 refusal, whose example repeats the
@@ -442,6 +470,44 @@ fn adjust_coins(
     };
     store(state, &player, sheet);
     Ok(vec![ThaumEvent::CoinsAdjusted { by: by.clone(), player, change: coin_change }])
+}
+
+/// `!gm add`: a player at the table becomes a game master (last in the list).
+fn add_game_master(state: &mut ThaumState, by: &PlayerId, typed: &PlayerId) -> Result<Vec<ThaumEvent>> {
+    let Some(player) = state.resolve_player(typed.as_str()).cloned() else {
+        let suggestion = nearest_player(state, typed.as_str());
+        return Err(ThaumError::NotSeated { typed: typed.to_string(), suggestion });
+    };
+    if state.is_game_master(&player) {
+        return Err(ThaumError::AlreadyGameMaster { player, game_masters: state.game_masters.clone() });
+    }
+    state.game_masters.push(player.clone());
+    Ok(vec![ThaumEvent::GameMasterAdded { by: by.clone(), player, game_masters: state.game_masters.clone() }])
+}
+
+/// `!gm remove`: a game master is one no longer; the last one stays.
+fn remove_game_master(state: &mut ThaumState, by: &PlayerId, typed: &PlayerId) -> Result<Vec<ThaumEvent>> {
+    // Named like any player; a game master who is not (or no longer) a player, by exact id.
+    let named = state
+        .resolve_player(typed.as_str())
+        .filter(|id| state.is_game_master(id))
+        .or_else(|| state.game_masters.iter().find(|gm| *gm == typed))
+        .cloned();
+    let Some(player) = named else {
+        return Err(ThaumError::NotAmongGameMasters {
+            typed: typed.to_string(),
+            game_masters: state.game_masters.clone(),
+        });
+    };
+    if state.game_masters.len() <= 1 {
+        return Err(ThaumError::LastGameMaster { player });
+    }
+    state.game_masters.retain(|gm| *gm != player);
+    Ok(vec![ThaumEvent::GameMasterRemoved {
+        by: by.clone(),
+        player,
+        game_masters: state.game_masters.clone(),
+    }])
 }
 
 /// `!stop`: the table takes no more commands; the standings are archived and announced.

@@ -15,8 +15,8 @@ pub type Result<T, E = ThaumError> = std::result::Result<T, E>;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ThaumError {
-    /// The table was stopped; only `!status` still answers.
-    #[error("this Thaum table was stopped by its game master: open a new one with `!new thaum`.")]
+    /// The table was stopped; only the questions (`!status`, `!gm list`) still answer.
+    #[error("this Thaum table was stopped: open a new one with `!new thaum`.")]
     TableStopped,
     /// The actor has not joined.
     #[error("you are not playing Thaum here yet: type `!join` first.")]
@@ -65,6 +65,42 @@ pub enum ThaumError {
         verb: Verb,
         /// Who may use it.
         game_masters: Vec<PlayerId>,
+    },
+    /// `!gm add` of a name that is not a player at the table.
+    #[error("`{typed}` is not at this table{}, and only a player at the table can be a game master: \
+        seat them first with `!add {typed}`, then type `!gm add {typed}`.",
+        .suggestion.as_ref().map(|p| format!(" (did you mean `{p}`?)")).unwrap_or_default())]
+    NotSeated {
+        /// The name as typed.
+        typed: String,
+        /// The nearest player's name, if the typed one looks like a typo of it.
+        suggestion: Option<PlayerId>,
+    },
+    /// `!gm add` of a game master.
+    #[error("the game masters here already include {player} (they are {}).", list(.game_masters))]
+    AlreadyGameMaster {
+        /// The player as registered.
+        player: PlayerId,
+        /// Every game master.
+        game_masters: Vec<PlayerId>,
+    },
+    /// `!gm remove` of someone who is not a game master.
+    #[error("`{typed}` is not a game master here; the game masters are {}: type `!gm remove <player>` \
+        with one of those names.", list(.game_masters))]
+    NotAmongGameMasters {
+        /// The name as typed.
+        typed: String,
+        /// Every game master.
+        game_masters: Vec<PlayerId>,
+    },
+    /// `!gm remove` of the only game master.
+    #[error(
+        "a Thaum table always keeps a game master, and {player} is the only one here: make another \
+        player a game master first (`!gm add <player>`), then remove {player}."
+    )]
+    LastGameMaster {
+        /// The game master.
+        player: PlayerId,
     },
     /// Spending more Mana than held (RULES T-9). The example is the command as typed,
     /// spending what is held.

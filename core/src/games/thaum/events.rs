@@ -191,6 +191,29 @@ pub enum ThaumEvent {
         /// What happened.
         change: CoinChange,
     },
+    /// A game master made a player at the table a game master (`!gm add`).
+    GameMasterAdded {
+        /// Who did it.
+        by: PlayerId,
+        /// The new game master.
+        player: PlayerId,
+        /// Every game master now.
+        game_masters: Vec<PlayerId>,
+    },
+    /// A game master removed a game master (`!gm remove`; never the last one).
+    GameMasterRemoved {
+        /// Who did it (may be `player`, stepping down).
+        by: PlayerId,
+        /// The game master no longer.
+        player: PlayerId,
+        /// Every game master now.
+        game_masters: Vec<PlayerId>,
+    },
+    /// The game masters, for `!gm list`.
+    GameMasters {
+        /// Every game master.
+        game_masters: Vec<PlayerId>,
+    },
     /// A player's sheet, for `!status`.
     Sheet {
         /// The player.
@@ -221,9 +244,10 @@ pub enum ThaumEvent {
         /// True once the table was stopped.
         finished: bool,
     },
-    /// A game master stopped the table; these are the final standings.
+    /// A game master (or the room's operator) stopped the table; these are the final
+    /// standings.
     Stopped {
-        /// The game master.
+        /// Who stopped it.
         by: PlayerId,
         /// The season that was running.
         season: u32,
@@ -251,8 +275,9 @@ impl ThaumEvent {
         }
     }
 
-    /// True for the answers to `!status`, which go only to whoever asked.
+    /// True for the answers to questions (`!status`, `!gm list`), which go only to whoever
+    /// asked.
     pub fn is_reply(&self) -> bool {
-        matches!(self, ThaumEvent::Sheet { .. } | ThaumEvent::Summary { .. })
+        matches!(self, ThaumEvent::Sheet { .. } | ThaumEvent::Summary { .. } | ThaumEvent::GameMasters { .. })
     }
 }

@@ -22,7 +22,12 @@
 //! - `!phase next` starts the new phase at the moment it is typed; the next scheduled
 //!   boundary still comes at its usual time.
 //! - `!stop` archives the running season's standings (`"ended": "stopped"`); a stopped
-//!   table answers only `!status`.
+//!   table answers only the questions `!status` and `!gm list`.
+//! - Who may use a game-master command: a game master of the table, or anyone the daemon
+//!   judged [`Standing::GameMaster`](crate::plugin::Standing) (a game master of every
+//!   table, or a bot admin); `!stop` also the room's operator. `!gm add` makes only a
+//!   player at the table a game master, and `!gm remove` never removes the last one;
+//!   `!gm` alone lists them, for anyone.
 //! - Announced standings give tied players the same place; the archive lists them by name.
 //! - The rule options are kept in the snapshot, so a restored table plays by the options it
 //!   was opened with. `coin_debt` keeps a `debt` beside `coins` (only in the JSON when
@@ -144,10 +149,18 @@ pub const COMMANDS: &[CommandHelp] = &[
         summary: "Game master: register a player, who gets this phase's 1 Mana (T-4).",
     },
     CommandHelp {
+        name: "gm",
+        aliases: &["gamemaster"],
+        usage: "[list | add <player> | remove <player>]",
+        summary: "Game master: make a player at the table a game master (`!gm add bob`) or remove one \
+                  (`!gm remove bob`; a table always keeps one). `!gm` alone lists them, for anyone.",
+    },
+    CommandHelp {
         name: "stop",
         aliases: &[],
         usage: "",
-        summary: "Game master: end this table and post the final standings; the room can then host another table.",
+        summary: "Game master or room operator: end this table and post the final standings; \
+                  the room can then host another table.",
     },
 ];
 
@@ -318,11 +331,19 @@ impl Table for ThaumTable {
             )));
         }
         let draws_before = dice.draws();
-        let events = engine::apply(&mut self.state, &self.options, action.actor, &command, action.now, dice)
-            .map_err(|e| {
-                let name = self.example_player(Verb::Add, action.actor);
-                Refusal::Refused(render::error(&e, prefix, &name))
-            })?;
+        let events = engine::apply(
+            &mut self.state,
+            &self.options,
+            action.actor,
+            action.standing,
+            &command,
+            action.now,
+            dice,
+        )
+        .map_err(|e| {
+            let name = self.example_player(Verb::Add, action.actor);
+            Refusal::Refused(render::error(&e, prefix, &name))
+        })?;
         if !command.is_query() {
             let draws = events.iter().flat_map(ThaumEvent::draws).collect();
             let seed = (dice.draws() > draws_before).then(|| dice.seed());

@@ -267,6 +267,27 @@ pub fn event(event: &ThaumEvent, prefix: &str) -> RichText {
         ThaumEvent::CoinsAdjusted { by, player, change } => {
             w.who(by).say(" changes ").who(player).say("'s coins: ").coins(change).say(".").done()
         }
+        ThaumEvent::GameMasterAdded { by, player, game_masters } => w
+            .who(by)
+            .say(" makes ")
+            .who(player)
+            .say(" a game master of this table; the game masters are now ")
+            .players(game_masters)
+            .say(".")
+            .done(),
+        ThaumEvent::GameMasterRemoved { by, player, game_masters } => {
+            let w = if by == player {
+                w.who(by).say(" steps down as a game master")
+            } else {
+                w.who(by).say(" removes ").who(player).say(" as a game master")
+            };
+            w.say(" of this table; the game masters are now ").players(game_masters).say(".").done()
+        }
+        ThaumEvent::GameMasters { game_masters } => w
+            .say("The game masters here are ")
+            .players(game_masters)
+            .say(". A game master adds one with `!gm add <player>` and removes one with `!gm remove <player>`.")
+            .done(),
         ThaumEvent::Sheet { player, sheet, season, phase, instability } => w
             .who(player)
             .say("'s sheet")
@@ -353,6 +374,18 @@ impl<'p> Writer<'p> {
 
     fn who(mut self, player: &PlayerId) -> Self {
         self.text = self.text.mention(player);
+        self
+    }
+
+    /// "alice, bob and carol", each a mention.
+    fn players(mut self, players: &[PlayerId]) -> Self {
+        if players.is_empty() {
+            return self.say("nobody");
+        }
+        for (i, player) in players.iter().enumerate() {
+            let joiner = if i + 1 == players.len() { " and " } else { ", " };
+            self = self.say_if(i > 0, joiner).who(player);
+        }
         self
     }
 

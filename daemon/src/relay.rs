@@ -1,0 +1,303 @@
+//! Bridges: rooms on any networks joined into one place, and the relaying of plain chat
+//! between them.
+//!
+//! A message said in one room of a bridge is relayed to the others as `<name> text`
+//! with its formatting; an emote as an action; a Matrix edit as a short `s/old/new/`
+//! correction; a reaction or a deletion as an action line; a reply with the name of
+//! whom it answers. Commands are not relayed (their answers reach every room of a
+//! bridged table anyway), nor are private messages. The bot never hears its own
+//! messages, so relaying cannot loop.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use spellbridge_core::{Destination, Inbound, Message, NetworkId, RichText, RoomId, Said, Voice};
+
+use crate::router::{Outbound, Place};
+
+/// How many recent messages are remembered, to render edits, reactions and replies.
+const REMEMBERED: usize = 2048;
+/// How much of a message a reaction or reply quotes.
+const EXCERPT_CHARS: usize = 40;
+
+/// One bridge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bridge {
+    /// Its name.
+    pub name: String,
+    /// Its rooms.
+    pub rooms: Vec<Place>,
+    /// Relay plain chat between them.
+    pub relay: bool,
+}
+
+/// A message remembered for later edits, reactions and replies.
+#[derive(Clone, Debug)]
+struct Remembered {
+    name: String,
+    text: String,
+}
+
+/// The bridges, and what the relay remembers.
+#[derive(Debug, Default)]
+pub struct Relay {
+    bridges: Vec<Bridge>,
+    /// Which bridge each bridged room is in.
+    by_place: BTreeMap<Place, usize>,
+    recent: BTreeMap<(NetworkId, String), Remembered>,
+    order: VecDeque<(NetworkId, String)>,
+}
+
+impl Relay {
+    /// A relay over these bridges.
+    pub fn new(bridges: Vec<Bridge>) -> Self {
+        let mut relay = Self::default();
+        relay.set_bridges(bridges);
+        relay
+    }
+
+    /// Replaces the bridges (the config was reloaded); what is remembered stays.
+    pub fn set_bridges(&mut self, bridges: Vec<Bridge>) {
+        self.by_place = bridges
+            .iter()
+            .enumerate()
+            .flat_map(|(i, bridge)| bridge.rooms.iter().map(move |place| (place.clone(), i)))
+            .collect();
+        self.bridges = bridges;
+    }
+
+    /// The bridge a room is in.
+    pub fn bridge(&self, place: &Place) -> Option<&Bridge> {
+        self.by_place.get(place).map(|i| &self.bridges[*i])
+    }
+
+    /// Every room that shares what is said in `place`: its bridge's rooms, or itself.
+    pub fn rooms(&self, place: &Place) -> Vec<Place> {
+        self.bridge(place).map_or_else(|| vec![place.clone()], |bridge| bridge.rooms.clone())
+    }
+
+    /// The room that stands for a whole bridge (its first), or `place` itself: two rooms
+    /// are one place for tables and challenges when their hubs are equal.
+    pub fn hub(&self, place: &Place) -> Place {
+        self.bridge(place).and_then(|bridge| bridge.rooms.first().cloned()).unwrap_or_else(|| place.clone())
+    }
+
+    /// What to relay for a message that is not a command.
+    pub fn relay(&mut self, inbound: &Inbound) -> Vec<Outbound> {
+        if inbound.private {
+            return Vec::new();
+        }
+        let place = Place { network: inbound.network.clone(), room: inbound.room.clone() };
+        let name = inbound.display_name.clone();
+        let message = self.render(inbound, &name);
+        if let Some(id) = &inbound.message_id
+            && matches!(inbound.said, Said::Message | Said::Emote)
+        {
+            self.remember(&inbound.network, id, Remembered { name, text: inbound.text.clone() });
+        }
+        if let Said::Edit { original } = &inbound.said {
+            let key = (inbound.network.clone(), original.clone());
+            if let Some(known) = self.recent.get_mut(&key) {
+                known.text = inbound.text.clone();
+            }
+        }
+        let Some(bridge) = self.bridge(&place).filter(|b| b.relay) else { return Vec::new() };
+        let Some(message) = message else { return Vec::new() };
+        bridge
+            .rooms
+            .iter()
+            .filter(|other| **other != place)
+            .map(|other| Outbound {
+                network: other.network.clone(),
+                to: Destination::Room(other.room.clone()),
+                message: message.clone(),
+            })
+            .collect()
+    }
+
+    fn render(&self, inbound: &Inbound, name: &str) -> Option<Message> {
+        let said = |text: RichText| Message { text, voice: Voice::Say, thread: None };
+        let acted = |text: RichText| Message { text, voice: Voice::Act, thread: None };
+        let known = |id: &str| self.recent.get(&(inbound.network.clone(), id.to_owned()));
+        match &inbound.said {
+            Said::Message => {
+                let mut text = RichText::new().text(format!("<{name}> "));
+                if let Some(answered) = inbound.reply_to.as_deref().and_then(known) {
+                    text = text.text(format!("{}: ", answered.name));
+                }
+                Some(said(text.append(inbound.rich.clone())))
+            }
+            Said::Emote => Some(acted(RichText::new().text(format!("{name} ")).append(inbound.rich.clone()))),
+            Said::Edit { original } => {
+                let correction = match known(original) {
+                    Some(before) => correction(&before.text, &inbound.text)?,
+                    None => format!("* {}", inbound.text),
+                };
+                Some(said(RichText::new().text(format!("<{name}> {correction}"))))
+            }
+            Said::Reaction { target, key } => {
+                let about = known(target)
+                    .map(|m| format!(" to {}: \u{201c}{}\u{201d}", m.name, excerpt(&m.text)))
+                    .unwrap_or_default();
+                Some(acted(RichText::new().text(format!("{name} reacted {key}{about}"))))
+            }
+            Said::Redaction { target } => {
+                let whose = match known(target) {
+                    Some(m) if m.name == name => " their message".to_owned(),
+                    Some(m) => format!(" a message by {}", m.name),
+                    None => " a message".to_owned(),
+                };
+                Some(acted(RichText::new().text(format!("{name} deleted{whose}"))))
+            }
+        }
+    }
+
+    fn remember(&mut self, network: &NetworkId, id: &str, message: Remembered) {
+        let key = (network.clone(), id.to_owned());
+        if self.recent.insert(key.clone(), message).is_none() {
+            self.order.push_back(key);
+        }
+        while self.order.len() > REMEMBERED {
+            if let Some(oldest) = self.order.pop_front() {
+                self.recent.remove(&oldest);
+            }
+        }
+    }
+
+    /// The rooms of every bridge, for joining them.
+    pub fn all_rooms(&self) -> impl Iterator<Item = &Place> {
+        self.bridges.iter().flat_map(|bridge| bridge.rooms.iter())
+    }
+}
+
+/// An edit as a short correction in the IRC manner, `s/old/new/`: only the words that
+/// changed. `None` when nothing changed.
+pub fn correction(before: &str, after: &str) -> Option<String> {
+    let old: Vec<&str> = before.split_whitespace().collect();
+    let new: Vec<&str> = after.split_whitespace().collect();
+    if old == new {
+        return None;
+    }
+    let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let suffix =
+        old[prefix..].iter().rev().zip(new[prefix..].iter().rev()).take_while(|(a, b)| a == b).count();
+    let (mut start, mut old_end, mut new_end) = (prefix, old.len() - suffix, new.len() - suffix);
+    // A pure insertion or deletion keeps one word of context so the correction can apply.
+    if start == old_end || start == new_end {
+        if start > 0 {
+            start -= 1;
+        } else {
+            old_end = (old_end + 1).min(old.len());
+            new_end = (new_end + 1).min(new.len());
+        }
+    }
+    let (old_words, new_words) = (old[start..old_end].join(" "), new[start..new_end].join(" "));
+    if old_words.is_empty() {
+        return Some(format!("* {after}"));
+    }
+    Some(format!("s/{old_words}/{new_words}/"))
+}
+
+fn excerpt(text: &str) -> String {
+    let mut short: String = text.chars().take(EXCERPT_CHARS).collect();
+    if text.chars().count() > EXCERPT_CHARS {
+        short.push('…');
+    }
+    short
+}
+
+/// The places of a bridge given as network and room names.
+pub fn bridge(name: &str, rooms: &[(NetworkId, RoomId)], relay: bool) -> Bridge {
+    Bridge {
+        name: name.to_owned(),
+        rooms: rooms
+            .iter()
+            .map(|(network, room)| Place { network: network.clone(), room: room.clone() })
+            .collect(),
+        relay,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spellbridge_core::PlayerId;
+
+    fn place(network: &str, room: &str) -> Place {
+        Place { network: NetworkId::new(network), room: RoomId::new(room) }
+    }
+
+    fn relay() -> Relay {
+        Relay::new(vec![Bridge {
+            name: "magic".into(),
+            rooms: vec![place("irc", "#magic"), place("matrix", "!room:hs")],
+            relay: true,
+        }])
+    }
+
+    fn from_matrix(id: &str, text: &str, said: Said) -> Inbound {
+        Inbound {
+            display_name: "Bob".into(),
+            said,
+            message_id: Some(id.into()),
+            ..Inbound::new(NetworkId::new("matrix"), RoomId::new("!room:hs"), PlayerId::new("@bob:hs"), text)
+        }
+    }
+
+    fn texts(out: &[Outbound]) -> Vec<(String, Voice, String)> {
+        out.iter().map(|o| (o.network.to_string(), o.message.voice, o.message.text.plain())).collect()
+    }
+
+    #[test]
+    fn chat_goes_to_the_other_rooms_with_the_name_and_formatting() {
+        let mut relay = relay();
+        let mut inbound = from_matrix("$1", "hello there", Said::Message);
+        inbound.rich = RichText::new().bold("hello").text(" there");
+        let out = relay.relay(&inbound);
+        assert_eq!(texts(&out), [("irc".to_owned(), Voice::Say, "<Bob> hello there".to_owned())]);
+        assert_eq!(out[0].message.text, RichText::new().text("<Bob> ").bold("hello").text(" there"));
+        assert_eq!(out[0].to, Destination::Room(RoomId::new("#magic")));
+    }
+
+    #[test]
+    fn edits_reactions_deletions_and_replies_become_short_irc_lines() {
+        let mut relay = relay();
+        relay.relay(&from_matrix("$1", "hello wrold, how are you", Said::Message));
+        let edit =
+            relay.relay(&from_matrix("$2", "hello world, how are you", Said::Edit { original: "$1".into() }));
+        assert_eq!(texts(&edit)[0].2, "<Bob> s/wrold,/world,/");
+        let reaction = from_matrix("$3", "👍", Said::Reaction { target: "$1".into(), key: "👍".into() });
+        let out = relay.relay(&reaction);
+        assert_eq!(
+            texts(&out)[0],
+            ("irc".into(), Voice::Act, "Bob reacted 👍 to Bob: “hello world, how are you”".into())
+        );
+        let out = relay.relay(&from_matrix("$4", "", Said::Redaction { target: "$1".into() }));
+        assert_eq!(texts(&out)[0].2, "Bob deleted their message");
+        let mut reply = from_matrix("$5", "fine", Said::Message);
+        reply.reply_to = Some("$1".into());
+        assert_eq!(texts(&relay.relay(&reply))[0].2, "<Bob> Bob: fine");
+        let out = relay.relay(&from_matrix("$6", "waves", Said::Emote));
+        assert_eq!(texts(&out)[0], ("irc".into(), Voice::Act, "Bob waves".into()));
+    }
+
+    #[test]
+    fn nothing_is_relayed_from_unbridged_rooms_private_messages_or_quiet_bridges() {
+        let mut relay = relay();
+        let mut private = from_matrix("$1", "secret", Said::Message);
+        private.private = true;
+        assert!(relay.relay(&private).is_empty());
+        let mut elsewhere = from_matrix("$2", "hi", Said::Message);
+        elsewhere.room = RoomId::new("!other:hs");
+        assert!(relay.relay(&elsewhere).is_empty());
+        relay.set_bridges(vec![Bridge { relay: false, ..relay.bridges[0].clone() }]);
+        assert!(relay.relay(&from_matrix("$3", "hi", Said::Message)).is_empty());
+    }
+
+    #[test]
+    fn corrections_name_only_the_changed_words() {
+        assert_eq!(correction("a b c", "a x c").as_deref(), Some("s/b/x/"));
+        assert_eq!(correction("a b c", "a b c d").as_deref(), Some("s/c/c d/"));
+        assert_eq!(correction("a b", "b").as_deref(), Some("s/a b/b/"));
+        assert_eq!(correction("same", "same"), None);
+    }
+}
