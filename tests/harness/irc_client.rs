@@ -1,7 +1,8 @@
 //! A raw IRC client for tests, playing a human user: it registers, joins channels,
-//! sends PRIVMSGs and reads what arrives, answering PING on the way. It asks for no
-//! IRCv3 capability (so no echo-message and none of its delayed-ACK stalls) and sets
-//! TCP_NODELAY, so round trips measured with it are the server's own.
+//! sends PRIVMSGs (`/me` actions too) and NOTICEs and reads what arrives, answering PING
+//! on the way. It asks for no IRCv3 capability (so no echo-message and none of its
+//! delayed-ACK stalls) and sets TCP_NODELAY, so round trips measured with it are the
+//! server's own.
 //!
 //! Messages that arrive while the client waits for something else (its JOIN echo, a
 //! particular message) are kept in order for the next read, except that
@@ -152,6 +153,50 @@ impl IrcClient {
     /// Sends a PRIVMSG.
     pub async fn privmsg(&mut self, target: &str, text: &str) -> Result<(), HarnessError> {
         self.send_raw(&format!("PRIVMSG {target} :{text}")).await
+    }
+
+    /// Acts in the third person (`/me text`): a CTCP ACTION.
+    pub async fn action(&mut self, target: &str, text: &str) -> Result<(), HarnessError> {
+        self.privmsg(target, &format!("\u{1}ACTION {text}\u{1}")).await
+    }
+
+    /// Sends a NOTICE.
+    pub async fn notice(&mut self, target: &str, text: &str) -> Result<(), HarnessError> {
+        self.send_raw(&format!("NOTICE {target} :{text}")).await
+    }
+
+    /// The members of `channel` as NAMES lists them, prefixes (`@`, `+`) kept; bounded by
+    /// [`SETUP_TIMEOUT`]. A PING round trip first skips any NAMES reply still unread
+    /// (the one after a JOIN), so the list is the server's answer now.
+    pub async fn names(&mut self, channel: &str) -> Result<Vec<String>, HarnessError> {
+        let deadline = Instant::now() + SETUP_TIMEOUT;
+        self.send_raw("PING :names-sync").await?;
+        loop {
+            let line = self.read_line(deadline).await.ok_or_else(|| self.error("no PONG"))?;
+            if line.command == "PONG" && line.params.last().is_some_and(|t| t == "names-sync") {
+                break;
+            }
+            self.keep(line);
+        }
+        self.send_raw(&format!("NAMES {channel}")).await?;
+        let mut names = Vec::new();
+        loop {
+            let line = self
+                .read_line(deadline)
+                .await
+                .ok_or_else(|| self.error(&format!("no end of NAMES for {channel}")))?;
+            let about = |i: usize| line.params.get(i).is_some_and(|c| c.eq_ignore_ascii_case(channel));
+            match line.command.as_str() {
+                // [our nick, symbol, channel, names]
+                "353" if about(2) => {
+                    let listed = line.params.get(3).map(String::as_str).unwrap_or_default();
+                    names.extend(listed.split_whitespace().map(str::to_owned));
+                }
+                // [our nick, channel, text]
+                "366" if about(1) => return Ok(names),
+                _ => self.keep(line),
+            }
+        }
     }
 
     /// The next PRIVMSG within `timeout`, or `None`. NOTICEs are kept for

@@ -1,6 +1,7 @@
 //! mIRC formatting: [`render`] turns a [`RichText`] into a line with IRC formatting
-//! codes, and [`strip`] removes every formatting code and control character from an
-//! inbound line so the command parser sees plain text.
+//! codes, [`strip`] removes every formatting code and control character from an inbound
+//! line so the command parser sees plain text, and [`parse`] reads an inbound line into
+//! [`RichText`] for relaying it to other networks.
 //!
 //! The codes (<https://modern.ircdocs.horse/formatting>): bold `\x02`, italic `\x1D`,
 //! underline `\x1F`, strikethrough `\x1E`, monospace `\x11`, reverse `\x16`, reset
@@ -85,6 +86,65 @@ pub fn strip(line: &str) -> String {
             c => Some(c),
         })
         .collect()
+}
+
+/// Reads an inbound line into rich text, keeping what [`RichText`] can say: bold,
+/// italic, monospace (as code) and the colours close to a [`Hue`]. Underline,
+/// strikethrough, reverse and the other colours become plain text; `\x0F` resets.
+///
+/// A segment has one style or one hue, so where runs overlap the first of code, bold,
+/// italic, colour wins (every network can show a style; a colour is only a hint).
+/// Characters are cleaned as [`strip`] cleans them, so the segments' text is exactly
+/// `strip(line)`. IRC has no mentions: a nick is plain text.
+pub fn parse(line: &str) -> RichText {
+    let mut runs: Vec<(Option<Segmenter>, String)> = Vec::new();
+    let mut state = FormatState::default();
+    for piece in lex(line) {
+        let c = match piece {
+            Piece::Code { control, .. } => {
+                state.apply(control);
+                continue;
+            }
+            Piece::Char('\t') => ' ',
+            Piece::Char(c) if c.is_control() => continue,
+            Piece::Char(c) => c,
+        };
+        let kind = state.segmenter();
+        match runs.last_mut() {
+            Some((last, text)) if *last == kind => text.push(c),
+            _ => runs.push((kind, c.to_string())),
+        }
+    }
+    runs.into_iter().fold(RichText::new(), |rich, (kind, text)| match kind {
+        None => rich.text(text),
+        Some(Segmenter::Style(Style::Bold)) => rich.bold(text),
+        Some(Segmenter::Style(Style::Italic)) => rich.italic(text),
+        Some(Segmenter::Style(Style::Code)) => rich.code(text),
+        Some(Segmenter::Style(Style::Plain)) => rich.text(text),
+        Some(Segmenter::Hue(hue)) => rich.coloured(text, hue),
+    })
+}
+
+/// What segment a character becomes under a formatting state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Segmenter {
+    Style(Style),
+    Hue(Hue),
+}
+
+/// The hue of an mIRC palette colour, where one is close: the six the renderer writes
+/// and their near neighbours (navy, light green, light grey). White, black, purple,
+/// orange, cyan, pink and the extended colours 16–98 have none.
+fn palette_hue(colour: u8) -> Option<Hue> {
+    match colour {
+        4 => Some(Hue::Red),
+        2 | 12 => Some(Hue::Blue),
+        5 => Some(Hue::Brown),
+        3 | 9 => Some(Hue::Green),
+        8 => Some(Hue::Yellow),
+        14 | 15 => Some(Hue::Grey),
+        _ => None,
+    }
 }
 
 /// The nick to show for a player id: `@user:server` (a Matrix id) becomes `user`;
@@ -285,6 +345,23 @@ impl FormatState {
         }
     }
 
+    /// The segment text in this state becomes (`None`: plain); see [`parse`].
+    fn segmenter(&self) -> Option<Segmenter> {
+        let hue = match self.colour {
+            Colour::Palette { fg, .. } => palette_hue(fg),
+            Colour::None | Colour::Hex { .. } => None,
+        };
+        if self.monospace {
+            Some(Segmenter::Style(Style::Code))
+        } else if self.bold {
+            Some(Segmenter::Style(Style::Bold))
+        } else if self.italic {
+            Some(Segmenter::Style(Style::Italic))
+        } else {
+            hue.map(Segmenter::Hue)
+        }
+    }
+
     /// True when no run is open.
     pub(crate) fn is_plain(&self) -> bool {
         *self == FormatState::default()
@@ -444,6 +521,93 @@ mod tests {
         assert_eq!(state.reopen(), "");
     }
 
+    #[test]
+    fn parse_reads_styles_and_colours() {
+        let line = "\x02Fire\x02 and \x1DWater\x1D: \x11!cast\x11 \x0305Earth\x03 \x034,1red\x03.";
+        let expected = RichText::new()
+            .bold("Fire")
+            .text(" and ")
+            .italic("Water")
+            .text(": ")
+            .code("!cast")
+            .text(" ")
+            .coloured("Earth", Hue::Brown)
+            .text(" ")
+            .coloured("red", Hue::Red)
+            .text(".");
+        assert_eq!(parse(line), expected);
+    }
+
+    #[test]
+    fn parse_maps_near_colours_to_hues_and_others_to_plain() {
+        let hue = |code: &str| parse(&format!("\x03{code}x")).segments().first().cloned();
+        let coloured = |hue| Some(Segment::Coloured { text: "x".into(), hue });
+        let plain = Some(Segment::Text { text: "x".into(), style: Style::Plain });
+        for (code, expected) in [
+            ("04", Hue::Red),
+            ("02", Hue::Blue),
+            ("12", Hue::Blue),
+            ("05", Hue::Brown),
+            ("03", Hue::Green),
+            ("9", Hue::Green),
+            ("08", Hue::Yellow),
+            ("14", Hue::Grey),
+            ("15", Hue::Grey),
+        ] {
+            assert_eq!(hue(code), coloured(expected), "colour {code}");
+        }
+        for code in ["00", "01", "06", "07", "10", "11", "13", "52", "99"] {
+            assert_eq!(hue(code), plain, "colour {code}");
+        }
+        assert_eq!(parse("\x04FF0000x"), RichText::new().text("x"), "hex colours are plain");
+        // The foreground decides, not the background.
+        assert_eq!(parse("\x0301,04x"), RichText::new().text("x"));
+    }
+
+    #[test]
+    fn parse_drops_underline_strike_reverse_and_resets() {
+        let line = "\x1Fu\x1F \x1Es\x1E \x16r\x16 \x02\x1Fbold under\x0F plain \x0304red\x0F!";
+        let expected = RichText::new()
+            .text("u s r ")
+            .bold("bold under")
+            .text(" plain ")
+            .coloured("red", Hue::Red)
+            .text("!");
+        assert_eq!(parse(line), expected);
+    }
+
+    #[test]
+    fn parse_prefers_code_then_bold_then_italic_then_colour() {
+        assert_eq!(parse("\x0304\x1D\x02\x11x"), RichText::new().code("x"));
+        assert_eq!(parse("\x0304\x1D\x02x"), RichText::new().bold("x"));
+        assert_eq!(parse("\x0304\x1Dx"), RichText::new().italic("x"));
+        // An unclosed run ends with the line; adjacent runs of one kind merge.
+        assert_eq!(parse("a\x02b\x02\x02c"), RichText::new().text("a").bold("bc"));
+    }
+
+    #[test]
+    fn parse_cleans_text_as_strip_does() {
+        let line = "!cast\tfire\x01\x07 \x03,5 not a colour\x0312,x";
+        assert_eq!(parse(line).plain(), strip(line));
+        assert_eq!(parse(""), RichText::new());
+        assert_eq!(parse("\x02\x02\x0304\x03"), RichText::new());
+    }
+
+    #[test]
+    fn parse_of_render_gives_the_rich_text_back() {
+        let text = RichText::new()
+            .bold("Fire")
+            .text(" deals ")
+            .coloured("3", Hue::Red)
+            .text("3 damage to ")
+            .coloured(",5", Hue::Blue)
+            .text(", ")
+            .italic("ouch")
+            .text(" ")
+            .code("!status");
+        assert_eq!(parse(&render(&text)), text);
+    }
+
     fn any_segment() -> impl Strategy<Value = (u8, String)> {
         (0u8..11, any::<String>())
     }
@@ -482,6 +646,22 @@ mod tests {
     const FORMATTING: [char; 9] =
         [BOLD, COLOUR, HEX_COLOUR, RESET, MONOSPACE, REVERSE, ITALIC, STRIKE, UNDERLINE];
 
+    /// Each character of rich text with the segment kind it is in; mentions are their
+    /// nick in plain text.
+    fn styled(text: &RichText) -> Vec<(char, Option<Segmenter>)> {
+        let mut out = Vec::new();
+        for segment in text.segments() {
+            let (body, kind) = match segment {
+                Segment::Text { text, style: Style::Plain } => (text.as_str(), None),
+                Segment::Text { text, style } => (text.as_str(), Some(Segmenter::Style(*style))),
+                Segment::Coloured { text, hue } => (text.as_str(), Some(Segmenter::Hue(*hue))),
+                Segment::Mention(player) => (mention_nick(player.as_str()), None),
+            };
+            out.extend(body.chars().filter(|c| !c.is_control()).map(|c| (c, kind)));
+        }
+        out
+    }
+
     proptest! {
         #[test]
         fn strip_of_render_is_the_visible_text(segments in segments()) {
@@ -503,6 +683,24 @@ mod tests {
                 }
             }
             prop_assert!(state.is_plain());
+        }
+
+        #[test]
+        fn parse_of_render_keeps_every_character_in_its_style(segments in segments()) {
+            // Inbound lines carry no control characters but codes; tabs are spaces.
+            let clean: Vec<(u8, String)> = segments
+                .iter()
+                .map(|(kind, body)| (*kind, body.chars().filter(|c| !c.is_control()).collect()))
+                .collect();
+            let rich = build(&clean);
+            prop_assert_eq!(styled(&parse(&render(&rich))), styled(&rich));
+        }
+
+        #[test]
+        fn render_of_parse_keeps_the_styles(line in "[\\x02\\x03\\x04\\x0F\\x11\\x16\\x1D\\x1E\\x1F,0-9a-f \u{e9}]{0,60}") {
+            let rich = parse(&line);
+            prop_assert_eq!(parse(&render(&rich)), rich.clone());
+            prop_assert_eq!(strip(&render(&rich)), strip(&line));
         }
 
         #[test]

@@ -17,7 +17,9 @@
 //!   formatting code;
 //! - a formatting run open at the end of a line is closed there (`\x0F`) and re-opened
 //!   at the start of the next one, so every line renders on its own; runs also carry
-//!   across source lines of one message.
+//!   across source lines of one message;
+//! - a CTCP message ([`Splitter::with_ctcp`], e.g. `ACTION` for `/me`) wraps every line
+//!   in `\x01ACTION …\x01` on its own, and the wrapper counts against the budget.
 
 use super::format::{FormatState, Piece, lex};
 
@@ -33,7 +35,8 @@ pub const MIN_PAYLOAD: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SplitError {
-    /// The prefix, the command and the target leave too little of a line for text.
+    /// The prefix, the command, the target and any CTCP wrapper leave too little of a
+    /// line for text.
     #[error(
         "a {line_limit}-byte line with a {prefix_len}-byte prefix and target {target:?} \
          leaves {budget} bytes for text; at least {MIN_PAYLOAD} are needed"
@@ -57,20 +60,21 @@ pub enum SplitError {
     },
 }
 
-/// Splits messages for one sender: the length of its prefix, the line limit and the
-/// command (PRIVMSG or NOTICE).
+/// Splits messages for one sender: the length of its prefix, the line limit, the
+/// command (PRIVMSG or NOTICE) and the CTCP command each line is wrapped in, if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Splitter {
     prefix_len: usize,
     line_limit: usize,
     command: &'static str,
+    ctcp: Option<&'static str>,
 }
 
 impl Splitter {
     /// A splitter for PRIVMSG lines of [`IRC_LINE_LIMIT`] bytes from a sender whose
     /// relayed prefix `:nick!user@host ` (trailing space included) is `prefix_len` bytes.
     pub fn new(prefix_len: usize) -> Self {
-        Self { prefix_len, line_limit: IRC_LINE_LIMIT, command: "PRIVMSG" }
+        Self { prefix_len, line_limit: IRC_LINE_LIMIT, command: "PRIVMSG", ctcp: None }
     }
 
     /// The same splitter with another line limit (`\r\n` included).
@@ -83,11 +87,28 @@ impl Splitter {
         Self { command, ..self }
     }
 
+    /// The same splitter for a CTCP message: every line becomes `\x01{ctcp} {text}\x01`
+    /// (`ACTION` for `/me`), each split line wrapped on its own.
+    pub fn with_ctcp(self, ctcp: &'static str) -> Self {
+        Self { ctcp: Some(ctcp), ..self }
+    }
+
+    /// The bytes the CTCP wrapper adds to a line: `\x01`, the command, a space, `\x01`.
+    fn wrapper_len(&self) -> usize {
+        self.ctcp.map_or(0, |ctcp| ctcp.len() + 3)
+    }
+
     /// The payload bytes a line to `target` can carry: the limit less the prefix,
-    /// `{command} {target} :` and `\r\n` (zero when they do not fit at all).
+    /// `{command} {target} :` and `\r\n` (zero when they do not fit at all). A CTCP
+    /// wrapper is part of the payload.
     pub fn payload_budget(&self, target: &str) -> usize {
         let overhead = self.prefix_len + self.command.len() + 1 + target.len() + 2 + 2;
         self.line_limit.saturating_sub(overhead)
+    }
+
+    /// The bytes of text a line to `target` can carry: the payload less the CTCP wrapper.
+    pub fn text_budget(&self, target: &str) -> usize {
+        self.payload_budget(target).saturating_sub(self.wrapper_len())
     }
 
     /// Splits a rendered message into payloads, in order; see the module doc for the
@@ -97,7 +118,7 @@ impl Splitter {
         if target.is_empty() || target.chars().any(bad) {
             return Err(SplitError::BadTarget { target: target.to_owned() });
         }
-        let budget = self.payload_budget(target);
+        let budget = self.text_budget(target);
         if budget < MIN_PAYLOAD {
             return Err(SplitError::NoRoom {
                 target: target.to_owned(),
@@ -129,7 +150,10 @@ impl Splitter {
             }
             lines.flush();
         }
-        Ok(lines.out)
+        Ok(match self.ctcp {
+            Some(ctcp) => lines.out.into_iter().map(|line| format!("\x01{ctcp} {line}\x01")).collect(),
+            None => lines.out,
+        })
     }
 }
 
@@ -519,6 +543,30 @@ mod tests {
         assert!(matches!(err, Err(SplitError::NoRoom { budget: 0, .. })), "{err:?}");
         let tiny = Splitter::new(0).with_line_limit(70).split("#m", "hi");
         assert!(matches!(tiny, Err(SplitError::NoRoom { .. })), "{tiny:?}");
+    }
+
+    #[test]
+    fn a_ctcp_action_wraps_every_line_and_counts_the_wrapper() {
+        let splitter = Splitter::new(PREFIX.len()).with_ctcp("ACTION");
+        let budget = splitter.payload_budget("#m");
+        assert_eq!(splitter.text_budget("#m"), budget - "\x01ACTION \x01".len());
+        assert_eq!(splitter.split("#m", "waves"), Ok(vec!["\x01ACTION waves\x01".to_owned()]));
+
+        let text = format!("\x02{}\x02 end", vec!["casts"; budget / 3].join(" "));
+        let lines = splitter.split("#m", &text).unwrap_or_else(|e| panic!("{e}"));
+        assert!(lines.len() >= 3, "{lines:?}");
+        let mut inner = Vec::new();
+        for line in &lines {
+            assert!(full_line("#m", line).len() <= 512, "{} bytes", full_line("#m", line).len());
+            let text = line.strip_prefix("\x01ACTION ").and_then(|l| l.strip_suffix('\x01'));
+            let Some(text) = text else { panic!("not wrapped: {line:?}") };
+            assert!(!text.contains('\x01'));
+            inner.push(text.to_owned());
+        }
+        // The lines are filled: one more word would not fit with the wrapper.
+        assert!(full_line("#m", &lines[0]).len() + " casts".len() > 512);
+        assert_eq!(styled_chars(inner.iter().map(String::as_str)), styled_chars([text.as_str()]));
+        assert!(splitter.split("#m", " \n ").is_ok_and(|lines| lines.is_empty()));
     }
 
     #[test]

@@ -3,10 +3,20 @@
 //! [`IrcTransport::start`] spawns a supervisor that connects (plain or TLS), registers
 //! (PASS, IRCv3 capabilities one by one, SASL PLAIN when configured, NICK/USER with
 //! alternate nicks), joins the channels, and then runs a session until the connection
-//! ends; it then reconnects with exponential backoff and jitter, rejoining every channel.
-//! Inbound PRIVMSGs become [`Inbound`] messages (formatting stripped; the player is the
-//! services account when the server tags one, else the nick); outbound messages are
-//! rendered to mIRC codes, split to the 512-byte limit, and paced by the token bucket.
+//! ends; it then reconnects with exponential backoff and jitter, rejoining every channel
+//! it should be in ([`GameTransport::leave`] takes one out of that set and PARTs it).
+//!
+//! Inbound PRIVMSGs become [`Inbound`] messages: `text` with the formatting stripped,
+//! `rich` with it read into rich text; the player is the services account when the
+//! server tags one, else the nick; `operator` says whether the sender is half-op or
+//! higher in the channel at that moment (from the members list the session keeps). A
+//! CTCP ACTION (`/me`) becomes [`Said::Emote`]; other CTCP requests are answered by the
+//! `irc` client (VERSION, PING, …) and never delivered. NOTICEs are never delivered:
+//! by convention nobody answers them, and a bridge does not relay them.
+//!
+//! Outbound messages are rendered to mIRC codes, split to the 512-byte limit (an acted
+//! message, [`Voice::Act`], is wrapped line by line in `\x01ACTION …\x01`), and paced
+//! by the token bucket.
 //!
 //! Capabilities requested: message-tags, server-time, account-tag, extended-join,
 //! multi-prefix. Not echo-message or labeled-response: with them InspIRCd's small unflushed
@@ -22,12 +32,15 @@ use base64::Engine as _;
 use futures_util::StreamExt as _;
 use irc::client::prelude::{Capability, Client, Command, Config, Message, Response};
 use irc::proto::CapSubCommand;
-use spellbridge_core::{Destination, GameTransport, Inbound, NetworkId, PlayerId, RoomId, TransportError};
+use spellbridge_core::{
+    Destination, GameTransport, Inbound, NetworkId, PlayerId, RoomId, Said, TransportError, Voice,
+};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::flood::{CommandLimiter, Flood, Verdict};
+use super::members::Members;
 use super::options::IrcOptions;
 use super::{format, split};
 use crate::supervise::backoff;
@@ -44,7 +57,8 @@ struct Job {
 /// State shared between the transport handle and its connection tasks.
 struct Shared {
     options: IrcOptions,
-    /// Channels to be in: the configured ones plus those joined since.
+    /// Channels to be in: the configured ones plus those joined since, less those left.
+    /// Each registration joins these (and only these).
     channels: Mutex<BTreeSet<String>>,
     /// The nick each player last used, to address private messages to accounts.
     nicks: Mutex<HashMap<PlayerId, String>>,
@@ -60,6 +74,11 @@ struct Shared {
 type JoinWaiter = oneshot::Sender<Result<(), String>>;
 
 impl Shared {
+    /// True when the bot should be in `channel` (IRC channel names ignore case).
+    fn wants(&self, channel: &str) -> bool {
+        lock(&self.channels).iter().any(|c| c.eq_ignore_ascii_case(channel))
+    }
+
     /// Answers everyone waiting to join `channel`.
     fn joined(&self, channel: &str, outcome: &Result<(), String>) {
         let waiters = lock(&self.joining).remove(&channel.to_lowercase()).unwrap_or_default();
@@ -188,9 +207,11 @@ impl GameTransport for IrcTransport {
         }
     }
 
+    /// PARTs the channel when connected; either way it is no longer joined on the next
+    /// registration. A PART the server refuses (not on the channel) is harmless.
     async fn leave(&self, room: &RoomId) -> Result<(), TransportError> {
         let channel = room.as_str().to_owned();
-        lock(&self.shared.channels).remove(&channel);
+        lock(&self.shared.channels).retain(|c| !c.eq_ignore_ascii_case(&channel));
         if *self.shared.link.borrow() == Link::Up {
             let _ = self.joins.send(Membership::Part(channel));
         }
@@ -220,7 +241,12 @@ impl GameTransport for IrcTransport {
         let (nick, user_host) = lock(&self.shared.me).clone();
         // `:nick!user@host ` as the server relays our line to others.
         let prefix = 1 + nick.len() + 1 + user_host + 1;
-        let lines = split::split(prefix, &target, &format::render(text))
+        let splitter = match message.voice {
+            Voice::Say => split::Splitter::new(prefix),
+            Voice::Act => split::Splitter::new(prefix).with_ctcp("ACTION"),
+        };
+        let lines = splitter
+            .split(&target, &format::render(text))
             .map_err(|e| TransportError::Refused { network: network.clone(), reason: e.to_string() })?;
         if lines.is_empty() {
             return Ok(());
@@ -278,7 +304,9 @@ impl Supervisor {
             server: Some(options.server.clone()),
             port: Some(options.port),
             use_tls: Some(options.tls),
-            channels: lock(&self.shared.channels).iter().cloned().collect(),
+            // Joined by the session at the end of the MOTD from the set as it is then, so
+            // a channel left meanwhile is not joined.
+            channels: Vec::new(),
             version: Some(format!("spellbridge {}", env!("CARGO_PKG_VERSION"))),
             ping_time: Some(options.ping.0.as_secs().max(1) as u32),
             ping_timeout: Some(options.ping.1.as_secs().max(1) as u32),
@@ -292,6 +320,7 @@ impl Supervisor {
             shared: self.shared.clone(),
             sender,
             registered: false,
+            members: Members::default(),
             queue: VecDeque::new(),
             slot: None,
             bucket: options.flood.map_or_else(Flood::off, |(burst, interval)| Flood::new(burst, interval)),
@@ -319,9 +348,15 @@ impl Supervisor {
                     session.queue_job(job);
                     session.send_due()?;
                 }
+                // A change queued before a reconnect may be stale: the set has the last word.
                 Some(change) = self.joins.recv(), if session.registered => match change {
-                    Membership::Join(channel) => session.sender.send_join(&channel)?,
-                    Membership::Part(channel) => session.sender.send_part(&channel)?,
+                    Membership::Join(channel) if self.shared.wants(&channel) => {
+                        session.sender.send_join(&channel)?;
+                    }
+                    Membership::Part(channel) if !self.shared.wants(&channel) => {
+                        session.sender.send_part(&channel)?;
+                    }
+                    Membership::Join(_) | Membership::Part(_) => {}
                 },
                 () = sleep_until(next_send), if next_send.is_some() => session.send_due()?,
             }
@@ -368,6 +403,8 @@ struct Session {
     shared: Arc<Shared>,
     sender: irc::client::Sender,
     registered: bool,
+    /// Who holds which prefix in the channels the bot is in.
+    members: Members,
     /// Lines waiting for the token bucket, each with the job to complete after its last line.
     queue: VecDeque<(String, String, Option<oneshot::Sender<()>>)>,
     bucket: Flood,
@@ -424,6 +461,7 @@ impl Session {
         inbound: &mpsc::Sender<Inbound>,
     ) -> irc::error::Result<()> {
         let network = &self.shared.options.network;
+        self.members.observe(message, client.current_nickname());
         match &message.command {
             Command::Response(Response::RPL_WELCOME, args) => {
                 self.registered = true;
@@ -437,6 +475,12 @@ impl Session {
                 *lock(&self.shared.me) = (nick.clone(), user_host);
                 tracing::info!(network = %network, nick = %nick, "registered on IRC");
                 let _ = self.shared.link.send_replace(Link::Up);
+            }
+            Command::Response(Response::RPL_ENDOFMOTD | Response::ERR_NOMOTD, _) => {
+                let channels: Vec<String> = lock(&self.shared.channels).iter().cloned().collect();
+                for channel in channels {
+                    self.sender.send_join(&channel)?;
+                }
             }
             Command::CAP(_, CapSubCommand::ACK, a, b) if mentions(a, b, "sasl") => {
                 self.sender.send(Command::AUTHENTICATE("PLAIN".to_owned()))?;
@@ -494,11 +538,15 @@ impl Session {
                 tracing::warn!(network = %network, channel = %channel, by = ?message.source_nickname(), reason = ?reason, "kicked from a channel");
                 if self.shared.options.rejoin_on_kick {
                     let sender = self.sender.clone();
+                    let shared = self.shared.clone();
                     let channel = channel.clone();
                     tokio::spawn(async move {
                         tokio::time::sleep(Duration::from_secs(2)).await;
-                        // If the connection is gone by then, the next one joins from the set.
-                        let _ = sender.send_join(&channel);
+                        // If the connection is gone by then, the next one joins from the set;
+                        // if the channel was left meanwhile, it stays left.
+                        if shared.wants(&channel) {
+                            let _ = sender.send_join(&channel);
+                        }
                     });
                 } else {
                     lock(&self.shared.channels).remove(channel);
@@ -519,10 +567,19 @@ impl Session {
         inbound: &mpsc::Sender<Inbound>,
     ) -> irc::error::Result<()> {
         let Some(nick) = message.source_nickname() else { return Ok(()) };
-        if nick == client.current_nickname() || body.starts_with('\u{1}') {
-            return Ok(()); // our own echo, or CTCP (VERSION and PING are answered by the client)
+        if nick == client.current_nickname() {
+            return Ok(()); // our own echo
         }
+        let (said, body) = match ctcp(body) {
+            None => (Said::Message, body),
+            Some((command, text)) if command.eq_ignore_ascii_case("ACTION") => (Said::Emote, text),
+            // A request (VERSION, PING, …): the irc client answers those it knows.
+            Some(_) => return Ok(()),
+        };
         let text = format::strip(body);
+        if said == Said::Emote && text.trim().is_empty() {
+            return Ok(()); // a bare `/me`: nothing was acted
+        }
         let tag = |name: &str| {
             message
                 .tags
@@ -536,7 +593,8 @@ impl Session {
         let player = PlayerId::new(account.clone().unwrap_or_else(|| nick.to_owned()));
         lock(&self.shared.nicks).insert(player.clone(), nick.to_owned());
         let options = &self.shared.options;
-        if text.trim_start().starts_with(options.prefix.as_str()) {
+        // An emote is not a command, so it is neither refused nor counted.
+        if said == Said::Message && text.trim_start().starts_with(options.prefix.as_str()) {
             if options.require_account && account.is_none() {
                 let note = "spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.";
                 self.sender.send_notice(nick, note)?;
@@ -557,8 +615,11 @@ impl Session {
         let room = if private { nick.to_owned() } else { target.to_owned() };
         let message = Inbound {
             display_name: nick.to_owned(),
+            rich: format::parse(body),
+            said,
             private,
             message_id: tag("msgid"),
+            operator: !private && self.members.is_operator(target, nick),
             ..Inbound::new(options.network.clone(), RoomId::new(room), player, text)
         };
         if inbound.send(message).await.is_err() {
@@ -568,6 +629,28 @@ impl Session {
     }
 }
 
+/// A CTCP message `\x01COMMAND text\x01` as (command, text); the closing `\x01` may be
+/// missing (some clients drop it). `None` for an ordinary message.
+fn ctcp(body: &str) -> Option<(&str, &str)> {
+    let inner = body.strip_prefix('\u{1}')?;
+    let inner = inner.strip_suffix('\u{1}').unwrap_or(inner);
+    Some(inner.split_once(' ').unwrap_or((inner, "")))
+}
+
 fn mentions(a: &Option<String>, b: &Option<String>, word: &str) -> bool {
     [a, b].into_iter().flatten().any(|s| s.split_whitespace().any(|w| w.eq_ignore_ascii_case(word)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ctcp;
+
+    #[test]
+    fn ctcp_splits_command_and_text() {
+        assert_eq!(ctcp("\u{1}ACTION waves at \x02bob\x02\u{1}"), Some(("ACTION", "waves at \x02bob\x02")));
+        assert_eq!(ctcp("\u{1}ACTION no closing"), Some(("ACTION", "no closing")));
+        assert_eq!(ctcp("\u{1}VERSION\u{1}"), Some(("VERSION", "")));
+        assert_eq!(ctcp("\u{1}"), Some(("", "")));
+        assert_eq!(ctcp("plain \u{1}text"), None);
+    }
 }
