@@ -2,17 +2,25 @@
 //! over these modules, and the end-to-end tests drive them directly.
 //!
 //! - [`lobby`]: the daemon's own commands (`!help`, `!new`, `!duel`, …).
-//! - [`router`]: inbound message → lobby or table → outbound messages.
+//! - [`router`]: inbound message → lobby, table or relay → outbound messages.
+//! - [`identity`]: who is who across networks: linked identities, names, homes.
+//! - [`relay`]: bridges, and chat relayed between their rooms.
 //! - [`journal`]: the router's changes as data, for the store to log and replay.
 //! - [`store`]: the SQLite store: journal, snapshots, outbox, audit.
 //! - [`console`]: `spellbridge console`, the router over stdin/stdout.
 //! - [`serve`]: `spellbridge run`, the router over the configured networks.
 //! - [`config`]: the TOML config, validated.
+//! - [`metrics`]: what the daemon counts (Prometheus) and its health.
+//! - [`http`]: `/healthz` and `/metrics` on `[http] listen`.
 
 pub mod config;
 pub mod console;
+pub mod http;
+pub mod identity;
 pub mod journal;
 pub mod lobby;
+pub mod metrics;
+pub mod relay;
 pub mod router;
 pub mod serve;
 pub mod store;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
-use spellbridge::config::Settings;
+use spellbridge::config::{LogFormat, Settings};
 use spellbridge::console::{Console, play};
 use spellbridge::serve;
 use spellbridge::store::audit::{self, Finding};
@@ -119,10 +119,7 @@ fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) 
 
 fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
-        .with_writer(std::io::stderr)
-        .init();
+    init_logging(settings.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let shutdown = CancellationToken::new();
@@ -135,6 +132,18 @@ fn run(config: &Path) -> anyhow::Result<ExitCode> {
         serve::run(settings, shutdown).await
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Log lines go to stderr, as text or one JSON object per line (`[log] format`), at the
+/// levels `RUST_LOG` sets (default `info`). Set up once the config is read, so a config
+/// error is reported plainly.
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().flatten_event(true).init(),
+    }
 }
 
 /// SIGINT or SIGTERM.

@@ -17,13 +17,15 @@ use spellbridge_adapters::irc::options::IrcOptions;
 use spellbridge_adapters::irc::transport::IrcTransport;
 use spellbridge_adapters::matrix::options::{Login, MatrixOptions};
 use spellbridge_adapters::matrix::transport::MatrixTransport;
-use spellbridge_core::{GameTransport, Inbound, NetworkId, RichText, Timestamp, TransportError};
+use spellbridge_core::{GameTransport, Inbound, NetworkId, RichText, RoomId, Timestamp, TransportError};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{IrcSettings, MatrixLogin, MatrixSettings, Settings};
-use crate::router::{Outbound, Router, RouterOptions};
+use crate::metrics::{Failure, Metrics, watch_link};
+use crate::relay;
+use crate::router::{Outbound, Permissions, Router, RouterOptions};
 use crate::store::{MessageKey, OpenMode, Queued, Step, Store};
 
 /// The most inbound messages committed together.
@@ -86,31 +88,132 @@ pub fn matrix_options(settings: &MatrixSettings, prefix: &str) -> MatrixOptions 
     options
 }
 
+/// The router's options from the config: bridges and permissions.
+pub fn router_options(settings: &Settings, master_seed: u64) -> RouterOptions {
+    let identities = |list: &[(NetworkId, spellbridge_core::PlayerId)]| list.to_vec();
+    RouterOptions {
+        prefix: settings.prefix.clone(),
+        master_seed,
+        bridges: settings.bridges.iter().map(|b| relay::bridge(&b.name, &b.rooms, b.relay)).collect(),
+        permissions: Permissions {
+            admins: identities(&settings.permissions.admins),
+            game_masters: identities(&settings.permissions.game_masters),
+        },
+    }
+}
+
+/// The rooms to be in on one network: those configured for it and those of its bridges.
+fn rooms_on(settings: &Settings, network: &str, configured: &[String]) -> Vec<String> {
+    let mut rooms = configured.to_vec();
+    let bridged = settings.bridges.iter().flat_map(|b| b.rooms.iter());
+    for (_, room) in bridged.filter(|(n, _)| n.as_str() == network) {
+        if !rooms.iter().any(|r| r == room.as_str()) {
+            rooms.push(room.as_str().to_owned());
+        }
+    }
+    rooms
+}
+
+/// SIGHUP: reads the config again, joins the rooms it adds and leaves those it drops.
+/// Networks cannot be added or removed without a restart; a config with errors is
+/// refused whole and the running one kept.
+fn reload(
+    current: &Settings,
+    transports: &BTreeMap<NetworkId, Arc<dyn GameTransport>>,
+    tasks: &TaskTracker,
+) -> Option<Settings> {
+    let Some(path) = current.source.clone() else {
+        tracing::warn!("SIGHUP ignored: the config was not read from a file");
+        return None;
+    };
+    let reloaded = match Settings::load(&path) {
+        Ok(reloaded) => reloaded,
+        Err(error) => {
+            tracing::error!(%error, "config not reloaded; the running config stays");
+            return None;
+        }
+    };
+    let networks = |settings: &Settings| -> BTreeMap<String, Vec<String>> {
+        let irc = settings.irc.iter().map(|n| (n.name.clone(), rooms_on(settings, &n.name, &n.channels)));
+        let matrix = settings.matrix.iter().map(|m| (m.name.clone(), rooms_on(settings, &m.name, &m.rooms)));
+        irc.chain(matrix).collect()
+    };
+    let (before, after) = (networks(current), networks(&reloaded));
+    for (name, rooms) in &after {
+        let Some(transport) = transports.get(&NetworkId::new(name.clone())) else {
+            tracing::warn!(network = %name, "a network added to the config starts after a restart");
+            continue;
+        };
+        let old = before.get(name).cloned().unwrap_or_default();
+        let joins: Vec<String> = rooms.iter().filter(|r| !old.contains(r)).cloned().collect();
+        let leaves: Vec<String> = old.iter().filter(|r| !rooms.contains(r)).cloned().collect();
+        let transport = transport.clone();
+        tasks.spawn(async move {
+            for room in joins {
+                match transport.join(&RoomId::new(room.clone())).await {
+                    Ok(()) => {
+                        tracing::info!(network = %transport.network(), %room, "joined (config reloaded)")
+                    }
+                    Err(error) => {
+                        tracing::warn!(network = %transport.network(), %room, %error, "could not join")
+                    }
+                }
+            }
+            for room in leaves {
+                match transport.leave(&RoomId::new(room.clone())).await {
+                    Ok(()) => tracing::info!(network = %transport.network(), %room, "left (config reloaded)"),
+                    Err(error) => {
+                        tracing::warn!(network = %transport.network(), %room, %error, "could not leave")
+                    }
+                }
+            }
+        });
+    }
+    for name in before.keys().filter(|name| !after.contains_key(*name)) {
+        tracing::warn!(network = %name, "a network removed from the config stays connected until a restart");
+    }
+    if reloaded.database != current.database || reloaded.prefix != current.prefix {
+        tracing::warn!("the database and the prefix change only after a restart");
+    }
+    tracing::info!(bridges = reloaded.bridges.len(), "config reloaded");
+    Some(Settings { database: current.database.clone(), prefix: current.prefix.clone(), ..reloaded })
+}
+
 /// Runs the daemon until `shutdown` is cancelled.
 pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
-    let options = RouterOptions { prefix: settings.prefix.clone(), master_seed: fresh_seed() };
+    let mut options = router_options(&settings, fresh_seed());
     let mut router = store.load(settings.registry(), options.clone())?;
     tracing::info!(database = %settings.database.display(), tables = router.table_ids().count(), "store loaded");
 
     let tasks = TaskTracker::new();
+    let metrics = Metrics::new();
+    if let Some(address) = settings.http {
+        tasks.spawn(crate::http::serve(crate::http::bind(address).await?, metrics.clone(), shutdown.clone()));
+    }
     let transports_stop = CancellationToken::new();
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<Inbound>(4096);
     let (sent_tx, mut sent_rx) = mpsc::unbounded_channel::<i64>();
     let mut couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>> = BTreeMap::new();
     let mut started: Vec<(Arc<dyn GameTransport>, tokio::task::JoinHandle<()>)> = Vec::new();
+    let mut transports: BTreeMap<NetworkId, Arc<dyn GameTransport>> = BTreeMap::new();
     for network in &settings.irc {
-        let (transport, supervisor) =
-            IrcTransport::start(irc_options(network, &settings.prefix), transports_stop.clone());
+        let mut options = irc_options(network, &settings.prefix);
+        options.channels = rooms_on(&settings, &network.name, &network.channels);
+        let (transport, supervisor) = IrcTransport::start(options, transports_stop.clone());
+        tasks.spawn(watch_link(transport.clone(), metrics.clone(), transports_stop.clone()));
         started.push((transport, supervisor));
     }
     for account in &settings.matrix {
-        let (transport, supervisor) =
-            MatrixTransport::start(matrix_options(account, &settings.prefix), transports_stop.clone());
+        let mut options = matrix_options(account, &settings.prefix);
+        options.rooms = rooms_on(&settings, &account.name, &account.rooms);
+        let (transport, supervisor) = MatrixTransport::start(options, transports_stop.clone());
+        tasks.spawn(watch_link(transport.clone(), metrics.clone(), transports_stop.clone()));
         started.push((transport, supervisor));
     }
     for (transport, supervisor) in started {
         let network = transport.network().clone();
+        transports.insert(network.clone(), transport.clone());
         tasks.spawn(async move {
             if let Err(error) = supervisor.await {
                 tracing::error!(network = %network, %error, "a transport's supervisor task failed");
@@ -118,22 +221,39 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
         });
         tasks.spawn(forward(transport.clone(), inbound_tx.clone(), transports_stop.clone()));
         let (courier_tx, courier_rx) = mpsc::unbounded_channel();
-        tasks.spawn(courier(transport.clone(), courier_rx, sent_tx.clone(), transports_stop.clone()));
+        tasks.spawn(courier(
+            transport.clone(),
+            courier_rx,
+            sent_tx.clone(),
+            transports_stop.clone(),
+            metrics.clone(),
+        ));
         couriers.insert(transport.network().clone(), courier_tx);
     }
     drop(inbound_tx);
     tasks.close();
 
-    for queued in store.pending()? {
+    let pending = store.pending()?;
+    metrics.committed(&pending);
+    for queued in pending {
         dispatch(&couriers, queued);
     }
 
+    let mut settings = settings;
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     loop {
         let timer = router
             .next_timer()
             .map(|at| Duration::from_secs(at.0.saturating_sub(now().0).max(0).unsigned_abs()));
         tokio::select! {
             () = shutdown.cancelled() => break,
+            Some(()) = hangup.recv() => {
+                if let Some(reloaded) = reload(&settings, &transports, &tasks) {
+                    options = router_options(&reloaded, options.master_seed);
+                    router.reconfigure(options.bridges.clone(), options.permissions.clone());
+                    settings = reloaded;
+                }
+            }
             Some(first) = inbound_rx.recv() => {
                 let mut batch = vec![first];
                 while batch.len() < BATCH {
@@ -142,7 +262,7 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
                         Err(_) => break,
                     }
                 }
-                handle_batch(&mut store, &mut router, &settings, &options, &couriers, batch);
+                handle_batch(&mut store, &mut router, &settings, &options, &couriers, batch, &metrics);
             }
             Some(id) = sent_rx.recv() => {
                 // Whatever else was reported sent meanwhile goes in the same transaction.
@@ -150,16 +270,24 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
                 while let Ok(more) = sent_rx.try_recv() {
                     ids.push(more);
                 }
-                if let Err(error) = store.sent_all(&ids) {
-                    tracing::error!(%error, "could not mark outbox messages sent; they may be sent again after a restart");
+                match store.sent_all(&ids) {
+                    Ok(()) => metrics.sent(ids.len()),
+                    Err(error) => {
+                        metrics.error(Failure::MarkSent);
+                        tracing::error!(%error, "could not mark outbox messages sent; they may be sent again after a restart");
+                    }
                 }
             }
             () = sleep_for(timer), if timer.is_some() => {
                 let outbound = router.tick(now());
                 let step = Step { records: router.take_journal(), outbound, ..Step::default() };
                 match store.commit(&router, std::slice::from_ref(&step)) {
-                    Ok(queued) => queued.into_iter().for_each(|q| dispatch(&couriers, q)),
+                    Ok(queued) => {
+                        metrics.committed(&queued);
+                        queued.into_iter().for_each(|q| dispatch(&couriers, q));
+                    }
                     Err(error) => {
+                        metrics.error(Failure::SaveTimers);
                         tracing::error!(%error, "could not save fired timers; reloading the games from the store");
                         router = store.load(settings.registry(), options.clone())?;
                     }
@@ -190,10 +318,13 @@ fn handle_batch(
     options: &RouterOptions,
     couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
     batch: Vec<Inbound>,
+    metrics: &Metrics,
 ) {
+    let mut commands = metrics.batch();
     let mut seen_here = HashSet::new();
     let mut steps = Vec::with_capacity(batch.len());
     let mut handled = Vec::with_capacity(batch.len());
+    let mut keep = false;
     for inbound in batch {
         let key = inbound.message_id.clone().map(|id| MessageKey { network: inbound.network.clone(), id });
         if let Some(key) = &key {
@@ -205,28 +336,41 @@ fn handle_batch(
             }
         }
         tracing::debug!(network = %inbound.network, room = %inbound.room, player = %inbound.sender, "message in");
+        metrics.message_in(&inbound.network);
+        // Relayed chat is kept like a move: it must reach the other rooms exactly once.
+        let chat = !router.is_command(&inbound);
         let outbound = router.handle(&inbound, now());
+        keep |= chat && !outbound.is_empty();
         steps.push(Step { message: key, records: router.take_journal(), outbound, ..Step::default() });
+        commands.handled(&inbound, options, steps.last());
         handled.push(inbound);
     }
     // A batch that changed nothing (questions such as `!status`, refusals) has nothing
     // to keep: it is answered at once, without the outbox's fsync. Its message ids are not
     // recorded either, so a redelivered question may be answered twice, which is harmless.
-    if steps.iter().all(|step| step.records.is_empty()) {
+    if !keep && steps.iter().all(|step| step.records.is_empty()) {
         for step in steps {
             for message in step.outbound {
                 dispatch(couriers, Queued { id: -1, outbound: message });
             }
         }
+        commands.replied();
         return;
     }
     match store.commit(router, &steps) {
-        Ok(queued) => queued.into_iter().for_each(|q| dispatch(couriers, q)),
+        Ok(queued) => {
+            metrics.committed(&queued);
+            queued.into_iter().for_each(|q| dispatch(couriers, q));
+        }
         Err(error) => {
+            metrics.error(Failure::Save);
             tracing::error!(%error, "could not save a batch of moves; they are undone and the players told");
             match store.load(settings.registry(), options.clone()) {
                 Ok(reloaded) => *router = reloaded,
-                Err(error) => tracing::error!(%error, "could not reload the games from the store either"),
+                Err(error) => {
+                    metrics.error(Failure::Reload);
+                    tracing::error!(%error, "could not reload the games from the store either");
+                }
             }
             for inbound in
                 handled.iter().filter(|i| !steps.is_empty() && i.text.starts_with(options.prefix.as_str()))
@@ -249,6 +393,7 @@ fn handle_batch(
             }
         }
     }
+    commands.replied();
 }
 
 fn dispatch(couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>, queued: Queued) {
@@ -288,12 +433,14 @@ async fn courier(
     mut queue: mpsc::UnboundedReceiver<Queued>,
     sent: mpsc::UnboundedSender<i64>,
     stop: CancellationToken,
+    metrics: Metrics,
 ) {
     while let Some(queued) = queue.recv().await {
         let mut wait = Duration::from_millis(100);
         loop {
             match transport.send(&queued.outbound.to, &queued.outbound.message).await {
                 Ok(()) => {
+                    metrics.message_out(transport.network());
                     tracing::debug!(network = %transport.network(), to = ?queued.outbound.to, "message out");
                     break;
                 }

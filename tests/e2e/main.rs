@@ -13,10 +13,13 @@
 //!   HTML and pills, encrypted rooms and direct messages, restarts, rate limits, latency.
 //! - [`synapse_harness`]: the same for Synapse: users registered through the admin API,
 //!   a room, an invite, messages received by sync, restart keeping users and rooms.
+//! - [`quickstart`]: the README's quick start (`quickstart --check`): servers, accounts,
+//!   room and daemon up, the bot answering on IRC and Matrix, all torn down.
 
 mod conformance;
 mod irc_harness;
 mod irc_transport;
 mod matrix_transport;
+mod quickstart;
 mod scenarios;
 mod synapse_harness;

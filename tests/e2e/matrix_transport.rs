@@ -1,6 +1,8 @@
 //! The Matrix transport against a real Synapse (the harness's, on loopback): the bot
-//! accepts an allowed invite, reads commands with the right fields, skips edits, answers
-//! with HTML and pills, opens an encrypted direct room, works both ways in an encrypted
+//! accepts an allowed invite, reads commands with the right fields, answers with HTML and
+//! pills, delivers what a bridge relays (formatting as rich text, edits, reactions,
+//! redactions, replies without their quote, threads, emotes, who operates the room),
+//! answers in a thread and acts emotes, leaves a room for good, opens an encrypted direct room, works both ways in an encrypted
 //! room and tells a room once when it cannot decrypt, keeps its device and does not
 //! replay history across a restart, comes back after a homeserver restart (or a
 //! homeserver that is down when it starts), waits out `M_LIMIT_EXCEEDED`, and its
@@ -22,7 +24,10 @@ use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::encryption::Ro
 use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::member::MembershipState;
 use spellbridge_adapters::matrix::matrix_sdk::ruma::{OwnedUserId, UserId};
 use spellbridge_adapters::matrix::{Link, Login, MatrixOptions, MatrixTransport};
-use spellbridge_core::{Destination, GameTransport, Inbound, PlayerId, RichText, RoomId};
+use spellbridge_core::text::Hue;
+use spellbridge_core::{
+    Destination, GameTransport, Inbound, Message, PlayerId, RichText, RoomId, Said, Voice,
+};
 use spellbridge_tests::harness::HarnessError;
 use spellbridge_tests::harness::matrix_client::{Event, MatrixClient, Method};
 use spellbridge_tests::harness::synapse::{Options, Synapse};
@@ -200,11 +205,13 @@ async fn an_invited_bot_reads_commands_and_answers_with_html_and_pills() {
             display_name: "alice".to_owned(),
             private: false,
             message_id: Some(event_id.clone()),
+            operator: true,
             ..Inbound::new(NETWORK.into(), RoomId::new(&room), PlayerId::new(&alice_id), "!games".to_owned())
         }
     );
 
-    // An edit of the command is not a second command; HTML-only bodies are reduced.
+    // An edit of the command arrives as an edit (relayed, never run); HTML-only bodies
+    // are reduced.
     let edit = serde_json::json!({
         "msgtype": "m.text",
         "body": "* !games now",
@@ -222,6 +229,11 @@ async fn an_invited_bot_reads_commands_and_answers_with_html_and_pills() {
     ok(alice.send_message(&room, serde_json::json!({"msgtype": "org.example.x", "body": "!custom"})).await);
     ok(alice.send_event(&room, "org.example.unknown", serde_json::json!({"x": 1})).await);
     ok(alice.send_text(&room, &format!("!huge {}", "x".repeat(30_000))).await);
+    let edited = recv(&bot.transport, WAIT).await;
+    assert_eq!(
+        (edited.text.as_str(), edited.said),
+        ("!games now", Said::Edit { original: event_id.clone() })
+    );
     assert_eq!(recv(&bot.transport, WAIT).await.text, "!join fire");
     assert!(recv(&bot.transport, WAIT).await.text.starts_with("!huge xxx"));
     nothing_more(&bot.transport, QUIET).await;
@@ -252,6 +264,240 @@ async fn an_invited_bot_reads_commands_and_answers_with_html_and_pills() {
     let nobody = bot.transport.send(&Destination::Private(PlayerId::new("alice")), &"hi".into()).await;
     assert!(nobody.is_err());
     bot.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn formatting_edits_reactions_redactions_and_replies_arrive_for_relaying() {
+    let server = start_server(Options::default());
+    let store = tempfile::tempdir().expect("temp dir");
+    let (bot, mut alice, mut carol, room) = bot_in_a_room(&server, store.path()).await;
+    let carol_id = carol.user_id().to_owned();
+
+    // Formatting arrives as rich text; the text stays plain, a pill as its name.
+    let html = "<b>Fire</b> <font data-mx-color=\"#ff0000\">hits</font> \
+                <a href=\"https://matrix.to/#/@carol:localhost\">carol</a> for <code>3</code>";
+    let formatted = ok(alice.send_html(&room, "**Fire** hits carol for `3`", html).await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert_eq!(got.text, "Fire hits carol for 3");
+    assert_eq!(
+        got.rich,
+        RichText::new()
+            .bold("Fire")
+            .text(" ")
+            .coloured("hits", Hue::Red)
+            .text(" ")
+            .mention(&PlayerId::new(&carol_id))
+            .text(" for ")
+            .code("3")
+    );
+    assert_eq!((got.said, got.message_id.as_deref()), (Said::Message, Some(formatted.as_str())));
+
+    // An edit names the original, carries the new text, and arrives once.
+    let original = ok(alice.send_text(&room, "!cast fire").await);
+    assert_eq!(recv(&bot.transport, WAIT).await.message_id.as_deref(), Some(original.as_str()));
+    let edit = serde_json::json!({
+        "msgtype": "m.text",
+        "body": "* !cast *water*",
+        "m.new_content": {"msgtype": "m.text", "body": "!cast *water*", "format": "org.matrix.custom.html", "formatted_body": "!cast <em>water</em>"},
+        "m.relates_to": {"rel_type": "m.replace", "event_id": original},
+    });
+    let edit_id = ok(alice.send_message(&room, edit).await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert_eq!(got.said, Said::Edit { original: original.clone() });
+    assert_eq!(
+        (got.text.as_str(), got.rich),
+        ("!cast water", RichText::new().text("!cast ").italic("water"))
+    );
+    assert_eq!(got.message_id.as_deref(), Some(edit_id.as_str()), "the edit's own id");
+    nothing_more(&bot.transport, QUIET).await;
+
+    // A reaction and a redaction name the message they are about.
+    let reaction = ok(carol.react(&room, &original, "🔥").await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert_eq!(got.said, Said::Reaction { target: original.clone(), key: "🔥".to_owned() });
+    assert_eq!(
+        (got.text.as_str(), got.sender.as_str(), got.message_id),
+        ("🔥", carol_id.as_str(), Some(reaction))
+    );
+    let redaction = ok(alice.redact(&room, &original, Some("typo")).await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert_eq!(got.said, Said::Redaction { target: original.clone() });
+    assert_eq!((got.text.as_str(), got.rich.is_empty(), got.message_id), ("", true, Some(redaction)));
+
+    // A reply names the message answered and loses the quote of it, in body and HTML.
+    let reply = serde_json::json!({
+        "msgtype": "m.text",
+        "body": "> <@alice:localhost> **Fire** hits carol for `3`\n\n!counter fire",
+        "format": "org.matrix.custom.html",
+        "formatted_body": format!(
+            "<mx-reply><blockquote><a href=\"https://matrix.to/#/{room}/{formatted}\">In reply to</a> \
+             <a href=\"https://matrix.to/#/@alice:localhost\">@alice:localhost</a><br>{html}</blockquote></mx-reply>\
+             <strong>!counter</strong> fire"
+        ),
+        "m.relates_to": {"m.in_reply_to": {"event_id": formatted}},
+    });
+    ok(carol.send_message(&room, reply).await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert_eq!(got.reply_to.as_deref(), Some(formatted.as_str()));
+    assert_eq!(
+        (got.text.as_str(), got.rich),
+        ("!counter fire", RichText::new().bold("!counter").text(" fire"))
+    );
+    let plain_reply = serde_json::json!({
+        "msgtype": "m.text",
+        "body": "> <@alice:localhost> **Fire** hits carol for `3`\n> second line\n\nouch",
+        "m.relates_to": {"m.in_reply_to": {"event_id": formatted}},
+    });
+    ok(carol.send_message(&room, plain_reply).await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert_eq!((got.text.as_str(), got.reply_to.as_deref()), ("ouch", Some(formatted.as_str())));
+    nothing_more(&bot.transport, QUIET).await;
+    bot.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_and_emotes_work_both_ways() {
+    let server = start_server(Options::default());
+    let store = tempfile::tempdir().expect("temp dir");
+    let (bot, mut alice, _carol, room) = bot_in_a_room(&server, store.path()).await;
+    let bot_id = server.user_id("spellbot");
+    let to_room = Destination::Room(RoomId::new(&room));
+
+    // A message in a thread names its root (a thread message is not a reply).
+    let root = ok(alice.send_text(&room, "A duel thread").await);
+    assert_eq!(recv(&bot.transport, WAIT).await.thread, None);
+    let in_thread = serde_json::json!({
+        "msgtype": "m.text",
+        "body": "!status",
+        "m.relates_to": {"rel_type": "m.thread", "event_id": root, "is_falling_back": true, "m.in_reply_to": {"event_id": root}},
+    });
+    ok(alice.send_message(&room, in_thread).await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert_eq!(
+        (got.text.as_str(), got.thread.as_deref(), got.reply_to),
+        ("!status", Some(root.as_str()), None)
+    );
+
+    // An answer sent with that thread is in it, with the fallback clients expect.
+    ok(alice.catch_up().await);
+    let answer =
+        Message { text: RichText::new().bold("Round 1"), thread: Some(root.clone()), ..Message::default() };
+    bot.transport.send(&to_room, &answer).await.expect("sent");
+    let event = next_message_from(&mut alice, &bot_id, WAIT).await;
+    let expected = serde_json::json!({
+        "rel_type": "m.thread",
+        "event_id": root,
+        "is_falling_back": true,
+        "m.in_reply_to": {"event_id": root},
+    });
+    assert_eq!(event.content["m.relates_to"], expected, "{event}");
+    assert_eq!(event.content["formatted_body"], "<strong>Round 1</strong>");
+    let stored = ok(alice.event(&room, &event.event_id).await);
+    assert_eq!(stored.content["m.relates_to"], expected, "as the server keeps it");
+
+    // An emote arrives as one, and an acted message is sent as one (with its HTML).
+    let emote = serde_json::json!({"msgtype": "m.emote", "body": "waves", "format": "org.matrix.custom.html", "formatted_body": "<em>waves</em>"});
+    ok(alice.send_message(&room, emote).await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert_eq!(
+        (got.text.as_str(), got.said, got.rich),
+        ("waves", Said::Emote, RichText::new().italic("waves"))
+    );
+    let act = Message { text: RichText::new().text("casts ").bold("Fire"), voice: Voice::Act, thread: None };
+    bot.transport.send(&to_room, &act).await.expect("sent");
+    let event = next_message_from(&mut alice, &bot_id, WAIT).await;
+    assert_eq!(event.content["msgtype"], "m.emote");
+    assert_eq!(event.content["body"], "casts Fire");
+    assert_eq!(event.content["formatted_body"], "casts <strong>Fire</strong>");
+    assert!(event.content.get("m.relates_to").is_none(), "{event}");
+    nothing_more(&bot.transport, QUIET).await;
+    bot.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operators_are_those_with_power_level_50_and_nobody_in_a_direct_chat() {
+    let server = start_server(Options::default());
+    let store = tempfile::tempdir().expect("temp dir");
+    let (bot, mut alice, mut carol, room) = bot_in_a_room(&server, store.path()).await;
+    let bot_id = server.user_id("spellbot");
+    let carol_id = carol.user_id().to_owned();
+
+    // alice created the room (power level 100, unbounded in room version 12); carol is a
+    // plain member until alice makes her a moderator.
+    ok(alice.send_text(&room, "!stop").await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert!(got.operator && !got.private, "{got:?}");
+    ok(carol.send_text(&room, "!stop").await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert!(!got.operator, "{got:?}");
+    ok(alice.set_power_level(&room, &carol_id, 50).await);
+    ok(carol.send_text(&room, "!stop").await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert!(got.operator, "a moderator: {got:?}");
+
+    // In a direct chat nobody operates, not even its creator.
+    let dm = ok(alice.create_dm(&bot_id, false).await);
+    until_joined(&bot.transport, &dm).await;
+    ok(alice.send_text(&dm, "!stop").await);
+    let got = recv(&bot.transport, WAIT).await;
+    assert_eq!(got.room.as_str(), dm);
+    assert!(got.private && !got.operator, "{got:?}");
+    bot.stop().await;
+}
+
+/// Waits until the server no longer has `user` joined to `room`.
+async fn until_not_member(watcher: &MatrixClient, room: &str, user: &str) {
+    let deadline = Instant::now() + WAIT;
+    while ok(watcher.joined_members(room).await).iter().any(|m| m == user) {
+        assert!(Instant::now() < deadline, "{user} is still in {room} after {WAIT:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_room_left_is_not_joined_again_by_a_later_login() {
+    let server = start_server(Options::default());
+    let store = tempfile::tempdir().expect("temp dir");
+    let (bot, mut alice, _carol, room) = bot_in_a_room(&server, store.path()).await;
+    let bot_id = server.user_id("spellbot");
+    let room_id = RoomId::new(&room);
+    // Joined as a configured room would be, then left.
+    bot.transport.join(&room_id).await.expect("joined");
+    bot.transport.leave(&room_id).await.expect("left");
+    until_not_member(&alice, &room, &bot_id).await;
+    assert!(!bot.transport.joined_rooms().contains(&room_id));
+
+    // The homeserver drops the session: the transport logs in again (a new device) and
+    // joins its rooms again, but not this one.
+    let device = bot.transport.device_id().expect("a device");
+    let token = bot.transport.client().and_then(|c| c.access_token()).expect("a token");
+    ok(ok(MatrixClient::from_token(&server.base_url(), &bot_id, &token)).logout().await);
+    let deadline = Instant::now() + WAIT;
+    while bot.transport.device_id().is_none_or(|d| d == device) || *bot.transport.link().borrow() != Link::Up
+    {
+        assert!(Instant::now() < deadline, "the transport did not log in again within {WAIT:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(QUIET).await;
+    assert!(!ok(alice.joined_members(&room).await).contains(&bot_id), "joined again after a new login");
+    bot.stop().await;
+
+    // Back in the room (invited again), then configured at start but left before the
+    // first login: it leaves once logged in and stays out.
+    ok(alice.invite(&room, &bot_id).await);
+    let again = Running::started(options(&server, "spellbot", store.path()), &server).await;
+    until_joined(&again.transport, &room).await;
+    again.stop().await;
+    let mut configured = options(&server, "spellbot", store.path());
+    configured.rooms = vec![room.clone()];
+    let restarted = Running::start(configured);
+    restarted.transport.leave(&room_id).await.expect("left (after the login)");
+    assert!(restarted.transport.wait_up(WAIT).await, "up");
+    until_not_member(&alice, &room, &bot_id).await;
+    tokio::time::sleep(QUIET).await;
+    assert!(!ok(alice.joined_members(&room).await).contains(&bot_id), "joined again after leaving");
+    assert!(!restarted.transport.joined_rooms().contains(&room_id));
+    restarted.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

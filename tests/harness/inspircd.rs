@@ -1,6 +1,7 @@
 //! An InspIRCd 3 (Debian package `inspircd`, installed by
-//! `tests/scripts/install-inspircd.sh`) on a free loopback port, configured from a temp
-//! dir, for one test. Facts this relies on (checked on InspIRCd 3.15, Debian 12):
+//! `tests/scripts/install-inspircd.sh`) on a free loopback port (or a fixed one,
+//! [`Options::port`]), configured from a temp dir, for one test. Facts this relies on
+//! (checked on InspIRCd 3.15, Debian 12):
 //!
 //! - It runs in the foreground with `--nofork --nopid`, refuses root without
 //!   `--runasroot`, and stops on SIGTERM in about 1.3 s.
@@ -65,6 +66,10 @@ pub struct Options {
     pub ready_timeout: Duration,
     /// How long `stop` waits after SIGTERM before it sends SIGKILL.
     pub stop_timeout: Duration,
+    /// Listen on this loopback port instead of a free one the harness picks (the quick
+    /// start's well-known 6667). A taken port is then [`HarnessError::PortInUse`], and no
+    /// other port is tried. `None` by default.
+    pub port: Option<u16>,
 }
 
 impl Default for Options {
@@ -73,6 +78,7 @@ impl Default for Options {
             flood_penalties: false,
             ready_timeout: Duration::from_secs(20),
             stop_timeout: Duration::from_secs(5),
+            port: None,
         }
     }
 }
@@ -100,6 +106,10 @@ impl InspIrcd {
         if !Path::new(BINARY).exists() {
             return Err(HarnessError::NotInstalled { binary: BINARY.to_owned() });
         }
+        let fixed_port = options.port;
+        if let Some(port) = fixed_port {
+            super::check_port_free("InspIRCd", port)?;
+        }
         let dir = tempfile::Builder::new()
             .prefix("spellbridge-inspircd-")
             .tempdir()
@@ -117,13 +127,22 @@ impl InspIrcd {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            server.port = free_port()?;
+            server.port = match fixed_port {
+                Some(port) => port,
+                None => free_port()?,
+            };
             server.write_config()?;
             match server.launch() {
                 Err(HarnessError::StartFailed { reason, .. })
-                    if reason.contains(PORT_TAKEN) && attempts < 3 =>
+                    if reason.contains(PORT_TAKEN) && attempts < 3 && fixed_port.is_none() =>
                 {
                     server.stop()?;
+                }
+                Err(HarnessError::StartFailed { port, reason, .. })
+                    if reason.contains(PORT_TAKEN) && fixed_port.is_some() =>
+                {
+                    let _ = server.stop();
+                    return Err(HarnessError::PortInUse { server: "InspIRCd", port, reason });
                 }
                 Err(e) => {
                     let _ = server.stop();

@@ -1,7 +1,9 @@
 //! A raw Matrix client-server API client for tests (async, tokio + reqwest), playing a
 //! human user against a [`super::synapse::Synapse`] and serving as the benchmark floor:
 //! it logs in (or takes an access token), creates rooms and direct chats, joins, accepts
-//! invites, sends plain and HTML messages, and reads what arrives with a loop of
+//! invites, sends plain and HTML messages and events of any type, reacts, redacts, sets
+//! power levels, reads one event or a room's members back from the server, and reads
+//! what arrives with a loop of
 //! long-poll `/sync` requests that passes the `next_batch` token on (no delay between
 //! syncs, unlike matrix-sdk's `Client::sync`).
 //!
@@ -370,6 +372,79 @@ impl MatrixClient {
             .and_then(Value::as_str)
             .map(str::to_owned)
             .ok_or_else(|| self.error(format!("send answered without an event_id: {answer}")))
+    }
+
+    /// Reacts to an event with `key` (an `m.reaction` annotation); returns its event id.
+    pub async fn react(&mut self, room_id: &str, event_id: &str, key: &str) -> Result<String, HarnessError> {
+        let content = json!({"m.relates_to": {"rel_type": "m.annotation", "event_id": event_id, "key": key}});
+        self.send_event(room_id, "m.reaction", content).await
+    }
+
+    /// Redacts an event (`PUT /rooms/{id}/redact/{event}/{txn}`); returns the redaction's
+    /// event id.
+    pub async fn redact(
+        &mut self,
+        room_id: &str,
+        event_id: &str,
+        reason: Option<&str>,
+    ) -> Result<String, HarnessError> {
+        self.txn_counter += 1;
+        let path = format!(
+            "/_matrix/client/v3/rooms/{}/redact/{}/{}.{}",
+            encode(room_id),
+            encode(event_id),
+            self.txn_prefix,
+            self.txn_counter
+        );
+        let body = reason.map_or_else(|| json!({}), |reason| json!({"reason": reason}));
+        let answer = self.call(Method::PUT, &path, Some(&body)).await?;
+        answer
+            .get("event_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| self.error(format!("redact answered without an event_id: {answer}")))
+    }
+
+    /// Sets `user_id`'s power level in a room: reads `m.room.power_levels`, changes that
+    /// user's entry and sends the state back.
+    pub async fn set_power_level(
+        &mut self,
+        room_id: &str,
+        user_id: &str,
+        level: i64,
+    ) -> Result<(), HarnessError> {
+        let path = format!("/_matrix/client/v3/rooms/{}/state/m.room.power_levels/", encode(room_id));
+        let mut levels = self.call(Method::GET, &path, None).await?;
+        if !levels.get("users").is_some_and(Value::is_object) {
+            levels["users"] = json!({});
+        }
+        levels["users"][user_id] = json!(level);
+        self.call(Method::PUT, &path, Some(&levels)).await.map(drop)
+    }
+
+    /// Sets this user's display name (`PUT /profile/{user}/displayname`); the server
+    /// updates the member event of every room the user is in.
+    pub async fn set_display_name(&mut self, name: &str) -> Result<(), HarnessError> {
+        let path = format!("/_matrix/client/v3/profile/{}/displayname", encode(&self.user_id));
+        self.call(Method::PUT, &path, Some(&json!({"displayname": name}))).await.map(drop)
+    }
+
+    /// One event as the server has it now (`GET /rooms/{id}/event/{event}`).
+    pub async fn event(&self, room_id: &str, event_id: &str) -> Result<Event, HarnessError> {
+        let path = format!("/_matrix/client/v3/rooms/{}/event/{}", encode(room_id), encode(event_id));
+        let answer = self.call(Method::GET, &path, None).await?;
+        parse_event(room_id, &answer).ok_or_else(|| self.error(format!("not an event: {answer}")))
+    }
+
+    /// The users joined to a room now (asks the server).
+    pub async fn joined_members(&self, room_id: &str) -> Result<Vec<String>, HarnessError> {
+        let path = format!("/_matrix/client/v3/rooms/{}/joined_members", encode(room_id));
+        let answer = self.call(Method::GET, &path, None).await?;
+        Ok(answer
+            .get("joined")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default())
     }
 
     /// One `/sync` that waits up to `timeout_ms` for something new, passing the

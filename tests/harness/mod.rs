@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+pub mod daemon;
 pub mod inspircd;
 pub mod irc_client;
 pub mod matrix_client;
@@ -54,6 +55,20 @@ pub enum HarnessError {
         /// The last lines the server printed.
         log_tail: String,
     },
+    /// A fixed port asked for (`inspircd::Options::port`, `synapse::Options::port`) is
+    /// taken by another process.
+    #[error(
+        "{server} cannot listen on 127.0.0.1:{port}: {reason}; stop whatever uses that port \
+         (`ss -ltnp 'sport = :{port}'` shows it) or choose another port"
+    )]
+    PortInUse {
+        /// Which server: "InspIRCd" or "Synapse".
+        server: &'static str,
+        /// The port asked for.
+        port: u16,
+        /// What failed.
+        reason: String,
+    },
     /// A test client did not get what it waited for.
     #[error("IRC client {nick}: {reason}")]
     Client {
@@ -69,6 +84,14 @@ impl HarnessError {
         let what = what.into();
         move |source| HarnessError::Io { what, source }
     }
+}
+
+/// Fails with [`HarnessError::PortInUse`] unless `127.0.0.1:port` can be bound now (a
+/// quick check before a server is started on a fixed port).
+pub(crate) fn check_port_free(server: &'static str, port: u16) -> Result<(), HarnessError> {
+    std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
+        .map(drop)
+        .map_err(|e| HarnessError::PortInUse { server, port, reason: e.to_string() })
 }
 
 /// Stops a server child: SIGTERM (std cannot send it and the workspace forbids unsafe

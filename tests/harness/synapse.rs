@@ -1,6 +1,6 @@
 //! A Synapse homeserver (PyPI `matrix-synapse` in a venv, installed by
-//! `tests/scripts/install-synapse.sh`) on a free loopback port, configured from a temp
-//! dir, for one test. Facts this relies on (checked on Synapse 1.163.2, Python 3.11):
+//! `tests/scripts/install-synapse.sh`) on a free loopback port (or a fixed one,
+//! [`Options::port`]), configured from a temp dir, for one test. Facts this relies on (checked on Synapse 1.163.2, Python 3.11):
 //!
 //! - It runs in the foreground as `python -m synapse.app.homeserver -c homeserver.yaml`
 //!   (one process, its own PID) and stops on SIGTERM in ~40 ms. A start takes ~1 s
@@ -109,6 +109,10 @@ pub struct Options {
     pub stop_timeout: Duration,
     /// The venv Synapse is installed in ([`venv_dir`] by default).
     pub venv: PathBuf,
+    /// Listen on this loopback port instead of a free one the harness picks (the quick
+    /// start's well-known 8008). A taken port is then [`HarnessError::PortInUse`], and no
+    /// other port is tried. `None` by default.
+    pub port: Option<u16>,
 }
 
 impl Default for Options {
@@ -119,6 +123,7 @@ impl Default for Options {
             ready_timeout: Duration::from_secs(60),
             stop_timeout: Duration::from_secs(10),
             venv: venv_dir(),
+            port: None,
         }
     }
 }
@@ -152,6 +157,10 @@ impl Synapse {
                 format!("{} is missing: run {INSTALL_SCRIPT}", python.display()),
             ));
         }
+        let fixed_port = options.port;
+        if let Some(port) = fixed_port {
+            super::check_port_free("Synapse", port)?;
+        }
         let dir = tempfile::Builder::new()
             .prefix("spellbridge-synapse-")
             .tempdir()
@@ -171,11 +180,22 @@ impl Synapse {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            server.port = free_port()?;
+            server.port = match fixed_port {
+                Some(port) => port,
+                None => free_port()?,
+            };
             server.write_config()?;
             match server.launch() {
-                Err(e) if e.to_string().contains(PORT_TAKEN) && attempts < 3 => {
+                Err(e) if e.to_string().contains(PORT_TAKEN) && attempts < 3 && fixed_port.is_none() => {
                     server.stop()?;
+                }
+                Err(e) if e.to_string().contains(PORT_TAKEN) && fixed_port.is_some() => {
+                    let _ = server.stop();
+                    return Err(HarnessError::PortInUse {
+                        server: "Synapse",
+                        port: server.port,
+                        reason: e.to_string(),
+                    });
                 }
                 Err(e) => {
                     let _ = server.stop();

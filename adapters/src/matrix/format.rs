@@ -1,7 +1,7 @@
 //! Matrix message formatting, with no I/O: [`render`] turns a [`RichText`] into the
 //! plain `body`, the `org.matrix.custom.html` `formatted_body` and the users to list in
-//! `m.mentions`; [`html_to_text`] and [`strip_reply_fallback`] reduce an inbound message
-//! to the text the command parser reads.
+//! `m.mentions`, for an `m.text` or (acted) `m.emote`. Reading an inbound message's HTML
+//! is [`html`](super::html)'s.
 //!
 //! HTML follows the spec's allowed subset (client-server API, "m.room.message msgtypes"):
 //! `<strong>`, `<em>`, `<code>`, `<br>`, `<font color data-mx-color>` for game colours,
@@ -113,253 +113,11 @@ fn push_escaped(out: &mut String, text: &str) {
     }
 }
 
-/// Elements whose content is not text to read: the reply quote (`<mx-reply>`, which the
-/// spec tells clients to drop) and anything a sender should not have put in.
-const SKIPPED: [&str; 4] = ["mx-reply", "script", "style", "head"];
-
-/// Elements that start and end a line.
-const BLOCKS: [&str; 19] = [
-    "p",
-    "div",
-    "li",
-    "ul",
-    "ol",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "blockquote",
-    "pre",
-    "tr",
-    "table",
-    "hr",
-    "details",
-    "summary",
-    "dd",
-];
-
-/// Reduces `org.matrix.custom.html` to plain text: tags dropped (their text kept), the
-/// reply quote dropped, `<br>` and block elements as line breaks, entities decoded, runs
-/// of whitespace collapsed outside `<pre>`. Linear in the input; never fails (a stray `<`
-/// is text).
-pub fn html_to_text(html: &str) -> String {
-    let mut out = Text::default();
-    let mut skipping: Option<(String, usize)> = None;
-    let mut pre = 0usize;
-    let mut rest = html;
-    while !rest.is_empty() {
-        let Some(open) = rest.find('<') else {
-            if skipping.is_none() {
-                out.push_text(&decode_entities(rest), pre > 0);
-            }
-            break;
-        };
-        if skipping.is_none() {
-            out.push_text(&decode_entities(&rest[..open]), pre > 0);
-        }
-        rest = &rest[open..];
-        if let Some(comment) = rest.strip_prefix("<!--") {
-            rest = comment.find("-->").map_or("", |end| &comment[end + 3..]);
-            continue;
-        }
-        let Some(tag) = Tag::parse(rest) else {
-            // A `<` that does not start a tag is text.
-            if skipping.is_none() {
-                out.push_text("<", pre > 0);
-            }
-            rest = &rest[1..];
-            continue;
-        };
-        rest = &rest[tag.len..];
-        if let Some((name, depth)) = &mut skipping {
-            if tag.name == *name {
-                if tag.closing {
-                    *depth -= 1;
-                    if *depth == 0 {
-                        skipping = None;
-                    }
-                } else if !tag.self_closing {
-                    *depth += 1;
-                }
-            }
-            continue;
-        }
-        match tag.name.as_str() {
-            name if SKIPPED.contains(&name) && !tag.closing && !tag.self_closing => {
-                skipping = Some((tag.name.clone(), 1));
-            }
-            "br" => out.newline(true),
-            name if BLOCKS.contains(&name) => {
-                if name == "pre" {
-                    pre = if tag.closing { pre.saturating_sub(1) } else { pre + 1 };
-                }
-                out.newline(false);
-            }
-            _ => {}
-        }
-    }
-    out.finish()
-}
-
-/// Plain text being built from HTML.
-#[derive(Default)]
-struct Text {
-    out: String,
-    /// A collapsed space waits to be written before the next word.
-    space: bool,
-}
-
-impl Text {
-    fn push_text(&mut self, text: &str, preformatted: bool) {
-        if preformatted {
-            self.flush_space();
-            self.out.push_str(text);
-            return;
-        }
-        for c in text.chars() {
-            if c.is_whitespace() {
-                self.space = !self.out.is_empty() && !self.out.ends_with('\n');
-            } else if !c.is_control() {
-                self.flush_space();
-                self.out.push(c);
-            }
-        }
-    }
-
-    fn flush_space(&mut self) {
-        if std::mem::take(&mut self.space) {
-            self.out.push(' ');
-        }
-    }
-
-    /// Ends the line: always for `<br>`, only if something is on it for a block edge.
-    fn newline(&mut self, always: bool) {
-        self.space = false;
-        if always || !(self.out.is_empty() || self.out.ends_with('\n')) {
-            self.out.push('\n');
-        }
-    }
-
-    fn finish(self) -> String {
-        let lines: Vec<&str> = self.out.lines().map(str::trim_end).collect();
-        lines.join("\n").trim().to_owned()
-    }
-}
-
-/// One start or end tag.
-struct Tag {
-    /// Lower-case element name.
-    name: String,
-    closing: bool,
-    self_closing: bool,
-    /// Bytes from `<` to `>` inclusive.
-    len: usize,
-}
-
-impl Tag {
-    /// Reads a tag at the start of `text` (which starts with `<`); `None` if it is not
-    /// one (no name right after `<` or `</`, or no closing `>`).
-    fn parse(text: &str) -> Option<Tag> {
-        let inner = &text[1..];
-        let (closing, inner) = match inner.strip_prefix('/') {
-            Some(after) => (true, after),
-            None => (false, inner),
-        };
-        let name_len = inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(inner.len());
-        if name_len == 0 || !inner.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            return None;
-        }
-        let end = quoted_aware_end(&inner[name_len..])?;
-        let body = &inner[name_len..name_len + end];
-        Some(Tag {
-            name: inner[..name_len].to_ascii_lowercase(),
-            closing,
-            self_closing: body.trim_end().ends_with('/'),
-            len: 1 + usize::from(closing) + name_len + end + 1,
-        })
-    }
-}
-
-/// Where the `>` that ends a tag's attributes is, skipping `>` inside quoted values.
-fn quoted_aware_end(attributes: &str) -> Option<usize> {
-    let mut quote: Option<char> = None;
-    for (i, c) in attributes.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '>') => return Some(i),
-            (None, '<') => return None,
-            (None, _) => {}
-        }
-    }
-    None
-}
-
-/// Decodes the HTML entities a Matrix client writes (`&amp;` `&lt;` `&gt;` `&quot;`
-/// `&apos;` `&nbsp;` and numeric ones); anything else stays as written.
-fn decode_entities(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        rest = &rest[amp..];
-        let decoded = rest.get(1..).and_then(|after| {
-            let semi = after.find(';').filter(|&s| s > 0 && s <= 10)?;
-            let entity = &after[..semi];
-            let c = match entity {
-                "amp" => '&',
-                "lt" => '<',
-                "gt" => '>',
-                "quot" => '"',
-                "apos" => '\'',
-                "nbsp" => ' ',
-                _ => {
-                    let number = entity.strip_prefix('#')?;
-                    let code = match number.strip_prefix(['x', 'X']) {
-                        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-                        None => number.parse().ok()?,
-                    };
-                    char::from_u32(code).filter(|c| !c.is_control() || *c == '\n')?
-                }
-            };
-            Some((c, semi + 2))
-        });
-        match decoded {
-            Some((c, len)) => {
-                out.push(c);
-                rest = &rest[len..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Removes the quoted fallback an older client puts before a reply's own text
-/// (`> <@alice:example.org> original\n> more\n\nthe reply`). Call it only for messages
-/// that are replies: a message that merely starts with `>` is left alone otherwise.
-pub fn strip_reply_fallback(body: &str) -> &str {
-    if !body.starts_with("> ") {
-        return body;
-    }
-    let mut rest = body;
-    while rest.starts_with('>') {
-        rest = rest.split_once('\n').map_or("", |(_, after)| after);
-    }
-    rest.strip_prefix('\n').unwrap_or(rest)
-}
-
 #[cfg(test)]
 mod tests {
     use spellbridge_core::PlayerId;
 
+    use super::super::html::{html_to_rich, html_to_text};
     use super::*;
 
     fn names(id: &str) -> Option<String> {
@@ -415,59 +173,15 @@ mod tests {
         assert_eq!(out.html, "a<br>bcd");
     }
 
-    #[test]
-    fn html_is_reduced_to_its_text() {
-        assert_eq!(html_to_text("<p>!games</p>"), "!games");
-        assert_eq!(html_to_text("<strong>!cast</strong>   <em>fire</em>"), "!cast fire");
-        assert_eq!(html_to_text("a<br>b<br/>c"), "a\nb\nc");
-        assert_eq!(html_to_text("<p>one</p><p>two</p>"), "one\ntwo");
-        assert_eq!(html_to_text("<ul><li>x</li><li>y</li></ul>"), "x\ny");
-        assert_eq!(html_to_text("!duel <a href=\"https://matrix.to/#/@bob:localhost\">Bob</a>"), "!duel Bob");
-        assert_eq!(html_to_text("<pre><code>a  b\n c</code></pre>"), "a  b\n c");
-    }
-
-    #[test]
-    fn entities_are_decoded_and_unknown_ones_kept() {
-        assert_eq!(html_to_text("&lt;x&gt; &amp; &quot;y&quot; &#39;z&#x27; &nbsp;"), "<x> & \"y\" 'z'");
-        assert_eq!(html_to_text("&bogus; &; & &#xZZ; &#1114112;"), "&bogus; &; & &#xZZ; &#1114112;");
-    }
-
-    #[test]
-    fn reply_quotes_comments_and_scripts_are_dropped() {
-        let html = "<mx-reply><blockquote><a href=\"x\">In reply to</a> <mx-reply>nested</mx-reply>hi</blockquote></mx-reply>!join";
-        assert_eq!(html_to_text(html), "!join");
-        assert_eq!(html_to_text("<!-- hidden -->!a<script>alert(1)</script>"), "!a");
-    }
-
-    #[test]
-    fn stray_angle_brackets_are_text() {
-        assert_eq!(html_to_text("1 < 2 and 3 > 2"), "1 < 2 and 3 > 2");
-        assert_eq!(html_to_text("<3 you"), "<3 you");
-        assert_eq!(html_to_text("a <b"), "a <b");
-        assert_eq!(html_to_text("<a title=\"x>y\">link</a>"), "link");
-        assert_eq!(html_to_text("<!-- never closed"), "");
-    }
-
-    #[test]
-    fn reply_fallbacks_are_stripped_from_plain_bodies() {
-        assert_eq!(strip_reply_fallback("> <@a:b> !games\n> more\n\n!join"), "!join");
-        assert_eq!(strip_reply_fallback("> <@a:b> only a quote"), "");
-        assert_eq!(strip_reply_fallback("!join"), "!join");
-        assert_eq!(strip_reply_fallback(">not a fallback"), ">not a fallback");
-    }
-
     proptest::proptest! {
-        #[test]
-        fn html_to_text_never_panics(text in "[a-z!<>&;#/ \"'=-]{0,200}") {
-            let _ = html_to_text(&text);
-        }
-
         #[test]
         fn rendered_html_reads_back_as_the_plain_body(words in "[a-zA-Z0-9!<>&\"' ]{1,60}") {
             let text = RichText::new().bold(words.clone());
             let out = render(&text, names);
             let collapsed = words.split_whitespace().collect::<Vec<_>>().join(" ");
-            proptest::prop_assert_eq!(html_to_text(&out.html), collapsed);
+            proptest::prop_assert_eq!(html_to_text(&out.html), collapsed.clone());
+            let rich = if collapsed.is_empty() { RichText::new() } else { RichText::new().bold(collapsed) };
+            proptest::prop_assert_eq!(html_to_rich(&out.html), rich);
         }
     }
 }

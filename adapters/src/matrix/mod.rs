@@ -1,11 +1,13 @@
 //! The Matrix transport ([`transport`], with its [`options`]), built on matrix-sdk 0.18:
 //! login and session restore ([`connect`]), the `/sync` loop and invites (`sync`),
 //! the files kept in the store directory ([`store`]), and the parts that do no I/O:
-//! formatting ([`format`](mod@format)), reading timeline events ([`inbound`]), the
-//! invite allow-list ([`invite`]) and retry decisions ([`retry`]).
+//! formatting outbound rich text ([`format`](mod@format)), reading inbound HTML ([`html`]),
+//! reading timeline events ([`inbound`]), the invite allow-list ([`invite`]) and retry
+//! decisions ([`retry`]).
 
 pub mod connect;
 pub mod format;
+pub mod html;
 pub mod inbound;
 pub mod invite;
 pub mod options;

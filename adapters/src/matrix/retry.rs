@@ -1,6 +1,6 @@
 //! What to do when a request to the homeserver fails, with no I/O: [`classify`] sorts a
-//! matrix-sdk error into a [`Failure`], and [`backoff`] gives the delay before the next
-//! attempt after a connection failure.
+//! matrix-sdk error into a [`Failure`], and [`backoff`](crate::supervise::backoff) gives
+//! the delay before the next attempt after a connection failure.
 //!
 //! The client is built with matrix-sdk's own retries turned off (it would retry a
 //! rate-limited request for up to 15 minutes inside one call, and not retry connection

@@ -3,8 +3,11 @@
 //! The loop calls `sync_once` with the previous `next_batch` passed on, so events arrive
 //! as soon as the homeserver returns them (matrix-sdk's `Client::sync` sleeps up to a
 //! second between fast syncs; SERVERS.md). Each response is handled in order: timeline
-//! messages are handed to the daemon, undecryptable ones wait briefly for their room key,
-//! invites are accepted or declined, and only then is `next_batch` saved (`sync-token`),
+//! messages, edits, reactions and redactions ([`inbound`]) are handed to the daemon, with
+//! whether the sender operates the room (power level 50 or more, never in a direct chat),
+//! undecryptable ones wait briefly for their room key, invites are accepted or declined,
+//! rooms `leave` could not leave yet are left (after a login), and only then is
+//! `next_batch` saved (`sync-token`),
 //! so after a restart sync continues from the last delivered position and never replays
 //! older history. On the very first start there is no position: that initial sync's
 //! timelines are history, and are skipped.
@@ -25,8 +28,9 @@ use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
 use matrix_sdk::ruma::events::AnySyncTimelineEvent;
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
+use matrix_sdk::ruma::events::room::power_levels::UserPowerLevel;
 use matrix_sdk::ruma::serde::Raw;
-use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, UInt, UserId};
+use matrix_sdk::ruma::{Int, OwnedEventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, UInt, UserId};
 use matrix_sdk::sync::SyncResponse;
 use matrix_sdk::{Client, Room, RoomState};
 use spellbridge_core::{Inbound, RoomId};
@@ -34,7 +38,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::connect::{self, Origin};
-use super::inbound::{self, Read};
+use super::inbound::{self, Read, Received};
 use super::options::Login;
 use super::retry::{self, Failure};
 use super::transport::{self, Link, Shared, lock};
@@ -42,6 +46,9 @@ use super::transport::{self, Link, Shared, lock};
 /// Timeline events asked for per room and sync: enough that a burst between two syncs,
 /// or the messages sent while the bot was down, are not cut off.
 const TIMELINE_LIMIT: u32 = 100;
+
+/// The power level from which a sender operates a room (a moderator's, in Element).
+const OPERATOR_LEVEL: u8 = 50;
 
 /// The task that keeps one account logged in and syncing.
 pub(super) struct Supervisor {
@@ -232,6 +239,7 @@ impl Supervisor {
                 }
                 if first_of_session {
                     self.join_configured(client).await;
+                    self.leave_pending(client).await;
                 }
             };
             tokio::select! {
@@ -272,9 +280,7 @@ impl Supervisor {
             }
             for event in &update.timeline.events {
                 match inbound::read(event, own) {
-                    Read::Message { event_id, sender, text } => {
-                        self.hand_over(&room, event_id, &sender, text).await;
-                    }
+                    Read::Message(received) => self.hand_over(&room, *received).await,
                     Read::Undecryptable { event_id, sender, session_id, reason } => {
                         let grace = self.shared.options.decrypt_grace;
                         tracing::warn!(network = %network, room = %room_id, event = ?event_id, sender = ?sender, session = ?session_id, reason = %reason, grace_ms = grace.as_millis() as u64, "cannot decrypt a message yet; waiting for its room key");
@@ -295,16 +301,26 @@ impl Supervisor {
         }
     }
 
-    async fn hand_over(&self, room: &Room, event_id: OwnedEventId, sender: &UserId, text: String) {
+    /// Hands one message, edit, reaction or redaction to the daemon. A room of two is
+    /// private (a direct chat) and has no operators; elsewhere the sender operates the
+    /// room with a power level of 50 or more (a room creator's is unbounded).
+    async fn hand_over(&self, room: &Room, received: Received) {
+        let Received { event_id, sender, text, rich, said, reply_to, thread } = received;
         let private = room.is_direct().await.unwrap_or(false) || room.joined_members_count() == 2;
+        let operator = !private && operates(room, &sender).await;
         let message = Inbound {
-            display_name: transport::display_name(room, sender).await,
+            display_name: transport::display_name(room, &sender).await,
             private,
+            operator,
             message_id: Some(event_id.to_string()),
+            rich,
+            said,
+            reply_to: reply_to.map(|id| id.to_string()),
+            thread: thread.map(|id| id.to_string()),
             ..Inbound::new(
                 self.shared.options.network.clone(),
                 RoomId::new(room.room_id().as_str()),
-                transport::player(sender),
+                transport::player(&sender),
                 text,
             )
         };
@@ -323,8 +339,8 @@ impl Supervisor {
             match item.room.decrypt_event(encrypted, None).await {
                 Ok(event) if !event.kind.is_utd() => {
                     tracing::info!(network = %network, room = %item.room.room_id(), event = ?item.event_id, "decrypted a message once its room key arrived");
-                    if let Read::Message { event_id, sender, text } = inbound::read(&event, own) {
-                        self.hand_over(&item.room, event_id, &sender, text).await;
+                    if let Read::Message(received) = inbound::read(&event, own) {
+                        self.hand_over(&item.room, *received).await;
                     }
                 }
                 _ if Instant::now() >= item.give_up_at => self.give_up(client, item).await,
@@ -417,7 +433,8 @@ impl Supervisor {
                 .ok()
                 .and_then(|id| client.get_room(id))
                 .is_some_and(|r| r.state() == RoomState::Joined);
-            if joined {
+            // Left (by `leave`) since the list was read: not joined again.
+            if joined || !lock(&self.shared.rooms).contains(&room) {
                 continue;
             }
             match client.join_room_by_id_or_alias(&target, &[]).await {
@@ -428,6 +445,36 @@ impl Supervisor {
                     tracing::warn!(network = %network, room = %room, %error, "cannot join a configured room; trying again after the next reconnect")
                 }
             }
+        }
+    }
+
+    /// Leaves the rooms `leave` was asked to leave while logged out (or failed to leave).
+    /// A room that still cannot be left is tried again after the next reconnect.
+    async fn leave_pending(&self, client: &Client) {
+        let rooms: Vec<String> = lock(&self.shared.leaving).iter().cloned().collect();
+        for room in rooms {
+            match self.shared.leave_room(client, &room).await {
+                Ok(()) => {
+                    lock(&self.shared.leaving).remove(&room);
+                }
+                Err(error) => {
+                    tracing::warn!(network = %self.shared.options.network, room = %room, %error, "cannot leave a room; trying again after the next reconnect")
+                }
+            }
+        }
+    }
+}
+
+/// Whether `user` has a power level of at least [`OPERATOR_LEVEL`] in the room, by the
+/// room's `m.room.power_levels` (synced room state; members are not loaded for it).
+/// Unknown power levels make nobody an operator.
+async fn operates(room: &Room, user: &UserId) -> bool {
+    match room.power_levels().await {
+        // Unbounded (a room creator, from room version 12) compares above every number.
+        Ok(levels) => levels.for_user(user) >= UserPowerLevel::Int(Int::from(OPERATOR_LEVEL)),
+        Err(error) => {
+            tracing::debug!(room = %room.room_id(), %error, "power levels unknown; the sender is not an operator");
+            false
         }
     }
 }

@@ -5,12 +5,15 @@
 //! allow-list and runs the `/sync` loop, reconnecting with backoff when the homeserver
 //! goes away. This file is the handle the daemon holds: [`GameTransport::recv`] reads
 //! what the sync loop delivered; [`GameTransport::send`] renders rich text to HTML with
-//! pills and sends it with its own retries (a fixed transaction id, so a retry after a
+//! pills (an `m.emote` when acted, in a thread when the message names one) and sends it
+//! with its own retries (a fixed transaction id, so a retry after a
 //! lost response is not a second message): rate limits are waited out, a connection
 //! failure is retried with backoff while the sync loop is up and reported as
 //! [`TransportError::Disconnected`] at once while it is down (the daemon's outbox holds
 //! the message until the reconnect). A private message goes to the direct room shared
 //! with the player, created (encrypted, `is_direct`) when there is none.
+//! [`GameTransport::leave`] leaves at once, or right after the next login when not logged
+//! in; a room left is no longer among those joined after a login.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,12 +22,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use matrix_sdk::ruma::events::Mentions;
-use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
-use matrix_sdk::ruma::{OwnedRoomId, OwnedUserId, RoomOrAliasId, TransactionId, UserId};
+use matrix_sdk::ruma::events::relation::Thread;
+use matrix_sdk::ruma::events::room::message::{
+    EmoteMessageEventContent, MessageType, Relation, RoomMessageEventContent, TextMessageEventContent,
+};
+use matrix_sdk::ruma::{EventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, TransactionId, UserId};
 use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
-    Destination, GameTransport, Inbound, Message, NetworkId, PlayerId, RichText, RoomId, TransportError,
+    Destination, GameTransport, Inbound, Message, NetworkId, PlayerId, RoomId, TransportError, Voice,
 };
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -53,6 +59,9 @@ pub(super) struct Shared {
     pub(super) client: Mutex<Option<Client>>,
     /// Rooms to be in: the configured ones plus those joined since (ids or aliases).
     pub(super) rooms: Mutex<BTreeSet<String>>,
+    /// Rooms to leave once logged in (ids or aliases): `leave` was called while logged
+    /// out, or leaving failed.
+    pub(super) leaving: Mutex<BTreeSet<String>>,
     /// The direct room used for each player, once found or created.
     pub(super) dms: tokio::sync::Mutex<HashMap<OwnedUserId, OwnedRoomId>>,
     /// Rooms already told that a message could not be decrypted.
@@ -78,6 +87,76 @@ impl Shared {
             () = tokio::time::sleep(delay) => true,
         }
     }
+
+    fn refused(&self, reason: impl Into<String>) -> TransportError {
+        TransportError::Refused { network: self.options.network.clone(), reason: reason.into() }
+    }
+
+    fn disconnected(&self, reason: impl Into<String>) -> TransportError {
+        TransportError::Disconnected { network: self.options.network.clone(), reason: reason.into() }
+    }
+
+    /// Runs a request until it succeeds, waiting out rate limits and retrying connection
+    /// failures with backoff; maps the final failure to a [`TransportError`].
+    async fn with_retry<T, F, Fut>(&self, what: &str, mut request: F) -> Result<T, TransportError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = matrix_sdk::Result<T>>,
+    {
+        let network = &self.options.network;
+        let (mut attempts, mut waits) = (0u32, 0u32);
+        loop {
+            let error = match request().await {
+                Ok(value) => return Ok(value),
+                Err(error) => error,
+            };
+            let delay = match retry::classify(&error) {
+                Failure::RateLimited(wait) if waits < RATE_LIMIT_WAITS => {
+                    waits += 1;
+                    tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "rate limited by the homeserver ({what}); waiting");
+                    wait
+                }
+                // While the sync loop cannot reach the homeserver either, give up at once:
+                // the daemon keeps the message in its outbox and sends it after the reconnect.
+                Failure::Connection if attempts + 1 < REQUEST_ATTEMPTS && *self.link.borrow() == Link::Up => {
+                    attempts += 1;
+                    let delay = crate::supervise::backoff(self.options.backoff, attempts, network);
+                    tracing::info!(network = %network, %error, attempt = attempts, delay_ms = delay.as_millis() as u64, "cannot {what}; retrying");
+                    delay
+                }
+                Failure::RateLimited(_) | Failure::Connection | Failure::SessionGone => {
+                    return Err(self.disconnected(format!("cannot {what}: {error}")));
+                }
+                Failure::Refused => return Err(self.refused(format!("cannot {what}: {error}"))),
+            };
+            if !self.pause(delay).await {
+                return Err(self.disconnected("shutting down"));
+            }
+        }
+    }
+
+    /// Leaves `room` (an id, or an alias resolved first) if the bot is joined, invited or
+    /// knocking there; a room it is not in is left already.
+    pub(super) async fn leave_room(&self, client: &Client, room: &str) -> Result<(), TransportError> {
+        let target = RoomOrAliasId::parse(room)
+            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
+        let id: OwnedRoomId = match <&matrix_sdk::ruma::RoomId>::try_from(&*target) {
+            Ok(id) => id.to_owned(),
+            Err(alias) => {
+                let resolve = || async { client.resolve_room_alias(alias).await.map_err(Into::into) };
+                self.with_retry("resolve the room alias", resolve).await?.room_id
+            }
+        };
+        let Some(joined) = client
+            .get_room(&id)
+            .filter(|r| matches!(r.state(), RoomState::Joined | RoomState::Invited | RoomState::Knocked))
+        else {
+            return Ok(());
+        };
+        self.with_retry("leave the room", || joined.leave()).await?;
+        tracing::info!(network = %self.options.network, room = %room, room_id = %id, "left a room");
+        Ok(())
+    }
 }
 
 /// A handle on one Matrix account.
@@ -102,6 +181,7 @@ impl MatrixTransport {
         let shared = Arc::new(Shared {
             store: StoreDir::new(&options.store_dir),
             rooms: Mutex::new(options.rooms.iter().cloned().collect()),
+            leaving: Mutex::new(BTreeSet::new()),
             client: Mutex::new(None),
             dms: tokio::sync::Mutex::new(HashMap::new()),
             told_undecryptable: Mutex::new(HashSet::new()),
@@ -150,11 +230,11 @@ impl MatrixTransport {
     }
 
     fn refused(&self, reason: impl Into<String>) -> TransportError {
-        TransportError::Refused { network: self.shared.options.network.clone(), reason: reason.into() }
+        self.shared.refused(reason)
     }
 
     fn disconnected(&self, reason: impl Into<String>) -> TransportError {
-        TransportError::Disconnected { network: self.shared.options.network.clone(), reason: reason.into() }
+        self.shared.disconnected(reason)
     }
 
     fn logged_in(&self) -> Result<Client, TransportError> {
@@ -185,45 +265,12 @@ impl MatrixTransport {
         Ok(room)
     }
 
-    /// Runs a request until it succeeds, waiting out rate limits and retrying connection
-    /// failures with backoff; maps the final failure to a [`TransportError`].
-    async fn with_retry<T, F, Fut>(&self, what: &str, mut request: F) -> Result<T, TransportError>
+    async fn with_retry<T, F, Fut>(&self, what: &str, request: F) -> Result<T, TransportError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = matrix_sdk::Result<T>>,
     {
-        let network = &self.shared.options.network;
-        let (mut attempts, mut waits) = (0u32, 0u32);
-        loop {
-            let error = match request().await {
-                Ok(value) => return Ok(value),
-                Err(error) => error,
-            };
-            let delay = match retry::classify(&error) {
-                Failure::RateLimited(wait) if waits < RATE_LIMIT_WAITS => {
-                    waits += 1;
-                    tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "rate limited by the homeserver ({what}); waiting");
-                    wait
-                }
-                // While the sync loop cannot reach the homeserver either, give up at once:
-                // the daemon keeps the message in its outbox and sends it after the reconnect.
-                Failure::Connection
-                    if attempts + 1 < REQUEST_ATTEMPTS && *self.shared.link.borrow() == Link::Up =>
-                {
-                    attempts += 1;
-                    let delay = crate::supervise::backoff(self.shared.options.backoff, attempts, network);
-                    tracing::info!(network = %network, %error, attempt = attempts, delay_ms = delay.as_millis() as u64, "cannot {what}; retrying");
-                    delay
-                }
-                Failure::RateLimited(_) | Failure::Connection | Failure::SessionGone => {
-                    return Err(self.disconnected(format!("cannot {what}: {error}")));
-                }
-                Failure::Refused => return Err(self.refused(format!("cannot {what}: {error}"))),
-            };
-            if !self.shared.pause(delay).await {
-                return Err(self.disconnected("shutting down"));
-            }
-        }
+        self.shared.with_retry(what, request).await
     }
 }
 
@@ -243,21 +290,30 @@ impl GameTransport for MatrixTransport {
         let target = RoomOrAliasId::parse(room.as_str())
             .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
         lock(&self.shared.rooms).insert(room.as_str().to_owned());
+        lock(&self.shared.leaving).remove(room.as_str());
         let Some(client) = self.shared.client() else { return Ok(()) };
         self.with_retry("join the room", || client.join_room_by_id_or_alias(&target, &[])).await?;
         Ok(())
     }
 
+    /// Leaves now when logged in and synced, else right after the next login; either way the room
+    /// is forgotten as one to be in, so no later login joins it again. Accepts a room id
+    /// or an alias. Leaving a room the bot is not in is not an error.
     async fn leave(&self, room: &RoomId) -> Result<(), TransportError> {
+        RoomOrAliasId::parse(room.as_str())
+            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
         lock(&self.shared.rooms).remove(room.as_str());
-        let Some(client) = self.shared.client() else { return Ok(()) };
-        let id = matrix_sdk::ruma::RoomId::parse(room.as_str())
-            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id: {e}")))?;
-        let Some(joined) = client.get_room(&id).filter(|r| r.state() == RoomState::Joined) else {
+        // Until a sync has loaded the bot's rooms, it cannot tell which it is in.
+        let Some(client) = self.shared.client().filter(|_| *self.shared.link.borrow() == Link::Up) else {
+            lock(&self.shared.leaving).insert(room.as_str().to_owned());
             return Ok(());
         };
-        self.with_retry("leave the room", || joined.leave()).await?;
-        Ok(())
+        let left = self.shared.leave_room(&client, room.as_str()).await;
+        if left.is_err() {
+            // Tried again after the next login, unless the room is joined again first.
+            lock(&self.shared.leaving).insert(room.as_str().to_owned());
+        }
+        left
     }
 
     async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError> {
@@ -281,7 +337,7 @@ impl GameTransport for MatrixTransport {
                 self.direct_room(&client, &user).await?
             }
         };
-        let content = message_content(&room, text).await;
+        let content = message_content(&room, message).await;
         // One transaction id for every attempt: the homeserver drops repeats of it.
         let transaction = TransactionId::new();
         self.with_retry("send the message", || {
@@ -292,12 +348,15 @@ impl GameTransport for MatrixTransport {
     }
 }
 
-/// The `m.room.message` for a rich text in a room: `m.text` (not `m.notice`, which push
-/// rules never notify, so mentions would not ping), HTML with pills named by each
-/// player's display name in that room, and `m.mentions` listing them. A mention of
-/// someone whose member event was not lazy-loaded yet loads the room's member list
-/// (once per room).
-async fn message_content(room: &Room, text: &RichText) -> RoomMessageEventContent {
+/// The `m.room.message` for a message in a room: `m.text` (not `m.notice`, which push
+/// rules never notify, so mentions would not ping), or `m.emote` when acted; HTML with
+/// pills named by each player's display name in that room, and `m.mentions` listing them.
+/// A mention of someone whose member event was not lazy-loaded yet loads the room's
+/// member list (once per room). A message for a thread is sent in it, with the thread's
+/// reply fallback pointing at the root, as clients without threads expect; a thread id
+/// that is not an event id is ignored (the message goes to the room).
+async fn message_content(room: &Room, message: &Message) -> RoomMessageEventContent {
+    let text = &message.text;
     let mut names = HashMap::new();
     for segment in text.segments() {
         if let Segment::Mention(player) = segment
@@ -309,8 +368,20 @@ async fn message_content(room: &Room, text: &RichText) -> RoomMessageEventConten
     }
     let rendered = format::render(text, |id| names.get(id).cloned());
     let mentioned = rendered.mentions.iter().filter_map(|id| UserId::parse(id.as_str()).ok());
-    RoomMessageEventContent::text_html(rendered.plain, rendered.html)
-        .add_mentions(Mentions::with_user_ids(mentioned))
+    let msgtype = match message.voice {
+        Voice::Say => MessageType::Text(TextMessageEventContent::html(rendered.plain, rendered.html)),
+        Voice::Act => MessageType::Emote(EmoteMessageEventContent::html(rendered.plain, rendered.html)),
+    };
+    let mut content = RoomMessageEventContent::new(msgtype).add_mentions(Mentions::with_user_ids(mentioned));
+    if let Some(root) = &message.thread {
+        match EventId::parse(root) {
+            Ok(root) => content.relates_to = Some(Relation::Thread(Thread::plain(root.clone(), root))),
+            Err(error) => {
+                tracing::warn!(room = %room.room_id(), thread = %root, %error, "not an event id; sending outside the thread");
+            }
+        }
+    }
+    content
 }
 
 /// What an inbound message's sender is called in a room.

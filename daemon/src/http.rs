@@ -1,0 +1,180 @@
+//! The operations endpoint on `[http] listen`: `GET /healthz` (200 or 503 with a small
+//! JSON body, see [`crate::metrics::HealthReport`]) and `GET /metrics` (the Prometheus
+//! text format); anything else is 404. HTTP/1.1 on hyper, which the build already has
+//! through reqwest. It stops when the daemon's shutdown token is cancelled.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::metrics::Metrics;
+
+/// The most connections served at once; more wait in the listen queue.
+const MAX_CONNECTIONS: usize = 64;
+/// How long a client may take to send its request head.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Binds the endpoint's address; an address other than loopback is allowed, with a warning.
+pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
+    if !address.ip().is_loopback() {
+        tracing::warn!(
+            %address,
+            "[http] listen is not a loopback address: /metrics and /healthz can be read from other machines"
+        );
+    }
+    let listener = TcpListener::bind(address).await.map_err(|error| {
+        std::io::Error::new(error.kind(), format!("[http] listen: cannot listen on {address}: {error}"))
+    })?;
+    tracing::info!(address = %listener.local_addr().unwrap_or(address), "serving /healthz and /metrics");
+    Ok(listener)
+}
+
+/// Serves `/healthz` and `/metrics` on `listener` until `shutdown` is cancelled; open
+/// connections are then dropped.
+pub async fn serve(listener: TcpListener, metrics: Metrics, shutdown: CancellationToken) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept(), if connections.len() < MAX_CONNECTIONS => match accepted {
+                Ok((stream, _)) => {
+                    connections.spawn(connection(stream, metrics.clone()));
+                }
+                Err(error) => {
+                    // Out of file descriptors, for example: back off instead of spinning.
+                    tracing::warn!(%error, "the http endpoint could not accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+        }
+    }
+    connections.shutdown().await;
+}
+
+async fn connection(stream: tokio::net::TcpStream, metrics: Metrics) {
+    let service = service_fn(move |request: Request<hyper::body::Incoming>| {
+        let response = respond(request.method(), request.uri().path(), &metrics);
+        async move { Ok::<_, Infallible>(response) }
+    });
+    let served = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+    if let Err(error) = served {
+        tracing::debug!(%error, "an http connection ended with an error");
+    }
+}
+
+/// The answer to `method path`.
+pub fn respond(method: &Method, path: &str, metrics: &Metrics) -> Response<Full<Bytes>> {
+    let known = matches!(path, "/healthz" | "/metrics");
+    if known && method != Method::GET && method != Method::HEAD {
+        return text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "only GET and HEAD\n".to_owned(),
+            "text/plain; charset=utf-8",
+        );
+    }
+    match path {
+        "/healthz" => {
+            let report = metrics.health().report();
+            let status = if report.healthy() { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+            let mut body = serde_json::to_string(&report).unwrap_or_else(|_| "{}".to_owned());
+            body.push('\n');
+            text(status, body, "application/json")
+        }
+        "/metrics" => {
+            text(StatusCode::OK, metrics.encode(), prometheus_client::encoding::prometheus_text::CONTENT_TYPE)
+        }
+        _ => text(
+            StatusCode::NOT_FOUND,
+            "not found: try /healthz or /metrics\n".to_owned(),
+            "text/plain; charset=utf-8",
+        ),
+    }
+}
+
+fn text(status: StatusCode, body: String, content_type: &'static str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt as _;
+    use spellbridge_core::NetworkId;
+
+    async fn body(response: Response<Full<Bytes>>) -> String {
+        let bytes = response.into_body().collect().await.expect("body").to_bytes();
+        String::from_utf8(bytes.to_vec()).expect("utf-8")
+    }
+
+    #[tokio::test]
+    async fn healthz_is_200_when_well_and_503_naming_what_is_down() {
+        let metrics = Metrics::new();
+        let network = NetworkId::new("libera");
+        metrics.network(&network);
+        let response = respond(&Method::GET, "/healthz", &metrics);
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[CONTENT_TYPE], "application/json");
+        let json: serde_json::Value = serde_json::from_str(&body(response).await).expect("json");
+        assert_eq!(json["down"], serde_json::json!(["libera"]));
+        metrics.link(&network, true, 0);
+        let response = respond(&Method::GET, "/healthz", &metrics);
+        assert_eq!(response.status(), StatusCode::OK);
+        let json: serde_json::Value = serde_json::from_str(&body(response).await).expect("json");
+        assert_eq!(json["status"], "ok");
+    }
+
+    #[tokio::test]
+    async fn metrics_is_the_text_format_and_other_paths_are_404() {
+        let metrics = Metrics::new();
+        let response = respond(&Method::GET, "/metrics", &metrics);
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(
+            response.headers()[CONTENT_TYPE]
+                .to_str()
+                .expect("ascii")
+                .starts_with("text/plain; version=0.0.4")
+        );
+        assert!(body(response).await.contains("spellbridge_outbox_depth 0"));
+        assert_eq!(respond(&Method::GET, "/", &metrics).status(), StatusCode::NOT_FOUND);
+        assert_eq!(respond(&Method::GET, "/metrics/x", &metrics).status(), StatusCode::NOT_FOUND);
+        assert_eq!(respond(&Method::POST, "/metrics", &metrics).status(), StatusCode::METHOD_NOT_ALLOWED);
+    }
+
+    #[tokio::test]
+    async fn it_serves_over_tcp_and_stops_on_shutdown() {
+        let listener = bind("127.0.0.1:0".parse().expect("address")).await.expect("bind");
+        let address = listener.local_addr().expect("address");
+        let shutdown = CancellationToken::new();
+        let server = tokio::spawn(serve(listener, Metrics::new(), shutdown.clone()));
+        let mut stream = tokio::net::TcpStream::connect(address).await.expect("connect");
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        stream
+            .write_all(b"GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("write");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.expect("read");
+        assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+        shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(5), server).await.expect("stops").expect("no panic");
+    }
+}

@@ -1,0 +1,662 @@
+//! What the daemon counts and how it is doing: [`Metrics`] (Prometheus counters, gauges
+//! and the command latency histogram, on `prometheus-client`) and [`Health`] (each
+//! network up or down and since when, the store ok or failing). `serve` calls one small
+//! method per thing that happened (`message_in`, `committed`, `command`, …); `http`
+//! serves them as `/metrics` and `/healthz`.
+//!
+//! Every metric is named `spellbridge_*`; README.md's "Operations" lists them.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+use serde::Serialize;
+use spellbridge_adapters::irc::transport::IrcTransport;
+use spellbridge_adapters::matrix::transport::MatrixTransport;
+use spellbridge_adapters::supervise::Link;
+use spellbridge_core::{GameTransport, Inbound, NetworkId};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::journal::Entry;
+use crate::router::{Place, RouterOptions};
+use crate::store::{Queued, Step};
+
+/// Upper bounds of the command latency buckets, in seconds: 0.1 ms to 1 s.
+pub const LATENCY_BUCKETS: [f64; 13] =
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
+
+/// Command words that only ask: answered, and nothing in a game changes. Any other
+/// command that changed nothing (beyond bookkeeping, see [`Batch::handled`]) was refused.
+const QUESTIONS: &[&str] = &["help", "games", "wizards", "status", "sheet"];
+
+/// What became of a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// It changed a table or the lobby (and was journaled).
+    Accepted,
+    /// It was refused (unknown, illegal, malformed, not allowed) and changed nothing.
+    Refused,
+    /// A question (`!status`, `!help`, …): answered, nothing changed.
+    Query,
+}
+
+impl Outcome {
+    /// The outcome of `text` if it is a command (starts with `prefix`): a question, else
+    /// accepted when it `changed` something, else refused. `None` for chat.
+    pub fn of(text: &str, prefix: &str, changed: bool) -> Option<Outcome> {
+        let command = text.trim().strip_prefix(prefix)?.trim();
+        let word = command.split_whitespace().next()?.to_lowercase();
+        Some(if QUESTIONS.contains(&word.as_str()) {
+            Outcome::Query
+        } else if changed {
+            Outcome::Accepted
+        } else {
+            Outcome::Refused
+        })
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Accepted => "accepted",
+            Outcome::Refused => "refused",
+            Outcome::Query => "query",
+        }
+    }
+}
+
+/// What went wrong, as the `kind` label of `spellbridge_errors_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Failure {
+    /// A batch of moves could not be committed (the moves were undone).
+    Save,
+    /// Fired timers could not be committed.
+    SaveTimers,
+    /// Sent messages could not be deleted from the outbox.
+    MarkSent,
+    /// After a failed commit, the games could not be reloaded from the store.
+    Reload,
+    /// A network refused an outbound message, which was dropped.
+    SendRefused,
+}
+
+impl Failure {
+    fn as_str(self) -> &'static str {
+        match self {
+            Failure::Save => "save",
+            Failure::SaveTimers => "save_timers",
+            Failure::MarkSent => "mark_sent",
+            Failure::Reload => "reload",
+            Failure::SendRefused => "send_refused",
+        }
+    }
+
+    /// True when it means the store is failing.
+    fn is_store(self) -> bool {
+        !matches!(self, Failure::SendRefused)
+    }
+}
+
+impl EncodeLabelValue for Outcome {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
+        encoder.write_str(self.as_str())
+    }
+}
+
+impl EncodeLabelValue for Failure {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
+        encoder.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NetworkLabel {
+    network: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: Outcome,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabel {
+    kind: Failure,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BridgeLabel {
+    bridge: String,
+}
+
+fn network_label(network: &NetworkId) -> NetworkLabel {
+    NetworkLabel { network: network.as_str().to_owned() }
+}
+
+/// The daemon's metrics and its [`Health`]; clones share them.
+#[derive(Clone, Debug)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    registry: Registry,
+    messages_in: Family<NetworkLabel, Counter>,
+    messages_out: Family<NetworkLabel, Counter>,
+    commands: Family<OutcomeLabel, Counter>,
+    errors: Family<KindLabel, Counter>,
+    outbox: Gauge,
+    reconnects: Family<NetworkLabel, Counter>,
+    up: Family<NetworkLabel, Gauge>,
+    relayed: Family<BridgeLabel, Counter>,
+    latency: Histogram,
+    health: Health,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Every metric at zero, the store ok and no network known yet.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("spellbridge");
+        let messages_in = Family::<NetworkLabel, Counter>::default();
+        let messages_out = Family::<NetworkLabel, Counter>::default();
+        let commands = Family::<OutcomeLabel, Counter>::default();
+        let errors = Family::<KindLabel, Counter>::default();
+        let outbox = Gauge::default();
+        let reconnects = Family::<NetworkLabel, Counter>::default();
+        let up = Family::<NetworkLabel, Gauge>::default();
+        let relayed = Family::<BridgeLabel, Counter>::default();
+        let latency = Histogram::new(LATENCY_BUCKETS);
+        registry.register(
+            "messages_in",
+            "Messages received from a network (redeliveries not counted)",
+            messages_in.clone(),
+        );
+        registry.register(
+            "messages_out",
+            "Messages a network accepted from the daemon",
+            messages_out.clone(),
+        );
+        registry.register(
+            "commands",
+            "Commands handled, by outcome (accepted, refused, query)",
+            commands.clone(),
+        );
+        registry.register("errors", "Errors, by kind", errors.clone());
+        registry.register(
+            "outbox_depth",
+            "Outbound messages saved and not yet reported sent",
+            outbox.clone(),
+        );
+        registry.register(
+            "reconnects",
+            "Times a network's connection came back after failing",
+            reconnects.clone(),
+        );
+        registry.register("network_up", "1 while a network is connected and ready, else 0", up.clone());
+        registry.register("relayed", "Chat messages relayed between a bridge's rooms", relayed.clone());
+        registry.register_with_unit(
+            "command_latency",
+            "From a command's arrival in the daemon loop to its reply being handed to the network's courier",
+            Unit::Seconds,
+            latency.clone(),
+        );
+        for outcome in [Outcome::Accepted, Outcome::Refused, Outcome::Query] {
+            let _ = commands.get_or_create(&OutcomeLabel { outcome });
+        }
+        let inner = Inner {
+            registry,
+            messages_in,
+            messages_out,
+            commands,
+            errors,
+            outbox,
+            reconnects,
+            up,
+            relayed,
+            latency,
+            health: Health::new(),
+        };
+        Metrics { inner: Arc::new(inner) }
+    }
+
+    /// The daemon's health, updated through these metrics' methods and the link watchers.
+    pub fn health(&self) -> &Health {
+        &self.inner.health
+    }
+
+    /// Makes `network` known: its series appear at zero, and it counts as down until its
+    /// transport says otherwise.
+    pub fn network(&self, network: &NetworkId) {
+        // Creating a series is enough: it is exported at zero.
+        let label = network_label(network);
+        let _ = self.inner.messages_in.get_or_create(&label);
+        let _ = self.inner.messages_out.get_or_create(&label);
+        let _ = self.inner.reconnects.get_or_create(&label);
+        let _ = self.inner.up.get_or_create(&label);
+        self.inner.health.link(network, false);
+    }
+
+    /// A message came in from `network` (after the redelivery check).
+    pub fn message_in(&self, network: &NetworkId) {
+        self.inner.messages_in.get_or_create(&network_label(network)).inc();
+    }
+
+    /// `network` accepted a message from the courier.
+    pub fn message_out(&self, network: &NetworkId) {
+        self.inner.messages_out.get_or_create(&network_label(network)).inc();
+    }
+
+    /// A command was handled with `outcome`; its reply was handed on `latency` after it arrived.
+    pub fn command(&self, outcome: Outcome, latency: Duration) {
+        self.inner.commands.get_or_create(&OutcomeLabel { outcome }).inc();
+        self.inner.latency.observe(latency.as_secs_f64());
+    }
+
+    /// Starts timing the commands of one batch, from now.
+    pub fn batch(&self) -> Batch<'_> {
+        Batch { metrics: self, arrived: Instant::now(), commands: Vec::new() }
+    }
+
+    /// Something went wrong; a store failure also marks the store failing.
+    pub fn error(&self, failure: Failure) {
+        self.inner.errors.get_or_create(&KindLabel { kind: failure }).inc();
+        if failure.is_store() {
+            self.inner.health.store(false);
+        }
+    }
+
+    /// The store committed: the store is ok, and `queued`'s outbox rows are waiting.
+    pub fn committed(&self, queued: &[Queued]) {
+        self.inner.health.store(true);
+        let rows = queued.iter().filter(|q| q.id >= 0).count();
+        self.inner.outbox.inc_by(i64::try_from(rows).unwrap_or(i64::MAX));
+    }
+
+    /// `rows` sent messages were deleted from the outbox.
+    pub fn sent(&self, rows: usize) {
+        self.inner.health.store(true);
+        self.inner.outbox.dec_by(i64::try_from(rows).unwrap_or(i64::MAX));
+    }
+
+    /// A chat message was relayed to the other rooms of `bridge`.
+    pub fn relayed(&self, bridge: &str) {
+        self.inner.relayed.get_or_create(&BridgeLabel { bridge: bridge.to_owned() }).inc();
+    }
+
+    /// `network`'s link is now `up` or not, after `reconnects` reconnections in all.
+    pub fn link(&self, network: &NetworkId, up: bool, reconnects: u64) {
+        let label = network_label(network);
+        self.inner.up.get_or_create(&label).set(i64::from(up));
+        let counter = self.inner.reconnects.get_or_create(&label);
+        let counted = counter.get();
+        if reconnects > counted {
+            counter.inc_by(reconnects - counted);
+        }
+        self.inner.health.link(network, up);
+    }
+
+    /// The metrics in the Prometheus text format (version 0.0.4).
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut text, &self.inner.registry);
+        text
+    }
+}
+
+/// The commands of one batch of inbound messages, timed from the batch's arrival.
+#[derive(Debug)]
+pub struct Batch<'a> {
+    metrics: &'a Metrics,
+    arrived: Instant,
+    commands: Vec<Outcome>,
+}
+
+impl Batch<'_> {
+    /// The router handled `inbound` into `step` (`None` if it produced none): counts it
+    /// as a command, or as chat relayed to its bridge's other rooms.
+    ///
+    /// A command changed something when it was journaled as more than the player's home
+    /// network ([`Entry::Home`], which the router records for any command of a new player).
+    pub fn handled(&mut self, inbound: &Inbound, options: &RouterOptions, step: Option<&Step>) {
+        let changed = step.is_some_and(|s| s.records.iter().any(|r| !matches!(r.entry, Entry::Home { .. })));
+        match Outcome::of(&inbound.text, &options.prefix, changed) {
+            Some(outcome) => self.commands.push(outcome),
+            None if step.is_some_and(|s| !s.outbound.is_empty()) => {
+                let from = |place: &Place| place.network == inbound.network && place.room == inbound.room;
+                if let Some(bridge) = options.bridges.iter().find(|b| b.rooms.iter().any(from)) {
+                    self.metrics.relayed(&bridge.name);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Every reply of the batch has been handed to the couriers: counts its commands.
+    pub fn replied(self) {
+        let latency = self.arrived.elapsed();
+        for outcome in self.commands {
+            self.metrics.command(outcome, latency);
+        }
+    }
+}
+
+/// Whether the daemon is well: each network up or down (and since when), the store ok.
+/// Clones share it.
+#[derive(Clone, Debug)]
+pub struct Health {
+    state: Arc<Mutex<HealthState>>,
+}
+
+#[derive(Debug)]
+struct HealthState {
+    store_ok: bool,
+    networks: BTreeMap<NetworkId, (bool, SystemTime)>,
+}
+
+/// What `/healthz` says, as JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HealthReport {
+    /// `ok`, or `unhealthy` when the store fails or a network is down.
+    pub status: &'static str,
+    /// `ok` or `failing`.
+    pub store: &'static str,
+    /// Each network, by name.
+    pub networks: BTreeMap<String, NetworkHealth>,
+    /// The networks that are down, by name.
+    pub down: Vec<String>,
+}
+
+/// One network in a [`HealthReport`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NetworkHealth {
+    /// Connected and ready.
+    pub up: bool,
+    /// Since when (Unix seconds).
+    pub since: u64,
+}
+
+impl HealthReport {
+    /// True when the store is ok and every network is up.
+    pub fn healthy(&self) -> bool {
+        self.status == "ok"
+    }
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Health::new()
+    }
+}
+
+impl Health {
+    /// The store ok, no network known.
+    pub fn new() -> Health {
+        Health { state: Arc::new(Mutex::new(HealthState { store_ok: true, networks: BTreeMap::new() })) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HealthState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `network` is up or down; the time is kept only when that changes.
+    pub fn link(&self, network: &NetworkId, up: bool) {
+        let mut state = self.lock();
+        match state.networks.get_mut(network) {
+            Some((was, _)) if *was == up => {}
+            Some(entry) => *entry = (up, SystemTime::now()),
+            None => {
+                state.networks.insert(network.clone(), (up, SystemTime::now()));
+            }
+        }
+    }
+
+    /// The store's last operation worked (`true`) or failed.
+    pub fn store(&self, ok: bool) {
+        self.lock().store_ok = ok;
+    }
+
+    /// How things stand now.
+    pub fn report(&self) -> HealthReport {
+        let state = self.lock();
+        let networks: BTreeMap<String, NetworkHealth> = state
+            .networks
+            .iter()
+            .map(|(network, (up, since))| {
+                let since = since.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+                (network.as_str().to_owned(), NetworkHealth { up: *up, since })
+            })
+            .collect();
+        let down: Vec<String> =
+            networks.iter().filter(|(_, n)| !n.up).map(|(name, _)| name.clone()).collect();
+        let healthy = state.store_ok && down.is_empty();
+        HealthReport {
+            status: if healthy { "ok" } else { "unhealthy" },
+            store: if state.store_ok { "ok" } else { "failing" },
+            networks,
+            down,
+        }
+    }
+}
+
+/// A transport whose connection state can be watched.
+pub trait Linked: GameTransport + 'static {
+    /// Its connection state.
+    fn link_state(&self) -> watch::Receiver<Link>;
+    /// How many times its connection came back; `0` if it does not say.
+    fn reconnect_count(&self) -> u64;
+}
+
+impl Linked for IrcTransport {
+    fn link_state(&self) -> watch::Receiver<Link> {
+        self.link()
+    }
+    fn reconnect_count(&self) -> u64 {
+        self.reconnects()
+    }
+}
+
+impl Linked for MatrixTransport {
+    fn link_state(&self) -> watch::Receiver<Link> {
+        self.link()
+    }
+    fn reconnect_count(&self) -> u64 {
+        self.reconnects()
+    }
+}
+
+/// Makes the transport's network known to `metrics` now (down until it connects), and
+/// returns the task that follows its link into `metrics` and their health until `stop`
+/// or the transport closes.
+pub fn watch_link<T: Linked>(
+    transport: Arc<T>,
+    metrics: Metrics,
+    stop: CancellationToken,
+) -> impl Future<Output = ()> + Send + 'static {
+    let network = transport.network().clone();
+    metrics.network(&network);
+    let mut link = transport.link_state();
+    async move {
+        loop {
+            let state = *link.borrow_and_update();
+            metrics.link(&network, state == Link::Up, transport.reconnect_count());
+            tracing::debug!(network = %network, link = ?state, "network link");
+            if state == Link::Closed {
+                return;
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                changed = link.changed() => if changed.is_err() { return },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_counter_appears_with_its_labels_and_counts() {
+        let metrics = Metrics::new();
+        let network = NetworkId::new("libera");
+        metrics.network(&network);
+        metrics.message_in(&network);
+        metrics.message_in(&network);
+        metrics.message_out(&network);
+        metrics.error(Failure::SendRefused);
+        let text = metrics.encode();
+        assert!(text.contains("# TYPE spellbridge_messages_in_total counter"), "{text}");
+        assert!(text.contains("spellbridge_messages_in_total{network=\"libera\"} 2\n"), "{text}");
+        assert!(text.contains("spellbridge_messages_out_total{network=\"libera\"} 1\n"), "{text}");
+        assert!(text.contains("spellbridge_reconnects_total{network=\"libera\"} 0\n"), "{text}");
+        assert!(text.contains("spellbridge_errors_total{kind=\"send_refused\"} 1\n"), "{text}");
+        assert!(text.contains("spellbridge_commands_total{outcome=\"refused\"} 0\n"), "{text}");
+    }
+
+    #[test]
+    fn the_latency_histogram_has_its_buckets_and_counts_commands() {
+        let metrics = Metrics::new();
+        metrics.command(Outcome::Accepted, Duration::from_micros(300));
+        metrics.command(Outcome::Query, Duration::from_secs(2));
+        let text = metrics.encode();
+        assert!(text.contains("# TYPE spellbridge_command_latency_seconds histogram"), "{text}");
+        assert!(text.contains("spellbridge_command_latency_seconds_bucket{le=\"0.0001\"} 0\n"), "{text}");
+        assert!(text.contains("spellbridge_command_latency_seconds_bucket{le=\"0.0005\"} 1\n"), "{text}");
+        assert!(text.contains("spellbridge_command_latency_seconds_bucket{le=\"1\"} 1\n"), "{text}");
+        assert!(text.contains("spellbridge_command_latency_seconds_bucket{le=\"+Inf\"} 2\n"), "{text}");
+        assert!(text.contains("spellbridge_command_latency_seconds_count 2\n"), "{text}");
+        assert!(text.contains("spellbridge_commands_total{outcome=\"accepted\"} 1\n"), "{text}");
+        assert!(text.contains("spellbridge_commands_total{outcome=\"query\"} 1\n"), "{text}");
+    }
+
+    #[test]
+    fn the_outbox_depth_follows_commits_and_sends() {
+        let metrics = Metrics::new();
+        let queued = |id| Queued {
+            id,
+            outbound: crate::router::Outbound {
+                network: NetworkId::new("n"),
+                to: spellbridge_core::Destination::Room(spellbridge_core::RoomId::new("#r")),
+                message: spellbridge_core::RichText::from("hi").into(),
+            },
+        };
+        metrics.committed(&[queued(1), queued(2), queued(-1)]);
+        assert!(metrics.encode().contains("spellbridge_outbox_depth 2\n"));
+        metrics.sent(1);
+        assert!(metrics.encode().contains("spellbridge_outbox_depth 1\n"));
+    }
+
+    #[test]
+    fn reconnects_count_up_to_the_transports_total() {
+        let metrics = Metrics::new();
+        let network = NetworkId::new("libera");
+        metrics.link(&network, true, 0);
+        metrics.link(&network, false, 0);
+        metrics.link(&network, true, 3);
+        metrics.link(&network, true, 3);
+        let text = metrics.encode();
+        assert!(text.contains("spellbridge_reconnects_total{network=\"libera\"} 3\n"), "{text}");
+        assert!(text.contains("spellbridge_network_up{network=\"libera\"} 1\n"), "{text}");
+    }
+
+    #[test]
+    fn a_batch_counts_its_commands_and_relayed_chat() {
+        use spellbridge_core::{PlayerId, RoomId};
+        let metrics = Metrics::new();
+        let (irc, matrix) = (NetworkId::new("libera"), NetworkId::new("matrix"));
+        let rooms = [(irc.clone(), RoomId::new("#magic")), (matrix.clone(), RoomId::new("!abc:example.org"))];
+        let options = RouterOptions {
+            bridges: vec![crate::relay::bridge("magic", &rooms, true)],
+            ..RouterOptions::default()
+        };
+        let said =
+            |text: &str| Inbound::new(irc.clone(), RoomId::new("#magic"), PlayerId::new("alice"), text);
+        let relayed = Step {
+            outbound: vec![crate::router::Outbound {
+                network: matrix.clone(),
+                to: spellbridge_core::Destination::Room(RoomId::new("!abc:example.org")),
+                message: spellbridge_core::RichText::from("<alice> hi").into(),
+            }],
+            ..Step::default()
+        };
+        let mut batch = metrics.batch();
+        batch.handled(&said("hi"), &options, Some(&relayed));
+        batch.handled(&said("!status"), &options, Some(&Step::default()));
+        let home = Step {
+            records: vec![crate::router::Record {
+                entry: Entry::Home {
+                    player: PlayerId::new("alice"),
+                    network: irc.clone(),
+                    identity: PlayerId::new("alice"),
+                },
+                announced: Vec::new(),
+            }],
+            ..Step::default()
+        };
+        batch.handled(&said("!bogus"), &options, Some(&home));
+        batch.handled(&said("quiet"), &options, Some(&Step::default()));
+        batch.replied();
+        let text = metrics.encode();
+        assert!(text.contains("spellbridge_relayed_total{bridge=\"magic\"} 1\n"), "{text}");
+        assert!(text.contains("spellbridge_commands_total{outcome=\"query\"} 1\n"), "{text}");
+        assert!(text.contains("spellbridge_commands_total{outcome=\"refused\"} 1\n"), "{text}");
+        assert!(text.contains("spellbridge_command_latency_seconds_count 2\n"), "{text}");
+    }
+
+    #[test]
+    fn commands_are_told_apart_by_what_they_changed_and_asked() {
+        assert_eq!(Outcome::of("!new thaum", "!", true), Some(Outcome::Accepted));
+        assert_eq!(Outcome::of("!help new", "!", true), Some(Outcome::Query));
+        assert_eq!(Outcome::of("  !Status bob", "!", false), Some(Outcome::Query));
+        assert_eq!(Outcome::of("!nonsense", "!", false), Some(Outcome::Refused));
+        assert_eq!(Outcome::of("hello !status", "!", false), None);
+        assert_eq!(Outcome::of("!", "!", false), None);
+    }
+
+    #[test]
+    fn health_is_ok_only_with_the_store_ok_and_every_network_up() {
+        let metrics = Metrics::new();
+        let health = metrics.health();
+        assert!(health.report().healthy(), "no network, store ok");
+        metrics.network(&NetworkId::new("libera"));
+        metrics.network(&NetworkId::new("matrix"));
+        let report = health.report();
+        assert!(!report.healthy());
+        assert_eq!(report.down, ["libera", "matrix"]);
+        metrics.link(&NetworkId::new("libera"), true, 0);
+        metrics.link(&NetworkId::new("matrix"), true, 0);
+        let report = health.report();
+        assert!(report.healthy());
+        let json = serde_json::to_value(&report).expect("json");
+        assert_eq!(json["status"], "ok");
+        assert_eq!(json["store"], "ok");
+        assert_eq!(json["networks"]["libera"]["up"], true);
+        assert!(json["networks"]["libera"]["since"].as_u64().is_some_and(|s| s > 1_600_000_000));
+        assert_eq!(json["down"], serde_json::json!([]));
+
+        metrics.error(Failure::Save);
+        metrics.link(&NetworkId::new("matrix"), false, 0);
+        let json = serde_json::to_value(health.report()).expect("json");
+        assert_eq!(json["status"], "unhealthy");
+        assert_eq!(json["store"], "failing");
+        assert_eq!(json["down"], serde_json::json!(["matrix"]));
+        metrics.committed(&[]);
+        assert_eq!(health.report().store, "ok");
+    }
+}

@@ -1,0 +1,198 @@
+//! The operations endpoint and logs of `spellbridge run` as a child process: `/healthz`
+//! follows a real InspIRCd going down and coming back, `/metrics` counts a command from
+//! a raw IRC client, and `[log] format = "json"` writes one JSON object per stderr line.
+//!
+//! These need InspIRCd (`tests/scripts/install-inspircd.sh`); without it they fail with
+//! the harness's message, they never skip.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use spellbridge_tests::harness::inspircd::InspIrcd;
+use spellbridge_tests::harness::irc_client::IrcClient;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
+const BOT: &str = "spellbridge";
+const ROOM: &str = "#magic";
+
+/// The daemon, running from a config in its own temp dir, logging to a file there.
+struct Daemon {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    http: u16,
+}
+
+impl Daemon {
+    /// Starts `spellbridge run` with `[http] listen` on a free loopback port; `config` is
+    /// the rest of the config.
+    fn start(config: &str) -> Daemon {
+        let http = free_port();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = format!(
+            "prefix = \"!\"\n[store]\npath = \"games.db\"\n[http]\nlisten = \"127.0.0.1:{http}\"\n{config}\n"
+        );
+        std::fs::write(dir.path().join("spellbridge.toml"), config).expect("write config");
+        let log = std::fs::File::create(dir.path().join("daemon.log")).expect("log file");
+        let child = Command::new(BIN)
+            .args(["run", "--config"])
+            .arg(dir.path().join("spellbridge.toml"))
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spellbridge starts");
+        Daemon { child: Some(child), dir, http }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("daemon.log")).unwrap_or_default()
+    }
+
+    /// `GET path` on the endpoint: status and body, or `None` while nothing answers.
+    async fn get(&self, path: &str) -> Option<(u16, String)> {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", self.http)).await.ok()?;
+        let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut answer = String::new();
+        tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut answer)).await.ok()?.ok()?;
+        let status = answer.split(' ').nth(1)?.parse().ok()?;
+        let body = answer.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default();
+        Some((status, body))
+    }
+
+    /// Polls `GET path` (bounded by `limit`) until `done` holds; panics with the last answer.
+    async fn wait_for(&self, path: &str, limit: Duration, done: impl Fn(u16, &str) -> bool) -> (u16, String) {
+        let deadline = Instant::now() + limit;
+        let mut last = None;
+        while Instant::now() < deadline {
+            if let Some((status, body)) = self.get(path).await {
+                if done(status, &body) {
+                    return (status, body);
+                }
+                last = Some((status, body));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("GET {path} never gave what was awaited; last answer {last:?}\ndaemon log:\n{}", self.log());
+    }
+
+    /// SIGTERM, then waits (bounded) for a clean exit; returns whether it exited cleanly.
+    fn terminate(&mut self) -> bool {
+        let Some(mut child) = self.child.take() else { return false };
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A loopback port nothing listens on now.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("address").port()
+}
+
+/// The value of the sample `name` (with its labels, as written) in a metrics text.
+fn sample(metrics: &str, name: &str) -> Option<f64> {
+    metrics.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_follows_the_irc_server_and_metrics_count_a_command() {
+    let mut irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let daemon = Daemon::start(&format!(
+        "[[irc]]\nname = \"test\"\nserver = \"127.0.0.1\"\nport = {}\ntls = false\nnick = \"{BOT}\"\n\
+         channels = [\"{ROOM}\"]\nreconnect_delay = \"1s\"\n[irc.flood]\nenabled = false\n",
+        irc.port()
+    ));
+    let (_, body) = daemon.wait_for("/healthz", Duration::from_secs(30), |status, _| status == 200).await;
+    let health: serde_json::Value = serde_json::from_str(&body).expect("healthz is JSON");
+    assert_eq!(health["networks"]["test"]["up"], true, "{body}");
+    assert_eq!(daemon.get("/nowhere").await.map(|(status, _)| status), Some(404));
+
+    let mut alice = IrcClient::connect(irc.port(), "alice").await.expect("alice connects");
+    alice.join(ROOM).await.expect("alice joins");
+    // The bot has joined once it answers; each try is a command (a query).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "the bot never answered; its log:\n{}", daemon.log());
+        alice.privmsg(ROOM, "!games").await.expect("send");
+        if alice
+            .expect_privmsg_matching(|m| m.from == BOT && m.text.contains("Games:"), Duration::from_secs(1))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+    }
+    let (_, metrics) = daemon
+        .wait_for("/metrics", Duration::from_secs(10), |_, text| {
+            sample(text, "spellbridge_messages_out_total{network=\"test\"}").is_some_and(|n| n >= 1.0)
+        })
+        .await;
+    let at_least_one = |name: &str| {
+        assert!(
+            sample(&metrics, name).is_some_and(|n| n >= 1.0),
+            "{name} should be at least 1 in:\n{metrics}"
+        )
+    };
+    at_least_one("spellbridge_messages_in_total{network=\"test\"}");
+    at_least_one("spellbridge_commands_total{outcome=\"query\"}");
+    at_least_one("spellbridge_command_latency_seconds_count");
+    at_least_one("spellbridge_network_up{network=\"test\"}");
+    assert!(metrics.contains("spellbridge_command_latency_seconds_bucket{le=\"0.0001\"}"), "{metrics}");
+
+    irc.stop().expect("stop the server");
+    let (_, body) = daemon
+        .wait_for("/healthz", Duration::from_secs(30), |status, body| {
+            status == 503 && body.contains("\"test\"")
+        })
+        .await;
+    let health: serde_json::Value = serde_json::from_str(&body).expect("healthz is JSON");
+    assert_eq!(health["down"], serde_json::json!(["test"]), "{body}");
+    assert_eq!(health["status"], "unhealthy", "{body}");
+
+    irc.restart().expect("start the server again");
+    daemon.wait_for("/healthz", Duration::from_secs(90), |status, _| status == 200).await;
+    let (_, metrics) = daemon.get("/metrics").await.expect("metrics");
+    assert!(
+        sample(&metrics, "spellbridge_reconnects_total{network=\"test\"}").is_some_and(|n| n >= 1.0),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_log_format_writes_one_json_object_per_line() {
+    let mut daemon = Daemon::start("[log]\nformat = \"json\"\n");
+    // No network configured: healthy as soon as it serves.
+    daemon.wait_for("/healthz", Duration::from_secs(30), |status, _| status == 200).await;
+    assert!(daemon.terminate(), "the daemon stops cleanly on SIGTERM; its log:\n{}", daemon.log());
+    let log = daemon.log();
+    let lines: Vec<&str> = log.lines().filter(|line| !line.trim().is_empty()).collect();
+    assert!(lines.len() >= 3, "expected several log lines:\n{log}");
+    for line in &lines {
+        let value: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {line}\nwhole log:\n{log}"));
+        assert!(value["level"].is_string() && value["message"].is_string(), "{line}");
+    }
+    assert!(log.contains("store loaded") && log.contains("serving /healthz and /metrics"), "{log}");
+}

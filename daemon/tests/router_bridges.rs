@@ -1,0 +1,185 @@
+//! The router over a bridge, with no network: a table opened in one room of a bridge is
+//! played from every room of it, chat is relayed, identities link by private code,
+//! names resolve across networks, and standing comes from the config and room
+//! operators. The same flows run against real servers in `bridge.rs`.
+
+use spellbridge::journal::Entry;
+use spellbridge::relay;
+use spellbridge::router::{Outbound, Permissions, Router, RouterOptions};
+use spellbridge_core::text::Segment;
+use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RoomId, Said, Timestamp, Voice};
+
+const T: Timestamp = Timestamp::CONSOLE_EPOCH;
+const MATRIX_ROOM: &str = "!magic:hs";
+
+fn router(permissions: Permissions) -> Router {
+    let bridge = relay::bridge(
+        "magic",
+        &[
+            (NetworkId::new("irc"), RoomId::new("#magic")),
+            (NetworkId::new("matrix"), RoomId::new(MATRIX_ROOM)),
+        ],
+        true,
+    );
+    Router::new(
+        Registry::standard(),
+        RouterOptions { bridges: vec![bridge], permissions, ..RouterOptions::default() },
+    )
+}
+
+fn on_irc(nick: &str, text: &str) -> Inbound {
+    Inbound::new(NetworkId::new("irc"), RoomId::new("#magic"), PlayerId::new(nick), text)
+}
+
+fn on_matrix(user: &str, name: &str, text: &str) -> Inbound {
+    Inbound {
+        display_name: name.to_owned(),
+        ..Inbound::new(NetworkId::new("matrix"), RoomId::new(MATRIX_ROOM), PlayerId::new(user), text)
+    }
+}
+
+fn privately(mut inbound: Inbound) -> Inbound {
+    inbound.private = true;
+    inbound.room = RoomId::new(format!("dm:{}", inbound.sender));
+    inbound
+}
+
+/// (network, destination, plain text) of each message.
+fn seen(out: &[Outbound]) -> Vec<(String, String, String)> {
+    out.iter()
+        .map(|o| {
+            let to = match &o.to {
+                Destination::Room(room) => room.to_string(),
+                Destination::Private(player) => format!("dm:{player}"),
+            };
+            (o.network.to_string(), to, o.message.text.plain())
+        })
+        .collect()
+}
+
+#[test]
+fn a_table_opened_on_one_side_is_announced_and_played_on_both() {
+    let mut router = router(Permissions::default());
+    let opened = router.handle(&on_irc("alice", "!new thaum"), T);
+    let rooms: Vec<_> = seen(&opened).into_iter().map(|(n, r, _)| (n, r)).collect();
+    assert!(rooms.contains(&("irc".into(), "#magic".into())), "{opened:?}");
+    assert!(rooms.contains(&("matrix".into(), MATRIX_ROOM.into())), "{opened:?}");
+    // The Matrix side joins the same table; its join is announced in both rooms.
+    let joined = router.handle(&on_matrix("@bob:hs", "Bob", "!join"), T);
+    assert_eq!(joined.iter().filter(|o| o.network.as_str() == "irc").count(), 1, "{joined:?}");
+    assert_eq!(joined.iter().filter(|o| o.network.as_str() == "matrix").count(), 1, "{joined:?}");
+    // On IRC the Matrix player shows by name, in bold, not as a Matrix id.
+    let irc = joined.iter().find(|o| o.network.as_str() == "irc").expect("to IRC");
+    assert!(
+        !irc.message
+            .text
+            .segments()
+            .iter()
+            .any(|s| matches!(s, Segment::Mention(p) if p.as_str() == "@bob:hs")),
+        "{irc:?}"
+    );
+    assert!(irc.message.text.plain().contains("Bob"), "{irc:?}");
+    // A second table in the other room of the bridge is refused: one table per bridge.
+    let refused = router.handle(&on_matrix("@bob:hs", "Bob", "!new thaum"), T);
+    assert!(seen(&refused)[0].2.contains("already has a thaum table"), "{refused:?}");
+}
+
+#[test]
+fn a_name_typed_on_irc_finds_the_matrix_player_and_ambiguity_is_asked() {
+    let mut router = router(Permissions::default());
+    router.handle(&on_irc("alice", "!new thaum"), T);
+    router.handle(&on_matrix("@bob:hs", "Bob", "!join"), T);
+    router.handle(&on_irc("alice", "!gather 1 earth"), T);
+    let bent = router.handle(&on_irc("alice", "!status Bob"), T);
+    assert!(seen(&bent).iter().any(|(_, _, text)| text.contains("Bob")), "{bent:?}");
+    // Another person shown as "bob" on IRC makes the name ambiguous.
+    router.handle(&on_irc("bob", "hello"), T);
+    let asked = router.handle(&on_irc("alice", "!status bob"), T);
+    let text = &seen(&asked)[0].2;
+    assert!(text.contains("could be") && text.contains("@bob:hs"), "{text}");
+}
+
+#[test]
+fn chat_is_relayed_commands_are_not() {
+    let mut router = router(Permissions::default());
+    let chat = router.handle(&on_irc("alice", "hi all"), T);
+    assert_eq!(seen(&chat), [("matrix".into(), MATRIX_ROOM.into(), "<alice> hi all".into())]);
+    let emote = Inbound { said: Said::Emote, ..on_matrix("@bob:hs", "Bob", "waves") };
+    let out = router.handle(&emote, T);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].network.as_str(), out[0].message.voice), ("irc", Voice::Act));
+    let command = router.handle(&on_irc("alice", "!games"), T);
+    assert!(command.iter().all(|o| o.network.as_str() == "irc"), "the answer only: {command:?}");
+}
+
+#[test]
+fn a_linked_identity_acts_as_the_same_player_and_codes_must_be_private() {
+    let mut router = router(Permissions::default());
+    let given = router.handle(&on_irc("alice", "!link"), T);
+    let (_, to, text) = &seen(&given)[0];
+    assert_eq!(to, "dm:alice");
+    let code: String = text.split('`').nth(1).expect("a code in backticks").to_owned();
+    // Said in a room, the code is void.
+    let public = router.handle(&on_matrix("@alice:hs", "Alice", &format!("!link {code}")), T);
+    assert!(seen(&public)[0].2.contains("privately"), "{public:?}");
+    let late = router.handle(&privately(on_matrix("@alice:hs", "Alice", &format!("!link {code}"))), T);
+    assert!(seen(&late)[0].2.contains("unknown or expired"), "{late:?}");
+    // A fresh code, privately, links.
+    let given = router.handle(&on_irc("alice", "!link"), T);
+    let code: String = seen(&given)[0].2.split('`').nth(1).expect("code").to_owned();
+    let linked = router.handle(&privately(on_matrix("@alice:hs", "Alice", &format!("!link {code}"))), T);
+    assert!(seen(&linked)[0].2.starts_with("Linked"), "{linked:?}");
+    let journal = router.take_journal();
+    assert!(
+        journal
+            .iter()
+            .any(|r| matches!(&r.entry, Entry::Linked { player, .. } if player.as_str() == "alice"))
+    );
+    // Now the Matrix identity acts as alice at alice's table.
+    router.handle(&on_irc("alice", "!new thaum"), T);
+    let gathered = router.handle(&on_matrix("@alice:hs", "Alice", "!gather 1 fire"), T);
+    assert!(!seen(&gathered).iter().any(|(_, _, t)| t.contains("not playing")), "{gathered:?}");
+    let snapshot = router.snapshot();
+    let players = &snapshot["tables"][0]["state"]["players"];
+    assert_eq!(players["alice"]["thaums"]["fire"], 1, "{snapshot}");
+    assert!(players.get("@alice:hs").is_none(), "{snapshot}");
+    // An IRC nick that looks like the Matrix id cannot act for it.
+    let impostor = router.handle(&on_irc("Alice", "!gather 1 fire"), T);
+    assert!(seen(&impostor)[0].2.contains("not"), "{impostor:?}");
+}
+
+#[test]
+fn configured_game_masters_and_room_operators_have_their_standing() {
+    let permissions = Permissions {
+        admins: Vec::new(),
+        game_masters: vec![(NetworkId::new("matrix"), PlayerId::new("@gm:hs"))],
+    };
+    let mut router = router(permissions);
+    router.handle(&on_irc("alice", "!new thaum"), T);
+    router.handle(&on_irc("carol", "!join"), T);
+    let refused = router.handle(&on_irc("carol", "!coins carol +5"), T);
+    assert!(seen(&refused)[0].2.contains("Only a game master"), "{refused:?}");
+    let allowed = router.handle(&on_matrix("@gm:hs", "GM", "!coins carol +5"), T);
+    assert!(seen(&allowed).iter().any(|(_, _, t)| t.contains("carol")), "{allowed:?}");
+    assert_eq!(router.snapshot()["tables"][0]["state"]["players"]["carol"]["coins"], 5);
+    let operator = Inbound { operator: true, ..on_irc("dave", "!stop") };
+    router.handle(&operator, T);
+    assert_eq!(router.snapshot()["tables"][0]["finished"], true);
+}
+
+#[test]
+fn links_and_homes_replay_from_the_journal() {
+    let mut router = router(Permissions::default());
+    let given = router.handle(&on_irc("alice", "!link"), T);
+    let code: String = seen(&given)[0].2.split('`').nth(1).expect("code").to_owned();
+    router.handle(&privately(on_matrix("@alice:hs", "Alice", &format!("!link {code}"))), T);
+    router.handle(&on_irc("alice", "!new thaum"), T);
+    let journal = router.take_journal();
+    let mut fresh = self::router(Permissions::default());
+    for record in &journal {
+        fresh.replay(&record.entry).expect("replays");
+    }
+    let gathered = fresh.handle(&on_matrix("@alice:hs", "Alice", "!gather 1 air"), T);
+    assert!(!seen(&gathered).iter().any(|(_, _, t)| t.contains("not playing")), "{gathered:?}");
+    assert_eq!(fresh.snapshot()["tables"][0]["state"]["players"]["alice"]["thaums"]["air"], 1);
+}
