@@ -192,7 +192,11 @@ fn duel_state(out: &mut String, state: &Value) {
         players.get(1).cloned().unwrap_or_default(),
         state["track"],
         players.first().cloned().unwrap_or_default(),
-        if state["winner"].is_null() { "none yet".to_owned() } else { cell(&state["winner"]) },
+        match (&state["winner"], state["finished"].as_bool()) {
+            (Value::Null, Some(true)) => format!("none ({})", state["finish_reason"].as_str().unwrap_or("ended")),
+            (Value::Null, _) => "none yet".to_owned(),
+            (winner, _) => cell(winner),
+        },
         players.first().cloned().unwrap_or_default(),
         players.get(1).cloned().unwrap_or_default(),
     );
