@@ -61,6 +61,10 @@ pub enum Segment {
     },
     /// A player, rendered so the network pings them (a Matrix pill, an IRC nick).
     Mention(PlayerId),
+    /// A player named without pinging them, in bold, under the name the network shows
+    /// for them (a Matrix display name, an IRC nick): for lines that name players often,
+    /// such as a Duel's step reveals.
+    Name(PlayerId),
 }
 
 /// A message: a list of segments, built with the chainable methods below.
@@ -105,6 +109,12 @@ impl RichText {
     /// Appends a mention of a player.
     pub fn mention(mut self, player: &PlayerId) -> Self {
         self.segments.push(Segment::Mention(player.clone()));
+        self
+    }
+
+    /// Appends a player's name, in bold, without pinging them.
+    pub fn name(mut self, player: &PlayerId) -> Self {
+        self.segments.push(Segment::Name(player.clone()));
         self
     }
 
@@ -153,7 +163,7 @@ impl RichText {
                     let _ = write!(out, "`{text}`");
                 }
                 Segment::Text { text, .. } | Segment::Coloured { text, .. } => out.push_str(text),
-                Segment::Mention(player) => {
+                Segment::Mention(player) | Segment::Name(player) => {
                     let _ = write!(out, "{player}");
                 }
             }

@@ -1081,7 +1081,9 @@ impl Router {
     /// or, when they only have identities elsewhere, their name in bold.
     fn localize(&self, network: &NetworkId, text: RichText) -> RichText {
         let needs_work = text.segments().iter().any(|segment| match segment {
-            Segment::Mention(player) => self.directory.identity_on(player, network).as_ref() != Some(player),
+            Segment::Mention(player) | Segment::Name(player) => {
+                self.directory.identity_on(player, network).as_ref() != Some(player)
+            }
             _ => false,
         });
         if !needs_work {
@@ -1091,6 +1093,11 @@ impl Router {
             Segment::Mention(player) => match self.directory.identity_on(&player, network) {
                 Some(identity) => out.mention(&identity),
                 None if self.directory.identities(&player).is_empty() => out.mention(&player),
+                None => out.bold(self.directory.display_name(&player)),
+            },
+            Segment::Name(player) => match self.directory.identity_on(&player, network) {
+                Some(identity) => out.name(&identity),
+                None if self.directory.identities(&player).is_empty() => out.name(&player),
                 None => out.bold(self.directory.display_name(&player)),
             },
             other => out.push(other),

@@ -38,6 +38,7 @@ pub fn render(text: &RichText) -> String {
             Segment::Text { text, style } => (style_code(*style), sanitize(text)),
             Segment::Coloured { text, hue } => (Some(hue_code(*hue)), sanitize(text)),
             Segment::Mention(player) => (None, sanitize(mention_nick(player.as_str()))),
+            Segment::Name(player) => (style_code(Style::Bold), sanitize(mention_nick(player.as_str()))),
         })
         .filter(|(_, body)| !body.is_empty())
         .collect();
@@ -464,6 +465,12 @@ mod tests {
     }
 
     #[test]
+    fn names_are_bold_nicks() {
+        let text = RichText::new().name(&PlayerId::new("alice")).text(": surge fire");
+        assert_eq!(render(&text), "\x02alice\x02: surge fire");
+    }
+
+    #[test]
     fn mentions_are_nicks() {
         let render_one = |id: &str| render(&RichText::new().mention(&PlayerId::new(id)));
         assert_eq!(render_one("alice"), "alice");
@@ -656,6 +663,7 @@ mod tests {
                 Segment::Text { text, style } => (text.as_str(), Some(Segmenter::Style(*style))),
                 Segment::Coloured { text, hue } => (text.as_str(), Some(Segmenter::Hue(*hue))),
                 Segment::Mention(player) => (mention_nick(player.as_str()), None),
+                Segment::Name(player) => (mention_nick(player.as_str()), Some(Segmenter::Style(Style::Bold))),
             };
             out.extend(body.chars().filter(|c| !c.is_control()).map(|c| (c, kind)));
         }

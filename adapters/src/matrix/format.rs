@@ -86,6 +86,14 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
                     push_escaped(&mut html, id);
                 }
             }
+            Segment::Name(player) => {
+                let id = player.as_str();
+                let name = name_of(id).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| id.to_owned());
+                push_plain(&mut plain, &name);
+                html.push_str("<strong>");
+                push_escaped(&mut html, &name);
+                html.push_str("</strong>");
+            }
         }
     }
     Rendered { plain, html, mentions }
@@ -149,6 +157,15 @@ mod tests {
         let pill = "<a href=\"https://matrix.to/#/@bob:localhost\">Bob &lt;the Bold&gt;</a>";
         assert_eq!(out.html, format!("{pill}, your move. {pill}"));
         assert_eq!(out.mentions, ["@bob:localhost"]);
+    }
+
+    #[test]
+    fn names_are_bold_display_names_that_ping_nobody() {
+        let text = RichText::new().name(&PlayerId::new("@bob:localhost")).text(": surge fire");
+        let out = render(&text, names);
+        assert_eq!(out.plain, "Bob <the Bold>: surge fire");
+        assert_eq!(out.html, "<strong>Bob &lt;the Bold&gt;</strong>: surge fire");
+        assert!(out.mentions.is_empty());
     }
 
     #[test]

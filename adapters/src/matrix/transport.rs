@@ -359,7 +359,8 @@ async fn message_content(room: &Room, message: &Message) -> RoomMessageEventCont
     let text = &message.text;
     let mut names = HashMap::new();
     for segment in text.segments() {
-        if let Segment::Mention(player) = segment
+        if let Segment::Mention(player) | Segment::Name(player) = segment
+            && !names.contains_key(player.as_str())
             && let Ok(user) = UserId::parse(player.as_str())
             && let Ok(Some(member)) = room.get_member(&user).await
         {

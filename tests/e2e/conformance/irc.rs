@@ -227,6 +227,7 @@ fn render(text: &RichText) -> String {
             Segment::Text { text, style: Style::Code } => ("\x11", text.as_str(), "\x11"),
             Segment::Coloured { text, hue } => (colour(*hue), text.as_str(), "\x0F"),
             Segment::Mention(player) => ("", player.as_str(), ""),
+            Segment::Name(player) => ("\x02", player.as_str(), "\x02"),
         };
         line.push_str(open);
         line.push_str(body);

@@ -302,6 +302,7 @@ fn render(text: &RichText) -> String {
                 let id = escape(player.as_str());
                 html.push_str(&format!("<a href=\"https://matrix.to/#/{id}\">{id}</a>"));
             }
+            Segment::Name(player) => html.push_str(&format!("<strong>{}</strong>", escape(player.as_str()))),
         }
     }
     html

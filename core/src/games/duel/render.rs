@@ -161,7 +161,7 @@ pub fn announcements(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<An
                     if seat > 0 {
                         text = text.text(" · ");
                     }
-                    text = step_placement(text.bold(players[seat].as_str()).text(" "), placement);
+                    text = step_placement(text.name(&players[seat]).text(" "), placement);
                 }
                 out.push(Announcement::table(text));
                 for (seat, placement) in placements.iter().enumerate() {
@@ -268,7 +268,7 @@ fn spell_line(duel: &Duel, record: &RoundRecord, seat: usize) -> RichText {
     let players = duel.players();
     let spell = &record.spells[seat];
     let o = &spell.outcome;
-    let mut text = tokens(RichText::new().bold(players[seat].as_str()).text(": "), &spell.tokens);
+    let mut text = tokens(RichText::new().name(&players[seat]).text(": "), &spell.tokens);
     if spell.interrupted {
         text = text.text(" (interrupted)");
     }
@@ -415,7 +415,7 @@ pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
         if seat > 0 {
             pools = pools.text(" · ");
         }
-        pools = pool(pools.bold(player.as_str()).text(" "), held);
+        pools = pool(pools.name(player).text(" "), held);
     }
     lines.push(pools.text("."));
 
@@ -439,7 +439,7 @@ pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
                 .into_iter()
                 .chain(caster.elements.iter().map(|e| Token::Element(*e)))
                 .collect();
-            text = tokens(text.bold(players[seat].as_str()).text(" "), &placed);
+            text = tokens(text.name(&players[seat]).text(" "), &placed);
             if caster.is_complete() {
                 text = text.italic(" (complete)");
             } else if !caster.is_ready() {
