@@ -193,7 +193,8 @@ fn duel_state(out: &mut String, state: &Value) {
         state["track"],
         players.first().cloned().unwrap_or_default(),
         match (&state["winner"], state["finished"].as_bool()) {
-            (Value::Null, Some(true)) => format!("none ({})", state["finish_reason"].as_str().unwrap_or("ended")),
+            (Value::Null, Some(true)) =>
+                format!("none ({})", state["finish_reason"].as_str().unwrap_or("ended")),
             (Value::Null, _) => "none yet".to_owned(),
             (winner, _) => cell(winner),
         },
