@@ -5,7 +5,8 @@
 //! with its formatting; an emote as an action; a Matrix edit as a short `s/old/new/`
 //! correction; a reaction or a deletion as an action line; a reply with the name of
 //! whom it answers. Commands are not relayed (their answers reach every room of a
-//! bridged table anyway), nor are private messages. The bot never hears its own
+//! bridged table anyway), nor what refers to them (an edit, a reaction, a deletion), nor
+//! private messages. The bot never hears its own
 //! messages, so relaying cannot loop.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -35,6 +36,9 @@ pub struct Bridge {
 struct Remembered {
     name: String,
     text: String,
+    /// It was a command: it was not relayed, so neither are its edits, reactions and
+    /// deletions.
+    command: bool,
 }
 
 /// The bridges, and what the relay remembers.
@@ -92,7 +96,11 @@ impl Relay {
         if let Some(id) = &inbound.message_id
             && matches!(inbound.said, Said::Message | Said::Emote)
         {
-            self.remember(&inbound.network, id, Remembered { name, text: inbound.text.clone() });
+            self.remember(
+                &inbound.network,
+                id,
+                Remembered { name, text: inbound.text.clone(), command: false },
+            );
         }
         if let Said::Edit { original } = &inbound.said {
             let key = (inbound.network.clone(), original.clone());
@@ -114,10 +122,31 @@ impl Relay {
             .collect()
     }
 
+    /// Notes a command said in a room (it is not relayed), so that what refers to it
+    /// later (an edit, a reaction, a deletion) is not relayed either.
+    pub fn remember_command(&mut self, inbound: &Inbound) {
+        if let Some(id) = &inbound.message_id
+            && !inbound.private
+        {
+            let message =
+                Remembered { name: inbound.display_name.clone(), text: inbound.text.clone(), command: true };
+            self.remember(&inbound.network, id, message);
+        }
+    }
+
     fn render(&self, inbound: &Inbound, name: &str) -> Option<Message> {
         let said = |text: RichText| Message { text, voice: Voice::Say, thread: None };
         let acted = |text: RichText| Message { text, voice: Voice::Act, thread: None };
         let known = |id: &str| self.recent.get(&(inbound.network.clone(), id.to_owned()));
+        let about = match &inbound.said {
+            Said::Edit { original: target } | Said::Reaction { target, .. } | Said::Redaction { target } => {
+                known(target)
+            }
+            Said::Message | Said::Emote => None,
+        };
+        if about.is_some_and(|m| m.command) {
+            return None;
+        }
         match &inbound.said {
             Said::Message => {
                 let mut text = RichText::new().text(format!("<{name}> "));
@@ -291,6 +320,19 @@ mod tests {
         assert!(relay.relay(&elsewhere).is_empty());
         relay.set_bridges(vec![Bridge { relay: false, ..relay.bridges[0].clone() }]);
         assert!(relay.relay(&from_matrix("$3", "hi", Said::Message)).is_empty());
+    }
+
+    #[test]
+    fn what_refers_to_a_command_is_not_relayed() {
+        let mut relay = relay();
+        relay.remember_command(&from_matrix("$1", "!gather 1 fire", Said::Message));
+        for said in [
+            Said::Edit { original: "$1".into() },
+            Said::Reaction { target: "$1".into(), key: "👍".into() },
+            Said::Redaction { target: "$1".into() },
+        ] {
+            assert!(relay.relay(&from_matrix("$2", "!gather 2 fire", said.clone())).is_empty(), "{said:?}");
+        }
     }
 
     #[test]

@@ -231,12 +231,12 @@ impl Router {
 
     /// True when `inbound` is a command (a message starting with the prefix), not chat.
     pub fn is_command(&self, inbound: &Inbound) -> bool {
-        inbound.said == Said::Message
-            && inbound
-                .text
-                .trim()
-                .strip_prefix(self.options.prefix.as_str())
-                .is_some_and(|rest| !rest.trim().is_empty())
+        inbound.said == Said::Message && self.looks_like_command(&inbound.text)
+    }
+
+    /// True when `text` starts with the prefix and something follows it.
+    fn looks_like_command(&self, text: &str) -> bool {
+        text.trim().strip_prefix(self.options.prefix.as_str()).is_some_and(|rest| !rest.trim().is_empty())
     }
 
     /// Takes the changes made since the last call, in order. The caller commits them
@@ -260,10 +260,30 @@ impl Router {
     /// Handles one inbound message at time `now`; returns what to send. A message that is
     /// not a command is relayed to the other rooms of its bridge, if any.
     pub fn handle(&mut self, inbound: &Inbound, now: Timestamp) -> Vec<Outbound> {
+        // A bridged room is a room whatever its size: to the Matrix transport a room of
+        // two (the bot and one person) looks like a direct chat.
+        let in_a_bridge;
+        let inbound = if inbound.private
+            && self
+                .relay
+                .bridge(&Place { network: inbound.network.clone(), room: inbound.room.clone() })
+                .is_some()
+        {
+            in_a_bridge = Inbound { private: false, ..inbound.clone() };
+            &in_a_bridge
+        } else {
+            inbound
+        };
         self.directory.saw(&inbound.network, &inbound.sender, &inbound.display_name);
         if !self.is_command(inbound) {
+            // An edit that makes a message a command is not one (it is never executed),
+            // but like a command it is not relayed.
+            if matches!(inbound.said, Said::Edit { .. }) && self.looks_like_command(&inbound.text) {
+                return Vec::new();
+            }
             return self.relay.relay(inbound);
         }
+        self.relay.remember_command(inbound);
         let text = inbound.text.trim();
         let command = text.strip_prefix(self.options.prefix.as_str()).unwrap_or(text).trim();
         let player = self.directory.player(&inbound.network, &inbound.sender);
@@ -745,7 +765,8 @@ impl Router {
         now: Timestamp,
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
-        let Some(challenge) = self.challenges.get(place).filter(|c| &c.opponent == sender).cloned() else {
+        let Some(challenge) = self.challenges.get(place).filter(|c| self.challenged(c, sender)).cloned()
+        else {
             return vec![reply(
                 reply_to,
                 RichText::from(
@@ -765,10 +786,22 @@ impl Router {
         out
     }
 
+    /// Whether `player` is the one a challenge was made to: its opponent, or the one
+    /// player its opponent's name names now. A name typed in `!duel` that named nobody
+    /// the bot had heard yet (a Matrix display name, say, of someone who has not spoken
+    /// since the start) is kept as typed; once that person speaks, it names them.
+    fn challenged(&self, challenge: &Challenge, player: &PlayerId) -> bool {
+        &challenge.opponent == player
+            || self.directory.resolve(challenge.opponent.as_str()).is_ok_and(|p| p.as_ref() == Some(player))
+    }
+
     fn decline(&mut self, place: &Place, sender: &PlayerId, reply_to: &ReplyTo) -> Vec<Outbound> {
         match self.challenges.get(place) {
-            Some(c) if &c.opponent == sender || &c.challenger == sender => {
-                let c = c.clone();
+            Some(c) if self.challenged(c, sender) || &c.challenger == sender => {
+                let mut c = c.clone();
+                if self.challenged(&c, sender) {
+                    c.opponent = sender.clone();
+                }
                 self.close_challenge(place);
                 let verb = if &c.opponent == sender {
                     " declines the Duel with "
@@ -1123,5 +1156,77 @@ fn refusal_text(refusal: Refusal) -> RichText {
     match refusal {
         Refusal::Refused(text) => text,
         Refusal::UnknownCommand(word) => RichText::from(format!("Unknown command `!{word}`.")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+    fn router() -> Router {
+        let rooms =
+            [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
+        let bridges = vec![crate::relay::bridge("magic", &rooms, true)];
+        Router::new(Registry::standard(), RouterOptions { bridges, ..RouterOptions::default() })
+    }
+
+    fn irc(nick: &str, text: &str) -> Inbound {
+        Inbound {
+            message_id: Some(format!("irc-{text}")),
+            ..Inbound::new(NetworkId::new("irc"), RoomId::new("#magic"), PlayerId::new(nick), text)
+        }
+    }
+
+    fn matrix(said: Said, text: &str) -> Inbound {
+        Inbound {
+            display_name: "Merlin".into(),
+            said,
+            message_id: Some(format!("${text}")),
+            ..Inbound::new(NetworkId::new("matrix"), RoomId::new("!m"), PlayerId::new("@mage:hs"), text)
+        }
+    }
+
+    fn texts(out: &[Outbound]) -> Vec<String> {
+        out.iter().map(|o| format!("{} {}", o.network, o.message.text.plain())).collect()
+    }
+
+    #[test]
+    fn a_challenge_to_a_name_not_heard_yet_is_accepted_by_the_one_it_names() {
+        let mut router = router();
+        // Merlin has not spoken since the start: the name is kept as typed.
+        router.handle(&irc("alice", "!duel Merlin"), T);
+        let accepted = router.handle(&matrix(Said::Message, "!accept"), T);
+        assert!(texts(&accepted).iter().any(|t| t.contains("Round 1 begins")), "{:?}", texts(&accepted));
+        let snapshot = router.snapshot();
+        assert_eq!(snapshot["tables"][0]["state"]["players"], json!(["alice", "@mage:hs"]), "{snapshot:#}");
+    }
+
+    #[test]
+    fn a_bridged_room_of_two_is_a_room_not_a_direct_chat() {
+        let mut router = router();
+        let mut chat = matrix(Said::Message, "hello");
+        chat.private = true; // what the Matrix transport says of a room of two
+        assert_eq!(texts(&router.handle(&chat, T)), ["irc <Merlin> hello"]);
+        let mut command = matrix(Said::Message, "!new thaum");
+        command.private = true;
+        let out = router.handle(&command, T);
+        assert!(out.len() == 2 && texts(&out)[0].contains("opens a Thaum table"), "{:?}", texts(&out));
+    }
+
+    #[test]
+    fn edits_reactions_and_deletions_of_commands_are_not_relayed() {
+        let mut router = router();
+        let command = matrix(Said::Message, "!games");
+        router.handle(&command, T);
+        let edit = matrix(Said::Edit { original: "$!games".into() }, "!help");
+        assert!(router.handle(&edit, T).is_empty());
+        let reaction = matrix(Said::Reaction { target: "$!games".into(), key: "👍".into() }, "👍");
+        assert!(router.handle(&reaction, T).is_empty());
+        // Nor is a chat line edited into a command.
+        router.handle(&matrix(Said::Message, "hello"), T);
+        let edit = matrix(Said::Edit { original: "$hello".into() }, "!gather 1 fire");
+        assert!(router.handle(&edit, T).is_empty());
     }
 }

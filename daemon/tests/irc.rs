@@ -7,10 +7,10 @@
 //! the harness's message, they never skip.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use spellbridge_adapters::irc::format::strip;
+use spellbridge_tests::harness::daemon::Daemon as Process;
 use spellbridge_tests::harness::inspircd::InspIrcd;
 use spellbridge_tests::harness::irc_client::{IrcClient, Message, MessageKind};
 
@@ -19,67 +19,36 @@ const BOT: &str = "spellbridge";
 const ROOM: &str = "#magic";
 const WAIT: Duration = Duration::from_secs(15);
 
-/// The daemon, running from a config in its own temp dir.
-struct Daemon {
-    child: Option<Child>,
-    dir: tempfile::TempDir,
-}
+/// The daemon, running from a config in its own temp dir (the harness's daemon).
+struct Daemon(Process);
 
 impl Daemon {
     /// Starts `spellbridge run` against the server on `port`; `extra` is appended to the
     /// `[[irc]]` table of the config, `games` before it.
     fn start(port: u16, games: &str, extra: &str) -> Daemon {
-        let dir = tempfile::tempdir().expect("temp dir");
         let config = format!(
             "prefix = \"!\"\n[store]\npath = \"games.db\"\n{games}\n\
              [[irc]]\nname = \"test\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\n\
              nick = \"{BOT}\"\nchannels = [\"{ROOM}\"]\n{extra}\n"
         );
-        std::fs::write(dir.path().join("spellbridge.toml"), config).expect("write config");
-        let log = std::fs::File::create(dir.path().join("daemon.log")).expect("log file");
-        let child = Command::new(BIN)
-            .args(["run", "--config"])
-            .arg(dir.path().join("spellbridge.toml"))
-            .env("RUST_LOG", "info,spellbridge_adapters=debug")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("spellbridge starts");
-        Daemon { child: Some(child), dir }
+        let mut process = Process::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+        process.env("RUST_LOG", "info,spellbridge_adapters=debug");
+        process.set_config(&config).unwrap_or_else(|e| panic!("{e}"));
+        process.spawn().unwrap_or_else(|e| panic!("{e}"));
+        Daemon(process)
     }
 
     fn database(&self) -> PathBuf {
-        self.dir.path().join("games.db")
+        self.0.path("games.db")
     }
 
     fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("daemon.log")).unwrap_or_default()
+        self.0.log()
     }
 
     /// SIGTERM, then waits (bounded) for a clean exit; returns whether it exited cleanly.
     fn terminate(&mut self) -> bool {
-        let Some(mut child) = self.child.take() else { return false };
-        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = child.try_wait() {
-                return status.success();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        false
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.0.terminate(Duration::from_secs(10)).is_ok_and(|status| status.success())
     }
 }
 

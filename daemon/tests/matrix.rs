@@ -16,7 +16,6 @@
 //! message, they never skip. Every wait is bounded; a failure prints the daemon's log.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +28,7 @@ use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::member::Member
 use spellbridge_adapters::matrix::matrix_sdk::ruma::{OwnedUserId, UserId};
 use spellbridge_adapters::matrix::{MatrixOptions, MatrixTransport};
 use spellbridge_core::{Destination, GameTransport, Inbound, PlayerId, RoomId};
+use spellbridge_tests::harness::daemon::Daemon as Process;
 use spellbridge_tests::harness::matrix_client::{MatrixClient, Message};
 use spellbridge_tests::harness::synapse::Synapse;
 use tokio::time::Instant;
@@ -54,19 +54,17 @@ fn register(server: &Synapse, localpart: &str) -> String {
     server.register(localpart, &password(localpart), false).unwrap_or_else(|e| panic!("{e}")).0
 }
 
-/// The daemon, running from a config in a temp dir that outlives restarts.
-struct Daemon {
-    child: Option<Child>,
-    dir: tempfile::TempDir,
-    starts: u32,
-}
+/// The daemon, running from a config in a temp dir that outlives restarts (the harness's
+/// daemon, which prints its log when a test fails).
+struct Daemon(Process);
 
 impl Daemon {
     /// Writes the config (the bot's password in a file beside it) and starts the daemon.
     fn start(server: &Synapse) -> Daemon {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let password_file = dir.path().join("bot-password");
-        std::fs::write(&password_file, format!("{}\n", password(BOT))).expect("write the password file");
+        let mut process = Process::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+        let password_file = process
+            .write("bot-password", format!("{}\n", password(BOT)))
+            .unwrap_or_else(|e| panic!("writing the password file: {e}"));
         let config = format!(
             "prefix = \"!\"\n[store]\npath = \"games.db\"\n\
              [[matrix]]\nname = \"matrix\"\nhomeserver = \"{homeserver}\"\nuser_id = \"{user}\"\n\
@@ -74,76 +72,35 @@ impl Daemon {
              invite_allow = [\"*:localhost\"]\nreconnect_delay = \"1s\"\n",
             homeserver = server.base_url(),
             user = server.user_id(BOT),
-            store = dir.path().join("matrix-store"),
+            store = process.path("matrix-store"),
         );
-        std::fs::write(dir.path().join("spellbridge.toml"), config).expect("write config");
-        let mut daemon = Daemon { child: None, dir, starts: 0 };
+        process.env("RUST_LOG", "info,spellbridge_adapters=debug");
+        process.set_config(&config).unwrap_or_else(|e| panic!("{e}"));
+        let mut daemon = Daemon(process);
         daemon.spawn();
         daemon
     }
 
     /// Starts the daemon (again) from the same config and store; the log is appended to.
     fn spawn(&mut self) {
-        assert!(self.child.is_none(), "the daemon is already running");
-        self.starts += 1;
-        let mut log =
-            std::fs::OpenOptions::new().create(true).append(true).open(self.log_path()).expect("log file");
-        use std::io::Write as _;
-        let _ = writeln!(log, "=== start {} ===", self.starts);
-        let child = Command::new(BIN)
-            .args(["run", "--config"])
-            .arg(self.dir.path().join("spellbridge.toml"))
-            .env("RUST_LOG", "info,spellbridge_adapters=debug")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("spellbridge starts");
-        self.child = Some(child);
-    }
-
-    fn log_path(&self) -> PathBuf {
-        self.dir.path().join("daemon.log")
+        self.0.spawn().unwrap_or_else(|e| panic!("{e}"));
     }
 
     fn log(&self) -> String {
-        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+        self.0.log()
     }
 
     fn database(&self) -> PathBuf {
-        self.dir.path().join("games.db")
+        self.0.path("games.db")
     }
 
     fn store(&self) -> &Path {
-        self.dir.path()
+        self.0.dir()
     }
 
     /// SIGTERM, then waits (bounded) for the exit; returns whether it exited cleanly.
     fn terminate(&mut self) -> bool {
-        let Some(mut child) = self.child.take() else { return false };
-        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-        let deadline = std::time::Instant::now() + Duration::from_secs(15);
-        while std::time::Instant::now() < deadline {
-            if let Ok(Some(status)) = child.try_wait() {
-                return status.success();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        false
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if std::thread::panicking() {
-            eprintln!("--- the daemon's log:\n{}", self.log());
-        }
+        self.0.terminate(Duration::from_secs(15)).is_ok_and(|status| status.success())
     }
 }
 

@@ -263,7 +263,11 @@ impl Drop for Daemon {
             let _ = child.wait();
         }
         if std::thread::panicking() {
-            eprintln!("--- the daemon's log ({}) ends:\n{}", self.log_path().display(), self.log_tail(LOG_LINES));
+            eprintln!(
+                "--- the daemon's log ({}) ends:\n{}",
+                self.log_path().display(),
+                self.log_tail(LOG_LINES)
+            );
         }
     }
 }
