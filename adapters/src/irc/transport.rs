@@ -320,6 +320,7 @@ impl Supervisor {
             shared: self.shared.clone(),
             sender,
             registered: false,
+            ready: false,
             members: Members::default(),
             queue: VecDeque::new(),
             slot: None,
@@ -342,7 +343,7 @@ impl Supervisor {
                     Some(Err(error)) => return Err(error),
                     None => return Ok(session.outcome()),
                 },
-                Some(job) = self.jobs.recv(), if session.registered => {
+                Some(job) = self.jobs.recv(), if session.ready => {
                     // Lines the bucket allows go now; the timer is only for a real wait
                     // (it would round up to the next millisecond).
                     session.queue_job(job);
@@ -403,6 +404,9 @@ struct Session {
     shared: Arc<Shared>,
     sender: irc::client::Sender,
     registered: bool,
+    /// The channels' JOINs are written: lines to channels may follow (the server takes a
+    /// connection's lines in order, so none arrives before its JOIN).
+    ready: bool,
     /// Who holds which prefix in the channels the bot is in.
     members: Members,
     /// Lines waiting for the token bucket, each with the job to complete after its last line.
@@ -474,13 +478,16 @@ impl Session {
                     .map_or(self.shared.options.username.len() + 1 + 63, |(_, user_host)| user_host.len());
                 *lock(&self.shared.me) = (nick.clone(), user_host);
                 tracing::info!(network = %network, nick = %nick, "registered on IRC");
-                let _ = self.shared.link.send_replace(Link::Up);
             }
-            Command::Response(Response::RPL_ENDOFMOTD | Response::ERR_NOMOTD, _) => {
+            Command::Response(Response::RPL_ENDOFMOTD | Response::ERR_NOMOTD, _) if !self.ready => {
                 let channels: Vec<String> = lock(&self.shared.channels).iter().cloned().collect();
                 for channel in channels {
                     self.sender.send_join(&channel)?;
                 }
+                // Up only now: a message queued while the connection was down must not
+                // reach the server before the JOIN of its channel.
+                self.ready = true;
+                let _ = self.shared.link.send_replace(Link::Up);
             }
             Command::CAP(_, CapSubCommand::ACK, a, b) if mentions(a, b, "sasl") => {
                 self.sender.send(Command::AUTHENTICATE("PLAIN".to_owned()))?;
