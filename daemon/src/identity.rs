@@ -67,6 +67,8 @@ pub struct Directory {
     links: BTreeMap<Identity, PlayerId>,
     /// Where each player's private messages go.
     homes: BTreeMap<PlayerId, Identity>,
+    /// The name each player was shown under at home when it was last journaled.
+    home_names: BTreeMap<PlayerId, String>,
     /// The name each identity was last shown under.
     names: BTreeMap<Identity, String>,
     /// Link codes waiting for the other network.
@@ -94,13 +96,23 @@ impl Directory {
         self.homes.get(player)
     }
 
-    /// Records `player`'s home; true when it changed (the router journals the change).
-    pub fn set_home(&mut self, player: &PlayerId, network: &NetworkId, identity: &PlayerId) -> bool {
+    /// Records `player`'s home and the name they are shown under there; true when either
+    /// changed (the router journals the change).
+    pub fn set_home(
+        &mut self,
+        player: &PlayerId,
+        network: &NetworkId,
+        identity: &PlayerId,
+        name: &str,
+    ) -> bool {
         let home = (network.clone(), identity.clone());
-        if self.homes.get(player) == Some(&home) {
+        let renamed = self.home_names.get(player).is_none_or(|known| known != name);
+        if self.homes.get(player) == Some(&home) && !renamed {
             return false;
         }
+        self.saw(network, identity, name);
         self.homes.insert(player.clone(), home);
+        self.home_names.insert(player.clone(), name.to_owned());
         true
     }
 

@@ -123,6 +123,10 @@ pub enum Entry {
         network: NetworkId,
         /// Their identity there.
         identity: PlayerId,
+        /// The name they are shown under there, so a restart still shows and finds them
+        /// by it (older journals: none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     },
 }
 

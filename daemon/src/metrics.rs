@@ -604,6 +604,7 @@ mod tests {
                     player: PlayerId::new("alice"),
                     network: irc.clone(),
                     identity: PlayerId::new("alice"),
+                    name: None,
                 },
                 announced: Vec::new(),
             }],

@@ -287,11 +287,12 @@ impl Router {
         let text = inbound.text.trim();
         let command = text.strip_prefix(self.options.prefix.as_str()).unwrap_or(text).trim();
         let player = self.directory.player(&inbound.network, &inbound.sender);
-        if self.directory.set_home(&player, &inbound.network, &inbound.sender) {
+        if self.directory.set_home(&player, &inbound.network, &inbound.sender, &inbound.display_name) {
             self.log(Entry::Home {
                 player: player.clone(),
                 network: inbound.network.clone(),
                 identity: inbound.sender.clone(),
+                name: Some(inbound.display_name.clone()),
             });
         }
         let standing = self.standing(inbound, &player);
@@ -484,8 +485,9 @@ impl Router {
             Entry::Unlinked { player } => {
                 self.directory.unlink(player);
             }
-            Entry::Home { player, network, identity } => {
-                self.directory.set_home(player, network, identity);
+            Entry::Home { player, network, identity, name } => {
+                let name = name.as_deref().unwrap_or(identity.as_str());
+                self.directory.set_home(player, network, identity, name);
             }
         }
         Ok(())
@@ -596,11 +598,12 @@ impl Router {
                     identity: identity.clone(),
                     player: player.clone(),
                 });
-                self.directory.set_home(&player, &inbound.network, identity);
+                self.directory.set_home(&player, &inbound.network, identity, &inbound.display_name);
                 self.log(Entry::Home {
                     player: player.clone(),
                     network: inbound.network.clone(),
                     identity: identity.clone(),
+                    name: Some(inbound.display_name.clone()),
                 });
                 let name = self.directory.display_name(&player);
                 say(RichText::new()

@@ -183,3 +183,20 @@ fn links_and_homes_replay_from_the_journal() {
     assert!(!seen(&gathered).iter().any(|(_, _, t)| t.contains("not playing")), "{gathered:?}");
     assert_eq!(fresh.snapshot()["tables"][0]["state"]["players"]["alice"]["thaums"]["air"], 1);
 }
+
+#[test]
+fn names_of_players_who_acted_survive_a_restart() {
+    let mut router = router(Permissions::default());
+    router.handle(&on_irc("alice", "!new thaum"), T);
+    router.handle(&on_matrix("@bob:hs", "Bob", "!join"), T);
+    let journal = router.take_journal();
+    let mut fresh = self::router(Permissions::default());
+    for record in &journal {
+        fresh.replay(&record.entry).expect("replays");
+    }
+    // Bob has not spoken since the restart: IRC still finds and shows him by name.
+    let status = fresh.handle(&on_irc("alice", "!status Bob"), T);
+    let irc = status.iter().find(|o| o.network.as_str() == "irc").expect("an answer on IRC");
+    assert!(irc.message.text.plain().contains("Bob"), "{status:?}");
+    assert!(!irc.message.text.plain().contains("@bob:hs"), "{status:?}");
+}
