@@ -113,6 +113,11 @@ pub struct Message {
     /// ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread: Option<String>,
+    /// Relayed chat: when several such lines to one room queue up, the daemon may send
+    /// them as one message of several lines (a Matrix homeserver takes far fewer events
+    /// per second than an IRC channel carries lines).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub chat: bool,
 }
 
 impl From<RichText> for Message {

@@ -135,8 +135,8 @@ impl Relay {
     }
 
     fn render(&self, inbound: &Inbound, name: &str) -> Option<Message> {
-        let said = |text: RichText| Message { text, voice: Voice::Say, thread: None };
-        let acted = |text: RichText| Message { text, voice: Voice::Act, thread: None };
+        let said = |text: RichText| Message { text, voice: Voice::Say, thread: None, chat: true };
+        let acted = |text: RichText| Message { text, voice: Voice::Act, thread: None, chat: true };
         let known = |id: &str| self.recent.get(&(inbound.network.clone(), id.to_owned()));
         let about = match &inbound.said {
             Said::Edit { original: target } | Said::Reaction { target, .. } | Said::Redaction { target } => {

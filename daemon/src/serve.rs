@@ -17,7 +17,9 @@ use spellbridge_adapters::irc::options::IrcOptions;
 use spellbridge_adapters::irc::transport::IrcTransport;
 use spellbridge_adapters::matrix::options::{Login, MatrixOptions};
 use spellbridge_adapters::matrix::transport::MatrixTransport;
-use spellbridge_core::{GameTransport, Inbound, NetworkId, RichText, RoomId, Timestamp, TransportError};
+use spellbridge_core::{
+    GameTransport, Inbound, Message, NetworkId, RichText, RoomId, Timestamp, TransportError, Voice,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -435,13 +437,25 @@ async fn courier(
     stop: CancellationToken,
     metrics: Metrics,
 ) {
-    while let Some(queued) = queue.recv().await {
+    let mut held = None;
+    loop {
+        let first = match held.take() {
+            Some(first) => first,
+            None => match queue.recv().await {
+                Some(first) => first,
+                None => return,
+            },
+        };
+        let (batch, next) = gather(first, &mut queue);
+        held = next;
+        let to = &batch[0].outbound.to;
+        let message = merged(&batch);
         let mut wait = Duration::from_millis(100);
         loop {
-            match transport.send(&queued.outbound.to, &queued.outbound.message).await {
+            match transport.send(to, &message).await {
                 Ok(()) => {
                     metrics.message_out(transport.network());
-                    tracing::debug!(network = %transport.network(), to = ?queued.outbound.to, "message out");
+                    tracing::debug!(network = %transport.network(), ?to, lines = batch.len(), "message out");
                     break;
                 }
                 Err(TransportError::Disconnected { .. }) => {
@@ -457,14 +471,89 @@ async fn courier(
                 }
             }
         }
-        if queued.id >= 0 {
+        for queued in batch.iter().filter(|q| q.id >= 0) {
             let _ = sent.send(queued.id);
         }
     }
+}
+
+/// The most relayed chat lines sent as one message, and the most characters in it.
+const MERGE_LINES: usize = 32;
+const MERGE_CHARS: usize = 4000;
+
+/// `first` and the relayed chat lines queued right behind it for the same room, to send
+/// as one message; and the first queued message that could not join them, if any.
+fn gather(first: Queued, queue: &mut mpsc::UnboundedReceiver<Queued>) -> (Vec<Queued>, Option<Queued>) {
+    let mergeable = |m: &Message| m.chat && m.voice == Voice::Say;
+    if !mergeable(&first.outbound.message) {
+        return (vec![first], None);
+    }
+    let mut chars = first.outbound.message.text.plain().len();
+    let mut batch = vec![first];
+    while batch.len() < MERGE_LINES {
+        let Ok(next) = queue.try_recv() else { break };
+        let head = &batch[0].outbound;
+        let length = next.outbound.message.text.plain().len();
+        let fits = mergeable(&next.outbound.message)
+            && next.outbound.to == head.to
+            && next.outbound.message.thread == head.message.thread
+            && chars + 1 + length <= MERGE_CHARS;
+        if !fits {
+            return (batch, Some(next));
+        }
+        chars += 1 + length;
+        batch.push(next);
+    }
+    (batch, None)
+}
+
+/// One message saying every line of the batch, in order.
+fn merged(batch: &[Queued]) -> Message {
+    let mut lines = batch.iter().map(|q| &q.outbound.message);
+    let Some(first) = lines.next() else { return Message::default() };
+    let mut message = first.clone();
+    for line in lines {
+        message.text = std::mem::take(&mut message.text).text("\n").append(line.text.clone());
+    }
+    message
 }
 
 /// A seed for new tables' seeds (each table's own seed is stored with it).
 fn fresh_seed() -> u64 {
     use std::hash::{BuildHasher, RandomState};
     RandomState::new().hash_one(std::time::SystemTime::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use spellbridge_core::Destination;
+
+    use super::*;
+
+    fn queued(id: i64, room: &str, text: &str, chat: bool) -> Queued {
+        let message = Message { text: RichText::new().text(text), chat, ..Message::default() };
+        let to = Destination::Room(RoomId::new(room));
+        Queued { id, outbound: Outbound { network: NetworkId::new("matrix"), to, message } }
+    }
+
+    #[test]
+    fn queued_chat_lines_for_one_room_go_as_one_message_and_nothing_else_joins_them() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        for q in [
+            queued(2, "!a", "<bob> two", true),
+            queued(3, "!a", "<bob> three", true),
+            queued(4, "!b", "<bob> elsewhere", true),
+            queued(5, "!a", "<bob> four", true),
+        ] {
+            tx.send(q).expect("queued");
+        }
+        let (batch, held) = gather(queued(1, "!a", "<bob> one", true), &mut rx);
+        assert_eq!(batch.iter().map(|q| q.id).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(merged(&batch).text.plain(), "<bob> one\n<bob> two\n<bob> three");
+        assert_eq!(held.map(|q| q.id), Some(4), "another room's line waits for the next send");
+        // An announcement is never merged, nor is anything merged into it.
+        tx.send(queued(7, "!a", "<bob> after", true)).expect("queued");
+        let (batch, held) = gather(queued(6, "!a", "Duel begins", false), &mut rx);
+        assert_eq!((batch.len(), held.is_none()), (1, true));
+    }
 }

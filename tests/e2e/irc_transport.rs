@@ -179,7 +179,7 @@ async fn a_me_arrives_as_an_emote_and_an_act_goes_out_as_ctcp_action() {
     assert!(!emote.private);
 
     let room = Destination::Room(RoomId::new("#magic"));
-    let act = |text: RichText| Message { text, voice: Voice::Act, thread: None };
+    let act = |text: RichText| Message { text, voice: Voice::Act, ..Message::default() };
     transport.send(&room, &act(RichText::new().text("bows to ").bold("alice"))).await.expect("send");
     let bow = peer.next_privmsg(WAIT).await.expect("the action reaches the peer");
     assert_eq!(bow.text, "\u{1}ACTION bows to \x02alice\x02\u{1}", "{bow}");

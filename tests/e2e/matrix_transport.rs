@@ -403,7 +403,11 @@ async fn threads_and_emotes_work_both_ways() {
         (got.text.as_str(), got.said, got.rich),
         ("waves", Said::Emote, RichText::new().italic("waves"))
     );
-    let act = Message { text: RichText::new().text("casts ").bold("Fire"), voice: Voice::Act, thread: None };
+    let act = Message {
+        text: RichText::new().text("casts ").bold("Fire"),
+        voice: Voice::Act,
+        ..Message::default()
+    };
     bot.transport.send(&to_room, &act).await.expect("sent");
     let event = next_message_from(&mut alice, &bot_id, WAIT).await;
     assert_eq!(event.content["msgtype"], "m.emote");
