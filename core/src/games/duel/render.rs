@@ -318,16 +318,18 @@ fn settlement(duel: &Duel, record: &RoundRecord) -> Vec<Announcement> {
         out.push(Announcement::table(spell_line(duel, record, seat)));
     }
     let [p0, p1] = [&record.spells[0].outcome.power, &record.spells[1].outcome.power];
-    let mut text = RichText::new().text(format!(
-        "Track moves {} ({} {p0} − {} {p1}); now ",
-        match p0.cmp(p1) {
-            std::cmp::Ordering::Greater => format!("{} toward {}", p0 - p1, players[0]),
-            std::cmp::Ordering::Less => format!("{} toward {}", p1 - p0, players[1]),
-            std::cmp::Ordering::Equal => "not at all".to_owned(),
-        },
-        players[0],
-        players[1]
-    ));
+    let text = RichText::new().text("Track moves ");
+    let text = match p0.cmp(p1) {
+        std::cmp::Ordering::Greater => text.text(format!("{} toward ", p0 - p1)).name(&players[0]),
+        std::cmp::Ordering::Less => text.text(format!("{} toward ", p1 - p0)).name(&players[1]),
+        std::cmp::Ordering::Equal => text.text("not at all"),
+    };
+    let mut text = text
+        .text(" (")
+        .name(&players[0])
+        .text(format!(" {p0} − "))
+        .name(&players[1])
+        .text(format!(" {p1}); now "));
     text = text.bold(track(duel, record.track_after)).text(".");
     // After the duel's last round there is no next round to seal.
     if duel.finish().is_none() {
