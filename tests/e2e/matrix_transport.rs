@@ -4,8 +4,9 @@
 //! redactions, replies without their quote, threads, emotes, who operates the room),
 //! answers in a thread and acts emotes, leaves a room for good, opens an encrypted direct room, works both ways in an encrypted
 //! room and tells a room once when it cannot decrypt, keeps its device and does not
-//! replay history across a restart, comes back after a homeserver restart (or a
-//! homeserver that is down when it starts), waits out `M_LIMIT_EXCEEDED`, and its
+//! replay history across a restart (yet delivers every message said while it was down,
+//! beyond the sync's timeline limit, once and in order), comes back after a homeserver
+//! restart (or a homeserver that is down when it starts), waits out `M_LIMIT_EXCEEDED`, and its
 //! latency is measured. Humans are the harness's raw client, or a second
 //! `MatrixTransport` where the test needs E2EE (the raw client has none).
 //!
@@ -697,6 +698,36 @@ async fn a_restart_keeps_the_device_and_never_replays_history() {
     expected.sort();
     assert_eq!(ids, expected, "two starts made one device (besides the one registration made)");
     second.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_beyond_the_timeline_limit_while_down_all_arrive_once_in_order() {
+    const SAID: usize = 150; // more than the sync's timeline limit (100)
+    let server = start_server(Options::default());
+    let store = tempfile::tempdir().expect("temp dir");
+    let (bot, mut alice, _carol, room) = bot_in_a_room(&server, store.path()).await;
+    ok(alice.send_text(&room, "!before").await);
+    assert_eq!(recv(&bot.transport, WAIT).await.text, "!before");
+    bot.stop().await;
+
+    // Said while the bot was down: its next sync's timeline is cut short (`limited`).
+    let mut sent = Vec::new();
+    for i in 0..SAID {
+        sent.push(ok(alice.send_text(&room, &format!("!n {i}")).await));
+    }
+    let bot = Running::started(options(&server, "spellbot", store.path()), &server).await;
+    for (i, id) in sent.iter().enumerate() {
+        let got = recv(&bot.transport, WAIT).await;
+        assert_eq!(
+            (got.text.as_str(), got.message_id.as_deref()),
+            (format!("!n {i}").as_str(), Some(id.as_str())),
+            "message {i} of {SAID}, in order"
+        );
+    }
+    nothing_more(&bot.transport, QUIET).await;
+    ok(alice.send_text(&room, "!after").await);
+    assert_eq!(recv(&bot.transport, WAIT).await.text, "!after");
+    bot.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

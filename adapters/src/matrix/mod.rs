@@ -1,5 +1,6 @@
 //! The Matrix transport ([`transport`], with its [`options`]), built on matrix-sdk 0.18:
-//! login and session restore ([`connect`]), the `/sync` loop and invites (`sync`),
+//! login and session restore ([`connect`]), the `/sync` loop and invites (`sync`), with
+//! the gaps of cut-short timelines filled (`gap`),
 //! the files kept in the store directory ([`store`]), and the parts that do no I/O:
 //! formatting outbound rich text ([`format`](mod@format)), reading inbound HTML ([`html`]),
 //! reading timeline events ([`inbound`]), the invite allow-list ([`invite`]) and retry
@@ -7,6 +8,7 @@
 
 pub mod connect;
 pub mod format;
+mod gap;
 pub mod html;
 pub mod inbound;
 pub mod invite;

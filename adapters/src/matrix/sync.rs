@@ -12,6 +12,15 @@
 //! older history. On the very first start there is no position: that initial sync's
 //! timelines are history, and are skipped.
 //!
+//! A room whose timeline the homeserver cut short (`limited`: more than
+//! [`TIMELINE_LIMIT`] events since the last sync, say after a long stop) has its gap
+//! fetched with the room messages API ([`gap`]) and handed over first, oldest first, so
+//! no command or chat said meanwhile is lost (up to [`gap::MOST_PAGES`] pages of
+//! [`gap::PAGE`] events per room; beyond that the oldest are lost, and logged). Gaps are
+//! fetched before anything of the response is handed over; when one cannot be fetched
+//! (homeserver unreachable, rate limited) the position is not saved and the same sync is
+//! made again.
+//!
 //! Failures: a rate limit is waited out (`retry_after_ms`); an unreachable homeserver is
 //! retried with exponential backoff (the link goes [`Link::Down`] and comes back
 //! [`Link::Up`]); a rejected access token means logging in again (a new device) when a
@@ -23,6 +32,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use matrix_sdk::config::{SyncSettings, SyncToken};
+use matrix_sdk::deserialized_responses::TimelineEvent;
 use matrix_sdk::ruma::api::client::filter::FilterDefinition;
 use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
 use matrix_sdk::ruma::events::AnySyncTimelineEvent;
@@ -38,6 +48,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::connect::{self, Origin};
+use super::gap;
 use super::inbound::{self, Read, Received};
 use super::options::Login;
 use super::retry::{self, Failure};
@@ -170,6 +181,9 @@ impl Supervisor {
         }
         let mut attempt: u32 = 0;
         let mut up = false;
+        // The reconnect of this session was counted (a sync whose gap could not be
+        // fetched is made again; it is still the same reconnect).
+        let mut reconnect_counted = false;
         let mut pending: Vec<Pending> = Vec::new();
         loop {
             // Catch up at once; then long-poll, but wake in time to give up on a message
@@ -211,6 +225,7 @@ impl Supervisor {
                     };
                     if up {
                         up = false;
+                        reconnect_counted = false;
                         shared.link.send_replace(Link::Down);
                     }
                     if !shared.pause(delay).await {
@@ -219,20 +234,20 @@ impl Supervisor {
                     continue;
                 }
             };
-            attempt = 0;
             let first_of_session = !up;
-            if first_of_session && self.was_up {
+            if first_of_session && self.was_up && !reconnect_counted {
+                reconnect_counted = true;
                 // Counted before the messages are handed over, so whoever reads one knows.
                 shared.reconnects.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(network = %network, "reconnected to the Matrix homeserver");
             }
-            let history = token.is_none();
+            let since = token.as_deref();
             let handled = async {
-                self.deliver(client, &own, &response, history, &mut pending).await;
+                self.deliver(client, &own, &response, since, &mut pending).await?;
                 self.retry_pending(client, &own, &mut pending).await;
                 self.invites(client, &response, first_of_session).await;
                 for room in response.rooms.left.keys() {
-                    if !history {
+                    if since.is_some() {
                         tracing::info!(network = %network, room = %room, "no longer in a room");
                     }
                     shared.dms.lock().await.retain(|_, dm| dm != room);
@@ -241,15 +256,33 @@ impl Supervisor {
                     self.join_configured(client).await;
                     self.leave_pending(client).await;
                 }
+                Ok(())
             };
-            tokio::select! {
+            let handled = tokio::select! {
                 () = shared.shutdown.cancelled() => return End::Shutdown,
-                () = handled => {}
+                handled = handled => handled,
+            };
+            if let Err(failure) = handled {
+                // A gap could not be fetched: nothing of this response was handed over;
+                // the same sync is made again (from the unsaved position) after a pause.
+                let delay = match failure {
+                    Failure::SessionGone => return End::SessionGone,
+                    Failure::RateLimited(wait) => wait,
+                    Failure::Connection | Failure::Refused => {
+                        attempt = attempt.saturating_add(1);
+                        crate::supervise::backoff(options.backoff, attempt, network)
+                    }
+                };
+                if !shared.pause(delay).await {
+                    return End::Shutdown;
+                }
+                continue;
             }
             if let Err(error) = shared.store.save_sync_token(&response.next_batch) {
                 tracing::error!(network = %network, %error, "cannot save the sync position; a restart may deliver recent messages again");
             }
             token = Some(response.next_batch);
+            attempt = 0;
             if first_of_session {
                 up = true;
                 self.was_up = true;
@@ -258,45 +291,105 @@ impl Supervisor {
         }
     }
 
-    /// Hands every new message in the response to the daemon, in timeline order per room.
+    /// Hands every new message in the response to the daemon, in timeline order per room,
+    /// each cut-short timeline preceded by its gap. `since` is the position the response
+    /// was synced from (none: the first sync, whose history is skipped). Fails, having
+    /// handed nothing over, when a gap could not be fetched for now.
     async fn deliver(
         &self,
         client: &Client,
         own: &UserId,
         response: &SyncResponse,
-        history: bool,
+        since: Option<&str>,
+        pending: &mut Vec<Pending>,
+    ) -> Result<(), Failure> {
+        let network = &self.shared.options.network;
+        let Some(since) = since else {
+            let skipped: usize = response.rooms.joined.values().map(|u| u.timeline.events.len()).sum();
+            tracing::debug!(network = %network, skipped, "skipped the first sync's history");
+            return Ok(());
+        };
+        let mut rooms = Vec::new();
+        for (room_id, update) in &response.rooms.joined {
+            let Some(room) = client.get_room(room_id) else { continue };
+            let gap = if update.timeline.limited {
+                self.gap(&room, update.timeline.prev_batch.as_deref(), since).await?
+            } else {
+                Vec::new()
+            };
+            rooms.push((room, gap));
+        }
+        for (room, gap) in rooms {
+            let timeline = &response.rooms.joined[room.room_id()].timeline.events;
+            for event in gap.iter().chain(timeline) {
+                self.deliver_event(&room, own, event, pending).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// The events of a room's gap, oldest first. A gap the homeserver refuses to give is
+    /// logged and left out; one it cannot give now fails the delivery.
+    async fn gap(
+        &self,
+        room: &Room,
+        prev_batch: Option<&str>,
+        since: &str,
+    ) -> Result<Vec<TimelineEvent>, Failure> {
+        let network = &self.shared.options.network;
+        let room_id = room.room_id();
+        let Some(prev_batch) = prev_batch else {
+            tracing::error!(network = %network, room = %room_id, limit = TIMELINE_LIMIT, "the homeserver cut this room's timeline short and gave no prev_batch; older messages since the last sync were not delivered");
+            return Ok(Vec::new());
+        };
+        match gap::fetch(room, prev_batch, since).await {
+            Ok(gap) => {
+                if gap.truncated {
+                    tracing::error!(network = %network, room = %room_id, fetched = gap.events.len(), most_pages = gap::MOST_PAGES, page = gap::PAGE, "too many messages since the last sync: only the newest were fetched; older ones were not delivered");
+                } else {
+                    tracing::info!(network = %network, room = %room_id, fetched = gap.events.len(), "the homeserver cut this room's timeline short; fetched the gap since the last sync");
+                }
+                Ok(gap.events)
+            }
+            Err(error) => match retry::classify(&error) {
+                Failure::Refused => {
+                    tracing::error!(network = %network, room = %room_id, %error, "the homeserver cut this room's timeline short and refused the messages before it; older messages since the last sync were not delivered");
+                    Ok(Vec::new())
+                }
+                failure => {
+                    tracing::warn!(network = %network, room = %room_id, %error, "cannot fetch the messages the homeserver left out of this room's timeline; syncing again");
+                    Err(failure)
+                }
+            },
+        }
+    }
+
+    /// Hands one timeline event over, or keeps it for later when it cannot be decrypted yet.
+    async fn deliver_event(
+        &self,
+        room: &Room,
+        own: &UserId,
+        event: &TimelineEvent,
         pending: &mut Vec<Pending>,
     ) {
         let network = &self.shared.options.network;
-        if history {
-            let skipped: usize = response.rooms.joined.values().map(|u| u.timeline.events.len()).sum();
-            tracing::debug!(network = %network, skipped, "skipped the first sync's history");
-            return;
-        }
-        for (room_id, update) in &response.rooms.joined {
-            let Some(room) = client.get_room(room_id) else { continue };
-            if update.timeline.limited {
-                tracing::warn!(network = %network, room = %room_id, limit = TIMELINE_LIMIT, "the homeserver cut this room's timeline short; older messages since the last sync were not delivered");
+        let room_id = room.room_id();
+        match inbound::read(event, own) {
+            Read::Message(received) => self.hand_over(room, *received).await,
+            Read::Undecryptable { event_id, sender, session_id, reason } => {
+                let grace = self.shared.options.decrypt_grace;
+                tracing::warn!(network = %network, room = %room_id, event = ?event_id, sender = ?sender, session = ?session_id, reason = %reason, grace_ms = grace.as_millis() as u64, "cannot decrypt a message yet; waiting for its room key");
+                pending.push(Pending {
+                    room: room.clone(),
+                    raw: event.raw().clone(),
+                    event_id,
+                    sender,
+                    reason,
+                    give_up_at: Instant::now() + grace,
+                });
             }
-            for event in &update.timeline.events {
-                match inbound::read(event, own) {
-                    Read::Message(received) => self.hand_over(&room, *received).await,
-                    Read::Undecryptable { event_id, sender, session_id, reason } => {
-                        let grace = self.shared.options.decrypt_grace;
-                        tracing::warn!(network = %network, room = %room_id, event = ?event_id, sender = ?sender, session = ?session_id, reason = %reason, grace_ms = grace.as_millis() as u64, "cannot decrypt a message yet; waiting for its room key");
-                        pending.push(Pending {
-                            room: room.clone(),
-                            raw: event.raw().clone(),
-                            event_id,
-                            sender,
-                            reason,
-                            give_up_at: Instant::now() + grace,
-                        });
-                    }
-                    Read::Skip(why) => {
-                        tracing::trace!(network = %network, room = %room_id, event = ?event.event_id(), ?why, "skipped an event");
-                    }
-                }
+            Read::Skip(why) => {
+                tracing::trace!(network = %network, room = %room_id, event = ?event.event_id(), ?why, "skipped an event");
             }
         }
     }
