@@ -200,3 +200,15 @@ fn names_of_players_who_acted_survive_a_restart() {
     assert!(irc.message.text.plain().contains("Bob"), "{status:?}");
     assert!(!irc.message.text.plain().contains("@bob:hs"), "{status:?}");
 }
+
+#[test]
+fn a_command_said_in_a_thread_is_answered_in_that_thread() {
+    let mut router = router(Permissions::default());
+    let asked = Inbound { thread: Some("$root".into()), ..on_matrix("@bob:hs", "Bob", "!games") };
+    let answer = router.handle(&asked, T);
+    assert_eq!(answer.len(), 1, "{answer:?}");
+    assert_eq!(answer[0].message.thread.as_deref(), Some("$root"));
+    // Announcements to the whole table are not threaded.
+    let opened = router.handle(&Inbound { thread: Some("$root".into()), ..on_irc("alice", "!new thaum") }, T);
+    assert!(opened.iter().all(|o| o.message.thread.is_none()), "{opened:?}");
+}
