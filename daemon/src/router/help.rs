@@ -1,0 +1,66 @@
+//! `!help`, `!games`, and the answer to a command nobody knows.
+
+use super::*;
+
+impl Router {
+    pub(super) fn unknown_command(&self, word: &str, game: Option<&str>) -> RichText {
+        let mut names: Vec<&str> = LOBBY_COMMANDS.iter().map(|c| c.name).collect();
+        for plugin in self.registry.iter().filter(|g| game.is_none_or(|name| g.name() == name)) {
+            names.extend(
+                plugin
+                    .commands()
+                    .iter()
+                    .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied())),
+            );
+        }
+        let mut text = RichText::new().text("Unknown command ").code(format!("!{word}")).text(".");
+        if let Some(guess) = words::nearest(word, names) {
+            text = text.text(" Did you mean ").code(format!("!{guess}")).text("?");
+        }
+        text.text(" Type ").code("!help").text(" for the list.")
+    }
+
+    pub(super) fn games(&self) -> RichText {
+        let mut text = RichText::new().text("Games:");
+        for (i, game) in self.registry.iter().enumerate() {
+            text = text
+                .text(if i == 0 { " " } else { "; " })
+                .bold(game.name())
+                .text(format!(" — {}", game.summary()));
+        }
+        text.text(". Start one with ")
+            .code("!new thaum")
+            .text(" or ")
+            .code("!duel <player> [wizard]")
+            .text(".")
+    }
+
+    pub(super) fn help(&self, place: &Place, topic: Option<&str>) -> RichText {
+        let game = self.active_at(place).map(|i| self.tables[&i].table.game());
+        if let Some(topic) = topic {
+            let all = LOBBY_COMMANDS.iter().chain(self.registry.iter().flat_map(|g| g.commands().iter()));
+            let mut found = all.filter(|c| c.name == topic || c.aliases.contains(&topic)).peekable();
+            if found.peek().is_none() {
+                return self.unknown_command(topic, None);
+            }
+            let mut text = RichText::new();
+            for (i, c) in found.enumerate() {
+                let usage = format!("!{} {}", c.name, c.usage);
+                text = text
+                    .text(if i == 0 { "" } else { " | " })
+                    .code(usage.trim_end())
+                    .text(format!(" — {}", c.summary));
+            }
+            return text;
+        }
+        let list = |commands: &[spellbridge_core::CommandHelp]| {
+            commands.iter().map(|c| format!("!{}", c.name)).collect::<Vec<_>>().join(" ")
+        };
+        let mut text = RichText::new().text(format!("Commands: {}", list(LOBBY_COMMANDS)));
+        if let Some(plugin) = game.and_then(|g| self.registry.get(g)) {
+            text =
+                text.text(format!(". At this room's {} table: {}", plugin.name(), list(plugin.commands())));
+        }
+        text.text(". ").code("!help <command>").text(" explains one.")
+    }
+}
