@@ -1,11 +1,11 @@
 //! Matrix benchmark (a bench binary that prints figures): `cargo bench -p spellbridge --bench matrix`.
 //!
-//! One Synapse on loopback (the test harness's, rate limits raised) serves, one after the
-//! other in the same run:
+//! One Synapse on loopback (the test harness's, rate limits raised) serves, in the same
+//! run and each in a room of its own:
 //!
-//! - the floor, with no bot: user A sends a message in a room and user B's long-poll
-//!   `/sync` receives it (one way); and B answers it at once, A's sync receiving that (a
-//!   round trip with a bot that takes no time);
+//! - the floor, with no bot: user A sends a message and user B's long-poll `/sync`
+//!   receives it (one way); and B answers it at once, A's sync receiving that (a round
+//!   trip with a bot that takes no time);
 //! - spellbridge (`spellbridge run`, this package's binary, one `[[matrix]]` account that
 //!   accepts invites): a Thaum table opened in the room by the measuring user, then round
 //!   trips of `!status` (a question: answered, nothing written);
@@ -19,13 +19,18 @@
 //! behind the long poll. A time runs from just before the `PUT …/send` to the moment the
 //! listening sync returned the awaited event. Two patterns: back to back (the next command
 //! as soon as the reply arrived; [`BACK_TO_BACK`] measured after [`WARMUP`] unmeasured)
-//! and with a [`GAP`] of idle before each of [`GAPPED`] commands. Every wait is bounded;
-//! the bots and the server are stopped at the end (SIGTERM, then SIGKILL), also when the
-//! bench panics.
+//! and with a [`GAP`] of idle before each of [`GAPPED`] commands. Both bots run during the
+//! whole latency part and the subjects take turns, one exchange each per round, so that
+//! load from elsewhere on a shared machine falls on all of them alike. Every wait is
+//! bounded; the bots and the server are stopped at the end (SIGTERM, then SIGKILL), also
+//! when the bench panics.
 //!
 //! To see where a bot's time goes: `SPELLBRIDGE_BENCH_RUST_LOG` sets the daemon's
-//! `RUST_LOG` (default `info`), and `SPELLBRIDGE_BENCH_KEEP_LOGS=DIR` copies each bot's log
-//! there when it stops (`spellbridge-<pid>.log`, `matrix-nio-<pid>.log`).
+//! `RUST_LOG` (default `info`); `SPELLBRIDGE_BENCH_KEEP_LOGS=DIR` copies each bot's log
+//! there when it stops (`spellbridge-<pid>.log`, `matrix-nio-<pid>.log`);
+//! `SPELLBRIDGE_BENCH_TRACE=FILE` writes one line per measured exchange there: what, round,
+//! pattern, and the wall-clock times (µs since the epoch, to set beside the daemon's log)
+//! of the send, the end of its `PUT`, and the awaited event's arrival.
 //!
 //! Needs Synapse (`tests/scripts/install-synapse.sh`) and matrix-nio
 //! (`tests/scripts/install-nio.sh`; the venv is `$SPELLBRIDGE_NIO_VENV`, default
@@ -35,7 +40,8 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use spellbridge_tests::harness::matrix_client::{Event, MatrixClient};
 use spellbridge_tests::harness::synapse::Synapse;
@@ -330,6 +336,34 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// The file of `SPELLBRIDGE_BENCH_TRACE`, if set, and the moment [`Instant`]s are
+/// counted from on the wall clock.
+type TraceSink = Option<(Mutex<std::fs::File>, Instant, SystemTime)>;
+
+fn trace_sink() -> &'static TraceSink {
+    static SINK: OnceLock<TraceSink> = OnceLock::new();
+    SINK.get_or_init(|| {
+        let path = std::env::var_os("SPELLBRIDGE_BENCH_TRACE").filter(|p| !p.is_empty())?;
+        let file = std::fs::File::create(&path).expect("the SPELLBRIDGE_BENCH_TRACE file");
+        Some((Mutex::new(file), Instant::now(), SystemTime::now()))
+    })
+}
+
+/// Writes one exchange to the `SPELLBRIDGE_BENCH_TRACE` file (when set).
+fn trace(what: &str, n: usize, pattern: Pattern, times: [Instant; 3]) {
+    let Some((file, instant, wall)) = trace_sink() else { return };
+    let micros = |t: Instant| {
+        let at = *wall + t.saturating_duration_since(*instant);
+        at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros())
+    };
+    let pattern = if pattern == Pattern::Gapped { "gapped" } else { "back-to-back" };
+    let [sent, put, arrived] = times.map(micros);
+    if let Ok(mut file) = file.lock() {
+        use std::io::Write as _;
+        let _ = writeln!(file, "{what} {n} {pattern} {sent} {put} {arrived}");
+    }
+}
+
 /// How commands follow each other.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pattern {
@@ -339,31 +373,6 @@ enum Pattern {
     Gapped,
 }
 
-impl Pattern {
-    fn rounds(self) -> (usize, usize) {
-        match self {
-            Pattern::BackToBack => (WARMUP, BACK_TO_BACK),
-            Pattern::Gapped => (0, GAPPED),
-        }
-    }
-}
-
-/// Runs `round` (which returns the time it measured) as the pattern says.
-async fn measure(pattern: Pattern, mut round: impl AsyncFnMut(usize) -> Duration) -> Latency {
-    let (warmup, measured) = pattern.rounds();
-    let mut times = Vec::with_capacity(measured);
-    for n in 0..warmup + measured {
-        if pattern == Pattern::Gapped {
-            tokio::time::sleep(GAP).await;
-        }
-        let time = round(n).await;
-        if n >= warmup {
-            times.push(time);
-        }
-    }
-    latency(times)
-}
-
 /// Both patterns' figures of one thing measured.
 #[derive(Clone, Copy)]
 struct Figures {
@@ -371,84 +380,127 @@ struct Figures {
     gapped: Latency,
 }
 
-/// One way: A sends a message, B's sync receives it. Also the time A's `PUT` took.
-async fn floor_one_way(a: &mut User, b: &mut User, room: &str, pattern: Pattern) -> (Latency, Latency) {
-    let mut puts = Vec::new();
-    let one_way = measure(pattern, async |n| {
-        let text = format!("floor {n}");
-        let start = Instant::now();
-        a.say(room, &text).await;
-        puts.push(start.elapsed());
-        let at = b
-            .listener
-            .wait_for(REPLY_LIMIT, |e| message_from(e, &a.id, room, |t| t == text))
-            .await
-            .unwrap_or_else(|skipped| panic!("B never received A's message; skipped: {skipped:#?}"));
-        at - start
-    })
-    .await;
-    let skip = pattern.rounds().0;
-    (one_way, latency(puts.split_off(skip)))
+/// The things measured, each round in turn (so that a machine shared with other work
+/// loads them alike): A's `PUT /send` alone (timed inside the next), the one-way floor,
+/// the round-trip floor, spellbridge's `!status`, matrix-nio's `!echo x`.
+const SUBJECTS: usize = 5;
+
+/// The rooms and bots measured.
+struct Setup<'a> {
+    floor_room: &'a str,
+    spellbridge: &'a Bot,
+    spellbridge_room: &'a str,
+    nio: &'a Bot,
+    nio_room: &'a str,
+}
+
+/// One round of each subject, one after the other; the times in [`SUBJECTS`]' order.
+async fn round(
+    a: &mut User,
+    b: &mut User,
+    setup: &Setup<'_>,
+    pattern: Pattern,
+    n: usize,
+) -> [Duration; SUBJECTS] {
+    let gap = async || {
+        if pattern == Pattern::Gapped {
+            tokio::time::sleep(GAP).await;
+        }
+    };
+    gap().await;
+    let [start, put, arrived] = floor_one_way(a, b, setup.floor_room, n).await;
+    trace("one-way", n, pattern, [start, put, arrived]);
+    gap().await;
+    let round_trip = floor_round_trip(a, b, setup.floor_room, n).await;
+    trace("round-trip", n, pattern, round_trip);
+    gap().await;
+    let spellbridge =
+        command_round_trip(a, setup.spellbridge, setup.spellbridge_room, "!status", |t| t.contains("Mana"))
+            .await;
+    trace("spellbridge", n, pattern, spellbridge);
+    gap().await;
+    let nio = command_round_trip(a, setup.nio, setup.nio_room, "!echo x", |t| t == "x").await;
+    trace("nio", n, pattern, nio);
+    let took = |[start, _, end]: [Instant; 3]| end - start;
+    [put - start, arrived - start, took(round_trip), took(spellbridge), took(nio)]
+}
+
+/// Every subject in one pattern: the figures in [`SUBJECTS`]' order.
+async fn measure(a: &mut User, b: &mut User, setup: &Setup<'_>, pattern: Pattern) -> [Latency; SUBJECTS] {
+    let (warmup, measured) = match pattern {
+        Pattern::BackToBack => (WARMUP, BACK_TO_BACK),
+        Pattern::Gapped => (0, GAPPED),
+    };
+    let mut times: [Vec<Duration>; SUBJECTS] = Default::default();
+    for n in 0..warmup + measured {
+        let round = round(a, b, setup, pattern, n).await;
+        if n >= warmup {
+            for (all, time) in times.iter_mut().zip(round) {
+                all.push(time);
+            }
+        }
+    }
+    times.map(latency)
+}
+
+/// One way: A sends a message, B's sync receives it. Returns when A sent, when A's
+/// `PUT` returned and when B had it.
+async fn floor_one_way(a: &mut User, b: &mut User, room: &str, n: usize) -> [Instant; 3] {
+    let text = format!("floor {n}");
+    let start = Instant::now();
+    a.say(room, &text).await;
+    let put = Instant::now();
+    let at = b
+        .listener
+        .wait_for(REPLY_LIMIT, |e| message_from(e, &a.id, room, |t| t == text))
+        .await
+        .unwrap_or_else(|skipped| panic!("B never received A's message; skipped: {skipped:#?}"));
+    [start, put, at]
 }
 
 /// A round trip with a bot that takes no time: A sends, B's sync receives it, B answers
-/// at once, A's sync receives the answer.
-async fn floor_round_trip(a: &mut User, b: &mut User, room: &str, pattern: Pattern) -> Latency {
-    measure(pattern, async |n| {
-        let (ping, pong) = (format!("ping {n}"), format!("pong {n}"));
-        let start = Instant::now();
-        a.say(room, &ping).await;
-        b.listener
-            .wait_for(REPLY_LIMIT, |e| message_from(e, &a.id, room, |t| t == ping))
-            .await
-            .unwrap_or_else(|skipped| panic!("B never received A's ping; skipped: {skipped:#?}"));
-        b.say(room, &pong).await;
-        let at = a
-            .listener
-            .wait_for(REPLY_LIMIT, |e| message_from(e, &b.id, room, |t| t == pong))
-            .await
-            .unwrap_or_else(|skipped| panic!("A never received B's pong; skipped: {skipped:#?}"));
-        at - start
-    })
-    .await
+/// at once, A's sync receives the answer. Returns when A sent, when A's `PUT` returned
+/// and when A had the answer.
+async fn floor_round_trip(a: &mut User, b: &mut User, room: &str, n: usize) -> [Instant; 3] {
+    let (ping, pong) = (format!("ping {n}"), format!("pong {n}"));
+    let start = Instant::now();
+    a.say(room, &ping).await;
+    let put = Instant::now();
+    b.listener
+        .wait_for(REPLY_LIMIT, |e| message_from(e, &a.id, room, |t| t == ping))
+        .await
+        .unwrap_or_else(|skipped| panic!("B never received A's ping; skipped: {skipped:#?}"));
+    b.say(room, &pong).await;
+    let at = a
+        .listener
+        .wait_for(REPLY_LIMIT, |e| message_from(e, &b.id, room, |t| t == pong))
+        .await
+        .unwrap_or_else(|skipped| panic!("A never received B's pong; skipped: {skipped:#?}"));
+    [start, put, at]
 }
 
-/// Command round trips: the user sends `command`, its sync receives the bot's reply that
-/// `is_reply` accepts.
-async fn round_trips(
+/// A command round trip: the user sends `command`, its sync receives the bot's reply
+/// that `is_reply` accepts. Returns when the user sent, when its `PUT` returned and when
+/// it had the reply.
+async fn command_round_trip(
     user: &mut User,
     bot: &Bot,
     room: &str,
     command: &str,
     is_reply: impl Fn(&str) -> bool,
-    pattern: Pattern,
-) -> Latency {
-    measure(pattern, async |_| {
-        let start = Instant::now();
-        user.say(room, command).await;
-        match user.listener.wait_for(REPLY_LIMIT, |e| message_from(e, &bot.user_id, room, &is_reply)).await {
-            Ok(at) => at - start,
-            Err(skipped) => panic!(
-                "{} did not answer {command:?} within {REPLY_LIMIT:?}; events skipped:\n  {}\nits log:\n{}",
-                bot.name,
-                skipped.join("\n  "),
-                bot.log()
-            ),
-        }
-    })
-    .await
-}
-
-async fn both_patterns(
-    user: &mut User,
-    bot: &Bot,
-    room: &str,
-    command: &str,
-    is_reply: impl Fn(&str) -> bool + Copy,
-) -> Figures {
-    let back_to_back = round_trips(user, bot, room, command, is_reply, Pattern::BackToBack).await;
-    let gapped = round_trips(user, bot, room, command, is_reply, Pattern::Gapped).await;
-    Figures { back_to_back, gapped }
+) -> [Instant; 3] {
+    let start = Instant::now();
+    user.say(room, command).await;
+    let put = Instant::now();
+    match user.listener.wait_for(REPLY_LIMIT, |e| message_from(e, &bot.user_id, room, &is_reply)).await {
+        Ok(at) => [start, put, at],
+        Err(skipped) => panic!(
+            "{} did not answer {command:?} within {REPLY_LIMIT:?}; events skipped:\n  {}\nits log:\n{}",
+            bot.name,
+            skipped.join("\n  "),
+            bot.log()
+        ),
+    }
 }
 
 /// Sends `probe` (bounded) until the bot answers it in `room`: it has joined and is
@@ -575,64 +627,54 @@ async fn bench(synapse: &Synapse, accounts: &Accounts) -> String {
     let mut b = User::new(synapse, &accounts.bob).await;
     let (sb_id, nio_id) = (accounts.spellbridge.0.as_str(), accounts.nio.0.as_str());
 
-    // The floor.
+    // A room for each: the floor (A and B), spellbridge's and matrix-nio's. B is in the
+    // bots' rooms too: to spellbridge a room of two is a direct chat, answered privately.
     let floor_room = a.room("floor", &[b.id.as_str()]).await;
-    b.sender.accept_invite(&floor_room).await.unwrap_or_else(|e| panic!("{e}"));
-    a.listener.drain(Duration::from_millis(500)).await;
-    b.listener.drain(Duration::from_millis(100)).await;
-    let mut one_way = Vec::new();
-    let mut puts = Vec::new();
-    let mut round_trip = Vec::new();
-    for pattern in [Pattern::BackToBack, Pattern::Gapped] {
-        let (o, p) = floor_one_way(&mut a, &mut b, &floor_room, pattern).await;
-        one_way.push(o);
-        puts.push(p);
-        round_trip.push(floor_round_trip(&mut a, &mut b, &floor_room, pattern).await);
-    }
-    let figures = |v: &[Latency]| Figures { back_to_back: v[0], gapped: v[1] };
-    let (one_way, puts, floor) = (figures(&one_way), figures(&puts), figures(&round_trip));
-    eprintln!(
-        "matrix bench: PUT {} / gapped {}; floor one way {} / gapped {}; round trip {} / gapped {}",
-        lat(puts.back_to_back),
-        lat(puts.gapped),
-        lat(one_way.back_to_back),
-        lat(one_way.gapped),
-        lat(floor.back_to_back),
-        lat(floor.gapped)
-    );
-
-    // spellbridge: `!status` at a Thaum table the measuring user opened.
-    // Three members: a room of two is a direct chat to spellbridge, answered privately.
     let sb_room = a.room("spellbridge", &[sb_id, b.id.as_str()]).await;
-    b.sender.accept_invite(&sb_room).await.unwrap_or_else(|e| panic!("{e}"));
-    let mut bot = start_spellbridge(synapse, sb_id);
-    let ready = wait_until_answering(&mut a, &mut bot, &sb_room, "!games", |t| t.contains("Games:")).await;
+    let nio_room = a.room("nio", &[nio_id, b.id.as_str()]).await;
+    for room in [&floor_room, &sb_room, &nio_room] {
+        b.sender.accept_invite(room).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    // Both bots run from here to the end of the latency figures (idle while the others
+    // are measured).
+    let mut spellbridge = start_spellbridge(synapse, sb_id);
+    let ready =
+        wait_until_answering(&mut a, &mut spellbridge, &sb_room, "!games", |t| t.contains("Games:")).await;
     eprintln!("matrix bench: spellbridge answered after {:.1} s", ready.as_secs_f64());
-    let sb_rss_one = rss_mib(bot.pid());
+    let sb_rss_one = rss_mib(spellbridge.pid());
+    // A Thaum table opened by the measuring user: `!status` shows its sheet.
     a.say(&sb_room, "!new thaum").await;
     a.listener
         .wait_for(REPLY_LIMIT, |e| message_from(e, sb_id, &sb_room, |t| t.contains("opens a Thaum table")))
         .await
-        .unwrap_or_else(|_| panic!("no Thaum table opened; log:\n{}", bot.log()));
-    a.listener.drain(Duration::from_millis(500)).await;
-    let spellbridge = both_patterns(&mut a, &bot, &sb_room, "!status", |t| t.contains("Mana")).await;
-    eprintln!(
-        "matrix bench: spellbridge !status {} / gapped {}",
-        lat(spellbridge.back_to_back),
-        lat(spellbridge.gapped)
-    );
-    bot.stop();
-
-    // matrix-nio: `!echo x`.
-    let nio_room = a.room("nio", &[nio_id, b.id.as_str()]).await;
-    b.sender.accept_invite(&nio_room).await.unwrap_or_else(|e| panic!("{e}"));
-    let mut bot = start_nio(synapse, nio_id);
-    let ready = wait_until_answering(&mut a, &mut bot, &nio_room, "!echo ready", |t| t == "ready").await;
+        .unwrap_or_else(|_| panic!("no Thaum table opened; log:\n{}", spellbridge.log()));
+    let mut nio = start_nio(synapse, nio_id);
+    let ready = wait_until_answering(&mut a, &mut nio, &nio_room, "!echo ready", |t| t == "ready").await;
     eprintln!("matrix bench: matrix-nio answered after {:.1} s", ready.as_secs_f64());
-    let nio_rss_one = rss_mib(bot.pid());
-    let nio = both_patterns(&mut a, &bot, &nio_room, "!echo x", |t| t == "x").await;
-    eprintln!("matrix bench: matrix-nio !echo {} / gapped {}", lat(nio.back_to_back), lat(nio.gapped));
-    bot.stop();
+    let nio_rss_one = rss_mib(nio.pid());
+    a.listener.drain(Duration::from_millis(500)).await;
+    b.listener.drain(Duration::from_millis(100)).await;
+
+    let setup = Setup {
+        floor_room: &floor_room,
+        spellbridge: &spellbridge,
+        spellbridge_room: &sb_room,
+        nio: &nio,
+        nio_room: &nio_room,
+    };
+    let back_to_back = measure(&mut a, &mut b, &setup, Pattern::BackToBack).await;
+    eprintln!("matrix bench: back to back done");
+    let gapped = measure(&mut a, &mut b, &setup, Pattern::Gapped).await;
+    let figures: Vec<Figures> = back_to_back
+        .into_iter()
+        .zip(gapped)
+        .map(|(back_to_back, gapped)| Figures { back_to_back, gapped })
+        .collect();
+    let [puts, one_way, floor, sb, nio_figures] = [0, 1, 2, 3, 4].map(|i| figures[i]);
+    spellbridge.stop();
+    nio.stop();
+    a.listener.drain(Duration::from_millis(300)).await;
 
     // Memory, idle in 100 rooms (both bots invited to each; one bot runs at a time).
     let mut rooms = Vec::with_capacity(IDLE_ROOMS);
@@ -665,8 +707,8 @@ async fn bench(synapse: &Synapse, accounts: &Accounts) -> String {
     for (name, f) in [
         ("floor, one way (A sends → B's sync)", one_way),
         ("floor, round trip (A → B, B answers → A)", floor),
-        ("spellbridge !status", spellbridge),
-        ("matrix-nio !echo x", nio),
+        ("spellbridge !status", sb),
+        ("matrix-nio !echo x", nio_figures),
         ("(A's PUT /send alone, client side)", puts),
     ] {
         row(&mut rows, format!("{name}, back to back"), lat(f.back_to_back));
@@ -700,14 +742,8 @@ async fn bench(synapse: &Synapse, accounts: &Accounts) -> String {
     let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
     let _ = writeln!(out, "goals (issue 5):");
     for (name, sb, fl, ow, ni) in [
-        (
-            "back to back",
-            spellbridge.back_to_back,
-            floor.back_to_back,
-            one_way.back_to_back,
-            nio.back_to_back,
-        ),
-        ("1 s gaps", spellbridge.gapped, floor.gapped, one_way.gapped, nio.gapped),
+        ("back to back", sb.back_to_back, floor.back_to_back, one_way.back_to_back, nio_figures.back_to_back),
+        ("1 s gaps", sb.gapped, floor.gapped, one_way.gapped, nio_figures.gapped),
     ] {
         let over = ms(sb.p50) - ms(fl.p50);
         let _ = writeln!(
