@@ -135,10 +135,12 @@ fn run(config: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// Log lines go to stderr, as text or one JSON object per line (`[log] format`), at the
-/// levels `RUST_LOG` sets (default `info`). Set up once the config is read, so a config
-/// error is reported plainly.
+/// levels `RUST_LOG` sets (default `info`, without matrix-sdk's warning on every sync
+/// that room keys have no backup: the bot keeps its keys in its store). Set up once the
+/// config is read, so a config error is reported plainly.
 fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,matrix_sdk_crypto::backups=error"));
     let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     match format {
         LogFormat::Text => logs.init(),
