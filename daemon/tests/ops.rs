@@ -5,9 +5,9 @@
 //! These need InspIRCd (`tests/scripts/install-inspircd.sh`); without it they fail with
 //! the harness's message, they never skip.
 
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use spellbridge_tests::harness::daemon::Daemon;
 use spellbridge_tests::harness::inspircd::InspIrcd;
 use spellbridge_tests::harness::irc_client::IrcClient;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -16,39 +16,26 @@ const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 const BOT: &str = "spellbridge";
 const ROOM: &str = "#magic";
 
-/// The daemon, running from a config in its own temp dir, logging to a file there.
-struct Daemon {
-    child: Option<Child>,
-    dir: tempfile::TempDir,
+/// The daemon (the shared harness's child process) and its endpoint's port.
+struct Ops {
+    daemon: Daemon,
     http: u16,
 }
 
-impl Daemon {
+impl Ops {
     /// Starts `spellbridge run` with `[http] listen` on a free loopback port; `config` is
     /// the rest of the config.
-    fn start(config: &str) -> Daemon {
+    fn start(config: &str) -> Ops {
         let http = free_port();
-        let dir = tempfile::tempdir().expect("temp dir");
         let config = format!(
             "prefix = \"!\"\n[store]\npath = \"games.db\"\n[http]\nlisten = \"127.0.0.1:{http}\"\n{config}\n"
         );
-        std::fs::write(dir.path().join("spellbridge.toml"), config).expect("write config");
-        let log = std::fs::File::create(dir.path().join("daemon.log")).expect("log file");
-        let child = Command::new(BIN)
-            .args(["run", "--config"])
-            .arg(dir.path().join("spellbridge.toml"))
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("spellbridge starts");
-        Daemon { child: Some(child), dir, http }
+        let daemon = Daemon::start(BIN, &config).unwrap_or_else(|e| panic!("{e}"));
+        Ops { daemon, http }
     }
 
     fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("daemon.log")).unwrap_or_default()
+        self.daemon.log()
     }
 
     /// `GET path` on the endpoint: status and body, or `None` while nothing answers.
@@ -81,27 +68,7 @@ impl Daemon {
 
     /// SIGTERM, then waits (bounded) for a clean exit; returns whether it exited cleanly.
     fn terminate(&mut self) -> bool {
-        let Some(mut child) = self.child.take() else { return false };
-        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = child.try_wait() {
-                return status.success();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        false
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.daemon.terminate(Duration::from_secs(10)).is_ok_and(|status| status.success())
     }
 }
 
@@ -119,7 +86,7 @@ fn sample(metrics: &str, name: &str) -> Option<f64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_follows_the_irc_server_and_metrics_count_a_command() {
     let mut irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
-    let daemon = Daemon::start(&format!(
+    let daemon = Ops::start(&format!(
         "[[irc]]\nname = \"test\"\nserver = \"127.0.0.1\"\nport = {}\ntls = false\nnick = \"{BOT}\"\n\
          channels = [\"{ROOM}\"]\nreconnect_delay = \"1s\"\n[irc.flood]\nenabled = false\n",
         irc.port()
@@ -182,12 +149,14 @@ async fn healthz_follows_the_irc_server_and_metrics_count_a_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_log_format_writes_one_json_object_per_line() {
-    let mut daemon = Daemon::start("[log]\nformat = \"json\"\n");
+    let mut daemon = Ops::start("[log]\nformat = \"json\"\n");
     // No network configured: healthy as soon as it serves.
     daemon.wait_for("/healthz", Duration::from_secs(30), |status, _| status == 200).await;
     assert!(daemon.terminate(), "the daemon stops cleanly on SIGTERM; its log:\n{}", daemon.log());
     let log = daemon.log();
-    let lines: Vec<&str> = log.lines().filter(|line| !line.trim().is_empty()).collect();
+    // The harness heads each start with `=== start N ===`; every other line is the daemon's.
+    let lines: Vec<&str> =
+        log.lines().filter(|line| !line.trim().is_empty() && !line.starts_with("=== ")).collect();
     assert!(lines.len() >= 3, "expected several log lines:\n{log}");
     for line in &lines {
         let value: serde_json::Value = serde_json::from_str(line)
