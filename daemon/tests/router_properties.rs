@@ -64,7 +64,7 @@ fn message(speaker: usize, private: bool, text: String) -> Inbound {
     let player = PLAYERS[speaker];
     Inbound {
         display_name: player.to_owned(),
-        private: private,
+        private,
         message_id: None,
         ..Inbound::new(
             NetworkId::new("test"),
