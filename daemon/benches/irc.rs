@@ -36,6 +36,9 @@ use spellbridge_adapters::irc::format::strip;
 use spellbridge_tests::harness::inspircd::InspIrcd;
 use spellbridge_tests::harness::irc_client::{IrcClient, Message};
 
+mod support;
+use support::{clock_ticks, cpu_time, ms, percentile, rss_mib};
+
 /// The daemon: Cargo builds this package's binary for its benches and names it here.
 const SPELLBRIDGE: &str = env!("CARGO_BIN_EXE_spellbridge");
 /// Round trips measured per figure, after [`WARMUP`] unmeasured ones.
@@ -230,36 +233,6 @@ const NO_ECHO_MESSAGE_PLUGIN: [(&str, &str); 3] = [
     ),
 ];
 
-/// The process's resident memory, from /proc.
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
-}
-
-/// CPU time (user + system) the process has used so far.
-fn cpu_time(pid: u32, ticks_per_second: f64) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the `(comm)`, which may hold spaces: state is field 3, utime 14, stime 15.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = [11, 12].iter().filter_map(|&i| fields.get(i)?.parse::<f64>().ok()).sum();
-    Duration::from_secs_f64(ticks / ticks_per_second)
-}
-
-fn clock_ticks() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
-}
-
 // ---------------------------------------------------------------------------------------
 // Clients
 
@@ -354,18 +327,9 @@ struct Latency {
     p99: Duration,
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index]
-}
-
 fn latency(mut times: Vec<Duration>) -> Latency {
     times.sort();
     Latency { p50: percentile(&times, 0.5), p99: percentile(&times, 0.99) }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// One way: A says a line in the channel, B receives it.

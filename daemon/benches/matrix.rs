@@ -45,7 +45,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use spellbridge_tests::harness::matrix_client::{Event, MatrixClient};
 use spellbridge_tests::harness::synapse::Synapse;
-use tokio::sync::mpsc;
+
+mod support;
+use support::{Listener, ms, percentile, rss_mib};
 
 /// The daemon: Cargo builds this package's binary for its benches and names it here.
 const SPELLBRIDGE: &str = env!("CARGO_BIN_EXE_spellbridge");
@@ -59,8 +61,6 @@ const GAPPED: usize = 30;
 const GAP: Duration = Duration::from_secs(1);
 /// Rooms for the memory figure.
 const IDLE_ROOMS: usize = 100;
-/// How long one `/sync` long poll of a measuring client waits on the server.
-const SYNC_TIMEOUT_MS: u64 = 30_000;
 /// The longest one reply may take before the bench gives up.
 const REPLY_LIMIT: Duration = Duration::from_secs(10);
 /// The longest a bot may take to start answering (or to join the idle rooms).
@@ -190,17 +190,6 @@ fn start_nio(synapse: &Synapse, user_id: &str) -> Bot {
     spawn("matrix-nio", user_id, dir, &mut command)
 }
 
-/// The process's resident memory, from /proc.
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
-}
-
 // ---------------------------------------------------------------------------------------
 // Users
 
@@ -209,78 +198,6 @@ const NIO_USER: &str = "niobot";
 
 fn password(localpart: &str) -> String {
     format!("{localpart}-password")
-}
-
-/// A long-poll `/sync` loop in its own task, handing on each timeline event with the
-/// moment its sync returned.
-struct Listener {
-    events: mpsc::UnboundedReceiver<(Instant, Event)>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Listener {
-    /// Starts syncing from now on (what is already in the rooms is not handed on).
-    async fn start(base_url: &str, user_id: &str, token: &str) -> Listener {
-        let mut client = MatrixClient::from_token(base_url, user_id, token).unwrap_or_else(|e| panic!("{e}"));
-        client.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
-        let (tx, events) = mpsc::unbounded_channel();
-        let task = tokio::spawn(async move {
-            loop {
-                match client.sync_once(SYNC_TIMEOUT_MS).await {
-                    Ok(batch) => {
-                        let now = Instant::now();
-                        for event in batch {
-                            if tx.send((now, event)).is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("matrix bench: a sync failed (retrying): {e}");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                    }
-                }
-            }
-        });
-        Listener { events, task }
-    }
-
-    /// Waits (within `limit`) for an event that `wanted` accepts; returns when its sync
-    /// returned, or the events skipped (the last 10) on timeout.
-    async fn wait_for(
-        &mut self,
-        limit: Duration,
-        wanted: impl Fn(&Event) -> bool,
-    ) -> Result<Instant, Vec<String>> {
-        let deadline = tokio::time::Instant::now() + limit;
-        let mut skipped = Vec::new();
-        loop {
-            match tokio::time::timeout_at(deadline, self.events.recv()).await {
-                Ok(Some((at, event))) if wanted(&event) => return Ok(at),
-                Ok(Some((_, event))) => {
-                    if skipped.len() == 10 {
-                        skipped.remove(0);
-                    }
-                    skipped.push(event.to_string());
-                }
-                Ok(None) | Err(_) => return Err(skipped),
-            }
-        }
-    }
-
-    /// Drops whatever arrives until `quiet` passes with nothing.
-    async fn drain(&mut self, quiet: Duration) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline
-            && tokio::time::timeout(quiet, self.events.recv()).await.is_ok_and(|e| e.is_some())
-        {}
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 /// A user: a client that sends and a listener on the same access token.
@@ -322,18 +239,9 @@ struct Latency {
     p99: Duration,
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index]
-}
-
 fn latency(mut times: Vec<Duration>) -> Latency {
     times.sort();
     Latency { p50: percentile(&times, 0.5), p99: percentile(&times, 0.99) }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// The file of `SPELLBRIDGE_BENCH_TRACE`, if set, and the moment [`Instant`]s are

@@ -65,6 +65,9 @@ use spellbridge_tests::harness::synapse::Synapse;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
+mod support;
+use support::{Listener, clock_ticks, cpu_time, ms, percentile, rss_mib};
+
 /// The daemon: Cargo builds this package's binary for its benches and names it here.
 const SPELLBRIDGE: &str = env!("CARGO_BIN_EXE_spellbridge");
 /// The bridged IRC channel, and the IRC channel of the floor (not bridged).
@@ -89,8 +92,6 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(240);
 const DRAIN_QUIET: Duration = Duration::from_secs(20);
 /// How long each of Synapse's ceilings is measured.
 const CEILING_TIME: Duration = Duration::from_secs(5);
-/// How long one `/sync` long poll waits on the server.
-const SYNC_TIMEOUT_MS: u64 = 30_000;
 /// The longest one paced message may take before the bench gives up.
 const REPLY_LIMIT: Duration = Duration::from_secs(10);
 /// The longest the bot may take to relay both ways after its start.
@@ -213,36 +214,6 @@ fn password(localpart: &str) -> String {
     format!("{localpart}-password")
 }
 
-/// The process's resident memory, from /proc.
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
-}
-
-/// CPU time (user + system) the process has used so far.
-fn cpu_time(pid: u32, ticks_per_second: f64) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the `(comm)`, which may hold spaces: state is field 3, utime 14, stime 15.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = [11, 12].iter().filter_map(|&i| fields.get(i)?.parse::<f64>().ok()).sum();
-    Duration::from_secs_f64(ticks / ticks_per_second)
-}
-
-fn clock_ticks() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
-}
-
 fn wall_us() -> u128 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros())
 }
@@ -282,67 +253,6 @@ async fn irc_drain(client: &mut IrcClient, quiet: Duration) {
     while Instant::now() < deadline && client.next_message(quiet).await.is_some() {}
 }
 
-/// A long-poll `/sync` loop in its own task, handing on each timeline event with the
-/// moment its sync returned.
-struct Listener {
-    events: mpsc::UnboundedReceiver<(Instant, Event)>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Listener {
-    /// Starts syncing from now on (what is already in the rooms is not handed on).
-    async fn start(base_url: &str, user_id: &str, token: &str) -> Listener {
-        let mut client = MatrixClient::from_token(base_url, user_id, token).unwrap_or_else(|e| panic!("{e}"));
-        client.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
-        let (tx, events) = mpsc::unbounded_channel();
-        let task = tokio::spawn(async move {
-            loop {
-                match client.sync_once(SYNC_TIMEOUT_MS).await {
-                    Ok(batch) => {
-                        let now = Instant::now();
-                        for event in batch {
-                            if tx.send((now, event)).is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("relay bench: a sync failed (retrying): {e}");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                    }
-                }
-            }
-        });
-        Listener { events, task }
-    }
-
-    /// Waits (within `limit`) for an event that `wanted` accepts; when its sync returned.
-    async fn wait_for(&mut self, limit: Duration, wanted: impl Fn(&Event) -> bool) -> Option<Instant> {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            match tokio::time::timeout_at(deadline, self.events.recv()).await {
-                Ok(Some((at, event))) if wanted(&event) => return Some(at),
-                Ok(Some(_)) => {}
-                Ok(None) | Err(_) => return None,
-            }
-        }
-    }
-
-    /// Drops whatever arrives until `quiet` passes with nothing.
-    async fn drain(&mut self, quiet: Duration) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline
-            && tokio::time::timeout(quiet, self.events.recv()).await.is_ok_and(|e| e.is_some())
-        {}
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
 /// Whether `event` is a message from `sender` in `room` whose body has `tag n`.
 fn message_with(event: &Event, sender: &str, room: &str, tag: &str, n: u64) -> bool {
     event.sender == sender
@@ -360,21 +270,12 @@ struct Latency {
     max: Duration,
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index]
-}
-
 fn latency(mut times: Vec<Duration>) -> Option<Latency> {
     if times.is_empty() {
         return None;
     }
     times.sort();
     Some(Latency { p50: percentile(&times, 0.5), p99: percentile(&times, 0.99), max: times[times.len() - 1] })
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 fn lat(l: Option<Latency>) -> String {
@@ -444,7 +345,7 @@ async fn paced(cast: &mut Cast, bot: &Bot, trace: &mut Vec<String>) -> Paced {
             .bob
             .wait_for(REPLY_LIMIT, |e| message_with(e, alice, room, "mfloor", n))
             .await
-            .unwrap_or_else(|| missing("alice's message to bob", bot));
+            .unwrap_or_else(|_| missing("alice's message to bob", bot));
         round.push((1, at - start, wall));
 
         // IRC → Matrix: ian → #magic → bot → bridged room → bob's sync.
@@ -456,7 +357,7 @@ async fn paced(cast: &mut Cast, bot: &Bot, trace: &mut Vec<String>) -> Paced {
             .bob
             .wait_for(REPLY_LIMIT, |e| message_with(e, bot_id, room, "i2m", n))
             .await
-            .unwrap_or_else(|| missing("ian's line relayed to Matrix", bot));
+            .unwrap_or_else(|_| missing("ian's line relayed to Matrix", bot));
         round.push((3, at - start, wall));
 
         // Matrix → IRC: alice's PUT in the bridged room → bot → #magic → ivy.
@@ -915,7 +816,7 @@ async fn bench(
             to_matrix = bob
                 .wait_for(Duration::from_secs(1), |e| message_with(e, &bot_id, &room, "probe", probe))
                 .await
-                .is_some();
+                .is_ok();
         }
         if !to_irc {
             alice.send_text(&room, &format!("probe {probe}")).await.unwrap_or_else(|e| panic!("{e}"));
