@@ -17,45 +17,16 @@ set -euo pipefail
 VENV="${SPELLBRIDGE_SYNAPSE_VENV:-${HOME:?HOME is not set}/.cache/spellbridge/synapse-venv}"
 SPEC="${SPELLBRIDGE_SYNAPSE_SPEC:-matrix-synapse==1.163.2}"
 PYTHON="${PYTHON:-python3}"
-# Written last, after an install that imported Synapse: a venv without it (an install cut
-# short) is installed again.
-MARKER="$VENV/.spellbridge-installed"
-
-say() { echo "install-synapse: $*"; }
-fail() {
-    echo "install-synapse: error: $*" >&2
-    echo "install-synapse: the Matrix tests need Synapse in the venv $VENV" >&2
-    echo "install-synapse: (python3 >= 3.10 with the venv module, and access to PyPI)." >&2
-    exit 1
-}
+TOOL=install-synapse
+WHAT=Synapse
+NEEDED_BY="the Matrix tests"
+MIN_PYTHON=3.10
+SIZE="about 20 s and 240 MB"
 
 installed_version() {
     "$VENV/bin/python" -c 'import synapse; print(synapse.__version__)' 2>/dev/null
 }
 
-if [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$SPEC" ] && version="$(installed_version)"; then
-    say "already installed: Synapse $version in $VENV"
-    exit 0
-fi
-
-started=$SECONDS
-command -v "$PYTHON" >/dev/null 2>&1 || fail "$PYTHON not found: install Python 3.10 or newer, or set PYTHON"
-"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
-    || fail "$PYTHON is $("$PYTHON" --version 2>&1); Synapse needs Python 3.10 or newer (set PYTHON)"
-
-rm -f "$MARKER"
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
-    say "creating the venv $VENV with $("$PYTHON" --version 2>&1)"
-    rm -rf "$VENV"
-    mkdir -p "$(dirname "$VENV")"
-    "$PYTHON" -m venv "$VENV" \
-        || fail "'$PYTHON -m venv $VENV' failed (on Debian: apt-get install python3-venv)"
-fi
-
-say "installing $SPEC (about 20 s and 240 MB)"
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$SPEC" \
-    || fail "pip install $SPEC failed (see above)"
-
-version="$(installed_version)" || fail "pip installed $SPEC but 'import synapse' fails in $VENV"
-echo "$SPEC" >"$MARKER"
-say "installed: Synapse $version in $VENV in $((SECONDS - started)) s"
+# shellcheck source=pip-venv.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pip-venv.sh"
+pip_venv_install
