@@ -327,11 +327,18 @@ impl Router {
     /// identity of their player) are game masters everywhere; a room's operators may
     /// stop its table.
     fn standing(&self, inbound: &Inbound, player: &PlayerId) -> Standing {
-        let mut identities = self.directory.identities(player);
-        identities.push((inbound.network.clone(), inbound.sender.clone()));
         let permissions = &self.options.permissions;
-        let listed = |list: &[Identity]| identities.iter().any(|identity| list.contains(identity));
-        if listed(&permissions.admins) || listed(&permissions.game_masters) {
+        let listed = || {
+            // Every command passes here: look the player's identities up only when the
+            // config names anyone.
+            let mut identities = self.directory.identities(player);
+            identities.push((inbound.network.clone(), inbound.sender.clone()));
+            identities.iter().any(|identity| {
+                permissions.admins.contains(identity) || permissions.game_masters.contains(identity)
+            })
+        };
+        let anyone_listed = !permissions.admins.is_empty() || !permissions.game_masters.is_empty();
+        if anyone_listed && listed() {
             Standing::GameMaster
         } else if inbound.operator && !inbound.private {
             Standing::Operator
