@@ -32,6 +32,9 @@
 //! pattern, and the wall-clock times (µs since the epoch, to set beside the daemon's log)
 //! of the send, the end of its `PUT`, and the awaited event's arrival.
 //!
+//! `SPELLBRIDGE_BENCH_QUICK=1` measures a fifth of the rounds, to try a change quickly
+//! (its p99s mean little).
+//!
 //! Needs Synapse (`tests/scripts/install-synapse.sh`) and matrix-nio
 //! (`tests/scripts/install-nio.sh`; the venv is `$SPELLBRIDGE_NIO_VENV`, default
 //! `~/.cache/spellbridge/nio-venv`).
@@ -339,6 +342,7 @@ async fn measure(a: &mut User, b: &mut User, setup: &Setup<'_>, pattern: Pattern
         Pattern::BackToBack => (WARMUP, BACK_TO_BACK),
         Pattern::Gapped => (0, GAPPED),
     };
+    let measured = measured / rounds_divisor();
     let mut times: [Vec<Duration>; SUBJECTS] = Default::default();
     for n in 0..warmup + measured {
         let round = round(a, b, setup, pattern, n).await;
@@ -349,6 +353,11 @@ async fn measure(a: &mut User, b: &mut User, setup: &Setup<'_>, pattern: Pattern
         }
     }
     times.map(latency)
+}
+
+/// 5 with `SPELLBRIDGE_BENCH_QUICK` set, else 1.
+fn rounds_divisor() -> usize {
+    if std::env::var_os("SPELLBRIDGE_BENCH_QUICK").is_some() { 5 } else { 1 }
 }
 
 /// One way: A sends a message, B's sync receives it. Returns when A sent, when A's
@@ -637,11 +646,13 @@ async fn bench(synapse: &Synapse, accounts: &Accounts) -> String {
 
     let width = rows.iter().map(|r| r.what.chars().count()).max().unwrap_or(0);
     let mut out = String::new();
+    let gapped = GAPPED / rounds_divisor();
     let _ = writeln!(
         out,
-        "Matrix benchmark: one Synapse on 127.0.0.1, rate limits raised; per figure {BACK_TO_BACK} round trips \
-         back to back (after {WARMUP} unmeasured) and {GAPPED} with {GAP:?} of idle before each \
-         (so their p99 is the slowest of {GAPPED})"
+        "Matrix benchmark: one Synapse on 127.0.0.1, rate limits raised; per figure {} round trips \
+         back to back (after {WARMUP} unmeasured) and {gapped} with {GAP:?} of idle before each \
+         (so their p99 is the slowest of {gapped})",
+        BACK_TO_BACK / rounds_divisor()
     );
     for r in &rows {
         let pad = width - r.what.chars().count();

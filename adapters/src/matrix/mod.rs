@@ -1,11 +1,13 @@
 //! The Matrix transport ([`transport`], with its [`options`]), built on matrix-sdk 0.18:
 //! login and session restore ([`connect`]), the `/sync` loop and invites (`sync`), with
-//! the gaps of cut-short timelines filled (`gap`),
-//! the files kept in the store directory ([`store`]), and the parts that do no I/O:
+//! the gaps of cut-short timelines filled (`gap`) and what is known of rooms and
+//! senders kept between state changes (`room_facts`), the next long poll held for a
+//! command's answers (`answers`), the files kept in the store directory ([`store`]), and the parts that do no I/O:
 //! formatting outbound rich text ([`format`](mod@format)), reading inbound HTML ([`html`]),
 //! reading timeline events ([`inbound`]), the invite allow-list ([`invite`]) and retry
 //! decisions ([`retry`]).
 
+mod answers;
 pub mod connect;
 pub mod format;
 mod gap;
@@ -14,6 +16,7 @@ pub mod inbound;
 pub mod invite;
 pub mod options;
 pub mod retry;
+mod room_facts;
 pub mod store;
 mod sync;
 pub mod transport;

@@ -28,22 +28,21 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use matrix_sdk::config::{SyncSettings, SyncToken};
 use matrix_sdk::deserialized_responses::TimelineEvent;
-use matrix_sdk::ruma::api::client::filter::FilterDefinition;
+use matrix_sdk::ruma::api::client::filter::{Filter as EventFilter, FilterDefinition, RoomEventFilter};
 use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
 use matrix_sdk::ruma::events::AnySyncTimelineEvent;
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
-use matrix_sdk::ruma::events::room::power_levels::UserPowerLevel;
 use matrix_sdk::ruma::serde::Raw;
-use matrix_sdk::ruma::{Int, OwnedEventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, UInt, UserId};
+use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, UInt, UserId};
 use matrix_sdk::sync::SyncResponse;
 use matrix_sdk::{Client, Room, RoomState};
-use spellbridge_core::{Inbound, RoomId};
+use spellbridge_core::{Inbound, NetworkId, RoomId, Said};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -52,14 +51,12 @@ use super::gap;
 use super::inbound::{self, Read, Received};
 use super::options::Login;
 use super::retry::{self, Failure};
+use super::room_facts::{RoomFacts, Sender};
 use super::transport::{self, Link, Shared, lock};
 
 /// Timeline events asked for per room and sync: enough that a burst between two syncs,
 /// or the messages sent while the bot was down, are not cut off.
 const TIMELINE_LIMIT: u32 = 100;
-
-/// The power level from which a sender operates a room (a moderator's, in Element).
-const OPERATOR_LEVEL: u8 = 50;
 
 /// The task that keeps one account logged in and syncing.
 pub(super) struct Supervisor {
@@ -67,6 +64,9 @@ pub(super) struct Supervisor {
     inbound: mpsc::Sender<Inbound>,
     /// The link has been up before (so coming up again is a reconnect).
     was_up: bool,
+    facts: RoomFacts,
+    /// A command was handed over since the last sync.
+    commanded: AtomicBool,
 }
 
 /// Why a logged-in session ended.
@@ -88,7 +88,13 @@ struct Pending {
 
 impl Supervisor {
     pub(super) fn new(shared: Arc<Shared>, inbound: mpsc::Sender<Inbound>) -> Self {
-        Supervisor { shared, inbound, was_up: false }
+        Supervisor {
+            shared,
+            inbound,
+            was_up: false,
+            facts: RoomFacts::default(),
+            commanded: AtomicBool::new(false),
+        }
     }
 
     pub(super) async fn run(mut self) {
@@ -185,6 +191,8 @@ impl Supervisor {
         // fetched is made again; it is still the same reconnect).
         let mut reconnect_counted = false;
         let mut pending: Vec<Pending> = Vec::new();
+        // The filter's id once uploaded (tried once a session; inline when that failed).
+        let (mut filter_id, mut filter_tried) = (None, false);
         loop {
             // Catch up at once; then long-poll, but wake in time to give up on a message
             // still waiting for its room key.
@@ -192,9 +200,17 @@ impl Supervisor {
             if let Some(first) = pending.iter().map(|p| p.give_up_at).min() {
                 timeout = timeout.min(first.saturating_duration_since(Instant::now()));
             }
+            if token.is_some() && !filter_tried {
+                filter_tried = true;
+                filter_id = upload_filter(client, network).await;
+            }
+            let filter = match (&token, &filter_id) {
+                (Some(_), Some(id)) => Filter::FilterId(id.clone()),
+                _ => Filter::FilterDefinition(filter_definition(token.is_none())),
+            };
             let settings = SyncSettings::new()
                 .timeout(timeout)
-                .filter(filter(token.is_none()))
+                .filter(filter)
                 .token(token.clone().map_or(SyncToken::NoToken, SyncToken::Specific));
             let result = tokio::select! {
                 () = shared.shutdown.cancelled() => return End::Shutdown,
@@ -243,7 +259,15 @@ impl Supervisor {
             }
             let since = token.as_deref();
             let handled = async {
+                let mark = shared.sends.started();
                 self.deliver(client, &own, &response, since, &mut pending).await?;
+                // The daemon's task that reads what was handed over was woken on this
+                // thread and waits behind this one: let it answer before syncing on,
+                // and let a command's answer go out before the next long poll ([`answers`]).
+                tokio::task::yield_now().await;
+                if self.commanded.swap(false, Ordering::Relaxed) {
+                    shared.sends.answered(mark).await;
+                }
                 self.retry_pending(client, &own, &mut pending).await;
                 self.invites(client, &response, first_of_session).await;
                 for room in response.rooms.left.keys() {
@@ -251,6 +275,7 @@ impl Supervisor {
                         tracing::info!(network = %network, room = %room, "no longer in a room");
                     }
                     shared.dms.lock().await.retain(|_, dm| dm != room);
+                    self.facts.forget(room);
                 }
                 if first_of_session {
                     self.join_configured(client).await;
@@ -311,6 +336,7 @@ impl Supervisor {
         };
         let mut rooms = Vec::new();
         for (room_id, update) in &response.rooms.joined {
+            self.facts.update(room_id, update);
             let Some(room) = client.get_room(room_id) else { continue };
             let gap = if update.timeline.limited {
                 self.gap(&room, update.timeline.prev_batch.as_deref(), since).await?
@@ -399,10 +425,13 @@ impl Supervisor {
     /// room with a power level of 50 or more (a room creator's is unbounded).
     async fn hand_over(&self, room: &Room, received: Received) {
         let Received { event_id, sender, text, rich, said, reply_to, thread } = received;
-        let private = room.is_direct().await.unwrap_or(false) || room.joined_members_count() == 2;
-        let operator = !private && operates(room, &sender).await;
+        let private = self.facts.private(room).await;
+        let Sender { display_name, operator } = self.facts.sender(room, &sender).await;
+        if said == Said::Message && text.starts_with(&self.shared.options.prefix) {
+            self.commanded.store(true, Ordering::Relaxed);
+        }
         let message = Inbound {
-            display_name: transport::display_name(room, &sender).await,
+            display_name,
             private,
             operator,
             message_id: Some(event_id.to_string()),
@@ -558,28 +587,37 @@ impl Supervisor {
     }
 }
 
-/// Whether `user` has a power level of at least [`OPERATOR_LEVEL`] in the room, by the
-/// room's `m.room.power_levels` (synced room state; members are not loaded for it).
-/// Unknown power levels make nobody an operator.
-async fn operates(room: &Room, user: &UserId) -> bool {
-    match room.power_levels().await {
-        // Unbounded (a room creator, from room version 12) compares above every number.
-        Ok(levels) => levels.for_user(user) >= UserPowerLevel::Int(Int::from(OPERATOR_LEVEL)),
+/// The name the long-poll filter is saved under (matrix-sdk keeps the homeserver's id for
+/// it in its store); a new definition needs a new name.
+const FILTER_NAME: &str = "spellbridge-sync-1";
+
+/// Uploads the long-poll filter (or finds its id from an earlier login), so that each
+/// `/sync` names it by id and the homeserver need not parse and check it every time.
+/// `None` (the filter then goes inline) when the homeserver would not take it.
+async fn upload_filter(client: &Client, network: &NetworkId) -> Option<String> {
+    match client.get_or_upload_filter(FILTER_NAME, filter_definition(false)).await {
+        Ok(id) => Some(id),
         Err(error) => {
-            tracing::debug!(room = %room.room_id(), %error, "power levels unknown; the sender is not an operator");
-            false
+            tracing::warn!(network = %network, %error, "cannot upload the sync filter; sending it with every sync");
+            None
         }
     }
 }
 
-/// The sync filter: members lazy-loaded (the homeserver then sends each room's member
-/// counts, which tell a direct chat of two, and the member events of the senders in the
-/// timeline, which give their display names; matrix-sdk loads the full list itself before
-/// an encrypted send), and a long timeline per room, except on the very first sync,
-/// whose history is skipped anyway (one event per room keeps it small).
-fn filter(first_ever: bool) -> Filter {
-    let mut definition = FilterDefinition::with_lazy_loading();
+/// The sync filter: a long timeline per room, except on the very first sync, whose
+/// history is skipped anyway (one event per room keeps it small). Members are not
+/// lazy-loaded: with lazy loading the homeserver works out, for every sync, which member
+/// events to send along (Synapse: about 2.5 ms of each sync that brings the bot a
+/// message, docs/benchmarks.md); without it a room's members come once, with its full
+/// state, and then as they change. [`room_facts`](super::room_facts) counts them.
+///
+/// Presence, typing notices and read receipts are left out: the bot uses none of them,
+/// and each would end its long poll for nothing.
+fn filter_definition(first_ever: bool) -> FilterDefinition {
+    let mut definition = FilterDefinition::default();
+    definition.presence = EventFilter::ignore_all();
+    definition.room.ephemeral = RoomEventFilter::ignore_all();
     let limit = if first_ever { 1 } else { TIMELINE_LIMIT };
     definition.room.timeline.limit = Some(UInt::from(limit));
-    Filter::FilterDefinition(definition)
+    definition
 }

@@ -35,6 +35,7 @@ use spellbridge_core::{
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::answers::Sends;
 use super::format;
 use super::invite::InviteAllow;
 use super::options::MatrixOptions;
@@ -66,6 +67,8 @@ pub(super) struct Shared {
     pub(super) dms: tokio::sync::Mutex<HashMap<OwnedUserId, OwnedRoomId>>,
     /// Rooms already told that a message could not be decrypted.
     pub(super) told_undecryptable: Mutex<HashSet<OwnedRoomId>>,
+    /// The messages being sent (the sync loop holds its next long poll for answers).
+    pub(super) sends: Sends,
     pub(super) link: watch::Sender<Link>,
     pub(super) reconnects: AtomicU64,
     pub(super) shutdown: CancellationToken,
@@ -185,6 +188,7 @@ impl MatrixTransport {
             client: Mutex::new(None),
             dms: tokio::sync::Mutex::new(HashMap::new()),
             told_undecryptable: Mutex::new(HashSet::new()),
+            sends: Sends::default(),
             link,
             reconnects: AtomicU64::new(0),
             shutdown,
@@ -321,6 +325,7 @@ impl GameTransport for MatrixTransport {
         if text.is_empty() {
             return Ok(());
         }
+        let _sending = self.shared.sends.start();
         let client = self.logged_in()?;
         let room = match to {
             Destination::Room(id) => {

@@ -1,0 +1,125 @@
+//! What the sync loop tells the daemon about where a message was said and by whom: whether
+//! the room is private (a direct chat, or a room of two), the sender's display name there,
+//! and whether they operate it (power level 50 or more). All of it is room state in
+//! matrix-sdk's store, a read of SQLite each; it is kept here per room until a sync brings
+//! the room a state event (a member joining or leaving, a new name, new power levels), so
+//! a room's chat costs no read per message.
+//!
+//! The bot syncs without lazy-loaded members (the homeserver works out which member
+//! events to send with every sync otherwise, the larger part of its time for a bot's
+//! sync), so the homeserver sends no member counts: the joined members are counted from
+//! the store, after fetching the room's full member list once where it is not known yet.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use matrix_sdk::Room;
+use matrix_sdk::ruma::events::room::power_levels::UserPowerLevel;
+use matrix_sdk::ruma::{Int, OwnedRoomId, OwnedUserId, RoomId, UserId};
+use matrix_sdk::sync::{JoinedRoomUpdate, State};
+
+use super::transport::{self, lock};
+
+/// The power level from which a sender operates a room (a moderator's, in Element).
+const OPERATOR_LEVEL: u8 = 50;
+
+/// A message's sender as the daemon sees them in one room.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Sender {
+    pub(super) display_name: String,
+    /// Operates the room; never in a private one.
+    pub(super) operator: bool,
+}
+
+/// What is known of one room since its state last changed.
+#[derive(Default)]
+struct Facts {
+    private: Option<bool>,
+    senders: HashMap<OwnedUserId, Sender>,
+}
+
+/// Rooms' facts, looked up once between state changes.
+#[derive(Default)]
+pub(super) struct RoomFacts {
+    rooms: Mutex<HashMap<OwnedRoomId, Facts>>,
+}
+
+impl RoomFacts {
+    /// Whether the room is private: marked as a direct chat, or only two are in it.
+    pub(super) async fn private(&self, room: &Room) -> bool {
+        if let Some(private) = lock(&self.rooms).get(room.room_id()).and_then(|f| f.private) {
+            return private;
+        }
+        let private = room.is_direct().await.unwrap_or(false) || joined_members(room).await == Some(2);
+        lock(&self.rooms).entry(room.room_id().to_owned()).or_default().private = Some(private);
+        private
+    }
+
+    /// The sender of a message in `room`.
+    pub(super) async fn sender(&self, room: &Room, user: &UserId) -> Sender {
+        if let Some(known) = lock(&self.rooms).get(room.room_id()).and_then(|f| f.senders.get(user)) {
+            return known.clone();
+        }
+        let private = self.private(room).await;
+        let sender = Sender {
+            display_name: transport::display_name(room, user).await,
+            operator: !private && operates(room, user).await,
+        };
+        lock(&self.rooms)
+            .entry(room.room_id().to_owned())
+            .or_default()
+            .senders
+            .insert(user.to_owned(), sender.clone());
+        sender
+    }
+
+    /// Forgets what is known of a room when its update changed its state (its `state`
+    /// section, or a state event in its timeline); matrix-sdk has stored the change by then.
+    pub(super) fn update(&self, room: &RoomId, update: &JoinedRoomUpdate) {
+        let (State::Before(state) | State::After(state)) = &update.state;
+        let state_changed = !state.is_empty()
+            || update
+                .timeline
+                .events
+                .iter()
+                .any(|e| e.raw().get_field::<String>("state_key").ok().flatten().is_some());
+        if state_changed {
+            self.forget(room);
+        }
+    }
+
+    /// Forgets what is known of a room (the bot left it, or its state changed).
+    pub(super) fn forget(&self, room: &RoomId) {
+        lock(&self.rooms).remove(room);
+    }
+}
+
+/// How many have joined the room, by the store; its full member list is fetched first
+/// where the store does not have it yet (once per room). `None` when unknown.
+async fn joined_members(room: &Room) -> Option<usize> {
+    if !room.are_members_synced()
+        && let Err(error) = room.sync_members().await
+    {
+        tracing::warn!(room = %room.room_id(), %error, "cannot fetch the room's members; counting those known");
+    }
+    match room.joined_user_ids().await {
+        Ok(members) => Some(members.len()),
+        Err(error) => {
+            tracing::warn!(room = %room.room_id(), %error, "cannot count the room's members");
+            None
+        }
+    }
+}
+
+/// Whether `user` has a power level of at least [`OPERATOR_LEVEL`] in the room, by the
+/// room's `m.room.power_levels`. Unknown power levels make nobody an operator.
+async fn operates(room: &Room, user: &UserId) -> bool {
+    match room.power_levels().await {
+        // Unbounded (a room creator, from room version 12) compares above every number.
+        Ok(levels) => levels.for_user(user) >= UserPowerLevel::Int(Int::from(OPERATOR_LEVEL)),
+        Err(error) => {
+            tracing::debug!(room = %room.room_id(), %error, "power levels unknown; the sender is not an operator");
+            false
+        }
+    }
+}

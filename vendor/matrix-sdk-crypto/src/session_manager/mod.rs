@@ -1,0 +1,24 @@
+// Copyright 2020 The Matrix.org Foundation C.I.C.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+mod group_sessions;
+mod sessions;
+
+pub use group_sessions::CollectStrategy;
+#[cfg(feature = "experimental-send-custom-to-device")]
+pub(crate) use group_sessions::split_devices_for_share_strategy;
+pub(crate) use group_sessions::{
+    GroupSessionCache, GroupSessionManager, withheld_code_for_device_for_share_strategy,
+};
+pub(crate) use sessions::SessionManager;
