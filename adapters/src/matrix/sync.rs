@@ -10,7 +10,10 @@
 //! `next_batch` saved (`sync-token`),
 //! so after a restart sync continues from the last delivered position and never replays
 //! older history. On the very first start there is no position: that initial sync's
-//! timelines are history, and are skipped.
+//! timelines are history, and are skipped. After a command, the next long poll waits
+//! (briefly) for its answer to be sent ([`answers`](super::answers)); what a message's
+//! hand-over needs to know of its room and sender comes from
+//! [`room_facts`](super::room_facts).
 //!
 //! A room whose timeline the homeserver cut short (`limited`: more than
 //! [`TIMELINE_LIMIT`] events since the last sync, say after a long stop) has its gap
@@ -258,16 +261,9 @@ impl Supervisor {
                 tracing::info!(network = %network, "reconnected to the Matrix homeserver");
             }
             let since = token.as_deref();
+            let mark = shared.sends.started();
             let handled = async {
-                let mark = shared.sends.started();
                 self.deliver(client, &own, &response, since, &mut pending).await?;
-                // The daemon's task that reads what was handed over was woken on this
-                // thread and waits behind this one: let it answer before syncing on,
-                // and let a command's answer go out before the next long poll ([`answers`]).
-                tokio::task::yield_now().await;
-                if self.commanded.swap(false, Ordering::Relaxed) {
-                    shared.sends.answered(mark).await;
-                }
                 self.retry_pending(client, &own, &mut pending).await;
                 self.invites(client, &response, first_of_session).await;
                 for room in response.rooms.left.keys() {
@@ -307,6 +303,16 @@ impl Supervisor {
                 tracing::error!(network = %network, %error, "cannot save the sync position; a restart may deliver recent messages again");
             }
             token = Some(response.next_batch);
+            // The daemon's task that reads what was handed over was woken on this thread
+            // and waits behind this one: let it run before syncing on. A command's answer
+            // goes out before the next long poll ([`answers`]).
+            tokio::task::yield_now().await;
+            if self.commanded.swap(false, Ordering::Relaxed) {
+                tokio::select! {
+                    () = shared.shutdown.cancelled() => return End::Shutdown,
+                    () = shared.sends.answered(mark) => {}
+                }
+            }
             attempt = 0;
             if first_of_session {
                 up = true;
