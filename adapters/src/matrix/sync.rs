@@ -299,14 +299,15 @@ impl Supervisor {
                 }
                 continue;
             }
+            // The daemon's task that reads what was handed over was woken on this thread
+            // and waits behind this one: let it run first (not a point where shutdown
+            // can cut in, so the position below is saved whatever happens meanwhile).
+            tokio::task::yield_now().await;
             if let Err(error) = shared.store.save_sync_token(&response.next_batch) {
                 tracing::error!(network = %network, %error, "cannot save the sync position; a restart may deliver recent messages again");
             }
             token = Some(response.next_batch);
-            // The daemon's task that reads what was handed over was woken on this thread
-            // and waits behind this one: let it run before syncing on. A command's answer
-            // goes out before the next long poll ([`answers`]).
-            tokio::task::yield_now().await;
+            // A command's answer goes out before the next long poll ([`answers`]).
             if self.commanded.swap(false, Ordering::Relaxed) {
                 tokio::select! {
                     () = shared.shutdown.cancelled() => return End::Shutdown,
