@@ -73,33 +73,18 @@ impl Bot {
     }
 
     fn log(&self) -> String {
-        let text = std::fs::read_to_string(self.dir.path().join("bot.log")).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(40)..].join("\n")
+        support::log_tail(&self.dir.path().join("bot.log"))
     }
 
     /// Whether the process has exited (then its log says why).
     fn exited(&mut self) -> bool {
-        self.child.as_mut().is_none_or(|c| c.try_wait().ok().flatten().is_some())
+        support::exited(self.child.as_mut())
     }
 
     /// SIGTERM, a bounded wait for the exit, then SIGKILL.
     fn stop(&mut self) {
         let Some(mut child) = self.child.take() else { return };
-        if child.try_wait().ok().flatten().is_none() {
-            // std cannot send SIGTERM and the workspace forbids unsafe code: use kill(1).
-            let _ = Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline && child.try_wait().ok().flatten().is_none() {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        let _ = child.kill();
-        let _ = child.wait();
+        support::stop(&mut child);
     }
 }
 

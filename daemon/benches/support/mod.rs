@@ -1,9 +1,11 @@
-//! What the benches share: percentiles, a process's memory and CPU time from /proc, and
-//! a Matrix listener (a long-poll `/sync` loop in its own task). Each bench uses part of
+//! What the benches share: percentiles, a process's memory and CPU time from /proc,
+//! stopping a bot's child process and reading its log, and a Matrix listener (a
+//! long-poll `/sync` loop in its own task). Each bench uses part of
 //! it, so unused items are allowed here.
 #![allow(dead_code)]
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use spellbridge_tests::harness::matrix_client::{Event, MatrixClient};
@@ -122,4 +124,34 @@ pub fn clock_ticks() -> f64 {
         .ok()
         .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
         .unwrap_or(100.0)
+}
+
+/// The last 40 lines of a bot's log file (empty when there is none).
+pub fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
+}
+
+/// Whether a bot's process has exited (or was stopped); its log then says why.
+pub fn exited(child: Option<&mut Child>) -> bool {
+    child.is_none_or(|c| c.try_wait().ok().flatten().is_some())
+}
+
+/// Stops a bot's process: SIGTERM, a bounded wait for the exit, then SIGKILL.
+pub fn stop(child: &mut Child) {
+    if child.try_wait().ok().flatten().is_none() {
+        // std cannot send SIGTERM and the workspace forbids unsafe code: use kill(1).
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline && child.try_wait().ok().flatten().is_none() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
