@@ -1,6 +1,7 @@
 //! The Matrix transport ([`transport`], with its [`options`]), built on matrix-sdk 0.18:
 //! login and session restore ([`connect`]), the `/sync` loop and invites (`sync`), with
-//! the gaps of cut-short timelines filled (`gap`) and what is known of rooms and
+//! plain messages read before matrix-sdk's own work on a response (`early`), the gaps
+//! of cut-short timelines filled (`gap`) and what is known of rooms and
 //! senders kept between state changes (`room_facts`), the next long poll held for a
 //! command's answers (`answers`), the files kept in the store directory ([`store`]), and the parts that do no I/O:
 //! formatting outbound rich text ([`format`](mod@format)), reading inbound HTML ([`html`]),
@@ -9,6 +10,7 @@
 
 mod answers;
 pub mod connect;
+mod early;
 pub mod format;
 mod gap;
 pub mod html;

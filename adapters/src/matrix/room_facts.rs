@@ -18,6 +18,7 @@ use matrix_sdk::ruma::events::room::power_levels::UserPowerLevel;
 use matrix_sdk::ruma::{Int, OwnedRoomId, OwnedUserId, RoomId, UserId};
 use matrix_sdk::sync::{JoinedRoomUpdate, State};
 
+use super::early;
 use super::transport::{self, lock};
 
 /// The power level from which a sender operates a room (a moderator's, in Element).
@@ -77,12 +78,8 @@ impl RoomFacts {
     /// section, or a state event in its timeline); matrix-sdk has stored the change by then.
     pub(super) fn update(&self, room: &RoomId, update: &JoinedRoomUpdate) {
         let (State::Before(state) | State::After(state)) = &update.state;
-        let state_changed = !state.is_empty()
-            || update
-                .timeline
-                .events
-                .iter()
-                .any(|e| e.raw().get_field::<String>("state_key").ok().flatten().is_some());
+        let state_changed =
+            !state.is_empty() || update.timeline.events.iter().any(|e| early::changes_state(e.raw()));
         if state_changed {
             self.forget(room);
         }

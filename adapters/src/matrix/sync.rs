@@ -1,35 +1,36 @@
 //! The supervisor of one Matrix account: log in (or restore), then the `/sync` loop.
 //!
-//! The loop calls `sync_once` with the previous `next_batch` passed on, so events arrive
-//! as soon as the homeserver returns them (matrix-sdk's `Client::sync` sleeps up to a
-//! second between fast syncs; SERVERS.md). Each response is handled in order: timeline
-//! messages, edits, reactions and redactions ([`inbound`]) are handed to the daemon, with
-//! whether the sender operates the room (power level 50 or more, never in a direct chat),
-//! undecryptable ones wait briefly for their room key, invites are accepted or declined,
-//! rooms `leave` could not leave yet are left (after a login), and only then is
-//! `next_batch` saved (`sync-token`),
-//! so after a restart sync continues from the last delivered position and never replays
-//! older history. On the very first start there is no position: that initial sync's
-//! timelines are history, and are skipped. After a command, the next long poll waits
-//! (briefly) for its answer to be sent ([`answers`](super::answers)); what a message's
-//! hand-over needs to know of its room and sender comes from
-//! [`room_facts`](super::room_facts).
+//! The loop syncs with the previous `next_batch` passed on, so events arrive as soon as
+//! the homeserver returns them (matrix-sdk's `Client::sync` sleeps up to a second between
+//! fast syncs; SERVERS.md). It makes `sync_once` in its two halves (vendor/README.md):
+//! between the request and matrix-sdk's processing of the response, the messages of rooms
+//! that changed nothing else are handed over ([`early`]). Then the response is handled in
+//! order: the other timeline messages, edits, reactions and redactions ([`inbound`]) are
+//! handed to the daemon, with whether the sender operates the room (power level 50 or
+//! more, never in a direct chat), undecryptable ones wait briefly for their room key,
+//! invites are accepted or declined, rooms `leave` could not leave yet are left (after a
+//! login), and only then is `next_batch` saved (`sync-token`), so after a restart sync
+//! continues from the last delivered position and never replays older history. On the
+//! very first start there is no position: that initial sync's timelines are history, and
+//! are skipped. After a command, the next long poll waits (briefly) for its answer to be
+//! sent ([`answers`](super::answers)); what a message's hand-over needs to know of its
+//! room and sender comes from [`room_facts`](super::room_facts).
 //!
 //! A room whose timeline the homeserver cut short (`limited`: more than
 //! [`TIMELINE_LIMIT`] events since the last sync, say after a long stop) has its gap
 //! fetched with the room messages API ([`gap`]) and handed over first, oldest first, so
 //! no command or chat said meanwhile is lost (up to [`gap::MOST_PAGES`] pages of
 //! [`gap::PAGE`] events per room; beyond that the oldest are lost, and logged). Gaps are
-//! fetched before anything of the response is handed over; when one cannot be fetched
-//! (homeserver unreachable, rate limited) the position is not saved and the same sync is
-//! made again.
+//! fetched before anything else of the response is handed over; when one cannot be
+//! fetched (homeserver unreachable, rate limited) the position is not saved and the same
+//! sync is made again, skipping what was handed over early.
 //!
 //! Failures: a rate limit is waited out (`retry_after_ms`); an unreachable homeserver is
 //! retried with exponential backoff (the link goes [`Link::Down`] and comes back
 //! [`Link::Up`]); a rejected access token means logging in again (a new device) when a
 //! password is configured. Nothing here exits before shutdown.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -37,19 +38,20 @@ use std::time::Duration;
 use matrix_sdk::config::{SyncSettings, SyncToken};
 use matrix_sdk::deserialized_responses::TimelineEvent;
 use matrix_sdk::ruma::api::client::filter::{Filter as EventFilter, FilterDefinition, RoomEventFilter};
-use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
+use matrix_sdk::ruma::api::client::sync::sync_events::{self, v3::Filter};
 use matrix_sdk::ruma::events::AnySyncTimelineEvent;
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
 use matrix_sdk::ruma::serde::Raw;
 use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, UInt, UserId};
 use matrix_sdk::sync::SyncResponse;
-use matrix_sdk::{Client, Room, RoomState};
+use matrix_sdk::{Client, EncryptionState, Room, RoomState};
 use spellbridge_core::{Inbound, NetworkId, RoomId, Said};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::connect::{self, Origin};
+use super::early;
 use super::gap;
 use super::inbound::{self, Read, Received};
 use super::options::Login;
@@ -194,6 +196,8 @@ impl Supervisor {
         // fetched is made again; it is still the same reconnect).
         let mut reconnect_counted = false;
         let mut pending: Vec<Pending> = Vec::new();
+        // The events handed over early from the response being handled ([`early`]).
+        let mut early: HashSet<OwnedEventId> = HashSet::new();
         // The filter's id once uploaded (tried once a session; inline when that failed).
         let (mut filter_id, mut filter_tried) = (None, false);
         loop {
@@ -217,9 +221,36 @@ impl Supervisor {
                 .token(token.clone().map_or(SyncToken::NoToken, SyncToken::Specific));
             let result = tokio::select! {
                 () = shared.shutdown.cancelled() => return End::Shutdown,
-                result = client.sync_once(settings) => result,
+                result = client.sync_once_request(settings) => result,
             };
+            let since = token.as_deref();
+            let mark = shared.sends.started();
+            let first_of_session = !up;
             let response = match result {
+                Ok(response) => {
+                    if first_of_session && self.was_up && !reconnect_counted {
+                        reconnect_counted = true;
+                        // Counted before the messages are handed over, so whoever reads one knows.
+                        shared.reconnects.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(network = %network, "reconnected to the Matrix homeserver");
+                    }
+                    // The first sync's history is skipped ([`Self::deliver`]).
+                    if since.is_some() {
+                        self.deliver_early(client, &own, &response, &mut early).await;
+                    }
+                    // A command handed over early is answered before matrix-sdk's work on
+                    // the response (CPU and SQLite) competes with the homeserver for the
+                    // machine ([`answers`]). Neither this bounded wait nor that work is
+                    // cut short by a shutdown: what was handed over early is only safe
+                    // once the position after it is saved.
+                    if self.commanded.swap(false, Ordering::Relaxed) {
+                        shared.sends.answered(mark).await;
+                    }
+                    client.sync_once_process(response).await
+                }
+                Err(error) => Err(error),
+            };
+            let response = match response {
                 Ok(response) => response,
                 Err(error) => {
                     let delay = match retry::classify(&error) {
@@ -253,17 +284,9 @@ impl Supervisor {
                     continue;
                 }
             };
-            let first_of_session = !up;
-            if first_of_session && self.was_up && !reconnect_counted {
-                reconnect_counted = true;
-                // Counted before the messages are handed over, so whoever reads one knows.
-                shared.reconnects.fetch_add(1, Ordering::Relaxed);
-                tracing::info!(network = %network, "reconnected to the Matrix homeserver");
-            }
-            let since = token.as_deref();
             let mark = shared.sends.started();
             let handled = async {
-                self.deliver(client, &own, &response, since, &mut pending).await?;
+                self.deliver(client, &own, &response, since, &early, &mut pending).await?;
                 self.retry_pending(client, &own, &mut pending).await;
                 self.invites(client, &response, first_of_session).await;
                 for room in response.rooms.left.keys() {
@@ -284,8 +307,9 @@ impl Supervisor {
                 handled = handled => handled,
             };
             if let Err(failure) = handled {
-                // A gap could not be fetched: nothing of this response was handed over;
-                // the same sync is made again (from the unsaved position) after a pause.
+                // A gap could not be fetched: nothing of this response was handed over
+                // but what went early; the same sync is made again (from the unsaved
+                // position, skipping those) after a pause.
                 let delay = match failure {
                     Failure::SessionGone => return End::SessionGone,
                     Failure::RateLimited(wait) => wait,
@@ -307,6 +331,7 @@ impl Supervisor {
                 tracing::error!(network = %network, %error, "cannot save the sync position; a restart may deliver recent messages again");
             }
             token = Some(response.next_batch);
+            early.clear();
             // A command's answer goes out before the next long poll ([`answers`]).
             if self.commanded.swap(false, Ordering::Relaxed) {
                 tokio::select! {
@@ -323,16 +348,51 @@ impl Supervisor {
         }
     }
 
+    /// Hands over the messages of every room whose update is nothing but plain messages
+    /// ([`early`]), from the response as the homeserver sent it, before matrix-sdk
+    /// processes it. Each is noted in `early`, so that [`Self::deliver`] (and a sync
+    /// made again from the same position) skips it.
+    async fn deliver_early(
+        &self,
+        client: &Client,
+        own: &UserId,
+        response: &sync_events::v3::Response,
+        early: &mut HashSet<OwnedEventId>,
+    ) {
+        for (room_id, update) in &response.rooms.join {
+            if !early::plain_messages_only(update) {
+                continue;
+            }
+            let Some(room) = client.get_room(room_id).filter(|room| {
+                room.state() == RoomState::Joined
+                    && matches!(room.encryption_state(), EncryptionState::NotEncrypted)
+            }) else {
+                continue;
+            };
+            for raw in &update.timeline.events {
+                let event = TimelineEvent::from_plaintext(raw.clone());
+                let Some(id) = event.event_id() else { continue };
+                if early.insert(id)
+                    && let Read::Message(received) = inbound::read(&event, own)
+                {
+                    self.hand_over(&room, *received).await;
+                }
+            }
+        }
+    }
+
     /// Hands every new message in the response to the daemon, in timeline order per room,
-    /// each cut-short timeline preceded by its gap. `since` is the position the response
-    /// was synced from (none: the first sync, whose history is skipped). Fails, having
-    /// handed nothing over, when a gap could not be fetched for now.
+    /// each cut-short timeline preceded by its gap, but those in `early` (handed over
+    /// already). `since` is the position the response was synced from (none: the first
+    /// sync, whose history is skipped). Fails, having handed nothing over, when a gap
+    /// could not be fetched for now.
     async fn deliver(
         &self,
         client: &Client,
         own: &UserId,
         response: &SyncResponse,
         since: Option<&str>,
+        early: &HashSet<OwnedEventId>,
         pending: &mut Vec<Pending>,
     ) -> Result<(), Failure> {
         let network = &self.shared.options.network;
@@ -355,7 +415,9 @@ impl Supervisor {
         for (room, gap) in rooms {
             let timeline = &response.rooms.joined[room.room_id()].timeline.events;
             for event in gap.iter().chain(timeline) {
-                self.deliver_event(&room, own, event, pending).await;
+                if !event.event_id().is_some_and(|id| early.contains(&id)) {
+                    self.deliver_event(&room, own, event, pending).await;
+                }
             }
         }
         Ok(())

@@ -1,0 +1,12 @@
+mod attachment;
+mod beacon;
+mod beacon_info;
+mod calls;
+mod common;
+mod joined;
+mod left;
+mod notification_mode;
+mod pinned_events;
+mod spaces;
+mod tags;
+mod thread;
