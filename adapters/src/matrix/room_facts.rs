@@ -1,9 +1,10 @@
 //! What the sync loop tells the daemon about where a message was said and by whom: whether
 //! the room is private (a direct chat, or a room of two), the sender's display name there,
-//! and whether they operate it (power level 50 or more). All of it is room state in
+//! and whether they operate it (power level 50 or more); and the members' display names
+//! the transport writes in the pills of what it sends. All of it is room state in
 //! matrix-sdk's store, a read of SQLite each; it is kept here per room until a sync brings
 //! the room a state event (a member joining or leaving, a new name, new power levels), so
-//! a room's chat costs no read per message.
+//! a room's chat, and the answers to it, cost no read per message.
 //!
 //! The bot syncs without lazy-loaded members (the homeserver works out which member
 //! events to send with every sync otherwise, the larger part of its time for a bot's
@@ -37,6 +38,8 @@ pub(super) struct Sender {
 struct Facts {
     private: Option<bool>,
     senders: HashMap<OwnedUserId, Sender>,
+    /// Members' display names for pills; `None` for someone not in the room.
+    names: HashMap<OwnedUserId, Option<String>>,
 }
 
 /// Rooms' facts, looked up once between state changes.
@@ -72,6 +75,28 @@ impl RoomFacts {
             .senders
             .insert(user.to_owned(), sender.clone());
         sender
+    }
+
+    /// The display name of `user` in `room`, for a pill in a message sent there; `None`
+    /// when they are not a member (or the store cannot tell now, which is not kept).
+    /// Where the store lacks the room's members they are fetched first (once per room).
+    pub(super) async fn member_name(&self, room: &Room, user: &UserId) -> Option<String> {
+        if let Some(known) = lock(&self.rooms).get(room.room_id()).and_then(|f| f.names.get(user)) {
+            return known.clone();
+        }
+        let name = match room.get_member(user).await {
+            Ok(member) => member.map(|m| m.name().to_owned()),
+            Err(error) => {
+                tracing::debug!(room = %room.room_id(), user = %user, %error, "cannot read a member's name");
+                return None;
+            }
+        };
+        lock(&self.rooms)
+            .entry(room.room_id().to_owned())
+            .or_default()
+            .names
+            .insert(user.to_owned(), name.clone());
+        name
     }
 
     /// Forgets what is known of a room when its update changed its state (its `state`

@@ -56,7 +56,7 @@ use super::gap;
 use super::inbound::{self, Read, Received};
 use super::options::Login;
 use super::retry::{self, Failure};
-use super::room_facts::{RoomFacts, Sender};
+use super::room_facts::Sender;
 use super::transport::{self, Link, Shared, lock};
 
 /// Timeline events asked for per room and sync: enough that a burst between two syncs,
@@ -69,7 +69,6 @@ pub(super) struct Supervisor {
     inbound: mpsc::Sender<Inbound>,
     /// The link has been up before (so coming up again is a reconnect).
     was_up: bool,
-    facts: RoomFacts,
     /// A command was handed over since the last sync.
     commanded: AtomicBool,
 }
@@ -93,13 +92,7 @@ struct Pending {
 
 impl Supervisor {
     pub(super) fn new(shared: Arc<Shared>, inbound: mpsc::Sender<Inbound>) -> Self {
-        Supervisor {
-            shared,
-            inbound,
-            was_up: false,
-            facts: RoomFacts::default(),
-            commanded: AtomicBool::new(false),
-        }
+        Supervisor { shared, inbound, was_up: false, commanded: AtomicBool::new(false) }
     }
 
     pub(super) async fn run(mut self) {
@@ -294,7 +287,7 @@ impl Supervisor {
                         tracing::info!(network = %network, room = %room, "no longer in a room");
                     }
                     shared.dms.lock().await.retain(|_, dm| dm != room);
-                    self.facts.forget(room);
+                    self.shared.facts.forget(room);
                 }
                 if first_of_session {
                     self.join_configured(client).await;
@@ -403,7 +396,7 @@ impl Supervisor {
         };
         let mut rooms = Vec::new();
         for (room_id, update) in &response.rooms.joined {
-            self.facts.update(room_id, update);
+            self.shared.facts.update(room_id, update);
             let Some(room) = client.get_room(room_id) else { continue };
             let gap = if update.timeline.limited {
                 self.gap(&room, update.timeline.prev_batch.as_deref(), since).await?
@@ -494,8 +487,8 @@ impl Supervisor {
     /// room with a power level of 50 or more (a room creator's is unbounded).
     async fn hand_over(&self, room: &Room, received: Received) {
         let Received { event_id, sender, text, rich, said, reply_to, thread } = received;
-        let private = self.facts.private(room).await;
-        let Sender { display_name, operator } = self.facts.sender(room, &sender).await;
+        let private = self.shared.facts.private(room).await;
+        let Sender { display_name, operator } = self.shared.facts.sender(room, &sender).await;
         if said == Said::Message && text.starts_with(&self.shared.options.prefix) {
             self.commanded.store(true, Ordering::Relaxed);
         }

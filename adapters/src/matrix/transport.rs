@@ -40,6 +40,7 @@ use super::format;
 use super::invite::InviteAllow;
 use super::options::MatrixOptions;
 use super::retry::{self, Failure};
+use super::room_facts::RoomFacts;
 use super::store::StoreDir;
 use super::sync::Supervisor;
 
@@ -69,6 +70,8 @@ pub(super) struct Shared {
     pub(super) told_undecryptable: Mutex<HashSet<OwnedRoomId>>,
     /// The messages being sent (the sync loop holds its next long poll for answers).
     pub(super) sends: Sends,
+    /// What is known of rooms and their members until their state changes.
+    pub(super) facts: RoomFacts,
     pub(super) link: watch::Sender<Link>,
     pub(super) reconnects: AtomicU64,
     pub(super) shutdown: CancellationToken,
@@ -189,6 +192,7 @@ impl MatrixTransport {
             dms: tokio::sync::Mutex::new(HashMap::new()),
             told_undecryptable: Mutex::new(HashSet::new()),
             sends: Sends::default(),
+            facts: RoomFacts::default(),
             link,
             reconnects: AtomicU64::new(0),
             shutdown,
@@ -342,7 +346,7 @@ impl GameTransport for MatrixTransport {
                 self.direct_room(&client, &user).await?
             }
         };
-        let content = message_content(&room, message).await;
+        let content = message_content(&room, message, &self.shared.facts).await;
         // One transaction id for every attempt: the homeserver drops repeats of it.
         let transaction = TransactionId::new();
         self.with_retry("send the message", || {
@@ -355,21 +359,20 @@ impl GameTransport for MatrixTransport {
 
 /// The `m.room.message` for a message in a room: `m.text` (not `m.notice`, which push
 /// rules never notify, so mentions would not ping), or `m.emote` when acted; HTML with
-/// pills named by each player's display name in that room, and `m.mentions` listing them.
-/// A mention of someone whose member event was not lazy-loaded yet loads the room's
-/// member list (once per room). A message for a thread is sent in it, with the thread's
+/// pills named by each player's display name in that room (from `facts`), and
+/// `m.mentions` listing them. A message for a thread is sent in it, with the thread's
 /// reply fallback pointing at the root, as clients without threads expect; a thread id
 /// that is not an event id is ignored (the message goes to the room).
-async fn message_content(room: &Room, message: &Message) -> RoomMessageEventContent {
+async fn message_content(room: &Room, message: &Message, facts: &RoomFacts) -> RoomMessageEventContent {
     let text = &message.text;
     let mut names = HashMap::new();
     for segment in text.segments() {
         if let Segment::Mention(player) | Segment::Name(player) = segment
             && !names.contains_key(player.as_str())
             && let Ok(user) = UserId::parse(player.as_str())
-            && let Ok(Some(member)) = room.get_member(&user).await
+            && let Some(name) = facts.member_name(room, &user).await
         {
-            names.insert(player.as_str().to_owned(), member.name().to_owned());
+            names.insert(player.as_str().to_owned(), name);
         }
     }
     let rendered = format::render(text, |id| names.get(id).cloned());
