@@ -27,7 +27,9 @@
 //!
 //! To see where a bot's time goes: `SPELLBRIDGE_BENCH_RUST_LOG` sets the daemon's
 //! `RUST_LOG` (default `info`); `SPELLBRIDGE_BENCH_KEEP_LOGS=DIR` copies each bot's log
-//! there when it stops (`spellbridge-<pid>.log`, `matrix-nio-<pid>.log`);
+//! there when it stops (`spellbridge-<pid>.log`, `matrix-nio-<pid>.log`), and Synapse's
+//! at the end (`synapse.log`, then with a line per request);
+//! `tests/scripts/matrix_bench_steps.py` splits the exchanges into steps with them;
 //! `SPELLBRIDGE_BENCH_TRACE=FILE` writes one line per measured exchange there: what, round,
 //! pattern, and the wall-clock times (µs since the epoch, to set beside the daemon's log)
 //! of the send, the end of its `PUT`, and the awaited event's arrival.
@@ -47,7 +49,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use spellbridge_tests::harness::matrix_client::{Event, MatrixClient};
-use spellbridge_tests::harness::synapse::Synapse;
+use spellbridge_tests::harness::synapse::{self, Synapse};
 
 mod support;
 use support::{Listener, ms, percentile, rss_mib};
@@ -497,8 +499,11 @@ fn main() {
         "matrix-nio is needed: {} is missing; run tests/scripts/install-nio.sh",
         python.display()
     );
-    let synapse = Synapse::start()
-        .unwrap_or_else(|e| panic!("Synapse is needed (tests/scripts/install-synapse.sh): {e}"));
+    let keep_logs = std::env::var_os("SPELLBRIDGE_BENCH_KEEP_LOGS").filter(|d| !d.is_empty());
+    // With the logs kept, Synapse's log has a line per request (its own steps).
+    let synapse =
+        Synapse::start_with(synapse::Options { access_log: keep_logs.is_some(), ..Default::default() })
+            .unwrap_or_else(|e| panic!("Synapse is needed (tests/scripts/install-synapse.sh): {e}"));
     let register = |name: &str| {
         synapse.register(name, &password(name), false).unwrap_or_else(|e| panic!("registering {name}: {e}"))
     };
@@ -511,6 +516,13 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let report = runtime.block_on(bench(&synapse, &accounts));
     drop(runtime);
+    if let Some(dir) = keep_logs {
+        let to = Path::new(&dir).join("synapse.log");
+        match std::fs::copy(synapse.dir().join("homeserver.log"), &to) {
+            Ok(_) => eprintln!("matrix bench: Synapse's log kept as {}", to.display()),
+            Err(e) => eprintln!("matrix bench: cannot keep Synapse's log as {}: {e}", to.display()),
+        }
+    }
     drop(synapse);
     print!("{report}");
 }

@@ -113,6 +113,10 @@ pub struct Options {
     /// start's well-known 8008). A taken port is then [`HarnessError::PortInUse`], and no
     /// other port is tried. `None` by default.
     pub port: Option<u16>,
+    /// Whether the log also keeps Synapse's access lines (`synapse.access`, INFO): one
+    /// per request, with when it ended and how long it took (the Matrix benchmark's
+    /// server-side steps). Off by default: the log has warnings and errors only.
+    pub access_log: bool,
 }
 
 impl Default for Options {
@@ -124,6 +128,7 @@ impl Default for Options {
             stop_timeout: Duration::from_secs(10),
             venv: venv_dir(),
             port: None,
+            access_log: false,
         }
     }
 }
@@ -505,6 +510,11 @@ enable_registration_without_verification: true
 
     fn log_config(&self) -> String {
         let file = quoted(&self.log_path().display().to_string());
+        let (handler_level, access) = if self.options.access_log {
+            ("INFO", "loggers:\n  synapse.access:\n    level: INFO\n")
+        } else {
+            ("WARNING", "")
+        };
         format!(
             r#"# Written by spellbridge's test harness (tests/harness/synapse.rs).
 version: 1
@@ -516,8 +526,8 @@ handlers:
     class: logging.FileHandler
     formatter: precise
     filename: {file}
-    level: WARNING
-root:
+    level: {handler_level}
+{access}root:
   level: WARNING
   handlers: [file]
 disable_existing_loggers: false
