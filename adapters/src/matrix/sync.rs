@@ -277,6 +277,7 @@ impl Supervisor {
                     continue;
                 }
             };
+            // Answers from here on are to what the rest of the response hands over.
             let mark = shared.sends.started();
             let handled = async {
                 self.deliver(client, &own, &response, since, &early, &mut pending).await?;
