@@ -180,6 +180,17 @@ fn a_name_can_be_registered_once_and_as_admin() {
     assert!(again.contains("M_USER_IN_USE"), "{again}");
 }
 
+#[test]
+fn the_access_log_has_a_line_per_request_when_asked_for() {
+    let server = ok(Synapse::start_with(Options { access_log: true, ..Options::default() }));
+    ok(server.register("alice", "alice-password", false));
+    let log = std::fs::read_to_string(server.dir().join("homeserver.log")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        log.lines().any(|l| l.contains("Processed request") && l.contains("/_synapse/admin/v1/register")),
+        "no access line for the registration in:\n{log}"
+    );
+}
+
 #[tokio::test]
 async fn rate_limits_apply_only_when_asked_for() {
     let server = ok(Synapse::start_with(Options { rate_limited: true, ..Options::default() }));
