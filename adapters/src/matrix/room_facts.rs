@@ -51,29 +51,27 @@ pub(super) struct RoomFacts {
 impl RoomFacts {
     /// Whether the room is private: marked as a direct chat, or only two are in it.
     pub(super) async fn private(&self, room: &Room) -> bool {
-        if let Some(private) = lock(&self.rooms).get(room.room_id()).and_then(|f| f.private) {
+        if let Some(private) = self.known(room, |f| f.private) {
             return private;
         }
         let private = room.is_direct().await.unwrap_or(false) || joined_members(room).await == Some(2);
-        lock(&self.rooms).entry(room.room_id().to_owned()).or_default().private = Some(private);
+        self.keep(room, |f| f.private = Some(private));
         private
     }
 
     /// The sender of a message in `room`.
     pub(super) async fn sender(&self, room: &Room, user: &UserId) -> Sender {
-        if let Some(known) = lock(&self.rooms).get(room.room_id()).and_then(|f| f.senders.get(user)) {
-            return known.clone();
+        if let Some(known) = self.known(room, |f| f.senders.get(user).cloned()) {
+            return known;
         }
         let private = self.private(room).await;
         let sender = Sender {
             display_name: transport::display_name(room, user).await,
             operator: !private && operates(room, user).await,
         };
-        lock(&self.rooms)
-            .entry(room.room_id().to_owned())
-            .or_default()
-            .senders
-            .insert(user.to_owned(), sender.clone());
+        self.keep(room, |f| {
+            f.senders.insert(user.to_owned(), sender.clone());
+        });
         sender
     }
 
@@ -81,8 +79,8 @@ impl RoomFacts {
     /// when they are not a member (or the store cannot tell now, which is not kept).
     /// Where the store lacks the room's members they are fetched first (once per room).
     pub(super) async fn member_name(&self, room: &Room, user: &UserId) -> Option<String> {
-        if let Some(known) = lock(&self.rooms).get(room.room_id()).and_then(|f| f.names.get(user)) {
-            return known.clone();
+        if let Some(known) = self.known(room, |f| f.names.get(user).cloned()) {
+            return known;
         }
         let name = match room.get_member(user).await {
             Ok(member) => member.map(|m| m.name().to_owned()),
@@ -91,11 +89,9 @@ impl RoomFacts {
                 return None;
             }
         };
-        lock(&self.rooms)
-            .entry(room.room_id().to_owned())
-            .or_default()
-            .names
-            .insert(user.to_owned(), name.clone());
+        self.keep(room, |f| {
+            f.names.insert(user.to_owned(), name.clone());
+        });
         name
     }
 
@@ -108,6 +104,16 @@ impl RoomFacts {
         if state_changed {
             self.forget(room);
         }
+    }
+
+    /// What `read` finds among the room's facts, if any are kept.
+    fn known<T>(&self, room: &Room, read: impl FnOnce(&Facts) -> Option<T>) -> Option<T> {
+        lock(&self.rooms).get(room.room_id()).and_then(read)
+    }
+
+    /// Keeps a fact about the room (until its state changes).
+    fn keep(&self, room: &Room, write: impl FnOnce(&mut Facts)) {
+        write(lock(&self.rooms).entry(room.room_id().to_owned()).or_default());
     }
 
     /// Forgets what is known of a room (the bot left it, or its state changed).
