@@ -5,7 +5,8 @@
 //! answers in a thread and acts emotes, leaves a room for good, opens an encrypted direct room, works both ways in an encrypted
 //! room and tells a room once when it cannot decrypt, keeps its device and does not
 //! replay history across a restart (yet delivers every message said while it was down,
-//! beyond the sync's timeline limit, once and in order), comes back after a homeserver
+//! beyond the sync's timeline limit, once and in order, even when fetching the gap fails
+//! once after another room's messages went early), comes back after a homeserver
 //! restart (or a homeserver that is down when it starts), waits out `M_LIMIT_EXCEEDED`, and its
 //! latency is measured. Humans are the harness's raw client, or a second
 //! `MatrixTransport` where the test needs E2EE (the raw client has none).
@@ -30,6 +31,7 @@ use spellbridge_core::{
     Destination, GameTransport, Inbound, Message, PlayerId, RichText, RoomId, Said, Voice,
 };
 use spellbridge_tests::harness::HarnessError;
+use spellbridge_tests::harness::fault_proxy::FaultProxy;
 use spellbridge_tests::harness::matrix_client::{Event, MatrixClient, Method};
 use spellbridge_tests::harness::synapse::{Options, Synapse};
 use tokio::time::Instant;
@@ -727,6 +729,114 @@ async fn messages_beyond_the_timeline_limit_while_down_all_arrive_once_in_order(
     nothing_more(&bot.transport, QUIET).await;
     ok(alice.send_text(&room, "!after").await);
     assert_eq!(recv(&bot.transport, WAIT).await.text, "!after");
+    bot.stop().await;
+}
+
+/// The bot in two rooms, stopped after a first message; then, while it is down, more
+/// than a timeline in the busy room (its next sync is cut short there, and the gap is
+/// fetched) and one message in the quiet one. Returns the proxy the bot syncs through,
+/// the rooms, and the ids of what was said in each while it was down.
+struct Missed {
+    proxy: FaultProxy,
+    busy: String,
+    quiet: String,
+    said_in_busy: Vec<String>,
+    said_in_quiet: String,
+}
+
+const SAID_WHILE_DOWN: usize = 120; // more than the sync's timeline limit (100)
+
+async fn missed_while_down(server: &Synapse, store: &Path) -> Missed {
+    let upstream = format!("127.0.0.1:{}", server.port()).parse().expect("a loopback address");
+    let proxy = ok(FaultProxy::start(upstream).await);
+    let bot_id = register(server, "spellbot");
+    register(server, "alice");
+    let carol_id = register(server, "carol");
+    let mut alice = login(server, "alice").await;
+    let mut carol = login(server, "carol").await;
+    let bot = Running::started(through(&proxy, server, store), server).await;
+    let mut rooms = Vec::new();
+    for name in ["Busy", "Quiet"] {
+        let room = ok(alice.create_room(name, &[&bot_id, &carol_id], false).await);
+        ok(carol.accept_invite(&room).await);
+        until_joined(&bot.transport, &room).await;
+        rooms.push(room);
+    }
+    let quiet = rooms.pop().expect("two rooms");
+    let busy = rooms.pop().expect("two rooms");
+    ok(alice.send_text(&quiet, "!before").await);
+    assert_eq!(recv(&bot.transport, WAIT).await.text, "!before");
+    bot.stop().await;
+    let mut said_in_busy = Vec::new();
+    for i in 0..SAID_WHILE_DOWN {
+        said_in_busy.push(ok(alice.send_text(&busy, &format!("!n {i}")).await));
+    }
+    let said_in_quiet = ok(alice.send_text(&quiet, "!meanwhile").await);
+    Missed { proxy, busy, quiet, said_in_busy, said_in_quiet }
+}
+
+/// The bot's options, syncing through `proxy`.
+fn through(proxy: &FaultProxy, server: &Synapse, store: &Path) -> MatrixOptions {
+    let mut options = options(server, "spellbot", store);
+    options.homeserver = proxy.base_url();
+    options
+}
+
+/// Receives what was missed and asserts each message came once, the busy room's in order.
+async fn receive_once_each(bot: &Running, missed: &Missed) {
+    let mut got = Vec::new();
+    for _ in 0..=SAID_WHILE_DOWN {
+        got.push(recv(&bot.transport, WAIT).await);
+    }
+    let id_in = |room: &str| -> Vec<String> {
+        got.iter()
+            .filter(|m| m.room.as_str() == room)
+            .map(|m| m.message_id.clone().unwrap_or_default())
+            .collect()
+    };
+    assert_eq!(
+        id_in(&missed.quiet),
+        std::slice::from_ref(&missed.said_in_quiet),
+        "the quiet room's message, once"
+    );
+    assert_eq!(id_in(&missed.busy), missed.said_in_busy, "the busy room's messages, each once and in order");
+    nothing_more(&bot.transport, QUIET).await;
+}
+
+/// A gap that cannot be fetched at first is fetched again, for the same response (which
+/// matrix-sdk has taken in already: a sync made again would come back empty), and
+/// nothing is lost or handed over twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gap_that_cannot_be_fetched_at_first_is_fetched_again_and_nothing_is_lost_or_doubled() {
+    let server = start_server(Options::default());
+    let store = tempfile::tempdir().expect("temp dir");
+    let missed = missed_while_down(&server, store.path()).await;
+    missed.proxy.fail("/messages", 1, 502);
+    let bot = Running::started(through(&missed.proxy, &server, store.path()), &server).await;
+    assert_eq!(missed.proxy.injected(), 1, "the gap fetch went through the proxy and failed once");
+    receive_once_each(&bot, &missed).await;
+    bot.stop().await;
+}
+
+/// A stop after matrix-sdk took a sync response in but before it was handed over (here:
+/// while its gap cannot be fetched) loses nothing: the next start fetches what lies
+/// between the two saved positions and hands it over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_between_taking_a_sync_in_and_handing_it_over_loses_nothing() {
+    let server = start_server(Options::default());
+    let store = tempfile::tempdir().expect("temp dir");
+    let missed = missed_while_down(&server, store.path()).await;
+    missed.proxy.fail("/messages", usize::MAX, 502);
+    let stuck = Running::start(through(&missed.proxy, &server, store.path()));
+    let deadline = Instant::now() + WAIT;
+    while missed.proxy.injected() < 2 {
+        assert!(Instant::now() < deadline, "the bot did not try to fetch the gap twice within {WAIT:?}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    stuck.stop().await;
+    missed.proxy.heal();
+    let bot = Running::started(through(&missed.proxy, &server, store.path()), &server).await;
+    receive_once_each(&bot, &missed).await;
     bot.stop().await;
 }
 

@@ -1,11 +1,13 @@
 //! Real servers for the end-to-end tests: [`inspircd`] starts and stops an InspIRCd on a
 //! free loopback port from a config in a temp dir, and [`irc_client`] is a small raw IRC
-//! client that plays a human user against it. Both report failures as a
-//! [`HarnessError`] whose message says what to do.
+//! client that plays a human user against it. [`synapse`] and [`matrix_client`] do the
+//! same for Matrix; [`fault_proxy`] stands in front of a server and fails chosen requests.
+//! All report failures as a [`HarnessError`] whose message says what to do.
 
 use std::time::Duration;
 
 pub mod daemon;
+pub mod fault_proxy;
 pub mod inspircd;
 pub mod irc_client;
 pub mod matrix_client;

@@ -22,8 +22,9 @@
 //! no command or chat said meanwhile is lost (up to [`gap::MOST_PAGES`] pages of
 //! [`gap::PAGE`] events per room; beyond that the oldest are lost, and logged). Gaps are
 //! fetched before anything else of the response is handed over; when one cannot be
-//! fetched (homeserver unreachable, rate limited) the position is not saved and the same
-//! sync is made again, skipping what was handed over early.
+//! fetched (homeserver unreachable, rate limited) the same response is handed over again
+//! after a pause, until it can. (Not the same sync made again: matrix-sdk has taken the
+//! response in, and would answer a sync from the same position with nothing.)
 //!
 //! Failures: a rate limit is waited out (`retry_after_ms`); an unreachable homeserver is
 //! retried with exponential backoff (the link goes [`Link::Down`] and comes back
@@ -44,6 +45,7 @@ use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
 use matrix_sdk::ruma::serde::Raw;
 use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, UInt, UserId};
+use matrix_sdk::store::{StateStoreDataKey, StateStoreDataValue};
 use matrix_sdk::sync::SyncResponse;
 use matrix_sdk::{Client, EncryptionState, Room, RoomState};
 use spellbridge_core::{Inbound, NetworkId, RoomId, Said};
@@ -193,6 +195,18 @@ impl Supervisor {
         let mut early: HashSet<OwnedEventId> = HashSet::new();
         // The filter's id once uploaded (tried once a session; inline when that failed).
         let (mut filter_id, mut filter_tried) = (None, false);
+        if let Some(ours) = token.clone()
+            && let Some(theirs) = processed_position(client).await
+            && theirs != ours
+        {
+            if let Err(end) = self.catch_up(client, &own, &ours, &theirs, &mut pending).await {
+                return end;
+            }
+            if let Err(error) = shared.store.save_sync_token(&theirs) {
+                tracing::error!(network = %network, %error, "cannot save the sync position; a restart may deliver recent messages again");
+            }
+            token = Some(theirs);
+        }
         loop {
             // Catch up at once; then long-poll, but wake in time to give up on a message
             // still waiting for its room key.
@@ -280,7 +294,7 @@ impl Supervisor {
             // Answers from here on are to what the rest of the response hands over.
             let mark = shared.sends.started();
             let handled = async {
-                self.deliver(client, &own, &response, since, &early, &mut pending).await?;
+                self.deliver_all(client, &own, &response, since, &early, &mut pending).await?;
                 self.retry_pending(client, &own, &mut pending).await;
                 self.invites(client, &response, first_of_session).await;
                 for room in response.rooms.left.keys() {
@@ -300,22 +314,8 @@ impl Supervisor {
                 () = shared.shutdown.cancelled() => return End::Shutdown,
                 handled = handled => handled,
             };
-            if let Err(failure) = handled {
-                // A gap could not be fetched: nothing of this response was handed over
-                // but what went early; the same sync is made again (from the unsaved
-                // position, skipping those) after a pause.
-                let delay = match failure {
-                    Failure::SessionGone => return End::SessionGone,
-                    Failure::RateLimited(wait) => wait,
-                    Failure::Connection | Failure::Refused => {
-                        attempt = attempt.saturating_add(1);
-                        crate::supervise::backoff(options.backoff, attempt, network)
-                    }
-                };
-                if !shared.pause(delay).await {
-                    return End::Shutdown;
-                }
-                continue;
+            if let Err(end) = handled {
+                return end;
             }
             // The daemon's task that reads what was handed over was woken on this thread
             // and waits behind this one: let it run first (not a point where shutdown
@@ -415,6 +415,89 @@ impl Supervisor {
             }
         }
         Ok(())
+    }
+
+    /// [`Self::deliver`], again after a pause for as long as a gap cannot be fetched,
+    /// with the same response: matrix-sdk has processed it, and answers a sync made again
+    /// from the same position with nothing ("Got the same sync response twice"). Ends
+    /// only when all is handed over, the session is gone or the daemon shuts down.
+    async fn deliver_all(
+        &self,
+        client: &Client,
+        own: &UserId,
+        response: &SyncResponse,
+        since: Option<&str>,
+        early: &HashSet<OwnedEventId>,
+        pending: &mut Vec<Pending>,
+    ) -> Result<(), End> {
+        let mut attempt: u32 = 0;
+        loop {
+            match self.deliver(client, own, response, since, early, pending).await {
+                Ok(()) => return Ok(()),
+                Err(failure) => self.pause_after(failure, &mut attempt).await?,
+            }
+        }
+    }
+
+    /// Hands over what matrix-sdk took in but this loop did not: matrix-sdk saves its
+    /// position (`theirs`) as it processes a response, this loop its own (`ours`) only
+    /// once the response is handed over, so a stop in between leaves matrix-sdk ahead,
+    /// and it would answer a sync from `ours` with nothing. Each joined room's events
+    /// between the two are fetched ([`gap`]) and handed over; the daemon drops the moves
+    /// it already has by event id. Ends when all is handed over, the session is gone or
+    /// the daemon shuts down.
+    async fn catch_up(
+        &self,
+        client: &Client,
+        own: &UserId,
+        ours: &str,
+        theirs: &str,
+        pending: &mut Vec<Pending>,
+    ) -> Result<(), End> {
+        let network = &self.shared.options.network;
+        let mut attempt: u32 = 0;
+        'again: loop {
+            let mut rooms = Vec::new();
+            for room in client.joined_rooms() {
+                match gap::fetch(&room, theirs, ours).await {
+                    Ok(gap) => rooms.push((room, gap.events)),
+                    Err(error) => match retry::classify(&error) {
+                        Failure::Refused => {
+                            tracing::error!(network = %network, room = %room.room_id(), %error, "the homeserver refused the messages from just before the last stop; they were not delivered");
+                        }
+                        failure => {
+                            tracing::warn!(network = %network, room = %room.room_id(), %error, "cannot fetch the messages from just before the last stop yet; trying again");
+                            self.pause_after(failure, &mut attempt).await?;
+                            continue 'again;
+                        }
+                    },
+                }
+            }
+            let messages: usize = rooms.iter().map(|(_, events)| events.len()).sum();
+            tracing::info!(network = %network, messages, "handing over what came in just before the last stop (taken in, not yet handed over)");
+            for (room, events) in rooms {
+                for event in &events {
+                    self.deliver_event(&room, own, event, pending).await;
+                }
+            }
+            return Ok(());
+        }
+    }
+
+    /// Waits before trying again after `failure`: what a rate limit asks, or the next
+    /// step of the backoff (`attempt` counts them). Ends the session instead when the
+    /// access token is gone or the daemon shuts down.
+    async fn pause_after(&self, failure: Failure, attempt: &mut u32) -> Result<(), End> {
+        let options = &self.shared.options;
+        let delay = match failure {
+            Failure::SessionGone => return Err(End::SessionGone),
+            Failure::RateLimited(wait) => wait,
+            Failure::Connection | Failure::Refused => {
+                *attempt = attempt.saturating_add(1);
+                crate::supervise::backoff(options.backoff, *attempt, &options.network)
+            }
+        };
+        if self.shared.pause(delay).await { Ok(()) } else { Err(End::Shutdown) }
     }
 
     /// The events of a room's gap, oldest first. A gap the homeserver refuses to give is
@@ -647,6 +730,14 @@ impl Supervisor {
                 }
             }
         }
+    }
+}
+
+/// The position matrix-sdk has processed responses up to (its store's sync token).
+async fn processed_position(client: &Client) -> Option<String> {
+    match client.state_store().get_kv_data(StateStoreDataKey::SyncToken).await {
+        Ok(Some(StateStoreDataValue::SyncToken(token))) => Some(token),
+        _ => None,
     }
 }
 
