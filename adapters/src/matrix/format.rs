@@ -1,7 +1,8 @@
 //! Matrix message formatting, with no I/O: [`render`] turns a [`RichText`] into the
 //! plain `body`, the `org.matrix.custom.html` `formatted_body` and the users to list in
 //! `m.mentions`, for an `m.text` or (acted) `m.emote`. Reading an inbound message's HTML
-//! is [`html`](super::html)'s.
+//! is [`html`](super::html)'s. Text with no styles, colours, pills or names goes without
+//! HTML ([`Rendered::marked_up`]), as clients send plain text.
 //!
 //! HTML follows the spec's allowed subset (client-server API, "m.room.message msgtypes"):
 //! `<strong>`, `<em>`, `<code>`, `<br>`, `<font color data-mx-color>` for game colours,
@@ -20,6 +21,9 @@ pub struct Rendered {
     pub html: String,
     /// The user ids mentioned, in order, each once (for `m.mentions.user_ids`).
     pub mentions: Vec<String>,
+    /// The HTML says more than the plain body (a style, a colour, a pill or a name):
+    /// only then is it worth sending.
+    pub marked_up: bool,
 }
 
 /// The colour a hue is drawn in: mid-tone, readable on light and dark themes.
@@ -41,6 +45,7 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
     let mut plain = String::new();
     let mut html = String::new();
     let mut mentions: Vec<String> = Vec::new();
+    let mut marked_up = false;
     for segment in text.segments() {
         match segment {
             Segment::Text { text, style } => {
@@ -50,6 +55,7 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
                     Style::Italic => ("<em>", "</em>"),
                     Style::Code => ("<code>", "</code>"),
                 };
+                marked_up |= *style != Style::Plain;
                 if *style == Style::Code {
                     plain.push('`');
                     push_plain(&mut plain, text);
@@ -63,6 +69,7 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
             }
             Segment::Coloured { text, hue } => {
                 let colour = hue_colour(*hue);
+                marked_up = true;
                 push_plain(&mut plain, text);
                 html.push_str(&format!("<font color=\"{colour}\" data-mx-color=\"{colour}\">"));
                 push_escaped(&mut html, text);
@@ -71,6 +78,7 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
             Segment::Mention(player) => {
                 let id = player.as_str();
                 if UserId::parse(id).is_ok() {
+                    marked_up = true;
                     let name = name_of(id).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| id.to_owned());
                     push_plain(&mut plain, &name);
                     html.push_str("<a href=\"https://matrix.to/#/");
@@ -89,6 +97,7 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
             Segment::Name(player) => {
                 let id = player.as_str();
                 let name = name_of(id).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| id.to_owned());
+                marked_up = true;
                 push_plain(&mut plain, &name);
                 html.push_str("<strong>");
                 push_escaped(&mut html, &name);
@@ -96,7 +105,7 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
             }
         }
     }
-    Rendered { plain, html, mentions }
+    Rendered { plain, html, mentions, marked_up }
 }
 
 /// Appends text to a plain body, dropping control characters other than newline and tab.
@@ -188,6 +197,21 @@ mod tests {
         let out = render(&RichText::new().text("a\nb\u{7}c\rd"), names);
         assert_eq!(out.plain, "a\nbcd");
         assert_eq!(out.html, "a<br>bcd");
+    }
+
+    #[test]
+    fn only_styles_colours_pills_and_names_make_html_worth_sending() {
+        let plain = RichText::new().text("<alice> 2 < 3 & ").mention(&PlayerId::new("dave")).text("\nok");
+        assert!(!render(&plain, names).marked_up, "escaping, a newline or a non-Matrix mention is no markup");
+        let bob = PlayerId::new("@bob:localhost");
+        for marked in [
+            RichText::new().text("a ").bold("b"),
+            RichText::new().coloured("Fire", Hue::Red),
+            RichText::new().mention(&bob),
+            RichText::new().name(&bob),
+        ] {
+            assert!(render(&marked, names).marked_up, "{marked:?}");
+        }
     }
 
     proptest::proptest! {

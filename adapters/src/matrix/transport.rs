@@ -24,7 +24,8 @@ use async_trait::async_trait;
 use matrix_sdk::ruma::events::Mentions;
 use matrix_sdk::ruma::events::relation::Thread;
 use matrix_sdk::ruma::events::room::message::{
-    EmoteMessageEventContent, MessageType, Relation, RoomMessageEventContent, TextMessageEventContent,
+    EmoteMessageEventContent, FormattedBody, MessageType, Relation, RoomMessageEventContent,
+    TextMessageEventContent,
 };
 use matrix_sdk::ruma::{EventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, TransactionId, UserId};
 use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
@@ -377,9 +378,18 @@ async fn message_content(room: &Room, message: &Message, facts: &RoomFacts) -> R
     }
     let rendered = format::render(text, |id| names.get(id).cloned());
     let mentioned = rendered.mentions.iter().filter_map(|id| UserId::parse(id.as_str()).ok());
+    let formatted = rendered.marked_up.then(|| FormattedBody::html(rendered.html));
     let msgtype = match message.voice {
-        Voice::Say => MessageType::Text(TextMessageEventContent::html(rendered.plain, rendered.html)),
-        Voice::Act => MessageType::Emote(EmoteMessageEventContent::html(rendered.plain, rendered.html)),
+        Voice::Say => {
+            let mut text = TextMessageEventContent::plain(rendered.plain);
+            text.formatted = formatted;
+            MessageType::Text(text)
+        }
+        Voice::Act => {
+            let mut emote = EmoteMessageEventContent::plain(rendered.plain);
+            emote.formatted = formatted;
+            MessageType::Emote(emote)
+        }
     };
     let mut content = RoomMessageEventContent::new(msgtype).add_mentions(Mentions::with_user_ids(mentioned));
     if let Some(root) = &message.thread {
