@@ -21,9 +21,11 @@ use tokio::sync::watch;
 const START_WITHIN: Duration = Duration::from_millis(20);
 /// The longest it waits for the answers to be sent.
 const SENT_WITHIN: Duration = Duration::from_millis(250);
-/// How much longer it waits once they are: Synapse tells the room's members of an event
-/// after answering its `PUT` (about 2.5 ms on a quiet homeserver).
-const DELIVERY: Duration = Duration::from_millis(5);
+/// How much longer it waits once they are: Synapse builds the members' syncs with the
+/// event as it answers the `PUT`, and the player has it 3–5 ms after (p50, on a quiet
+/// homeserver; 8 ms is rare). A poll sent sooner, and matrix-sdk's work on the response
+/// that brought the command, would compete with the slower of those syncs.
+const DELIVERY: Duration = Duration::from_millis(12);
 
 /// The sends in flight, each numbered in the order they started.
 #[derive(Debug)]
