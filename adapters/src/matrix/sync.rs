@@ -460,7 +460,12 @@ impl Supervisor {
             let mut rooms = Vec::new();
             for room in client.joined_rooms() {
                 match gap::fetch(&room, theirs, ours).await {
-                    Ok(gap) => rooms.push((room, gap.events)),
+                    Ok(gap) => {
+                        if gap.truncated {
+                            tracing::error!(network = %network, room = %room.room_id(), fetched = gap.events.len(), "too many messages from just before the last stop: only the newest were fetched; older ones were not delivered");
+                        }
+                        rooms.push((room, gap.events));
+                    }
                     Err(error) => match retry::classify(&error) {
                         Failure::Refused => {
                             tracing::error!(network = %network, room = %room.room_id(), %error, "the homeserver refused the messages from just before the last stop; they were not delivered");
