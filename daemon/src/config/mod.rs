@@ -212,7 +212,9 @@ impl Settings {
             irc.push(irc_settings(network).map_err(invalid)?);
         }
         let mut matrix = Vec::new();
+        let mut matrix_names = std::collections::BTreeSet::new();
         for account in raw.matrix {
+            matrix_names.insert(account.name.clone());
             if !names.insert(account.name.clone()) {
                 return Err(invalid(format!(
                     "two networks are called `{}`; give each a different name",
@@ -266,6 +268,13 @@ impl Settings {
                         "no network is called `{}`; the networks are: {}",
                         room.network,
                         known.join(", ")
+                    )));
+                }
+                if matrix_names.contains(&room.network) && !room.room.starts_with('!') {
+                    return Err(at(format!(
+                        "`{}` on {} is not a Matrix room id; give the room's id, e.g. room = \"!abc:example.org\" \
+                         (Element shows it under Room settings, Advanced): aliases are not looked up in bridges",
+                        room.room, room.network
                     )));
                 }
                 if let Some(other) =

@@ -87,3 +87,27 @@ fn a_matrix_account_needs_one_way_to_log_in() {
         .expect_err("bad id");
     assert!(bad_id.to_string().contains("full Matrix id"), "{bad_id}");
 }
+
+#[test]
+fn a_matrix_room_in_a_bridge_is_given_by_its_id() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "secret\n").expect("write");
+    let networks = format!(
+        "[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\n\
+         [[matrix]]\nname = \"matrix\"\nhomeserver = \"http://127.0.0.1:8008\"\n\
+         user_id = \"@bot:localhost\"\naccess_token = {{ file = {:?} }}\n",
+        token.display().to_string()
+    );
+    let bridge = |matrix_room: &str| {
+        format!(
+            "{networks}[[bridge]]\nname = \"magic\"\nrooms = [{{ network = \"libera\", room = \"#magic\" }}, \
+             {{ network = \"matrix\", room = \"{matrix_room}\" }}]\n"
+        )
+    };
+    let alias = parse(&bridge("#magic:localhost")).expect_err("an alias");
+    assert!(alias.to_string().contains("`#magic:localhost` on matrix is not a Matrix room id"), "{alias}");
+    assert!(alias.to_string().contains("room = \"!abc:example.org\""), "{alias}");
+    let settings = parse(&bridge("!abc:localhost")).expect("a room id");
+    assert_eq!(settings.bridges[0].rooms[1].1.as_str(), "!abc:localhost");
+}
