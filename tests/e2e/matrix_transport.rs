@@ -6,7 +6,7 @@
 //! room and tells a room once when it cannot decrypt, keeps its device and does not
 //! replay history across a restart (yet delivers every message said while it was down,
 //! beyond the sync's timeline limit, once and in order, even when fetching the gap fails
-//! once after another room's messages went early), comes back after a homeserver
+//! at first or it stops before handing a response over), comes back after a homeserver
 //! restart (or a homeserver that is down when it starts), waits out `M_LIMIT_EXCEEDED`, and its
 //! latency is measured. Humans are the harness's raw client, or a second
 //! `MatrixTransport` where the test needs E2EE (the raw client has none).
@@ -732,10 +732,8 @@ async fn messages_beyond_the_timeline_limit_while_down_all_arrive_once_in_order(
     bot.stop().await;
 }
 
-/// The bot in two rooms, stopped after a first message; then, while it is down, more
-/// than a timeline in the busy room (its next sync is cut short there, and the gap is
-/// fetched) and one message in the quiet one. Returns the proxy the bot syncs through,
-/// the rooms, and the ids of what was said in each while it was down.
+/// What was said while the bot was down ([`missed_while_down`]), and the proxy it syncs
+/// through.
 struct Missed {
     proxy: FaultProxy,
     busy: String,
@@ -746,6 +744,9 @@ struct Missed {
 
 const SAID_WHILE_DOWN: usize = 120; // more than the sync's timeline limit (100)
 
+/// The bot in two rooms, stopped after a first message; then, while it is down, more
+/// than a timeline in the busy room (its next sync is cut short there, and the gap is
+/// fetched) and one message in the quiet one.
 async fn missed_while_down(server: &Synapse, store: &Path) -> Missed {
     let upstream = format!("127.0.0.1:{}", server.port()).parse().expect("a loopback address");
     let proxy = ok(FaultProxy::start(upstream).await);
