@@ -294,7 +294,7 @@ impl Supervisor {
             // Answers from here on are to what the rest of the response hands over.
             let mark = shared.sends.started();
             let handled = async {
-                self.deliver_all(client, &own, &response, since, &early, &mut pending).await?;
+                self.deliver(client, &own, &response, since, &early, &mut pending).await?;
                 self.retry_pending(client, &own, &mut pending).await;
                 self.invites(client, &response, first_of_session).await;
                 for room in response.rooms.left.keys() {
@@ -378,8 +378,11 @@ impl Supervisor {
     /// Hands every new message in the response to the daemon, in timeline order per room,
     /// each cut-short timeline preceded by its gap, but those in `early` (handed over
     /// already). `since` is the position the response was synced from (none: the first
-    /// sync, whose history is skipped). Fails, having handed nothing over, when a gap
-    /// could not be fetched for now.
+    /// sync, whose history is skipped). Gaps are all fetched before anything is handed
+    /// over; while one cannot be, they are fetched again after a pause, for the same
+    /// response: matrix-sdk has processed it, and answers a sync made again from the same
+    /// position with nothing ("Got the same sync response twice"). Ends only when all is
+    /// handed over, the session is gone or the daemon shuts down.
     async fn deliver(
         &self,
         client: &Client,
@@ -388,24 +391,34 @@ impl Supervisor {
         since: Option<&str>,
         early: &HashSet<OwnedEventId>,
         pending: &mut Vec<Pending>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), End> {
         let network = &self.shared.options.network;
         let Some(since) = since else {
             let skipped: usize = response.rooms.joined.values().map(|u| u.timeline.events.len()).sum();
             tracing::debug!(network = %network, skipped, "skipped the first sync's history");
             return Ok(());
         };
-        let mut rooms = Vec::new();
-        for (room_id, update) in &response.rooms.joined {
-            self.shared.facts.update(room_id, update);
-            let Some(room) = client.get_room(room_id) else { continue };
-            let gap = if update.timeline.limited {
-                self.gap(&room, update.timeline.prev_batch.as_deref(), since).await?
-            } else {
-                Vec::new()
-            };
-            rooms.push((room, gap));
-        }
+        let mut attempt: u32 = 0;
+        let rooms = 'fetch: loop {
+            let mut rooms = Vec::new();
+            for (room_id, update) in &response.rooms.joined {
+                self.shared.facts.update(room_id, update);
+                let Some(room) = client.get_room(room_id) else { continue };
+                let gap = if update.timeline.limited {
+                    match self.gap(&room, update.timeline.prev_batch.as_deref(), since).await {
+                        Ok(gap) => gap,
+                        Err(failure) => {
+                            self.pause_after(failure, &mut attempt).await?;
+                            continue 'fetch;
+                        }
+                    }
+                } else {
+                    Vec::new()
+                };
+                rooms.push((room, gap));
+            }
+            break rooms;
+        };
         for (room, gap) in rooms {
             let timeline = &response.rooms.joined[room.room_id()].timeline.events;
             for event in gap.iter().chain(timeline) {
@@ -415,28 +428,6 @@ impl Supervisor {
             }
         }
         Ok(())
-    }
-
-    /// [`Self::deliver`], again after a pause for as long as a gap cannot be fetched,
-    /// with the same response: matrix-sdk has processed it, and answers a sync made again
-    /// from the same position with nothing ("Got the same sync response twice"). Ends
-    /// only when all is handed over, the session is gone or the daemon shuts down.
-    async fn deliver_all(
-        &self,
-        client: &Client,
-        own: &UserId,
-        response: &SyncResponse,
-        since: Option<&str>,
-        early: &HashSet<OwnedEventId>,
-        pending: &mut Vec<Pending>,
-    ) -> Result<(), End> {
-        let mut attempt: u32 = 0;
-        loop {
-            match self.deliver(client, own, response, since, early, pending).await {
-                Ok(()) => return Ok(()),
-                Err(failure) => self.pause_after(failure, &mut attempt).await?,
-            }
-        }
     }
 
     /// Hands over what matrix-sdk took in but this loop did not: matrix-sdk saves its
