@@ -26,6 +26,7 @@ use spellbridge_core::{
 };
 
 use crate::router::{Outbound, Router, RouterOptions};
+use crate::secrets::Secrets;
 use crate::store::{Durability, MessageKey, OpenMode, Step, Store};
 
 /// The console's one room.
@@ -109,7 +110,7 @@ pub struct Console {
 impl Console {
     /// A console whose random draws all derive from `seed`, keeping its games in memory.
     pub fn new(seed: u64) -> Self {
-        let options = RouterOptions { master_seed: seed, ..RouterOptions::default() };
+        let options = RouterOptions { secrets: Secrets::Seeded(seed), ..RouterOptions::default() };
         Self {
             router: Router::new(Registry::standard(), options.clone()),
             options,

@@ -14,8 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use spellbridge_core::dice::mix;
 use spellbridge_core::{NetworkId, PlayerId, Timestamp};
+
+use crate::secrets::SecretSource;
 
 /// How long a link code stays valid.
 pub const CODE_LIFETIME_SECS: i64 = 10 * 60;
@@ -73,8 +74,6 @@ pub struct Directory {
     names: BTreeMap<Identity, String>,
     /// Link codes waiting for the other network.
     pending: BTreeMap<String, PendingLink>,
-    /// How many codes were made (each code derives from it).
-    codes_made: u64,
 }
 
 impl Directory {
@@ -178,10 +177,16 @@ impl Directory {
     }
 
     /// Makes a one-time code that links another network's identity to `player`.
-    pub fn new_code(&mut self, player: &PlayerId, from: &NetworkId, seed: u64, now: Timestamp) -> String {
+    pub fn new_code(
+        &mut self,
+        player: &PlayerId,
+        from: &NetworkId,
+        secrets: &mut SecretSource,
+        now: Timestamp,
+    ) -> String {
         self.pending.retain(|_, p| p.expires > now && &p.player != player);
-        self.codes_made = self.codes_made.wrapping_add(1);
-        let code = format!("{:08}", mix(seed ^ mix(self.codes_made)) % 100_000_000);
+        // From the OS generator: a code must not be predictable from anything a player saw.
+        let code = format!("{:08}", secrets.below(100_000_000));
         let expires = now.plus(CODE_LIFETIME_SECS);
         self.pending
             .insert(code.clone(), PendingLink { player: player.clone(), from: from.clone(), expires });
@@ -244,6 +249,7 @@ impl Directory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secrets::Secrets;
 
     fn irc() -> NetworkId {
         NetworkId::new("irc")
@@ -260,7 +266,7 @@ mod tests {
         let mut directory = Directory::default();
         let alice = PlayerId::new("alice");
         let matrix_alice = PlayerId::new("@alice:hs");
-        let code = directory.new_code(&alice, &irc(), 7, T);
+        let code = directory.new_code(&alice, &irc(), &mut SecretSource::new(&Secrets::Seeded(7)), T);
         assert_eq!(code.len(), 8);
         assert_eq!(directory.redeem(&code, &irc(), &alice, T), Err(LinkError::SameNetwork));
         assert_eq!(directory.redeem(&code, &matrix(), &matrix_alice, T), Ok(alice.clone()));
@@ -278,7 +284,12 @@ mod tests {
     #[test]
     fn codes_expire() {
         let mut directory = Directory::default();
-        let code = directory.new_code(&PlayerId::new("alice"), &irc(), 7, T);
+        let code = directory.new_code(
+            &PlayerId::new("alice"),
+            &irc(),
+            &mut SecretSource::new(&Secrets::Seeded(7)),
+            T,
+        );
         let late = T.plus(CODE_LIFETIME_SECS);
         assert_eq!(
             directory.redeem(&code, &matrix(), &PlayerId::new("@a:hs"), late),

@@ -22,5 +22,6 @@ pub mod lobby;
 pub mod metrics;
 pub mod relay;
 pub mod router;
+pub mod secrets;
 pub mod serve;
 pub mod store;

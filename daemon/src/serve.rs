@@ -28,6 +28,7 @@ use crate::config::{IrcSettings, MatrixLogin, MatrixSettings, Settings};
 use crate::metrics::{Failure, Metrics, watch_link};
 use crate::relay;
 use crate::router::{Outbound, Permissions, Router, RouterOptions};
+use crate::secrets::Secrets;
 use crate::store::{MessageKey, OpenMode, Queued, Step, Store};
 
 /// The most inbound messages committed together.
@@ -91,11 +92,11 @@ pub fn matrix_options(settings: &MatrixSettings, prefix: &str) -> MatrixOptions 
 }
 
 /// The router's options from the config: bridges and permissions.
-pub fn router_options(settings: &Settings, master_seed: u64) -> RouterOptions {
+pub fn router_options(settings: &Settings) -> RouterOptions {
     let identities = |list: &[(NetworkId, spellbridge_core::PlayerId)]| list.to_vec();
     RouterOptions {
         prefix: settings.prefix.clone(),
-        master_seed,
+        secrets: Secrets::Os,
         bridges: settings.bridges.iter().map(|b| relay::bridge(&b.name, &b.rooms, b.relay)).collect(),
         permissions: Permissions {
             admins: identities(&settings.permissions.admins),
@@ -184,7 +185,7 @@ fn reload(
 /// Runs the daemon until `shutdown` is cancelled.
 pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
-    let mut options = router_options(&settings, fresh_seed());
+    let mut options = router_options(&settings);
     let mut router = store.load(settings.registry(), options.clone())?;
     tracing::info!(database = %settings.database.display(), tables = router.table_ids().count(), "store loaded");
 
@@ -251,7 +252,7 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
             () = shutdown.cancelled() => break,
             Some(()) = hangup.recv() => {
                 if let Some(reloaded) = reload(&settings, &transports, &tasks) {
-                    options = router_options(&reloaded, options.master_seed);
+                    options = router_options(&reloaded);
                     router.reconfigure(options.bridges.clone(), options.permissions.clone());
                     settings = reloaded;
                 }
@@ -516,12 +517,6 @@ fn merged(batch: &[Queued]) -> Message {
         message.text = std::mem::take(&mut message.text).text("\n").append(line.text.clone());
     }
     message
-}
-
-/// A seed for new tables' seeds (each table's own seed is stored with it).
-fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, RandomState};
-    RandomState::new().hash_one(std::time::SystemTime::now())
 }
 
 #[cfg(test)]

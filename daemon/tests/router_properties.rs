@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 use spellbridge::router::{Router, RouterOptions};
+use spellbridge::secrets::Secrets;
 use spellbridge_core::{Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
 const PLAYERS: [&str; 4] = ["alice", "bob", "carol", "dave"];
@@ -80,7 +81,7 @@ proptest! {
 
     #[test]
     fn conversations_never_panic_and_the_journal_replays_exactly(talk in conversation(), seed in any::<u64>()) {
-        let mut router = Router::new(Registry::standard(), RouterOptions { master_seed: seed, ..RouterOptions::default() });
+        let mut router = Router::new(Registry::standard(), RouterOptions { secrets: Secrets::Seeded(seed), ..RouterOptions::default() });
         let mut journal = Vec::new();
         let mut now = Timestamp::CONSOLE_EPOCH;
         for (speaker, private, text, minutes) in talk {
@@ -96,7 +97,7 @@ proptest! {
             }
             journal.extend(records);
         }
-        let mut replayed = Router::new(Registry::standard(), RouterOptions { master_seed: seed, ..RouterOptions::default() });
+        let mut replayed = Router::new(Registry::standard(), RouterOptions { secrets: Secrets::Seeded(seed), ..RouterOptions::default() });
         for record in &journal {
             replayed.replay(&record.entry).map_err(|e| TestCaseError::fail(e.to_string()))?;
         }

@@ -12,7 +12,7 @@ impl Router {
         now: Timestamp,
     ) -> Vec<Outbound> {
         let inbound = speaker.inbound;
-        let code = self.directory.new_code(&speaker.player, &inbound.network, self.options.master_seed, now);
+        let code = self.directory.new_code(&speaker.player, &inbound.network, &mut self.secrets, now);
         let prefix = &self.options.prefix;
         let secret = Outbound {
             network: inbound.network.clone(),

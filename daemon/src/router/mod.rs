@@ -31,6 +31,7 @@ use crate::identity::{Directory, Identity, NameProblem};
 use crate::journal::{Entry, SeatRecord, TableId};
 use crate::lobby::{self, LOBBY_COMMANDS, LobbyCommand};
 use crate::relay::{Bridge, Relay};
+use crate::secrets::{SecretSource, Secrets};
 
 mod challenges;
 mod delivery;
@@ -84,8 +85,9 @@ struct Challenge {
 pub struct RouterOptions {
     /// What starts a command (`!`).
     pub prefix: String,
-    /// The seed every table seed (and link code) is derived from.
-    pub master_seed: u64,
+    /// Where table keys and link codes come from: the operating system, except in a
+    /// console replaying a script (see [`crate::secrets`]).
+    pub secrets: Secrets,
     /// Rooms joined into bridges.
     pub bridges: Vec<Bridge>,
     /// Who may do more than play.
@@ -96,7 +98,7 @@ impl Default for RouterOptions {
     fn default() -> Self {
         Self {
             prefix: "!".to_owned(),
-            master_seed: 0,
+            secrets: Secrets::Os,
             bridges: Vec::new(),
             permissions: Permissions::default(),
         }
@@ -126,6 +128,8 @@ pub struct Router {
     relay: Relay,
     /// Changes not yet taken by the caller.
     journal: Vec<Record>,
+    /// Table seeds and link codes: never derived from anything a player can see.
+    secrets: SecretSource,
 }
 
 /// One table as the store keeps it.
@@ -219,6 +223,7 @@ struct Speaker<'a> {
 impl Router {
     /// A router over the given games.
     pub fn new(registry: Registry, options: RouterOptions) -> Self {
+        let secrets = SecretSource::new(&options.secrets);
         Self {
             registry,
             relay: Relay::new(options.bridges.clone()),
@@ -227,6 +232,7 @@ impl Router {
             challenges: BTreeMap::new(),
             directory: Directory::default(),
             journal: Vec::new(),
+            secrets,
         }
     }
 
@@ -592,7 +598,11 @@ impl Router {
             Err(refusal) => vec![reply(reply_to, refusal_text(refusal))],
             Ok(table) => {
                 let id = self.tables.last_key_value().map_or(0, |(id, _)| id.saturating_add(1));
-                let seed = mix(self.options.master_seed ^ mix(id));
+                // Interim until table keys (T-10): a console script keeps its old draws.
+                let seed = match self.options.secrets {
+                    Secrets::Seeded(master) => mix(master ^ mix(id)),
+                    Secrets::Os => self.secrets.below(u64::MAX),
+                };
                 let opening = table.opening();
                 let opened_as = table.snapshot();
                 self.log(Entry::Opened {
