@@ -12,6 +12,7 @@
 //! - [`config`]: the TOML config, validated.
 //! - [`metrics`]: what the daemon counts (Prometheus) and its health.
 //! - [`http`]: `/healthz` and `/metrics` on `[http] listen`.
+//! - [`logging`]: the log subscriber, which never shows the `irc` crate's raw lines.
 
 pub mod config;
 pub mod console;
@@ -19,6 +20,7 @@ pub mod http;
 pub mod identity;
 pub mod journal;
 pub mod lobby;
+pub mod logging;
 pub mod metrics;
 pub mod relay;
 pub mod router;

@@ -6,14 +6,13 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
-use spellbridge::config::{LogFormat, Settings};
+use spellbridge::config::Settings;
 use spellbridge::console::{Console, play};
 use spellbridge::serve;
 use spellbridge::store::audit::{self, Finding};
 use spellbridge::store::{Durability, OpenMode, Store};
 use spellbridge_core::Registry;
 use tokio_util::sync::CancellationToken;
-use tracing_subscriber::EnvFilter;
 
 /// Chat games (Thaum and Duel) on Matrix and IRC.
 #[derive(Debug, Parser)]
@@ -119,7 +118,7 @@ fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) 
 
 fn run(config: &Path) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
-    init_logging(settings.log_format);
+    spellbridge::logging::init(settings.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let shutdown = CancellationToken::new();
@@ -132,20 +131,6 @@ fn run(config: &Path) -> anyhow::Result<ExitCode> {
         serve::run(settings, shutdown).await
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Log lines go to stderr, as text or one JSON object per line (`[log] format`), at the
-/// levels `RUST_LOG` sets (default `info`, without matrix-sdk's warning on every sync
-/// that room keys have no backup: the bot keeps its keys in its store). Set up once the
-/// config is read, so a config error is reported plainly.
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,matrix_sdk_crypto::backups=error"));
-    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => logs.init(),
-        LogFormat::Json => logs.json().flatten_event(true).init(),
-    }
 }
 
 /// SIGINT or SIGTERM.

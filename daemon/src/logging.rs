@@ -1,0 +1,108 @@
+//! The daemon's log: the tracing subscriber `spellbridge run` installs, text or JSON
+//! (`[log] format`), at the levels `RUST_LOG` sets — except the lines no level may show.
+//!
+//! The `irc` crate logs every line it sends and receives at `trace` (`[SENT] PASS …`,
+//! `[SEND] AUTHENTICATE <base64 of the SASL password>`, `[RECV] … PRIVMSG bot :!cast …`,
+//! the link codes the bot sends privately): its targets are capped at `debug` by a
+//! filter of its own, so no `RUST_LOG` turns them back on. spellbridge's own code logs
+//! who sent a message and where, never what it says.
+
+use tracing::{Level, Metadata};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::filter_fn;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{Layer as _, Registry};
+
+use crate::config::LogFormat;
+
+/// What `RUST_LOG` means when it is not set: `info`, without matrix-sdk's warning on
+/// every sync that room keys have no backup (the bot keeps its keys in its store).
+pub const DEFAULT_FILTER: &str = "info,matrix_sdk_crypto::backups=error";
+
+/// The targets whose `trace` lines carry raw protocol lines, passwords included.
+const RAW_TARGETS: &[&str] = &["irc"];
+
+/// False for a line no log may show: a `trace` line of the `irc` crate (its raw lines).
+pub fn may_show(metadata: &Metadata<'_>) -> bool {
+    let target = metadata.target();
+    let raw = RAW_TARGETS.iter().any(|crate_name| {
+        target.strip_prefix(crate_name).is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    });
+    !(raw && *metadata.level() == Level::TRACE)
+}
+
+/// The subscriber: `RUST_LOG` (else [`DEFAULT_FILTER`]), then [`may_show`], written by
+/// `writer` as text or JSON lines.
+pub fn subscriber<W>(
+    format: LogFormat,
+    filter: EnvFilter,
+    writer: W,
+) -> impl tracing::Subscriber + Send + Sync
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    let lines = tracing_subscriber::fmt::layer().with_writer(writer);
+    let lines = match format {
+        LogFormat::Text => lines.boxed(),
+        LogFormat::Json => lines.json().flatten_event(true).boxed(),
+    };
+    Registry::default().with(filter).with(lines.with_filter(filter_fn(may_show)))
+}
+
+/// Installs the subscriber for the whole process, writing to stderr; `log` records (the
+/// `irc` crate's) go through it too.
+pub fn init(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    subscriber(format, filter, std::io::stderr).init();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex, PoisonError};
+
+    use super::*;
+
+    /// A writer into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Buffer {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
+        }
+    }
+
+    #[test]
+    fn irc_raw_lines_are_dropped_even_when_rust_log_asks_for_them() {
+        for format in [LogFormat::Text, LogFormat::Json] {
+            let buffer = Buffer::default();
+            let writer = buffer.clone();
+            let subscriber = subscriber(format, EnvFilter::new("trace,irc=trace"), move || writer.clone());
+            tracing::subscriber::with_default(subscriber, || {
+                tracing::trace!(target: "irc::client", "[SENT] PASS hunter2");
+                tracing::trace!(target: "irc::client::transport", "[SEND] AUTHENTICATE c2VjcmV0");
+                tracing::info!(target: "irc::client::conn", "Connecting to 127.0.0.1.");
+                tracing::trace!(target: "ircd_lookalike", "a crate that only starts with irc");
+                tracing::trace!(target: "spellbridge::serve", "our own trace line");
+            });
+            let log = buffer.text();
+            assert!(!log.contains("hunter2") && !log.contains("c2VjcmV0"), "{format:?}: {log}");
+            for kept in ["Connecting to 127.0.0.1.", "only starts with irc", "our own trace line"] {
+                assert!(log.contains(kept), "{format:?} lost {kept:?}: {log}");
+            }
+        }
+    }
+}
