@@ -9,13 +9,20 @@
 //! and each player's **home**: the network and identity their private messages go to.
 //!
 //! Links and homes change only through [`Entry`](crate::journal::Entry) values the
-//! router journals, so a restart rebuilds them exactly; names and pending codes are
-//! memory only (names are learnt again as people speak; codes last ten minutes).
+//! router journals, so a restart rebuilds them exactly; pending codes are journaled too
+//! (a restart does not lose a code someone is about to type), names are memory only
+//! (they are learnt again as people speak).
+//!
+//! Redeeming leaks nothing about other people's codes: an unknown, expired or
+//! same-network code all get the one answer [`LinkError::NotValid`], and a code that
+//! failed [`WRONG_TRIES_PER_CODE`] times is void. (The per-identity limit on wrong codes
+//! is the router's, in [`crate::limits`].)
 
 use std::collections::BTreeMap;
 
 use spellbridge_core::{NetworkId, PlayerId, Timestamp};
 
+use crate::limits::WRONG_TRIES_PER_CODE;
 use crate::secrets::SecretSource;
 
 /// How long a link code stays valid.
@@ -28,8 +35,33 @@ pub type Identity = (NetworkId, PlayerId);
 #[derive(Clone, Debug)]
 struct PendingLink {
     player: PlayerId,
-    from: NetworkId,
+    /// The identity that asked for it: told when the code is used.
+    owner: Identity,
     expires: Timestamp,
+    /// Failed redemptions that named this code.
+    wrong: u32,
+}
+
+/// A code given by `!link`, as the journal keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkCode {
+    /// The eight digits.
+    pub code: String,
+    /// The player it joins an identity to.
+    pub player: PlayerId,
+    /// The identity that asked for it (network and who).
+    pub owner: Identity,
+    /// When it stops working.
+    pub expires: Timestamp,
+}
+
+/// A link that a code allows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Redeemed {
+    /// The player the identity joins.
+    pub player: PlayerId,
+    /// The identity that asked for the code, to be told.
+    pub owner: Identity,
 }
 
 /// Why a name typed in a command does not name one player.
@@ -42,17 +74,14 @@ pub enum NameProblem {
 /// Why `!link <code>` did not link.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LinkError {
-    /// No such code, or it expired.
+    /// No such code, an expired one, one made on this same network, or a void one: one
+    /// answer for all, so a guesser learns nothing about other people's codes.
     #[error(
-        "that code is unknown or expired. Type `!link` on your other network for a fresh one, then \
-         send `!link <code>` to me privately from here within ten minutes."
+        "that code does not work here. A code works once, within ten minutes, sent privately from \
+         your identity on the other network (not the one where you typed `!link`). Type `!link` on your \
+         other network for a fresh one, then send `!link <code>` to me privately from here."
     )]
-    UnknownCode,
-    /// The code was made on this same network.
-    #[error(
-        "that code was made on this network; send `!link <code>` from your identity on the other network."
-    )]
-    SameNetwork,
+    NotValid,
     /// The identity already belongs to a linked player.
     #[error("you are already linked to {0}; type `!unlink` first.")]
     AlreadyLinked(PlayerId),
@@ -176,52 +205,81 @@ impl Directory {
         }
     }
 
-    /// Makes a one-time code that links another network's identity to `player`.
+    /// Makes a one-time code that links another network's identity to `player`; `owner`
+    /// is the identity asking (on `from`). A player has one code at a time.
     pub fn new_code(
         &mut self,
         player: &PlayerId,
-        from: &NetworkId,
+        owner: &Identity,
         secrets: &mut SecretSource,
         now: Timestamp,
-    ) -> String {
-        self.pending.retain(|_, p| p.expires > now && &p.player != player);
+    ) -> LinkCode {
+        self.pending.retain(|_, p| p.expires > now);
         // From the OS generator: a code must not be predictable from anything a player saw.
-        let code = format!("{:08}", secrets.below(100_000_000));
-        let expires = now.plus(CODE_LIFETIME_SECS);
-        self.pending
-            .insert(code.clone(), PendingLink { player: player.clone(), from: from.clone(), expires });
-        code
+        let mut code = format!("{:08}", secrets.below(100_000_000));
+        while self.pending.contains_key(&code) {
+            code = format!("{:08}", secrets.below(100_000_000));
+        }
+        let given = LinkCode {
+            code,
+            player: player.clone(),
+            owner: owner.clone(),
+            expires: now.plus(CODE_LIFETIME_SECS),
+        };
+        self.restore_code(&given);
+        given
     }
 
-    /// Checks `code` for the identity `(network, identity)`: the player it would join.
-    /// Consumes the code only when the link can be made.
+    /// Puts back a code the journal recorded (it replaces the player's earlier one).
+    pub fn restore_code(&mut self, given: &LinkCode) {
+        self.pending.retain(|_, p| p.player != given.player);
+        let pending = PendingLink {
+            player: given.player.clone(),
+            owner: given.owner.clone(),
+            expires: given.expires,
+            wrong: 0,
+        };
+        self.pending.insert(given.code.clone(), pending);
+    }
+
+    /// Checks `code` for the identity `(network, identity)`: the link it allows. Consumes
+    /// the code only when the link can be made. The identity's own state is judged before
+    /// the code is looked at; every problem with the code is [`LinkError::NotValid`].
     pub fn redeem(
         &mut self,
         code: &str,
         network: &NetworkId,
         identity: &PlayerId,
         now: Timestamp,
-    ) -> Result<PlayerId, LinkError> {
-        let code: String = code.chars().filter(char::is_ascii_digit).collect();
-        let pending = self.pending.get(&code).filter(|p| p.expires > now).ok_or(LinkError::UnknownCode)?;
-        if &pending.from == network {
-            return Err(LinkError::SameNetwork);
-        }
+    ) -> Result<Redeemed, LinkError> {
         if let Some(player) = self.links.get(&(network.clone(), identity.clone())) {
             return Err(LinkError::AlreadyLinked(player.clone()));
         }
         if self.links.values().any(|p| p == identity) {
             return Err(LinkError::HasLinks);
         }
-        let player = pending.player.clone();
+        let code = digits(code);
+        let pending = self.pending.get_mut(&code).filter(|p| p.expires > now).ok_or(LinkError::NotValid)?;
+        if &pending.owner.0 == network {
+            pending.wrong = pending.wrong.saturating_add(1);
+            if pending.wrong >= WRONG_TRIES_PER_CODE {
+                self.pending.remove(&code);
+            }
+            return Err(LinkError::NotValid);
+        }
+        let redeemed = Redeemed { player: pending.player.clone(), owner: pending.owner.clone() };
         self.pending.remove(&code);
-        Ok(player)
+        Ok(redeemed)
+    }
+
+    /// True while `code` is waiting to be redeemed (void, used and expired codes are not).
+    pub fn is_pending(&self, code: &str, now: Timestamp) -> bool {
+        self.pending.get(&digits(code)).is_some_and(|p| p.expires > now)
     }
 
     /// Voids a code (it was said where others could read it).
     pub fn void(&mut self, code: &str) {
-        let code: String = code.chars().filter(char::is_ascii_digit).collect();
-        self.pending.remove(&code);
+        self.pending.remove(&digits(code));
     }
 
     /// Joins an identity to a player.
@@ -246,6 +304,11 @@ impl Directory {
     }
 }
 
+/// A code as typed, without spaces or dashes.
+pub fn digits(code: &str) -> String {
+    code.chars().filter(char::is_ascii_digit).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,20 +324,27 @@ mod tests {
 
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 
+    fn give(directory: &mut Directory, player: &str) -> String {
+        let owner = (irc(), PlayerId::new(player));
+        let mut secrets = SecretSource::new(&Secrets::Seeded(7));
+        directory.new_code(&PlayerId::new(player), &owner, &mut secrets, T).code
+    }
+
     #[test]
     fn a_code_links_an_identity_on_another_network_once() {
         let mut directory = Directory::default();
         let alice = PlayerId::new("alice");
         let matrix_alice = PlayerId::new("@alice:hs");
-        let code = directory.new_code(&alice, &irc(), &mut SecretSource::new(&Secrets::Seeded(7)), T);
+        let code = give(&mut directory, "alice");
         assert_eq!(code.len(), 8);
-        assert_eq!(directory.redeem(&code, &irc(), &alice, T), Err(LinkError::SameNetwork));
-        assert_eq!(directory.redeem(&code, &matrix(), &matrix_alice, T), Ok(alice.clone()));
+        assert_eq!(directory.redeem(&code, &irc(), &PlayerId::new("bob"), T), Err(LinkError::NotValid));
+        let redeemed = directory.redeem(&code, &matrix(), &matrix_alice, T);
+        assert_eq!(redeemed, Ok(Redeemed { player: alice.clone(), owner: (irc(), alice.clone()) }));
         directory.link(&matrix(), &matrix_alice, &alice);
         assert_eq!(directory.player(&matrix(), &matrix_alice), alice);
         assert_eq!(
             directory.redeem(&code, &matrix(), &PlayerId::new("@eve:hs"), T),
-            Err(LinkError::UnknownCode)
+            Err(LinkError::NotValid)
         );
         assert_eq!(directory.identity_on(&alice, &matrix()), Some(matrix_alice.clone()));
         assert_eq!(directory.unlink(&alice), vec![(matrix(), matrix_alice.clone())]);
@@ -282,19 +352,46 @@ mod tests {
     }
 
     #[test]
-    fn codes_expire() {
+    fn unknown_expired_and_same_network_codes_read_the_same() {
         let mut directory = Directory::default();
-        let code = directory.new_code(
-            &PlayerId::new("alice"),
-            &irc(),
-            &mut SecretSource::new(&Secrets::Seeded(7)),
-            T,
-        );
-        let late = T.plus(CODE_LIFETIME_SECS);
+        let code = give(&mut directory, "alice");
+        let unknown = if code == "12345678" { "87654321" } else { "12345678" };
+        let eve = PlayerId::new("@eve:hs");
+        let answers = [
+            directory.redeem(unknown, &matrix(), &eve, T),
+            directory.redeem(&code, &irc(), &PlayerId::new("eve"), T),
+            directory.redeem(&code, &matrix(), &eve, T.plus(CODE_LIFETIME_SECS)),
+        ];
+        let texts: Vec<String> =
+            answers.iter().map(|a| a.clone().expect_err("no link").to_string()).collect();
+        assert!(texts.iter().all(|t| *t == texts[0]), "{texts:#?}");
+    }
+
+    #[test]
+    fn a_code_tried_wrongly_five_times_is_void() {
+        let mut directory = Directory::default();
+        let code = give(&mut directory, "alice");
+        for _ in 0..WRONG_TRIES_PER_CODE {
+            assert!(directory.is_pending(&code, T));
+            assert_eq!(directory.redeem(&code, &irc(), &PlayerId::new("eve"), T), Err(LinkError::NotValid));
+        }
+        assert!(!directory.is_pending(&code, T));
         assert_eq!(
-            directory.redeem(&code, &matrix(), &PlayerId::new("@a:hs"), late),
-            Err(LinkError::UnknownCode)
+            directory.redeem(&code, &matrix(), &PlayerId::new("@alice:hs"), T),
+            Err(LinkError::NotValid)
         );
+    }
+
+    #[test]
+    fn a_restored_code_works_and_replaces_the_players_earlier_one() {
+        let mut directory = Directory::default();
+        let first = give(&mut directory, "alice");
+        let owner = (irc(), PlayerId::new("alice"));
+        let again =
+            LinkCode { code: "00000042".into(), player: PlayerId::new("alice"), owner, expires: T.plus(60) };
+        directory.restore_code(&again);
+        assert!(!directory.is_pending(&first, T));
+        assert!(directory.redeem("0000-0042", &matrix(), &PlayerId::new("@alice:hs"), T).is_ok());
     }
 
     #[test]

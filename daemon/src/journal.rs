@@ -1,7 +1,8 @@
 //! The journal: what the router did, as data the store can log and replay.
 //!
 //! Every change to the router's state (a table opened, an action accepted, a timer fired,
-//! a challenge made or closed) is one [`Entry`]. Replaying a table's entries in order
+//! a challenge made or closed, an identity linked, a link code given or closed) is one
+//! [`Entry`]. Replaying a table's entries in order
 //! with the recorded seeds rebuilds it exactly (RULES T-10), which is how a table whose
 //! snapshot cannot be loaded is recovered and how `spellbridge verify` audits a database.
 
@@ -128,6 +129,24 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
+    /// `!link` gave a code; kept so that a restart does not lose it.
+    LinkCode {
+        /// The eight digits.
+        code: String,
+        /// The player it joins an identity to.
+        player: PlayerId,
+        /// The network of the identity that asked for it.
+        network: NetworkId,
+        /// The identity that asked for it.
+        identity: PlayerId,
+        /// When it stops working.
+        expires: Timestamp,
+    },
+    /// A link code was used, or voided (said in a room, or tried wrongly too often).
+    LinkCodeClosed {
+        /// The eight digits.
+        code: String,
+    },
 }
 
 impl Entry {
@@ -141,7 +160,9 @@ impl Entry {
             | Entry::ChallengeClosed { .. }
             | Entry::Linked { .. }
             | Entry::Unlinked { .. }
-            | Entry::Home { .. } => None,
+            | Entry::Home { .. }
+            | Entry::LinkCode { .. }
+            | Entry::LinkCodeClosed { .. } => None,
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod console;
 pub mod http;
 pub mod identity;
 pub mod journal;
+pub mod limits;
 pub mod lobby;
 pub mod logging;
 pub mod metrics;

@@ -925,7 +925,7 @@ async fn thaum_links_and_permissions_across_the_bridge() {
     danam.say(&room, &format!("!link {code}")).await;
     danam.expect_in(&room, "Send link codes to me privately").await;
     danam.tell_bot(&format!("!link {code}")).await;
-    danam.expect_private("unknown or expired").await;
+    danam.expect_private("does not work here").await;
     dana.tell_bot("!link").await;
     let code = link_code(&dana.expect_private("Your link code is").await.text);
     danam.tell_bot(&format!("!link {code}")).await;

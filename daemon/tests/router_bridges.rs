@@ -123,7 +123,7 @@ fn a_linked_identity_acts_as_the_same_player_and_codes_must_be_private() {
     let public = router.handle(&on_matrix("@alice:hs", "Alice", &format!("!link {code}")), T);
     assert!(seen(&public)[0].2.contains("privately"), "{public:?}");
     let late = router.handle(&privately(on_matrix("@alice:hs", "Alice", &format!("!link {code}"))), T);
-    assert!(seen(&late)[0].2.contains("unknown or expired"), "{late:?}");
+    assert!(seen(&late)[0].2.contains("does not work here"), "{late:?}");
     // A fresh code, privately, links.
     let given = router.handle(&on_irc("alice", "!link"), T);
     let code: String = seen(&given)[0].2.split('`').nth(1).expect("code").to_owned();

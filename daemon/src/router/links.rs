@@ -1,5 +1,13 @@
 //! `!link`, `!link <code>` and `!unlink`: joining a person's identities on two networks
 //! into one player (see [`crate::identity`]).
+//!
+//! Codes come from the router's [`SecretSource`] (the OS generator), so nothing a player
+//! sees predicts one. An identity may send at most [`WRONG_CODES_PER_HOUR`] codes that
+//! did not work in an hour ([`GuessLimits`]), every failure reads the same, and the
+//! code's owner is told privately which identity joined them, with `!unlink` at hand.
+
+use crate::identity::LinkError;
+use crate::limits::WRONG_CODES_PER_HOUR;
 
 use super::*;
 
@@ -12,7 +20,16 @@ impl Router {
         now: Timestamp,
     ) -> Vec<Outbound> {
         let inbound = speaker.inbound;
-        let code = self.directory.new_code(&speaker.player, &inbound.network, &mut self.secrets, now);
+        let owner = (inbound.network.clone(), inbound.sender.clone());
+        let given = self.directory.new_code(&speaker.player, &owner, &mut self.secrets, now);
+        self.log(Entry::LinkCode {
+            code: given.code.clone(),
+            player: given.player,
+            network: owner.0,
+            identity: owner.1,
+            expires: given.expires,
+        });
+        let code = given.code;
         let prefix = &self.options.prefix;
         let secret = Outbound {
             network: inbound.network.clone(),
@@ -44,40 +61,86 @@ impl Router {
         let say = |text: RichText| vec![reply(reply_to, text)];
         if !inbound.private {
             // Anyone in the room could use the code now: it is void.
-            self.directory.void(code);
+            self.close_code(code, now);
             return say(RichText::from(
                 "Send link codes to me privately: anyone here could have used that one, so it no longer \
                  works. Type `!link` on your other network for a new code.",
             ));
         }
-        let identity = &inbound.sender;
-        if self.active_tables().any(|id| self.tables[&id].table.players().contains(identity)) {
+        let identity = (inbound.network.clone(), inbound.sender.clone());
+        if let Some(until) = self.guesses.blocked_until(&identity, now) {
+            let minutes = (until.0 - now.0 + 59) / 60;
+            return say(RichText::from(format!(
+                "You sent {WRONG_CODES_PER_HOUR} link codes that did not work within an hour, so I am not \
+                 reading codes from you for {minutes} more minutes. Then type `!link` on your other \
+                 network for a fresh code and send it to me privately from here."
+            )));
+        }
+        if self.active_tables().any(|id| self.tables[&id].table.players().contains(&identity.1)) {
             return say(RichText::from(
                 "You are playing at a table as this identity; link once its game is over (or link \
                  first, then sit down).",
             ));
         }
-        match self.directory.redeem(code, &inbound.network, identity, now) {
-            Err(error) => say(RichText::from(format!("That did not link: {error}"))),
-            Ok(player) => {
-                self.directory.link(&inbound.network, identity, &player);
+        let was_pending = self.directory.is_pending(code, now);
+        match self.directory.redeem(code, &identity.0, &identity.1, now) {
+            Err(error) => {
+                if error == LinkError::NotValid {
+                    self.guesses.wrong(&identity, now);
+                    if was_pending && !self.directory.is_pending(code, now) {
+                        // Tried wrongly too often: journal that it is void.
+                        self.log(Entry::LinkCodeClosed { code: crate::identity::digits(code) });
+                    }
+                }
+                say(RichText::from(format!("That did not link: {error}")))
+            }
+            Ok(redeemed) => {
+                let player = redeemed.player;
+                self.log(Entry::LinkCodeClosed { code: crate::identity::digits(code) });
+                self.directory.link(&identity.0, &identity.1, &player);
                 self.log(Entry::Linked {
-                    network: inbound.network.clone(),
-                    identity: identity.clone(),
+                    network: identity.0.clone(),
+                    identity: identity.1.clone(),
                     player: player.clone(),
                 });
-                self.directory.set_home(&player, &inbound.network, identity, &inbound.display_name);
+                self.directory.set_home(&player, &identity.0, &identity.1, &inbound.display_name);
                 self.log(Entry::Home {
                     player: player.clone(),
-                    network: inbound.network.clone(),
-                    identity: identity.clone(),
+                    network: identity.0.clone(),
+                    identity: identity.1.clone(),
                     name: Some(inbound.display_name.clone()),
                 });
                 let name = self.directory.display_name(&player);
-                say(RichText::new()
-                    .text(format!("Linked: here you now play as {name}, the same player as on "))
-                    .text(format!("the other network. Type `{}unlink` to undo it.", self.options.prefix)))
+                let prefix = &self.options.prefix;
+                let (owner_network, owner) = redeemed.owner;
+                // The owner hears of it where they asked, so a stolen code is undone at once.
+                let told = Outbound {
+                    network: owner_network,
+                    to: Destination::Private(owner),
+                    message: RichText::new()
+                        .text("Your link code was just used: ")
+                        .code(identity.1.as_str())
+                        .text(format!(" on {} now plays as you. If that was not you, type ", identity.0))
+                        .code(format!("{prefix}unlink"))
+                        .text(" now to separate it.")
+                        .into(),
+                };
+                let answer = reply(
+                    reply_to,
+                    RichText::new()
+                        .text(format!("Linked: here you now play as {name}, the same player as on "))
+                        .text(format!("the other network. Type `{prefix}unlink` to undo it.")),
+                );
+                vec![answer, told]
             }
+        }
+    }
+
+    /// Voids a code said where others could read it, and journals that if it was pending.
+    fn close_code(&mut self, code: &str, now: Timestamp) {
+        if self.directory.is_pending(code, now) {
+            self.directory.void(code);
+            self.log(Entry::LinkCodeClosed { code: crate::identity::digits(code) });
         }
     }
 
@@ -94,5 +157,176 @@ impl Router {
         let list: Vec<String> =
             separated.iter().map(|(network, identity)| format!("{identity} on {network}")).collect();
         vec![reply(reply_to, RichText::from(format!("Unlinked {}.", list.join(", "))))]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use spellbridge_core::dice::mix;
+
+    use super::*;
+    use crate::identity::CODE_LIFETIME_SECS;
+    use crate::limits::WRONG_TRIES_PER_CODE;
+
+    const T: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+    /// The daemon's router: secrets from the OS.
+    fn router() -> Router {
+        Router::new(Registry::standard(), RouterOptions::default())
+    }
+
+    fn on(network: &str, who: &str, text: &str) -> Inbound {
+        Inbound {
+            private: true,
+            ..Inbound::new(NetworkId::new(network), RoomId::new(who), PlayerId::new(who), text)
+        }
+    }
+
+    fn in_room(network: &str, who: &str, text: &str) -> Inbound {
+        Inbound::new(NetworkId::new(network), RoomId::new("#magic"), PlayerId::new(who), text)
+    }
+
+    /// The code in the bot's private answer to `!link`.
+    fn code_of(out: &[Outbound]) -> String {
+        let text = out[0].message.text.plain();
+        text.split('`').nth(1).map(str::to_owned).unwrap_or_else(|| panic!("no code in {text:?}"))
+    }
+
+    fn texts(out: &[Outbound]) -> Vec<String> {
+        out.iter().map(|o| o.message.text.plain()).collect()
+    }
+
+    /// The inverse of SplitMix64's finaliser ([`mix`]), as the attacker of issue 13 wrote it.
+    fn unmix(mut z: u64) -> u64 {
+        let unshift = |z: u64, s: u32| {
+            let mut x = z;
+            for _ in 0..(64 / s) {
+                x = z ^ (x >> s);
+            }
+            x
+        };
+        z = unshift(z, 31);
+        z = z.wrapping_mul(0x3196_42B2_D24D_8EC3); // the inverse of 0x94D0_49BB_1331_11EB
+        z = unshift(z, 27);
+        z = z.wrapping_mul(0x96DE_1B17_3F11_9089); // the inverse of 0xBF58_476D_1CE4_E5B9
+        z = unshift(z, 30);
+        z.wrapping_sub(0x9E37_79B9_7F4A_7C15)
+    }
+
+    #[test]
+    fn the_attackers_inverse_is_right() {
+        for z in [0, 1, 42, u64::MAX, 0x0123_4567_89AB_CDEF] {
+            assert_eq!(unmix(mix(z)), z);
+        }
+    }
+
+    /// Issue 13, finding 1: from a table's seed and two codes of their own, a player
+    /// recovered the master seed and predicted alice's next code. With codes from the OS
+    /// no such prediction holds.
+    #[test]
+    fn a_player_who_saw_seeds_and_their_own_codes_cannot_predict_alices_code() {
+        let mut router = router();
+        router.handle(&in_room("irc", "eve", "!new thaum"), T);
+        let seed = router.snapshot()["tables"][0]["seed"].as_u64().expect("a seed");
+        let mine: Vec<String> =
+            (0..2).map(|_| code_of(&router.handle(&on("irc", "eve", "!link"), T))).collect();
+        // The old scheme: seed = mix(master ^ mix(table)), code n = mix(master ^ mix(n)) % 10^8.
+        let master = unmix(seed) ^ mix(0);
+        let predict = |n: u64| format!("{:08}", mix(master ^ mix(n)) % 100_000_000);
+        let alices = code_of(&router.handle(&on("irc", "alice", "!link"), T));
+        assert_ne!(alices, predict(3), "alice's code was predicted");
+        assert_ne!(alices, mine[1], "codes repeat");
+        // Nor can the attacker redeem a guess built from the same inversion.
+        let stolen = router.handle(&on("matrix", "@eve:hs", &format!("!link {}", predict(3))), T);
+        assert!(texts(&stolen)[0].contains("did not link"), "{:?}", texts(&stolen));
+    }
+
+    #[test]
+    fn five_wrong_codes_in_an_hour_and_even_the_right_one_is_refused() {
+        let mut router = router();
+        let code = code_of(&router.handle(&on("irc", "alice", "!link"), T));
+        let wrong = if code == "00000000" { "00000001" } else { "00000000" };
+        for minute in 0..5 {
+            let out = router.handle(&on("matrix", "@eve:hs", &format!("!link {wrong}")), T.plus(minute * 60));
+            assert!(texts(&out)[0].contains("does not work here"), "{:?}", texts(&out));
+        }
+        let sixth = router.handle(&on("matrix", "@eve:hs", &format!("!link {code}")), T.plus(300));
+        assert!(texts(&sixth)[0].contains("not reading codes from you"), "{:?}", texts(&sixth));
+        assert!(router.directory.is_pending(&code, T.plus(300)), "the refused guess did not use the code");
+        // Another identity is not held back, and alice's code still works for her.
+        let linked = router.handle(&on("matrix", "@alice:hs", &format!("!link {code}")), T.plus(300));
+        assert!(texts(&linked)[0].starts_with("Linked"), "{:?}", texts(&linked));
+        // An hour after the first wrong code, eve may try again.
+        let later = router.handle(&on("matrix", "@eve:hs", &format!("!link {wrong}")), T.plus(3600));
+        assert!(texts(&later)[0].contains("does not work here"), "{:?}", texts(&later));
+    }
+
+    #[test]
+    fn a_code_tried_wrongly_five_times_is_void_and_journaled_so() {
+        let mut router = router();
+        let code = code_of(&router.handle(&on("irc", "alice", "!link"), T));
+        // Tries from the code's own network (other identities, so no one is held back).
+        for i in 0..WRONG_TRIES_PER_CODE {
+            router.handle(&on("irc", &format!("eve{i}"), &format!("!link {code}")), T);
+        }
+        let journal = router.take_journal();
+        assert!(journal.iter().any(|r| r.entry == Entry::LinkCodeClosed { code: code.clone() }));
+        let out = router.handle(&on("matrix", "@alice:hs", &format!("!link {code}")), T);
+        assert!(texts(&out)[0].contains("does not work here"), "{:?}", texts(&out));
+    }
+
+    #[test]
+    fn unknown_same_network_and_expired_codes_get_one_answer() {
+        let mut router = router();
+        let code = code_of(&router.handle(&on("irc", "alice", "!link"), T));
+        let unknown = if code == "00000000" { "00000001" } else { "00000000" };
+        let answers = [
+            router.handle(&on("matrix", "@eve:hs", &format!("!link {unknown}")), T),
+            router.handle(&on("irc", "eve", &format!("!link {code}")), T),
+            router.handle(&on("matrix", "@mallory:hs", &format!("!link {code}")), T.plus(CODE_LIFETIME_SECS)),
+        ];
+        let answers: Vec<Vec<String>> = answers.iter().map(|out| texts(out)).collect();
+        assert!(answers.iter().all(|a| *a == answers[0]), "{answers:#?}");
+    }
+
+    #[test]
+    fn the_owner_is_told_who_linked_and_can_unlink_at_once() {
+        let mut router = router();
+        let code = code_of(&router.handle(&on("irc", "alice", "!link"), T));
+        let out = router.handle(&on("matrix", "@eve:hs", &format!("!link {code}")), T);
+        let told = out
+            .iter()
+            .find(|o| o.network.as_str() == "irc" && o.to == Destination::Private(PlayerId::new("alice")))
+            .unwrap_or_else(|| panic!("alice is not told: {out:?}"));
+        let text = told.message.text.plain();
+        assert!(
+            text.contains("`@eve:hs` on matrix now plays as you") && text.contains("`!unlink`"),
+            "{text}"
+        );
+        let undone = router.handle(&on("irc", "alice", "!unlink"), T);
+        assert_eq!(texts(&undone), ["Unlinked @eve:hs on matrix."]);
+        assert_eq!(
+            router.directory.player(&NetworkId::new("matrix"), &PlayerId::new("@eve:hs")).as_str(),
+            "@eve:hs"
+        );
+    }
+
+    #[test]
+    fn a_pending_code_survives_a_restart() {
+        let mut router = router();
+        let code = code_of(&router.handle(&on("irc", "alice", "!link"), T));
+        let journal = router.take_journal();
+        let mut restarted = self::router();
+        for record in &journal {
+            restarted.replay(&record.entry).expect("replays");
+        }
+        let out = restarted.handle(&on("matrix", "@alice:hs", &format!("!link {code}")), T.plus(60));
+        assert!(texts(&out)[0].starts_with("Linked"), "{:?}", texts(&out));
+        // A used code is closed in the journal: replayed again, it does not come back.
+        let mut again = self::router();
+        for record in journal.iter().chain(&restarted.take_journal()) {
+            again.replay(&record.entry).expect("replays");
+        }
+        assert!(!again.directory.is_pending(&code, T.plus(60)));
     }
 }

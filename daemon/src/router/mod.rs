@@ -27,8 +27,9 @@ use spellbridge_core::{
     Registry, RichText, RoomId, Said, Seat, Standing, Table, TableSetup, Timestamp,
 };
 
-use crate::identity::{Directory, Identity, NameProblem};
+use crate::identity::{Directory, Identity, LinkCode, NameProblem};
 use crate::journal::{Entry, SeatRecord, TableId};
+use crate::limits::GuessLimits;
 use crate::lobby::{self, LOBBY_COMMANDS, LobbyCommand};
 use crate::relay::{Bridge, Relay};
 use crate::secrets::{SecretSource, Secrets};
@@ -130,6 +131,8 @@ pub struct Router {
     journal: Vec<Record>,
     /// Table seeds and link codes: never derived from anything a player can see.
     secrets: SecretSource,
+    /// Link codes that did not work, per identity (memory only: a restart forgets them).
+    guesses: GuessLimits<Identity>,
 }
 
 /// One table as the store keeps it.
@@ -233,6 +236,7 @@ impl Router {
             directory: Directory::default(),
             journal: Vec::new(),
             secrets,
+            guesses: GuessLimits::default(),
         }
     }
 
@@ -510,6 +514,15 @@ impl Router {
                 let name = name.as_deref().unwrap_or(identity.as_str());
                 self.directory.set_home(player, network, identity, name);
             }
+            Entry::LinkCode { code, player, network, identity, expires } => {
+                self.directory.restore_code(&LinkCode {
+                    code: code.clone(),
+                    player: player.clone(),
+                    owner: (network.clone(), identity.clone()),
+                    expires: *expires,
+                });
+            }
+            Entry::LinkCodeClosed { code } => self.directory.void(code),
         }
         Ok(())
     }

@@ -511,6 +511,11 @@ impl<'a> JournalRow<'a> {
                 row.kind = "home";
                 row.player = Some(player.as_str());
             }
+            Entry::LinkCode { player, .. } => {
+                row.kind = "link_code";
+                row.player = Some(player.as_str());
+            }
+            Entry::LinkCodeClosed { .. } => row.kind = "link_code_closed",
         }
         row
     }

@@ -1,0 +1,230 @@
+//! How much one player or identity may ask of the bot in a while, counted on the
+//! router's clock (no clock is read here: every call passes the time).
+//!
+//! - [`CommandLimits`]: at most N commands per player in a sliding window, on every
+//!   network, with linked identities counted as their one player; a nick change carries
+//!   the count over ([`CommandLimits::carry_over`]). The first command refused gets a
+//!   notice, later ones in the same window are dropped silently.
+//! - [`GuessLimits`]: at most [`WRONG_CODES_PER_HOUR`] link codes that did not work per
+//!   identity in any hour; after that the identity's `!link <code>` is refused unread.
+//!
+//! The console applies neither (CONTRACT.md): its router has no [`CommandLimit`].
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+
+use spellbridge_core::Timestamp;
+
+/// Wrong link codes an identity may send in any hour.
+pub const WRONG_CODES_PER_HOUR: usize = 5;
+
+/// Failed redemptions that void a code, whoever made them.
+pub const WRONG_TRIES_PER_CODE: u32 = 5;
+
+const HOUR: i64 = 60 * 60;
+
+/// The per-player command limit: `commands` in any `window_secs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommandLimit {
+    /// Commands allowed in the window (at least 1).
+    pub commands: usize,
+    /// The window, in seconds (at least 1).
+    pub window_secs: i64,
+}
+
+impl Default for CommandLimit {
+    /// Eight commands per ten seconds.
+    fn default() -> Self {
+        Self { commands: 8, window_secs: 10 }
+    }
+}
+
+/// What to do with a player's command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run it.
+    Accept,
+    /// Drop it and tell the player [`CommandLimits::notice`] (once per window).
+    DropWithNotice,
+    /// Drop it silently: the player was already told.
+    Drop,
+}
+
+/// Times of recent events per key, oldest first, pruned as the map grows.
+#[derive(Clone, Debug)]
+struct Recent<K> {
+    window_secs: i64,
+    events: HashMap<K, VecDeque<Timestamp>>,
+    prune_at: usize,
+}
+
+const MIN_PRUNE_AT: usize = 64;
+
+impl<K: Eq + Hash + Clone> Recent<K> {
+    fn new(window_secs: i64) -> Self {
+        Self { window_secs: window_secs.max(1), events: HashMap::new(), prune_at: MIN_PRUNE_AT }
+    }
+
+    /// The events of `key` still in the window at `now`.
+    fn count(&mut self, key: &K, now: Timestamp) -> usize {
+        self.prune(now);
+        let window = self.window_secs;
+        let Some(times) = self.events.get_mut(key) else { return 0 };
+        while times.front().is_some_and(|t| now.0.saturating_sub(t.0) >= window) {
+            times.pop_front();
+        }
+        times.len()
+    }
+
+    fn record(&mut self, key: &K, now: Timestamp) {
+        self.events.entry(key.clone()).or_default().push_back(now);
+    }
+
+    /// The oldest event of `key` in the window, if any.
+    fn oldest(&self, key: &K) -> Option<Timestamp> {
+        self.events.get(key).and_then(|times| times.front().copied())
+    }
+
+    /// Moves `from`'s events to `to`, kept in time order.
+    fn merge(&mut self, from: &K, to: &K) {
+        if from == to {
+            return;
+        }
+        let Some(moved) = self.events.remove(from) else { return };
+        let times = self.events.entry(to.clone()).or_default();
+        times.extend(moved);
+        times.make_contiguous().sort_unstable();
+    }
+
+    /// Forgets keys with nothing in the window, when the map has grown.
+    fn prune(&mut self, now: Timestamp) {
+        if self.events.len() < self.prune_at {
+            return;
+        }
+        let window = self.window_secs;
+        self.events.retain(|_, times| times.back().is_some_and(|t| now.0.saturating_sub(t.0) < window));
+        self.prune_at = (self.events.len() * 2).max(MIN_PRUNE_AT);
+    }
+}
+
+/// The per-player command limit (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct CommandLimits<K> {
+    limit: CommandLimit,
+    accepted: Recent<K>,
+    /// When each player was last told to slow down.
+    noticed: Recent<K>,
+}
+
+impl<K: Eq + Hash + Clone> CommandLimits<K> {
+    /// At most `limit.commands` per player in any `limit.window_secs`.
+    pub fn new(limit: CommandLimit) -> Self {
+        let limit = CommandLimit { commands: limit.commands.max(1), window_secs: limit.window_secs.max(1) };
+        Self { limit, accepted: Recent::new(limit.window_secs), noticed: Recent::new(limit.window_secs) }
+    }
+
+    /// Decides on a command `player` sent at `now`, and counts it if accepted.
+    pub fn check(&mut self, player: &K, now: Timestamp) -> Verdict {
+        if self.accepted.count(player, now) < self.limit.commands {
+            self.accepted.record(player, now);
+            return Verdict::Accept;
+        }
+        if self.noticed.count(player, now) > 0 {
+            Verdict::Drop
+        } else {
+            self.noticed.record(player, now);
+            Verdict::DropWithNotice
+        }
+    }
+
+    /// `from` is now called `to` (an IRC nick change): the count goes with them.
+    pub fn carry_over(&mut self, from: &K, to: &K) {
+        self.accepted.merge(from, to);
+        self.noticed.merge(from, to);
+    }
+
+    /// The notice for a player whose commands were refused.
+    pub fn notice(&self) -> String {
+        format!(
+            "Slow down, please: your commands are arriving faster than {} per {} s. I skipped the last \
+             ones; try again in a few seconds.",
+            self.limit.commands, self.limit.window_secs
+        )
+    }
+}
+
+/// Wrong link codes per identity (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct GuessLimits<K> {
+    wrong: Recent<K>,
+}
+
+impl<K: Eq + Hash + Clone> Default for GuessLimits<K> {
+    fn default() -> Self {
+        Self { wrong: Recent::new(HOUR) }
+    }
+}
+
+impl<K: Eq + Hash + Clone> GuessLimits<K> {
+    /// `None` when `identity` may send a code at `now`; else when it may again.
+    pub fn blocked_until(&mut self, identity: &K, now: Timestamp) -> Option<Timestamp> {
+        if self.wrong.count(identity, now) < WRONG_CODES_PER_HOUR {
+            return None;
+        }
+        self.wrong.oldest(identity).map(|oldest| oldest.plus(HOUR))
+    }
+
+    /// Counts a code from `identity` that did not work.
+    pub fn wrong(&mut self, identity: &K, now: Timestamp) {
+        self.wrong.record(identity, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+    #[test]
+    fn a_player_over_the_limit_is_told_once_then_dropped_until_the_window_moves() {
+        let mut limits = CommandLimits::new(CommandLimit { commands: 2, window_secs: 10 });
+        use Verdict::*;
+        let verdicts: Vec<Verdict> = (0..4).map(|_| limits.check(&"alice", T)).collect();
+        assert_eq!(verdicts, [Accept, Accept, DropWithNotice, Drop]);
+        assert_eq!(limits.check(&"bob", T), Accept);
+        assert_eq!(limits.check(&"alice", T.plus(9)), Drop);
+        assert_eq!(limits.check(&"alice", T.plus(10)), Accept);
+        assert!(limits.notice().contains("faster than 2 per 10 s"), "{}", limits.notice());
+    }
+
+    #[test]
+    fn the_count_follows_a_new_name() {
+        let mut limits = CommandLimits::new(CommandLimit { commands: 2, window_secs: 10 });
+        limits.check(&"alice", T);
+        limits.check(&"alice", T);
+        limits.carry_over(&"alice", &"alice2");
+        assert_eq!(limits.check(&"alice2", T.plus(1)), Verdict::DropWithNotice);
+    }
+
+    #[test]
+    fn five_wrong_codes_block_an_identity_for_an_hour_from_the_first() {
+        let mut guesses = GuessLimits::default();
+        for minute in 0..5 {
+            assert_eq!(guesses.blocked_until(&"eve", T.plus(minute * 60)), None);
+            guesses.wrong(&"eve", T.plus(minute * 60));
+        }
+        assert_eq!(guesses.blocked_until(&"eve", T.plus(300)), Some(T.plus(HOUR)));
+        assert_eq!(guesses.blocked_until(&"bob", T.plus(300)), None);
+        assert_eq!(guesses.blocked_until(&"eve", T.plus(HOUR)), None);
+    }
+
+    #[test]
+    fn the_maps_stay_bounded() {
+        let mut limits = CommandLimits::new(CommandLimit { commands: 1, window_secs: 1 });
+        for user in 0..10_000i64 {
+            limits.check(&user, T.plus(user));
+            assert!(limits.accepted.events.len() <= 2 * MIN_PRUNE_AT);
+        }
+    }
+}
