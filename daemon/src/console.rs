@@ -65,6 +65,14 @@ pub enum ScriptError {
     /// The `#clock` line has a bad duration.
     #[error("cannot read the duration in `{0}`: write `#clock +<n><s|m|h|d>`, e.g. `#clock +3d`")]
     BadClock(String),
+    /// The line is not UTF-8 text; it is skipped and the session goes on.
+    #[error(
+        "not UTF-8 text (the bytes at column {at} are not a character); the line was skipped: save the script as UTF-8"
+    )]
+    NotUtf8 {
+        /// The 1-based byte column of the first byte that is not part of a character.
+        at: usize,
+    },
 }
 
 /// Reads one line of a console script.
@@ -272,19 +280,39 @@ pub async fn play(
     for text in console.drain_outbox().await? {
         writeln!(output, "{text}")?;
     }
-    for (number, line) in input.lines().enumerate() {
-        let line = line.context("reading the console input")?;
-        match console.feed(&line).await {
+    let mut input = input;
+    let mut bytes = Vec::new();
+    for number in 1.. {
+        bytes.clear();
+        if input.read_until(b'\n', &mut bytes).context("reading the console input")? == 0 {
+            break;
+        }
+        let line = match utf8_line(&bytes) {
+            Ok(line) => line,
+            Err(error) => {
+                writeln!(errors, "line {number}: {error}")?;
+                continue;
+            }
+        };
+        match console.feed(line).await {
             Ok(printed) => {
                 for text in printed {
                     writeln!(output, "{text}")?;
                 }
             }
-            Err(error) => writeln!(errors, "line {}: {error}", number + 1)?,
+            Err(error) => writeln!(errors, "line {number}: {error}")?,
         }
         output.flush()?;
     }
     Ok(())
+}
+
+/// One input line without its `\n` or `\r\n`, as text; a line that is not UTF-8 is
+/// refused (and skipped by [`play`]) rather than ending the session.
+fn utf8_line(bytes: &[u8]) -> Result<&str, ScriptError> {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|error| ScriptError::NotUtf8 { at: error.valid_up_to() + 1 })
 }
 
 /// Plays a script held in memory and returns what was printed and the final state; an
@@ -346,5 +374,27 @@ mod tests {
         let lines: Vec<&str> = printed.lines().collect();
         assert!(lines[0].starts_with("[console] alice: Games:"), "{printed}");
         assert!(lines[1].contains("Unknown command"), "{printed}");
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_skipped_with_a_message_and_the_session_goes_on() {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        let mut console = Console::new(1);
+        let script: &[u8] = b"alice: !games\r\nbob: caf\xe9 \xff!frobnicate\nalice: !frobnicate\n";
+        let (mut printed, mut errors) = (Vec::new(), Vec::new());
+        runtime.block_on(play(&mut console, script, &mut printed, &mut errors)).expect("the session goes on");
+        let (printed, errors) = (String::from_utf8_lossy(&printed), String::from_utf8_lossy(&errors));
+        let lines: Vec<&str> = printed.lines().collect();
+        assert_eq!(lines.len(), 2, "{printed}");
+        assert!(lines[0].starts_with("[console] alice: Games:"), "{printed}");
+        assert!(
+            lines[1].starts_with("[console] alice:") && lines[1].contains("Unknown command"),
+            "{printed}"
+        );
+        assert_eq!(
+            errors,
+            "line 2: not UTF-8 text (the bytes at column 9 are not a character); the line was skipped: \
+             save the script as UTF-8\n"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! What the sync loop tells the daemon about where a message was said and by whom: whether
-//! the room is private (a direct chat, or a room of two), the sender's display name there,
+//! the room is private (exactly the bot and one other member in it, joined or invited:
+//! a room marked as a direct chat that a third has joined is not), the sender's display name there,
 //! and whether they operate it (power level 50 or more); and the members' display names
 //! the transport writes in the pills of what it sends. All of it is room state in
 //! matrix-sdk's store, a read of SQLite each; it is kept here per room until a sync brings
@@ -8,16 +9,17 @@
 //!
 //! The bot syncs without lazy-loaded members (the homeserver works out which member
 //! events to send with every sync otherwise, the larger part of its time for a bot's
-//! sync), so the homeserver sends no member counts: the joined members are counted from
-//! the store, after fetching the room's full member list once where it is not known yet.
+//! sync), so the homeserver sends no member counts: the joined and invited members are
+//! counted from the store, after fetching the room's full member list once where it is not
+//! known yet.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use matrix_sdk::Room;
 use matrix_sdk::ruma::events::room::power_levels::UserPowerLevel;
 use matrix_sdk::ruma::{Int, OwnedRoomId, OwnedUserId, RoomId, UserId};
 use matrix_sdk::sync::{JoinedRoomUpdate, State};
+use matrix_sdk::{Room, RoomMemberships};
 
 use super::early;
 use super::transport::{self, lock};
@@ -49,12 +51,14 @@ pub(super) struct RoomFacts {
 }
 
 impl RoomFacts {
-    /// Whether the room is private: marked as a direct chat, or only two are in it.
+    /// Whether the room is private: exactly two are in it (joined or invited), the bot and
+    /// one other. Being marked as a direct chat does not count: a third member may have
+    /// joined a "DM" since, and would see what is said there.
     pub(super) async fn private(&self, room: &Room) -> bool {
         if let Some(private) = self.known(room, |f| f.private) {
             return private;
         }
-        let private = room.is_direct().await.unwrap_or(false) || joined_members(room).await == Some(2);
+        let private = is_private(active_members(room).await);
         self.keep(room, |f| f.private = Some(private));
         private
     }
@@ -122,15 +126,22 @@ impl RoomFacts {
     }
 }
 
-/// How many have joined the room, by the store; its full member list is fetched first
-/// where the store does not have it yet (once per room). `None` when unknown.
-async fn joined_members(room: &Room) -> Option<usize> {
+/// Whether a room with this many members (joined or invited, the bot included) is private:
+/// only a room of the bot and one other is. An unknown count is not private.
+pub(super) fn is_private(members: Option<usize>) -> bool {
+    members == Some(2)
+}
+
+/// How many have joined the room or are invited to it, by the store; its full member
+/// list is fetched first where the store does not have it yet (once per room). `None`
+/// when unknown.
+async fn active_members(room: &Room) -> Option<usize> {
     if !room.are_members_synced()
         && let Err(error) = room.sync_members().await
     {
         tracing::warn!(room = %room.room_id(), %error, "cannot fetch the room's members; counting those known");
     }
-    match room.joined_user_ids().await {
+    match room.members_no_sync(RoomMemberships::ACTIVE).await {
         Ok(members) => Some(members.len()),
         Err(error) => {
             tracing::warn!(room = %room.room_id(), %error, "cannot count the room's members");
@@ -148,6 +159,19 @@ async fn operates(room: &Room, user: &UserId) -> bool {
         Err(error) => {
             tracing::debug!(room = %room.room_id(), %error, "power levels unknown; the sender is not an operator");
             false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_private;
+
+    #[test]
+    fn only_a_room_of_the_bot_and_one_other_is_private() {
+        assert!(is_private(Some(2)));
+        for members in [None, Some(0), Some(1), Some(3), Some(40)] {
+            assert!(!is_private(members), "{members:?}");
         }
     }
 }
