@@ -16,6 +16,7 @@
 
 pub mod config;
 pub mod console;
+pub mod courier;
 pub mod http;
 pub mod identity;
 pub mod journal;

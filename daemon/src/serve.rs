@@ -6,7 +6,8 @@
 //! batch in one transaction (group commit), and only then hands the outbound messages to
 //! each network's courier. A courier sends its network's messages in order, retrying
 //! while the network is down, and reports each one sent so the loop can delete it from
-//! the outbox. Timers fire through the same path. On SIGTERM or SIGINT the loop stops
+//! the outbox; game output goes before queued relayed chat ([`crate::courier`]). Timers
+//! fire through the same path. On SIGTERM or SIGINT the loop stops
 //! taking messages, gives the couriers a moment to drain, and the transports say QUIT.
 
 use std::collections::{BTreeMap, HashSet};
@@ -17,14 +18,13 @@ use spellbridge_adapters::irc::options::IrcOptions;
 use spellbridge_adapters::irc::transport::IrcTransport;
 use spellbridge_adapters::matrix::options::{Login, MatrixOptions};
 use spellbridge_adapters::matrix::transport::MatrixTransport;
-use spellbridge_core::{
-    GameTransport, Inbound, Message, NetworkId, RichText, RoomId, Timestamp, TransportError, Voice,
-};
+use spellbridge_core::{GameTransport, Inbound, NetworkId, RichText, RoomId, Timestamp};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{IrcSettings, MatrixLogin, MatrixSettings, Settings};
+use crate::courier;
 use crate::metrics::{Failure, Metrics, watch_link};
 use crate::relay;
 use crate::router::{Outbound, Permissions, Router, RouterOptions};
@@ -97,7 +97,14 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
     RouterOptions {
         prefix: settings.prefix.clone(),
         secrets: Secrets::Os,
-        bridges: settings.bridges.iter().map(|b| relay::bridge(&b.name, &b.rooms, b.relay)).collect(),
+        bridges: settings
+            .bridges
+            .iter()
+            .map(|b| relay::Bridge {
+                relay_lines: b.relay_lines,
+                ..relay::bridge(&b.name, &b.rooms, b.relay)
+            })
+            .collect(),
         permissions: Permissions {
             admins: identities(&settings.permissions.admins),
             game_masters: identities(&settings.permissions.game_masters),
@@ -214,6 +221,8 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
         tasks.spawn(watch_link(transport.clone(), metrics.clone(), transports_stop.clone()));
         started.push((transport, supervisor));
     }
+    let irc_networks: HashSet<NetworkId> =
+        settings.irc.iter().map(|network| NetworkId::new(network.name.clone())).collect();
     for (transport, supervisor) in started {
         let network = transport.network().clone();
         transports.insert(network.clone(), transport.clone());
@@ -224,12 +233,17 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
         });
         tasks.spawn(forward(transport.clone(), inbound_tx.clone(), transports_stop.clone()));
         let (courier_tx, courier_rx) = mpsc::unbounded_channel();
-        tasks.spawn(courier(
+        // On IRC each line is its own PRIVMSG: merging lines would only hold game output
+        // behind them.
+        let merge_lines =
+            if irc_networks.contains(transport.network()) { 1 } else { courier::MATRIX_MERGE_LINES };
+        tasks.spawn(courier::run(
             transport.clone(),
             courier_rx,
             sent_tx.clone(),
             transports_stop.clone(),
             metrics.clone(),
+            merge_lines,
         ));
         couriers.insert(transport.network().clone(), courier_tx);
     }
@@ -426,129 +440,5 @@ async fn forward(transport: Arc<dyn GameTransport>, to: mpsc::Sender<Inbound>, s
                 None => return,
             },
         }
-    }
-}
-
-/// Sends one network's messages in order; while the network is down it waits and retries,
-/// so a disconnect loses nothing. Reports each sent message's outbox id.
-async fn courier(
-    transport: Arc<dyn GameTransport>,
-    mut queue: mpsc::UnboundedReceiver<Queued>,
-    sent: mpsc::UnboundedSender<i64>,
-    stop: CancellationToken,
-    metrics: Metrics,
-) {
-    let mut held = None;
-    loop {
-        let first = match held.take() {
-            Some(first) => first,
-            None => match queue.recv().await {
-                Some(first) => first,
-                None => return,
-            },
-        };
-        let (batch, next) = gather(first, &mut queue);
-        held = next;
-        let to = &batch[0].outbound.to;
-        let message = merged(&batch);
-        let mut wait = Duration::from_millis(100);
-        loop {
-            match transport.send(to, &message).await {
-                Ok(()) => {
-                    metrics.message_out(transport.network());
-                    tracing::debug!(network = %transport.network(), ?to, lines = batch.len(), "message out");
-                    break;
-                }
-                Err(TransportError::Disconnected { .. }) => {
-                    tokio::select! {
-                        () = stop.cancelled() => return,
-                        () = tokio::time::sleep(wait) => {}
-                    }
-                    wait = (wait * 2).min(Duration::from_secs(5));
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "a message was refused by the network and is dropped");
-                    break;
-                }
-            }
-        }
-        for queued in batch.iter().filter(|q| q.id >= 0) {
-            let _ = sent.send(queued.id);
-        }
-    }
-}
-
-/// The most relayed chat lines sent as one message, and the most characters in it.
-const MERGE_LINES: usize = 32;
-const MERGE_CHARS: usize = 4000;
-
-/// `first` and the relayed chat lines queued right behind it for the same room, to send
-/// as one message; and the first queued message that could not join them, if any.
-fn gather(first: Queued, queue: &mut mpsc::UnboundedReceiver<Queued>) -> (Vec<Queued>, Option<Queued>) {
-    let mergeable = |m: &Message| m.chat && m.voice == Voice::Say;
-    if !mergeable(&first.outbound.message) {
-        return (vec![first], None);
-    }
-    let mut chars = first.outbound.message.text.plain().len();
-    let mut batch = vec![first];
-    while batch.len() < MERGE_LINES {
-        let Ok(next) = queue.try_recv() else { break };
-        let head = &batch[0].outbound;
-        let length = next.outbound.message.text.plain().len();
-        let fits = mergeable(&next.outbound.message)
-            && next.outbound.to == head.to
-            && next.outbound.message.thread == head.message.thread
-            && chars + 1 + length <= MERGE_CHARS;
-        if !fits {
-            return (batch, Some(next));
-        }
-        chars += 1 + length;
-        batch.push(next);
-    }
-    (batch, None)
-}
-
-/// One message saying every line of the batch, in order.
-fn merged(batch: &[Queued]) -> Message {
-    let mut lines = batch.iter().map(|q| &q.outbound.message);
-    let Some(first) = lines.next() else { return Message::default() };
-    let mut message = first.clone();
-    for line in lines {
-        message.text = std::mem::take(&mut message.text).text("\n").append(line.text.clone());
-    }
-    message
-}
-
-#[cfg(test)]
-mod tests {
-    use spellbridge_core::Destination;
-
-    use super::*;
-
-    fn queued(id: i64, room: &str, text: &str, chat: bool) -> Queued {
-        let message = Message { text: RichText::new().text(text), chat, ..Message::default() };
-        let to = Destination::Room(RoomId::new(room));
-        Queued { id, outbound: Outbound { network: NetworkId::new("matrix"), to, message } }
-    }
-
-    #[test]
-    fn queued_chat_lines_for_one_room_go_as_one_message_and_nothing_else_joins_them() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        for q in [
-            queued(2, "!a", "<bob> two", true),
-            queued(3, "!a", "<bob> three", true),
-            queued(4, "!b", "<bob> elsewhere", true),
-            queued(5, "!a", "<bob> four", true),
-        ] {
-            tx.send(q).expect("queued");
-        }
-        let (batch, held) = gather(queued(1, "!a", "<bob> one", true), &mut rx);
-        assert_eq!(batch.iter().map(|q| q.id).collect::<Vec<_>>(), [1, 2, 3]);
-        assert_eq!(merged(&batch).text.plain(), "<bob> one\n<bob> two\n<bob> three");
-        assert_eq!(held.map(|q| q.id), Some(4), "another room's line waits for the next send");
-        // An announcement is never merged, nor is anything merged into it.
-        tx.send(queued(7, "!a", "<bob> after", true)).expect("queued");
-        let (batch, held) = gather(queued(6, "!a", "Duel begins", false), &mut rx);
-        assert_eq!((batch.len(), held.is_none()), (1, true));
     }
 }

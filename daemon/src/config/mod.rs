@@ -58,6 +58,8 @@ pub struct BridgeSettings {
     pub rooms: Vec<(NetworkId, RoomId)>,
     /// Relay plain chat between them.
     pub relay: bool,
+    /// The most lines one relayed message becomes (then a line saying how many more).
+    pub relay_lines: usize,
 }
 
 /// Who may do more than play.
@@ -287,7 +289,20 @@ impl Settings {
                 }
                 rooms.push((NetworkId::new(room.network), RoomId::new(room.room)));
             }
-            bridges.push(BridgeSettings { name: bridge.name, rooms, relay: bridge.relay.unwrap_or(true) });
+            let relay_lines = bridge.relay_lines.unwrap_or(crate::relay::DEFAULT_LINES);
+            if relay_lines == 0 {
+                return Err(at(
+                    "relay_lines = 0 would relay nothing of a message; give at least 1 (the default is 5), \
+                     or set relay = false to relay no chat"
+                        .to_owned(),
+                ));
+            }
+            bridges.push(BridgeSettings {
+                name: bridge.name,
+                rooms,
+                relay: bridge.relay.unwrap_or(true),
+                relay_lines,
+            });
         }
         let permissions = raw.permissions.unwrap_or_default();
         let people = |list: Vec<String>, what: &str| -> Result<Vec<(NetworkId, PlayerId)>, ConfigError> {

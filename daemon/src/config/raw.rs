@@ -47,6 +47,9 @@ pub struct Bridge {
     pub rooms: Vec<BridgeRoom>,
     /// Relay plain chat between the rooms (default true); tables are shared either way.
     pub relay: Option<bool>,
+    /// The most lines one relayed message becomes (default 5), then a line saying how
+    /// many more there were.
+    pub relay_lines: Option<usize>,
 }
 
 /// One room of a `[[bridge]]`.

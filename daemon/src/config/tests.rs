@@ -110,4 +110,9 @@ fn a_matrix_room_in_a_bridge_is_given_by_its_id() {
     assert!(alias.to_string().contains("room = \"!abc:example.org\""), "{alias}");
     let settings = parse(&bridge("!abc:localhost")).expect("a room id");
     assert_eq!(settings.bridges[0].rooms[1].1.as_str(), "!abc:localhost");
+    assert_eq!(settings.bridges[0].relay_lines, 5, "five lines of a relayed message by default");
+    let capped = parse(&format!("{}relay_lines = 2\n", bridge("!abc:localhost"))).expect("relay_lines");
+    assert_eq!(capped.bridges[0].relay_lines, 2);
+    let none = parse(&format!("{}relay_lines = 0\n", bridge("!abc:localhost"))).expect_err("zero lines");
+    assert!(none.to_string().contains("give at least 1"), "{none}");
 }

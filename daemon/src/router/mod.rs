@@ -299,7 +299,16 @@ impl Router {
             if matches!(inbound.said, Said::Edit { .. }) && self.looks_like_command(&inbound.text) {
                 return Vec::new();
             }
-            return self.relay.relay(inbound);
+            // A name that answers for anyone else (a nick, a display name, a Matrix
+            // localpart) is shown with the speaker's id.
+            let me = self.directory.player(&inbound.network, &inbound.sender);
+            let directory = &self.directory;
+            let taken = |name: &str| match directory.resolve(name) {
+                Ok(Some(player)) => player != me,
+                Ok(None) => false,
+                Err(_) => true,
+            };
+            return self.relay.relay(inbound, taken);
         }
         self.relay.remember_command(inbound);
         let text = inbound.text.trim();

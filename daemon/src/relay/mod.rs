@@ -8,12 +8,22 @@
 //! bridged table anyway), nor what refers to them (an edit, a reaction, a deletion), nor
 //! private messages. The bot never hears its own
 //! messages, so relaying cannot loop.
+//!
+//! A relayed line cannot pass for someone else's: every line of a message starts with
+//! its speaker ([`lines`]: its line breaks and long lines make more lines, each with the
+//! name, at most the bridge's `relay_lines` of them), and the name is cleaned and, where
+//! another identity answers to it, shown with the speaker's id ([`speaker`]).
 
 use std::collections::{BTreeMap, VecDeque};
 
 use spellbridge_core::{Destination, Inbound, Message, NetworkId, RichText, RoomId, Said, Voice};
 
 use crate::router::{Outbound, Place};
+
+pub mod lines;
+pub mod speaker;
+
+pub use lines::DEFAULT_LINES;
 
 /// How many recent messages are remembered, to render edits, reactions and replies.
 const REMEMBERED: usize = 2048;
@@ -29,6 +39,8 @@ pub struct Bridge {
     pub rooms: Vec<Place>,
     /// Relay plain chat between them.
     pub relay: bool,
+    /// The most lines one relayed message becomes (then a line saying how many more).
+    pub relay_lines: usize,
 }
 
 /// A message remembered for later edits, reactions and replies.
@@ -85,14 +97,18 @@ impl Relay {
         self.bridge(place).and_then(|bridge| bridge.rooms.first().cloned()).unwrap_or_else(|| place.clone())
     }
 
-    /// What to relay for a message that is not a command.
-    pub fn relay(&mut self, inbound: &Inbound) -> Vec<Outbound> {
+    /// What to relay for a message that is not a command. `taken` says whether a (clean)
+    /// name also answers for another identity; the speaker is then shown with their id.
+    pub fn relay(&mut self, inbound: &Inbound, taken: impl Fn(&str) -> bool) -> Vec<Outbound> {
         if inbound.private {
             return Vec::new();
         }
         let place = Place { network: inbound.network.clone(), room: inbound.room.clone() };
-        let name = inbound.display_name.clone();
-        let message = self.render(inbound, &name);
+        let id = inbound.sender.as_str();
+        let clean = speaker::clean(&inbound.display_name, id);
+        let name = speaker::shown(&clean, id, taken(&clean));
+        let cap = self.bridge(&place).map_or(DEFAULT_LINES, |b| b.relay_lines);
+        let message = self.render(inbound, &name, cap);
         if let Some(id) = &inbound.message_id
             && matches!(inbound.said, Said::Message | Said::Emote)
         {
@@ -109,15 +125,17 @@ impl Relay {
             }
         }
         let Some(bridge) = self.bridge(&place).filter(|b| b.relay) else { return Vec::new() };
-        let Some(message) = message else { return Vec::new() };
+        let Some(lines) = message else { return Vec::new() };
         bridge
             .rooms
             .iter()
             .filter(|other| **other != place)
-            .map(|other| Outbound {
-                network: other.network.clone(),
-                to: Destination::Room(other.room.clone()),
-                message: message.clone(),
+            .flat_map(|other| {
+                lines.iter().map(|line| Outbound {
+                    network: other.network.clone(),
+                    to: Destination::Room(other.room.clone()),
+                    message: line.clone(),
+                })
             })
             .collect()
     }
@@ -134,9 +152,18 @@ impl Relay {
         }
     }
 
-    fn render(&self, inbound: &Inbound, name: &str) -> Option<Message> {
-        let said = |text: RichText| Message { text, voice: Voice::Say, thread: None, chat: true };
-        let acted = |text: RichText| Message { text, voice: Voice::Act, thread: None, chat: true };
+    /// The lines to relay, each a message of its own that starts with the speaker.
+    fn render(&self, inbound: &Inbound, name: &str, cap: usize) -> Option<Vec<Message>> {
+        let said = |body: RichText| -> Vec<Message> {
+            let head = format!("<{name}> ");
+            let lines = lines::lines(&head, &body, cap).into_iter();
+            lines.map(|text| Message { text, voice: Voice::Say, thread: None, chat: true }).collect()
+        };
+        let acted = |body: RichText| -> Vec<Message> {
+            let head = format!("{name} ");
+            let lines = lines::lines(&head, &body, cap).into_iter();
+            lines.map(|text| Message { text, voice: Voice::Act, thread: None, chat: true }).collect()
+        };
         let known = |id: &str| self.recent.get(&(inbound.network.clone(), id.to_owned()));
         let about = match &inbound.said {
             Said::Edit { original: target } | Said::Reaction { target, .. } | Said::Redaction { target } => {
@@ -147,27 +174,27 @@ impl Relay {
         if about.is_some_and(|m| m.command) {
             return None;
         }
-        match &inbound.said {
+        let lines = match &inbound.said {
             Said::Message => {
-                let mut text = RichText::new().text(format!("<{name}> "));
+                let mut body = RichText::new();
                 if let Some(answered) = inbound.reply_to.as_deref().and_then(known) {
-                    text = text.text(format!("{}: ", answered.name));
+                    body = body.text(format!("{}: ", answered.name));
                 }
-                Some(said(text.append(inbound.rich.clone())))
+                said(body.append(inbound.rich.clone()))
             }
-            Said::Emote => Some(acted(RichText::new().text(format!("{name} ")).append(inbound.rich.clone()))),
+            Said::Emote => acted(inbound.rich.clone()),
             Said::Edit { original } => {
                 let correction = match known(original) {
                     Some(before) => correction(&before.text, &inbound.text)?,
                     None => format!("* {}", inbound.text),
                 };
-                Some(said(RichText::new().text(format!("<{name}> {correction}"))))
+                said(RichText::new().text(correction))
             }
             Said::Reaction { target, key } => {
                 let about = known(target)
                     .map(|m| format!(" to {}: \u{201c}{}\u{201d}", m.name, excerpt(&m.text)))
                     .unwrap_or_default();
-                Some(acted(RichText::new().text(format!("{name} reacted {key}{about}"))))
+                acted(RichText::new().text(format!("reacted {}{about}", excerpt(key))))
             }
             Said::Redaction { target } => {
                 let whose = match known(target) {
@@ -175,9 +202,10 @@ impl Relay {
                     Some(m) => format!(" a message by {}", m.name),
                     None => " a message".to_owned(),
                 };
-                Some(acted(RichText::new().text(format!("{name} deleted{whose}"))))
+                acted(RichText::new().text(format!("deleted{whose}")))
             }
-        }
+        };
+        Some(lines)
     }
 
     fn remember(&mut self, network: &NetworkId, id: &str, message: Remembered) {
@@ -226,8 +254,10 @@ pub fn correction(before: &str, after: &str) -> Option<String> {
     Some(format!("s/{old_words}/{new_words}/"))
 }
 
+/// The start of a text, on one line (its line breaks and control characters as spaces).
 fn excerpt(text: &str) -> String {
-    let mut short: String = text.chars().take(EXCERPT_CHARS).collect();
+    let flat = |c: char| if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') { ' ' } else { c };
+    let mut short: String = text.chars().take(EXCERPT_CHARS).map(flat).collect();
     if text.chars().count() > EXCERPT_CHARS {
         short.push('…');
     }
@@ -243,6 +273,7 @@ pub fn bridge(name: &str, rooms: &[(NetworkId, RoomId)], relay: bool) -> Bridge 
             .map(|(network, room)| Place { network: network.clone(), room: room.clone() })
             .collect(),
         relay,
+        relay_lines: DEFAULT_LINES,
     }
 }
 
@@ -260,6 +291,7 @@ mod tests {
             name: "magic".into(),
             rooms: vec![place("irc", "#magic"), place("matrix", "!room:hs")],
             relay: true,
+            relay_lines: DEFAULT_LINES,
         }])
     }
 
@@ -272,6 +304,11 @@ mod tests {
         }
     }
 
+    /// What is relayed when no name is taken by someone else.
+    fn untaken(relay: &mut Relay, inbound: &Inbound) -> Vec<Outbound> {
+        relay.relay(inbound, |_| false)
+    }
+
     fn texts(out: &[Outbound]) -> Vec<(String, Voice, String)> {
         out.iter().map(|o| (o.network.to_string(), o.message.voice, o.message.text.plain())).collect()
     }
@@ -281,7 +318,7 @@ mod tests {
         let mut relay = relay();
         let mut inbound = from_matrix("$1", "hello there", Said::Message);
         inbound.rich = RichText::new().bold("hello").text(" there");
-        let out = relay.relay(&inbound);
+        let out = untaken(&mut relay, &inbound);
         assert_eq!(texts(&out), [("irc".to_owned(), Voice::Say, "<Bob> hello there".to_owned())]);
         assert_eq!(out[0].message.text, RichText::new().text("<Bob> ").bold("hello").text(" there"));
         assert_eq!(out[0].to, Destination::Room(RoomId::new("#magic")));
@@ -290,22 +327,24 @@ mod tests {
     #[test]
     fn edits_reactions_deletions_and_replies_become_short_irc_lines() {
         let mut relay = relay();
-        relay.relay(&from_matrix("$1", "hello wrold, how are you", Said::Message));
-        let edit =
-            relay.relay(&from_matrix("$2", "hello world, how are you", Said::Edit { original: "$1".into() }));
+        untaken(&mut relay, &from_matrix("$1", "hello wrold, how are you", Said::Message));
+        let edit = untaken(
+            &mut relay,
+            &from_matrix("$2", "hello world, how are you", Said::Edit { original: "$1".into() }),
+        );
         assert_eq!(texts(&edit)[0].2, "<Bob> s/wrold,/world,/");
         let reaction = from_matrix("$3", "👍", Said::Reaction { target: "$1".into(), key: "👍".into() });
-        let out = relay.relay(&reaction);
+        let out = untaken(&mut relay, &reaction);
         assert_eq!(
             texts(&out)[0],
             ("irc".into(), Voice::Act, "Bob reacted 👍 to Bob: “hello world, how are you”".into())
         );
-        let out = relay.relay(&from_matrix("$4", "", Said::Redaction { target: "$1".into() }));
+        let out = untaken(&mut relay, &from_matrix("$4", "", Said::Redaction { target: "$1".into() }));
         assert_eq!(texts(&out)[0].2, "Bob deleted their message");
         let mut reply = from_matrix("$5", "fine", Said::Message);
         reply.reply_to = Some("$1".into());
-        assert_eq!(texts(&relay.relay(&reply))[0].2, "<Bob> Bob: fine");
-        let out = relay.relay(&from_matrix("$6", "waves", Said::Emote));
+        assert_eq!(texts(&untaken(&mut relay, &reply))[0].2, "<Bob> Bob: fine");
+        let out = untaken(&mut relay, &from_matrix("$6", "waves", Said::Emote));
         assert_eq!(texts(&out)[0], ("irc".into(), Voice::Act, "Bob waves".into()));
     }
 
@@ -314,12 +353,12 @@ mod tests {
         let mut relay = relay();
         let mut private = from_matrix("$1", "secret", Said::Message);
         private.private = true;
-        assert!(relay.relay(&private).is_empty());
+        assert!(untaken(&mut relay, &private).is_empty());
         let mut elsewhere = from_matrix("$2", "hi", Said::Message);
         elsewhere.room = RoomId::new("!other:hs");
-        assert!(relay.relay(&elsewhere).is_empty());
+        assert!(untaken(&mut relay, &elsewhere).is_empty());
         relay.set_bridges(vec![Bridge { relay: false, ..relay.bridges[0].clone() }]);
-        assert!(relay.relay(&from_matrix("$3", "hi", Said::Message)).is_empty());
+        assert!(untaken(&mut relay, &from_matrix("$3", "hi", Said::Message)).is_empty());
     }
 
     #[test]
@@ -331,7 +370,10 @@ mod tests {
             Said::Reaction { target: "$1".into(), key: "👍".into() },
             Said::Redaction { target: "$1".into() },
         ] {
-            assert!(relay.relay(&from_matrix("$2", "!gather 2 fire", said.clone())).is_empty(), "{said:?}");
+            assert!(
+                untaken(&mut relay, &from_matrix("$2", "!gather 2 fire", said.clone())).is_empty(),
+                "{said:?}"
+            );
         }
     }
 
@@ -341,5 +383,54 @@ mod tests {
         assert_eq!(correction("a b c", "a b c d").as_deref(), Some("s/c/c d/"));
         assert_eq!(correction("a b", "b").as_deref(), Some("s/a b/b/"));
         assert_eq!(correction("same", "same"), None);
+    }
+
+    #[test]
+    fn a_newline_in_a_body_or_a_name_cannot_start_a_line_without_the_speaker() {
+        let mut relay = relay();
+        let mut forged = from_matrix("$1", "gg\n<bob> I concede", Said::Message);
+        forged.rich = RichText::new().text("gg\n<bob> I concede");
+        forged.display_name = "mallory\r\n<alice> I concede\u{202e}".into();
+        let out = untaken(&mut relay, &forged);
+        assert_eq!(
+            texts(&out).into_iter().map(|(_, _, text)| text).collect::<Vec<_>>(),
+            ["<mallory alice I concede> gg", "<mallory alice I concede> <bob> I concede"]
+        );
+        let mut emote = from_matrix("$2", "waves\nbob concedes", Said::Emote);
+        emote.rich = RichText::new().text("waves\nbob concedes");
+        let out = untaken(&mut relay, &emote);
+        assert_eq!(texts(&out)[1], ("irc".into(), Voice::Act, "Bob bob concedes".into()));
+        let reaction =
+            from_matrix("$3", "x", Said::Reaction { target: "$1".into(), key: "👍\n<bob> hi".into() });
+        let out = untaken(&mut relay, &reaction);
+        assert_eq!(out.len(), 1, "{:?}", texts(&out));
+        assert!(texts(&out)[0].2.starts_with("Bob reacted 👍 <bob> hi to mallory"), "{:?}", texts(&out));
+    }
+
+    #[test]
+    fn a_name_another_identity_answers_to_is_shown_with_the_speakers_id() {
+        let mut relay = relay();
+        let mut impostor = from_matrix("$1", "I concede", Said::Message);
+        impostor.display_name = "alice".into();
+        impostor.sender = PlayerId::new("@alice:evil.org");
+        let out = relay.relay(&impostor, |name| name.eq_ignore_ascii_case("alice"));
+        assert_eq!(texts(&out)[0].2, "<alice (@alice:evil.org)> I concede");
+        let out = relay.relay(&from_matrix("$2", "hi", Said::Message), |name| name == "alice");
+        assert_eq!(texts(&out)[0].2, "<Bob> hi", "a name nobody else uses is shown alone");
+    }
+
+    #[test]
+    fn a_long_message_is_capped_at_the_bridges_lines() {
+        let mut relay = relay();
+        relay.set_bridges(vec![Bridge { relay_lines: 3, ..relay.bridges[0].clone() }]);
+        let text = "word ".repeat(64 * 1024 / 5);
+        let mut long = from_matrix("$1", &text, Said::Message);
+        long.rich = RichText::new().text(text.as_str());
+        let out = untaken(&mut relay, &long);
+        let lines: Vec<String> = texts(&out).into_iter().map(|(_, _, text)| text).collect();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(lines[..3].iter().all(|l| l.starts_with("<Bob> word") && l.len() <= lines::LINE_BYTES));
+        assert!(lines[3].starts_with("<Bob> … (") && lines[3].ends_with(" more lines)"), "{}", lines[3]);
+        assert!(out.iter().all(|o| o.message.chat), "relayed lines are chat, behind game output");
     }
 }

@@ -1,0 +1,219 @@
+//! A network's courier: sends that network's outbound messages, game output first.
+//!
+//! The daemon loop hands each network's courier what it committed, in order. The courier
+//! keeps two queues: game output (announcements and answers) and relayed chat. Before
+//! each send it takes in everything handed over so far and sends the oldest game message
+//! if there is one, else the oldest chat; neither queue is ever reordered within itself.
+//! So a long burst of relayed chat holds a game answer back by one send at most. Chat
+//! lines queued for one room may go as one message of several lines (`merge_lines` at
+//! most: a Matrix homeserver takes far fewer events per second than an IRC channel
+//! carries lines; on IRC every line is its own PRIVMSG anyway, so there it is one).
+//!
+//! While the network is down the courier waits and tries again, so a disconnect loses
+//! nothing; it reports each sent message's outbox id so the loop can delete it.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use spellbridge_core::{GameTransport, Message, TransportError, Voice};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::metrics::Metrics;
+use crate::store::Queued;
+
+/// The most relayed chat lines a Matrix courier sends as one message.
+pub const MATRIX_MERGE_LINES: usize = 32;
+/// The most characters in one merged message.
+const MERGE_CHARS: usize = 4000;
+
+/// What a courier has been handed and not sent yet: game output and relayed chat, each
+/// in the order it came.
+#[derive(Debug, Default)]
+pub struct Waiting {
+    game: VecDeque<Queued>,
+    chat: VecDeque<Queued>,
+}
+
+impl Waiting {
+    /// Takes one more message, behind those of its kind.
+    pub fn push(&mut self, queued: Queued) {
+        if queued.outbound.message.chat {
+            self.chat.push_back(queued);
+        } else {
+            self.game.push_back(queued);
+        }
+    }
+
+    /// True when nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.game.is_empty() && self.chat.is_empty()
+    }
+
+    /// What to send next: the oldest game message alone; else the oldest chat line with
+    /// the said (not acted) chat lines right behind it for the same room and thread, up to
+    /// `merge_lines` lines and [`MERGE_CHARS`] characters. Empty when nothing waits.
+    pub fn next(&mut self, merge_lines: usize) -> Vec<Queued> {
+        if let Some(game) = self.game.pop_front() {
+            return vec![game];
+        }
+        let Some(first) = self.chat.pop_front() else { return Vec::new() };
+        let mergeable = |m: &Message| m.chat && m.voice == Voice::Say;
+        if !mergeable(&first.outbound.message) {
+            return vec![first];
+        }
+        let mut chars = first.outbound.message.text.plain().len();
+        let mut batch = vec![first];
+        while batch.len() < merge_lines {
+            let Some(next) = self.chat.front() else { break };
+            let head = &batch[0].outbound;
+            let length = next.outbound.message.text.plain().len();
+            let fits = mergeable(&next.outbound.message)
+                && next.outbound.to == head.to
+                && next.outbound.message.thread == head.message.thread
+                && chars + 1 + length <= MERGE_CHARS;
+            if !fits {
+                break;
+            }
+            chars += 1 + length;
+            batch.extend(self.chat.pop_front());
+        }
+        batch
+    }
+}
+
+/// One message saying every line of the batch, in order.
+pub fn merged(batch: &[Queued]) -> Message {
+    let mut lines = batch.iter().map(|q| &q.outbound.message);
+    let Some(first) = lines.next() else { return Message::default() };
+    let mut message = first.clone();
+    for line in lines {
+        message.text = std::mem::take(&mut message.text).text("\n").append(line.text.clone());
+    }
+    message
+}
+
+/// Sends one network's messages (see the module doc) until its queue is closed and empty,
+/// or `stop` is cancelled while the network is down.
+pub async fn run(
+    transport: Arc<dyn GameTransport>,
+    mut queue: mpsc::UnboundedReceiver<Queued>,
+    sent: mpsc::UnboundedSender<i64>,
+    stop: CancellationToken,
+    metrics: Metrics,
+    merge_lines: usize,
+) {
+    let mut waiting = Waiting::default();
+    loop {
+        while let Ok(more) = queue.try_recv() {
+            waiting.push(more);
+        }
+        let batch = waiting.next(merge_lines);
+        if batch.is_empty() {
+            match queue.recv().await {
+                Some(first) => waiting.push(first),
+                None => return,
+            }
+            continue;
+        }
+        let to = &batch[0].outbound.to;
+        let message = merged(&batch);
+        let mut wait = Duration::from_millis(100);
+        loop {
+            match transport.send(to, &message).await {
+                Ok(()) => {
+                    metrics.message_out(transport.network());
+                    tracing::debug!(network = %transport.network(), ?to, lines = batch.len(), "message out");
+                    break;
+                }
+                Err(TransportError::Disconnected { .. }) => {
+                    tokio::select! {
+                        () = stop.cancelled() => return,
+                        () = tokio::time::sleep(wait) => {}
+                    }
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "a message was refused by the network and is dropped");
+                    break;
+                }
+            }
+        }
+        for queued in batch.iter().filter(|q| q.id >= 0) {
+            let _ = sent.send(queued.id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use spellbridge_core::{Destination, NetworkId, RichText, RoomId};
+
+    use super::*;
+    use crate::router::Outbound;
+
+    fn queued(id: i64, room: &str, text: &str, chat: bool) -> Queued {
+        let message = Message { text: RichText::new().text(text), chat, ..Message::default() };
+        let to = Destination::Room(RoomId::new(room));
+        Queued { id, outbound: Outbound { network: NetworkId::new("matrix"), to, message } }
+    }
+
+    fn ids(batch: &[Queued]) -> Vec<i64> {
+        batch.iter().map(|q| q.id).collect()
+    }
+
+    #[test]
+    fn queued_chat_lines_for_one_room_go_as_one_message_and_nothing_else_joins_them() {
+        let mut waiting = Waiting::default();
+        for q in [
+            queued(1, "!a", "<bob> one", true),
+            queued(2, "!a", "<bob> two", true),
+            queued(3, "!a", "<bob> three", true),
+            queued(4, "!b", "<bob> elsewhere", true),
+            queued(5, "!a", "<bob> four", true),
+        ] {
+            waiting.push(q);
+        }
+        let batch = waiting.next(MATRIX_MERGE_LINES);
+        assert_eq!(ids(&batch), [1, 2, 3]);
+        assert_eq!(merged(&batch).text.plain(), "<bob> one\n<bob> two\n<bob> three");
+        assert_eq!(
+            ids(&waiting.next(MATRIX_MERGE_LINES)),
+            [4],
+            "another room's line waits for the next send"
+        );
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES)), [5]);
+        // An announcement is never merged, nor is anything merged into it.
+        waiting.push(queued(6, "!a", "Duel begins", false));
+        waiting.push(queued(7, "!a", "Round 1 begins", false));
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES)), [6]);
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES)), [7]);
+        assert!(waiting.next(MATRIX_MERGE_LINES).is_empty());
+        // On IRC every chat line goes on its own.
+        waiting.push(queued(8, "#a", "<bob> one", true));
+        waiting.push(queued(9, "#a", "<bob> two", true));
+        assert_eq!(ids(&waiting.next(1)), [8]);
+    }
+
+    #[test]
+    fn game_output_goes_before_queued_chat_and_neither_is_reordered() {
+        let mut waiting = Waiting::default();
+        for id in 1..=140 {
+            waiting.push(queued(id, "#magic", &format!("<bob> line {id}"), true));
+        }
+        waiting.push(queued(200, "#magic", "alice: Duel: round 1", false));
+        waiting.push(queued(201, "#magic", "Round 1 begins", false));
+        waiting.push(queued(141, "#magic", "<bob> after", true));
+        let mut order = Vec::new();
+        loop {
+            let batch = waiting.next(1);
+            if batch.is_empty() {
+                break;
+            }
+            order.extend(ids(&batch));
+        }
+        let expected: Vec<i64> = [200, 201].into_iter().chain(1..=141).collect();
+        assert_eq!(order, expected);
+    }
+}
