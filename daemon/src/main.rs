@@ -9,8 +9,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 use spellbridge::config::Settings;
 use spellbridge::console::{Console, play};
 use spellbridge::serve;
-use spellbridge::store::audit::{self, Finding};
+use spellbridge::store::audit;
+use spellbridge::store::startup::Policy as StartPolicy;
 use spellbridge::store::{Durability, OpenMode, Store};
+use spellbridge_core::NetworkId;
 use spellbridge_core::Registry;
 use tokio_util::sync::CancellationToken;
 
@@ -32,6 +34,10 @@ enum Command {
         /// The TOML config (see config/spellbridge.example.toml).
         #[arg(long, default_value = "spellbridge.toml")]
         config: PathBuf,
+        /// Refuse to start when a table's snapshot does not match its journal, instead of
+        /// rebuilding it from the journal.
+        #[arg(long)]
+        strict: bool,
     },
     /// Check a config file and print what it sets up (secrets are not shown).
     CheckConfig {
@@ -54,11 +60,15 @@ enum Command {
         state_json: Option<PathBuf>,
     },
     /// Replay every table's journal with its recorded seeds and compare it with the stored
-    /// state; exits non-zero if any table differs.
+    /// state and its checksum, and check the outbox; lists every problem and exits
+    /// non-zero if there is any.
     Verify {
         /// The database to audit.
         #[arg(long, default_value = DEFAULT_DB)]
         db: PathBuf,
+        /// Also check that each outbox row's network is configured in this TOML config.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// Print a table's history and current state.
     Export {
@@ -82,10 +92,10 @@ enum Format {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { config } => run(&config),
+        Command::Run { config, strict } => run(&config, strict),
         Command::CheckConfig { config } => check_config(&config),
         Command::Console { seed, db, state_json } => console(seed, db, state_json),
-        Command::Verify { db } => verify(&db),
+        Command::Verify { db, config } => verify(&db, config.as_deref()),
         Command::Export { table, format, db } => export(table, format, &db),
     };
     match result {
@@ -116,7 +126,7 @@ fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) 
     Ok(ExitCode::SUCCESS)
 }
 
-fn run(config: &Path) -> anyhow::Result<ExitCode> {
+fn run(config: &Path, strict: bool) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     spellbridge::logging::init(settings.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -128,7 +138,8 @@ fn run(config: &Path) -> anyhow::Result<ExitCode> {
             tracing::info!("signal received");
             signals.cancel();
         });
-        serve::run(settings, shutdown).await
+        let policy = if strict { StartPolicy::Refuse } else { StartPolicy::Rebuild };
+        serve::run_with(settings, policy, shutdown).await
     })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -183,26 +194,48 @@ fn check_config(config: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn verify(db: &Path) -> anyhow::Result<ExitCode> {
+fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let networks = match config {
+        Some(config) => {
+            let settings = Settings::load(config)?;
+            let irc = settings.irc.iter().map(|n| NetworkId::new(n.name.clone()));
+            Some(
+                irc.chain(settings.matrix.iter().map(|m| NetworkId::new(m.name.clone()))).collect::<Vec<_>>(),
+            )
+        }
+        None => None,
+    };
     let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
-    let reports = audit::verify(&store, Registry::standard)?;
-    let mut bad = 0;
-    for report in &reports {
-        let verdict = match &report.finding {
-            Finding::Agrees => "ok".to_owned(),
-            Finding::Differs(path) => {
-                bad += 1;
-                format!("DIFFERS at {path}")
-            }
-            Finding::ReplayFailed(reason) => {
-                bad += 1;
-                format!("REPLAY FAILED: {reason}")
-            }
+    let report = audit::verify(&store, Registry::standard, networks.as_deref())?;
+    for table in &report.tables {
+        let verdict = if table.findings.is_empty() {
+            "ok".to_owned()
+        } else {
+            table.findings.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
         };
-        println!("table {} ({}, {} entries): {verdict}", report.table, report.game, report.entries);
+        println!("table {} ({}, {} entries): {verdict}", table.table, table.game, table.entries);
     }
-    println!("{} tables checked, {} differ", reports.len(), bad);
-    Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    for problem in &report.lobby {
+        println!("lobby: BAD JOURNAL ROW: {problem}");
+    }
+    for row in &report.outbox {
+        println!("outbox row {}: BAD: {}", row.id, row.reason);
+    }
+    for row in &report.set_aside {
+        println!(
+            "outbox row {}: set aside at an earlier start (kept in outbox_set_aside): {}",
+            row.id, row.reason
+        );
+    }
+    let bad_tables = report.tables.iter().filter(|t| !t.findings.is_empty()).count();
+    println!(
+        "{} tables checked, {bad_tables} with problems; {} outbox rows checked, {} bad; {} lobby rows bad",
+        report.tables.len(),
+        report.outbox_rows,
+        report.outbox.len(),
+        report.lobby.len()
+    );
+    Ok(if report.problems() == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {

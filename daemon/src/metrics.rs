@@ -86,6 +86,10 @@ pub enum Failure {
     Reload,
     /// A network refused an outbound message, which was dropped.
     SendRefused,
+    /// At start, a table's snapshot did not match its journal and was rebuilt from it.
+    SnapshotRebuilt,
+    /// At start, an outbox row did not read and was set aside (not sent, kept).
+    OutboxSetAside,
 }
 
 impl Failure {
@@ -96,12 +100,15 @@ impl Failure {
             Failure::MarkSent => "mark_sent",
             Failure::Reload => "reload",
             Failure::SendRefused => "send_refused",
+            Failure::SnapshotRebuilt => "snapshot_rebuilt",
+            Failure::OutboxSetAside => "outbox_set_aside",
         }
     }
 
-    /// True when it means the store is failing.
+    /// True when it means the store is failing (what start-up repaired does not: the
+    /// store works).
     fn is_store(self) -> bool {
-        !matches!(self, Failure::SendRefused)
+        !matches!(self, Failure::SendRefused | Failure::SnapshotRebuilt | Failure::OutboxSetAside)
     }
 }
 

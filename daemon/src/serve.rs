@@ -29,6 +29,7 @@ use crate::metrics::{Failure, Metrics, watch_link};
 use crate::relay;
 use crate::router::{Outbound, Permissions, Router, RouterOptions};
 use crate::secrets::Secrets;
+use crate::store::startup::Policy;
 use crate::store::{MessageKey, OpenMode, Queued, Step, Store};
 
 /// The most inbound messages committed together.
@@ -189,15 +190,37 @@ fn reload(
     Some(Settings { database: current.database.clone(), prefix: current.prefix.clone(), ..reloaded })
 }
 
-/// Runs the daemon until `shutdown` is cancelled.
+/// Runs the daemon until `shutdown` is cancelled, rebuilding from its journal any table
+/// whose snapshot does not match it.
 pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
+    run_with(settings, Policy::Rebuild, shutdown).await
+}
+
+/// Runs the daemon until `shutdown` is cancelled; `policy` says what start-up does with a
+/// table whose snapshot does not match its journal (`--strict`: [`Policy::Refuse`]).
+/// Rebuilt tables and outbox rows set aside are counted in `spellbridge_errors_total`.
+pub async fn run_with(settings: Settings, policy: Policy, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let metrics = Metrics::new();
     let mut store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
     let mut options = router_options(&settings);
-    let mut router = store.load(settings.registry(), options.clone())?;
-    tracing::info!(database = %settings.database.display(), tables = router.table_ids().count(), "store loaded");
+    let loaded = store.load_checked(settings.registry(), options.clone(), policy)?;
+    let mut router = loaded.router;
+    for _ in &loaded.rebuilt {
+        metrics.error(Failure::SnapshotRebuilt);
+    }
+    let (pending, set_aside) = store.pending_checked()?;
+    for _ in &set_aside {
+        metrics.error(Failure::OutboxSetAside);
+    }
+    tracing::info!(
+        database = %settings.database.display(),
+        tables = router.table_ids().count(),
+        rebuilt = loaded.rebuilt.len(),
+        outbox_set_aside = set_aside.len(),
+        "store loaded"
+    );
 
     let tasks = TaskTracker::new();
-    let metrics = Metrics::new();
     if let Some(address) = settings.http {
         tasks.spawn(crate::http::serve(crate::http::bind(address).await?, metrics.clone(), shutdown.clone()));
     }
@@ -250,7 +273,6 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
     drop(inbound_tx);
     tasks.close();
 
-    let pending = store.pending()?;
     metrics.committed(&pending);
     for queued in pending {
         dispatch(&couriers, queued);

@@ -1,5 +1,7 @@
 //! Auditing a database: `spellbridge verify` replays every table's journal from the start
-//! with the recorded seeds and compares the result with the stored snapshot;
+//! with the recorded seeds and compares the result with the stored snapshot and its seal,
+//! reporting every table (a bad one does not stop it), the lobby's journal rows and the
+//! outbox;
 //! `spellbridge export` prints a table's history and state as JSON or as MediaWiki markup
 //! that a nomic can paste into its gamestate page.
 
@@ -8,19 +10,42 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 use spellbridge_core::Registry;
 
+use std::collections::BTreeMap;
+
+use spellbridge_core::NetworkId;
+
+use super::outbox::BadRow;
+use super::seal;
+use super::startup::{self, Trust, Unsound};
 use super::{Store, StoreError};
-use crate::journal::TableId;
+use crate::journal::{Entry, TableId};
 use crate::router::{Router, RouterOptions};
 
-/// What replaying one table found.
+/// One problem `verify` found with a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Finding {
-    /// The replayed state equals the snapshot.
-    Agrees,
-    /// The replayed state differs; the first differing path in the state.
+    /// The replayed state differs from the snapshot; the first differing path in the state.
     Differs(String),
     /// The journal could not be replayed.
     ReplayFailed(String),
+    /// A journal row of the table does not read.
+    BadJournalRow(String),
+    /// The snapshot does not read as JSON, or there is none.
+    BadSnapshot(String),
+    /// The snapshot does not match its seal, or the journal the digest sealed with it.
+    Seal(Unsound),
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Finding::Differs(path) => write!(f, "DIFFERS at {path}"),
+            Finding::ReplayFailed(reason) => write!(f, "REPLAY FAILED: {reason}"),
+            Finding::BadJournalRow(reason) => write!(f, "BAD JOURNAL ROW: {reason}"),
+            Finding::BadSnapshot(reason) => write!(f, "BAD SNAPSHOT: {reason}"),
+            Finding::Seal(problem) => write!(f, "CHECKSUM: {problem}"),
+        }
+    }
 }
 
 /// One table's line of the verify report.
@@ -30,37 +55,139 @@ pub struct TableReport {
     pub table: TableId,
     /// Its game.
     pub game: String,
-    /// How many journal entries were replayed.
+    /// How many journal entries it has.
     pub entries: usize,
-    /// What was found.
-    pub finding: Finding,
+    /// What was wrong with it; empty when its snapshot agrees with its journal.
+    pub findings: Vec<Finding>,
 }
 
-/// Replays every table's journal and compares it with its snapshot.
-pub fn verify(store: &Store, registry: impl Fn() -> Registry) -> Result<Vec<TableReport>, StoreError> {
-    let mut reports = Vec::new();
-    for (table, stored) in store.stored_tables()? {
-        let entries = store.entries(Some(table))?;
-        let game = stored.get("game").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let mut router = Router::new(registry(), RouterOptions::default());
-        let replayed = entries.iter().try_for_each(|entry| router.replay(entry));
-        let finding = match replayed {
-            Err(e) => Finding::ReplayFailed(e.to_string()),
-            Ok(()) => match router.table_snapshot(table) {
-                None => Finding::ReplayFailed("the journal never opens this table".into()),
-                Some(rebuilt) => match first_difference(&rebuilt, &stored, String::new()) {
-                    None => Finding::Agrees,
-                    Some(path) => Finding::Differs(path),
-                },
-            },
-        };
-        reports.push(TableReport { table, game, entries: entries.len(), finding });
+/// Everything `verify` found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Every table, in order, whether or not it has problems.
+    pub tables: Vec<TableReport>,
+    /// Lobby journal rows (challenges, links) that do not read.
+    pub lobby: Vec<String>,
+    /// How many rows wait in the outbox.
+    pub outbox_rows: usize,
+    /// Outbox rows that cannot be sent.
+    pub outbox: Vec<BadRow>,
+    /// Outbox rows set aside at earlier starts (kept, not sent).
+    pub set_aside: Vec<BadRow>,
+}
+
+impl Report {
+    /// How many problems were found (rows set aside earlier are not counted: they were
+    /// already reported, and are kept for the operator).
+    pub fn problems(&self) -> usize {
+        self.tables.iter().filter(|t| !t.findings.is_empty()).count() + self.lobby.len() + self.outbox.len()
     }
-    Ok(reports)
+}
+
+/// Replays every table's journal and compares it with its snapshot and its seal, going on
+/// past a table with problems; checks the lobby's journal rows and the outbox (with
+/// `networks`, each row's network must be one of them).
+pub fn verify(
+    store: &Store,
+    registry: impl Fn() -> Registry,
+    networks: Option<&[NetworkId]>,
+) -> Result<Report, StoreError> {
+    let mut report = Report::default();
+    let digests = store.journal_digests()?;
+    let mut rows = table_rows(store)?;
+    for table in digests.keys() {
+        rows.entry(*table).or_insert(None);
+    }
+    for (table, row) in rows {
+        let mut findings = Vec::new();
+        let (entries, bad) = journal(store, Some(table))?;
+        findings.extend(bad.into_iter().map(Finding::BadJournalRow));
+        let journal = digests.get(&table).copied().unwrap_or(seal::EMPTY);
+        let stored = match &row {
+            None => {
+                findings.push(Finding::BadSnapshot("there is no snapshot".into()));
+                None
+            }
+            Some(row) => {
+                if let Trust::Broken(problem) = startup::trust(row, &journal) {
+                    findings.push(Finding::Seal(problem));
+                }
+                match serde_json::from_slice::<Value>(&row.snapshot) {
+                    Ok(value) => Some(value),
+                    Err(e) => {
+                        findings.push(Finding::BadSnapshot(e.to_string()));
+                        None
+                    }
+                }
+            }
+        };
+        let game = stored.as_ref().and_then(|s| s.get("game")).and_then(Value::as_str).unwrap_or_default();
+        let mut router = Router::new(registry(), RouterOptions::default());
+        match entries.iter().try_for_each(|entry| router.replay(entry)) {
+            Err(e) => findings.push(Finding::ReplayFailed(e.to_string())),
+            Ok(()) => match (router.table_snapshot(table), &stored) {
+                (None, _) => {
+                    findings.push(Finding::ReplayFailed("the journal never opens this table".into()))
+                }
+                (Some(rebuilt), Some(stored)) => {
+                    if let Some(path) = first_difference(&rebuilt, stored, String::new()) {
+                        findings.push(Finding::Differs(path));
+                    }
+                }
+                (Some(_), None) => {}
+            },
+        }
+        let game = game.to_owned();
+        report.tables.push(TableReport { table, game, entries: entries.len(), findings });
+    }
+    report.lobby = journal(store, None)?.1;
+    report.outbox = store.check_outbox(networks)?;
+    report.outbox_rows = store.pending_count()?;
+    report.set_aside = store.set_aside_rows()?;
+    Ok(report)
+}
+
+/// Every table's stored row, by number.
+fn table_rows(store: &Store) -> Result<BTreeMap<TableId, Option<startup::Row>>, StoreError> {
+    let fail = |e| super::classify(store.path(), e);
+    let mut statement = store
+        .connection()
+        .prepare("SELECT id, CAST(snapshot AS BLOB), journal_digest, seal FROM tables ORDER BY id")
+        .map_err(fail)?;
+    let rows = statement
+        .query_map([], startup::Row::read)
+        .map_err(fail)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fail)?;
+    Ok(rows.into_iter().map(|row| (row.id, Some(row))).collect())
+}
+
+/// A table's (or the lobby's) journal entries that read, and what is wrong with the others.
+fn journal(store: &Store, table: Option<TableId>) -> Result<(Vec<Entry>, Vec<String>), StoreError> {
+    let fail = |e| super::classify(store.path(), e);
+    let mut statement = store
+        .connection()
+        .prepare("SELECT id, CAST(entry AS BLOB) FROM journal WHERE table_id IS ?1 ORDER BY id")
+        .map_err(fail)?;
+    let rows = statement
+        .query_map([table.map(super::sql_u64)], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, Option<Vec<u8>>>(1)?.unwrap_or_default()))
+        })
+        .map_err(fail)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fail)?;
+    let (mut entries, mut bad) = (Vec::new(), Vec::new());
+    for (id, text) in rows {
+        match serde_json::from_slice::<Entry>(&text) {
+            Ok(entry) => entries.push(entry),
+            Err(e) => bad.push(format!("journal row {id} does not read: {e}")),
+        }
+    }
+    Ok((entries, bad))
 }
 
 /// The first JSON path where two values differ.
-fn first_difference(a: &Value, b: &Value, path: String) -> Option<String> {
+pub(super) fn first_difference(a: &Value, b: &Value, path: String) -> Option<String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();

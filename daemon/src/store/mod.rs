@@ -3,18 +3,24 @@
 //! Each batch of handled messages is committed in one transaction — the router's journal
 //! entries, the new snapshots of the tables they touched, the message ids (so a network's
 //! redelivery is recognised) and the outbound messages (the outbox) — before anything is
-//! sent. On start, tables are loaded from their snapshots; a snapshot that does not load
-//! is rebuilt by replaying its journal. Outbound messages leave the outbox only when an
-//! adapter reports them sent.
+//! sent. Each snapshot is sealed with a checksum of its table's journal (`seal`). On start
+//! (`startup`), tables are loaded from their snapshots; a snapshot that does not load, or
+//! does not match its seal or its journal, is rebuilt by replaying its journal. Outbound
+//! messages leave the outbox only when an adapter reports them sent; a row that cannot be
+//! read is set aside (`outbox`). The files are created owner-only (`files`).
 
 pub mod audit;
+mod files;
+pub mod outbox;
 pub mod schema;
+pub mod seal;
+pub mod startup;
 
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 use serde_json::Value;
-use spellbridge_core::{Destination, Message, NetworkId, Registry, RichText};
+use spellbridge_core::{NetworkId, Registry};
 
 use crate::journal::{Entry, TableId};
 use crate::router::{Outbound, Record, ReplayError, Router, RouterOptions};
@@ -112,6 +118,45 @@ pub enum StoreError {
         /// What was wrong.
         detail: String,
     },
+    /// The file exists but is empty: a lost or truncated database, not a new one.
+    #[error(
+        "{path} is empty (0 bytes), not a spellbridge database: restore a backup, or delete the file to start with no games"
+    )]
+    Empty {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The file is an SQLite database written by another program.
+    #[error(
+        "{path} is an SQLite database but not spellbridge's (it has other tables and no spellbridge schema version); choose another file"
+    )]
+    Foreign {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// Start-up found tables whose snapshots do not match their journals, and was told
+    /// not to rebuild them (`spellbridge run --strict`).
+    #[error(
+        "{path}: {} {} not match {}: {}; `spellbridge verify --db {path}` shows every problem, and starting without --strict rebuilds these tables from their journals",
+        .problems.len(),
+        if .problems.len() == 1 { "table does" } else { "tables do" },
+        if .problems.len() == 1 { "its journal" } else { "their journals" },
+        .problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Unsound {
+        /// The database file.
+        path: PathBuf,
+        /// Each table found unsound.
+        problems: Vec<startup::TableProblem>,
+    },
+    /// The file could not be created.
+    #[error("{path} cannot be created ({source}); check the path and its directory's permissions")]
+    File {
+        /// The database file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
     /// Any other SQLite failure.
     #[error("{path}: {source}")]
     Sql {
@@ -172,7 +217,11 @@ impl Store {
             if !dir.is_dir() {
                 return Err(StoreError::NoDirectory { path });
             }
+            files::create_private(&path).map_err(|e| files::classify_io(&path, e))?;
+        } else if std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            return Err(StoreError::Empty { path });
         }
+        files::tighten(&path);
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -193,10 +242,15 @@ impl Store {
         // Take the write lock once now, so a database held by another process is reported
         // at start-up rather than at the first move.
         connection.execute_batch("BEGIN IMMEDIATE; COMMIT;").map_err(fail)?;
+        if schema::is_foreign(&connection).map_err(fail)? {
+            return Err(StoreError::Foreign { path });
+        }
         schema::migrate(&mut connection).map_err(|source| match source {
             schema::SchemaError::Sql(e) => classify(&path, e),
             source => StoreError::Schema { path: path.clone(), source },
         })?;
+        // SQLite made the -wal and -shm files with the database's mode; check them too.
+        files::tighten_companions(&path);
         Ok(Store { connection, path })
     }
 
@@ -225,7 +279,9 @@ impl Store {
         let path = self.path.clone();
         let fail = |e| classify(&path, e);
         let transaction = self.connection.transaction().map_err(fail)?;
-        let mut touched = std::collections::BTreeSet::new();
+        // Each touched table's journal digest, extended by the rows committed here.
+        let mut touched: std::collections::BTreeMap<TableId, seal::Digest> =
+            std::collections::BTreeMap::new();
         let mut queued = Vec::new();
         {
             let mut seen = transaction
@@ -249,11 +305,16 @@ impl Store {
                 }
                 for record in &step.records {
                     let row = JournalRow::of(&record.entry);
-                    if let Some(table) = record.entry.table() {
-                        touched.insert(table);
-                    }
                     let events: Vec<String> =
                         record.announced.iter().map(|o| o.message.text.plain()).collect();
+                    let (entry, events) = (to_json(&record.entry), to_json(&events));
+                    if let Some(table) = record.entry.table() {
+                        let digest = match touched.get(&table) {
+                            Some(digest) => *digest,
+                            None => startup::stored_digest(&transaction, table).map_err(fail)?,
+                        };
+                        touched.insert(table, seal::extend(&digest, entry.as_bytes(), events.as_bytes()));
+                    }
                     journal
                         .execute(params![
                             row.table.map(sql_u64),
@@ -264,8 +325,8 @@ impl Store {
                             step.message.as_ref().map(|k| k.network.as_str()),
                             step.message.as_ref().map(|k| k.id.as_str()),
                             row.dice_seed.map(sql_u64),
-                            to_json(&record.entry),
-                            to_json(&events),
+                            entry,
+                            events,
                         ])
                         .map_err(fail)?;
                 }
@@ -283,60 +344,20 @@ impl Store {
                     queued.push(Queued { id: transaction.last_insert_rowid(), outbound: outbound.clone() });
                 }
             }
-            let mut snapshot = transaction
-                .prepare_cached(
-                    "INSERT INTO tables (id, game, network, room, finished, snapshot) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT (id) DO UPDATE SET finished = excluded.finished, snapshot = excluded.snapshot",
-                )
-                .map_err(fail)?;
-            for table in touched {
+            for (table, digest) in touched {
                 let Some(stored) = router.stored_table(table) else { continue };
-                snapshot
-                    .execute(params![
-                        sql_u64(table),
-                        stored.game,
-                        stored.network.as_str(),
-                        stored.room.as_str(),
-                        stored.finished,
-                        stored.text
-                    ])
-                    .map_err(fail)?;
+                startup::write_snapshot(&transaction, table, &stored, &digest).map_err(fail)?;
             }
         }
         transaction.commit().map_err(fail)?;
         Ok(queued)
     }
 
-    /// Rebuilds the router from the database: tables from their snapshots (a snapshot that
-    /// does not load is rebuilt from its journal), then the open challenges.
+    /// Rebuilds the router from the database: tables from their snapshots (one that does
+    /// not load or does not match its seal is rebuilt from its journal and logged), then
+    /// the lobby. [`Store::load_checked`] also says which tables were rebuilt.
     pub fn load(&self, registry: Registry, options: RouterOptions) -> Result<Router, StoreError> {
-        let mut router = Router::new(registry, options);
-        let fail = |e| self.error(e);
-        let mut tables =
-            self.connection.prepare("SELECT id, snapshot FROM tables ORDER BY id").map_err(fail)?;
-        let rows = tables
-            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
-            .map_err(fail)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(fail)?;
-        for (id, text) in rows {
-            let id = id as TableId;
-            let restored = serde_json::from_str::<Value>(&text)
-                .map_err(|e| ReplayError::BadSnapshot { table: id, reason: e.to_string() })
-                .and_then(|stored| router.restore_table(&stored));
-            if let Err(problem) = restored {
-                tracing::warn!(table = id, %problem, "snapshot does not load; rebuilding the table from its journal");
-                for entry in self.entries(Some(id))? {
-                    router
-                        .replay(&entry)
-                        .map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
-                }
-            }
-        }
-        for entry in self.entries(None)? {
-            router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
-        }
-        Ok(router)
+        self.load_checked(registry, options, startup::Policy::Rebuild).map(|loaded| loaded.router)
     }
 
     /// The journal entries of one table (or, with `None`, the lobby's), in order.
@@ -371,40 +392,10 @@ impl Store {
             .map_err(|e| self.error(e))
     }
 
-    /// Every message still waiting in the outbox, oldest first.
+    /// Every message still waiting in the outbox, oldest first. A row that does not read
+    /// is set aside and logged ([`Store::pending_checked`] also returns those).
     pub fn pending(&self) -> Result<Vec<Queued>, StoreError> {
-        let fail = |e| self.error(e);
-        let mut statement = self
-            .connection
-            .prepare("SELECT id, network, destination, text FROM outbox ORDER BY id")
-            .map_err(fail)?;
-        let rows = statement
-            .query_map([], |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, String>(3)?,
-                ))
-            })
-            .map_err(fail)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(fail)?;
-        rows.into_iter()
-            .map(|(id, network, destination, text)| {
-                let bad = |e: serde_json::Error| StoreError::BadRow {
-                    path: self.path.clone(),
-                    detail: format!("outbox {id}: {e}"),
-                };
-                let to: Destination = serde_json::from_str(&destination).map_err(bad)?;
-                // Version 2 rows hold only the text; later ones the whole message.
-                let message = match serde_json::from_str::<Message>(&text) {
-                    Ok(message) => message,
-                    Err(_) => Message::from(serde_json::from_str::<RichText>(&text).map_err(bad)?),
-                };
-                Ok(Queued { id, outbound: Outbound { network: NetworkId::new(network), to, message } })
-            })
-            .collect()
+        self.pending_checked().map(|(queued, _)| queued)
     }
 
     /// Removes a message from the outbox once its adapter reports it sent.

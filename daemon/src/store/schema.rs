@@ -11,6 +11,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_journal.sql"),
     include_str!("migrations/0002_outbox.sql"),
     include_str!("migrations/0003_meta.sql"),
+    include_str!("migrations/0004_seal.sql"),
 ];
 
 /// The schema version this build writes.
@@ -41,7 +42,19 @@ pub fn version(connection: &Connection) -> rusqlite::Result<u32> {
     connection.query_row("PRAGMA user_version", [], |row| row.get(0))
 }
 
-/// Applies the migrations the database lacks, all in one transaction.
+/// True for an SQLite file with tables of its own and no spellbridge schema version:
+/// another program's database, which must not be migrated into.
+pub fn is_foreign(connection: &Connection) -> rusqlite::Result<bool> {
+    if version(connection)? != 0 {
+        return Ok(false);
+    }
+    let objects: i64 = connection.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
+    Ok(objects > 0)
+}
+
+/// Applies the migrations the database lacks, all in one transaction. Upgrading a database
+/// that has games unseals every snapshot, so the next start checks each table against its
+/// journal by replaying it and seals it again (a migration may rewrite journal rows).
 pub fn migrate(connection: &mut Connection) -> Result<(), SchemaError> {
     let found = version(connection)?;
     let known = current_version();
@@ -54,6 +67,9 @@ pub fn migrate(connection: &mut Connection) -> Result<(), SchemaError> {
     let transaction = connection.transaction()?;
     for sql in &MIGRATIONS[found as usize..] {
         transaction.execute_batch(sql)?;
+    }
+    if found > 0 {
+        transaction.execute("UPDATE tables SET seal = NULL", [])?;
     }
     transaction.pragma_update(None, "user_version", known)?;
     transaction.commit()?;

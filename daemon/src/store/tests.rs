@@ -144,3 +144,186 @@ fn private_destinations_round_trip_through_the_outbox() {
     store.commit(&router(), &[Step { outbound: vec![dm.clone()], ..Step::default() }]).expect("commit");
     assert_eq!(store.pending().expect("pending")[0].outbound, dm);
 }
+
+/// A store with a Thaum table (table 0) where alice has 3 coins, played through the router.
+fn played(path: &Path) -> Store {
+    let mut store = open(path).expect("opens");
+    let mut router = store.load(Registry::standard(), RouterOptions::default()).expect("loads");
+    let room = RoomId::new("#magic");
+    for (n, text) in ["!new thaum", "!coins alice +3", "!gather 1 fire"].into_iter().enumerate() {
+        let inbound = spellbridge_core::Inbound {
+            message_id: Some(format!("m{n}")),
+            ..spellbridge_core::Inbound::new(
+                NetworkId::new("irc"),
+                room.clone(),
+                PlayerId::new("alice"),
+                text,
+            )
+        };
+        let outbound = router.handle(&inbound, spellbridge_core::Timestamp(1_000));
+        let step = Step { records: router.take_journal(), outbound, ..Step::default() };
+        store.commit(&router, &[step]).expect("commit");
+    }
+    store
+}
+
+/// The coins of table 0's one player (alice, under whatever id the router gives her).
+fn alice_coins(router: &Router) -> serde_json::Value {
+    let snapshot = router.table_snapshot(0).expect("table 0");
+    let players = snapshot["state"]["players"].as_object().cloned().unwrap_or_default();
+    players.values().next().map(|sheet| sheet["coins"].clone()).unwrap_or_default()
+}
+
+#[test]
+fn a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported() {
+    let (_dir, path) = temp_db();
+    let store = played(&path);
+    let honest = alice_coins(&store.load(Registry::standard(), RouterOptions::default()).expect("loads"));
+    assert_eq!(honest, 3);
+    let loaded = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild);
+    assert!(loaded.expect("loads").rebuilt.is_empty(), "an untouched store is sound");
+    store
+        .connection()
+        .execute("UPDATE tables SET snapshot = replace(snapshot, '\"coins\":3', '\"coins\":300')", [])
+        .expect("tamper");
+    let refused = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    let error = refused.err().expect("--strict refuses");
+    assert!(matches!(error, StoreError::Unsound { .. }), "{error}");
+    assert!(error.to_string().contains("table 0: its snapshot does not match the checksum"), "{error}");
+    let loaded = store
+        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .expect("rebuilds");
+    assert_eq!(alice_coins(&loaded.router), 3, "the journal's state, not the edit");
+    assert_eq!(
+        loaded.rebuilt,
+        [startup::TableProblem { table: 0, problem: startup::Unsound::SnapshotEdited }]
+    );
+    // The rebuilt snapshot was written back: the next start finds it sound.
+    let again = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    assert!(again.expect("sound now").rebuilt.is_empty());
+}
+
+#[test]
+fn a_journal_edited_in_sql_no_longer_matches_its_seal() {
+    let (_dir, path) = temp_db();
+    let store = played(&path);
+    store
+        .connection()
+        .execute(
+            "UPDATE journal SET events = '[\"forged\"]' WHERE kind = 'acted' AND command LIKE '!coins%'",
+            [],
+        )
+        .expect("tamper");
+    let loaded = store
+        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .expect("rebuilds");
+    assert_eq!(loaded.rebuilt[0].problem, startup::Unsound::JournalEdited);
+}
+
+#[test]
+fn a_snapshot_whose_row_was_deleted_is_rebuilt_not_forgotten() {
+    let (_dir, path) = temp_db();
+    let store = played(&path);
+    store.connection().execute("DELETE FROM tables", []).expect("delete");
+    let loaded = store
+        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .expect("rebuilds");
+    assert_eq!(loaded.rebuilt[0].problem, startup::Unsound::NoSnapshot);
+    assert_eq!(alice_coins(&loaded.router), 3);
+}
+
+#[test]
+fn an_unsealed_table_from_an_older_database_is_checked_by_replay_then_sealed() {
+    let (_dir, path) = temp_db();
+    let store = played(&path);
+    store.connection().execute("UPDATE tables SET seal = NULL, journal_digest = NULL", []).expect("unseal");
+    let loaded = store
+        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse)
+        .expect("an honest unsealed table loads");
+    assert!(loaded.rebuilt.is_empty());
+    let sealed: Option<String> =
+        store.connection().query_row("SELECT seal FROM tables", [], |row| row.get(0)).expect("row");
+    assert!(sealed.is_some(), "sealed on load");
+    // Unsealed and edited: the replay finds the difference.
+    store
+        .connection()
+        .execute(
+            "UPDATE tables SET seal = NULL, snapshot = replace(snapshot, '\"coins\":3', '\"coins\":300')",
+            [],
+        )
+        .expect("tamper");
+    let loaded = store
+        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .expect("rebuilds");
+    assert!(
+        matches!(&loaded.rebuilt[0].problem, startup::Unsound::Differs(path) if path.contains("coins")),
+        "{:?}",
+        loaded.rebuilt
+    );
+    assert_eq!(alice_coins(&loaded.router), 3);
+}
+
+#[test]
+fn an_empty_file_or_another_programs_database_is_refused_and_left_alone() {
+    let (dir, path) = temp_db();
+    std::fs::write(&path, b"").expect("write");
+    for mode in [OpenMode::MustExist, OpenMode::CreateIfMissing] {
+        let error = Store::open(&path, mode, Durability::Full).err().expect("refused");
+        assert!(matches!(error, StoreError::Empty { .. }), "{error}");
+        assert!(error.to_string().contains("is empty (0 bytes)"), "{error}");
+    }
+    assert_eq!(std::fs::metadata(&path).expect("exists").len(), 0, "not written to");
+    let foreign = dir.path().join("foreign.db");
+    Connection::open(&foreign).expect("sqlite").execute_batch("CREATE TABLE notes (x);").expect("table");
+    let error = Store::open(&foreign, OpenMode::MustExist, Durability::Full).err().expect("refused");
+    assert!(matches!(error, StoreError::Foreign { .. }), "{error}");
+}
+
+#[test]
+fn a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay() {
+    let (_dir, path) = temp_db();
+    let mut store = open(&path).expect("opens");
+    store.commit(&router(), &[Step { outbound: vec![message(1)], ..Step::default() }]).expect("commit");
+    store
+        .connection()
+        .execute("INSERT INTO outbox (network, destination, text) VALUES ('irc', 'not json', '{}')", [])
+        .expect("bad row");
+    store
+        .connection()
+        .execute(
+            "INSERT INTO outbox (network, destination, text) VALUES ('irc', '{\"room\":\"\"}', '{}')",
+            [],
+        )
+        .expect("row to nowhere");
+    store.commit(&router(), &[Step { outbound: vec![message(2)], ..Step::default() }]).expect("commit");
+    assert_eq!(store.check_outbox(None).expect("checks").len(), 2, "verify sees both");
+    let (queued, bad) = store.pending_checked().expect("start goes on");
+    let texts: Vec<String> = queued.iter().map(|q| q.outbound.message.text.plain()).collect();
+    assert_eq!(texts, ["message 1", "message 2"]);
+    assert_eq!(bad.iter().map(|b| b.id).collect::<Vec<_>>(), [2, 3]);
+    assert!(bad[0].reason.contains("destination does not read"), "{bad:?}");
+    assert!(bad[1].reason.contains("names no room or player"), "{bad:?}");
+    // Kept, as stored, and listed; no longer in the outbox.
+    assert_eq!(store.set_aside_rows().expect("listed"), bad);
+    let kept: String = store
+        .connection()
+        .query_row("SELECT destination FROM outbox_set_aside WHERE id = 2", [], |row| row.get(0))
+        .expect("kept");
+    assert_eq!(kept, "not json");
+    assert!(store.check_outbox(None).expect("checks").is_empty());
+    let unknown = store.check_outbox(Some(&[NetworkId::new("matrix")])).expect("checks");
+    assert_eq!(unknown.len(), 2, "with a config, rows for unconfigured networks are problems: {unknown:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_database_and_its_wal_are_created_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_dir, path) = temp_db();
+    let store = played(&path);
+    for file in [path.clone(), PathBuf::from(format!("{}-wal", path.display()))] {
+        let mode = std::fs::metadata(&file).expect("exists").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", file.display());
+    }
+    drop(store);
+}
