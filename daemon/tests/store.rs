@@ -1,6 +1,8 @@
 //! The store under real use: games split over console runs, redelivered messages, a
 //! store that fails mid-game, and `spellbridge` processes killed with SIGKILL at random
-//! points (RULES T-10: `verify` must still replay every table exactly).
+//! points (RULES T-10: `verify` must still replay every table exactly); and the store
+//! checking itself: `spellbridge run` on a tampered snapshot or a bad outbox row, `verify`
+//! on damaged files, and the files' modes.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use spellbridge::console::{Console, play, run_script};
+use spellbridge_tests::harness::daemon::{CONFIG, Daemon};
 
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 
@@ -273,4 +276,185 @@ fn export_prints_json_and_wiki_markup() {
     let missing = Command::new(BIN).args(["export", "9", "--db"]).arg(&db).output().expect("export runs");
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("has no table 9"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The store checks itself (issue 13, finding 8): `spellbridge run` on a tampered database,
+// `verify` on damaged ones, bad outbox rows, file modes.
+
+/// A loopback port nothing listens on now.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("address").port()
+}
+
+/// A daemon (no networks) on `games.db` in its dir, with `/metrics` on `port`; not started.
+fn daemon_on_games_db(port: u16) -> Daemon {
+    let daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    daemon
+        .set_config(&format!(
+            "prefix = \"!\"\n[store]\npath = \"games.db\"\n[http]\nlisten = \"127.0.0.1:{port}\"\n"
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+    daemon
+}
+
+/// `GET /metrics`, polled (bounded) until it has `sample` at `value`; the whole text.
+fn wait_for_metric(daemon: &Daemon, port: u16, sample: &str, value: f64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+            let _ =
+                stream.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stream, &mut text);
+            let found = text
+                .lines()
+                .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' ')?.trim().parse().ok());
+            if found == Some(value) {
+                return text;
+            }
+            last = text;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{sample} never reached {value}; last /metrics:\n{last}\ndaemon log:\n{}", daemon.log());
+}
+
+/// `spellbridge verify --db games.db` in the daemon's dir: success and what it printed.
+fn verify_in(daemon: &Daemon) -> (bool, String) {
+    let output = daemon.command(&["verify", "--db", "games.db"]).unwrap_or_else(|e| panic!("{e}"));
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.success(), text)
+}
+
+fn sql(db: &Path, statement: &str) {
+    let connection = rusqlite::Connection::open(db).expect("sqlite opens");
+    connection.execute_batch(statement).unwrap_or_else(|e| panic!("{statement}: {e}"));
+}
+
+const TAMPER_COINS: &str =
+    "UPDATE tables SET snapshot = replace(snapshot, '\"coins\":3', '\"coins\":300') WHERE id = 0";
+
+#[test]
+fn a_tampered_snapshot_is_rebuilt_by_run_with_an_error_and_a_metric_and_strict_refuses() {
+    let port = free_port();
+    let mut daemon = daemon_on_games_db(port);
+    let db = daemon.path("games.db");
+    let (_, before) = run_with_db(&db, 1, "alice: !new thaum\nalice: !coins alice +3\nbob: !join\n");
+    sql(&db, TAMPER_COINS);
+
+    // --strict refuses, names the table and says what to do, and changes nothing.
+    let strict = daemon.command(&["run", "--config", CONFIG, "--strict"]).unwrap_or_else(|e| panic!("{e}"));
+    let said = String::from_utf8_lossy(&strict.stderr);
+    assert!(!strict.status.success(), "--strict must refuse: {said}");
+    assert!(said.contains("table 0: its snapshot does not match the checksum"), "{said}");
+    assert!(said.contains("without --strict"), "{said}");
+    assert!(!verify_in(&daemon).0, "the tampered snapshot is still there after --strict");
+
+    // Without it the table is rebuilt from the journal, logged and counted.
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    wait_for_metric(&daemon, port, "spellbridge_errors_total{kind=\"snapshot_rebuilt\"}", 1.0);
+    let log = daemon.log();
+    assert!(
+        log.lines().any(|l| l.contains("ERROR") && l.contains("table 0 rebuilt from its journal")),
+        "{log}"
+    );
+    daemon.terminate(Duration::from_secs(10)).unwrap_or_else(|e| panic!("{e}"));
+    let (ok, report) = verify_in(&daemon);
+    assert!(ok, "rebuilt and written back: {report}");
+    // (The daemon's real clock has fired the table's timers since, so only the edit is
+    // looked for: it is gone.)
+    let connection = rusqlite::Connection::open(&db).expect("sqlite opens");
+    let snapshot: String = connection
+        .query_row("SELECT snapshot FROM tables WHERE id = 0", [], |row| row.get(0))
+        .expect("table 0");
+    assert!(!snapshot.contains("\"coins\":300"), "the edit survived: {snapshot}");
+    assert!(before["tables"][0]["state"].to_string().contains("\"coins\":3"), "{before}");
+}
+
+#[test]
+fn a_bad_outbox_row_is_set_aside_at_start_and_verify_reports_it() {
+    let port = free_port();
+    let mut daemon = daemon_on_games_db(port);
+    let db = daemon.path("games.db");
+    run_with_db(&db, 1, "alice: !new thaum\n");
+    sql(&db, "INSERT INTO outbox (network, destination, text) VALUES ('console', 'not json', '{}')");
+    let (ok, report) = verify_in(&daemon);
+    assert!(!ok, "{report}");
+    assert!(report.contains(": BAD: its destination does not read"), "{report}");
+
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    wait_for_metric(&daemon, port, "spellbridge_errors_total{kind=\"outbox_set_aside\"}", 1.0);
+    daemon.ensure_running().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        daemon.log().lines().any(|l| l.contains("ERROR") && l.contains("set aside, not sent")),
+        "{}",
+        daemon.log()
+    );
+    daemon.terminate(Duration::from_secs(10)).unwrap_or_else(|e| panic!("{e}"));
+    let (ok, report) = verify_in(&daemon);
+    assert!(ok, "set aside, the outbox is sound: {report}");
+    assert!(report.contains(": set aside at an earlier start"), "kept and listed: {report}");
+}
+
+#[test]
+fn verify_lists_every_bad_table_and_refuses_an_empty_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("games.db");
+    run_with_db(
+        &db,
+        1,
+        "alice: !new thaum\nalice: !coins alice +3\nalice: !stop\nalice: !new thaum\nalice: !coins alice +1\ncarol: !duel dave\n",
+    );
+    sql(&db, TAMPER_COINS);
+    sql(
+        &db,
+        "UPDATE journal SET entry = '{broken' WHERE id = (SELECT max(id) FROM journal WHERE table_id = 1)",
+    );
+    let output = Command::new(BIN).args(["verify", "--db"]).arg(&db).output().expect("verify runs");
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success(), "{report}");
+    let line = |n: u64| {
+        report.lines().find(|l| l.starts_with(&format!("table {n} "))).unwrap_or_default().to_owned()
+    };
+    assert!(line(0).contains("DIFFERS at .state.players.") && line(0).contains("CHECKSUM"), "{report}");
+    assert!(line(1).contains("BAD JOURNAL ROW"), "the second bad table is reported too: {report}");
+    assert!(report.contains("2 tables checked, 2 with problems"), "{report}");
+
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").expect("write");
+    let output = Command::new(BIN).args(["verify", "--db"]).arg(&empty).output().expect("verify runs");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{said}");
+    assert!(said.contains("is empty (0 bytes), not a spellbridge database"), "{said}");
+    assert_eq!(std::fs::metadata(&empty).expect("exists").len(), 0, "verify wrote nothing into it");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_database_files_are_owner_only_after_a_run_and_a_wider_one_is_tightened_with_a_warning() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |path: &Path| std::fs::metadata(path).expect("exists").permissions().mode() & 0o777;
+    let port = free_port();
+    let mut daemon = daemon_on_games_db(port);
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    wait_for_metric(&daemon, port, "spellbridge_outbox_depth", 0.0);
+    let files = ["games.db", "games.db-wal", "games.db-shm"].map(|name| daemon.path(name));
+    for file in &files {
+        assert_eq!(mode(file), 0o600, "{}", file.display());
+    }
+    daemon.terminate(Duration::from_secs(10)).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&files[0], std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    wait_for_metric(&daemon, port, "spellbridge_outbox_depth", 0.0);
+    assert_eq!(mode(&files[0]), 0o600);
+    assert!(
+        daemon.log().lines().any(|l| l.contains("WARN") && l.contains("its mode is now 600")),
+        "{}",
+        daemon.log()
+    );
 }
