@@ -1284,23 +1284,6 @@ async fn relayed_chat_cannot_forge_a_line_nor_hold_a_game_answer_behind_it() {
     }
     eprintln!("set up in {:?}", started.elapsed());
 
-    // The real alice speaks on IRC.
-    alice.say("hello from the real alice").await;
-    watcher.expect_in(&room, "<alice> hello from the real alice").await;
-
-    // The impostor's message has a line break before a line made to look like bob's.
-    mallory.say(&room, "gg\n<bob> I concede").await;
-    let impostor = "<alice (@mallory:localhost)> ";
-    ircwatch.expect(&format!("{impostor}gg")).await;
-    ircwatch.expect(&format!("{impostor}<bob> I concede")).await;
-    ircwatch.pump(QUIET).await;
-    let lines = ircwatch.bot_lines();
-    assert_eq!(lines.len(), 2, "{lines:?}");
-    for line in &lines {
-        assert!(line.starts_with(impostor), "every relayed line starts with the marked speaker: {lines:?}");
-    }
-    ircwatch.settle().await;
-
     // A ~62 KB message (an event's limit is 64 KB) with no line breaks: 5 lines and a
     // count of the rest, and alice's question, asked while they go out one a second, is
     // answered before them.
@@ -1325,6 +1308,23 @@ async fn relayed_chat_cannot_forge_a_line_nor_hold_a_game_answer_behind_it() {
         .unwrap_or_else(|e| panic!("the count of lines left out in {more}: {e}"));
     assert!(left_out > 100, "{more}");
     eprintln!("game answer after {answered:?} behind a ~62 KB message; {left_out} lines left out");
+    ircwatch.settle().await;
+
+    // The real alice speaks on IRC.
+    alice.say("hello from the real alice").await;
+    watcher.expect_in(&room, "<alice> hello from the real alice").await;
+
+    // The impostor's message has a line break before a line made to look like bob's.
+    mallory.say(&room, "gg\n<bob> I concede").await;
+    let impostor = "<alice (@mallory:localhost)> ";
+    ircwatch.expect(&format!("{impostor}gg")).await;
+    ircwatch.expect(&format!("{impostor}<bob> I concede")).await;
+    ircwatch.pump(QUIET).await;
+    let lines = ircwatch.bot_lines();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for line in &lines {
+        assert!(line.starts_with(impostor), "every relayed line starts with the marked speaker: {lines:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
