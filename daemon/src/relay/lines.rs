@@ -14,13 +14,21 @@ use spellbridge_core::text::{Hue, Segment, Style};
 /// How many lines of one message are relayed when the bridge does not say.
 pub const DEFAULT_LINES: usize = 5;
 
-/// The longest relayed line in bytes of text, speaker included: under an IRC line's room
-/// for text with a long `nick!user@host` prefix and channel name and its formatting
-/// codes, so the IRC transport does not break it again.
-pub const LINE_BYTES: usize = 360;
+/// The longest relayed line in bytes as IRC shows it, speaker and formatting codes
+/// included (each change of look counted as [`LOOK_BYTES`]). An IRC line leaves at least
+/// 328 bytes for text (512 less a 110-byte `:nick!user@host ` with a 63-byte host, a
+/// 64-byte channel, `PRIVMSG`, the separators and `\r\n`), and an acted line's CTCP
+/// wrapper takes 9: a relayed line is never broken again by the IRC transport, so no piece
+/// of it goes without its speaker.
+pub const LINE_BYTES: usize = 300;
 
-/// The fewest bytes of the message a line carries, however long the speaker's name.
-const MIN_TEXT: usize = 120;
+/// The fewest bytes of the message a line carries, however long the speaker's name (a
+/// speaker's head is at most 134 bytes: two names of [`NAME_BYTES`](super::speaker::NAME_BYTES)).
+const MIN_TEXT: usize = 60;
+
+/// What a change of look may cost in formatting codes: a colour's `\x03NN` and its close,
+/// or a style's toggles, with room to spare.
+const LOOK_BYTES: usize = 8;
 
 /// How a character looks: a style, or a game word's colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,10 +45,16 @@ enum Unit {
 }
 
 impl Unit {
-    fn bytes(&self) -> usize {
+    /// Its bytes as IRC shows it after `before`: its text, and [`LOOK_BYTES`] where it
+    /// starts a formatted run (a mention, a style, a colour).
+    fn bytes(&self, before: Option<&Unit>) -> usize {
         match self {
-            Unit::Char(c, _) => c.len_utf8(),
-            Unit::Whole(segment) => RichText::new().push(segment.clone()).plain().len(),
+            Unit::Char(c, look) => {
+                let starts_run = *look != Look::Styled(Style::Plain)
+                    && !matches!(before, Some(Unit::Char(_, previous)) if previous == look);
+                c.len_utf8() + if starts_run { LOOK_BYTES } else { 0 }
+            }
+            Unit::Whole(segment) => RichText::new().push(segment.clone()).plain().len() + LOOK_BYTES,
         }
     }
 
@@ -102,8 +116,9 @@ fn source_lines(body: &RichText) -> Vec<Vec<Unit>> {
     lines
 }
 
-/// One line as pieces of at most `budget` bytes, broken at spaces where it can be (the
-/// spaces at a break are dropped); a unit longer than the budget goes alone.
+/// One line as pieces of at most `budget` bytes as IRC shows them ([`Unit::bytes`]),
+/// broken at spaces where it can be (the spaces at a break are dropped); a unit longer
+/// than the budget goes alone.
 fn wrap(line: &[Unit], budget: usize) -> Vec<Vec<Unit>> {
     let mut pieces = Vec::new();
     let mut start = 0;
@@ -116,10 +131,12 @@ fn wrap(line: &[Unit], budget: usize) -> Vec<Vec<Unit>> {
         }
         let (mut end, mut used) = (start, 0);
         while let Some(unit) = line.get(end) {
-            if used + unit.bytes() > budget {
+            let before = if end == start { None } else { line.get(end - 1) };
+            let bytes = unit.bytes(before);
+            if used + bytes > budget {
                 break;
             }
-            used += unit.bytes();
+            used += bytes;
             end += 1;
         }
         end = end.max(start + 1);
@@ -208,6 +225,29 @@ mod tests {
             out[1],
             RichText::new().text("<bob> ").bold("words").text(" to ").mention(&PlayerId::new("@al:hs"))
         );
+    }
+
+    #[test]
+    fn no_line_is_longer_than_an_irc_line_has_room_for_however_it_is_formatted() {
+        use spellbridge_adapters::irc::format::render;
+        /// The least room for text an IRC line leaves (see [`LINE_BYTES`]), less the
+        /// CTCP ACTION wrapper.
+        const IRC_TEXT: usize = 512 - 110 - "PRIVMSG ".len() - 64 - " :".len() - 2 - 9;
+        let mut body = RichText::new();
+        for i in 0..400 {
+            body = match i % 4 {
+                0 => body.bold("b"),
+                1 => body.italic("é"),
+                2 => body.coloured("1", Hue::Red),
+                _ => body.text(" ").mention(&PlayerId::new("@someone:example.org")),
+            };
+        }
+        let head = format!("<{} ({})> ", "名".repeat(21), "@x".repeat(32));
+        for line in lines(&head, &body, 100) {
+            let rendered = render(&line);
+            assert!(rendered.len() <= IRC_TEXT, "{} bytes: {rendered:?}", rendered.len());
+            assert!(line.plain().starts_with(&head), "{}", line.plain());
+        }
     }
 
     #[test]

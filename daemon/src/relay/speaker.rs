@@ -9,6 +9,8 @@
 
 /// The longest name shown, in characters; a longer one is cut with `…`.
 pub const NAME_CHARS: usize = 48;
+/// The longest name shown, in bytes (`…` included), so a line's speaker leaves it room.
+pub const NAME_BYTES: usize = 64;
 
 /// Characters that are not text a reader sees but change how the text around them reads:
 /// zero-width characters, joiners, bidi marks, embeddings, overrides and isolates, the
@@ -47,10 +49,16 @@ fn scrub(name: &str) -> String {
         .filter(|c| !c.is_control() && !invisible(*c) && !matches!(c, '<' | '>'))
         .collect();
     let joined = kept.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
-    if joined.chars().count() <= NAME_CHARS {
+    if joined.chars().count() <= NAME_CHARS && joined.len() <= NAME_BYTES {
         return joined;
     }
-    let mut cut: String = joined.chars().take(NAME_CHARS - 1).collect();
+    let mut cut = String::new();
+    for c in joined.chars().take(NAME_CHARS - 1) {
+        if cut.len() + c.len_utf8() + '…'.len_utf8() > NAME_BYTES {
+            break;
+        }
+        cut.push(c);
+    }
     cut.push('…');
     cut
 }
@@ -58,7 +66,7 @@ fn scrub(name: &str) -> String {
 /// The name a relayed line shows for a speaker whose (clean) name is `name` and whose id
 /// is `id`: the name, or `name (id)` when `taken` (another identity in the bridge answers
 /// to the same name, or it is a nick on another network) and the id is not the name
-/// itself.
+/// itself; the id is cleaned as a name is (so at most [`NAME_BYTES`] long).
 pub fn shown(name: &str, id: &str, taken: bool) -> String {
     if taken && !name.eq_ignore_ascii_case(id) {
         format!("{name} ({})", clean(id, "?"))
@@ -89,6 +97,8 @@ mod tests {
         let long = clean(&"x".repeat(200), "@x:hs");
         assert_eq!(long.chars().count(), NAME_CHARS);
         assert!(long.ends_with('…'));
+        let wide = clean(&"名".repeat(40), "@x:hs");
+        assert!(wide.len() <= NAME_BYTES && wide.ends_with('…'), "{wide}");
     }
 
     #[test]
