@@ -458,3 +458,32 @@ fn the_database_files_are_owner_only_after_a_run_and_a_wider_one_is_tightened_wi
         daemon.log()
     );
 }
+
+/// The `console` binary on a script with a line that is not UTF-8 (issue 13): the line is
+/// skipped with a message on stderr, and the lines after it are played.
+#[test]
+fn the_console_skips_a_line_that_is_not_utf8_and_plays_on() {
+    let mut child = Command::new(BIN)
+        .args(["console", "--seed", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spellbridge starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(b"alice: !games\nbob: \xff\xfe!new thaum\nalice: !new thaum\n")
+        .expect("the script is written");
+    drop(stdin);
+    let output = child.wait_with_output().expect("spellbridge ends");
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{}\n{stdout}\n{stderr}", output.status);
+    assert!(stderr.contains("line 2: not UTF-8 text"), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("[console] alice: Games:"), "{stdout}");
+    assert!(
+        lines[1].starts_with("[console] alice opens a Thaum table"),
+        "the line after it was played: {stdout}"
+    );
+}
