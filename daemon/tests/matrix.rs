@@ -481,6 +481,45 @@ async fn a_daemon_restart_mid_game_replays_nothing_and_loses_nothing() {
     eprintln!("the test took {:?}", started.elapsed());
 }
 
+/// Issue 13 (finding 9): the database and the Matrix store (login token, E2EE keys) are
+/// owner-only after a run: files 0600, directories 0700.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_and_the_matrix_store_are_owner_only_after_a_run() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let synapse = server();
+    register(&synapse, BOT);
+    let mut daemon = Daemon::start(&synapse);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !daemon.log().contains("first sync") && !daemon.log().contains("restored the saved Matrix session")
+    {
+        assert!(Instant::now() < deadline, "the bot never logged in; log:\n{}", daemon.log());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(daemon.terminate(), "spellbridge exits 0 on SIGTERM; log:\n{}", daemon.log());
+    let mut paths = vec![daemon.database()];
+    let mut dirs = vec![daemon.store().join("matrix-store")];
+    let mut seen_sdk_files = 0;
+    while let Some(dir) = dirs.pop() {
+        paths.push(dir.clone());
+        for entry in std::fs::read_dir(&dir).expect("the store is there").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                seen_sdk_files += usize::from(path.to_string_lossy().contains("sqlite3"));
+                paths.push(path);
+            }
+        }
+    }
+    assert!(seen_sdk_files > 0, "matrix-sdk's SQLite files are among those checked: {paths:?}");
+    for path in paths {
+        let mode = std::fs::metadata(&path).expect("exists").permissions().mode() & 0o777;
+        let want = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode, want, "{} is {mode:o}", path.display());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_homeserver_restart_mid_game_is_survived() {
     let started = Instant::now();

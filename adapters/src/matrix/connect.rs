@@ -86,14 +86,18 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// devices are decrypted (`TrustRequirement::Untrusted`), device and one-time keys are
 /// uploaded by every `sync_once`, and a send into an encrypted room first loads the
 /// member list, queries their devices and shares the room key.
-async fn build(options: &MatrixOptions, store: &StoreDir) -> Result<Client, ClientBuildError> {
-    Client::builder()
+/// The store's files are made owner-only before and after (`StoreDir::secure`).
+async fn build(options: &MatrixOptions, store: &StoreDir) -> Result<Client, ConnectError> {
+    store.secure()?;
+    let client = Client::builder()
         .homeserver_url(&options.homeserver)
         .sqlite_store(store.sdk(), options.store_passphrase.as_deref())
         .request_config(RequestConfig::new().disable_retry().timeout(REQUEST_TIMEOUT))
         .with_encryption_settings(EncryptionSettings::default())
         .build()
-        .await
+        .await?;
+    store.tighten_created();
+    Ok(client)
 }
 
 /// Restores the saved session, or logs in and saves a new one.

@@ -9,6 +9,13 @@
 //!
 //! Files are replaced atomically (written beside, then renamed). They are small and
 //! written at most once per sync, so plain blocking `std::fs` calls are used.
+//!
+//! The store holds the login token, the E2EE keys and message history, so it is owner-only:
+//! directories 0700, files 0600. [`StoreDir::secure`] runs before matrix-sdk opens its
+//! stores: it creates the directories so, and tightens existing ones (and files) that others
+//! could read, with a WARN for each. matrix-sdk's SQLite creates its files 0644 (less the
+//! umask), inside the 0700 directory; [`StoreDir::tighten_created`] sets them to 0600 once
+//! opened.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -73,6 +80,21 @@ impl StoreDir {
         StoreDir { root: root.into() }
     }
 
+    /// Creates the store's directories owner-only (0700) and tightens what already exists:
+    /// directories to 0700, files to 0600, each one others could reach logged as a WARN
+    /// (or, when the bot does not own it and cannot change it, a WARN saying to chmod it).
+    pub fn secure(&self) -> Result<(), StoreError> {
+        let sdk = self.sdk();
+        private_dir(&sdk).map_err(|source| StoreError::Io { path: sdk, source })?;
+        tighten_tree(&self.root, true);
+        Ok(())
+    }
+
+    /// Sets the files matrix-sdk created since [`StoreDir::secure`] to 0600, quietly.
+    pub fn tighten_created(&self) {
+        tighten_tree(&self.root, false);
+    }
+
     /// matrix-sdk's SQLite stores.
     pub fn sdk(&self) -> PathBuf {
         self.root.join("sdk")
@@ -132,6 +154,60 @@ impl StoreDir {
     }
 }
 
+/// Creates `dir` and its missing parents with mode 0700.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Sets `dir`, and every directory and file under it, owner-only; `warn`: log each one
+/// others could reach.
+fn tighten_tree(dir: &Path, warn: bool) {
+    tighten(dir, warn);
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => tighten_tree(&path, warn),
+            Ok(kind) if kind.is_file() => tighten(&path, warn),
+            _ => {}
+        }
+    }
+}
+
+/// Sets one file to 0600 or directory to 0700 if its group or others have any access.
+fn tighten(path: &Path, warn: bool) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let Ok(metadata) = std::fs::symlink_metadata(path) else { return };
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o077 == 0 || metadata.file_type().is_symlink() {
+            return;
+        }
+        let private = if metadata.is_dir() { 0o700 } else { 0o600 };
+        match std::fs::set_permissions(path, std::fs::Permissions::from_mode(private)) {
+            Ok(()) if warn => tracing::warn!(
+                path = %path.display(),
+                mode = format!("{mode:o}"),
+                "the Matrix store could be read by other users; its mode is now {private:o} (owner only)"
+            ),
+            Ok(()) => {}
+            Err(error) => tracing::warn!(
+                path = %path.display(),
+                mode = format!("{mode:o}"),
+                %error,
+                "the Matrix store can be read by other users and could not be tightened; run `chmod -R go-rwx` on it as its owner"
+            ),
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, warn);
+}
+
 fn read_optional(path: &Path) -> Result<Option<String>, StoreError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
@@ -144,7 +220,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, StoreError> {
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let io = |source| StoreError::Io { path: path.to_owned(), source };
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
+        private_dir(parent).map_err(io)?;
     }
     let temp = path.with_extension("tmp");
     let mut options = std::fs::OpenOptions::new();
@@ -205,6 +281,33 @@ mod tests {
         assert!(!store.sdk().exists());
         store.reset()?;
         Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_store_is_created_owner_only_and_a_readable_one_is_tightened() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |path: &Path| std::fs::metadata(path).expect("exists").permissions().mode() & 0o777;
+        let set = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod")
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = StoreDir::new(dir.path().join("bot"));
+        store.secure().expect("secured");
+        assert_eq!((mode(&dir.path().join("bot")), mode(&store.sdk())), (0o700, 0o700));
+        store.save_sync_token("s1").expect("saved");
+        assert_eq!(mode(&dir.path().join("bot/sync-token")), 0o600);
+        // As matrix-sdk's SQLite makes its files, and as an older spellbridge left them.
+        let state = store.sdk().join("matrix-sdk-state.sqlite3");
+        std::fs::write(&state, b"").expect("write");
+        set(&state, 0o644);
+        store.tighten_created();
+        assert_eq!(mode(&state), 0o600);
+        set(&state, 0o644);
+        set(&store.sdk(), 0o755);
+        set(&dir.path().join("bot"), 0o755);
+        store.secure().expect("secured");
+        assert_eq!((mode(&dir.path().join("bot")), mode(&store.sdk()), mode(&state)), (0o700, 0o700, 0o600));
     }
 
     #[test]
