@@ -66,6 +66,10 @@ pub struct Inbound {
     /// True when the sender operates the room (an IRC channel operator, a Matrix power
     /// level of 50 or more).
     pub operator: bool,
+    /// Who the sender was before changing their name on the network since their last
+    /// message (an IRC nick change, for a sender without an account), so that limits
+    /// counted under the old name carry over.
+    pub formerly: Option<PlayerId>,
 }
 
 impl Inbound {
@@ -86,6 +90,7 @@ impl Inbound {
             private: false,
             message_id: None,
             operator: false,
+            formerly: None,
         }
     }
 }

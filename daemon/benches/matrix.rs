@@ -150,7 +150,7 @@ fn start_spellbridge(synapse: &Synapse, user_id: &str) -> Bot {
          [thaum]\nschedule = \"manual\"\n\
          [[matrix]]\nname = \"bench\"\nhomeserver = \"{homeserver}\"\nuser_id = \"{user_id}\"\n\
          password = {{ file = {password_file:?} }}\nstore = {store:?}\n\
-         invite_allow = [\"*:localhost\"]\n",
+         invite_allow = [\"*:localhost\"]\n[matrix.user_limit]\nenabled = false\n",
         homeserver = synapse.base_url(),
         store = dir.path().join("matrix-store"),
     );

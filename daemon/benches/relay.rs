@@ -164,7 +164,7 @@ fn start_spellbridge(irc_port: u16, http_port: u16, synapse: &Synapse, bot_id: &
          [irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n\
          [[matrix]]\nname = \"matrix\"\nhomeserver = \"{homeserver}\"\nuser_id = \"{bot_id}\"\n\
          password = {{ file = {password_file:?} }}\nstore = {store:?}\n\
-         rooms = [\"{room}\"]\ninvite_allow = [\"*:localhost\"]\n\
+         rooms = [\"{room}\"]\ninvite_allow = [\"*:localhost\"]\n[matrix.user_limit]\nenabled = false\n\
          [[bridge]]\nname = \"magic\"\n\
          rooms = [{{ network = \"irc\", room = \"{CHANNEL}\" }}, {{ network = \"matrix\", room = \"{room}\" }}]\n\
          relay = true\n\

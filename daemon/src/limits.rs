@@ -8,7 +8,8 @@
 //! - [`GuessLimits`]: at most [`WRONG_CODES_PER_HOUR`] link codes that did not work per
 //!   identity in any hour; after that the identity's `!link <code>` is refused unread.
 //!
-//! The console applies neither (CONTRACT.md): its router has no [`CommandLimit`].
+//! The console applies no command limit (CONTRACT.md): its router has no
+//! [`CommandLimit`] for any network.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
@@ -67,13 +68,18 @@ impl<K: Eq + Hash + Clone> Recent<K> {
 
     /// The events of `key` still in the window at `now`.
     fn count(&mut self, key: &K, now: Timestamp) -> usize {
+        self.count_within(key, self.window_secs, now)
+    }
+
+    /// The events of `key` in the last `window` seconds (at most the map's own window).
+    fn count_within(&mut self, key: &K, window: i64, now: Timestamp) -> usize {
         self.prune(now);
-        let window = self.window_secs;
+        let kept = self.window_secs;
         let Some(times) = self.events.get_mut(key) else { return 0 };
-        while times.front().is_some_and(|t| now.0.saturating_sub(t.0) >= window) {
+        while times.front().is_some_and(|t| now.0.saturating_sub(t.0) >= kept) {
             times.pop_front();
         }
-        times.len()
+        times.iter().filter(|t| now.0.saturating_sub(t.0) < window).count()
     }
 
     fn record(&mut self, key: &K, now: Timestamp) {
@@ -107,29 +113,35 @@ impl<K: Eq + Hash + Clone> Recent<K> {
     }
 }
 
-/// The per-player command limit (see the module documentation).
+/// The per-player command limit (see the module documentation). One count per player
+/// whichever network a command came from; each network's [`CommandLimit`] is judged
+/// against it.
 #[derive(Clone, Debug)]
 pub struct CommandLimits<K> {
-    limit: CommandLimit,
     accepted: Recent<K>,
     /// When each player was last told to slow down.
     noticed: Recent<K>,
 }
 
-impl<K: Eq + Hash + Clone> CommandLimits<K> {
-    /// At most `limit.commands` per player in any `limit.window_secs`.
-    pub fn new(limit: CommandLimit) -> Self {
-        let limit = CommandLimit { commands: limit.commands.max(1), window_secs: limit.window_secs.max(1) };
-        Self { limit, accepted: Recent::new(limit.window_secs), noticed: Recent::new(limit.window_secs) }
-    }
+/// How long a player's commands are remembered: the longest window a network may set.
+const LONGEST_WINDOW_SECS: i64 = 60 * 60;
 
-    /// Decides on a command `player` sent at `now`, and counts it if accepted.
-    pub fn check(&mut self, player: &K, now: Timestamp) -> Verdict {
-        if self.accepted.count(player, now) < self.limit.commands {
+impl<K: Eq + Hash + Clone> Default for CommandLimits<K> {
+    fn default() -> Self {
+        Self { accepted: Recent::new(LONGEST_WINDOW_SECS), noticed: Recent::new(LONGEST_WINDOW_SECS) }
+    }
+}
+
+impl<K: Eq + Hash + Clone> CommandLimits<K> {
+    /// Decides on a command `player` sent at `now` where `limit` applies, and counts it if
+    /// accepted.
+    pub fn check(&mut self, player: &K, limit: CommandLimit, now: Timestamp) -> Verdict {
+        let window = limit.window_secs.clamp(1, LONGEST_WINDOW_SECS);
+        if self.accepted.count_within(player, window, now) < limit.commands.max(1) {
             self.accepted.record(player, now);
             return Verdict::Accept;
         }
-        if self.noticed.count(player, now) > 0 {
+        if self.noticed.count_within(player, window, now) > 0 {
             Verdict::Drop
         } else {
             self.noticed.record(player, now);
@@ -142,13 +154,15 @@ impl<K: Eq + Hash + Clone> CommandLimits<K> {
         self.accepted.merge(from, to);
         self.noticed.merge(from, to);
     }
+}
 
+impl CommandLimit {
     /// The notice for a player whose commands were refused.
     pub fn notice(&self) -> String {
         format!(
             "Slow down, please: your commands are arriving faster than {} per {} s. I skipped the last \
              ones; try again in a few seconds.",
-            self.limit.commands, self.limit.window_secs
+            self.commands, self.window_secs
         )
     }
 }
@@ -188,23 +202,35 @@ mod tests {
 
     #[test]
     fn a_player_over_the_limit_is_told_once_then_dropped_until_the_window_moves() {
-        let mut limits = CommandLimits::new(CommandLimit { commands: 2, window_secs: 10 });
+        let two = CommandLimit { commands: 2, window_secs: 10 };
+        let mut limits = CommandLimits::default();
         use Verdict::*;
-        let verdicts: Vec<Verdict> = (0..4).map(|_| limits.check(&"alice", T)).collect();
+        let verdicts: Vec<Verdict> = (0..4).map(|_| limits.check(&"alice", two, T)).collect();
         assert_eq!(verdicts, [Accept, Accept, DropWithNotice, Drop]);
-        assert_eq!(limits.check(&"bob", T), Accept);
-        assert_eq!(limits.check(&"alice", T.plus(9)), Drop);
-        assert_eq!(limits.check(&"alice", T.plus(10)), Accept);
-        assert!(limits.notice().contains("faster than 2 per 10 s"), "{}", limits.notice());
+        assert_eq!(limits.check(&"bob", two, T), Accept);
+        assert_eq!(limits.check(&"alice", two, T.plus(9)), Drop);
+        assert_eq!(limits.check(&"alice", two, T.plus(10)), Accept);
+        assert!(two.notice().contains("faster than 2 per 10 s"), "{}", two.notice());
     }
 
     #[test]
     fn the_count_follows_a_new_name() {
-        let mut limits = CommandLimits::new(CommandLimit { commands: 2, window_secs: 10 });
-        limits.check(&"alice", T);
-        limits.check(&"alice", T);
+        let two = CommandLimit { commands: 2, window_secs: 10 };
+        let mut limits = CommandLimits::default();
+        limits.check(&"alice", two, T);
+        limits.check(&"alice", two, T);
         limits.carry_over(&"alice", &"alice2");
-        assert_eq!(limits.check(&"alice2", T.plus(1)), Verdict::DropWithNotice);
+        assert_eq!(limits.check(&"alice2", two, T.plus(1)), Verdict::DropWithNotice);
+    }
+
+    #[test]
+    fn each_network_judges_the_one_count_by_its_own_limit() {
+        let strict = CommandLimit { commands: 1, window_secs: 60 };
+        let loose = CommandLimit { commands: 3, window_secs: 10 };
+        let mut limits = CommandLimits::default();
+        assert_eq!(limits.check(&"alice", loose, T), Verdict::Accept);
+        assert_eq!(limits.check(&"alice", strict, T.plus(20)), Verdict::DropWithNotice);
+        assert_eq!(limits.check(&"alice", loose, T.plus(20)), Verdict::Accept);
     }
 
     #[test]
@@ -221,10 +247,12 @@ mod tests {
 
     #[test]
     fn the_maps_stay_bounded() {
-        let mut limits = CommandLimits::new(CommandLimit { commands: 1, window_secs: 1 });
+        let one = CommandLimit { commands: 1, window_secs: 1 };
+        let mut limits = CommandLimits::default();
+        // A new player every 10 s: about 360 are remembered at any time (an hour's worth).
         for user in 0..10_000i64 {
-            limits.check(&user, T.plus(user));
-            assert!(limits.accepted.events.len() <= 2 * MIN_PRUNE_AT);
+            limits.check(&user, one, T.plus(10 * user));
+            assert!(limits.accepted.events.len() <= 2 * 361 + MIN_PRUNE_AT);
         }
     }
 }

@@ -25,6 +25,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::{IrcSettings, MatrixLogin, MatrixSettings, Settings};
 use crate::courier;
+use crate::limits::CommandLimit;
 use crate::metrics::{Failure, Metrics, watch_link};
 use crate::relay;
 use crate::router::{Outbound, Permissions, Router, RouterOptions};
@@ -63,7 +64,6 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
         require_account: settings.require_account,
         rejoin_on_kick: settings.rejoin_on_kick,
         flood: settings.flood,
-        user_limit: settings.user_limit,
         prefix: prefix.to_owned(),
         backoff: (settings.reconnect_delay, Duration::from_secs(120).max(settings.reconnect_delay)),
         ping: (Duration::from_secs(120), Duration::from_secs(60)),
@@ -110,7 +110,21 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
             admins: identities(&settings.permissions.admins),
             game_masters: identities(&settings.permissions.game_masters),
         },
+        command_limits: command_limits(settings),
     }
+}
+
+/// Each network's per-player command limit, from its `user_limit` table.
+fn command_limits(settings: &Settings) -> BTreeMap<NetworkId, CommandLimit> {
+    let irc = settings.irc.iter().map(|n| (&n.name, n.user_limit));
+    let matrix = settings.matrix.iter().map(|n| (&n.name, n.user_limit));
+    irc.chain(matrix)
+        .filter_map(|(name, limit)| {
+            let (commands, window) = limit?;
+            let window_secs = i64::try_from(window.as_secs()).unwrap_or(i64::MAX);
+            Some((NetworkId::new(name.clone()), CommandLimit { commands: commands as usize, window_secs }))
+        })
+        .collect()
 }
 
 /// The rooms to be in on one network: those configured for it and those of its bridges.
@@ -290,6 +304,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 if let Some(reloaded) = reload(&settings, &transports, &tasks) {
                     options = router_options(&reloaded);
                     router.reconfigure(options.bridges.clone(), options.permissions.clone());
+                    router.set_command_limits(options.command_limits.clone());
                     settings = reloaded;
                 }
             }

@@ -119,6 +119,9 @@ store = "matrix-store"
 invite_allow = ["*:localhost"]
 reconnect_delay = "1s"
 
+[matrix.user_limit]
+enabled = false
+
 [[bridge]]
 name = "magic"
 rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}" }}]

@@ -69,7 +69,7 @@ impl Daemon {
             "prefix = \"!\"\n[store]\npath = \"games.db\"\n\
              [[matrix]]\nname = \"matrix\"\nhomeserver = \"{homeserver}\"\nuser_id = \"{user}\"\n\
              password = {{ file = {password_file:?} }}\nstore = {store:?}\n\
-             invite_allow = [\"*:localhost\"]\nreconnect_delay = \"1s\"\n",
+             invite_allow = [\"*:localhost\"]\nreconnect_delay = \"1s\"\n[matrix.user_limit]\nenabled = false\n",
             homeserver = server.base_url(),
             user = server.user_id(BOT),
             store = process.path("matrix-store"),

@@ -7,5 +7,6 @@ pub mod flood;
 pub mod format;
 mod members;
 pub mod options;
+pub mod renames;
 pub mod split;
 pub mod transport;

@@ -34,9 +34,7 @@ pub struct IrcOptions {
     pub rejoin_on_kick: bool,
     /// Outbound flood control: burst, then one line per interval; `None` sends at once.
     pub flood: Option<(u32, Duration)>,
-    /// Per-user command limit: commands per window; `None` is no limit.
-    pub user_limit: Option<(u32, Duration)>,
-    /// What starts a command (to apply the per-user limit and the account rule).
+    /// What starts a command (to apply the account rule).
     pub prefix: String,
     /// Reconnect backoff: first delay and the most it grows to.
     pub backoff: (Duration, Duration),
@@ -58,7 +56,6 @@ impl std::fmt::Debug for IrcOptions {
             .field("channels", &self.channels)
             .field("require_account", &self.require_account)
             .field("flood", &self.flood)
-            .field("user_limit", &self.user_limit)
             .finish_non_exhaustive()
     }
 }
@@ -80,7 +77,6 @@ impl IrcOptions {
             require_account: false,
             rejoin_on_kick: true,
             flood: None,
-            user_limit: None,
             prefix: "!".to_owned(),
             backoff: (Duration::from_millis(200), Duration::from_secs(5)),
             ping: (Duration::from_secs(60), Duration::from_secs(30)),

@@ -39,9 +39,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::flood::{CommandLimiter, Flood, Verdict};
+use super::flood::Flood;
 use super::members::Members;
 use super::options::IrcOptions;
+use super::renames::Renames;
 use super::{format, split};
 use crate::supervise::backoff;
 
@@ -325,9 +326,7 @@ impl Supervisor {
             queue: VecDeque::new(),
             slot: None,
             bucket: options.flood.map_or_else(Flood::off, |(burst, interval)| Flood::new(burst, interval)),
-            limit: options
-                .user_limit
-                .map(|(commands, window)| CommandLimiter::new(commands as usize, window)),
+            renames: Renames::default(),
         };
         loop {
             let next_send = session.next_send_at();
@@ -414,7 +413,8 @@ struct Session {
     bucket: Flood,
     /// The line at the head of the queue has its slot reserved until this time.
     slot: Option<Instant>,
-    limit: Option<CommandLimiter<String>>,
+    /// Nick changes since each user last spoke (the daemon's command limit follows them).
+    renames: Renames,
 }
 
 impl Session {
@@ -559,6 +559,16 @@ impl Session {
                     lock(&self.shared.channels).remove(channel);
                 }
             }
+            Command::NICK(new) => {
+                if let Some(old) = message.source_nickname() {
+                    self.renames.renamed(old, new);
+                }
+            }
+            Command::QUIT(_) => {
+                if let Some(nick) = message.source_nickname() {
+                    self.renames.quit(nick);
+                }
+            }
             Command::PRIVMSG(target, body) => self.privmsg(client, message, target, body, inbound).await?,
             _ => {}
         }
@@ -600,23 +610,16 @@ impl Session {
         let player = PlayerId::new(account.clone().unwrap_or_else(|| nick.to_owned()));
         lock(&self.shared.nicks).insert(player.clone(), nick.to_owned());
         let options = &self.shared.options;
-        // An emote is not a command, so it is neither refused nor counted.
-        if said == Said::Message && text.trim_start().starts_with(options.prefix.as_str()) {
-            if options.require_account && account.is_none() {
-                let note = "spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.";
-                self.sender.send_notice(nick, note)?;
-                return Ok(());
-            }
-            if let Some(limit) = &mut self.limit {
-                match limit.check(&nick.to_owned(), Instant::now().into_std()) {
-                    Verdict::Accept => {}
-                    Verdict::DropWithNotice => {
-                        self.sender.send_notice(nick, limit.notice())?;
-                        return Ok(());
-                    }
-                    Verdict::Drop => return Ok(()),
-                }
-            }
+        // A sender without an account is their nick: after a nick change the daemon must
+        // carry their command count over (with an account the id does not change).
+        let renamed = self.renames.speaks(nick);
+        let formerly = renamed.filter(|_| account.is_none()).map(PlayerId::new);
+        // An emote is not a command, so it is not refused (the daemon counts commands).
+        let command = said == Said::Message && text.trim_start().starts_with(options.prefix.as_str());
+        if command && options.require_account && account.is_none() {
+            let note = "spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.";
+            self.sender.send_notice(nick, note)?;
+            return Ok(());
         }
         let private = !target.starts_with(['#', '&']);
         let room = if private { nick.to_owned() } else { target.to_owned() };
@@ -627,6 +630,7 @@ impl Session {
             private,
             message_id: tag("msgid"),
             operator: !private && self.members.is_operator(target, nick),
+            formerly,
             ..Inbound::new(options.network.clone(), RoomId::new(room), player, text)
         };
         if inbound.send(message).await.is_err() {

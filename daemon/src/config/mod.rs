@@ -110,7 +110,7 @@ pub struct IrcSettings {
     pub rejoin_on_kick: bool,
     /// Outbound flood control: burst, then one line per interval; `None` is off.
     pub flood: Option<(u32, Duration)>,
-    /// Per-user command limit: commands per window.
+    /// Per-player command limit: commands per window; `None` is off.
     pub user_limit: Option<(u32, Duration)>,
     /// The first wait before reconnecting (it doubles on each failure, up to 2 minutes).
     pub reconnect_delay: Duration,
@@ -139,6 +139,8 @@ pub struct MatrixSettings {
     pub invite_allow: Vec<String>,
     /// The first wait before reconnecting.
     pub reconnect_delay: Duration,
+    /// Per-player command limit: commands per window; `None` is off.
+    pub user_limit: Option<(u32, Duration)>,
 }
 
 /// How the Matrix bot logs in the first time.
@@ -382,7 +384,9 @@ fn matrix_settings(raw: raw::Matrix, base: &Path) -> Result<MatrixSettings, Stri
             .ok_or_else(|| at(&format!("reconnect_delay `{text}` is not a duration; write e.g. \"1s\"")))?,
         None => Duration::from_secs(1),
     };
+    let user_limit = user_limit(raw.user_limit, &at)?;
     Ok(MatrixSettings {
+        user_limit,
         homeserver: raw.homeserver,
         user_id: raw.user_id,
         login,
@@ -394,6 +398,28 @@ fn matrix_settings(raw: raw::Matrix, base: &Path) -> Result<MatrixSettings, Stri
         reconnect_delay,
         name,
     })
+}
+
+/// A network's `user_limit` table: 8 commands per 10 s unless it says otherwise, at most
+/// an hour's window (the daemon remembers a player's commands that long).
+fn user_limit(
+    raw: Option<raw::UserLimit>,
+    at: &dyn Fn(&str) -> String,
+) -> Result<Option<(u32, Duration)>, String> {
+    let limit = raw.unwrap_or_default();
+    if !limit.enabled.unwrap_or(true) {
+        return Ok(None);
+    }
+    let window = match &limit.window {
+        Some(text) => parse_duration(text)
+            .filter(|s| (1..=3600).contains(s))
+            .map(|s| Duration::from_secs(s.unsigned_abs()))
+            .ok_or_else(|| {
+                at(&format!("user_limit.window `{text}` is not a duration up to an hour; write e.g. \"10s\""))
+            })?,
+        None => Duration::from_secs(10),
+    };
+    Ok(Some((limit.commands.unwrap_or(8).max(1), window)))
 }
 
 fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
@@ -441,16 +467,7 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
         Some(text) => duration(text, "reconnect_delay")?,
         None => Duration::from_secs(1),
     };
-    let limit = raw.user_limit.unwrap_or_default();
-    let user_limit = if limit.enabled.unwrap_or(true) {
-        let window = match &limit.window {
-            Some(text) => duration(text, "user_limit.window")?,
-            None => Duration::from_secs(10),
-        };
-        Some((limit.commands.unwrap_or(8).max(1), window))
-    } else {
-        None
-    };
+    let user_limit = user_limit(raw.user_limit, &at)?;
     Ok(IrcSettings {
         port: raw.port.unwrap_or(if tls { 6697 } else { 6667 }),
         server: raw.server,

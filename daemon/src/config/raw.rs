@@ -130,6 +130,8 @@ pub struct Matrix {
     pub invite_allow: Vec<String>,
     /// The first wait before reconnecting (default "1s").
     pub reconnect_delay: Option<String>,
+    /// `[matrix.user_limit]`.
+    pub user_limit: Option<UserLimit>,
 }
 
 /// `[store]`.
@@ -226,7 +228,8 @@ pub struct Flood {
     pub interval: Option<String>,
 }
 
-/// `[irc.user_limit]`: commands per user.
+/// `[irc.user_limit]`, `[matrix.user_limit]`: commands per player, counted across their
+/// linked identities; each network's limit is judged against that one count.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UserLimit {

@@ -116,3 +116,23 @@ fn a_matrix_room_in_a_bridge_is_given_by_its_id() {
     let none = parse(&format!("{}relay_lines = 0\n", bridge("!abc:localhost"))).expect_err("zero lines");
     assert!(none.to_string().contains("give at least 1"), "{none}");
 }
+
+#[test]
+fn every_network_has_a_command_limit_by_default() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "secret\n").expect("write");
+    let networks = format!(
+        "[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\n\
+         [[matrix]]\nname = \"matrix\"\nhomeserver = \"http://127.0.0.1:8008\"\n\
+         user_id = \"@bot:localhost\"\naccess_token = {{ file = {:?} }}\n",
+        token.display().to_string()
+    );
+    let settings = parse(&networks).expect("valid");
+    assert_eq!(settings.irc[0].user_limit, Some((8, Duration::from_secs(10))));
+    assert_eq!(settings.matrix[0].user_limit, Some((8, Duration::from_secs(10))), "Matrix is limited too");
+    let off = parse(&format!("{networks}[matrix.user_limit]\nenabled = false\n")).expect("valid");
+    assert_eq!(off.matrix[0].user_limit, None);
+    let long = parse(&format!("{networks}[matrix.user_limit]\nwindow = \"2h\"\n")).expect_err("too long");
+    assert!(long.to_string().contains("up to an hour"), "{long}");
+}

@@ -29,7 +29,7 @@ use spellbridge_core::{
 
 use crate::identity::{Directory, Identity, LinkCode, NameProblem};
 use crate::journal::{Entry, SeatRecord, TableId};
-use crate::limits::GuessLimits;
+use crate::limits::{CommandLimit, CommandLimits, GuessLimits, Verdict};
 use crate::lobby::{self, LOBBY_COMMANDS, LobbyCommand};
 use crate::relay::{Bridge, Relay};
 use crate::secrets::{SecretSource, Secrets};
@@ -37,6 +37,7 @@ use crate::secrets::{SecretSource, Secrets};
 mod challenges;
 mod delivery;
 mod help;
+mod limited;
 mod links;
 mod names;
 
@@ -93,6 +94,9 @@ pub struct RouterOptions {
     pub bridges: Vec<Bridge>,
     /// Who may do more than play.
     pub permissions: Permissions,
+    /// The per-player command limit of each network; a network not listed has none (the
+    /// console lists none: CONTRACT.md).
+    pub command_limits: BTreeMap<NetworkId, CommandLimit>,
 }
 
 impl Default for RouterOptions {
@@ -102,6 +106,7 @@ impl Default for RouterOptions {
             secrets: Secrets::Os,
             bridges: Vec::new(),
             permissions: Permissions::default(),
+            command_limits: BTreeMap::new(),
         }
     }
 }
@@ -133,6 +138,8 @@ pub struct Router {
     secrets: SecretSource,
     /// Link codes that did not work, per identity (memory only: a restart forgets them).
     guesses: GuessLimits<Identity>,
+    /// Recent commands per player, for [`RouterOptions::command_limits`] (memory only).
+    commands: CommandLimits<PlayerId>,
 }
 
 /// One table as the store keeps it.
@@ -237,6 +244,7 @@ impl Router {
             journal: Vec::new(),
             secrets,
             guesses: GuessLimits::default(),
+            commands: CommandLimits::default(),
         }
     }
 
@@ -293,6 +301,12 @@ impl Router {
             inbound
         };
         self.directory.saw(&inbound.network, &inbound.sender, &inbound.display_name);
+        if let Some(formerly) = &inbound.formerly {
+            // A nick change: the count of commands goes with the new nick.
+            let before = self.directory.player(&inbound.network, formerly);
+            let now_called = self.directory.player(&inbound.network, &inbound.sender);
+            self.commands.carry_over(&before, &now_called);
+        }
         if !self.is_command(inbound) {
             // An edit that makes a message a command is not one (it is never executed),
             // but like a command it is not relayed.
@@ -314,6 +328,9 @@ impl Router {
         let text = inbound.text.trim();
         let command = text.strip_prefix(self.options.prefix.as_str()).unwrap_or(text).trim();
         let player = self.directory.player(&inbound.network, &inbound.sender);
+        if let Err(instead) = self.within_limits(inbound, &player, now) {
+            return instead;
+        }
         if self.directory.set_home(&player, &inbound.network, &inbound.sender, &inbound.display_name) {
             self.log(Entry::Home {
                 player: player.clone(),

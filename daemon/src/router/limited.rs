@@ -1,0 +1,115 @@
+//! The per-player command limit as the router applies it (the counting itself is
+//! [`crate::limits`]): on every network that configures one, linked identities counted
+//! as one player, an IRC nick change carrying the count, the console unlimited.
+
+use super::*;
+
+impl Router {
+    /// Takes new command limits (the config was reloaded); counts so far are kept.
+    pub fn set_command_limits(&mut self, limits: BTreeMap<NetworkId, CommandLimit>) {
+        self.options.command_limits = limits;
+    }
+
+    /// Applies the sender's network's command limit to `player` (counted across their
+    /// linked identities, and across an IRC nick change: see [`Inbound::formerly`]). `Err` holds what to send
+    /// instead of handling the command: a notice the first time, then nothing.
+    pub(super) fn within_limits(
+        &mut self,
+        inbound: &Inbound,
+        player: &PlayerId,
+        now: Timestamp,
+    ) -> Result<(), Vec<Outbound>> {
+        let Some(limit) = self.options.command_limits.get(&inbound.network).copied() else {
+            return Ok(());
+        };
+        match self.commands.check(player, limit, now) {
+            Verdict::Accept => Ok(()),
+            Verdict::Drop => Err(Vec::new()),
+            Verdict::DropWithNotice => Err(vec![Outbound {
+                network: inbound.network.clone(),
+                to: Destination::Private(inbound.sender.clone()),
+                message: RichText::from(limit.notice()).into(),
+            }]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Timestamp = Timestamp::CONSOLE_EPOCH;
+    const LIMIT: CommandLimit = CommandLimit { commands: 3, window_secs: 10 };
+
+    fn limited() -> Router {
+        let command_limits = [(NetworkId::new("irc"), LIMIT), (NetworkId::new("matrix"), LIMIT)].into();
+        Router::new(Registry::standard(), RouterOptions { command_limits, ..RouterOptions::default() })
+    }
+
+    fn on(network: &str, who: &str, text: &str) -> Inbound {
+        Inbound::new(NetworkId::new(network), RoomId::new("#magic"), PlayerId::new(who), text)
+    }
+
+    /// How many of `n` `!games` from `who` on `network` were answered, and the notices.
+    fn answered(router: &mut Router, network: &str, who: &str, n: usize) -> (usize, Vec<String>) {
+        let mut count = 0;
+        let mut notices = Vec::new();
+        for _ in 0..n {
+            for out in router.handle(&on(network, who, "!games"), T) {
+                let text = out.message.text.plain();
+                if text.starts_with("Slow down") {
+                    assert_eq!(out.to, Destination::Private(PlayerId::new(who)), "the notice is private");
+                    notices.push(text);
+                } else {
+                    count += 1;
+                }
+            }
+        }
+        (count, notices)
+    }
+
+    #[test]
+    fn a_matrix_user_is_limited_too() {
+        let mut router = limited();
+        let (count, notices) = answered(&mut router, "matrix", "@flood:hs", 10);
+        assert_eq!(count, 3);
+        assert_eq!(notices.len(), 1, "told once: {notices:?}");
+        assert!(notices[0].contains("faster than 3 per 10 s"), "{notices:?}");
+        // Others are not held back, and the window moves on.
+        assert_eq!(answered(&mut router, "matrix", "@bob:hs", 1).0, 1);
+        assert_eq!(router.handle(&on("matrix", "@flood:hs", "!games"), T.plus(10)).len(), 1);
+    }
+
+    #[test]
+    fn linked_identities_share_one_count() {
+        let mut router = limited();
+        let given = router.handle(&Inbound { private: true, ..on("irc", "alice", "!link") }, T);
+        let code = given[0].message.text.plain().split('`').nth(1).expect("a code").to_owned();
+        let linked = router
+            .handle(&Inbound { private: true, ..on("matrix", "@alice:hs", &format!("!link {code}")) }, T);
+        assert!(linked[0].message.text.plain().starts_with("Linked"), "{linked:?}");
+        // alice has spent two (`!link` and this), so one more from either side, then none;
+        // counted apart, the Matrix identity (one spent on `!link <code>`) would have two.
+        assert_eq!(answered(&mut router, "irc", "alice", 1).0, 1);
+        assert_eq!(answered(&mut router, "matrix", "@alice:hs", 3), (1, vec![LIMIT.notice()]));
+    }
+
+    #[test]
+    fn a_nick_change_does_not_give_a_fresh_allowance() {
+        let mut router = limited();
+        assert_eq!(answered(&mut router, "irc", "mallory", 3).0, 3);
+        let renamed = Inbound { formerly: Some(PlayerId::new("mallory")), ..on("irc", "mallory2", "!games") };
+        let out = router.handle(&renamed, T);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].message.text.plain().starts_with("Slow down"), "{out:?}");
+        assert_eq!(answered(&mut router, "irc", "mallory2", 3).0, 0);
+    }
+
+    #[test]
+    fn a_network_without_a_limit_and_the_console_have_none() {
+        let mut router = limited();
+        assert_eq!(answered(&mut router, "other", "alice", 20).0, 20);
+        let mut console = Router::new(Registry::standard(), RouterOptions::default());
+        assert_eq!(answered(&mut console, "console", "alice", 50).0, 50);
+    }
+}
