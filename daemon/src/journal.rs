@@ -147,6 +147,16 @@ pub enum Entry {
         /// The eight digits.
         code: String,
     },
+    /// A bot admin ignores a player (`!ignore`).
+    Ignored {
+        /// The player.
+        player: PlayerId,
+    },
+    /// A bot admin takes a player back (`!unignore`).
+    Unignored {
+        /// The player.
+        player: PlayerId,
+    },
 }
 
 impl Entry {
@@ -162,7 +172,9 @@ impl Entry {
             | Entry::Unlinked { .. }
             | Entry::Home { .. }
             | Entry::LinkCode { .. }
-            | Entry::LinkCodeClosed { .. } => None,
+            | Entry::LinkCodeClosed { .. }
+            | Entry::Ignored { .. }
+            | Entry::Unignored { .. } => None,
         }
     }
 }

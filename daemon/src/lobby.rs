@@ -31,6 +31,11 @@ pub enum LobbyCommand {
     Link(Option<String>),
     /// `!unlink`
     Unlink,
+    /// `!ignore [player]`: a bot admin drops a player's commands and chat (no player: the
+    /// list).
+    Ignore(Option<String>),
+    /// `!unignore <player>`
+    Unignore(String),
 }
 
 /// Help for every lobby command, in the order `!help` lists them.
@@ -80,6 +85,18 @@ pub const LOBBY_COMMANDS: &[CommandHelp] = &[
                   send `!link <code>` to the bot privately from the other network.",
     },
     CommandHelp { name: "unlink", aliases: &[], usage: "", summary: "Separates the identities you linked." },
+    CommandHelp {
+        name: "ignore",
+        aliases: &[],
+        usage: "[player]",
+        summary: "Bot admins: drop a player's commands and chat (told once); alone, lists who is ignored.",
+    },
+    CommandHelp {
+        name: "unignore",
+        aliases: &[],
+        usage: "<player>",
+        summary: "Bot admins: take an ignored player's commands and chat again.",
+    },
 ];
 
 /// Why a lobby command could not be read.
@@ -151,6 +168,17 @@ pub fn parse(command: &str) -> Result<Option<LobbyCommand>, LobbyError> {
         "unlink" => {
             at_most(0, "unlink")?;
             LobbyCommand::Unlink
+        }
+        "ignore" => {
+            at_most(1, "ignore")?;
+            LobbyCommand::Ignore(optional(0))
+        }
+        "unignore" => {
+            at_most(1, "unignore")?;
+            let Some(player) = optional(0) else {
+                return Err(LobbyError("`!unignore` needs the player: type `!unignore <player>`.".into()));
+            };
+            LobbyCommand::Unignore(player)
         }
         _ => return Ok(None),
     };

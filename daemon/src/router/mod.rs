@@ -37,6 +37,7 @@ use crate::secrets::{SecretSource, Secrets};
 mod challenges;
 mod delivery;
 mod help;
+mod ignore;
 mod limited;
 mod links;
 mod names;
@@ -140,6 +141,8 @@ pub struct Router {
     guesses: GuessLimits<Identity>,
     /// Recent commands per player, for [`RouterOptions::command_limits`] (memory only).
     commands: CommandLimits<PlayerId>,
+    /// Players a bot admin ignores, and whether they were told since the start.
+    ignored: BTreeMap<PlayerId, bool>,
 }
 
 /// One table as the store keeps it.
@@ -245,6 +248,7 @@ impl Router {
             secrets,
             guesses: GuessLimits::default(),
             commands: CommandLimits::default(),
+            ignored: BTreeMap::new(),
         }
     }
 
@@ -306,6 +310,9 @@ impl Router {
             let before = self.directory.player(&inbound.network, formerly);
             let now_called = self.directory.player(&inbound.network, &inbound.sender);
             self.commands.carry_over(&before, &now_called);
+        }
+        if let Some(told) = self.ignoring(inbound) {
+            return told;
         }
         if !self.is_command(inbound) {
             // An edit that makes a message a command is not one (it is never executed),
@@ -549,6 +556,12 @@ impl Router {
                 });
             }
             Entry::LinkCodeClosed { code } => self.directory.void(code),
+            Entry::Ignored { player } => {
+                self.ignored.insert(player.clone(), false);
+            }
+            Entry::Unignored { player } => {
+                self.ignored.remove(player);
+            }
         }
         Ok(())
     }
@@ -580,6 +593,8 @@ impl Router {
             LobbyCommand::Link(None) => self.give_link_code(speaker, reply_to, now),
             LobbyCommand::Link(Some(code)) => self.redeem_link_code(speaker, &code, reply_to, now),
             LobbyCommand::Unlink => self.unlink(speaker, reply_to),
+            LobbyCommand::Ignore(name) => self.ignore(speaker, name.as_deref(), reply_to),
+            LobbyCommand::Unignore(name) => self.unignore(speaker, &name, reply_to),
             LobbyCommand::New(game) => {
                 if private {
                     return say(RichText::from(

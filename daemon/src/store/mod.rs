@@ -507,6 +507,14 @@ impl<'a> JournalRow<'a> {
                 row.player = Some(player.as_str());
             }
             Entry::LinkCodeClosed { .. } => row.kind = "link_code_closed",
+            Entry::Ignored { player } => {
+                row.kind = "ignored";
+                row.player = Some(player.as_str());
+            }
+            Entry::Unignored { player } => {
+                row.kind = "unignored";
+                row.player = Some(player.as_str());
+            }
         }
         row
     }

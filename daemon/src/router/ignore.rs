@@ -1,0 +1,185 @@
+//! `!ignore <player>` and `!unignore <player>`: a configured bot admin (`[permissions]
+//! admins`) has the bot drop a player's commands and chat. The player is told once (per
+//! start of the daemon) and then dropped silently; nothing they say is relayed. The list
+//! is journaled, so it survives a restart.
+
+use super::*;
+
+impl Router {
+    /// True when one of the identities of `player` (or the sender's own) is a configured
+    /// bot admin.
+    fn is_admin(&self, inbound: &Inbound, player: &PlayerId) -> bool {
+        let admins = &self.options.permissions.admins;
+        if admins.is_empty() {
+            return false;
+        }
+        let mut identities = self.directory.identities(player);
+        identities.push((inbound.network.clone(), inbound.sender.clone()));
+        identities.iter().any(|identity| admins.contains(identity))
+    }
+
+    /// `Some` when the sender is ignored: what to send instead of handling the message
+    /// (the notice the first time, then nothing).
+    pub(super) fn ignoring(&mut self, inbound: &Inbound) -> Option<Vec<Outbound>> {
+        if self.ignored.is_empty() {
+            return None;
+        }
+        let player = self.directory.player(&inbound.network, &inbound.sender);
+        let told = self.ignored.get_mut(&player)?;
+        if std::mem::replace(told, true) {
+            return Some(Vec::new());
+        }
+        Some(vec![Outbound {
+            network: inbound.network.clone(),
+            to: Destination::Private(inbound.sender.clone()),
+            message: RichText::from(
+                "The bot's admins have asked me to ignore you: I will not take your commands or relay \
+                 what you say. Ask an admin if you think this is a mistake.",
+            )
+            .into(),
+        }])
+    }
+
+    /// `!ignore [player]`.
+    pub(super) fn ignore(
+        &mut self,
+        speaker: &Speaker<'_>,
+        name: Option<&str>,
+        reply_to: &ReplyTo,
+    ) -> Vec<Outbound> {
+        let say = |text: RichText| vec![reply(reply_to, text)];
+        if !self.is_admin(speaker.inbound, &speaker.player) {
+            return say(RichText::from(
+                "Only the bot's admins (`[permissions] admins` in its config) can ignore players.",
+            ));
+        }
+        let Some(name) = name else {
+            if self.ignored.is_empty() {
+                return say(RichText::from("Nobody is ignored. `!ignore <player>` ignores one."));
+            }
+            let list: Vec<&str> = self.ignored.keys().map(PlayerId::as_str).collect();
+            return say(RichText::from(format!(
+                "Ignored: {}. `!unignore <player>` takes one back.",
+                list.join(", ")
+            )));
+        };
+        let player = match self.resolve_name(name) {
+            Ok(player) => player,
+            Err(problem) => return say(problem),
+        };
+        if player == speaker.player {
+            return say(RichText::from("You cannot ignore yourself."));
+        }
+        let admin =
+            self.directory.identities(&player).iter().any(|i| self.options.permissions.admins.contains(i));
+        if admin {
+            return say(RichText::new().code(player.as_str()).text(
+                " is a bot admin and cannot be ignored; remove them from `[permissions] admins` first.",
+            ));
+        }
+        if self.ignored.contains_key(&player) {
+            return say(RichText::new().code(player.as_str()).text(" is already ignored."));
+        }
+        self.ignored.insert(player.clone(), false);
+        self.log(Entry::Ignored { player: player.clone() });
+        say(RichText::new()
+            .text("Ignoring ")
+            .code(player.as_str())
+            .text(": their commands and chat are dropped after one notice. ")
+            .code(format!("{}unignore {player}", self.options.prefix))
+            .text(" undoes it."))
+    }
+
+    /// `!unignore <player>`.
+    pub(super) fn unignore(
+        &mut self,
+        speaker: &Speaker<'_>,
+        name: &str,
+        reply_to: &ReplyTo,
+    ) -> Vec<Outbound> {
+        let say = |text: RichText| vec![reply(reply_to, text)];
+        if !self.is_admin(speaker.inbound, &speaker.player) {
+            return say(RichText::from(
+                "Only the bot's admins (`[permissions] admins` in its config) can take players back.",
+            ));
+        }
+        let player = match self.resolve_name(name) {
+            Ok(player) => player,
+            Err(problem) => return say(problem),
+        };
+        if self.ignored.remove(&player).is_none() {
+            return say(RichText::new()
+                .code(player.as_str())
+                .text(" is not ignored; `!ignore` lists who is."));
+        }
+        self.log(Entry::Unignored { player: player.clone() });
+        say(RichText::new().text("No longer ignoring ").code(player.as_str()).text("."))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+    fn router() -> Router {
+        let rooms =
+            [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
+        let permissions = Permissions {
+            admins: vec![(NetworkId::new("irc"), PlayerId::new("root"))],
+            game_masters: Vec::new(),
+        };
+        let bridges = vec![crate::relay::bridge("magic", &rooms, true)];
+        Router::new(Registry::standard(), RouterOptions { bridges, permissions, ..RouterOptions::default() })
+    }
+
+    fn irc(nick: &str, text: &str) -> Inbound {
+        Inbound::new(NetworkId::new("irc"), RoomId::new("#magic"), PlayerId::new(nick), text)
+    }
+
+    fn texts(out: &[Outbound]) -> Vec<String> {
+        out.iter().map(|o| o.message.text.plain()).collect()
+    }
+
+    #[test]
+    fn an_admin_ignores_a_player_who_is_told_once_then_dropped() {
+        let mut router = router();
+        router.handle(&irc("spammer", "hello"), T);
+        let ignored = router.handle(&irc("root", "!ignore spammer"), T);
+        assert!(texts(&ignored)[0].contains("Ignoring `spammer`"), "{:?}", texts(&ignored));
+        let first = router.handle(&irc("spammer", "!games"), T);
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].to, Destination::Private(PlayerId::new("spammer")));
+        assert!(texts(&first)[0].contains("asked me to ignore you"), "{:?}", texts(&first));
+        // Then silence: no command taken, no chat relayed to the bridge.
+        assert!(router.handle(&irc("spammer", "!new thaum"), T).is_empty());
+        assert!(router.handle(&irc("spammer", "buy cheap mana"), T).is_empty());
+        assert_eq!(router.snapshot()["tables"], json!([]));
+        // The list survives a restart (journaled); `!unignore` takes them back.
+        let journal = router.take_journal();
+        let mut restarted = self::router();
+        journal.iter().for_each(|r| restarted.replay(&r.entry).expect("replays"));
+        assert_eq!(
+            texts(&restarted.handle(&irc("root", "!ignore"), T)),
+            ["root: Ignored: spammer. `!unignore <player>` takes one back."]
+        );
+        restarted.handle(&irc("root", "!unignore spammer"), T);
+        assert_eq!(texts(&restarted.handle(&irc("spammer", "hi all"), T)), ["<spammer> hi all"]);
+    }
+
+    #[test]
+    fn only_admins_ignore_and_admins_cannot_be_ignored() {
+        let mut router = router();
+        router.handle(&irc("root", "!games"), T);
+        let refused = router.handle(&irc("bob", "!ignore alice"), T);
+        assert!(texts(&refused)[0].contains("Only the bot's admins"), "{:?}", texts(&refused));
+        let game_master = Inbound { operator: true, ..irc("op", "!ignore alice") };
+        assert!(texts(&router.handle(&game_master, T))[0].contains("Only the bot's admins"));
+        let admin = router.handle(&irc("root", "!ignore root"), T);
+        assert!(texts(&admin)[0].contains("cannot ignore yourself"), "{:?}", texts(&admin));
+        assert!(router.take_journal().iter().all(|r| !matches!(r.entry, Entry::Ignored { .. })));
+        let usage = router.handle(&irc("root", "!unignore"), T);
+        assert!(texts(&usage)[0].contains("!unignore <player>"), "{:?}", texts(&usage));
+    }
+}
