@@ -146,8 +146,8 @@ impl Relay {
         if let Some(id) = &inbound.message_id
             && !inbound.private
         {
-            let message =
-                Remembered { name: inbound.display_name.clone(), text: inbound.text.clone(), command: true };
+            let name = speaker::clean(&inbound.display_name, inbound.sender.as_str());
+            let message = Remembered { name, text: inbound.text.clone(), command: true };
             self.remember(&inbound.network, id, message);
         }
     }
