@@ -130,3 +130,68 @@ async fn trace_logs_never_show_the_server_password_the_sasl_login_or_private_tex
         assert!(!log.contains(secret), "{what} ({secret}) is in the log:\n{log}");
     }
 }
+
+/// The 8-digit code in a bot message.
+fn code_in(message: &Message) -> String {
+    strip(&message.text)
+        .split(|c: char| !c.is_ascii_digit())
+        .find(|word| word.len() == 8)
+        .unwrap_or_else(|| panic!("no 8-digit link code in {:?}", message.text))
+        .to_owned()
+}
+
+/// Issue 13, findings 1 and 9, end to end on two IRC networks: a guesser on the other
+/// network gets one answer for every wrong code, is cut off after five, and cannot use
+/// alice's real code then; alice's own identity links and alice is told who linked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_codes_resist_guessing_across_two_irc_networks() {
+    let (one, two) = (server(), server());
+    let networks = format!(
+        "[[irc]]\nname = \"one\"\nserver = \"127.0.0.1\"\nport = {}\ntls = false\nnick = \"{BOT}\"\n\
+         channels = [\"{ROOM}\"]\nrequire_account = false\n[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n\
+         [[irc]]\nname = \"two\"\nserver = \"127.0.0.1\"\nport = {}\ntls = false\nnick = \"{BOT}\"\n\
+         channels = [\"{ROOM}\"]\nrequire_account = false\n[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n",
+        one.port(),
+        two.port()
+    );
+    let daemon = start(&format!("prefix = \"!\"\n[store]\npath = \"games.db\"\n{networks}"), "info", &[]);
+    let mut alice = player(one.port(), "alice").await;
+    wait_for_bot(&mut alice, &daemon).await;
+    let mut eve = player(two.port(), "eve").await;
+    wait_for_bot(&mut eve, &daemon).await;
+    alice.privmsg(BOT, "!link").await.expect("send");
+    let code = code_in(&expect(&mut alice, "Your link code is", &daemon).await);
+    let wrong = if code == "00000000" { "00000001" } else { "00000000" };
+    let mut answers = Vec::new();
+    for _ in 0..5 {
+        eve.privmsg(BOT, &format!("!link {wrong}")).await.expect("send");
+        answers.push(strip(&expect(&mut eve, "did not link", &daemon).await.text));
+    }
+    assert!(answers.iter().all(|a| *a == answers[0] && a.contains("does not work here")), "{answers:#?}");
+    eve.privmsg(BOT, &format!("!link {code}")).await.expect("send");
+    expect(&mut eve, "not reading codes from you", &daemon).await;
+    // alice's identity on the second network still links with the code.
+    let mut alice2 = player(two.port(), "alice2").await;
+    alice2.privmsg(BOT, &format!("!link {code}")).await.expect("send");
+    expect(&mut alice2, "Linked: here you now play as alice", &daemon).await;
+    let told = expect(&mut alice, "Your link code was just used", &daemon).await;
+    assert!(strip(&told.text).contains("alice2 on two now plays as you"), "{told}");
+}
+
+/// Issue 13, finding 9: a nick change does not give a fresh command allowance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nick_change_does_not_reset_the_command_limit() {
+    let server = server();
+    let limit = "require_account = false\n[irc.flood]\nenabled = false\n[irc.user_limit]\ncommands = 3\nwindow = \"60s\"\n";
+    let daemon = start(&config(server.port(), "", limit), "info", &[]);
+    let mut watcher = player(server.port(), "watcher").await;
+    wait_for_bot(&mut watcher, &daemon).await;
+    let mut mallory = player(server.port(), "mallory").await;
+    for _ in 0..3 {
+        mallory.privmsg(ROOM, "!games").await.expect("send");
+        expect(&mut mallory, "Games:", &daemon).await;
+    }
+    mallory.send_raw("NICK mallory2").await.expect("send");
+    mallory.privmsg(ROOM, "!games").await.expect("send");
+    expect(&mut mallory, "Slow down", &daemon).await;
+}
