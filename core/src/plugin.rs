@@ -28,6 +28,31 @@ pub struct CommandHelp {
     pub usage: &'static str,
     /// One sentence saying what it does.
     pub summary: &'static str,
+    /// The arguments that name players. The daemon turns the names typed there (a nick,
+    /// a display name) into player ids, and leaves every other word as typed, so a
+    /// player called `fire` or `end` never changes a game word.
+    pub players: &'static [PlayerArgument],
+}
+
+/// An argument of a command that names a player, by its position among the words after
+/// the command word (0 is the first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlayerArgument {
+    /// Names someone who plays already (`!bend 2 bob`).
+    Known(usize),
+    /// Names someone who joins by it (`!add bob`): a name nobody has yet is taken as a
+    /// new player's, and must be one people can read (no control, invisible,
+    /// direction-changing or look-alike characters).
+    New(usize),
+}
+
+impl PlayerArgument {
+    /// Its position among the words after the command word.
+    pub fn position(self) -> usize {
+        match self {
+            PlayerArgument::Known(i) | PlayerArgument::New(i) => i,
+        }
+    }
 }
 
 /// Who an announcement is for.

@@ -24,6 +24,7 @@ pub mod limits;
 pub mod lobby;
 pub mod logging;
 pub mod metrics;
+pub mod names;
 pub mod relay;
 pub mod router;
 pub mod secrets;

@@ -28,6 +28,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         summary: "Privately to the bot: queues tokens for your spell this round, one placed per step \
                   (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, \
                   water fire thunder wind earth void, end.",
+        players: &[],
     },
     CommandHelp {
         name: "status",
@@ -35,12 +36,14 @@ pub const COMMANDS: &[CommandHelp] = &[
         usage: "",
         summary: "Shows the round, the step, the victory track, both pools and the seals; \
                   privately, also your own queued spell.",
+        players: &[],
     },
     CommandHelp {
         name: "concede",
         aliases: &["resign", "surrender"],
         usage: "",
         summary: "Gives up the duel: your opponent wins.",
+        players: &[],
     },
     CommandHelp {
         name: "stop",
@@ -48,6 +51,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         usage: "",
         summary: "Room operators, game masters and bot admins: ends the duel with no winner \
                   (a player gives up with `!concede`).",
+        players: &[],
     },
 ];
 

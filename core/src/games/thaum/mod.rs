@@ -47,7 +47,9 @@ use serde_json::Value;
 
 use crate::dice::Dice;
 use crate::ids::PlayerId;
-use crate::plugin::{Action, Announcement, Audience, CommandHelp, GamePlugin, Refusal, Table, TableSetup};
+use crate::plugin::{
+    Action, Announcement, Audience, CommandHelp, GamePlugin, PlayerArgument, Refusal, Table, TableSetup,
+};
 use crate::text::RichText;
 use crate::time::Timestamp;
 
@@ -78,24 +80,28 @@ pub const COMMANDS: &[CommandHelp] = &[
         aliases: &[],
         usage: "",
         summary: "Join this Thaum table; you get this phase's 1 Mana (T-4).",
+        players: &[],
     },
     CommandHelp {
         name: "gather",
         aliases: &["gatherpower"],
         usage: "<mana> <fire|water|earth|air>",
         summary: "Gather Power: spend Mana to raise one Thaum by that much (Thaums stay within -10..10).",
+        players: &[],
     },
     CommandHelp {
         name: "blood",
         aliases: &["bloodmagic"],
         usage: "<amount> <fire|water|earth|air>",
         summary: "Blood Magic, once per phase: lower one Thaum by the amount and gain Mana equal to the actual decrease (T-5).",
+        players: &[],
     },
     CommandHelp {
         name: "alchemy",
         aliases: &[],
         usage: "<mana> <thaum> <other thaum>",
         summary: "Alchemy: gain Mana × first × second coins (a negative result revokes coins), then both Thaums become 0.",
+        players: &[],
     },
     CommandHelp {
         name: "bend",
@@ -103,6 +109,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         usage: "<mana> <player>",
         summary: "Bending: add Mana × (your Thaums × the strength matrix) to a player's Thaums (you may name yourself), \
                   then all yours become 0 (T-6). Fire defeats Air, Water defeats Fire, Earth defeats Water, Air defeats Earth.",
+        players: &[PlayerArgument::Known(1)],
     },
     CommandHelp {
         name: "summon",
@@ -110,6 +117,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         usage: "<mana> <player>",
         summary: "Summoning with another player: both gain N = your Thaums × strength matrix × theirs coins \
                   (negative revokes); the Mana does not scale N (T-7); then all Thaums of both become 0.",
+        players: &[PlayerArgument::Known(1)],
     },
     CommandHelp {
         name: "tornado",
@@ -117,36 +125,42 @@ pub const COMMANDS: &[CommandHelp] = &[
         usage: "<mana> <player>",
         summary: "Tornado on another player, once per phase: for each Mana a random Thaum of you or them moves by \
                   ± your current Air (T-8); then your Air becomes 0. The dice seed is published (T-10).",
+        players: &[PlayerArgument::Known(1)],
     },
     CommandHelp {
         name: "status",
         aliases: &["sheet"],
         usage: "[player|table]",
         summary: "Your sheet, another player's, or the whole table: season, phase, Loop Instability, and the strength matrix.",
+        players: &[PlayerArgument::Known(0)],
     },
     CommandHelp {
         name: "phase",
         aliases: &[],
         usage: "next",
         summary: "Game master: end this phase now, as the schedule would (T-2).",
+        players: &[],
     },
     CommandHelp {
         name: "instability",
         aliases: &[],
         usage: "<n|+n|-n>",
         summary: "Game master: set, raise or lower Loop Instability; at a phase's end, 9 or more ends the loop (T-3).",
+        players: &[],
     },
     CommandHelp {
         name: "coins",
         aliases: &[],
         usage: "<player> <n|+n|-n>",
         summary: "Game master: set, grant or revoke a player's coins (coins stop at 0, T-9).",
+        players: &[PlayerArgument::Known(0)],
     },
     CommandHelp {
         name: "add",
         aliases: &["register"],
         usage: "<player>",
         summary: "Game master: register a player, who gets this phase's 1 Mana (T-4).",
+        players: &[PlayerArgument::New(0)],
     },
     CommandHelp {
         name: "gm",
@@ -154,6 +168,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         usage: "[list | add <player> | remove <player>]",
         summary: "Game master: make a player at the table a game master (`!gm add bob`) or remove one \
                   (`!gm remove bob`; a table always keeps one). `!gm` alone lists them, for anyone.",
+        players: &[PlayerArgument::Known(1)],
     },
     CommandHelp {
         name: "stop",
@@ -161,6 +176,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         usage: "",
         summary: "Game master or room operator: end this table and post the final standings; \
                   the room can then host another table.",
+        players: &[],
     },
 ];
 

@@ -1,0 +1,162 @@
+//! Player names people can read the same way: a new player's name (`!add bob`) may not
+//! hide characters (control, zero-width, other invisible ones), turn the text around it
+//! (bidi overrides and isolates) or pass for another name (mixed scripts, or letters of
+//! another script that look like a Latin name, by Unicode's UTS #39 confusables).
+//! Wherever a name typed by someone is echoed back, [`escaped`] writes such characters
+//! as `\u{…}` so they are seen, not obeyed.
+
+use unicode_security::MixedScript;
+use unicode_security::confusable_detection::skeleton;
+
+/// Why a name was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameRefusal {
+    /// Empty.
+    #[error("a player's name cannot be empty")]
+    Empty,
+    /// A control character (a newline, a formatting code).
+    #[error("`{}` has a control character ({})", escaped(.name), code(*.character))]
+    Control {
+        /// The name, as typed.
+        name: String,
+        /// The character.
+        character: char,
+    },
+    /// A character that shows nothing (zero-width, a filler, a tag, a variation selector).
+    #[error("`{}` has an invisible character ({})", escaped(.name), code(*.character))]
+    Invisible {
+        /// The name, as typed.
+        name: String,
+        /// The character.
+        character: char,
+    },
+    /// A character that changes the direction of the text around it.
+    #[error("`{}` has a character that reverses the text around it ({})", escaped(.name), code(*.character))]
+    Bidi {
+        /// The name, as typed.
+        name: String,
+        /// The character.
+        character: char,
+    },
+    /// Letters of several scripts, or letters that pass for a Latin name.
+    #[error("`{}` mixes look-alike letters of different scripts (it reads as `{}`)", escaped(.name), .looks_like)]
+    LookAlike {
+        /// The name, as typed.
+        name: String,
+        /// What it passes for.
+        looks_like: String,
+    },
+}
+
+/// Checks that `name` can be a new player's name.
+pub fn readable(name: &str) -> Result<(), NameRefusal> {
+    if name.is_empty() {
+        return Err(NameRefusal::Empty);
+    }
+    for character in name.chars() {
+        let owned = || name.to_owned();
+        if character.is_control() {
+            return Err(NameRefusal::Control { name: owned(), character });
+        }
+        if is_bidi(character) {
+            return Err(NameRefusal::Bidi { name: owned(), character });
+        }
+        if is_invisible(character) || (character.is_whitespace() && character != ' ') {
+            return Err(NameRefusal::Invisible { name: owned(), character });
+        }
+    }
+    let looks_like: String = skeleton(name).collect();
+    let passes_for_latin = !name.is_ascii() && looks_like.is_ascii();
+    if !name.is_single_script() || passes_for_latin {
+        return Err(NameRefusal::LookAlike { name: name.to_owned(), looks_like });
+    }
+    Ok(())
+}
+
+/// `text` with every control, invisible and direction-changing character written as
+/// `\u{…}`, so echoing a name never hides or reorders anything.
+pub fn escaped(text: &str) -> String {
+    if !text.chars().any(needs_escape) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| if needs_escape(c) { format!("\\u{{{:x}}}", u32::from(c)) } else { c.to_string() })
+        .collect()
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || is_bidi(c) || is_invisible(c)
+}
+
+fn code(c: char) -> String {
+    format!("U+{:04X}", u32::from(c))
+}
+
+/// Marks and embeddings, overrides and isolates that reorder text (Unicode's bidi
+/// controls).
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Characters that show nothing: format characters, zero-width ones, fillers, tags and
+/// variation selectors.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200D}'
+            | '\u{2028}'..='\u{2029}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{206A}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E007F}'
+            | '\u{E0100}'..='\u{E01EF}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinary_nicks_and_names_in_one_script_are_readable() {
+        for name in ["bob", "Bob_2", "[away]bob", "a-b|c^d{e}", "@bob:example.org", "алиса", "小明"] {
+            assert_eq!(readable(name), Ok(()), "{name}");
+        }
+    }
+
+    #[test]
+    fn hidden_reversing_and_look_alike_names_are_refused() {
+        let zero_width = readable("bo\u{200B}b");
+        assert!(
+            matches!(zero_width, Err(NameRefusal::Invisible { character: '\u{200B}', .. })),
+            "{zero_width:?}"
+        );
+        let bidi = readable("bob\u{202E}evil");
+        assert!(matches!(bidi, Err(NameRefusal::Bidi { character: '\u{202E}', .. })), "{bidi:?}");
+        assert!(matches!(readable("bo\nb"), Err(NameRefusal::Control { .. })));
+        // Cyrillic а in a Latin name; a wholly Cyrillic name that reads as `alice`.
+        assert!(matches!(readable("\u{0430}lice"), Err(NameRefusal::LookAlike { .. })));
+        let cyrillic = readable("\u{0430}\u{04CF}\u{0456}\u{0441}\u{0435}");
+        assert!(matches!(cyrillic, Err(NameRefusal::LookAlike { .. })), "{cyrillic:?}");
+    }
+
+    #[test]
+    fn escaping_shows_what_would_be_hidden() {
+        assert_eq!(escaped("bob"), "bob");
+        assert_eq!(escaped("bo\u{200B}b\u{202E}"), "bo\\u{200b}b\\u{202e}");
+        let refusal = readable("bo\u{200B}b").expect_err("refused").to_string();
+        assert!(refusal.contains("bo\\u{200b}b") && refusal.contains("U+200B"), "{refusal}");
+    }
+}
