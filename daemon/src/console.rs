@@ -25,6 +25,7 @@ use spellbridge_core::{
     Destination, GameTransport, Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp,
 };
 
+use crate::identity::Scope;
 use crate::router::{Outbound, Router, RouterOptions};
 use crate::secrets::Secrets;
 use crate::store::{Durability, MessageKey, OpenMode, Step, Store};
@@ -118,7 +119,9 @@ pub struct Console {
 impl Console {
     /// A console whose random draws all derive from `seed`, keeping its games in memory.
     pub fn new(seed: u64) -> Self {
-        let options = RouterOptions { secrets: Secrets::Seeded(seed), ..RouterOptions::default() };
+        // The console is the only network: its players keep bare names (CONTRACT.md).
+        let scopes = [(NetworkId::new(CONSOLE_NETWORK), Scope::Bare)].into();
+        let options = RouterOptions { secrets: Secrets::Seeded(seed), scopes, ..RouterOptions::default() };
         Self {
             router: Router::new(Registry::standard(), options.clone()),
             options,

@@ -31,6 +31,54 @@ pub const CODE_LIFETIME_SECS: i64 = 10 * 60;
 /// One identity: a network and who the network says someone is.
 pub type Identity = (NetworkId, PlayerId);
 
+/// How a network's identities become player ids, so that the same name on two networks
+/// is never one player unless a link code joined them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The identity names someone only on its network (an IRC nick or account): the
+    /// player id is `network:identity` (`libera:alice`).
+    Network,
+    /// The identity is already global (a Matrix user id, `@alice:example.org`): it is
+    /// the player id as it is.
+    Global,
+    /// The only network there is (the console): the identity is the player id, bare, as
+    /// CONTRACT.md's console and `--state-json` forms name players.
+    Bare,
+}
+
+impl Scope {
+    /// The scope of an identity on a network nobody configured: a Matrix user id is
+    /// global, anything else belongs to its network.
+    pub fn infer(identity: &PlayerId) -> Scope {
+        if is_matrix_id(identity.as_str()) { Scope::Global } else { Scope::Network }
+    }
+
+    /// The player id of `identity` on `network` under this scope.
+    pub fn player_id(self, network: &NetworkId, identity: &PlayerId) -> PlayerId {
+        match self {
+            Scope::Network => PlayerId::new(format!("{network}:{identity}")),
+            Scope::Global | Scope::Bare => identity.clone(),
+        }
+    }
+}
+
+/// True for a Matrix user id, `@localpart:server`.
+pub fn is_matrix_id(id: &str) -> bool {
+    id.strip_prefix('@')
+        .and_then(|rest| rest.split_once(':'))
+        .is_some_and(|(l, s)| !l.is_empty() && !s.is_empty())
+}
+
+/// The part of a player id a person is known by on their own network: `alice` for
+/// `libera:alice`; a Matrix id or a console name as it is.
+pub fn local_part(player: &PlayerId) -> &str {
+    let id = player.as_str();
+    if is_matrix_id(id) {
+        return id;
+    }
+    id.split_once(':').map_or(id, |(_, local)| local)
+}
+
 /// A code given by `!link`, waiting for the other network.
 #[derive(Clone, Debug)]
 struct PendingLink {
@@ -93,6 +141,9 @@ pub enum LinkError {
 /// The directory of identities, players, names and homes.
 #[derive(Clone, Debug, Default)]
 pub struct Directory {
+    /// How each configured network's identities become player ids (others: inferred,
+    /// see [`Scope::infer`]).
+    scopes: BTreeMap<NetworkId, Scope>,
     /// Identities joined to a player other than themselves.
     links: BTreeMap<Identity, PlayerId>,
     /// Where each player's private messages go.
@@ -106,9 +157,39 @@ pub struct Directory {
 }
 
 impl Directory {
-    /// The player an identity plays as.
+    /// An empty directory whose networks' identities become player ids as `scopes` says.
+    pub fn new(scopes: BTreeMap<NetworkId, Scope>) -> Self {
+        Self { scopes, ..Self::default() }
+    }
+
+    /// How identities on `network` become player ids.
+    pub fn scope(&self, network: &NetworkId, identity: &PlayerId) -> Scope {
+        self.scopes.get(network).copied().unwrap_or_else(|| Scope::infer(identity))
+    }
+
+    /// The player id an identity has as its own player (before any link).
+    pub fn own_player(&self, network: &NetworkId, identity: &PlayerId) -> PlayerId {
+        self.scope(network, identity).player_id(network, identity)
+    }
+
+    /// The player an identity plays as: the player a code linked it to, else its own.
     pub fn player(&self, network: &NetworkId, identity: &PlayerId) -> PlayerId {
-        self.links.get(&(network.clone(), identity.clone())).cloned().unwrap_or_else(|| identity.clone())
+        self.links
+            .get(&(network.clone(), identity.clone()))
+            .cloned()
+            .unwrap_or_else(|| self.own_player(network, identity))
+    }
+
+    /// The player id a name typed on `network` would have if it were someone's identity
+    /// there, for a name nobody known answers to (`!add bob` on libera: `libera:bob`);
+    /// `None` when the name cannot be an identity there (a Matrix id must be one).
+    pub fn would_be(&self, network: &NetworkId, name: &str) -> Option<PlayerId> {
+        let identity = PlayerId::new(name);
+        match self.scopes.get(network) {
+            Some(Scope::Global) if !is_matrix_id(name) => None,
+            Some(scope) => Some(scope.player_id(network, &identity)),
+            None => Some(self.own_player(network, &identity)),
+        }
     }
 
     /// Notes the name an identity is shown under.
@@ -148,13 +229,43 @@ impl Directory {
     pub fn identities(&self, player: &PlayerId) -> Vec<Identity> {
         let mut found: Vec<Identity> =
             self.links.iter().filter(|(_, p)| *p == player).map(|(identity, _)| identity.clone()).collect();
-        let own = self.names.keys().chain(self.homes.values()).filter(|(_, id)| id == player);
-        for identity in own {
+        let own =
+            self.names.keys().chain(self.homes.values()).filter(|(n, id)| &self.own_player(n, id) == player);
+        let parsed = self.parsed_identity(player);
+        for identity in own.chain(parsed.iter()) {
             if !self.links.contains_key(identity) && !found.contains(identity) {
                 found.push(identity.clone());
             }
         }
         found
+    }
+
+    /// True when `word` is the id of a player whose network is named in it
+    /// (`libera:alice`, on a network the directory knows): such an id is shown as the
+    /// person's nick wherever it appears in a message.
+    pub fn is_scoped_id(&self, word: &str) -> bool {
+        let Some((network, _)) = word.split_once(':') else { return false };
+        let network = NetworkId::new(network);
+        let known = match self.scopes.get(&network) {
+            Some(scope) => *scope == Scope::Network,
+            None => self.names.keys().any(|(n, _)| *n == network),
+        };
+        known && self.parsed_identity(&PlayerId::new(word)).is_some_and(|(n, _)| n == network)
+    }
+
+    /// The identity a player id names by its form: `libera:alice` is `alice` on
+    /// `libera`, a console name is itself on the console; `None` for a Matrix id (it
+    /// names no network) or a form no network gives.
+    fn parsed_identity(&self, player: &PlayerId) -> Option<Identity> {
+        if let Some((network, _)) = self.scopes.iter().find(|(_, scope)| **scope == Scope::Bare) {
+            return Some((network.clone(), player.clone()));
+        }
+        if is_matrix_id(player.as_str()) {
+            return None;
+        }
+        let (network, local) = player.as_str().split_once(':')?;
+        let identity = (NetworkId::new(network), PlayerId::new(local));
+        (self.own_player(&identity.0, &identity.1) == *player).then_some(identity)
     }
 
     /// `player`'s identity on `network`, if they have one there.
@@ -168,13 +279,23 @@ impl Directory {
     }
 
     /// The name to show for `player` where they cannot be mentioned: the name their own
-    /// identity was last shown under, else their id.
+    /// identity was last shown under, else the name their id gives (`alice` for
+    /// `libera:alice`).
     pub fn display_name(&self, player: &PlayerId) -> String {
         self.names
             .iter()
-            .find(|((_, identity), _)| identity == player)
+            .find(|((network, identity), _)| &self.own_player(network, identity) == player)
             .or_else(|| self.names.iter().find(|(identity, _)| self.links.get(*identity) == Some(player)))
-            .map_or_else(|| player.as_str().to_owned(), |(_, name)| name.clone())
+            .map_or_else(|| local_part(player).to_owned(), |(_, name)| name.clone())
+    }
+
+    /// True when someone other than `player` is known by `name` (their shown name, their
+    /// identity, or its Matrix localpart), ignoring case: a place where `name` alone
+    /// would not say who is meant.
+    pub fn name_is_shared(&self, player: &PlayerId, name: &str) -> bool {
+        self.names.iter().any(|((network, identity), shown)| {
+            self.player(network, identity) != *player && answers_to(identity, shown, name)
+        })
     }
 
     /// The player a word typed in a command names, when it is not a player id itself:
@@ -187,10 +308,8 @@ impl Directory {
         }
         let mut found: Vec<PlayerId> = Vec::new();
         for ((network, identity), name) in &self.names {
-            let localpart = identity.as_str().strip_prefix('@').and_then(|id| id.split(':').next());
-            let answers = name.eq_ignore_ascii_case(word)
-                || identity.as_str().eq_ignore_ascii_case(word)
-                || localpart.is_some_and(|l| l.eq_ignore_ascii_case(word));
+            let answers = answers_to(identity, name, word)
+                || self.own_player(network, identity).as_str().eq_ignore_ascii_case(word);
             if answers {
                 let player = self.player(network, identity);
                 if !found.contains(&player) {
@@ -255,7 +374,8 @@ impl Directory {
         if let Some(player) = self.links.get(&(network.clone(), identity.clone())) {
             return Err(LinkError::AlreadyLinked(player.clone()));
         }
-        if self.links.values().any(|p| p == identity) {
+        let own = self.own_player(network, identity);
+        if self.links.values().any(|p| *p == own) {
             return Err(LinkError::HasLinks);
         }
         let code = digits(code);
@@ -307,6 +427,15 @@ impl Directory {
 /// A code as typed, without spaces or dashes.
 pub fn digits(code: &str) -> String {
     code.chars().filter(char::is_ascii_digit).collect()
+}
+
+/// True when an identity shown under `shown` answers to `word`: its shown name, the
+/// identity itself, or a Matrix id's localpart, ignoring case.
+fn answers_to(identity: &PlayerId, shown: &str, word: &str) -> bool {
+    let localpart = identity.as_str().strip_prefix('@').and_then(|id| id.split(':').next());
+    shown.eq_ignore_ascii_case(word)
+        || identity.as_str().eq_ignore_ascii_case(word)
+        || localpart.is_some_and(|l| l.eq_ignore_ascii_case(word))
 }
 
 #[cfg(test)]
@@ -398,6 +527,7 @@ mod tests {
     fn names_resolve_to_one_player_or_are_ambiguous() {
         let mut directory = Directory::default();
         directory.saw(&irc(), &PlayerId::new("bob"), "bob");
+        assert_eq!(directory.player(&irc(), &PlayerId::new("bob")), PlayerId::new("irc:bob"));
         directory.saw(&matrix(), &PlayerId::new("@carol:hs"), "Carol");
         assert_eq!(directory.resolve("Carol"), Ok(Some(PlayerId::new("@carol:hs"))));
         assert_eq!(directory.resolve("carol"), Ok(Some(PlayerId::new("@carol:hs"))));
@@ -405,10 +535,12 @@ mod tests {
         directory.saw(&matrix(), &PlayerId::new("@bob:hs"), "Bobby");
         assert_eq!(
             directory.resolve("bob"),
-            Err(NameProblem::Ambiguous(vec![PlayerId::new("bob"), PlayerId::new("@bob:hs")]))
+            Err(NameProblem::Ambiguous(vec![PlayerId::new("irc:bob"), PlayerId::new("@bob:hs")]))
         );
+        // A player id says which one.
+        assert_eq!(directory.resolve("irc:bob"), Ok(Some(PlayerId::new("irc:bob"))));
         // Once linked, both answer for one player.
-        directory.link(&matrix(), &PlayerId::new("@bob:hs"), &PlayerId::new("bob"));
-        assert_eq!(directory.resolve("bob"), Ok(Some(PlayerId::new("bob"))));
+        directory.link(&matrix(), &PlayerId::new("@bob:hs"), &PlayerId::new("irc:bob"));
+        assert_eq!(directory.resolve("bob"), Ok(Some(PlayerId::new("irc:bob"))));
     }
 }

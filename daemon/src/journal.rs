@@ -94,8 +94,12 @@ pub enum Entry {
         opponent: PlayerId,
         /// The challenger's wizard.
         wizard: Option<String>,
+        /// When it expires unanswered (older journals: none; such a challenge expires at
+        /// the first tick after the upgrade).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expires: Option<Timestamp>,
     },
-    /// A challenge was accepted, declined or withdrawn.
+    /// A challenge was accepted, declined, withdrawn, cleared or expired.
     ChallengeClosed {
         /// The network of the room.
         network: NetworkId,

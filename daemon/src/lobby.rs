@@ -2,8 +2,8 @@
 //! before any table sees the message. Each command's help text is declared once, in
 //! [`LOBBY_COMMANDS`].
 
-use spellbridge_core::CommandHelp;
 use spellbridge_core::words;
+use spellbridge_core::{CommandHelp, PlayerArgument};
 
 /// A command for the daemon rather than for a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +25,9 @@ pub enum LobbyCommand {
     Accept(Option<String>),
     /// `!decline`
     Decline,
+    /// `!withdraw`: the challenger takes their challenge back; a game master or room
+    /// operator clears anyone's.
+    Withdraw,
     /// `!wizards`
     Wizards,
     /// `!link [code]`
@@ -45,37 +48,57 @@ pub const LOBBY_COMMANDS: &[CommandHelp] = &[
         aliases: &[],
         usage: "[command]",
         summary: "Lists the commands, or explains one.",
+        players: &[],
     },
-    CommandHelp { name: "games", aliases: &[], usage: "", summary: "Lists the games you can play." },
+    CommandHelp {
+        name: "games",
+        aliases: &[],
+        usage: "",
+        summary: "Lists the games you can play.",
+        players: &[],
+    },
     CommandHelp {
         name: "new",
         aliases: &[],
         usage: "<game>",
         summary: "Opens a table of that game in this room; you become its game master (`!new thaum`).",
+        players: &[],
     },
     CommandHelp {
         name: "duel",
         aliases: &[],
         usage: "<player> [wizard]",
         summary: "Challenges a player to a Duel in this room.",
+        players: &[PlayerArgument::Known(0)],
     },
     CommandHelp {
         name: "accept",
         aliases: &[],
         usage: "[wizard]",
         summary: "Accepts the Duel you were challenged to.",
+        players: &[],
     },
     CommandHelp {
         name: "decline",
         aliases: &[],
         usage: "",
         summary: "Declines a challenge (or withdraws your own).",
+        players: &[],
+    },
+    CommandHelp {
+        name: "withdraw",
+        aliases: &[],
+        usage: "",
+        summary: "Withdraws the challenge you made in this room; a game master or room operator clears \
+                  anyone's (so does `!stop`). A challenge also expires after ten minutes.",
+        players: &[],
     },
     CommandHelp {
         name: "wizards",
         aliases: &[],
         usage: "",
         summary: "Lists the Duel wizards and their element pools.",
+        players: &[],
     },
     CommandHelp {
         name: "link",
@@ -83,19 +106,28 @@ pub const LOBBY_COMMANDS: &[CommandHelp] = &[
         usage: "[code]",
         summary: "Links your identities on two networks into one player: `!link` gives a code privately; \
                   send `!link <code>` to the bot privately from the other network.",
+        players: &[],
     },
-    CommandHelp { name: "unlink", aliases: &[], usage: "", summary: "Separates the identities you linked." },
+    CommandHelp {
+        name: "unlink",
+        aliases: &[],
+        usage: "",
+        summary: "Separates the identities you linked.",
+        players: &[],
+    },
     CommandHelp {
         name: "ignore",
         aliases: &[],
         usage: "[player]",
         summary: "Bot admins: drop a player's commands and chat (told once); alone, lists who is ignored.",
+        players: &[PlayerArgument::Known(0)],
     },
     CommandHelp {
         name: "unignore",
         aliases: &[],
         usage: "<player>",
         summary: "Bot admins: take an ignored player's commands and chat again.",
+        players: &[PlayerArgument::Known(0)],
     },
 ];
 
@@ -153,9 +185,13 @@ pub fn parse(command: &str) -> Result<Option<LobbyCommand>, LobbyError> {
             at_most(1, "accept")?;
             LobbyCommand::Accept(optional(0))
         }
-        "decline" | "withdraw" => {
+        "decline" => {
             at_most(0, "decline")?;
             LobbyCommand::Decline
+        }
+        "withdraw" => {
+            at_most(0, "withdraw")?;
+            LobbyCommand::Withdraw
         }
         "wizards" => {
             at_most(0, "wizards")?;

@@ -25,6 +25,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::{IrcSettings, MatrixLogin, MatrixSettings, Settings};
 use crate::courier;
+use crate::identity::Scope;
 use crate::limits::CommandLimit;
 use crate::metrics::{Failure, Metrics, watch_link};
 use crate::relay;
@@ -111,6 +112,8 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
             game_masters: identities(&settings.permissions.game_masters),
         },
         command_limits: command_limits(settings),
+        scopes: network_scopes(settings),
+        ..RouterOptions::default()
     }
 }
 
@@ -125,6 +128,14 @@ fn command_limits(settings: &Settings) -> BTreeMap<NetworkId, CommandLimit> {
             Some((NetworkId::new(name.clone()), CommandLimit { commands: commands as usize, window_secs }))
         })
         .collect()
+}
+
+/// How each configured network's identities become player ids: an IRC nick or account
+/// names someone only on its network (`libera:alice`); a Matrix id is already global.
+pub fn network_scopes(settings: &Settings) -> BTreeMap<NetworkId, Scope> {
+    let irc = settings.irc.iter().map(|n| (NetworkId::new(n.name.as_str()), Scope::Network));
+    let matrix = settings.matrix.iter().map(|n| (NetworkId::new(n.name.as_str()), Scope::Global));
+    irc.chain(matrix).collect()
 }
 
 /// The rooms to be in on one network: those configured for it and those of its bridges.

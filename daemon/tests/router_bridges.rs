@@ -92,11 +92,15 @@ fn a_name_typed_on_irc_finds_the_matrix_player_and_ambiguity_is_asked() {
     router.handle(&on_irc("alice", "!gather 1 earth"), T);
     let bent = router.handle(&on_irc("alice", "!status Bob"), T);
     assert!(seen(&bent).iter().any(|(_, _, text)| text.contains("Bob")), "{bent:?}");
-    // Another person shown as "bob" on IRC makes the name ambiguous.
+    // Another person shown as "bob" on IRC, at the same table, makes the name ambiguous
+    // (while only one of them plays, the name means that one).
     router.handle(&on_irc("bob", "hello"), T);
+    let meant = router.handle(&on_irc("alice", "!status bob"), T);
+    assert!(seen(&meant)[0].2.contains("sheet"), "{meant:?}");
+    router.handle(&on_irc("bob", "!join"), T);
     let asked = router.handle(&on_irc("alice", "!status bob"), T);
     let text = &seen(&asked)[0].2;
-    assert!(text.contains("could be") && text.contains("@bob:hs"), "{text}");
+    assert!(text.contains("could be") && text.contains("@bob:hs") && text.contains("irc:bob"), "{text}");
 }
 
 #[test]
@@ -133,7 +137,7 @@ fn a_linked_identity_acts_as_the_same_player_and_codes_must_be_private() {
     assert!(
         journal
             .iter()
-            .any(|r| matches!(&r.entry, Entry::Linked { player, .. } if player.as_str() == "alice"))
+            .any(|r| matches!(&r.entry, Entry::Linked { player, .. } if player.as_str() == "irc:alice"))
     );
     // Now the Matrix identity acts as alice at alice's table.
     router.handle(&on_irc("alice", "!new thaum"), T);
@@ -141,7 +145,7 @@ fn a_linked_identity_acts_as_the_same_player_and_codes_must_be_private() {
     assert!(!seen(&gathered).iter().any(|(_, _, t)| t.contains("not playing")), "{gathered:?}");
     let snapshot = router.snapshot();
     let players = &snapshot["tables"][0]["state"]["players"];
-    assert_eq!(players["alice"]["thaums"]["fire"], 1, "{snapshot}");
+    assert_eq!(players["irc:alice"]["thaums"]["fire"], 1, "{snapshot}");
     assert!(players.get("@alice:hs").is_none(), "{snapshot}");
     // An IRC nick that looks like the Matrix id cannot act for it.
     let impostor = router.handle(&on_irc("Alice", "!gather 1 fire"), T);
@@ -161,7 +165,7 @@ fn configured_game_masters_and_room_operators_have_their_standing() {
     assert!(seen(&refused)[0].2.contains("Only a game master"), "{refused:?}");
     let allowed = router.handle(&on_matrix("@gm:hs", "GM", "!coins carol +5"), T);
     assert!(seen(&allowed).iter().any(|(_, _, t)| t.contains("carol")), "{allowed:?}");
-    assert_eq!(router.snapshot()["tables"][0]["state"]["players"]["carol"]["coins"], 5);
+    assert_eq!(router.snapshot()["tables"][0]["state"]["players"]["irc:carol"]["coins"], 5);
     let operator = Inbound { operator: true, ..on_irc("dave", "!stop") };
     router.handle(&operator, T);
     assert_eq!(router.snapshot()["tables"][0]["finished"], true);
@@ -181,7 +185,7 @@ fn links_and_homes_replay_from_the_journal() {
     }
     let gathered = fresh.handle(&on_matrix("@alice:hs", "Alice", "!gather 1 air"), T);
     assert!(!seen(&gathered).iter().any(|(_, _, t)| t.contains("not playing")), "{gathered:?}");
-    assert_eq!(fresh.snapshot()["tables"][0]["state"]["players"]["alice"]["thaums"]["air"], 1);
+    assert_eq!(fresh.snapshot()["tables"][0]["state"]["players"]["irc:alice"]["thaums"]["air"], 1);
 }
 
 #[test]

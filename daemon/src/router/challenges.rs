@@ -1,13 +1,20 @@
-//! Duel challenges: `!duel`, `!accept`, `!decline`. A challenge waits in its place (a
-//! room, or a bridge's hub) until the challenged player answers.
+//! Duel challenges: `!duel`, `!accept`, `!decline`, `!withdraw`. A challenge names a
+//! player the bot knows, and waits in its place (a room, or a bridge's hub) until that
+//! player answers, the challenger withdraws it, a game master or room operator clears it
+//! (`!withdraw`, or `!stop` where no table plays), or it expires
+//! ([`CHALLENGE_LIFETIME_SECS`]). Each of those is journaled.
 
 use super::*;
+use crate::names::escaped;
+
+/// How long a challenge waits for an answer.
+pub const CHALLENGE_LIFETIME_SECS: i64 = 10 * 60;
 
 impl Router {
     pub(super) fn challenge(
         &mut self,
         speaker: &Speaker<'_>,
-        opponent: PlayerId,
+        opponent: String,
         wizard: Option<String>,
         now: Timestamp,
         reply_to: &ReplyTo,
@@ -17,6 +24,28 @@ impl Router {
         if speaker.inbound.private {
             return say("Challenge in the room where you want to play: `!duel <player> [wizard]` there.");
         }
+        let network = &speaker.inbound.network;
+        let typed = PlayerId::new(opponent.as_str());
+        let opponent = match self.resolve_name(&opponent, &[]) {
+            Err(problem) => return vec![reply(reply_to, problem)],
+            Ok(Some(opponent)) => opponent,
+            // On the console, the one network there is, a name is the player it names.
+            Ok(None) if self.directory.scope(network, &typed) == Scope::Bare => {
+                if let Err(refusal) = crate::names::readable(&opponent) {
+                    return vec![reply(reply_to, names::refusal_of_name(&refusal))];
+                }
+                typed
+            }
+            Ok(None) => {
+                let text = RichText::new()
+                    .text("I know nobody called ")
+                    .code(escaped(&opponent))
+                    .text(". Challenge someone who has spoken where I can hear: ")
+                    .code("!duel <nick, display name or Matrix id>")
+                    .text(" (they can say anything first).");
+                return vec![reply(reply_to, text)];
+            }
+        };
         if &opponent == challenger {
             return say("You cannot duel yourself: type `!duel <player>` with another player's name.");
         }
@@ -64,14 +93,17 @@ impl Router {
             .text(" (")
             .code("!wizards")
             .text(" lists the wizards).");
+        let expires = now.plus(self.options.challenge_lifetime);
         self.log(Entry::Challenged {
             network: place.network.clone(),
             room: place.room.clone(),
             challenger: challenger.clone(),
             opponent: opponent.clone(),
             wizard: wizard.clone(),
+            expires: Some(expires),
         });
-        self.challenges.insert(place.clone(), Challenge { challenger: challenger.clone(), opponent, wizard });
+        let challenge = Challenge { challenger: challenger.clone(), opponent, wizard, expires };
+        self.challenges.insert(place.clone(), challenge);
         let outbound = self.to_rooms(place, text);
         self.announced(outbound)
     }
@@ -105,13 +137,10 @@ impl Router {
         out
     }
 
-    /// Whether `player` is the one a challenge was made to: its opponent, or the one
-    /// player its opponent's name names now. A name typed in `!duel` that named nobody
-    /// the bot had heard yet (a Matrix display name, say, of someone who has not spoken
-    /// since the start) is kept as typed; once that person speaks, it names them.
+    /// Whether `player` is the one a challenge was made to: exactly its opponent (a
+    /// challenge names a known player, so nobody can take the name later).
     pub(super) fn challenged(&self, challenge: &Challenge, player: &PlayerId) -> bool {
         &challenge.opponent == player
-            || self.directory.resolve(challenge.opponent.as_str()).is_ok_and(|p| p.as_ref() == Some(player))
     }
 
     pub(super) fn decline(&mut self, place: &Place, sender: &PlayerId, reply_to: &ReplyTo) -> Vec<Outbound> {
@@ -137,6 +166,83 @@ impl Router {
                 RichText::from("There is no challenge for you to decline in this room."),
             )],
         }
+    }
+
+    /// `!withdraw`: the challenger takes their challenge back; a game master or room
+    /// operator clears anyone's.
+    pub(super) fn withdraw(&mut self, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Vec<Outbound> {
+        let place = &speaker.place;
+        let Some(challenge) = self.challenges.get(place).cloned() else {
+            return vec![reply(
+                reply_to,
+                RichText::from("There is no challenge to withdraw in this room; `!duel <player>` makes one."),
+            )];
+        };
+        if challenge.challenger == speaker.player {
+            return self.decline(place, &speaker.player, reply_to);
+        }
+        if speaker.standing == Standing::Player {
+            let text = RichText::new()
+                .text("Only ")
+                .mention(&challenge.challenger)
+                .text(", who made the challenge, a game master or a room operator can withdraw it; ")
+                .mention(&challenge.opponent)
+                .text(" can `!decline` it. It expires by itself ten minutes after it was made.");
+            let text = self.localize(&reply_to.network, text);
+            return vec![reply(reply_to, text)];
+        }
+        self.clear_challenge(place, &speaker.player, &challenge)
+    }
+
+    /// A game master or room operator clears a challenge (`!withdraw`, or `!stop` where
+    /// no table plays).
+    pub(super) fn clear_challenge(
+        &mut self,
+        place: &Place,
+        by: &PlayerId,
+        challenge: &Challenge,
+    ) -> Vec<Outbound> {
+        self.close_challenge(place);
+        let text = RichText::new()
+            .mention(by)
+            .text(" clears the challenge from ")
+            .mention(&challenge.challenger)
+            .text(" to ")
+            .mention(&challenge.opponent)
+            .text(".");
+        let outbound = self.to_rooms(place, text);
+        self.announced(outbound)
+    }
+
+    /// Closes every challenge whose time ran out by `now`, announcing it where it was
+    /// made.
+    pub(super) fn expire_challenges(&mut self, now: Timestamp) -> Vec<Outbound> {
+        let expired: Vec<(Place, Challenge)> = self
+            .challenges
+            .iter()
+            .filter(|(_, c)| c.expires <= now)
+            .map(|(p, c)| (p.clone(), c.clone()))
+            .collect();
+        let mut out = Vec::new();
+        for (place, challenge) in expired {
+            self.close_challenge(&place);
+            let text = RichText::new()
+                .text("The challenge from ")
+                .mention(&challenge.challenger)
+                .text(" to ")
+                .mention(&challenge.opponent)
+                .text(" expired unanswered; ")
+                .code("!duel <player>")
+                .text(" makes a new one.");
+            let outbound = self.to_rooms(&place, text);
+            out.extend(self.announced(outbound));
+        }
+        out
+    }
+
+    /// When the next challenge expires.
+    pub(super) fn next_expiry(&self) -> Option<Timestamp> {
+        self.challenges.values().map(|c| c.expires).min()
     }
 
     pub(super) fn close_challenge(&mut self, place: &Place) {

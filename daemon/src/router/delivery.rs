@@ -3,6 +3,7 @@
 //! shown as its network can show it (mentions and names localized).
 
 use super::*;
+use crate::identity::local_part;
 
 impl Router {
     /// Turns a table's announcements into outbound messages: the table's to every room of
@@ -61,8 +62,12 @@ impl Router {
     /// A private message to a player, on the network and identity they last used (else
     /// as the table's network knows them).
     pub(super) fn to_player(&self, place: &Place, player: &PlayerId, text: RichText) -> Outbound {
-        let (network, identity) =
-            self.directory.home(player).cloned().unwrap_or_else(|| (place.network.clone(), player.clone()));
+        let (network, identity) = self
+            .directory
+            .home(player)
+            .cloned()
+            .or_else(|| self.directory.identities(player).into_iter().next())
+            .unwrap_or_else(|| (place.network.clone(), PlayerId::new(local_part(player))));
         Outbound {
             message: self.localize(&network, text).into(),
             to: Destination::Private(identity),
@@ -71,12 +76,15 @@ impl Router {
     }
 
     /// Shows each mentioned player as `network` can: a mention of their identity there,
-    /// or, when they only have identities elsewhere, their name in bold.
+    /// or, when they have none there, their name in bold; a name someone else is also
+    /// known by is shown as the player id (`oftc:dave`), so two networks' `dave` at one
+    /// bridged table can be told apart.
     pub(super) fn localize(&self, network: &NetworkId, text: RichText) -> RichText {
         let needs_work = text.segments().iter().any(|segment| match segment {
             Segment::Mention(player) | Segment::Name(player) => {
                 self.directory.identity_on(player, network).as_ref() != Some(player)
             }
+            Segment::Text { text, .. } => text.contains(':'),
             _ => false,
         });
         if !needs_work {
@@ -85,16 +93,57 @@ impl Router {
         text.into_segments().into_iter().fold(RichText::new(), |out, segment| match segment {
             Segment::Mention(player) => match self.directory.identity_on(&player, network) {
                 Some(identity) => out.mention(&identity),
-                None if self.directory.identities(&player).is_empty() => out.mention(&player),
-                None => out.bold(self.directory.display_name(&player)),
+                None => out.bold(self.shown_elsewhere(&player)),
             },
             Segment::Name(player) => match self.directory.identity_on(&player, network) {
                 Some(identity) => out.name(&identity),
-                None if self.directory.identities(&player).is_empty() => out.name(&player),
-                None => out.bold(self.directory.display_name(&player)),
+                None => out.bold(self.shown_elsewhere(&player)),
             },
+            Segment::Text { text, style } => {
+                let text = self.localize_ids(network, &text).unwrap_or(text);
+                out.push(Segment::Text { text, style })
+            }
             other => out.push(other),
         })
+    }
+
+    /// A game's plain text with each player id in it (`libera:dave`, written by a game
+    /// into a sentence) shown as the player is shown on `network`; `None` when there is
+    /// none.
+    fn localize_ids(&self, network: &NetworkId, text: &str) -> Option<String> {
+        let in_id = |c: char| c.is_alphanumeric() || "[]\\`_^{|}-:".contains(c);
+        let mut out = String::with_capacity(text.len());
+        let mut changed = false;
+        let mut rest = text;
+        while let Some(start) = rest.find(in_id) {
+            out.push_str(&rest[..start]);
+            let word = &rest[start..];
+            let end = word.find(|c: char| !in_id(c)).unwrap_or(word.len());
+            let (word, after) = word.split_at(end);
+            let id = word.trim_end_matches(':');
+            if self.directory.is_scoped_id(id) {
+                let player = PlayerId::new(id);
+                match self.directory.identity_on(&player, network) {
+                    Some(identity) => out.push_str(identity.as_str()),
+                    None => out.push_str(&self.shown_elsewhere(&player)),
+                }
+                out.push_str(&word[id.len()..]);
+                changed = true;
+            } else {
+                out.push_str(word);
+            }
+            rest = after;
+        }
+        out.push_str(rest);
+        changed.then_some(out)
+    }
+
+    /// How a player is written on a network where they have no identity: their name,
+    /// unless someone else answers to it too; then their player id.
+    fn shown_elsewhere(&self, player: &PlayerId) -> String {
+        let name = self.directory.display_name(player);
+        let shown = if self.directory.name_is_shared(player, &name) { player.as_str() } else { &name };
+        crate::names::escaped(shown)
     }
 }
 

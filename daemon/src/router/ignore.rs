@@ -63,8 +63,8 @@ impl Router {
                 list.join(", ")
             )));
         };
-        let player = match self.resolve_name(name) {
-            Ok(player) => player,
+        let player = match self.resolve_name(name, &[]) {
+            Ok(player) => player.unwrap_or_else(|| self.named_elsewhere(speaker, name)),
             Err(problem) => return say(problem),
         };
         if player == speaker.player {
@@ -103,8 +103,8 @@ impl Router {
                 "Only the bot's admins (`[permissions] admins` in its config) can take players back.",
             ));
         }
-        let player = match self.resolve_name(name) {
-            Ok(player) => player,
+        let player = match self.resolve_name(name, &[]) {
+            Ok(player) => player.unwrap_or_else(|| self.named_elsewhere(speaker, name)),
             Err(problem) => return say(problem),
         };
         if self.ignored.remove(&player).is_none() {
@@ -114,6 +114,14 @@ impl Router {
         }
         self.log(Entry::Unignored { player: player.clone() });
         say(RichText::new().text("No longer ignoring ").code(player.as_str()).text("."))
+    }
+}
+
+impl Router {
+    /// The player a name nobody known answers to would be: that nick on the speaker's
+    /// network (`libera:eve`), else the name as typed.
+    fn named_elsewhere(&self, speaker: &Speaker<'_>, name: &str) -> PlayerId {
+        self.directory.would_be(&speaker.inbound.network, name).unwrap_or_else(|| PlayerId::new(name))
     }
 }
 

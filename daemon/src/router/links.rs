@@ -76,7 +76,9 @@ impl Router {
                  network for a fresh code and send it to me privately from here."
             )));
         }
-        if self.active_tables().any(|id| self.tables[&id].table.players().contains(&identity.1)) {
+        if self.active_tables().any(|id| {
+            self.tables[&id].table.players().contains(&self.directory.own_player(&identity.0, &identity.1))
+        }) {
             return say(RichText::from(
                 "You are playing at a table as this identity; link once its game is over (or link \
                  first, then sit down).",

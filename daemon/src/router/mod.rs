@@ -27,7 +27,7 @@ use spellbridge_core::{
     Registry, RichText, RoomId, Said, Seat, Standing, Table, TableSetup, Timestamp,
 };
 
-use crate::identity::{Directory, Identity, LinkCode, NameProblem};
+use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
 use crate::journal::{Entry, SeatRecord, TableId};
 use crate::limits::{CommandLimit, CommandLimits, GuessLimits, Verdict};
 use crate::lobby::{self, LOBBY_COMMANDS, LobbyCommand};
@@ -81,6 +81,8 @@ struct Challenge {
     challenger: PlayerId,
     opponent: PlayerId,
     wizard: Option<String>,
+    /// When it expires unanswered.
+    expires: Timestamp,
 }
 
 /// Router settings.
@@ -98,6 +100,12 @@ pub struct RouterOptions {
     /// The per-player command limit of each network; a network not listed has none (the
     /// console lists none: CONTRACT.md).
     pub command_limits: BTreeMap<NetworkId, CommandLimit>,
+    /// How each network's identities become player ids (IRC: `libera:alice`; Matrix ids
+    /// as they are; the console's bare). A network not named here: inferred from the
+    /// identity ([`Scope::infer`]).
+    pub scopes: BTreeMap<NetworkId, Scope>,
+    /// How long a Duel challenge waits for an answer, in seconds.
+    pub challenge_lifetime: i64,
 }
 
 impl Default for RouterOptions {
@@ -108,6 +116,8 @@ impl Default for RouterOptions {
             bridges: Vec::new(),
             permissions: Permissions::default(),
             command_limits: BTreeMap::new(),
+            scopes: BTreeMap::new(),
+            challenge_lifetime: challenges::CHALLENGE_LIFETIME_SECS,
         }
     }
 }
@@ -237,13 +247,14 @@ impl Router {
     /// A router over the given games.
     pub fn new(registry: Registry, options: RouterOptions) -> Self {
         let secrets = SecretSource::new(&options.secrets);
+        let directory = Directory::new(options.scopes.clone());
         Self {
             registry,
             relay: Relay::new(options.bridges.clone()),
             options,
             tables: BTreeMap::new(),
             challenges: BTreeMap::new(),
-            directory: Directory::default(),
+            directory,
             journal: Vec::new(),
             secrets,
             guesses: GuessLimits::default(),
@@ -332,6 +343,8 @@ impl Router {
             return self.relay.relay(inbound, taken);
         }
         self.relay.remember_command(inbound);
+        // A challenge whose time ran out is gone before any command can answer it.
+        let expired = self.expire_challenges(now);
         let text = inbound.text.trim();
         let command = text.strip_prefix(self.options.prefix.as_str()).unwrap_or(text).trim();
         let player = self.directory.player(&inbound.network, &inbound.sender);
@@ -359,11 +372,12 @@ impl Router {
             addressee: inbound.sender.clone(),
             thread: inbound.thread.clone(),
         };
-        match lobby::parse(command) {
+        let answer = match lobby::parse(command) {
             Err(error) => vec![reply(&reply_to, RichText::from(error.0))],
             Ok(Some(lobby_command)) => self.lobby(lobby_command, &speaker, &reply_to, now),
             Ok(None) => self.table_command(&speaker, command, text, &reply_to, now),
-        }
+        };
+        if expired.is_empty() { answer } else { expired.into_iter().chain(answer).collect() }
     }
 
     /// What the sender may do beyond playing: configured admins and game masters (by any
@@ -394,7 +408,7 @@ impl Router {
     pub fn tick(&mut self, now: Timestamp) -> Vec<Outbound> {
         /// A bound on timers fired per table per tick, so a faulty game cannot hang us.
         const MAX_FIRINGS: usize = 100_000;
-        let mut out = Vec::new();
+        let mut out = self.expire_challenges(now);
         let ids: Vec<TableId> = self.tables.keys().copied().collect();
         for id in ids {
             for _ in 0..MAX_FIRINGS {
@@ -422,7 +436,8 @@ impl Router {
 
     /// The earliest timer of any table, so a scheduler knows when to call [`Router::tick`].
     pub fn next_timer(&self) -> Option<Timestamp> {
-        self.tables.values().filter_map(|s| s.table.next_timer()).min()
+        let tables = self.tables.values().filter_map(|s| s.table.next_timer());
+        tables.chain(self.next_expiry()).min()
     }
 
     /// Every table's state, in the form of CONTRACT.md's `--state-json`.
@@ -527,12 +542,14 @@ impl Router {
                 seating.table.fire_timer(*at, &mut dice);
                 seating.sequence = seating.sequence.saturating_add(1);
             }
-            Entry::Challenged { network, room, challenger, opponent, wizard } => {
+            Entry::Challenged { network, room, challenger, opponent, wizard, expires } => {
                 let place = Place { network: network.clone(), room: room.clone() };
                 let challenge = Challenge {
                     challenger: challenger.clone(),
                     opponent: opponent.clone(),
                     wizard: wizard.clone(),
+                    // An older journal's challenge never expired: it does at the next tick.
+                    expires: expires.unwrap_or(Timestamp(0)),
                 };
                 self.challenges.insert(place, challenge);
             }
@@ -605,14 +622,11 @@ impl Router {
                 self.open(place, &game, seats, now, reply_to)
             }
             LobbyCommand::Duel { opponent, wizard } => {
-                let opponent = match self.resolve_name(&opponent) {
-                    Ok(opponent) => opponent,
-                    Err(problem) => return say(problem),
-                };
                 self.challenge(speaker, opponent, wizard, now, reply_to)
             }
             LobbyCommand::Accept(wizard) => self.accept(place, player, wizard, now, reply_to),
             LobbyCommand::Decline => self.decline(place, player, reply_to),
+            LobbyCommand::Withdraw => self.withdraw(speaker, reply_to),
         }
     }
 
@@ -700,6 +714,14 @@ impl Router {
         let index = match index {
             Ok(index) => index,
             Err(()) => {
+                // `!stop` where no table plays clears a waiting challenge.
+                if head == "stop"
+                    && !private
+                    && let Some(challenge) = self.challenges.get(place).cloned()
+                    && (speaker.standing != Standing::Player || &challenge.challenger == sender)
+                {
+                    return self.clear_challenge(place, sender, &challenge);
+                }
                 let known = self.registry.iter().any(|g| {
                     g.commands().iter().any(|c| c.name == head || c.aliases.contains(&head.as_str()))
                 });
@@ -719,7 +741,8 @@ impl Router {
             }
         };
         let seated = self.tables[&index].table.players();
-        let command = match self.resolve_names(command, &seated) {
+        let game = self.tables[&index].table.game();
+        let command = match self.resolve_names(game, command, &seated, &speaker.inbound.network) {
             Ok(command) => command,
             Err(problem) => return vec![reply(reply_to, problem)],
         };
@@ -806,11 +829,19 @@ impl Router {
     }
 }
 
+/// A refusal as it is answered. A name echoed in it is escaped, so a hidden or reversing
+/// character in what someone typed is seen, not obeyed.
 fn refusal_text(refusal: Refusal) -> RichText {
-    match refusal {
+    let text = match refusal {
         Refusal::Refused(text) => text,
         Refusal::UnknownCommand(word) => RichText::from(format!("Unknown command `!{word}`.")),
-    }
+    };
+    text.into_segments().into_iter().fold(RichText::new(), |out, segment| match segment {
+        Segment::Text { text, style } => {
+            out.push(Segment::Text { text: crate::names::escaped(&text), style })
+        }
+        other => out.push(other),
+    })
 }
 
 #[cfg(test)]
@@ -847,14 +878,22 @@ mod tests {
     }
 
     #[test]
-    fn a_challenge_to_a_name_not_heard_yet_is_accepted_by_the_one_it_names() {
+    fn a_challenge_names_a_player_heard_already_and_only_they_accept() {
         let mut router = router();
-        // Merlin has not spoken since the start: the name is kept as typed.
+        // Merlin has not spoken since the start: nobody by that name is known (issue 13,
+        // finding 6: whoever took the name later could accept).
+        let refused = router.handle(&irc("alice", "!duel Merlin"), T);
+        assert!(texts(&refused)[0].contains("I know nobody called `Merlin`"), "{:?}", texts(&refused));
+        router.handle(&matrix(Said::Message, "hello"), T);
         router.handle(&irc("alice", "!duel Merlin"), T);
         let accepted = router.handle(&matrix(Said::Message, "!accept"), T);
         assert!(texts(&accepted).iter().any(|t| t.contains("Round 1 begins")), "{:?}", texts(&accepted));
         let snapshot = router.snapshot();
-        assert_eq!(snapshot["tables"][0]["state"]["players"], json!(["alice", "@mage:hs"]), "{snapshot:#}");
+        assert_eq!(
+            snapshot["tables"][0]["state"]["players"],
+            json!(["irc:alice", "@mage:hs"]),
+            "{snapshot:#}"
+        );
     }
 
     #[test]

@@ -92,6 +92,10 @@ pub fn verify(
     registry: impl Fn() -> Registry,
     networks: Option<&[NetworkId]>,
 ) -> Result<Report, StoreError> {
+    // A database from before player ids named their network is brought up to date first.
+    if super::player_ids::needs_upgrade(store)? {
+        super::player_ids::upgrade(store, registry(), RouterOptions::default())?;
+    }
     let mut report = Report::default();
     let digests = store.journal_digests()?;
     let mut rows = table_rows(store)?;

@@ -12,6 +12,7 @@
 pub mod audit;
 mod files;
 pub mod outbox;
+pub mod player_ids;
 pub mod schema;
 pub mod seal;
 pub mod startup;

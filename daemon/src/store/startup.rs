@@ -97,6 +97,12 @@ impl Store {
         options: RouterOptions,
         policy: Policy,
     ) -> Result<Loaded, StoreError> {
+        // A database from before player ids named their network: its journal is
+        // rewritten and every table rebuilt from it (and sealed) in one step.
+        if super::player_ids::needs_upgrade(self)? {
+            let router = super::player_ids::upgrade(self, registry, options)?;
+            return Ok(Loaded { router, rebuilt: Vec::new() });
+        }
         let mut router = Router::new(registry, options);
         let fail = |e| self.error(e);
         let mut digests = self.journal_digests()?;

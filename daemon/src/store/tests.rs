@@ -327,3 +327,87 @@ fn the_database_and_its_wal_are_created_owner_only() {
     }
     drop(store);
 }
+
+/// A database as the release before scoped player ids wrote it: bare IRC nicks as player
+/// ids (made here by a router whose IRC network keeps identities bare), schema version 4.
+fn database_with_bare_ids(path: &Path) {
+    use crate::identity::Scope;
+    use spellbridge_core::Inbound;
+    let libera = NetworkId::new("libera");
+    let scopes = [(libera.clone(), Scope::Bare), (NetworkId::new("matrix"), Scope::Global)].into();
+    let mut old = Router::new(Registry::standard(), RouterOptions { scopes, ..RouterOptions::default() });
+    let mut store = open(path).expect("opens");
+    let say = |nick: &str, text: &str| {
+        Inbound::new(libera.clone(), RoomId::new("#magic"), PlayerId::new(nick), text)
+    };
+    // A player called `fire`: a game word that must stay one in the commands.
+    let t = spellbridge_core::Timestamp::CONSOLE_EPOCH;
+    for (nick, text) in [
+        ("alice", "!new thaum"),
+        ("fire", "!join"),
+        ("fire", "!gather 1 fire"),
+        ("alice", "!coins fire +5"),
+        ("alice", "!gm add fire"),
+    ] {
+        old.handle(&say(nick, text), t);
+        let records = old.take_journal();
+        store.commit(&old, &[Step { records, ..Step::default() }]).expect("commit");
+    }
+    // A Matrix user speaks in another room (no table there): a Matrix id stays as it is.
+    let matrix = Inbound::new(NetworkId::new("matrix"), RoomId::new("!m"), PlayerId::new("@bob:hs"), "!join");
+    old.handle(&matrix, t);
+    let records = old.take_journal();
+    store.commit(&old, &[Step { records, ..Step::default() }]).expect("commit");
+    drop(store);
+    let connection = Connection::open(path).expect("reopens");
+    // The version before migration 5 (player ids), as the release before wrote it.
+    connection.pragma_update(None, "user_version", schema::current_version() - 1).expect("one version back");
+}
+
+#[test]
+fn a_database_with_bare_player_ids_verifies_and_loads_with_their_network() {
+    let (_dir, path) = temp_db();
+    database_with_bare_ids(&path);
+    let store = open(&path).expect("opens and migrates");
+    assert!(player_ids::needs_upgrade(&store).expect("meta"), "migration 4 marks a database with games");
+    let report = audit::verify(&store, Registry::standard, None).expect("verifies");
+    assert_eq!(report.tables.len(), 1);
+    assert_eq!(report.problems(), 0, "{report:?}");
+    assert!(!player_ids::needs_upgrade(&store).expect("meta"), "the mark is gone");
+    let loaded = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    let router = loaded.expect("loads, every snapshot sealed anew").router;
+    let state = &router.snapshot()["tables"][0]["state"];
+    let players: Vec<&String> = state["players"].as_object().expect("players").keys().collect();
+    assert_eq!(players, ["libera:alice", "libera:fire"], "{state}");
+    assert_eq!(state["players"]["libera:fire"]["coins"], 5, "{state}");
+    assert_eq!(state["players"]["libera:fire"]["thaums"]["fire"], 1, "{state}");
+    assert_eq!(state["game_masters"], serde_json::json!(["libera:alice", "libera:fire"]), "{state}");
+    let commands: Vec<String> = store
+        .entries(Some(0))
+        .expect("entries")
+        .into_iter()
+        .filter_map(|e| match e {
+            Entry::Acted { actor, command, .. } => Some(format!("{actor}: {command}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "libera:fire: join",
+            "libera:fire: gather 1 fire",
+            "libera:alice: coins libera:fire +5",
+            "libera:alice: gm add libera:fire",
+        ]
+    );
+    // A second load and verify find nothing left to do, and still agree.
+    let report = audit::verify(&store, Registry::standard, None).expect("verifies again");
+    assert_eq!(report.problems(), 0, "{report:?}");
+}
+
+#[test]
+fn a_new_database_needs_no_player_id_upgrade() {
+    let (_dir, path) = temp_db();
+    let store = open(&path).expect("opens");
+    assert!(!player_ids::needs_upgrade(&store).expect("meta"));
+}
