@@ -990,9 +990,10 @@ async fn thaum_links_and_permissions_across_the_bridge() {
     let table = export(&daemon, 0);
     let state = &table["table"]["state"];
     let players: Vec<&String> = state["players"].as_object().map(|p| p.keys().collect()).unwrap_or_default();
-    assert_eq!(players, ["@mage:localhost", "alice", "carol", "dana"], "{state:#}");
-    assert_eq!(state["players"]["alice"]["coins"], 1, "{state:#}");
-    assert_eq!(state["players"]["dana"]["thaums"]["water"], 1, "{state:#}");
+    // IRC players' ids name their network (issue 13).
+    assert_eq!(players, ["@mage:localhost", "irc:alice", "irc:carol", "irc:dana"], "{state:#}");
+    assert_eq!(state["players"]["irc:alice"]["coins"], 1, "{state:#}");
+    assert_eq!(state["players"]["irc:dana"]["thaums"]["water"], 1, "{state:#}");
     assert_eq!(table["table"]["finished"], true, "{table:#}");
     eprintln!("the test took {:?}", started.elapsed());
 }
@@ -1144,7 +1145,7 @@ async fn the_daemon_inspircd_and_synapse_each_restart_mid_game_and_nothing_is_lo
     assert!(daemon.terminate(Duration::from_secs(15)).is_ok_and(|s| s.success()), "a clean stop");
     let table = export(&daemon, 0);
     let state = &table["table"]["state"];
-    assert_eq!(state["players"]["alice"]["coins"], 4, "{state:#}");
+    assert_eq!(state["players"]["irc:alice"]["coins"], 4, "{state:#}");
     assert_eq!(state["players"]["@mage:localhost"]["coins"], 4, "{state:#}");
     let coins = table["journal"].as_array().map(|rows| {
         rows.iter().filter(|r| r["command"].as_str().is_some_and(|c| c.starts_with("!coins"))).count()
@@ -1178,6 +1179,8 @@ async fn a_step_timeout_due_while_the_daemon_is_down_is_applied_once_when_it_is_
     for client in [&mut alice, &mut ircwatch] {
         client.settle().await;
     }
+    // Merlin speaks first: a challenge names someone the bot has heard (issue 13).
+    until_bot_in(&mut merlin, &room).await;
     for user in [&mut watcher, &mut merlin] {
         user.settle().await;
     }

@@ -123,6 +123,9 @@ async fn three_players_play_a_whole_duel_and_a_thaum_phase() {
     drain(&mut alice, Duration::from_millis(300)).await;
     drain(&mut bob, Duration::from_millis(300)).await;
 
+    // bob speaks first: a challenge names someone the bot has heard (issue 13).
+    bob.privmsg(ROOM, "!games").await.expect("send");
+    expect(&mut bob, "Games:", &daemon).await;
     alice.privmsg(ROOM, "!duel bob").await.expect("send");
     expect(&mut bob, "challenges", &daemon).await;
     bob.privmsg(ROOM, "!accept").await.expect("send");
@@ -184,6 +187,8 @@ async fn a_server_restart_mid_duel_loses_and_repeats_no_announcement() {
     );
     let (mut alice, mut bob) = tokio::join!(player(irc.port(), "alice"), player(irc.port(), "bob"));
     wait_for_bot(&mut alice, &daemon).await;
+    bob.privmsg(ROOM, "!games").await.expect("send");
+    expect(&mut bob, "Games:", &daemon).await;
     alice.privmsg(ROOM, "!duel bob").await.expect("send");
     expect(&mut bob, "challenges", &daemon).await;
     bob.privmsg(ROOM, "!accept").await.expect("send");
