@@ -155,7 +155,7 @@ mod tests {
         let mut router = router();
         router.handle(&irc("spammer", "hello"), T);
         let ignored = router.handle(&irc("root", "!ignore spammer"), T);
-        assert!(texts(&ignored)[0].contains("Ignoring `spammer`"), "{:?}", texts(&ignored));
+        assert!(texts(&ignored)[0].contains("Ignoring `irc:spammer`"), "{:?}", texts(&ignored));
         let first = router.handle(&irc("spammer", "!games"), T);
         assert_eq!(first.len(), 1);
         assert_eq!(first[0].to, Destination::Private(PlayerId::new("spammer")));
@@ -164,13 +164,14 @@ mod tests {
         assert!(router.handle(&irc("spammer", "!new thaum"), T).is_empty());
         assert!(router.handle(&irc("spammer", "buy cheap mana"), T).is_empty());
         assert_eq!(router.snapshot()["tables"], json!([]));
-        // The list survives a restart (journaled); `!unignore` takes them back.
+        // The list (ids name their network) survives a restart (journaled); `!unignore`
+        // takes them back.
         let journal = router.take_journal();
         let mut restarted = self::router();
         journal.iter().for_each(|r| restarted.replay(&r.entry).expect("replays"));
         assert_eq!(
             texts(&restarted.handle(&irc("root", "!ignore"), T)),
-            ["root: Ignored: spammer. `!unignore <player>` takes one back."]
+            ["root: Ignored: irc:spammer. `!unignore <player>` takes one back."]
         );
         restarted.handle(&irc("root", "!unignore spammer"), T);
         assert_eq!(texts(&restarted.handle(&irc("spammer", "hi all"), T)), ["<spammer> hi all"]);
