@@ -343,14 +343,14 @@ impl Router {
             return self.relay.relay(inbound, taken);
         }
         self.relay.remember_command(inbound);
-        // A challenge whose time ran out is gone before any command can answer it.
-        let expired = self.expire_challenges(now);
         let text = inbound.text.trim();
         let command = text.strip_prefix(self.options.prefix.as_str()).unwrap_or(text).trim();
         let player = self.directory.player(&inbound.network, &inbound.sender);
         if let Err(instead) = self.within_limits(inbound, &player, now) {
             return instead;
         }
+        // A challenge whose time ran out is gone before any command can answer it.
+        let expired = self.expire_challenges(now);
         if self.directory.set_home(&player, &inbound.network, &inbound.sender, &inbound.display_name) {
             self.log(Entry::Home {
                 player: player.clone(),
