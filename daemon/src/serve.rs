@@ -63,6 +63,7 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
             .map(|(account, password)| (account.clone(), password.expose().to_owned())),
         channels: settings.channels.clone(),
         require_account: settings.require_account,
+        ctcp: settings.ctcp,
         rejoin_on_kick: settings.rejoin_on_kick,
         flood: settings.flood,
         prefix: prefix.to_owned(),

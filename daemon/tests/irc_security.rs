@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use spellbridge_adapters::irc::format::strip;
 use spellbridge_tests::harness::daemon::Daemon;
-use spellbridge_tests::harness::inspircd::InspIrcd;
-use spellbridge_tests::harness::irc_client::{IrcClient, Message};
+use spellbridge_tests::harness::inspircd::{InspIrcd, Options};
+use spellbridge_tests::harness::irc_client::{IrcClient, Message, MessageKind};
 
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 const BOT: &str = "spellbridge";
@@ -194,4 +194,73 @@ async fn a_nick_change_does_not_reset_the_command_limit() {
     mallory.send_raw("NICK mallory2").await.expect("send");
     mallory.privmsg(ROOM, "!games").await.expect("send");
     expect(&mut mallory, "Slow down", &daemon).await;
+}
+
+/// How many times the daemon registered on IRC and set out to reconnect, from its log.
+fn connections(daemon: &Daemon) -> (usize, usize) {
+    let log = daemon.log();
+    (log.matches("registered on IRC").count(), log.matches("reconnecting to IRC").count())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ctcp_flood_neither_disconnects_the_bot_nor_holds_up_the_games() {
+    // The bot connects where the server penalises fast clients and disconnects one whose
+    // receive queue passes 8 KiB; the attackers and players connect where it does not.
+    let server = InspIrcd::start_with(Options { strict_port: true, ..Options::default() })
+        .unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let strict = server.strict_port().expect("a strict port");
+    let daemon = start(&config(strict, "", "require_account = false\n"), "info", &[]);
+    let mut alice = player(server.port(), "alice").await;
+    wait_for_bot(&mut alice, &daemon).await;
+    let mut attackers = Vec::new();
+    for n in 0..3 {
+        let nick = format!("ctcp{n}");
+        attackers
+            .push(IrcClient::connect(server.port(), &nick).await.unwrap_or_else(|e| panic!("{nick}: {e}")));
+    }
+    // 300 requests in 5 s.
+    for round in 0..100 {
+        for attacker in &mut attackers {
+            let request = if round % 2 == 0 { "\u{1}VERSION\u{1}" } else { "\u{1}PING 1767225600\u{1}" };
+            attacker.privmsg(BOT, request).await.expect("send");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The games go on at once, and after the server has taken in everything the bot wrote.
+    alice.privmsg(ROOM, "!new thaum").await.expect("send");
+    expect(&mut alice, "opens a Thaum table", &daemon).await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    alice.privmsg(ROOM, "!join").await.expect("send");
+    expect(&mut alice, "already", &daemon).await;
+    assert_eq!(connections(&daemon), (1, 0), "the bot stayed connected:\n{}", daemon.log());
+    for attacker in &mut attackers {
+        let mut answers = 0;
+        while let Some(m) = attacker.next_message(Duration::from_millis(300)).await {
+            if m.from == BOT && m.kind == MessageKind::Notice && m.text.starts_with('\u{1}') {
+                answers += 1;
+            }
+        }
+        assert!(
+            (1..=spellbridge_adapters::irc::ctcp::PER_USER).contains(&answers),
+            "{} got {answers} CTCP answers",
+            attacker.nick()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_ctcp_off_no_request_is_answered() {
+    let server = server();
+    let daemon = start(&config(server.port(), "", "require_account = false\nctcp = false\n"), "info", &[]);
+    let mut alice = player(server.port(), "alice").await;
+    wait_for_bot(&mut alice, &daemon).await;
+    for request in ["\u{1}VERSION\u{1}", "\u{1}PING 1\u{1}", "\u{1}CLIENTINFO\u{1}"] {
+        alice.privmsg(BOT, request).await.expect("send");
+    }
+    alice.privmsg(ROOM, "!games").await.expect("send");
+    let next = alice.next_message(WAIT).await.expect("an answer to !games");
+    assert!(
+        next.kind == MessageKind::Privmsg && next.text.contains("Games:"),
+        "no CTCP answer first: {next}"
+    );
 }

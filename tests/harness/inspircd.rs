@@ -70,6 +70,12 @@ pub struct Options {
     /// start's well-known 6667). A taken port is then [`HarnessError::PortInUse`], and no
     /// other port is tried. `None` by default.
     pub port: Option<u16>,
+    /// Also listen on a second free port ([`InspIrcd::strict_port`]) whose clients are
+    /// treated as on a public network: InspIRCd's default flood penalties (fake lag after
+    /// a burst) and its default receive queue of 8 KiB, so a client that writes too much
+    /// too fast is disconnected ("RecvQ exceeded"). Clients on the main port are not.
+    /// Off by default.
+    pub strict_port: bool,
 }
 
 impl Default for Options {
@@ -79,6 +85,7 @@ impl Default for Options {
             ready_timeout: Duration::from_secs(20),
             stop_timeout: Duration::from_secs(5),
             port: None,
+            strict_port: false,
         }
     }
 }
@@ -88,6 +95,7 @@ impl Default for Options {
 pub struct InspIrcd {
     options: Options,
     port: u16,
+    strict_port: Option<u16>,
     network: String,
     dir: tempfile::TempDir,
     child: Option<Child>,
@@ -121,7 +129,15 @@ impl InspIrcd {
         static INSTANCES: AtomicU32 = AtomicU32::new(0);
         let network =
             format!("spellbridge-{}-{}", std::process::id(), INSTANCES.fetch_add(1, Ordering::Relaxed));
-        let mut server = Self { options, port: 0, network, dir, child: None, last_start: Duration::ZERO };
+        let mut server = Self {
+            options,
+            port: 0,
+            strict_port: None,
+            network,
+            dir,
+            child: None,
+            last_start: Duration::ZERO,
+        };
         // Another process may take the free port between our probe and the server's
         // bind: then try another one.
         let mut attempts = 0;
@@ -131,6 +147,13 @@ impl InspIrcd {
                 Some(port) => port,
                 None => free_port()?,
             };
+            if server.options.strict_port {
+                let mut strict = free_port()?;
+                while strict == server.port {
+                    strict = free_port()?;
+                }
+                server.strict_port = Some(strict);
+            }
             server.write_config()?;
             match server.launch() {
                 Err(HarnessError::StartFailed { reason, .. })
@@ -156,6 +179,12 @@ impl InspIrcd {
     /// The port the server listens on (the same across restarts).
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The second port of [`Options::strict_port`], with a public network's flood
+    /// penalties and receive queue; `None` without that option.
+    pub fn strict_port(&self) -> Option<u16> {
+        self.strict_port
     }
 
     /// `127.0.0.1:port`.
@@ -289,12 +318,23 @@ impl InspIrcd {
             r#"threshold="1000000" commandrate="1000000000" fakelag="no""#
         };
         let modules: String = MODULES.iter().map(|m| format!("<module name=\"{m}\">\n")).collect();
+        // The first <connect> a client matches is its class: the strict port's comes first.
+        let strict = match self.strict_port {
+            Some(strict) => format!(
+                r#"<bind address="127.0.0.1" port="{strict}" type="clients">
+<connect name="strict" port="{strict}" allow="*" resolvehostnames="no" useident="no"
+         threshold="10" commandrate="1000" fakelag="yes" recvq="8K" softsendq="8K" hardsendq="1M"
+         localmax="10000" globalmax="10000" maxchans="20" timeout="20" pingfreq="120">
+"#
+            ),
+            None => String::new(),
+        };
         format!(
             r#"# Written by spellbridge's test harness (tests/harness/inspircd.rs).
 <server name="{SERVER_NAME}" description="spellbridge test server" network="{network}">
 <admin name="spellbridge tests" nick="admin" email="admin@{SERVER_NAME}">
 <bind address="127.0.0.1" port="{port}" type="clients">
-<connect name="main" allow="*" resolvehostnames="no" useident="no" {flood}
+{strict}<connect name="main" allow="*" resolvehostnames="no" useident="no" {flood}
          localmax="10000" globalmax="10000" maxchans="1000"
          recvq="1M" softsendq="1M" hardsendq="16M" timeout="20" pingfreq="120">
 <performance netbuffersize="65534" somaxconn="128">

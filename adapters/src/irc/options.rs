@@ -30,6 +30,8 @@ pub struct IrcOptions {
     pub channels: Vec<String>,
     /// Only take commands from players logged in to a services account.
     pub require_account: bool,
+    /// Answer CTCP VERSION, PING and CLIENTINFO (through the token bucket, a few per user).
+    pub ctcp: bool,
     /// Rejoin a channel after a kick.
     pub rejoin_on_kick: bool,
     /// Outbound flood control: burst, then one line per interval; `None` sends at once.
@@ -55,6 +57,7 @@ impl std::fmt::Debug for IrcOptions {
             .field("sasl", &self.sasl.as_ref().map(|(account, _)| (account, "<redacted>")))
             .field("channels", &self.channels)
             .field("require_account", &self.require_account)
+            .field("ctcp", &self.ctcp)
             .field("flood", &self.flood)
             .finish_non_exhaustive()
     }
@@ -75,6 +78,7 @@ impl IrcOptions {
             sasl: None,
             channels: channels.iter().map(|c| (*c).to_owned()).collect(),
             require_account: false,
+            ctcp: true,
             rejoin_on_kick: true,
             flood: None,
             prefix: "!".to_owned(),

@@ -10,13 +10,17 @@
 //! `rich` with it read into rich text; the player is the services account when the
 //! server tags one, else the nick; `operator` says whether the sender is half-op or
 //! higher in the channel at that moment (from the members list the session keeps). A
-//! CTCP ACTION (`/me`) becomes [`Said::Emote`]; other CTCP requests are answered by the
-//! `irc` client (VERSION, PING, …) and never delivered. NOTICEs are never delivered:
-//! by convention nobody answers them, and a bridge does not relay them.
+//! CTCP ACTION (`/me`) becomes [`Said::Emote`]; other CTCP requests are never delivered:
+//! VERSION, PING and CLIENTINFO are answered ([`ctcp`]) unless the network's `ctcp` is
+//! off, at most [`ctcp::PER_USER`] per user per [`ctcp::WINDOW`]. NOTICEs are never
+//! delivered: by convention nobody answers them, and a bridge does not relay them.
 //!
-//! Outbound messages are rendered to mIRC codes, split to the 512-byte limit (an acted
-//! message, [`Voice::Act`], is wrapped line by line in `\x01ACTION …\x01`), and paced
-//! by the token bucket.
+//! Everything the bot writes to a channel or user goes through the token bucket:
+//! outbound messages, rendered to mIRC codes and split to the 512-byte limit (an acted
+//! message, [`Voice::Act`], is wrapped line by line in `\x01ACTION …\x01`), and the
+//! bot's own notices (CTCP answers, refusals). At most [`NOTICE_BACKLOG`] notices wait
+//! in the bucket's queue; more are dropped, so a flood of requests can neither make the
+//! server disconnect the bot nor hold game output back.
 //!
 //! Capabilities requested: message-tags, server-time, account-tag, extended-join,
 //! multi-prefix. Not echo-message or labeled-response: with them InspIRCd's small unflushed
@@ -39,6 +43,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::ctcp;
 use super::flood::Flood;
 use super::members::Members;
 use super::options::IrcOptions;
@@ -91,6 +96,10 @@ impl Shared {
 
 /// How long `join()` waits for the server to answer.
 const JOIN_WAIT: Duration = Duration::from_secs(10);
+
+/// The most notices (CTCP answers, refusals) waiting for the token bucket at once; more
+/// are dropped.
+pub const NOTICE_BACKLOG: usize = 4;
 
 /// A handle on one IRC network.
 pub struct IrcTransport {
@@ -308,7 +317,7 @@ impl Supervisor {
             // Joined by the session at the end of the MOTD from the set as it is then, so
             // a channel left meanwhile is not joined.
             channels: Vec::new(),
-            version: Some(format!("spellbridge {}", env!("CARGO_PKG_VERSION"))),
+            version: Some(VERSION.to_owned()),
             ping_time: Some(options.ping.0.as_secs().max(1) as u32),
             ping_timeout: Some(options.ping.1.as_secs().max(1) as u32),
             ..Config::default()
@@ -324,6 +333,8 @@ impl Supervisor {
             ready: false,
             members: Members::default(),
             queue: VecDeque::new(),
+            notices_waiting: 0,
+            ctcp_answered: ctcp::Answered::default(),
             slot: None,
             bucket: options.flood.map_or_else(Flood::off, |(burst, interval)| Flood::new(burst, interval)),
             renames: Renames::default(),
@@ -398,6 +409,19 @@ fn register(sender: &irc::client::Sender, options: &IrcOptions) -> irc::error::R
     Ok(())
 }
 
+/// A line waiting for the token bucket.
+struct Line {
+    target: String,
+    text: String,
+    /// A NOTICE (the bot's own answer), else a PRIVMSG.
+    notice: bool,
+    /// Told once the line is written (the last line of a job).
+    done: Option<oneshot::Sender<()>>,
+}
+
+/// The version CTCP VERSION answers.
+const VERSION: &str = concat!("spellbridge ", env!("CARGO_PKG_VERSION"));
+
 /// One registered-or-registering connection.
 struct Session {
     shared: Arc<Shared>,
@@ -408,8 +432,12 @@ struct Session {
     ready: bool,
     /// Who holds which prefix in the channels the bot is in.
     members: Members,
-    /// Lines waiting for the token bucket, each with the job to complete after its last line.
-    queue: VecDeque<(String, String, Option<oneshot::Sender<()>>)>,
+    /// Lines waiting for the token bucket, in order.
+    queue: VecDeque<Line>,
+    /// How many of them are notices.
+    notices_waiting: usize,
+    /// CTCP answers per nick.
+    ctcp_answered: ctcp::Answered,
     bucket: Flood,
     /// The line at the head of the queue has its slot reserved until this time.
     slot: Option<Instant>,
@@ -427,8 +455,25 @@ impl Session {
         let mut done = Some(job.done);
         for (i, line) in job.lines.into_iter().enumerate() {
             let finish = if i == last { done.take() } else { None };
-            self.queue.push_back((job.target.clone(), line, finish));
+            self.queue.push_back(Line {
+                target: job.target.clone(),
+                text: line,
+                notice: false,
+                done: finish,
+            });
         }
+    }
+
+    /// Queues a notice to `nick` behind the lines already waiting, unless
+    /// [`NOTICE_BACKLOG`] notices already wait (then it is dropped: it answers nobody's game).
+    fn notice(&mut self, nick: &str, text: String) -> irc::error::Result<()> {
+        if self.notices_waiting >= NOTICE_BACKLOG {
+            tracing::debug!(network = %self.shared.options.network, "a notice was dropped: too many are waiting");
+            return Ok(());
+        }
+        self.notices_waiting += 1;
+        self.queue.push_back(Line { target: nick.to_owned(), text, notice: true, done: None });
+        self.send_due()
     }
 
     /// When the line at the head of the queue may go, reserving its slot in the bucket.
@@ -450,9 +495,14 @@ impl Session {
                 Some(slot) if slot <= Instant::now() => self.slot = None,
                 _ => return Ok(()),
             }
-            let Some((target, line, done)) = self.queue.pop_front() else { return Ok(()) };
-            self.sender.send_privmsg(&target, &line)?;
-            if let Some(done) = done {
+            let Some(line) = self.queue.pop_front() else { return Ok(()) };
+            if line.notice {
+                self.notices_waiting = self.notices_waiting.saturating_sub(1);
+                self.sender.send_notice(&line.target, &line.text)?;
+            } else {
+                self.sender.send_privmsg(&line.target, &line.text)?;
+            }
+            if let Some(done) = line.done {
                 let _ = done.send(());
             }
         }
@@ -575,6 +625,20 @@ impl Session {
         Ok(())
     }
 
+    /// Answers a CTCP request from `nick` (not an ACTION), if CTCP is on, the request is
+    /// one the bot answers, and `nick` has not had [`ctcp::PER_USER`] answers lately.
+    fn answer_ctcp(&mut self, nick: &str, command: &str, text: &str) -> irc::error::Result<()> {
+        if !self.shared.options.ctcp {
+            return Ok(());
+        }
+        let Some(answer) = ctcp::answer(command, text, VERSION) else { return Ok(()) };
+        if self.ctcp_answered.allow(nick, Instant::now().into_std()) {
+            self.notice(nick, answer)
+        } else {
+            Ok(())
+        }
+    }
+
     async fn privmsg(
         &mut self,
         client: &Client,
@@ -587,11 +651,11 @@ impl Session {
         if nick == client.current_nickname() {
             return Ok(()); // our own echo
         }
-        let (said, body) = match ctcp(body) {
+        let (said, body) = match ctcp::parse(body) {
             None => (Said::Message, body),
             Some((command, text)) if command.eq_ignore_ascii_case("ACTION") => (Said::Emote, text),
-            // A request (VERSION, PING, …): the irc client answers those it knows.
-            Some(_) => return Ok(()),
+            // A request (VERSION, PING, …): answered through the bucket, a few per user.
+            Some((command, text)) => return self.answer_ctcp(nick, command, text),
         };
         let text = format::strip(body);
         if said == Said::Emote && text.trim().is_empty() {
@@ -618,8 +682,7 @@ impl Session {
         let command = said == Said::Message && text.trim_start().starts_with(options.prefix.as_str());
         if command && options.require_account && account.is_none() {
             let note = "spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.";
-            self.sender.send_notice(nick, note)?;
-            return Ok(());
+            return self.notice(nick, note.to_owned());
         }
         let private = !target.starts_with(['#', '&']);
         let room = if private { nick.to_owned() } else { target.to_owned() };
@@ -640,28 +703,6 @@ impl Session {
     }
 }
 
-/// A CTCP message `\x01COMMAND text\x01` as (command, text); the closing `\x01` may be
-/// missing (some clients drop it). `None` for an ordinary message.
-fn ctcp(body: &str) -> Option<(&str, &str)> {
-    let inner = body.strip_prefix('\u{1}')?;
-    let inner = inner.strip_suffix('\u{1}').unwrap_or(inner);
-    Some(inner.split_once(' ').unwrap_or((inner, "")))
-}
-
 fn mentions(a: &Option<String>, b: &Option<String>, word: &str) -> bool {
     [a, b].into_iter().flatten().any(|s| s.split_whitespace().any(|w| w.eq_ignore_ascii_case(word)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ctcp;
-
-    #[test]
-    fn ctcp_splits_command_and_text() {
-        assert_eq!(ctcp("\u{1}ACTION waves at \x02bob\x02\u{1}"), Some(("ACTION", "waves at \x02bob\x02")));
-        assert_eq!(ctcp("\u{1}ACTION no closing"), Some(("ACTION", "no closing")));
-        assert_eq!(ctcp("\u{1}VERSION\u{1}"), Some(("VERSION", "")));
-        assert_eq!(ctcp("\u{1}"), Some(("", "")));
-        assert_eq!(ctcp("plain \u{1}text"), None);
-    }
 }

@@ -106,6 +106,8 @@ pub struct IrcSettings {
     pub channels: Vec<String>,
     /// Only players logged in to a services account may play.
     pub require_account: bool,
+    /// Answer CTCP VERSION, PING and CLIENTINFO (paced, a few per user).
+    pub ctcp: bool,
     /// Rejoin a channel after being kicked.
     pub rejoin_on_kick: bool,
     /// Outbound flood control: burst, then one line per interval; `None` is off.
@@ -479,6 +481,7 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
         sasl,
         channels: raw.channels,
         require_account: raw.require_account.unwrap_or(false),
+        ctcp: raw.ctcp.unwrap_or(true),
         rejoin_on_kick: raw.rejoin_on_kick.unwrap_or(true),
         flood,
         user_limit,

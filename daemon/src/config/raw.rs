@@ -195,6 +195,9 @@ pub struct Irc {
     pub channels: Vec<String>,
     /// Only players with a services account may play (default false).
     pub require_account: Option<bool>,
+    /// Answer CTCP VERSION, PING and CLIENTINFO through the bot's flood control, a few
+    /// per user (default true); false answers no CTCP request.
+    pub ctcp: Option<bool>,
     /// Rejoin after a kick (default true).
     pub rejoin_on_kick: Option<bool>,
     /// The first wait before reconnecting; it doubles on each failure, up to 2 minutes
