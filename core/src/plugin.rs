@@ -186,6 +186,13 @@ pub trait Table: Send + std::fmt::Debug {
     /// True when the game is over and the table takes no more commands.
     fn is_finished(&self) -> bool;
 
+    /// Which dice key the table is on. The caller gives the table a new secret key, and
+    /// reveals the old one, whenever this changes (RULES T-10: a Thaum table, which may
+    /// run for seasons, rekeys at each season rollover). Most games keep one key: 0.
+    fn dice_epoch(&self) -> u64 {
+        0
+    }
+
     /// The players seated at the table.
     fn players(&self) -> Vec<PlayerId>;
 

@@ -208,7 +208,10 @@ fn t3_nine_phases_of_clock_close_the_season() {
     let mut room = Room::open("alice");
     room.ok("bob", "!join");
     room.ok("alice", "!coins bob 12");
+    assert_eq!(room.table.dice_epoch(), 1);
     let said = room.clock(21 * DAY).join("\n");
+    // RULES T-10: a new season is a new dice epoch, so the router rekeys.
+    assert_eq!(room.table.dice_epoch(), 2);
     assert!(said.contains("season 1 closes. Final standings: 1. bob 12 coins, 2. alice 0 coins"), "{said}");
     let state = room.state();
     assert_eq!((state["season"].clone(), state["phase"].clone()), (json!(2), json!(1)));

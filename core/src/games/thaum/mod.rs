@@ -398,6 +398,11 @@ impl Table for ThaumTable {
         self.state.finished
     }
 
+    /// One dice key per season (RULES T-10): a new season takes a new key.
+    fn dice_epoch(&self) -> u64 {
+        u64::from(self.state.season)
+    }
+
     fn players(&self) -> Vec<PlayerId> {
         self.state.players.keys().cloned().collect()
     }
