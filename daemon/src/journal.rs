@@ -1,12 +1,17 @@
 //! The journal: what the router did, as data the store can log and replay.
 //!
 //! Every change to the router's state (a table opened, an action accepted, a timer fired,
-//! a challenge made or closed, an identity linked, a link code given or closed) is one
-//! [`Entry`]. Replaying a table's entries in order
-//! with the recorded seeds rebuilds it exactly (RULES T-10), which is how a table whose
+//! a challenge made or closed, an identity linked, a link code given or closed, a dice key
+//! committed to or revealed) is one [`Entry`]. Replaying a table's entries in order
+//! with the table's dice keys rebuilds it exactly (RULES T-10), which is how a table whose
 //! snapshot cannot be loaded is recovered and how `spellbridge verify` audits a database.
+//!
+//! The journal holds only what players may see: a dice key's commitment when the key is
+//! taken, and the key itself once revealed. An unrevealed key is kept by the store apart
+//! from the journal (its `dice_keys` table), so `export` cannot show it.
 
 use serde::{Deserialize, Serialize};
+use spellbridge_core::dice::Commitment;
 use spellbridge_core::{NetworkId, PlayerId, RoomId, Standing, Timestamp};
 
 /// A table's number, unique within one router (and one database).
@@ -35,8 +40,14 @@ pub enum Entry {
         network: NetworkId,
         /// Its room.
         room: RoomId,
-        /// The table's seed; every action's dice derive from it.
-        seed: u64,
+        /// Tables from before dice keys: the table's seed, every action's dice derive from
+        /// it (`Dice::for_action`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seed: Option<u64>,
+        /// The commitment to the table's first dice key, for the opening table's
+        /// `dice_epoch` (absent in journals from before keys).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commitment: Option<Commitment>,
         /// The players, the opener first.
         seats: Vec<SeatRecord>,
         /// When it opened.
@@ -81,6 +92,25 @@ pub enum Entry {
         dice_seed: u64,
         /// How many draws it made from them.
         draws: u32,
+    },
+    /// A table took a new dice key, for its new dice epoch (a Thaum season), and
+    /// announced its commitment (RULES T-10).
+    Keyed {
+        /// The table.
+        table: TableId,
+        /// The epoch the key is for.
+        epoch: u64,
+        /// The SHA-256 of the key.
+        commitment: Commitment,
+    },
+    /// A table revealed its dice key: the table ended, or its epoch did.
+    Revealed {
+        /// The table.
+        table: TableId,
+        /// The epoch the key was for.
+        epoch: u64,
+        /// The key, as 64 hex digits.
+        key: String,
     },
     /// A Duel challenge was made.
     Challenged {
@@ -167,9 +197,11 @@ impl Entry {
     /// The table this entry belongs to, if it belongs to one.
     pub fn table(&self) -> Option<TableId> {
         match self {
-            Entry::Opened { table, .. } | Entry::Acted { table, .. } | Entry::Fired { table, .. } => {
-                Some(*table)
-            }
+            Entry::Opened { table, .. }
+            | Entry::Acted { table, .. }
+            | Entry::Fired { table, .. }
+            | Entry::Keyed { table, .. }
+            | Entry::Revealed { table, .. } => Some(*table),
             Entry::Challenged { .. }
             | Entry::ChallengeClosed { .. }
             | Entry::Linked { .. }

@@ -9,11 +9,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 use spellbridge::config::Settings;
 use spellbridge::console::{Console, play};
 use spellbridge::serve;
-use spellbridge::store::audit;
+use spellbridge::store::audit::{self, KeyCheck};
 use spellbridge::store::startup::Policy as StartPolicy;
 use spellbridge::store::{Durability, OpenMode, Store};
 use spellbridge_core::NetworkId;
 use spellbridge_core::Registry;
+use spellbridge_core::dice::{Commitment, DiceKey};
 use tokio_util::sync::CancellationToken;
 
 /// Chat games (Thaum and Duel) on Matrix and IRC.
@@ -62,6 +63,10 @@ enum Command {
     /// Replay every table's journal with its recorded seeds and compare it with the stored
     /// state and its checksum, and check the outbox; lists every problem and exits
     /// non-zero if there is any.
+    ///
+    /// With `--table N [--key K]`: check the dice keys K that table N revealed against the
+    /// commitments it announced, and re-derive every action's seed and draws from them
+    /// (RULES T-10; the README's "Checking the dice").
     Verify {
         /// The database to audit.
         #[arg(long, default_value = DEFAULT_DB)]
@@ -69,6 +74,13 @@ enum Command {
         /// Also check that each outbox row's network is configured in this TOML config.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Check only this table, with the keys given by `--key`.
+        #[arg(long, conflicts_with = "config")]
+        table: Option<u64>,
+        /// A dice key the table revealed (64 hex digits); give one per key for a Thaum
+        /// table that ran several seasons.
+        #[arg(long, value_name = "KEY", requires = "table")]
+        key: Vec<String>,
     },
     /// Print a table's history and current state.
     Export {
@@ -95,7 +107,8 @@ fn main() -> ExitCode {
         Command::Run { config, strict } => run(&config, strict),
         Command::CheckConfig { config } => check_config(&config),
         Command::Console { seed, db, state_json } => console(seed, db, state_json),
-        Command::Verify { db, config } => verify(&db, config.as_deref()),
+        Command::Verify { db, config, table: None, .. } => verify(&db, config.as_deref()),
+        Command::Verify { db, table: Some(table), key, .. } => verify_keys(&db, table, &key),
         Command::Export { table, format, db } => export(table, format, &db),
     };
     match result {
@@ -236,6 +249,54 @@ fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
         report.lobby.len()
     );
     Ok(if report.problems() == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn verify_keys(db: &Path, table: u64, keys: &[String]) -> anyhow::Result<ExitCode> {
+    let keys = keys
+        .iter()
+        .map(|key| DiceKey::from_hex(key).with_context(|| format!("--key {key}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
+    match audit::verify_keys(&store, Registry::standard(), table, &keys)? {
+        KeyCheck::NoTable => anyhow::bail!(
+            "{} has no table {table}; `spellbridge verify --db {}` lists the tables",
+            db.display(),
+            db.display()
+        ),
+        KeyCheck::Unmatched { commitment, announced } => {
+            let announced: Vec<&str> = announced.iter().map(Commitment::as_str).collect();
+            println!(
+                "table {table}: WRONG KEY: its SHA-256 is {commitment}, which is none of the dice commitments the table announced ({}); check that you copied the key the table revealed",
+                if announced.is_empty() {
+                    "none: the table is from before dice keys".to_owned()
+                } else {
+                    announced.join(", ")
+                }
+            );
+            Ok(ExitCode::FAILURE)
+        }
+        KeyCheck::Replayed { game, matched, actions, findings } => {
+            let keys = if matched.is_empty() {
+                "with the stored keys".to_owned()
+            } else {
+                let matched: Vec<&str> = matched.iter().map(Commitment::as_str).collect();
+                format!("key matches commitment {}", matched.join(", "))
+            };
+            let (verdict, code) = if findings.is_empty() {
+                (
+                    format!(
+                        "{actions} actions re-derived, every recorded dice seed agrees, state agrees: ok"
+                    ),
+                    ExitCode::SUCCESS,
+                )
+            } else {
+                let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
+                (findings.join("; "), ExitCode::FAILURE)
+            };
+            println!("table {table} ({game}): {keys}; {verdict}");
+            Ok(code)
+        }
+    }
 }
 
 fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {

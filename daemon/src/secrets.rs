@@ -8,6 +8,8 @@
 
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
+use sha2::{Digest, Sha256};
+use spellbridge_core::dice::DiceKey;
 
 /// Which generator the router draws its secrets from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -24,6 +26,8 @@ pub enum Secrets {
 #[derive(Debug)]
 pub struct SecretSource {
     seeded: Option<ChaCha20Rng>,
+    /// The seed of a [`Secrets::Seeded`] source.
+    seed: Option<u64>,
 }
 
 impl SecretSource {
@@ -33,7 +37,11 @@ impl SecretSource {
             Secrets::Os => None,
             Secrets::Seeded(seed) => Some(ChaCha20Rng::seed_from_u64(*seed)),
         };
-        Self { seeded }
+        let seed = match secrets {
+            Secrets::Os => None,
+            Secrets::Seeded(seed) => Some(*seed),
+        };
+        Self { seeded, seed }
     }
 
     /// Fills `buf` with secret bytes.
@@ -54,6 +62,29 @@ impl SecretSource {
         let mut key = [0; 32];
         self.fill(&mut key);
         key
+    }
+
+    /// A fresh dice key for `table`'s dice epoch `epoch` (RULES T-10). From the operating
+    /// system, unrelated to anything else; with [`Secrets::Seeded`] the SHA-256 of the seed,
+    /// the table and the epoch, so a console script gets the same keys however many other
+    /// secrets (link codes) it draws, and a replay can make them again.
+    pub fn table_key(&mut self, table: u64, epoch: u64) -> DiceKey {
+        match self.seed {
+            Some(seed) => {
+                let mut hash = Sha256::new();
+                hash.update(b"spellbridge console dice key");
+                for word in [seed, table, epoch] {
+                    hash.update(word.to_be_bytes());
+                }
+                DiceKey::from_bytes(hash.finalize().into())
+            }
+            None => DiceKey::from_bytes(self.key()),
+        }
+    }
+
+    /// True when secrets are seeded (a console script), so keys can be made again.
+    pub fn is_seeded(&self) -> bool {
+        self.seed.is_some()
     }
 
     /// A uniform number in `0..n` (`n` at least 1), without modulo bias.
@@ -83,6 +114,19 @@ mod tests {
         assert_eq!(a.key(), b.key());
         let mut os = SecretSource::new(&Secrets::Os);
         assert_ne!(os.key(), os.key());
+    }
+
+    #[test]
+    fn seeded_table_keys_depend_on_table_and_epoch_only() {
+        let mut a = SecretSource::new(&Secrets::Seeded(7));
+        let mut b = SecretSource::new(&Secrets::Seeded(7));
+        b.below(1000); // a link code drawn in between changes nothing
+        assert_eq!(a.table_key(3, 1), b.table_key(3, 1));
+        assert_ne!(a.table_key(3, 1), a.table_key(3, 2));
+        assert_ne!(a.table_key(3, 1), a.table_key(4, 1));
+        assert_ne!(a.table_key(3, 1), SecretSource::new(&Secrets::Seeded(8)).table_key(3, 1));
+        let mut os = SecretSource::new(&Secrets::Os);
+        assert_ne!(os.table_key(3, 1), os.table_key(3, 1));
     }
 
     #[test]

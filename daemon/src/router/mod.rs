@@ -9,8 +9,9 @@
 //! as one), names typed for players are resolved, and the sender's standing (room
 //! operator, configured game master) is judged. Mentions are shown per network: a pill
 //! or nick where the player has an identity there, their name in bold elsewhere. It derives a
-//! fresh [`Dice`] for every action from the table's seed and the action's sequence
-//! number, and fires due timers through the same path as commands. Every change is also
+//! fresh [`Dice`] for every action from the table's secret dice key and the action's
+//! sequence number ([`keys`]: committed when the table opens, revealed when it ends), and
+//! fires due timers through the same path as commands. Every change is also
 //! written to a [`journal`](crate::journal) that the caller takes with
 //! [`Router::take_journal`] and commits before delivering anything; [`Router::replay`]
 //! re-applies journal entries. It performs no I/O: the caller (the console, or the
@@ -19,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use spellbridge_core::dice::mix;
+use spellbridge_core::dice::{Commitment, DiceKey};
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
@@ -38,11 +39,13 @@ mod challenges;
 mod delivery;
 mod help;
 mod ignore;
+mod keys;
 mod limited;
 mod links;
 mod names;
 
 use delivery::reply;
+use keys::TableDice;
 
 /// A room on a network: where a table sits and where replies go.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -68,8 +71,8 @@ pub struct Outbound {
 #[derive(Debug)]
 struct Seating {
     place: Place,
-    /// The table's own seed: every action's dice derive from it (RULES T-10).
-    seed: u64,
+    /// Where every action's dice derive from: the table's dice key (RULES T-10).
+    dice: TableDice,
     /// How many actions (accepted commands and fired timers) the table has taken.
     sequence: u64,
     table: Box<dyn Table>,
@@ -145,7 +148,7 @@ pub struct Router {
     relay: Relay,
     /// Changes not yet taken by the caller.
     journal: Vec<Record>,
-    /// Table seeds and link codes: never derived from anything a player can see.
+    /// Dice keys and link codes: never derived from anything a player can see.
     secrets: SecretSource,
     /// Link codes that did not work, per identity (memory only: a restart forgets them).
     guesses: GuessLimits<Identity>,
@@ -153,6 +156,10 @@ pub struct Router {
     commands: CommandLimits<PlayerId>,
     /// Players a bot admin ignores, and whether they were told since the start.
     ignored: BTreeMap<PlayerId, bool>,
+    /// Every dice key made or given, by table and epoch (see [`keys`]).
+    keys: BTreeMap<(TableId, u64), DiceKey>,
+    /// Keys given to check a table with (see [`Router::offer_keys`]).
+    offered: Vec<DiceKey>,
 }
 
 /// One table as the store keeps it.
@@ -213,6 +220,41 @@ pub enum ReplayError {
         /// The game's reason.
         reason: String,
     },
+    /// No dice key is known for a keyed table's epoch.
+    #[error(
+        "table {table}: no dice key for epoch {epoch} (the store's dice_keys table lacks it); give the key with `spellbridge verify --table {table} --key <64 hex digits>`"
+    )]
+    NoKey {
+        /// The table.
+        table: TableId,
+        /// The epoch.
+        epoch: u64,
+    },
+    /// A dice key does not match the commitment announced for it.
+    #[error("table {table}: the dice key for epoch {epoch} does not match its commitment {commitment}")]
+    KeyMismatch {
+        /// The table.
+        table: TableId,
+        /// The epoch.
+        epoch: u64,
+        /// The commitment announced.
+        commitment: Commitment,
+    },
+    /// A key was revealed for a table from before dice keys.
+    #[error("table {0}: a dice key was revealed, but the table has a seed and no key")]
+    NotKeyed(TableId),
+    /// The dice derived for an action are not the ones recorded with it.
+    #[error("table {table}: action {sequence} recorded dice seed {recorded}, but its key gives {derived}")]
+    SeedDiffers {
+        /// The table.
+        table: TableId,
+        /// The action.
+        sequence: u64,
+        /// The seed in the journal.
+        recorded: u64,
+        /// The seed the table's key (or seed) gives.
+        derived: u64,
+    },
     /// A stored snapshot could not be loaded.
     #[error("table {table}: snapshot does not load: {reason}")]
     BadSnapshot {
@@ -260,6 +302,8 @@ impl Router {
             guesses: GuessLimits::default(),
             commands: CommandLimits::default(),
             ignored: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            offered: Vec::new(),
         }
     }
 
@@ -416,7 +460,7 @@ impl Router {
                 let Some(at) = seating.table.next_timer().filter(|at| *at <= now) else {
                     break;
                 };
-                let mut dice = Dice::for_action(seating.seed, seating.sequence);
+                let mut dice = seating.dice.for_action(seating.sequence);
                 let announcements = seating.table.fire_timer(at, &mut dice);
                 let entry = Entry::Fired {
                     table: id,
@@ -429,6 +473,7 @@ impl Router {
                 self.log(entry);
                 let outbound = self.deliver(id, announcements);
                 out.extend(self.announced(outbound));
+                out.extend(self.settle_dice(id));
             }
         }
         out
@@ -449,29 +494,33 @@ impl Router {
     /// One table's entry of [`Router::snapshot`], with its number and sequence added.
     pub fn table_snapshot(&self, id: TableId) -> Option<Value> {
         let s = self.tables.get(&id)?;
-        Some(json!({
+        let (dice_name, dice) = s.dice.snapshot_field();
+        let mut snapshot = json!({
             "table": id,
             "room": s.place.room.as_str(),
             "network": s.place.network.as_str(),
             "game": s.table.game(),
-            "seed": s.seed,
             "sequence": s.sequence,
             "finished": s.table.is_finished(),
             "state": s.table.snapshot(),
-        }))
+        });
+        snapshot[dice_name] = dice;
+        Some(snapshot)
     }
 
     /// What the store keeps of one table: [`Router::table_snapshot`] as JSON text, and the
     /// columns it is indexed by.
     pub fn stored_table(&self, id: TableId) -> Option<StoredTable> {
         let s = self.tables.get(&id)?;
+        let (dice_name, dice) = s.dice.snapshot_field();
         let quote = |text: &str| serde_json::to_string(text).unwrap_or_default();
         let text = format!(
-            r#"{{"table":{id},"room":{},"network":{},"game":{},"seed":{},"sequence":{},"finished":{},"state":{}}}"#,
+            r#"{{"table":{id},"room":{},"network":{},"game":{},"{}":{},"sequence":{},"finished":{},"state":{}}}"#,
             quote(s.place.room.as_str()),
             quote(s.place.network.as_str()),
             quote(s.table.game()),
-            s.seed,
+            dice_name,
+            dice,
             s.sequence,
             s.table.is_finished(),
             s.table.snapshot_text(),
@@ -500,12 +549,22 @@ impl Router {
         let game = field("game").as_str().map(str::to_owned).ok_or_else(|| bad("no game"))?;
         let network = field("network").as_str().map(NetworkId::new).ok_or_else(|| bad("no network"))?;
         let room = field("room").as_str().map(RoomId::new).ok_or_else(|| bad("no room"))?;
-        let seed = field("seed").as_u64().ok_or_else(|| bad("no seed"))?;
         let sequence = field("sequence").as_u64().ok_or_else(|| bad("no sequence"))?;
+        let dice = match (field("seed").as_u64(), field("dice")) {
+            (Some(seed), Value::Null) => TableDice::Seeded(seed),
+            (None, dice) => {
+                let epoch = dice["epoch"].as_u64().ok_or_else(|| bad("no dice epoch"))?;
+                let commitment = dice["commitment"].as_str().ok_or_else(|| bad("no dice commitment"))?;
+                let commitment = Commitment::parse(commitment).map_err(|e| bad(&e.to_string()))?;
+                let key = self.known_key(id, epoch, &commitment).map_err(|e| bad(&e.to_string()))?;
+                TableDice::Keyed { epoch, key, revealed: dice.get("key").is_some() }
+            }
+            (Some(_), _) => return Err(bad("both a seed and a dice key")),
+        };
         let plugin =
             self.registry.get(&game).ok_or(ReplayError::UnknownGame { table: id, game: game.clone() })?;
         let table = plugin.restore(&field("state")).map_err(|reason| bad(&reason))?;
-        self.tables.insert(id, Seating { place: Place { network, room }, seed, sequence, table });
+        self.tables.insert(id, Seating { place: Place { network, room }, dice, sequence, table });
         Ok(id)
     }
 
@@ -513,7 +572,7 @@ impl Router {
     /// announcing anything. Entries of one table must come in order.
     pub fn replay(&mut self, entry: &Entry) -> Result<(), ReplayError> {
         match entry {
-            Entry::Opened { table, game, network, room, seed, opening, .. } => {
+            Entry::Opened { table, game, network, room, seed, commitment, opening, .. } => {
                 let plugin = self
                     .registry
                     .get(game)
@@ -521,14 +580,43 @@ impl Router {
                 let opened = plugin
                     .restore(opening)
                     .map_err(|reason| ReplayError::BadSnapshot { table: *table, reason })?;
+                let dice = match (seed, commitment) {
+                    (_, Some(commitment)) => {
+                        let epoch = opened.dice_epoch();
+                        TableDice::Keyed {
+                            epoch,
+                            key: self.known_key(*table, epoch, commitment)?,
+                            revealed: false,
+                        }
+                    }
+                    (Some(seed), None) => TableDice::Seeded(*seed),
+                    (None, None) => {
+                        return Err(ReplayError::BadSnapshot {
+                            table: *table,
+                            reason: "it opened with neither a seed nor a dice commitment".into(),
+                        });
+                    }
+                };
                 let place = Place { network: network.clone(), room: room.clone() };
-                self.tables.insert(*table, Seating { place, seed: *seed, sequence: 0, table: opened });
+                self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened });
             }
-            Entry::Acted { table, sequence, actor, command, typed, private, now, standing, .. } => {
+            Entry::Acted {
+                table,
+                sequence,
+                actor,
+                command,
+                typed,
+                private,
+                now,
+                standing,
+                dice_seed,
+                ..
+            } => {
                 let seating = self.seating_at(*table, *sequence)?;
                 let action =
                     Action { actor, command, typed, private: *private, now: *now, standing: *standing };
-                let mut dice = Dice::for_action(seating.seed, seating.sequence);
+                let mut dice = seating.dice.for_action(seating.sequence);
+                same_seed(*table, *sequence, *dice_seed, &dice)?;
                 seating.table.act(&action, &mut dice).map_err(|refusal| ReplayError::Diverged {
                     table: *table,
                     sequence: *sequence,
@@ -536,12 +624,15 @@ impl Router {
                 })?;
                 seating.sequence = seating.sequence.saturating_add(1);
             }
-            Entry::Fired { table, sequence, at, .. } => {
+            Entry::Fired { table, sequence, at, dice_seed, .. } => {
                 let seating = self.seating_at(*table, *sequence)?;
-                let mut dice = Dice::for_action(seating.seed, seating.sequence);
+                let mut dice = seating.dice.for_action(seating.sequence);
+                same_seed(*table, *sequence, *dice_seed, &dice)?;
                 seating.table.fire_timer(*at, &mut dice);
                 seating.sequence = seating.sequence.saturating_add(1);
             }
+            Entry::Keyed { table, epoch, commitment } => self.replay_keyed(*table, *epoch, commitment)?,
+            Entry::Revealed { table, epoch, key } => self.replay_revealed(*table, *epoch, key)?,
             Entry::Challenged { network, room, challenger, opponent, wizard, expires } => {
                 let place = Place { network: network.clone(), room: room.clone() };
                 let challenge = Challenge {
@@ -666,19 +757,21 @@ impl Router {
             Err(refusal) => vec![reply(reply_to, refusal_text(refusal))],
             Ok(table) => {
                 let id = self.tables.last_key_value().map_or(0, |(id, _)| id.saturating_add(1));
-                // Interim until table keys (T-10): a console script keeps its old draws.
-                let seed = match self.options.secrets {
-                    Secrets::Seeded(master) => mix(master ^ mix(id)),
-                    Secrets::Os => self.secrets.below(u64::MAX),
-                };
-                let opening = table.opening();
+                // RULES T-10: a secret key, committed to now and revealed when the table ends.
+                let epoch = table.dice_epoch();
+                let key = self.secrets.table_key(id, epoch);
+                self.keys.insert((id, epoch), key.clone());
+                let commitment = key.commitment();
+                let mut opening = table.opening();
+                opening.push(Announcement::table(Self::commitment_text("Dice commitment", &commitment)));
                 let opened_as = table.snapshot();
                 self.log(Entry::Opened {
                     table: id,
                     game: plugin.name().to_owned(),
                     network: place.network.clone(),
                     room: place.room.clone(),
-                    seed,
+                    seed: None,
+                    commitment: Some(commitment),
                     seats: setup
                         .seats
                         .iter()
@@ -687,7 +780,8 @@ impl Router {
                     now,
                     opening: opened_as,
                 });
-                self.tables.insert(id, Seating { place: place.clone(), seed, sequence: 0, table });
+                let dice = TableDice::Keyed { epoch, key, revealed: false };
+                self.tables.insert(id, Seating { place: place.clone(), dice, sequence: 0, table });
                 let outbound = self.deliver(id, opening);
                 self.announced(outbound)
             }
@@ -750,7 +844,7 @@ impl Router {
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new() };
         let standing = speaker.standing;
         let action = Action { actor: sender, command, typed, private, now, standing };
-        let mut dice = Dice::for_action(seating.seed, seating.sequence);
+        let mut dice = seating.dice.for_action(seating.sequence);
         let query = seating.table.is_query(command);
         match seating.table.act(&action, &mut dice) {
             // A question changes nothing: answer it without journaling it.
@@ -771,7 +865,9 @@ impl Router {
                 seating.sequence = seating.sequence.saturating_add(1);
                 self.log(entry);
                 let outbound = self.deliver(index, announcements);
-                self.announced(outbound)
+                let mut out = self.announced(outbound);
+                out.extend(self.settle_dice(index));
+                out
             }
             Err(Refusal::UnknownCommand(word)) => {
                 let game = self.tables[&index].table.game();
@@ -826,6 +922,15 @@ impl Router {
     /// The unfinished table in a place (a room, or a bridge's hub).
     fn active_at(&self, place: &Place) -> Option<TableId> {
         self.active_tables().find(|i| self.relay.hub(&self.tables[i].place) == *place)
+    }
+}
+
+/// Replay re-derives each action's dice: they must be the ones the journal recorded.
+fn same_seed(table: TableId, sequence: u64, recorded: u64, dice: &Dice) -> Result<(), ReplayError> {
+    if dice.seed() == recorded {
+        Ok(())
+    } else {
+        Err(ReplayError::SeedDiffers { table, sequence, recorded, derived: dice.seed() })
     }
 }
 

@@ -1,7 +1,8 @@
 //! Auditing a database: `spellbridge verify` replays every table's journal from the start
-//! with the recorded seeds and compares the result with the stored snapshot and its seal,
-//! reporting every table (a bad one does not stop it), the lobby's journal rows and the
-//! outbox;
+//! with the table's dice keys (checking every recorded seed) and compares the result with
+//! the stored snapshot and its seal, reporting every table (a bad one does not stop it),
+//! the lobby's journal rows and the outbox; `verify --table N --key K` checks a revealed
+//! dice key against the table's commitments and replays the table with it (RULES T-10);
 //! `spellbridge export` prints a table's history and state as JSON or as MediaWiki markup
 //! that a nomic can paste into its gamestate page.
 
@@ -9,6 +10,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 use spellbridge_core::Registry;
+use spellbridge_core::dice::{Commitment, DiceKey};
 
 use std::collections::BTreeMap;
 
@@ -126,7 +128,7 @@ pub fn verify(
             }
         };
         let game = stored.as_ref().and_then(|s| s.get("game")).and_then(Value::as_str).unwrap_or_default();
-        let mut router = Router::new(registry(), RouterOptions::default());
+        let mut router = keyed_router(store, registry(), table, &entries, Vec::new())?;
         match entries.iter().try_for_each(|entry| router.replay(entry)) {
             Err(e) => findings.push(Finding::ReplayFailed(e.to_string())),
             Ok(()) => match (router.table_snapshot(table), &stored) {
@@ -149,6 +151,96 @@ pub fn verify(
     report.outbox_rows = store.pending_count()?;
     report.set_aside = store.set_aside_rows()?;
     Ok(report)
+}
+
+/// A router to replay `table` with: the store's dice keys for it, the keys its journal
+/// reveals, and `offered` keys (used first, for the commitments they match).
+fn keyed_router(
+    store: &Store,
+    registry: Registry,
+    table: TableId,
+    entries: &[Entry],
+    offered: Vec<DiceKey>,
+) -> Result<Router, StoreError> {
+    let mut router = Router::new(registry, RouterOptions::default());
+    router.add_keys(store.dice_keys(Some(table))?);
+    router.add_keys(entries.iter().filter_map(|entry| match entry {
+        Entry::Revealed { table, epoch, key } => DiceKey::from_hex(key).ok().map(|key| (*table, *epoch, key)),
+        _ => None,
+    }));
+    router.offer_keys(offered);
+    Ok(router)
+}
+
+/// What checking a table with revealed dice keys found (`verify --table N --key K`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyCheck {
+    /// The database has no such table.
+    NoTable,
+    /// A key matches none of the commitments the table announced.
+    Unmatched {
+        /// The key's commitment (what its SHA-256 is).
+        commitment: Commitment,
+        /// The commitments the table announced, in order.
+        announced: Vec<Commitment>,
+    },
+    /// Every key matched a commitment, and the table was replayed with them.
+    Replayed {
+        /// The table's game.
+        game: String,
+        /// The commitments the keys matched, in order of the table's epochs.
+        matched: Vec<Commitment>,
+        /// How many actions (commands and timers) were re-derived.
+        actions: usize,
+        /// What the replay found wrong: empty when every recorded dice seed was derived
+        /// again from the keys and the final state equals the snapshot.
+        findings: Vec<Finding>,
+    },
+}
+
+/// Checks each key in `keys` against the dice commitments table `table` announced, then
+/// replays the table with them: every action's seed is derived again from the keys and
+/// must equal the seed recorded with it, and the final state must equal the snapshot.
+pub fn verify_keys(
+    store: &Store,
+    registry: Registry,
+    table: TableId,
+    keys: &[DiceKey],
+) -> Result<KeyCheck, StoreError> {
+    let Some((_, stored)) = store.stored_tables()?.into_iter().find(|(id, _)| *id == table) else {
+        return Ok(KeyCheck::NoTable);
+    };
+    let entries = store.entries(Some(table))?;
+    let announced: Vec<Commitment> = entries
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::Opened { commitment, .. } => commitment.clone(),
+            Entry::Keyed { commitment, .. } => Some(commitment.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut matched = Vec::new();
+    for key in keys {
+        let commitment = key.commitment();
+        if !announced.contains(&commitment) {
+            return Ok(KeyCheck::Unmatched { commitment, announced });
+        }
+        matched.push(commitment);
+    }
+    matched.sort_by_key(|c| announced.iter().position(|a| a == c));
+    let actions = entries.iter().filter(|e| matches!(e, Entry::Acted { .. } | Entry::Fired { .. })).count();
+    let game = stored.get("game").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let mut router = keyed_router(store, registry, table, &entries, keys.to_vec())?;
+    let findings = match entries.iter().try_for_each(|entry| router.replay(entry)) {
+        Err(e) => vec![Finding::ReplayFailed(e.to_string())],
+        Ok(()) => match router.table_snapshot(table) {
+            None => vec![Finding::ReplayFailed("the journal never opens this table".into())],
+            Some(rebuilt) => {
+                first_difference(&rebuilt, &stored, String::new()).map(Finding::Differs).into_iter().collect()
+            }
+        },
+    };
+    Ok(KeyCheck::Replayed { game, matched, actions, findings })
 }
 
 /// Every table's stored row, by number.

@@ -8,6 +8,9 @@
 //! does not match its seal or its journal, is rebuilt by replaying its journal. Outbound
 //! messages leave the outbox only when an adapter reports them sent; a row that cannot be
 //! read is set aside (`outbox`). The files are created owner-only (`files`).
+//! The tables' secret dice keys (RULES T-10) are kept in their own table, `dice_keys`,
+//! written in the same transaction as the entry that commits to them, never in the
+//! journal or a snapshot.
 
 pub mod audit;
 mod files;
@@ -21,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 use serde_json::Value;
+use spellbridge_core::dice::DiceKey;
 use spellbridge_core::{NetworkId, Registry};
 
 use crate::journal::{Entry, TableId};
@@ -283,6 +287,8 @@ impl Store {
         // Each touched table's journal digest, extended by the rows committed here.
         let mut touched: std::collections::BTreeMap<TableId, seal::Digest> =
             std::collections::BTreeMap::new();
+        // Tables that took a dice key in this batch: their keys are stored with it.
+        let mut keyed = std::collections::BTreeSet::new();
         let mut queued = Vec::new();
         {
             let mut seen = transaction
@@ -306,6 +312,11 @@ impl Store {
                 }
                 for record in &step.records {
                     let row = JournalRow::of(&record.entry);
+                    if let Entry::Opened { table, commitment: Some(_), .. } | Entry::Keyed { table, .. } =
+                        &record.entry
+                    {
+                        keyed.insert(*table);
+                    }
                     let events: Vec<String> =
                         record.announced.iter().map(|o| o.message.text.plain()).collect();
                     let (entry, events) = (to_json(&record.entry), to_json(&events));
@@ -345,6 +356,14 @@ impl Store {
                     queued.push(Queued { id: transaction.last_insert_rowid(), outbound: outbound.clone() });
                 }
             }
+            let mut keys = transaction
+                .prepare_cached("INSERT OR IGNORE INTO dice_keys (table_id, epoch, key) VALUES (?1, ?2, ?3)")
+                .map_err(fail)?;
+            for table in keyed {
+                for (epoch, key) in router.dice_keys(table) {
+                    keys.execute(params![sql_u64(table), sql_u64(epoch), key.reveal()]).map_err(fail)?;
+                }
+            }
             for (table, digest) in touched {
                 let Some(stored) = router.stored_table(table) else { continue };
                 startup::write_snapshot(&transaction, table, &stored, &digest).map_err(fail)?;
@@ -381,6 +400,32 @@ impl Store {
                     path: self.path.clone(),
                     detail: format!("journal entry: {e}"),
                 })
+            })
+            .collect()
+    }
+
+    /// The dice keys kept for one table (or, with `None`, every table): table, epoch, key.
+    pub fn dice_keys(&self, table: Option<TableId>) -> Result<Vec<(TableId, u64, DiceKey)>, StoreError> {
+        let fail = |e| self.error(e);
+        let mut statement = self
+            .connection
+            .prepare("SELECT table_id, epoch, key FROM dice_keys WHERE ?1 IS NULL OR table_id = ?1 ORDER BY table_id, epoch")
+            .map_err(fail)?;
+        let rows = statement
+            .query_map([table.map(sql_u64)], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, row.get::<_, String>(2)?))
+            })
+            .map_err(fail)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fail)?;
+        rows.into_iter()
+            .map(|(table, epoch, key)| {
+                let (table, epoch) = (table as TableId, epoch as u64);
+                let key = DiceKey::from_hex(&key).map_err(|e| StoreError::BadRow {
+                    path: self.path.clone(),
+                    detail: format!("dice key of table {table}, epoch {epoch}: {e}"),
+                })?;
+                Ok((table, epoch, key))
             })
             .collect()
     }
@@ -472,8 +517,10 @@ impl<'a> JournalRow<'a> {
         match entry {
             Entry::Opened { seed, .. } => {
                 row.kind = "opened";
-                row.dice_seed = Some(*seed);
+                row.dice_seed = *seed;
             }
+            Entry::Keyed { .. } => row.kind = "keyed",
+            Entry::Revealed { .. } => row.kind = "revealed",
             Entry::Acted { sequence, actor, typed, dice_seed, .. } => {
                 row.kind = "acted";
                 row.sequence = Some(*sequence);

@@ -13,6 +13,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_meta.sql"),
     include_str!("migrations/0004_seal.sql"),
     include_str!("migrations/0005_player_ids.sql"),
+    include_str!("migrations/0006_dice_keys.sql"),
 ];
 
 /// The schema version this build writes.

@@ -104,6 +104,7 @@ impl Store {
             return Ok(Loaded { router, rebuilt: Vec::new() });
         }
         let mut router = Router::new(registry, options);
+        router.add_keys(self.dice_keys(None)?);
         let fail = |e| self.error(e);
         let mut digests = self.journal_digests()?;
         let mut statement = self
