@@ -1009,8 +1009,10 @@ mod tests {
         assert_eq!(texts(&router.handle(&chat, T)), ["irc <Merlin> hello"]);
         let mut command = matrix(Said::Message, "!new thaum");
         command.private = true;
-        let out = router.handle(&command, T);
-        assert!(out.len() == 2 && texts(&out)[0].contains("opens a Thaum table"), "{:?}", texts(&out));
+        let out = texts(&router.handle(&command, T));
+        // The opening and the dice commitment, each in both rooms of the bridge.
+        assert!(out.len() == 4 && out[0].contains("opens a Thaum table"), "{out:?}");
+        assert_eq!(out.iter().filter(|t| t.contains("Dice commitment")).count(), 2, "{out:?}");
     }
 
     #[test]
