@@ -164,7 +164,7 @@ fn an_unrevealed_key_reaches_no_chat_state_or_export() {
     assert!(json.contains(&sha256_hex(key)), "the export shows the commitment: {json}");
     // Once the table ends, the key is everyone's.
     let (out, _) = run_with_db(&db, 9, "alice: !stop\n");
-    assert_eq!(hex_after(&out, "Dice key revealed: "), [key.clone()], "{out}");
+    assert_eq!(hex_after(&out, "Dice key revealed: "), std::slice::from_ref(key), "{out}");
     assert!(stdout(&spellbridge(&db, &["export", "0"])).contains(key.as_str()));
 }
 
