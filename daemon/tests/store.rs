@@ -480,7 +480,7 @@ fn the_console_skips_a_line_that_is_not_utf8_and_plays_on() {
     assert!(output.status.success(), "{}\n{stdout}\n{stderr}", output.status);
     assert!(stderr.contains("line 2: not UTF-8 text"), "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(lines.len(), 3, "the games, the opening and its dice commitment: {stdout}");
     assert!(lines[0].starts_with("[console] alice: Games:"), "{stdout}");
     assert!(
         lines[1].starts_with("[console] alice opens a Thaum table"),
