@@ -6,6 +6,7 @@
 use spellbridge::journal::Entry;
 use spellbridge::relay;
 use spellbridge::router::{Outbound, Permissions, Router, RouterOptions};
+use spellbridge::secrets::Secrets;
 use spellbridge_core::text::Segment;
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RoomId, Said, Timestamp, Voice};
 
@@ -21,10 +22,15 @@ fn router(permissions: Permissions) -> Router {
         ],
         true,
     );
-    Router::new(
-        Registry::standard(),
-        RouterOptions { bridges: vec![bridge], permissions, ..RouterOptions::default() },
-    )
+    // Seeded, so a fresh router replaying the journal makes the same dice keys again (a
+    // real restart reads them from the store, RULES T-10).
+    let options = RouterOptions {
+        bridges: vec![bridge],
+        permissions,
+        secrets: Secrets::Seeded(1),
+        ..RouterOptions::default()
+    };
+    Router::new(Registry::standard(), options)
 }
 
 fn on_irc(nick: &str, text: &str) -> Inbound {
