@@ -111,6 +111,8 @@ fn row_player(entry: &Entry) -> Option<&str> {
         | Entry::Unignored { player } => Some(player.as_str()),
         Entry::Opened { .. }
         | Entry::Fired { .. }
+        | Entry::Keyed { .. }
+        | Entry::Revealed { .. }
         | Entry::ChallengeClosed { .. }
         | Entry::LinkCodeClosed { .. } => None,
     }
@@ -163,23 +165,29 @@ pub fn scoped_ids(entries: &[Entry]) -> BTreeMap<PlayerId, PlayerId> {
 fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], registry: &Registry) -> Entry {
     let id = |player: PlayerId| ids.get(&player).cloned().unwrap_or(player);
     match entry {
-        Entry::Opened { table, game, network, room, seed, seats, now, opening } => Entry::Opened {
-            // Only the seats' ids: another string in the state may equal some nick.
-            opening: rewrite_json(
-                opening,
-                &ids.iter()
-                    .filter(|(bare, _)| seats.iter().any(|s| &s.player == *bare))
-                    .map(|(b, s)| (b.clone(), s.clone()))
+        Entry::Opened { table, game, network, room, seed, commitment, seats, now, opening } => {
+            Entry::Opened {
+                // Only the seats' ids: another string in the state may equal some nick.
+                opening: rewrite_json(
+                    opening,
+                    &ids.iter()
+                        .filter(|(bare, _)| seats.iter().any(|s| &s.player == *bare))
+                        .map(|(b, s)| (b.clone(), s.clone()))
+                        .collect(),
+                ),
+                seats: seats
+                    .into_iter()
+                    .map(|s| SeatRecord { player: id(s.player), choice: s.choice })
                     .collect(),
-            ),
-            seats: seats.into_iter().map(|s| SeatRecord { player: id(s.player), choice: s.choice }).collect(),
-            table,
-            game,
-            network,
-            room,
-            seed,
-            now,
-        },
+                table,
+                game,
+                network,
+                room,
+                seed,
+                commitment,
+                now,
+            }
+        }
         Entry::Acted { table, sequence, actor, command, typed, private, standing, now, dice_seed, draws } => {
             let command = rewrite_command(&command, game_of(all, table), ids, registry);
             Entry::Acted {
@@ -215,7 +223,11 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
         Entry::LinkCode { code, player, network, identity, expires } => {
             Entry::LinkCode { player: id(player), code, network, identity, expires }
         }
-        other @ (Entry::Fired { .. } | Entry::ChallengeClosed { .. } | Entry::LinkCodeClosed { .. }) => other,
+        other @ (Entry::Fired { .. }
+        | Entry::Keyed { .. }
+        | Entry::Revealed { .. }
+        | Entry::ChallengeClosed { .. }
+        | Entry::LinkCodeClosed { .. }) => other,
     }
 }
 
