@@ -68,6 +68,7 @@ pub fn upgrade(store: &Store, registry: Registry, options: RouterOptions) -> Res
         .map(|(id, entry, events)| (id, rewrite(entry, &ids, &entries, &registry), events))
         .collect();
     let mut router = Router::new(registry, options);
+    router.add_keys(store.dice_keys(None)?);
     for (_, entry, _) in &rewritten {
         router.replay(entry).map_err(|source| StoreError::Replay { path: path.clone(), source })?;
     }
