@@ -302,6 +302,8 @@ impl Directory {
     /// an IRC nick, a Matrix display name or the localpart of a Matrix id, compared
     /// ignoring case. `Ok(None)` when it names nobody known.
     pub fn resolve(&self, word: &str) -> Result<Option<PlayerId>, NameProblem> {
+        // A Matrix id keeps its `@`; a nick may be written `@alice` or `alice:`.
+        let typed = word.trim_end_matches(',');
         let word = word.trim_start_matches('@').trim_end_matches([':', ',']);
         if word.is_empty() {
             return Ok(None);
@@ -309,7 +311,8 @@ impl Directory {
         let mut found: Vec<PlayerId> = Vec::new();
         for ((network, identity), name) in &self.names {
             let answers = answers_to(identity, name, word)
-                || self.own_player(network, identity).as_str().eq_ignore_ascii_case(word);
+                || self.own_player(network, identity).as_str().eq_ignore_ascii_case(word)
+                || self.own_player(network, identity).as_str().eq_ignore_ascii_case(typed);
             if answers {
                 let player = self.player(network, identity);
                 if !found.contains(&player) {

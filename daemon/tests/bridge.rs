@@ -969,6 +969,10 @@ async fn thaum_links_and_permissions_across_the_bridge() {
     let mut impostor = Irc::connect(irc.port(), "Merlin").await;
     impostor.say("!gather 1 fire").await;
     impostor.expect("Merlin: You are not playing Thaum here yet").await;
+    // A name fits the one seated player it names; once the impostor sits down too, the
+    // name is ambiguous and is asked back with the ids.
+    impostor.say("!join").await;
+    impostor.expect("joins the Thaum table with 1 Mana").await;
     alice.say("!bend 1 Merlin").await;
     let ambiguous = alice.expect("could be").await;
     assert!(strip(&ambiguous.text).contains("@mage:localhost"), "{ambiguous}");
@@ -990,8 +994,8 @@ async fn thaum_links_and_permissions_across_the_bridge() {
     let table = export(&daemon, 0);
     let state = &table["table"]["state"];
     let players: Vec<&String> = state["players"].as_object().map(|p| p.keys().collect()).unwrap_or_default();
-    // IRC players' ids name their network (issue 13).
-    assert_eq!(players, ["@mage:localhost", "irc:alice", "irc:carol", "irc:dana"], "{state:#}");
+    // IRC players' ids name their network (issue 13); the impostor sat down as irc:Merlin.
+    assert_eq!(players, ["@mage:localhost", "irc:Merlin", "irc:alice", "irc:carol", "irc:dana"], "{state:#}");
     assert_eq!(state["players"]["irc:alice"]["coins"], 1, "{state:#}");
     assert_eq!(state["players"]["irc:dana"]["thaums"]["water"], 1, "{state:#}");
     assert_eq!(table["table"]["finished"], true, "{table:#}");
