@@ -248,6 +248,23 @@ impl Daemon {
         fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
+    /// Waits until the log contains `needle`, for at most `limit`: a line the daemon writes
+    /// when a signal or a background task is handled, which may come after the test's next
+    /// step. The error names the line and shows the log's end.
+    pub fn wait_for_log(&self, needle: &str, limit: Duration) -> Result<(), HarnessError> {
+        let deadline = Instant::now() + limit;
+        while !self.log().contains(needle) {
+            if Instant::now() >= deadline {
+                return Err(failure(format!(
+                    "the log did not say {needle:?} within {limit:?}; it ends:\n{}",
+                    self.log_tail(LOG_LINES)
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
     /// The log's last `lines` lines, for failure messages.
     pub fn log_tail(&self, lines: usize) -> String {
         let log = self.log();
