@@ -247,8 +247,9 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     );
 
     let tasks = TaskTracker::new();
-    if let Some(address) = settings.http {
-        tasks.spawn(crate::http::serve(crate::http::bind(address).await?, metrics.clone(), shutdown.clone()));
+    if let Some(limits) = settings.http {
+        let listener = crate::http::bind(limits.listen).await?;
+        tasks.spawn(crate::http::serve(listener, limits, metrics.clone(), shutdown.clone()));
     }
     let transports_stop = CancellationToken::new();
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<Inbound>(4096);

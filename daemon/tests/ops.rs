@@ -165,3 +165,138 @@ async fn json_log_format_writes_one_json_object_per_line() {
     }
     assert!(log.contains("store loaded") && log.contains("serving /healthz and /metrics"), "{log}");
 }
+
+/// A connection to the endpoint from `source` (any 127.x.y.z: Linux routes all of
+/// 127.0.0.0/8 to loopback, so each is another client address).
+async fn connect_from(source: &str, port: u16) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.bind(format!("{source}:0").parse().expect("address")).expect("bind the client address");
+    socket.connect(([127, 0, 0, 1], port).into()).await.expect("connect")
+}
+
+/// One `GET path` on a kept-alive connection: the status and body, read by its length,
+/// leaving the connection open. `None` when the server closed it or sent no whole answer
+/// within `limit`.
+async fn keep_alive_get(
+    stream: &mut tokio::net::TcpStream,
+    path: &str,
+    limit: Duration,
+) -> Option<(u16, String)> {
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let read = async {
+        let mut answer = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut buffer).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            answer.extend_from_slice(&buffer[..n]);
+            let text = String::from_utf8_lossy(&answer).into_owned();
+            let Some((head, body)) = text.split_once("\r\n\r\n") else { continue };
+            let length: usize = head.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length").then(|| value.trim().parse().ok())?
+            })?;
+            if body.len() >= length {
+                return Some((head.split(' ').nth(1)?.parse().ok()?, body.to_owned()));
+            }
+        }
+    };
+    tokio::time::timeout(limit, read).await.ok()?
+}
+
+/// Waits (bounded) for the server to close `stream`; how long that took.
+async fn closed_within(stream: &mut tokio::net::TcpStream, limit: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    let mut buffer = [0u8; 256];
+    loop {
+        match tokio::time::timeout(limit.saturating_sub(started.elapsed()), stream.read(&mut buffer)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(started.elapsed()),
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_keep_alive_connections_from_one_address_do_not_stop_healthz_for_another() {
+    // The safe defaults: 8 per address, 64 in all, idle 5 s, head 10 s.
+    let daemon = Ops::start("");
+    daemon.wait_for("/healthz", Duration::from_secs(30), |status, _| status == 200).await;
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..70 {
+        let mut stream = connect_from("127.0.0.1", daemon.http).await;
+        match keep_alive_get(&mut stream, "/healthz", Duration::from_secs(2)).await {
+            Some((200, _)) => held.push(stream),
+            Some((503, body)) => {
+                assert!(body.contains("connections_per_ip"), "the refusal says which setting: {body}");
+                refused += 1;
+            }
+            other => panic!("GET /healthz answered {other:?}; log:\n{}", daemon.log()),
+        }
+    }
+    assert_eq!((held.len(), refused), (8, 62), "one address holds at most 8 connections");
+    // The 8 sit idle, kept alive; another client is answered at once, long before the
+    // idle timeout could have freed anything.
+    let started = Instant::now();
+    let mut other = connect_from("127.0.0.2", daemon.http).await;
+    let answer = keep_alive_get(&mut other, "/healthz", Duration::from_secs(2)).await;
+    assert_eq!(answer.map(|(status, _)| status), Some(200), "log:\n{}", daemon.log());
+    assert!(started.elapsed() < Duration::from_secs(2), "answered in {:?}", started.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_connection_is_closed_after_idle_timeout() {
+    let daemon = Ops::start("idle_timeout = \"1s\"\nread_timeout = \"30s\"\n");
+    daemon.wait_for("/healthz", Duration::from_secs(30), |status, _| status == 200).await;
+    // Kept alive after an answer, then silent.
+    let mut kept = connect_from("127.0.0.1", daemon.http).await;
+    let answer = keep_alive_get(&mut kept, "/metrics", Duration::from_secs(2)).await;
+    assert_eq!(answer.map(|(status, _)| status), Some(200));
+    let closed = closed_within(&mut kept, Duration::from_secs(5)).await;
+    assert!(
+        closed.is_some_and(|after| after >= Duration::from_millis(800) && after < Duration::from_secs(3)),
+        "a kept-alive connection is closed about 1 s after its last answer, not {closed:?}"
+    );
+    // Opened and never used.
+    let mut silent = connect_from("127.0.0.1", daemon.http).await;
+    let closed = closed_within(&mut silent, Duration::from_secs(5)).await;
+    assert!(
+        closed.is_some_and(|after| after >= Duration::from_millis(800) && after < Duration::from_secs(3)),
+        "a connection that sends nothing is closed after about 1 s, not {closed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_address_cap_refuses_the_excess_and_frees_a_place_on_close() {
+    let daemon = Ops::start("connections_per_ip = 3\n");
+    daemon.wait_for("/healthz", Duration::from_secs(30), |status, _| status == 200).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut stream = connect_from("127.0.0.3", daemon.http).await;
+        let answer = keep_alive_get(&mut stream, "/healthz", Duration::from_secs(2)).await;
+        assert_eq!(answer.map(|(status, _)| status), Some(200));
+        held.push(stream);
+    }
+    let mut fourth = connect_from("127.0.0.3", daemon.http).await;
+    let (status, body) =
+        keep_alive_get(&mut fourth, "/healthz", Duration::from_secs(2)).await.expect("an answer");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("at most 3 at once ([http] connections_per_ip)"), "{body}");
+    // Held connections still work, and closing one frees its place.
+    let again = keep_alive_get(&mut held[0], "/healthz", Duration::from_secs(2)).await;
+    assert_eq!(again.map(|(status, _)| status), Some(200));
+    drop(held.pop());
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let mut stream = connect_from("127.0.0.3", daemon.http).await;
+        match keep_alive_get(&mut stream, "/healthz", Duration::from_secs(2)).await {
+            Some((200, _)) => break,
+            other => assert!(Instant::now() < deadline, "no place freed: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

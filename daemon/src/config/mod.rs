@@ -3,13 +3,12 @@
 //! [`Settings`] is the validated result with defaults filled in and secrets read. Only
 //! `Settings` reaches the rest of the daemon. `spellbridge check-config` prints it.
 
+pub mod http;
 pub mod raw;
 pub mod secret;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use std::net::SocketAddr;
 
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin, Wizards};
 use spellbridge_core::games::thaum::{ThaumOptions, ThaumPlugin};
@@ -17,6 +16,7 @@ use spellbridge_core::time::parse_duration;
 use spellbridge_core::{NetworkId, PlayerId, Registry, RoomId};
 
 use crate::store::Durability;
+pub use http::HttpSettings;
 pub use raw::LogFormat;
 pub use secret::{Secret, SecretSource};
 
@@ -41,8 +41,8 @@ pub struct Settings {
     pub bridges: Vec<BridgeSettings>,
     /// Bot admins and game masters of every table.
     pub permissions: PermissionSettings,
-    /// Where `/healthz` and `/metrics` listen, if anywhere.
-    pub http: Option<SocketAddr>,
+    /// Where `/healthz` and `/metrics` listen, if anywhere, and their limits.
+    pub http: Option<HttpSettings>,
     /// How log lines are written.
     pub log_format: LogFormat,
     /// The file it was read from, to read again on SIGHUP.
@@ -326,14 +326,7 @@ impl Settings {
             admins: people(permissions.admins, "admins")?,
             game_masters: people(permissions.game_masters, "game_masters")?,
         };
-        let http = match raw.http.and_then(|h| h.listen) {
-            None => None,
-            Some(text) => Some(text.parse::<SocketAddr>().map_err(|e| {
-                invalid(format!(
-                    "[http] listen `{text}` is not an address ({e}); write e.g. \"127.0.0.1:9180\""
-                ))
-            })?),
-        };
+        let http = http::settings(raw.http).map_err(invalid)?;
         Ok(Settings {
             prefix,
             database,

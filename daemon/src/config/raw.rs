@@ -80,6 +80,14 @@ pub struct Permissions {
 pub struct Http {
     /// Where to listen, e.g. "127.0.0.1:9180" (default: no endpoint).
     pub listen: Option<String>,
+    /// The most connections served at once (default 64).
+    pub connections: Option<usize>,
+    /// The most connections from one client address (default 8).
+    pub connections_per_ip: Option<usize>,
+    /// A connection without a byte either way for this long is closed (default "5s").
+    pub idle_timeout: Option<String>,
+    /// A request head must arrive whole within this long (default "10s").
+    pub read_timeout: Option<String>,
 }
 
 /// `[log]`.

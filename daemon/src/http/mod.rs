@@ -2,6 +2,15 @@
 //! JSON body, see [`crate::metrics::HealthReport`]) and `GET /metrics` (the Prometheus
 //! text format); anything else is 404. HTTP/1.1 on hyper, which the build already has
 //! through reqwest. It stops when the daemon's shutdown token is cancelled.
+//!
+//! No client can hold it: at most `connections` are served at once (more wait in the
+//! listen queue), at most `connections_per_ip` from one address (more get a 503 at once,
+//! [`admission`]), a connection that moves no byte for `idle_timeout` is closed
+//! ([`idle`]: kept-alive connections between requests, stalled clients), and a request
+//! head must arrive whole within `read_timeout`.
+
+pub mod admission;
+pub mod idle;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -14,16 +23,14 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use self::admission::{Admission, Slot};
+use self::idle::{Activity, Watched};
+use crate::config::HttpSettings;
 use crate::metrics::Metrics;
-
-/// The most connections served at once; more wait in the listen queue.
-const MAX_CONNECTIONS: usize = 64;
-/// How long a client may take to send its request head.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Binds the endpoint's address; an address other than loopback is allowed, with a warning.
 pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
@@ -40,18 +47,27 @@ pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
     Ok(listener)
 }
 
-/// Serves `/healthz` and `/metrics` on `listener` until `shutdown` is cancelled; open
-/// connections are then dropped.
-pub async fn serve(listener: TcpListener, metrics: Metrics, shutdown: CancellationToken) {
+/// Serves `/healthz` and `/metrics` on `listener` until `shutdown` is cancelled, within
+/// `limits` (its `listen` is not used here); open connections are then dropped.
+pub async fn serve(
+    listener: TcpListener,
+    limits: HttpSettings,
+    metrics: Metrics,
+    shutdown: CancellationToken,
+) {
+    let admission = Admission::new(limits.connections_per_ip);
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             () = shutdown.cancelled() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept(), if connections.len() < MAX_CONNECTIONS => match accepted {
-                Ok((stream, _)) => {
-                    connections.spawn(connection(stream, metrics.clone()));
-                }
+            accepted = listener.accept(), if connections.len() < limits.connections => match accepted {
+                Ok((stream, peer)) => match admission.admit(peer.ip()) {
+                    Some(slot) => {
+                        connections.spawn(connection(stream, slot, limits, metrics.clone()));
+                    }
+                    None => refuse(&stream, peer, admission.per_ip()),
+                },
                 Err(error) => {
                     // Out of file descriptors, for example: back off instead of spinning.
                     tracing::warn!(%error, "the http endpoint could not accept a connection");
@@ -63,18 +79,41 @@ pub async fn serve(listener: TcpListener, metrics: Metrics, shutdown: Cancellati
     connections.shutdown().await;
 }
 
-async fn connection(stream: tokio::net::TcpStream, metrics: Metrics) {
+/// Answers a connection over the per-address cap with a 503 and closes it (one write
+/// into an empty socket buffer: it never waits on the client).
+fn refuse(stream: &TcpStream, peer: SocketAddr, per_ip: usize) {
+    tracing::debug!(%peer, per_ip, "refused an http connection: too many from its address");
+    let _ = stream.try_write(admission::refusal(per_ip).as_bytes());
+}
+
+/// Serves one connection until it ends, goes `idle_timeout` without a byte either way,
+/// or takes longer than `read_timeout` to send a request head.
+async fn connection(stream: TcpStream, _slot: Slot, limits: HttpSettings, metrics: Metrics) {
     let service = service_fn(move |request: Request<hyper::body::Incoming>| {
         let response = respond(request.method(), request.uri().path(), &metrics);
         async move { Ok::<_, Infallible>(response) }
     });
+    let activity = Activity::opened_now();
     let served = http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
-        .serve_connection(TokioIo::new(stream), service)
-        .await;
-    if let Err(error) = served {
-        tracing::debug!(%error, "an http connection ended with an error");
+        .header_read_timeout(limits.read_timeout)
+        .serve_connection(TokioIo::new(Watched::new(stream, activity.clone())), service);
+    tokio::pin!(served);
+    loop {
+        let left = limits.idle_timeout.saturating_sub(activity.idle_for());
+        if left.is_zero() {
+            tracing::debug!(idle_timeout = ?limits.idle_timeout, "closed an idle http connection");
+            return;
+        }
+        tokio::select! {
+            ended = served.as_mut() => {
+                if let Err(error) = ended {
+                    tracing::debug!(%error, "an http connection ended with an error");
+                }
+                return;
+            }
+            () = tokio::time::sleep(left) => {}
+        }
     }
 }
 
@@ -164,7 +203,8 @@ mod tests {
         let listener = bind("127.0.0.1:0".parse().expect("address")).await.expect("bind");
         let address = listener.local_addr().expect("address");
         let shutdown = CancellationToken::new();
-        let server = tokio::spawn(serve(listener, Metrics::new(), shutdown.clone()));
+        let limits = HttpSettings::new(address);
+        let server = tokio::spawn(serve(listener, limits, Metrics::new(), shutdown.clone()));
         let mut stream = tokio::net::TcpStream::connect(address).await.expect("connect");
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
         stream

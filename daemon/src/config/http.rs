@@ -1,0 +1,160 @@
+//! `[http]`: where the health and metrics endpoint listens and how much of it one client
+//! may hold. The defaults are safe on a public address: 8 connections per client address,
+//! 64 in all, a connection closed after 5 s without a byte either way and a request head
+//! that must arrive within 10 s.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use spellbridge_core::time::parse_duration;
+
+use super::raw;
+
+/// The most connections served at once, by default.
+pub const DEFAULT_CONNECTIONS: usize = 64;
+/// The most connections from one client address, by default.
+pub const DEFAULT_CONNECTIONS_PER_IP: usize = 8;
+/// How long a connection may sit without a byte either way, by default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a client may take to send a whole request head, by default.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The endpoint's validated settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// Where it listens.
+    pub listen: SocketAddr,
+    /// The most connections served at once (from every address together).
+    pub connections: usize,
+    /// The most connections from one client address; more are refused with a 503.
+    pub connections_per_ip: usize,
+    /// A connection on which nothing is read or written for this long is closed
+    /// (a kept-alive connection between requests, a stalled client).
+    pub idle_timeout: Duration,
+    /// A request head must arrive whole within this long.
+    pub read_timeout: Duration,
+}
+
+impl HttpSettings {
+    /// The defaults, listening on `listen`.
+    pub fn new(listen: SocketAddr) -> HttpSettings {
+        HttpSettings {
+            listen,
+            connections: DEFAULT_CONNECTIONS,
+            connections_per_ip: DEFAULT_CONNECTIONS_PER_IP,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+        }
+    }
+}
+
+/// Validates `[http]`; `None` when it names no `listen` address (no endpoint). Errors
+/// say what is wrong and what to write.
+pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> {
+    let Some(raw) = raw else { return Ok(None) };
+    let Some(listen) = raw.listen else {
+        let set = raw.connections.is_some()
+            || raw.connections_per_ip.is_some()
+            || raw.idle_timeout.is_some()
+            || raw.read_timeout.is_some();
+        return if set {
+            Err("[http] has settings but no `listen` address; add e.g. listen = \"127.0.0.1:9180\""
+                .to_owned())
+        } else {
+            Ok(None)
+        };
+    };
+    let listen = listen.parse::<SocketAddr>().map_err(|e| {
+        format!("[http] listen `{listen}` is not an address ({e}); write e.g. \"127.0.0.1:9180\"")
+    })?;
+    let mut settings = HttpSettings::new(listen);
+    if let Some(connections) = raw.connections {
+        if connections == 0 {
+            return Err(format!(
+                "[http] connections = 0 would serve nobody; give at least 1 (the default is {DEFAULT_CONNECTIONS})"
+            ));
+        }
+        settings.connections = connections;
+    }
+    if let Some(per_ip) = raw.connections_per_ip {
+        if per_ip == 0 || per_ip > settings.connections {
+            return Err(format!(
+                "[http] connections_per_ip = {per_ip} must be between 1 and connections ({}); \
+                 the default is {DEFAULT_CONNECTIONS_PER_IP}",
+                settings.connections
+            ));
+        }
+        settings.connections_per_ip = per_ip;
+    }
+    settings.connections_per_ip = settings.connections_per_ip.min(settings.connections);
+    if let Some(text) = &raw.idle_timeout {
+        settings.idle_timeout = timeout(text, "idle_timeout", "5s")?;
+    }
+    if let Some(text) = &raw.read_timeout {
+        settings.read_timeout = timeout(text, "read_timeout", "10s")?;
+    }
+    Ok(Some(settings))
+}
+
+/// A timeout of 1 s to 1 h.
+fn timeout(text: &str, key: &str, example: &str) -> Result<Duration, String> {
+    parse_duration(text)
+        .filter(|s| (1..=3600).contains(s))
+        .map(|s| Duration::from_secs(s.unsigned_abs()))
+        .ok_or_else(|| {
+            format!("[http] {key} `{text}` is not a duration from 1s to 1h; write e.g. \"{example}\"")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(text: &str) -> Result<Option<HttpSettings>, String> {
+        let raw: raw::Http = toml::from_str(text).expect("toml");
+        settings(Some(raw))
+    }
+
+    #[test]
+    fn a_listen_address_alone_gets_the_safe_defaults() {
+        let settings = http("listen = \"127.0.0.1:9180\"").expect("valid").expect("endpoint");
+        assert_eq!(settings, HttpSettings::new("127.0.0.1:9180".parse().expect("address")));
+        assert_eq!((settings.connections, settings.connections_per_ip), (64, 8));
+        assert_eq!(
+            (settings.idle_timeout, settings.read_timeout),
+            (Duration::from_secs(5), Duration::from_secs(10))
+        );
+        assert_eq!(super::settings(None), Ok(None));
+    }
+
+    #[test]
+    fn limits_and_timeouts_are_read_and_bad_ones_refused_with_the_fix() {
+        let settings = http(
+            "listen = \"[::1]:80\"\nconnections = 10\nconnections_per_ip = 2\nidle_timeout = \"1s\"\nread_timeout = \"2m\"",
+        )
+        .expect("valid")
+        .expect("endpoint");
+        assert_eq!((settings.connections, settings.connections_per_ip), (10, 2));
+        assert_eq!(
+            (settings.idle_timeout, settings.read_timeout),
+            (Duration::from_secs(1), Duration::from_secs(120))
+        );
+        let small = http("listen = \"127.0.0.1:1\"\nconnections = 4").expect("valid").expect("endpoint");
+        assert_eq!(small.connections_per_ip, 4, "the per-address cap never exceeds the whole cap");
+        for (text, fix) in [
+            ("listen = \"here\"", "e.g. \"127.0.0.1:9180\""),
+            ("listen = \"127.0.0.1:1\"\nconnections = 0", "at least 1"),
+            ("listen = \"127.0.0.1:1\"\nconnections_per_ip = 0", "between 1 and connections (64)"),
+            (
+                "listen = \"127.0.0.1:1\"\nconnections = 4\nconnections_per_ip = 5",
+                "between 1 and connections (4)",
+            ),
+            ("listen = \"127.0.0.1:1\"\nidle_timeout = \"0s\"", "e.g. \"5s\""),
+            ("listen = \"127.0.0.1:1\"\nread_timeout = \"soon\"", "e.g. \"10s\""),
+            ("idle_timeout = \"5s\"", "add e.g. listen"),
+        ] {
+            let error = http(text).expect_err(text);
+            assert!(error.contains(fix), "{text}: {error}");
+        }
+    }
+}
