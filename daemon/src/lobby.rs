@@ -90,7 +90,8 @@ pub const LOBBY_COMMANDS: &[CommandHelp] = &[
         aliases: &[],
         usage: "",
         summary: "Withdraws the challenge you made in this room; a game master or room operator clears \
-                  anyone's (so does `!stop`). A challenge also expires after ten minutes.",
+                  anyone's (so does `!stop`). A challenge also expires by itself (after ten minutes \
+                  unless the operator set `[duel] challenge_lifetime`).",
         players: &[],
     },
     CommandHelp {

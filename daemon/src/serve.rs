@@ -114,6 +114,7 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
         },
         command_limits: command_limits(settings),
         scopes: network_scopes(settings),
+        challenge_lifetime: settings.challenge_lifetime,
         ..RouterOptions::default()
     }
 }

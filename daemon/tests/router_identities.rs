@@ -233,6 +233,27 @@ fn a_challenge_expires_after_ten_minutes() {
 }
 
 #[test]
+fn a_configured_challenge_lifetime_is_the_one_kept_and_told() {
+    let settings = spellbridge::config::Settings::parse(
+        "[duel]\nchallenge_lifetime = \"2m\"\n",
+        std::path::Path::new("spellbridge.toml"),
+    )
+    .expect("valid config");
+    let options = spellbridge::serve::router_options(&settings);
+    assert_eq!(options.challenge_lifetime, 120);
+    let mut router = Router::new(Registry::standard(), options);
+    router.handle(&on("libera", "bob", "hi"), T);
+    router.handle(&on("libera", "carol", "hi"), T);
+    router.handle(&on("libera", "alice", "!duel bob"), T);
+    assert_eq!(router.next_timer(), Some(T.plus(120)));
+    let refused = router.handle(&on("libera", "carol", "!withdraw"), T);
+    assert!(seen(&refused)[0].contains("expires by itself 2 minutes after"), "{:?}", seen(&refused));
+    assert!(router.tick(T.plus(119)).is_empty());
+    let expired = router.tick(T.plus(120));
+    assert!(seen(&expired)[0].contains("expired unanswered"), "{:?}", seen(&expired));
+}
+
+#[test]
 fn a_challenge_past_its_time_is_gone_before_a_command_answers_it() {
     let mut router = router(Permissions::default());
     router.handle(&on("libera", "bob", "hi"), T);

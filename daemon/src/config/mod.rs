@@ -37,6 +37,8 @@ pub struct Settings {
     pub thaum: ThaumOptions,
     /// The Duel's options, wizards included.
     pub duel: DuelOptions,
+    /// How long a Duel challenge waits for an answer, in seconds (`[duel] challenge_lifetime`).
+    pub challenge_lifetime: i64,
     /// Rooms joined into bridges.
     pub bridges: Vec<BridgeSettings>,
     /// Bot admins and game masters of every table.
@@ -255,6 +257,14 @@ impl Settings {
             duel.wizards = Wizards::from_toml(&text)
                 .map_err(|e| invalid(format!("[duel] wizards {}: {e}", file.display())))?;
         }
+        let challenge_lifetime = match &duel_raw.challenge_lifetime {
+            None => crate::router::CHALLENGE_LIFETIME_SECS,
+            Some(text) => parse_duration(text).filter(|s| (60..=86_400).contains(s)).ok_or_else(|| {
+                invalid(format!(
+                    "[duel] challenge_lifetime `{text}` is not a duration from 1m to 24h; write e.g. \"10m\""
+                ))
+            })?,
+        };
         let mut bridges = Vec::new();
         let mut bridged = std::collections::BTreeMap::new();
         for bridge in raw.bridge {
@@ -335,6 +345,7 @@ impl Settings {
             matrix,
             thaum,
             duel,
+            challenge_lifetime,
             bridges,
             permissions,
             http,

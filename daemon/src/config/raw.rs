@@ -172,6 +172,8 @@ pub struct Duel {
     pub step_timeout: Option<String>,
     /// A wizards file replacing config/wizards.toml (RULES D-13).
     pub wizards: Option<PathBuf>,
+    /// How long a challenge waits for an answer (default "10m").
+    pub challenge_lifetime: Option<String>,
 }
 
 /// `[[irc]]`.

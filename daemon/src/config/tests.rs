@@ -136,3 +136,13 @@ fn every_network_has_a_command_limit_by_default() {
     let long = parse(&format!("{networks}[matrix.user_limit]\nwindow = \"2h\"\n")).expect_err("too long");
     assert!(long.to_string().contains("up to an hour"), "{long}");
 }
+
+#[test]
+fn the_challenge_lifetime_defaults_to_ten_minutes_and_a_bad_one_is_refused() {
+    assert_eq!(parse("").expect("valid").challenge_lifetime, 600);
+    assert_eq!(parse("[duel]\nchallenge_lifetime = \"1h\"\n").expect("valid").challenge_lifetime, 3600);
+    for bad in ["30s", "2d", "soon"] {
+        let error = parse(&format!("[duel]\nchallenge_lifetime = \"{bad}\"\n")).expect_err(bad);
+        assert!(error.to_string().contains("from 1m to 24h; write e.g. \"10m\""), "{error}");
+    }
+}

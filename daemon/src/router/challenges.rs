@@ -2,13 +2,26 @@
 //! player the bot knows, and waits in its place (a room, or a bridge's hub) until that
 //! player answers, the challenger withdraws it, a game master or room operator clears it
 //! (`!withdraw`, or `!stop` where no table plays), or it expires
-//! ([`CHALLENGE_LIFETIME_SECS`]). Each of those is journaled.
+//! (`[duel] challenge_lifetime`, by default [`CHALLENGE_LIFETIME_SECS`]). Each of those
+//! is journaled.
 
 use super::*;
 use crate::names::escaped;
 
-/// How long a challenge waits for an answer.
+/// How long a challenge waits for an answer unless the config says otherwise.
 pub const CHALLENGE_LIFETIME_SECS: i64 = 10 * 60;
+
+/// A challenge's lifetime in words: "ten minutes" (the default), "90 seconds", "2 hours".
+fn lifetime_words(seconds: i64) -> String {
+    match seconds {
+        600 => "ten minutes".to_owned(),
+        60 => "one minute".to_owned(),
+        3600 => "one hour".to_owned(),
+        s if s % 3600 == 0 => format!("{} hours", s / 3600),
+        s if s % 60 == 0 => format!("{} minutes", s / 60),
+        s => format!("{s} seconds"),
+    }
+}
 
 impl Router {
     pub(super) fn challenge(
@@ -187,7 +200,9 @@ impl Router {
                 .mention(&challenge.challenger)
                 .text(", who made the challenge, a game master or a room operator can withdraw it; ")
                 .mention(&challenge.opponent)
-                .text(" can `!decline` it. It expires by itself ten minutes after it was made.");
+                .text(" can `!decline` it. It expires by itself ")
+                .text(lifetime_words(self.options.challenge_lifetime))
+                .text(" after it was made.");
             let text = self.localize(&reply_to.network, text);
             return vec![reply(reply_to, text)];
         }

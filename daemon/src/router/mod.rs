@@ -44,6 +44,7 @@ mod limited;
 mod links;
 mod names;
 
+pub use challenges::CHALLENGE_LIFETIME_SECS;
 use delivery::reply;
 use keys::TableDice;
 
