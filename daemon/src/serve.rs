@@ -115,7 +115,6 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
         command_limits: command_limits(settings),
         scopes: network_scopes(settings),
         challenge_lifetime: settings.challenge_lifetime,
-        ..RouterOptions::default()
     }
 }
 
