@@ -11,7 +11,10 @@
 //! - Synapse restarts mid-game: the daemon reconnects and the game goes on, nothing
 //!   executed twice.
 //!
-//! The last two use raw clients in an unencrypted room (no E2EE needed there). These need
+//! - A Matrix user sending commands faster than `[matrix.user_limit]` allows is answered
+//!   up to the limit, told once privately, and holds nobody else back.
+//!
+//! The last three use raw clients in an unencrypted room (no E2EE needed there). These need
 //! Synapse (`tests/scripts/install-synapse.sh`); without it they fail with the harness's
 //! message, they never skip. Every wait is bounded; a failure prints the daemon's log.
 
@@ -59,8 +62,14 @@ fn register(server: &Synapse, localpart: &str) -> String {
 struct Daemon(Process);
 
 impl Daemon {
-    /// Writes the config (the bot's password in a file beside it) and starts the daemon.
+    /// Writes the config (the bot's password in a file beside it) and starts the daemon,
+    /// with no per-player command limit.
     fn start(server: &Synapse) -> Daemon {
+        Daemon::start_with(server, "enabled = false\n")
+    }
+
+    /// As [`Daemon::start`], with `user_limit` as the `[matrix.user_limit]` table.
+    fn start_with(server: &Synapse, user_limit: &str) -> Daemon {
         let mut process = Process::new(BIN).unwrap_or_else(|e| panic!("{e}"));
         let password_file = process
             .write("bot-password", format!("{}\n", password(BOT)))
@@ -69,7 +78,7 @@ impl Daemon {
             "prefix = \"!\"\n[store]\npath = \"games.db\"\n\
              [[matrix]]\nname = \"matrix\"\nhomeserver = \"{homeserver}\"\nuser_id = \"{user}\"\n\
              password = {{ file = {password_file:?} }}\nstore = {store:?}\n\
-             invite_allow = [\"*:localhost\"]\nreconnect_delay = \"1s\"\n[matrix.user_limit]\nenabled = false\n",
+             invite_allow = [\"*:localhost\"]\nreconnect_delay = \"1s\"\n[matrix.user_limit]\n{user_limit}",
             homeserver = server.base_url(),
             user = server.user_id(BOT),
             store = process.path("matrix-store"),
@@ -565,4 +574,71 @@ async fn a_homeserver_restart_mid_game_is_survived() {
 
     assert!(daemon.terminate(), "spellbridge exits 0 on SIGTERM; log:\n{}", daemon.log());
     eprintln!("the test took {:?}", started.elapsed());
+}
+
+/// Issue 13, finding 9: the per-player command limit holds on Matrix too, against a real
+/// Synapse (before, `!link` guesses and commands from one account were unlimited there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matrix_user_over_the_command_limit_is_told_once_and_holds_nobody_back() {
+    let synapse = server();
+    register(&synapse, BOT);
+    let daemon = Daemon::start_with(&synapse, "commands = 3\nwindow = \"60s\"\n");
+    let (base, bot) = (synapse.base_url(), synapse.user_id(BOT));
+    let mut clients = Vec::new();
+    for name in ["flood", "bob"] {
+        register(&synapse, name);
+        clients
+            .push(MatrixClient::login(&base, name, &password(name)).await.unwrap_or_else(|e| panic!("{e}")));
+    }
+    let (mut flood, mut bob) = {
+        let mut it = clients.into_iter();
+        (it.next().expect("flood"), it.next().expect("bob"))
+    };
+    let room = flood
+        .create_room("limits", &[bot.clone(), bob.user_id().to_owned()], false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    bob.accept_invite(&room).await.unwrap_or_else(|e| panic!("{e}"));
+    let dm = flood.create_dm(&bot, false).await.unwrap_or_else(|e| panic!("{e}"));
+    // Wait for the bot's joins without sending commands (they would count).
+    let deadline = Instant::now() + STARTUP;
+    for joined in [&room, &dm] {
+        while !flood.joined_members(joined).await.unwrap_or_default().contains(&bot) {
+            assert!(Instant::now() < deadline, "the bot never joined {joined}; its log:\n{}", daemon.log());
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    flood.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
+
+    for _ in 0..10 {
+        flood.send_text(&room, "!games").await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    // Everything the bot says: until the notice and three answers came (or time is up),
+    // then 3 s more in case more answers follow.
+    let deadline = Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    let count = |seen: &[Message], room: &str, needle: &str| {
+        seen.iter().filter(|m| m.room_id == room && m.body.contains(needle)).count()
+    };
+    while count(&seen, &dm, "Slow down") == 0 || count(&seen, &room, "Games:") < 3 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match flood.next_message(left).await {
+            Some(m) if m.sender == bot => seen.push(m),
+            Some(_) => {}
+            None => panic!("no notice and three answers within {WAIT:?}: {seen:#?}\n{}", daemon.log()),
+        }
+    }
+    seen.extend(drain_raw(&mut flood, Duration::from_secs(3)).await);
+    let notice = seen.iter().find(|m| m.body.contains("Slow down")).expect("the notice");
+    assert_eq!(notice.room_id, dm, "the notice is private: {notice}");
+    assert!(notice.body.contains("faster than 3 per 60 s"), "{notice}");
+    let answers = seen.iter().filter(|m| m.room_id == room && m.body.contains("Games:")).count();
+    let notices = seen.iter().filter(|m| m.body.contains("Slow down")).count();
+    assert_eq!((answers, notices), (3, 1), "three answered, told once: {seen:#?}");
+
+    // Another player is answered at once.
+    bob.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
+    bob.send_text(&room, "!games").await.unwrap_or_else(|e| panic!("{e}"));
+    let answer = expect_raw(&mut bob, "Games:", &daemon).await;
+    assert_eq!(answer.room_id, room);
 }
