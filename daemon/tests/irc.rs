@@ -11,13 +11,12 @@ use std::time::{Duration, Instant};
 
 use spellbridge_adapters::irc::format::strip;
 use spellbridge_tests::harness::daemon::Daemon as Process;
-use spellbridge_tests::harness::inspircd::InspIrcd;
-use spellbridge_tests::harness::irc_client::{IrcClient, Message};
+use spellbridge_tests::harness::irc_client::Message;
+use spellbridge_tests::harness::irc_player::{Bot, WAIT, server};
 
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 const BOT: &str = "spellbridge";
 const ROOM: &str = "#magic";
-const WAIT: Duration = Duration::from_secs(15);
 
 /// The daemon, running from a config in its own temp dir (the harness's daemon).
 struct Daemon(Process);
@@ -52,64 +51,9 @@ impl Daemon {
     }
 }
 
-fn server() -> InspIrcd {
-    InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"))
-}
-
-/// A player connected and in the room.
-async fn player(port: u16, nick: &str) -> IrcClient {
-    let mut client = IrcClient::connect(port, nick).await.unwrap_or_else(|e| panic!("{nick} connects: {e}"));
-    client.join(ROOM).await.unwrap_or_else(|e| panic!("{nick} joins: {e}"));
-    client
-}
-
-/// Waits (bounded) until the bot answers in the room, so it has joined.
-async fn wait_for_bot(client: &mut IrcClient, daemon: &Daemon) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        client.privmsg(ROOM, "!games").await.expect("send");
-        if let Some(m) = client.next_privmsg(Duration::from_secs(1)).await
-            && m.from == BOT
-            && m.text.contains("Games:")
-        {
-            return;
-        }
-    }
-    panic!("the bot never answered in {ROOM}; its log:\n{}", daemon.log());
-}
-
-/// The next message from the bot that contains `needle` (room or private), within [`WAIT`].
-async fn expect(client: &mut IrcClient, needle: &str, daemon: &Daemon) -> Message {
-    match client.expect_privmsg_matching(|m| m.from == BOT && strip(&m.text).contains(needle), WAIT).await {
-        Ok(message) => message,
-        Err(e) => panic!("{} waited for {needle:?}: {e}\ndaemon log:\n{}", client.nick(), daemon.log()),
-    }
-}
-
-/// The next private message from the bot that contains `needle`, within [`WAIT`].
-async fn expect_private(client: &mut IrcClient, needle: &str, daemon: &Daemon) -> Message {
-    let nick = client.nick().to_owned();
-    match client
-        .expect_privmsg_matching(
-            |m| m.from == BOT && m.target == nick && strip(&m.text).contains(needle),
-            WAIT,
-        )
-        .await
-    {
-        Ok(message) => message,
-        Err(e) => panic!("{nick} waited for a private {needle:?}: {e}\ndaemon log:\n{}", daemon.log()),
-    }
-}
-
-/// Everything the bot says to `client` until `quiet` passes with nothing new.
-async fn drain(client: &mut IrcClient, quiet: Duration) -> Vec<Message> {
-    let mut seen = Vec::new();
-    while let Some(m) = client.next_message(quiet).await {
-        if m.from == BOT {
-            seen.push(m);
-        }
-    }
-    seen
+/// The bot as the players see it.
+fn bot(daemon: &Daemon) -> Bot<'_> {
+    Bot { nick: BOT, room: ROOM, daemon: &daemon.0 }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -117,61 +61,65 @@ async fn three_players_play_a_whole_duel_and_a_thaum_phase() {
     let irc = server();
     let daemon =
         Daemon::start(irc.port(), "", "[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n");
-    let (mut alice, mut bob, mut carol) =
-        tokio::join!(player(irc.port(), "alice"), player(irc.port(), "bob"), player(irc.port(), "carol"));
-    wait_for_bot(&mut carol, &daemon).await;
-    drain(&mut alice, Duration::from_millis(300)).await;
-    drain(&mut bob, Duration::from_millis(300)).await;
+    let bot = bot(&daemon);
+    let (mut alice, mut bob, mut carol) = tokio::join!(
+        bot.player(irc.port(), "alice"),
+        bot.player(irc.port(), "bob"),
+        bot.player(irc.port(), "carol")
+    );
+    bot.wait_until_answering(&mut carol).await;
+    bot.drain(&mut alice, Duration::from_millis(300)).await;
+    bot.drain(&mut bob, Duration::from_millis(300)).await;
 
     // bob speaks first: a challenge names someone the bot has heard (issue 13).
     bob.privmsg(ROOM, "!games").await.expect("send");
-    expect(&mut bob, "Games:", &daemon).await;
+    bot.expect(&mut bob, "Games:").await;
     alice.privmsg(ROOM, "!duel bob").await.expect("send");
-    expect(&mut bob, "challenges", &daemon).await;
+    bot.expect(&mut bob, "challenges").await;
     bob.privmsg(ROOM, "!accept").await.expect("send");
-    expect(&mut carol, "Round 1 begins", &daemon).await;
+    bot.expect(&mut carol, "Round 1 begins").await;
 
     // Round 1: alice's spell goes privately; the room hears nothing of it until bob casts.
     alice.privmsg(BOT, "!cast surge fire wind water thunder end").await.expect("send");
-    expect_private(&mut alice, "Queued", &daemon).await;
+    bot.expect_private(&mut alice, "Queued").await;
     // The table's dice commitment (RULES T-10) is public; nothing of the spell is.
-    let mut early = drain(&mut carol, Duration::from_secs(1)).await;
+    let mut early = bot.drain(&mut carol, Duration::from_secs(1)).await;
     early.retain(|m| !m.text.starts_with("Dice commitment"));
     assert!(early.is_empty(), "the room heard something before bob cast: {early:?}");
     bob.privmsg(BOT, "!cast focus earth earth earth earth end").await.expect("send");
-    let step0 = expect(&mut carol, "Round 1, step 0", &daemon).await;
+    let step0 = bot.expect(&mut carol, "Round 1, step 0").await;
     assert_eq!(step0.target, ROOM);
     assert!(!step0.text.contains("Fire"), "step 0 reveals only the pre-conditionings: {step0}");
-    expect(&mut carol, "Round 1, step 1", &daemon).await;
-    expect(&mut carol, "Round 1 settles", &daemon).await;
+    bot.expect(&mut carol, "Round 1, step 1").await;
+    bot.expect(&mut carol, "Round 1 settles").await;
     // Fire Wind Water Thunder: 16 + surge 8 + explosion 16 = 40; Earth×4 focused: 16. Track 24.
-    expect(&mut carol, "24 toward alice", &daemon).await;
+    bot.expect(&mut carol, "24 toward alice").await;
 
     // Round 2: bob's Earth run sealed Wind and Water for alice's first 3 positions (D-10).
     alice.privmsg(BOT, "!cast surge fire wind end").await.expect("send");
-    let refused = expect_private(&mut alice, "sealed", &daemon).await;
+    let refused = bot.expect_private(&mut alice, "sealed").await;
     assert!(refused.text.contains("wind"), "the sealed Wind is refused privately: {refused}");
     alice.privmsg(BOT, "!cast surge fire earth fire earth end").await.expect("send");
-    expect(&mut alice, "Queued", &daemon).await;
+    bot.expect(&mut alice, "Queued").await;
     bob.privmsg(BOT, "!cast focus earth earth earth earth end").await.expect("send");
-    let over = expect(&mut carol, "duel is over", &daemon).await;
+    let over = bot.expect(&mut carol, "duel is over").await;
     assert!(over.text.contains("alice"), "alice wins on the track (D-1): {over}");
 
     // A Thaum phase in the same channel, now that the duel table is finished.
     carol.privmsg(ROOM, "!new thaum").await.expect("send");
-    expect(&mut alice, "opens a Thaum table", &daemon).await;
+    bot.expect(&mut alice, "opens a Thaum table").await;
     alice.privmsg(ROOM, "!join").await.expect("send");
-    expect(&mut carol, "alice", &daemon).await;
+    bot.expect(&mut carol, "alice").await;
     bob.privmsg(ROOM, "!join").await.expect("send");
     alice.privmsg(ROOM, "!gather 1 fire").await.expect("send");
-    expect(&mut bob, "Fire 0 → 1", &daemon).await;
+    bot.expect(&mut bob, "Fire 0 → 1").await;
     bob.privmsg(ROOM, "!phase next").await.expect("send");
-    let not_gm = expect(&mut bob, "game master", &daemon).await;
+    let not_gm = bot.expect(&mut bob, "game master").await;
     assert!(not_gm.text.starts_with("bob"), "the refusal names bob: {not_gm}");
     carol.privmsg(ROOM, "!phase next").await.expect("send");
-    expect(&mut alice, "Phase II", &daemon).await;
+    bot.expect(&mut alice, "Phase II").await;
     alice.privmsg(ROOM, "!status").await.expect("send");
-    let status = expect(&mut alice, "Mana 1", &daemon).await;
+    let status = bot.expect(&mut alice, "Mana 1").await;
     assert!(strip(&status.text).contains("Fire 1"), "{status}");
 }
 
@@ -187,44 +135,45 @@ async fn a_server_restart_mid_duel_loses_and_repeats_no_announcement() {
         "[duel]\nstep_timeout = \"12s\"\n",
         "reconnect_delay = \"20s\"\n[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n",
     );
-    let (mut alice, mut bob) = tokio::join!(player(irc.port(), "alice"), player(irc.port(), "bob"));
-    wait_for_bot(&mut alice, &daemon).await;
+    let bot = bot(&daemon);
+    let (mut alice, mut bob) = tokio::join!(bot.player(irc.port(), "alice"), bot.player(irc.port(), "bob"));
+    bot.wait_until_answering(&mut alice).await;
     bob.privmsg(ROOM, "!games").await.expect("send");
-    expect(&mut bob, "Games:", &daemon).await;
+    bot.expect(&mut bob, "Games:").await;
     alice.privmsg(ROOM, "!duel bob").await.expect("send");
-    expect(&mut bob, "challenges", &daemon).await;
+    bot.expect(&mut bob, "challenges").await;
     bob.privmsg(ROOM, "!accept").await.expect("send");
-    expect(&mut alice, "Round 1 begins", &daemon).await;
+    bot.expect(&mut alice, "Round 1 begins").await;
     alice.privmsg(BOT, "!cast surge fire end").await.expect("send");
-    expect(&mut alice, "Queued", &daemon).await;
+    bot.expect(&mut alice, "Queued").await;
     bob.privmsg(BOT, "!cast surge").await.expect("send");
-    expect(&mut alice, "Round 1, step 0", &daemon).await;
+    bot.expect(&mut alice, "Round 1, step 0").await;
 
     irc.stop().expect("stop the server");
     tokio::time::sleep(Duration::from_secs(13)).await;
     irc.restart().expect("start the server again");
-    let (mut alice, mut bob) = tokio::join!(player(irc.port(), "alice"), player(irc.port(), "bob"));
+    let (mut alice, mut bob) = tokio::join!(bot.player(irc.port(), "alice"), bot.player(irc.port(), "bob"));
 
     // What the bot queued while cut off arrives once it is back.
-    expect(&mut alice, "Round 1, step 1", &daemon).await;
-    expect(&mut alice, "Round 1 settles", &daemon).await;
-    expect(&mut alice, "Round 2 begins", &daemon).await;
+    bot.expect(&mut alice, "Round 1, step 1").await;
+    bot.expect(&mut alice, "Round 1 settles").await;
+    bot.expect(&mut alice, "Round 2 begins").await;
     assert!(daemon.log().contains("reconnecting"), "the daemon reconnected by itself");
 
     // The duel goes on. If round 2's first step already timed out, Power Surge was
     // placed for the players (D-9) and they go on from step 1.
     for (client, spell) in [(&mut alice, "fire end"), (&mut bob, "water end")] {
         client.privmsg(BOT, &format!("!cast surge {spell}")).await.expect("send");
-        let answer = expect_private(client, "", &daemon).await;
+        let answer = bot.expect_private(client, "").await;
         if !answer.text.contains("Queued") {
             client.privmsg(BOT, &format!("!cast {spell}")).await.expect("send");
-            expect_private(client, "Queued", &daemon).await;
+            bot.expect_private(client, "Queued").await;
         }
     }
     let mut after = Vec::new();
     let deadline = Instant::now() + WAIT;
     while Instant::now() < deadline && !after.iter().any(|m: &Message| m.text.contains("Round 2 settles")) {
-        after.extend(drain(&mut alice, Duration::from_millis(500)).await);
+        after.extend(bot.drain(&mut alice, Duration::from_millis(500)).await);
     }
     assert!(after.iter().any(|m| m.text.contains("Round 2 settles")), "round 2 settled: {after:#?}");
     for once in ["Round 1 settles", "Round 2 begins"] {
@@ -247,22 +196,25 @@ async fn one_player_flooding_commands_does_not_starve_the_others() {
     let irc = server();
     // Default flood control and per-user limit, as on a large network.
     let daemon = Daemon::start(irc.port(), "", "");
-    let (mut alice, mut spammer) = tokio::join!(player(irc.port(), "alice"), player(irc.port(), "spammer"));
-    wait_for_bot(&mut alice, &daemon).await;
+    let bot = bot(&daemon);
+    let (mut alice, mut spammer) =
+        tokio::join!(bot.player(irc.port(), "alice"), bot.player(irc.port(), "spammer"));
+    bot.wait_until_answering(&mut alice).await;
     // The readiness probe's replies take the bucket's burst; let it refill.
     tokio::time::sleep(Duration::from_secs(8)).await;
-    drain(&mut alice, Duration::from_millis(300)).await;
+    bot.drain(&mut alice, Duration::from_millis(300)).await;
     for _ in 0..1_000 {
         spammer.privmsg(ROOM, "!games").await.expect("send");
     }
     let asked = Instant::now();
     alice.privmsg(ROOM, "!help duel").await.expect("send");
-    let answer = expect(&mut alice, "Challenges a player", &daemon).await;
+    let answer = bot.expect(&mut alice, "Challenges a player").await;
     let waited = asked.elapsed();
     assert!(answer.text.starts_with("alice"), "{answer}");
     assert!(waited < Duration::from_secs(15), "alice waited {waited:?} behind the flood");
     // The daemon's command limit tells the flooder privately, once (daemon/src/limits.rs).
-    let notices: Vec<Message> = drain(&mut spammer, Duration::from_secs(2))
+    let notices: Vec<Message> = bot
+        .drain(&mut spammer, Duration::from_secs(2))
         .await
         .into_iter()
         .filter(|m| m.text.starts_with("Slow down"))

@@ -1,22 +1,22 @@
 //! `spellbridge run` against a real InspIRCd, attacked or inspected as issue 13 did: what
-//! its log shows at `RUST_LOG=trace`, a CTCP flood against a server that disconnects a
-//! client whose receive queue overflows, and a nick thief against the configured game
-//! masters.
+//! its log shows at `RUST_LOG=trace`, link-code guessing and the same nick on two bridged
+//! networks, a nick change against the command limit, and a CTCP flood against a server
+//! that disconnects a client whose receive queue overflows.
 //!
 //! These need InspIRCd (`tests/scripts/install-inspircd.sh`); without it they fail with
 //! the harness's message, they never skip.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use spellbridge_adapters::irc::format::strip;
 use spellbridge_tests::harness::daemon::Daemon;
 use spellbridge_tests::harness::inspircd::{InspIrcd, Options};
 use spellbridge_tests::harness::irc_client::{IrcClient, Message, MessageKind};
+use spellbridge_tests::harness::irc_player::{Bot, WAIT, server};
 
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 const BOT: &str = "spellbridge";
 const ROOM: &str = "#magic";
-const WAIT: Duration = Duration::from_secs(15);
 
 /// A config for one IRC network on `port`; `extra` is appended to its `[[irc]]` table,
 /// `before` goes before it.
@@ -39,48 +39,9 @@ fn start(config: &str, rust_log: &str, files: &[(&str, &str)]) -> Daemon {
     daemon
 }
 
-fn server() -> InspIrcd {
-    InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"))
-}
-
-/// A player connected and in the room.
-async fn player(port: u16, nick: &str) -> IrcClient {
-    let mut client = IrcClient::connect(port, nick).await.unwrap_or_else(|e| panic!("{nick} connects: {e}"));
-    client.join(ROOM).await.unwrap_or_else(|e| panic!("{nick} joins: {e}"));
-    client
-}
-
-/// Waits (bounded) until the bot answers `!games` in the room, so it has joined.
-async fn wait_for_bot(client: &mut IrcClient, daemon: &Daemon) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        client.privmsg(ROOM, "!games").await.expect("send");
-        if let Some(m) = client.next_privmsg(Duration::from_secs(1)).await
-            && m.from == BOT
-            && m.text.contains("Games:")
-        {
-            return;
-        }
-    }
-    panic!("the bot never answered in {ROOM}; its log:\n{}", daemon.log());
-}
-
-/// The next message (PRIVMSG or NOTICE) from the bot that contains `needle`.
-async fn expect(client: &mut IrcClient, needle: &str, daemon: &Daemon) -> Message {
-    let deadline = Instant::now() + WAIT;
-    let mut seen = Vec::new();
-    while let Some(m) = client.next_message(deadline.saturating_duration_since(Instant::now())).await {
-        if m.from == BOT && strip(&m.text).contains(needle) {
-            return m;
-        }
-        seen.push(m.to_string());
-    }
-    panic!(
-        "{} waited for {needle:?}; got instead:\n  {}\ndaemon log:\n{}",
-        client.nick(),
-        seen.join("\n  "),
-        daemon.log_tail(60)
-    );
+/// The bot as the players see it.
+fn bot(daemon: &Daemon) -> Bot<'_> {
+    Bot { nick: BOT, room: ROOM, daemon }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -99,11 +60,12 @@ async fn trace_logs_never_show_the_server_password_the_sasl_login_or_private_tex
         "trace",
         &[("server-password", SERVER_PASSWORD), ("sasl-password", SASL_PASSWORD)],
     );
-    let mut alice = player(server.port(), "alice").await;
-    wait_for_bot(&mut alice, &daemon).await;
+    let bot = bot(&daemon);
+    let mut alice = bot.player(server.port(), "alice").await;
+    bot.wait_until_answering(&mut alice).await;
     // A link code goes out privately; a private message comes in.
     alice.privmsg(BOT, "!link").await.expect("send");
-    let code = expect(&mut alice, "link", &daemon).await;
+    let code = bot.expect_said(&mut alice, "link").await;
     let code = strip(&code.text)
         .split(|c: char| !c.is_ascii_digit())
         .find(|word| word.len() == 8)
@@ -111,7 +73,7 @@ async fn trace_logs_never_show_the_server_password_the_sasl_login_or_private_tex
         .to_owned();
     alice.privmsg(BOT, PRIVATE_WORDS).await.expect("send");
     alice.privmsg(ROOM, "!games").await.expect("send");
-    expect(&mut alice, "Games:", &daemon).await;
+    bot.expect_said(&mut alice, "Games:").await;
 
     let log = daemon.log();
     // The irc crate's log records do reach the log (its raw lines would, unfiltered).
@@ -155,27 +117,85 @@ async fn link_codes_resist_guessing_across_two_irc_networks() {
         two.port()
     );
     let daemon = start(&format!("prefix = \"!\"\n[store]\npath = \"games.db\"\n{networks}"), "info", &[]);
-    let mut alice = player(one.port(), "alice").await;
-    wait_for_bot(&mut alice, &daemon).await;
-    let mut eve = player(two.port(), "eve").await;
-    wait_for_bot(&mut eve, &daemon).await;
+    let bot = bot(&daemon);
+    let mut alice = bot.player(one.port(), "alice").await;
+    bot.wait_until_answering(&mut alice).await;
+    let mut eve = bot.player(two.port(), "eve").await;
+    bot.wait_until_answering(&mut eve).await;
     alice.privmsg(BOT, "!link").await.expect("send");
-    let code = code_in(&expect(&mut alice, "Your link code is", &daemon).await);
+    let code = code_in(&bot.expect_said(&mut alice, "Your link code is").await);
     let wrong = if code == "00000000" { "00000001" } else { "00000000" };
     let mut answers = Vec::new();
     for _ in 0..5 {
         eve.privmsg(BOT, &format!("!link {wrong}")).await.expect("send");
-        answers.push(strip(&expect(&mut eve, "did not link", &daemon).await.text));
+        answers.push(strip(&bot.expect_said(&mut eve, "did not link").await.text));
     }
     assert!(answers.iter().all(|a| *a == answers[0] && a.contains("does not work here")), "{answers:#?}");
     eve.privmsg(BOT, &format!("!link {code}")).await.expect("send");
-    expect(&mut eve, "not reading codes from you", &daemon).await;
+    bot.expect_said(&mut eve, "not reading codes from you").await;
     // alice's identity on the second network still links with the code.
-    let mut alice2 = player(two.port(), "alice2").await;
+    let mut alice2 = bot.player(two.port(), "alice2").await;
     alice2.privmsg(BOT, &format!("!link {code}")).await.expect("send");
-    expect(&mut alice2, "Linked: here you now play as alice", &daemon).await;
-    let told = expect(&mut alice, "Your link code was just used", &daemon).await;
+    bot.expect_said(&mut alice2, "Linked: here you now play as alice").await;
+    let told = bot.expect_said(&mut alice, "Your link code was just used").await;
     assert!(strip(&told.text).contains("alice2 on two now plays as you"), "{told}");
+}
+
+/// Issue 13, finding 2, end to end: `dave` on network two is not network one's dave. He
+/// can neither read one's dave's hidden Duel queue nor concede his duel, and a `gmalice`
+/// on two has none of the game-master standing configured for one's gmalice, though the
+/// two rooms are bridged and share the table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_nick_on_another_network_is_another_player() {
+    let (one, two) = (server(), server());
+    let network = |name: &str, port: u16| {
+        format!(
+            "[[irc]]\nname = \"{name}\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\nnick = \"{BOT}\"\n\
+             channels = [\"{ROOM}\"]\nrequire_account = false\n[irc.flood]\nenabled = false\n\
+             [irc.user_limit]\nenabled = false\n"
+        )
+    };
+    let config = format!(
+        "prefix = \"!\"\n[store]\npath = \"games.db\"\n[permissions]\ngame_masters = [\"one/gmalice\"]\n\
+         {}{}[[bridge]]\nname = \"magic\"\nrooms = [{{ network = \"one\", room = \"{ROOM}\" }}, \
+         {{ network = \"two\", room = \"{ROOM}\" }}]\n",
+        network("one", one.port()),
+        network("two", two.port())
+    );
+    let daemon = start(&config, "info", &[]);
+    let bot = bot(&daemon);
+    let (mut alice, mut dave) = tokio::join!(bot.player(one.port(), "alice"), bot.player(one.port(), "dave"));
+    let (mut other_dave, mut gmalice) =
+        tokio::join!(bot.player(two.port(), "dave"), bot.player(two.port(), "gmalice"));
+    bot.wait_until_answering(&mut alice).await;
+    bot.wait_until_answering(&mut other_dave).await;
+    bot.wait_until_answering(&mut dave).await;
+
+    alice.privmsg(ROOM, "!duel one:dave").await.expect("send");
+    bot.expect_said(&mut dave, "challenges").await;
+    dave.privmsg(ROOM, "!accept").await.expect("send");
+    bot.expect_said(&mut other_dave, "Round 1 begins").await;
+    dave.privmsg(BOT, "!cast surge fire wind end").await.expect("send");
+    bot.expect_said(&mut dave, "Queued").await;
+
+    // Network two's dave asks privately for his status: he plays nowhere.
+    other_dave.privmsg(BOT, "!status").await.expect("send");
+    let status = bot.expect_said(&mut other_dave, "not playing at any table").await;
+    assert!(!strip(&status.text).to_lowercase().contains("fire"), "{status}");
+    // He cannot concede one's dave's duel, and two's gmalice cannot stop it.
+    other_dave.privmsg(ROOM, "!concede").await.expect("send");
+    gmalice.privmsg(ROOM, "!stop").await.expect("send");
+    let refused = bot.expect_said(&mut gmalice, "game master").await;
+    assert!(strip(&refused.text).starts_with("gmalice"), "the refusal answers gmalice: {refused}");
+    let heard = bot.drain(&mut alice, Duration::from_secs(1)).await;
+    assert!(
+        !heard.iter().any(|m| m.text.contains("wins") || m.text.contains("stopped")),
+        "the duel went on: {heard:#?}"
+    );
+    // The duel was still on: one's dave concedes it himself.
+    dave.privmsg(ROOM, "!concede").await.expect("send");
+    let over = bot.expect_said(&mut alice, "wins").await;
+    assert!(strip(&over.text).contains("alice wins"), "{over}");
 }
 
 /// Issue 13, finding 9: a nick change does not give a fresh command allowance.
@@ -184,16 +204,17 @@ async fn a_nick_change_does_not_reset_the_command_limit() {
     let server = server();
     let limit = "require_account = false\n[irc.flood]\nenabled = false\n[irc.user_limit]\ncommands = 3\nwindow = \"60s\"\n";
     let daemon = start(&config(server.port(), "", limit), "info", &[]);
-    let mut watcher = player(server.port(), "watcher").await;
-    wait_for_bot(&mut watcher, &daemon).await;
-    let mut mallory = player(server.port(), "mallory").await;
+    let bot = bot(&daemon);
+    let mut watcher = bot.player(server.port(), "watcher").await;
+    bot.wait_until_answering(&mut watcher).await;
+    let mut mallory = bot.player(server.port(), "mallory").await;
     for _ in 0..3 {
         mallory.privmsg(ROOM, "!games").await.expect("send");
-        expect(&mut mallory, "Games:", &daemon).await;
+        bot.expect_said(&mut mallory, "Games:").await;
     }
     mallory.send_raw("NICK mallory2").await.expect("send");
     mallory.privmsg(ROOM, "!games").await.expect("send");
-    expect(&mut mallory, "Slow down", &daemon).await;
+    bot.expect_said(&mut mallory, "Slow down").await;
 }
 
 /// How many times the daemon registered on IRC and set out to reconnect, from its log.
@@ -210,8 +231,9 @@ async fn a_ctcp_flood_neither_disconnects_the_bot_nor_holds_up_the_games() {
         .unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let strict = server.strict_port().expect("a strict port");
     let daemon = start(&config(strict, "", "require_account = false\n"), "info", &[]);
-    let mut alice = player(server.port(), "alice").await;
-    wait_for_bot(&mut alice, &daemon).await;
+    let bot = bot(&daemon);
+    let mut alice = bot.player(server.port(), "alice").await;
+    bot.wait_until_answering(&mut alice).await;
     let mut attackers = Vec::new();
     for n in 0..3 {
         let nick = format!("ctcp{n}");
@@ -228,10 +250,10 @@ async fn a_ctcp_flood_neither_disconnects_the_bot_nor_holds_up_the_games() {
     }
     // The games go on at once, and after the server has taken in everything the bot wrote.
     alice.privmsg(ROOM, "!new thaum").await.expect("send");
-    expect(&mut alice, "opens a Thaum table", &daemon).await;
+    bot.expect_said(&mut alice, "opens a Thaum table").await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     alice.privmsg(ROOM, "!join").await.expect("send");
-    expect(&mut alice, "already", &daemon).await;
+    bot.expect_said(&mut alice, "already").await;
     assert_eq!(connections(&daemon), (1, 0), "the bot stayed connected:\n{}", daemon.log());
     for attacker in &mut attackers {
         let mut answers = 0;
@@ -252,8 +274,9 @@ async fn a_ctcp_flood_neither_disconnects_the_bot_nor_holds_up_the_games() {
 async fn with_ctcp_off_no_request_is_answered() {
     let server = server();
     let daemon = start(&config(server.port(), "", "require_account = false\nctcp = false\n"), "info", &[]);
-    let mut alice = player(server.port(), "alice").await;
-    wait_for_bot(&mut alice, &daemon).await;
+    let bot = bot(&daemon);
+    let mut alice = bot.player(server.port(), "alice").await;
+    bot.wait_until_answering(&mut alice).await;
     for request in ["\u{1}VERSION\u{1}", "\u{1}PING 1\u{1}", "\u{1}CLIENTINFO\u{1}"] {
         alice.privmsg(BOT, request).await.expect("send");
     }

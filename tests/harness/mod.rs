@@ -1,6 +1,6 @@
 //! Real servers for the end-to-end tests: [`inspircd`] starts and stops an InspIRCd on a
 //! free loopback port from a config in a temp dir, and [`irc_client`] is a small raw IRC
-//! client that plays a human user against it. [`synapse`] and [`matrix_client`] do the
+//! client that plays a human user against it ([`irc_player`]: one facing the bot). [`synapse`] and [`matrix_client`] do the
 //! same for Matrix; [`fault_proxy`] stands in front of a server and fails chosen requests.
 //! All report failures as a [`HarnessError`] whose message says what to do.
 
@@ -10,6 +10,7 @@ pub mod daemon;
 pub mod fault_proxy;
 pub mod inspircd;
 pub mod irc_client;
+pub mod irc_player;
 pub mod matrix_client;
 pub mod synapse;
 

@@ -362,8 +362,8 @@ impl Synapse {
         let deadline = started + self.options.ready_timeout;
         let mut last_problem = String::from("its port never accepted a connection");
         loop {
-            let this_run =
-                read_from(&self.output_path(), output_offset) + &read_from(&self.log_path(), log_offset);
+            let this_run = read_from(&self.output_path(), output_offset)
+                + read_from(&self.log_path(), log_offset).as_str();
             let port_taken = this_run.contains("Address already in use");
             if let Some(child) = self.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
