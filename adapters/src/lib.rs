@@ -6,11 +6,15 @@
 //!   splitting, flood control.
 //! - [`matrix`]: the Matrix transport (matrix-sdk): session restore, the `/sync` loop,
 //!   E2EE, invites, direct rooms, HTML formatting with pills.
+//! - [`error_chain`]: an error with all its causes, for logging connection failures.
 //! - [`supervise`]: what the transports' supervisors share: the link state and backoff.
 //!
 //! All of them pass one conformance suite (`tests/e2e/conformance/`).
 
+mod error_chain;
 pub mod irc;
 pub mod matrix;
 pub mod memory;
 pub mod supervise;
+
+pub use error_chain::error_chain;

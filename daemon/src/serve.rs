@@ -53,6 +53,7 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
         server: settings.server.clone(),
         port: settings.port,
         tls: settings.tls,
+        tls_options: settings.tls_options.clone(),
         nicks: settings.nicks.clone(),
         username: settings.username.clone(),
         realname: settings.realname.clone(),

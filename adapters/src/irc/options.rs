@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use spellbridge_core::NetworkId;
 
+use super::tls::TlsOptions;
+
 /// One IRC network's connection settings.
 #[derive(Clone)]
 pub struct IrcOptions {
@@ -16,6 +18,8 @@ pub struct IrcOptions {
     pub port: u16,
     /// Connect with TLS (rustls).
     pub tls: bool,
+    /// Whom TLS trusts and the client certificate (`tls_ca`, `tls_pin`, `client_cert`, …).
+    pub tls_options: TlsOptions,
     /// The bot's nick, then the ones to try if it is taken.
     pub nicks: Vec<String>,
     /// User name.
@@ -52,6 +56,7 @@ impl std::fmt::Debug for IrcOptions {
             .field("server", &self.server)
             .field("port", &self.port)
             .field("tls", &self.tls)
+            .field("tls_options", &self.tls_options)
             .field("nicks", &self.nicks)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .field("sasl", &self.sasl.as_ref().map(|(account, _)| (account, "<redacted>")))
@@ -71,6 +76,7 @@ impl IrcOptions {
             server: "127.0.0.1".to_owned(),
             port,
             tls: false,
+            tls_options: TlsOptions::default(),
             nicks: vec![nick.to_owned(), format!("{nick}_"), format!("{nick}__")],
             username: nick.to_owned(),
             realname: "spellbridge".to_owned(),

@@ -114,7 +114,7 @@ impl Supervisor {
                     let delay = match error.failure() {
                         Failure::Connection => {
                             let delay = crate::supervise::backoff(options.backoff, attempt, &network);
-                            tracing::warn!(network = %network, homeserver = %options.homeserver, %error, attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
+                            tracing::warn!(network = %network, homeserver = %options.homeserver, error = %crate::error_chain(&error), attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
                             delay
                         }
                         Failure::RateLimited(wait) => {
@@ -122,7 +122,7 @@ impl Supervisor {
                             wait
                         }
                         Failure::SessionGone | Failure::Refused => {
-                            tracing::error!(network = %network, homeserver = %options.homeserver, user = %options.user_id, %error, retry_in_ms = options.backoff.1.as_millis() as u64, "cannot log in to Matrix; retrying (check the account settings)");
+                            tracing::error!(network = %network, homeserver = %options.homeserver, user = %options.user_id, error = %crate::error_chain(&error), retry_in_ms = options.backoff.1.as_millis() as u64, "cannot log in to Matrix; retrying (check the account settings)");
                             options.backoff.1
                         }
                     };
@@ -270,12 +270,12 @@ impl Supervisor {
                             attempt = attempt.saturating_add(1);
                             let delay = crate::supervise::backoff(options.backoff, attempt, network);
                             if up {
-                                tracing::warn!(network = %network, %error, "lost the Matrix homeserver; reconnecting");
+                                tracing::warn!(network = %network, error = %crate::error_chain(&error), "lost the Matrix homeserver; reconnecting");
                             }
                             if failure == Failure::Connection {
-                                tracing::info!(network = %network, %error, attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
+                                tracing::info!(network = %network, error = %crate::error_chain(&error), attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
                             } else {
-                                tracing::error!(network = %network, %error, attempt, retry_in_ms = delay.as_millis() as u64, "sync failed; retrying");
+                                tracing::error!(network = %network, error = %crate::error_chain(&error), attempt, retry_in_ms = delay.as_millis() as u64, "sync failed; retrying");
                             }
                             delay
                         }

@@ -15,6 +15,8 @@ use spellbridge_core::games::thaum::{ThaumOptions, ThaumPlugin};
 use spellbridge_core::time::parse_duration;
 use spellbridge_core::{NetworkId, PlayerId, Registry, RoomId};
 
+use spellbridge_adapters::irc::tls::TlsOptions;
+
 use crate::store::Durability;
 pub use http::HttpSettings;
 pub use raw::LogFormat;
@@ -94,6 +96,8 @@ pub struct IrcSettings {
     pub port: u16,
     /// Connect with TLS.
     pub tls: bool,
+    /// Whom TLS trusts, and the client certificate.
+    pub tls_options: TlsOptions,
     /// The bot's nick, then the ones to try if it is taken.
     pub nicks: Vec<String>,
     /// The user name.
@@ -217,7 +221,8 @@ impl Settings {
                     network.name
                 )));
             }
-            irc.push(irc_settings(network).map_err(invalid)?);
+            let tls_options = tls::options(&network, base).map_err(invalid)?;
+            irc.push(IrcSettings { tls_options, ..irc_settings(network).map_err(invalid)? });
         }
         let mut matrix = Vec::new();
         let mut matrix_names = std::collections::BTreeSet::new();
@@ -478,6 +483,7 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
         port: raw.port.unwrap_or(if tls { 6697 } else { 6667 }),
         server: raw.server,
         tls,
+        tls_options: TlsOptions::default(),
         username: raw.username.unwrap_or_else(|| raw.nick.clone()),
         realname: raw.realname.unwrap_or_else(|| "spellbridge chat games".to_owned()),
         nicks,
@@ -496,3 +502,4 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
 
 #[cfg(test)]
 mod tests;
+mod tls;

@@ -188,6 +188,16 @@ pub struct Irc {
     pub port: Option<u16>,
     /// TLS (default true).
     pub tls: Option<bool>,
+    /// A PEM file of CA certificates trusted besides the system's (relative to the config).
+    pub tls_ca: Option<PathBuf>,
+    /// Trust only `tls_ca` (default false).
+    pub tls_ca_only: Option<bool>,
+    /// `sha256/BASE64` of the server's certificate or public key: accept exactly it.
+    pub tls_pin: Option<String>,
+    /// A PEM client certificate, for SASL EXTERNAL (CertFP).
+    pub client_cert: Option<PathBuf>,
+    /// Its PEM private key.
+    pub client_key: Option<PathBuf>,
     /// The bot's nick.
     pub nick: String,
     /// Nicks to try when it is taken (default nick_ and nick__).
