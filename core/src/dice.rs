@@ -230,6 +230,30 @@ pub fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The inverse of [`mix`], undoing each xor-shift and multiplication in turn: whoever
+/// sees `mix(x)` knows `x`. Kept here, beside `mix`, so the tests that replay issue 13's
+/// attack on the old seeds and link codes share one copy.
+pub fn unmix(mut z: u64) -> u64 {
+    fn unshift(y: u64, k: u32) -> u64 {
+        let mut x = y;
+        for _ in 0..(64 / k + 1) {
+            x = y ^ (x >> k);
+        }
+        x
+    }
+    fn inverse(a: u64) -> u64 {
+        // Newton's iteration doubles the correct low bits each round (a is odd).
+        let mut x = a;
+        for _ in 0..6 {
+            x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
+        }
+        x
+    }
+    z = unshift(z, 31).wrapping_mul(inverse(0x94D0_49BB_1331_11EB));
+    z = unshift(z, 27).wrapping_mul(inverse(0xBF58_476D_1CE4_E5B9));
+    unshift(z, 30).wrapping_sub(0x9E37_79B9_7F4A_7C15)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,26 +330,12 @@ mod tests {
         assert!(shown.contains("<secret>"), "{shown}");
     }
 
-    /// The inverse of [`mix`]: undoes each xor-shift and multiplication in turn.
-    fn unmix(mut z: u64) -> u64 {
-        fn unshift(y: u64, k: u32) -> u64 {
-            let mut x = y;
-            for _ in 0..(64 / k + 1) {
-                x = y ^ (x >> k);
-            }
-            x
+    #[test]
+    fn unmix_undoes_mix() {
+        for z in [0, 1, 42, u64::MAX, 0x9E37_79B9_7F4A_7C15] {
+            assert_eq!(unmix(mix(z)), z);
+            assert_eq!(mix(unmix(z)), z);
         }
-        fn inverse(a: u64) -> u64 {
-            // Newton's iteration doubles the correct low bits each round (a is odd).
-            let mut x = a;
-            for _ in 0..6 {
-                x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
-            }
-            x
-        }
-        z = unshift(z, 31).wrapping_mul(inverse(0x94D0_49BB_1331_11EB));
-        z = unshift(z, 27).wrapping_mul(inverse(0xBF58_476D_1CE4_E5B9));
-        unshift(z, 30).wrapping_sub(0x9E37_79B9_7F4A_7C15)
     }
 
     /// Issue 13's attack: from the seed published for action `n`, recover the table seed

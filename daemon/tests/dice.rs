@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use spellbridge::console::{Console, play, run_script};
-use spellbridge_core::dice::mix;
+use spellbridge_core::dice::{mix, unmix};
 
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 
@@ -231,34 +231,30 @@ fn a_database_from_before_dice_keys_still_loads_verifies_and_plays_on() {
     assert!(stdout(&keyless).contains("from before dice keys"), "{}", stdout(&keyless));
 }
 
-/// The inverse of SplitMix64's finaliser `mix` (issue 13's attack).
-fn unmix(mut z: u64) -> u64 {
-    fn unshift(y: u64, k: u32) -> u64 {
-        let mut x = y;
-        for _ in 0..(64 / k + 1) {
-            x = y ^ (x >> k);
-        }
-        x
-    }
-    fn inverse(a: u64) -> u64 {
-        let mut x = a;
-        for _ in 0..6 {
-            x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
-        }
-        x
-    }
-    z = unshift(z, 31).wrapping_mul(inverse(0x94D0_49BB_1331_11EB));
-    z = unshift(z, 27).wrapping_mul(inverse(0xBF58_476D_1CE4_E5B9));
-    unshift(z, 30).wrapping_sub(0x9E37_79B9_7F4A_7C15)
-}
-
 /// What the issue's attacker guessed the next seeds to be from one published seed: the
 /// table seed recovered for every action number it might have been, and the next seed.
 fn guesses(published: u64) -> Vec<u64> {
     (0..64u64).map(|n| mix((unmix(published) ^ mix(n)) ^ mix(n + 1))).collect()
 }
 
-/// Two Tornados one after the other (consecutive action numbers), each publishing its seed.
+/// What the issue's attacker guessed alice's link code to be from one published seed and
+/// their own codes: the master seed recovered for every table and action number the seed
+/// might have come from (old scheme: seed = mix(master ^ mix(table)) mixed with the action,
+/// code n = mix(master ^ mix(n)) % 10^8), then the next few codes.
+fn code_guesses(published: u64) -> Vec<String> {
+    let mut guesses = Vec::new();
+    for action in 0..64u64 {
+        let table_seed = unmix(published) ^ mix(action);
+        for table in 0..4u64 {
+            let master = unmix(table_seed) ^ mix(table);
+            guesses.extend((1..8u64).map(|n| format!("{:08}", mix(master ^ mix(n)) % 100_000_000)));
+        }
+    }
+    guesses
+}
+
+/// Two Tornados one after the other (consecutive action numbers), each publishing its seed;
+/// eve asks for two link codes, then alice for one.
 const TORNADOS: &str = "\
 alice: !new thaum
 bob: !join
@@ -266,7 +262,18 @@ alice: !gather 1 air
 #clock +3d
 alice: !tornado 1 bob
 bob: !tornado 1 alice
+eve (dm): !link
+eve (dm): !link
+alice (dm): !link
 ";
+
+/// The link codes the console's output shows `who`, in order.
+fn codes_to(out: &str, who: &str) -> Vec<String> {
+    out.lines()
+        .filter(|line| line.starts_with(&format!("[dm:{who}] Your link code is")))
+        .filter_map(|line| line.split('`').nth(1).map(str::to_owned))
+        .collect()
+}
 
 fn published_seeds(state: &Value) -> Vec<u64> {
     state["tables"][0]["state"]["history"]
@@ -279,22 +286,36 @@ fn published_seeds(state: &Value) -> Vec<u64> {
 
 #[test]
 fn the_attack_would_have_worked_on_the_old_derivation() {
-    // So the property below can fail: with old-style seeds the guesses hit.
+    // So the property below can fail: with old-style seeds and codes the guesses hit.
     let table_seed = 0x1234_5678_9abc_def0;
     let published = spellbridge_core::Dice::for_action(table_seed, 3).seed();
     assert!(guesses(published).contains(&spellbridge_core::Dice::for_action(table_seed, 4).seed()));
+    let master = 0x0fed_cba9_8765_4321;
+    let old_table_seed = mix(master ^ mix(1));
+    let old_code = |n: u64| format!("{:08}", mix(master ^ mix(n)) % 100_000_000);
+    let guessed = code_guesses(spellbridge_core::Dice::for_action(old_table_seed, 5).seed());
+    assert!(guessed.contains(&old_code(3)), "the old scheme's third code is guessed");
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Issue 13: from a Tornado's published seed, the attacker's inversion does not give
-    /// the next Tornado's seed, whatever the console's seed.
+    /// Issue 13: from a Tornado's published seed (and their own link codes), the
+    /// attacker's inversion gives neither the next Tornado's seed nor alice's link code,
+    /// whatever the console's seed.
     #[test]
-    fn a_published_seed_does_not_predict_the_next(seed in any::<u64>()) {
+    fn published_seeds_and_codes_predict_neither_the_next_seed_nor_a_code(seed in any::<u64>()) {
         let (out, state) = run_script(TORNADOS, seed).expect("plays");
         let seeds = published_seeds(&state);
         prop_assert_eq!(seeds.len(), 2, "{}", out);
         prop_assert!(!guesses(seeds[0]).contains(&seeds[1]));
+        let (eves, alices) = (codes_to(&out, "eve"), codes_to(&out, "alice"));
+        prop_assert_eq!((eves.len(), alices.len()), (2, 1), "{}", out);
+        for published in &seeds {
+            let guessed = code_guesses(*published);
+            prop_assert!(!guessed.contains(&alices[0]), "alice's code was predicted");
+            // The same inversion does not explain eve's own codes either.
+            prop_assert!(!eves.iter().all(|code| guessed.contains(code)));
+        }
     }
 }
