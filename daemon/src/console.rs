@@ -321,8 +321,17 @@ fn utf8_line(bytes: &[u8]) -> Result<&str, ScriptError> {
 /// Plays a script held in memory and returns what was printed and the final state; an
 /// unreadable line is an error. Scenario tests use this; it runs its own runtime.
 pub fn run_script(script: &str, seed: u64) -> anyhow::Result<(String, Value)> {
+    run_in(Console::new(seed), script)
+}
+
+/// As [`run_script`], on the database at `db` (created if missing, continued if not), as
+/// `spellbridge console --db` plays.
+pub fn run_script_with_db(script: &str, seed: u64, db: &Path) -> anyhow::Result<(String, Value)> {
+    run_in(Console::with_store(seed, db)?, script)
+}
+
+fn run_in(mut console: Console, script: &str) -> anyhow::Result<(String, Value)> {
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    let mut console = Console::new(seed);
     let (mut printed, mut errors) = (Vec::new(), Vec::new());
     runtime.block_on(play(&mut console, script.as_bytes(), &mut printed, &mut errors))?;
     if !errors.is_empty() {

@@ -10,20 +10,15 @@ use std::process::{Command, Output};
 use proptest::prelude::*;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use spellbridge::console::{Console, play, run_script};
+use spellbridge::console::{Console, run_script, run_script_with_db};
 use spellbridge_core::dice::{mix, unmix};
 
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 
-/// Plays `script` through a console on the database at `db`; returns what it printed and
-/// the tables' state.
+/// Plays `script` through a console on the database at `db`: what it printed and the
+/// tables' state.
 fn run_with_db(db: &Path, seed: u64, script: &str) -> (String, Value) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
-    let mut console = Console::with_store(seed, db).expect("console opens its database");
-    let (mut out, mut errors) = (Vec::new(), Vec::new());
-    runtime.block_on(play(&mut console, script.as_bytes(), &mut out, &mut errors)).expect("plays");
-    assert!(errors.is_empty(), "script errors: {}", String::from_utf8_lossy(&errors));
-    (String::from_utf8(out).expect("utf-8"), console.snapshot())
+    run_script_with_db(script, seed, db).unwrap_or_else(|e| panic!("the script plays: {e:#}"))
 }
 
 /// `spellbridge <args…> --db <db>`.

@@ -10,8 +10,10 @@ use spellbridge::secrets::Secrets;
 use spellbridge_core::text::Segment;
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RoomId, Said, Timestamp, Voice};
 
+mod common;
+use common::{MATRIX_ROOM, on, on_matrix, privately};
+
 const T: Timestamp = Timestamp::CONSOLE_EPOCH;
-const MATRIX_ROOM: &str = "!magic:hs";
 
 fn router(permissions: Permissions) -> Router {
     let bridge = relay::bridge(
@@ -33,23 +35,6 @@ fn router(permissions: Permissions) -> Router {
     Router::new(Registry::standard(), options)
 }
 
-fn on_irc(nick: &str, text: &str) -> Inbound {
-    Inbound::new(NetworkId::new("irc"), RoomId::new("#magic"), PlayerId::new(nick), text)
-}
-
-fn on_matrix(user: &str, name: &str, text: &str) -> Inbound {
-    Inbound {
-        display_name: name.to_owned(),
-        ..Inbound::new(NetworkId::new("matrix"), RoomId::new(MATRIX_ROOM), PlayerId::new(user), text)
-    }
-}
-
-fn privately(mut inbound: Inbound) -> Inbound {
-    inbound.private = true;
-    inbound.room = RoomId::new(format!("dm:{}", inbound.sender));
-    inbound
-}
-
 /// (network, destination, plain text) of each message.
 fn seen(out: &[Outbound]) -> Vec<(String, String, String)> {
     out.iter()
@@ -66,7 +51,7 @@ fn seen(out: &[Outbound]) -> Vec<(String, String, String)> {
 #[test]
 fn a_table_opened_on_one_side_is_announced_and_played_on_both() {
     let mut router = router(Permissions::default());
-    let opened = router.handle(&on_irc("alice", "!new thaum"), T);
+    let opened = router.handle(&on("irc", "alice", "!new thaum"), T);
     let rooms: Vec<_> = seen(&opened).into_iter().map(|(n, r, _)| (n, r)).collect();
     assert!(rooms.contains(&("irc".into(), "#magic".into())), "{opened:?}");
     assert!(rooms.contains(&("matrix".into(), MATRIX_ROOM.into())), "{opened:?}");
@@ -93,18 +78,18 @@ fn a_table_opened_on_one_side_is_announced_and_played_on_both() {
 #[test]
 fn a_name_typed_on_irc_finds_the_matrix_player_and_ambiguity_is_asked() {
     let mut router = router(Permissions::default());
-    router.handle(&on_irc("alice", "!new thaum"), T);
+    router.handle(&on("irc", "alice", "!new thaum"), T);
     router.handle(&on_matrix("@bob:hs", "Bob", "!join"), T);
-    router.handle(&on_irc("alice", "!gather 1 earth"), T);
-    let bent = router.handle(&on_irc("alice", "!status Bob"), T);
+    router.handle(&on("irc", "alice", "!gather 1 earth"), T);
+    let bent = router.handle(&on("irc", "alice", "!status Bob"), T);
     assert!(seen(&bent).iter().any(|(_, _, text)| text.contains("Bob")), "{bent:?}");
     // Another person shown as "bob" on IRC, at the same table, makes the name ambiguous
     // (while only one of them plays, the name means that one).
-    router.handle(&on_irc("bob", "hello"), T);
-    let meant = router.handle(&on_irc("alice", "!status bob"), T);
+    router.handle(&on("irc", "bob", "hello"), T);
+    let meant = router.handle(&on("irc", "alice", "!status bob"), T);
     assert!(seen(&meant)[0].2.contains("sheet"), "{meant:?}");
-    router.handle(&on_irc("bob", "!join"), T);
-    let asked = router.handle(&on_irc("alice", "!status bob"), T);
+    router.handle(&on("irc", "bob", "!join"), T);
+    let asked = router.handle(&on("irc", "alice", "!status bob"), T);
     let text = &seen(&asked)[0].2;
     assert!(text.contains("could be") && text.contains("@bob:hs") && text.contains("irc:bob"), "{text}");
 }
@@ -112,20 +97,20 @@ fn a_name_typed_on_irc_finds_the_matrix_player_and_ambiguity_is_asked() {
 #[test]
 fn chat_is_relayed_commands_are_not() {
     let mut router = router(Permissions::default());
-    let chat = router.handle(&on_irc("alice", "hi all"), T);
+    let chat = router.handle(&on("irc", "alice", "hi all"), T);
     assert_eq!(seen(&chat), [("matrix".into(), MATRIX_ROOM.into(), "<alice> hi all".into())]);
     let emote = Inbound { said: Said::Emote, ..on_matrix("@bob:hs", "Bob", "waves") };
     let out = router.handle(&emote, T);
     assert_eq!(out.len(), 1);
     assert_eq!((out[0].network.as_str(), out[0].message.voice), ("irc", Voice::Act));
-    let command = router.handle(&on_irc("alice", "!games"), T);
+    let command = router.handle(&on("irc", "alice", "!games"), T);
     assert!(command.iter().all(|o| o.network.as_str() == "irc"), "the answer only: {command:?}");
 }
 
 #[test]
 fn a_linked_identity_acts_as_the_same_player_and_codes_must_be_private() {
     let mut router = router(Permissions::default());
-    let given = router.handle(&on_irc("alice", "!link"), T);
+    let given = router.handle(&on("irc", "alice", "!link"), T);
     let (_, to, text) = &seen(&given)[0];
     assert_eq!(to, "dm:alice");
     let code: String = text.split('`').nth(1).expect("a code in backticks").to_owned();
@@ -135,7 +120,7 @@ fn a_linked_identity_acts_as_the_same_player_and_codes_must_be_private() {
     let late = router.handle(&privately(on_matrix("@alice:hs", "Alice", &format!("!link {code}"))), T);
     assert!(seen(&late)[0].2.contains("does not work here"), "{late:?}");
     // A fresh code, privately, links.
-    let given = router.handle(&on_irc("alice", "!link"), T);
+    let given = router.handle(&on("irc", "alice", "!link"), T);
     let code: String = seen(&given)[0].2.split('`').nth(1).expect("code").to_owned();
     let linked = router.handle(&privately(on_matrix("@alice:hs", "Alice", &format!("!link {code}"))), T);
     assert!(seen(&linked)[0].2.starts_with("Linked"), "{linked:?}");
@@ -146,7 +131,7 @@ fn a_linked_identity_acts_as_the_same_player_and_codes_must_be_private() {
             .any(|r| matches!(&r.entry, Entry::Linked { player, .. } if player.as_str() == "irc:alice"))
     );
     // Now the Matrix identity acts as alice at alice's table.
-    router.handle(&on_irc("alice", "!new thaum"), T);
+    router.handle(&on("irc", "alice", "!new thaum"), T);
     let gathered = router.handle(&on_matrix("@alice:hs", "Alice", "!gather 1 fire"), T);
     assert!(!seen(&gathered).iter().any(|(_, _, t)| t.contains("not playing")), "{gathered:?}");
     let snapshot = router.snapshot();
@@ -154,7 +139,7 @@ fn a_linked_identity_acts_as_the_same_player_and_codes_must_be_private() {
     assert_eq!(players["irc:alice"]["thaums"]["fire"], 1, "{snapshot}");
     assert!(players.get("@alice:hs").is_none(), "{snapshot}");
     // An IRC nick that looks like the Matrix id cannot act for it.
-    let impostor = router.handle(&on_irc("Alice", "!gather 1 fire"), T);
+    let impostor = router.handle(&on("irc", "Alice", "!gather 1 fire"), T);
     assert!(seen(&impostor)[0].2.contains("not"), "{impostor:?}");
 }
 
@@ -165,14 +150,14 @@ fn configured_game_masters_and_room_operators_have_their_standing() {
         game_masters: vec![(NetworkId::new("matrix"), PlayerId::new("@gm:hs"))],
     };
     let mut router = router(permissions);
-    router.handle(&on_irc("alice", "!new thaum"), T);
-    router.handle(&on_irc("carol", "!join"), T);
-    let refused = router.handle(&on_irc("carol", "!coins carol +5"), T);
+    router.handle(&on("irc", "alice", "!new thaum"), T);
+    router.handle(&on("irc", "carol", "!join"), T);
+    let refused = router.handle(&on("irc", "carol", "!coins carol +5"), T);
     assert!(seen(&refused)[0].2.contains("Only a game master"), "{refused:?}");
     let allowed = router.handle(&on_matrix("@gm:hs", "GM", "!coins carol +5"), T);
     assert!(seen(&allowed).iter().any(|(_, _, t)| t.contains("carol")), "{allowed:?}");
     assert_eq!(router.snapshot()["tables"][0]["state"]["players"]["irc:carol"]["coins"], 5);
-    let operator = Inbound { operator: true, ..on_irc("dave", "!stop") };
+    let operator = Inbound { operator: true, ..on("irc", "dave", "!stop") };
     router.handle(&operator, T);
     assert_eq!(router.snapshot()["tables"][0]["finished"], true);
 }
@@ -180,10 +165,10 @@ fn configured_game_masters_and_room_operators_have_their_standing() {
 #[test]
 fn links_and_homes_replay_from_the_journal() {
     let mut router = router(Permissions::default());
-    let given = router.handle(&on_irc("alice", "!link"), T);
+    let given = router.handle(&on("irc", "alice", "!link"), T);
     let code: String = seen(&given)[0].2.split('`').nth(1).expect("code").to_owned();
     router.handle(&privately(on_matrix("@alice:hs", "Alice", &format!("!link {code}"))), T);
-    router.handle(&on_irc("alice", "!new thaum"), T);
+    router.handle(&on("irc", "alice", "!new thaum"), T);
     let journal = router.take_journal();
     let mut fresh = self::router(Permissions::default());
     for record in &journal {
@@ -197,7 +182,7 @@ fn links_and_homes_replay_from_the_journal() {
 #[test]
 fn names_of_players_who_acted_survive_a_restart() {
     let mut router = router(Permissions::default());
-    router.handle(&on_irc("alice", "!new thaum"), T);
+    router.handle(&on("irc", "alice", "!new thaum"), T);
     router.handle(&on_matrix("@bob:hs", "Bob", "!join"), T);
     let journal = router.take_journal();
     let mut fresh = self::router(Permissions::default());
@@ -205,7 +190,7 @@ fn names_of_players_who_acted_survive_a_restart() {
         fresh.replay(&record.entry).expect("replays");
     }
     // Bob has not spoken since the restart: IRC still finds and shows him by name.
-    let status = fresh.handle(&on_irc("alice", "!status Bob"), T);
+    let status = fresh.handle(&on("irc", "alice", "!status Bob"), T);
     let irc = status.iter().find(|o| o.network.as_str() == "irc").expect("an answer on IRC");
     assert!(irc.message.text.plain().contains("Bob"), "{status:?}");
     assert!(!irc.message.text.plain().contains("@bob:hs"), "{status:?}");
@@ -219,6 +204,7 @@ fn a_command_said_in_a_thread_is_answered_in_that_thread() {
     assert_eq!(answer.len(), 1, "{answer:?}");
     assert_eq!(answer[0].message.thread.as_deref(), Some("$root"));
     // Announcements to the whole table are not threaded.
-    let opened = router.handle(&Inbound { thread: Some("$root".into()), ..on_irc("alice", "!new thaum") }, T);
+    let opened =
+        router.handle(&Inbound { thread: Some("$root".into()), ..on("irc", "alice", "!new thaum") }, T);
     assert!(opened.iter().all(|o| o.message.thread.is_none()), "{opened:?}");
 }

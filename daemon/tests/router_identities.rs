@@ -12,8 +12,10 @@ use spellbridge::relay;
 use spellbridge::router::{Outbound, Permissions, Router, RouterOptions};
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
+mod common;
+use common::{MATRIX_ROOM, on, on_matrix, privately};
+
 const T: Timestamp = Timestamp::CONSOLE_EPOCH;
-const MATRIX_ROOM: &str = "!magic:hs";
 
 /// Two IRC networks and a Matrix account, their `#magic` rooms bridged, configured as
 /// the daemon configures them.
@@ -34,23 +36,6 @@ fn router(permissions: Permissions) -> Router {
     ]);
     let options = RouterOptions { bridges: vec![bridge], permissions, scopes, ..RouterOptions::default() };
     Router::new(Registry::standard(), options)
-}
-
-fn on(network: &str, nick: &str, text: &str) -> Inbound {
-    Inbound::new(NetworkId::new(network), RoomId::new("#magic"), PlayerId::new(nick), text)
-}
-
-fn on_matrix(user: &str, name: &str, text: &str) -> Inbound {
-    Inbound {
-        display_name: name.to_owned(),
-        ..Inbound::new(NetworkId::new("matrix"), RoomId::new(MATRIX_ROOM), PlayerId::new(user), text)
-    }
-}
-
-fn privately(mut inbound: Inbound) -> Inbound {
-    inbound.private = true;
-    inbound.room = RoomId::new(format!("dm:{}", inbound.sender));
-    inbound
 }
 
 /// `network to: text` of each message.

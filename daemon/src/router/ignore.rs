@@ -131,15 +131,12 @@ mod tests {
 
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 
+    /// The bridged test router, with `irc/root` a bot admin.
     fn router() -> Router {
-        let rooms =
-            [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
-        let permissions = Permissions {
+        super::super::tests::bridged(Permissions {
             admins: vec![(NetworkId::new("irc"), PlayerId::new("root"))],
             game_masters: Vec::new(),
-        };
-        let bridges = vec![crate::relay::bridge("magic", &rooms, true)];
-        Router::new(Registry::standard(), RouterOptions { bridges, permissions, ..RouterOptions::default() })
+        })
     }
 
     fn irc(nick: &str, text: &str) -> Inbound {

@@ -957,10 +957,16 @@ mod tests {
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 
     fn router() -> Router {
+        bridged(Permissions::default())
+    }
+
+    /// A router whose IRC `#magic` and Matrix `!m` are bridged, with `permissions` (the
+    /// router tests of this module and its children share it).
+    pub(super) fn bridged(permissions: Permissions) -> Router {
         let rooms =
             [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
         let bridges = vec![crate::relay::bridge("magic", &rooms, true)];
-        Router::new(Registry::standard(), RouterOptions { bridges, ..RouterOptions::default() })
+        Router::new(Registry::standard(), RouterOptions { bridges, permissions, ..RouterOptions::default() })
     }
 
     fn irc(nick: &str, text: &str) -> Inbound {
