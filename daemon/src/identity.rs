@@ -25,6 +25,10 @@ use spellbridge_core::{NetworkId, PlayerId, Timestamp};
 use crate::limits::WRONG_TRIES_PER_CODE;
 use crate::secrets::SecretSource;
 
+mod index;
+
+use index::Index;
+
 /// How long a link code stays valid.
 pub const CODE_LIFETIME_SECS: i64 = 10 * 60;
 
@@ -154,6 +158,8 @@ pub struct Directory {
     names: BTreeMap<Identity, String>,
     /// Link codes waiting for the other network.
     pending: BTreeMap<String, PendingLink>,
+    /// Names and links by what they are looked up by (see [`index`]).
+    index: Index,
 }
 
 impl Directory {
@@ -195,8 +201,17 @@ impl Directory {
     /// Notes the name an identity is shown under.
     pub fn saw(&mut self, network: &NetworkId, identity: &PlayerId, name: &str) {
         let key = (network.clone(), identity.clone());
-        if self.names.get(&key).is_none_or(|known| known != name) {
-            self.names.insert(key, name.to_owned());
+        match self.names.get(&key) {
+            Some(known) if known == name => {}
+            Some(known) => {
+                self.index.renamed(&key, known, name);
+                self.names.insert(key, name.to_owned());
+            }
+            None => {
+                let own = self.own_player(network, identity);
+                self.index.named(&key, &own, name);
+                self.names.insert(key, name.to_owned());
+            }
         }
     }
 
@@ -227,12 +242,12 @@ impl Directory {
 
     /// Every identity of `player`: its own (when it has been seen) and those linked to it.
     pub fn identities(&self, player: &PlayerId) -> Vec<Identity> {
-        let mut found: Vec<Identity> =
-            self.links.iter().filter(|(_, p)| *p == player).map(|(identity, _)| identity.clone()).collect();
-        let own =
-            self.names.keys().chain(self.homes.values()).filter(|(n, id)| &self.own_player(n, id) == player);
+        let mut found: Vec<Identity> = self.index.linked(player).cloned().collect();
+        // A home is the player's own identity or a linked one (set_home is only given the
+        // player an identity plays as, and unlinking drops a linked home).
+        let home = self.homes.get(player).filter(|(n, id)| &self.own_player(n, id) == player);
         let parsed = self.parsed_identity(player);
-        for identity in own.chain(parsed.iter()) {
+        for identity in self.index.own(player).chain(home).chain(parsed.iter()) {
             if !self.links.contains_key(identity) && !found.contains(identity) {
                 found.push(identity.clone());
             }
@@ -248,7 +263,7 @@ impl Directory {
         let network = NetworkId::new(network);
         let known = match self.scopes.get(&network) {
             Some(scope) => *scope == Scope::Network,
-            None => self.names.keys().any(|(n, _)| *n == network),
+            None => self.index.knows_network(&network),
         };
         known && self.parsed_identity(&PlayerId::new(word)).is_some_and(|(n, _)| n == network)
     }
@@ -282,19 +297,19 @@ impl Directory {
     /// identity was last shown under, else the name their id gives (`alice` for
     /// `libera:alice`).
     pub fn display_name(&self, player: &PlayerId) -> String {
-        self.names
-            .iter()
-            .find(|((network, identity), _)| &self.own_player(network, identity) == player)
-            .or_else(|| self.names.iter().find(|(identity, _)| self.links.get(*identity) == Some(player)))
-            .map_or_else(|| local_part(player).to_owned(), |(_, name)| name.clone())
+        self.index
+            .own(player)
+            .chain(self.index.linked(player))
+            .find_map(|identity| self.names.get(identity))
+            .map_or_else(|| local_part(player).to_owned(), Clone::clone)
     }
 
     /// True when someone other than `player` is known by `name` (their shown name, their
     /// identity, or its Matrix localpart), ignoring case: a place where `name` alone
     /// would not say who is meant.
     pub fn name_is_shared(&self, player: &PlayerId, name: &str) -> bool {
-        self.names.iter().any(|((network, identity), shown)| {
-            self.player(network, identity) != *player && answers_to(identity, shown, name)
+        self.index.answering(name).is_some_and(|found| {
+            found.iter().any(|(network, identity)| self.player(network, identity) != *player)
         })
     }
 
@@ -308,16 +323,19 @@ impl Directory {
         if word.is_empty() {
             return Ok(None);
         }
+        // Every identity that answers, in the directory's order (an ambiguous name lists
+        // its players as it always did).
+        let answering: std::collections::BTreeSet<&Identity> =
+            [self.index.answering(word), self.index.with_id(word), self.index.with_id(typed)]
+                .into_iter()
+                .flatten()
+                .flatten()
+                .collect();
         let mut found: Vec<PlayerId> = Vec::new();
-        for ((network, identity), name) in &self.names {
-            let answers = answers_to(identity, name, word)
-                || self.own_player(network, identity).as_str().eq_ignore_ascii_case(word)
-                || self.own_player(network, identity).as_str().eq_ignore_ascii_case(typed);
-            if answers {
-                let player = self.player(network, identity);
-                if !found.contains(&player) {
-                    found.push(player);
-                }
+        for (network, identity) in answering {
+            let player = self.player(network, identity);
+            if !found.contains(&player) {
+                found.push(player);
             }
         }
         match found.len() {
@@ -378,7 +396,7 @@ impl Directory {
             return Err(LinkError::AlreadyLinked(player.clone()));
         }
         let own = self.own_player(network, identity);
-        if self.links.values().any(|p| *p == own) {
+        if self.index.linked(&own).next().is_some() {
             return Err(LinkError::HasLinks);
         }
         let code = digits(code);
@@ -407,14 +425,15 @@ impl Directory {
 
     /// Joins an identity to a player.
     pub fn link(&mut self, network: &NetworkId, identity: &PlayerId, player: &PlayerId) {
-        self.links.insert((network.clone(), identity.clone()), player.clone());
+        let key = (network.clone(), identity.clone());
+        let before = self.links.insert(key.clone(), player.clone());
+        self.index.link(&key, player, before.as_ref());
     }
 
     /// Separates every identity joined to `player` (the player keeps their own).
     /// Returns the identities separated.
     pub fn unlink(&mut self, player: &PlayerId) -> Vec<Identity> {
-        let separated: Vec<Identity> =
-            self.links.iter().filter(|(_, p)| *p == player).map(|(identity, _)| identity.clone()).collect();
+        let separated = self.index.unlink(player);
         for identity in &separated {
             self.links.remove(identity);
         }
@@ -432,19 +451,99 @@ pub fn digits(code: &str) -> String {
     code.chars().filter(char::is_ascii_digit).collect()
 }
 
-/// True when an identity shown under `shown` answers to `word`: its shown name, the
-/// identity itself, or a Matrix id's localpart, ignoring case.
-fn answers_to(identity: &PlayerId, shown: &str, word: &str) -> bool {
-    let localpart = identity.as_str().strip_prefix('@').and_then(|id| id.split(':').next());
-    shown.eq_ignore_ascii_case(word)
-        || identity.as_str().eq_ignore_ascii_case(word)
-        || localpart.is_some_and(|l| l.eq_ignore_ascii_case(word))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::secrets::Secrets;
+
+    /// True when an identity shown under `shown` answers to `word`: its shown name, the
+    /// identity itself, or a Matrix id's localpart, ignoring case (the definition the
+    /// indexes must agree with).
+    fn answers_to(identity: &PlayerId, shown: &str, word: &str) -> bool {
+        let localpart = identity.as_str().strip_prefix('@').and_then(|id| id.split(':').next());
+        shown.eq_ignore_ascii_case(word)
+            || identity.as_str().eq_ignore_ascii_case(word)
+            || localpart.is_some_and(|l| l.eq_ignore_ascii_case(word))
+    }
+
+    /// `resolve` as a walk over every known name (how it was done before the indexes).
+    fn resolve_by_walking(directory: &Directory, word: &str) -> Result<Option<PlayerId>, NameProblem> {
+        let typed = word.trim_end_matches(',');
+        let word = word.trim_start_matches('@').trim_end_matches([':', ',']);
+        if word.is_empty() {
+            return Ok(None);
+        }
+        let mut found: Vec<PlayerId> = Vec::new();
+        for ((network, identity), name) in &directory.names {
+            let own = directory.own_player(network, identity);
+            if answers_to(identity, name, word)
+                || own.as_str().eq_ignore_ascii_case(word)
+                || own.as_str().eq_ignore_ascii_case(typed)
+            {
+                let player = directory.player(network, identity);
+                if !found.contains(&player) {
+                    found.push(player);
+                }
+            }
+        }
+        match found.len() {
+            0 => Ok(None),
+            1 => Ok(found.pop()),
+            _ => Err(NameProblem::Ambiguous(found)),
+        }
+    }
+
+    /// A directory of many IRC nicks and Matrix ids, some renamed, some linked, some
+    /// sharing names: what the indexes must get right.
+    fn crowd() -> Directory {
+        let mut directory = Directory::default();
+        for i in 0..200 {
+            directory.saw(&irc(), &PlayerId::new(format!("nick{i}")), &format!("nick{i}"));
+            let id = PlayerId::new(format!("@user{i}:hs"));
+            directory.saw(&matrix(), &id, &format!("Name{}", i % 50));
+            if i % 7 == 0 {
+                // Renamed: the old name no longer answers for them.
+                directory.saw(&matrix(), &id, &format!("Renamed{i}"));
+            }
+            if i % 11 == 0 {
+                directory.link(&matrix(), &id, &PlayerId::new(format!("irc:nick{i}")));
+            }
+        }
+        directory.unlink(&PlayerId::new("irc:nick22"));
+        directory
+    }
+
+    #[test]
+    fn indexed_lookups_agree_with_walking_every_name() {
+        let directory = crowd();
+        let words = ["nick3", "NICK8", "name3", "Nick15", "user7", "@user7:hs", "irc:nick9", "irc:nick9,"];
+        let more = ["@nick4:", "nick22", "user22", "name0", "nobody", "@", "Renamed14", "name7", "name21"];
+        for word in words.into_iter().chain(more) {
+            assert_eq!(directory.resolve(word), resolve_by_walking(&directory, word), "{word}");
+        }
+        for i in [0, 3, 7, 11, 22, 77, 154] {
+            for player in [PlayerId::new(format!("irc:nick{i}")), PlayerId::new(format!("@user{i}:hs"))] {
+                let name = directory.display_name(&player);
+                let walked = directory.names.iter().any(|((network, identity), shown)| {
+                    directory.player(network, identity) != player && answers_to(identity, shown, &name)
+                });
+                assert_eq!(directory.name_is_shared(&player, &name), walked, "{player} {name}");
+                let linked: Vec<Identity> = directory
+                    .links
+                    .iter()
+                    .filter(|(_, p)| **p == player)
+                    .map(|(identity, _)| identity.clone())
+                    .collect();
+                let identities = directory.identities(&player);
+                assert_eq!(identities[..linked.len()], linked[..], "{player}: linked identities first");
+            }
+        }
+        // A renamed identity answers to its new name only.
+        assert_eq!(directory.resolve("renamed7"), Ok(Some(PlayerId::new("@user7:hs"))));
+        let Err(NameProblem::Ambiguous(name21)) = directory.resolve("Name21") else { panic!("shared name") };
+        assert!(!name21.contains(&PlayerId::new("@user21:hs")), "user21 was renamed: {name21:?}");
+        assert!(directory.is_scoped_id("irc:nick5"));
+    }
 
     fn irc() -> NetworkId {
         NetworkId::new("irc")

@@ -76,9 +76,7 @@ impl Router {
                  network for a fresh code and send it to me privately from here."
             )));
         }
-        if self.active_tables().any(|id| {
-            self.tables[&id].table.players().contains(&self.directory.own_player(&identity.0, &identity.1))
-        }) {
+        if self.index.seated(&self.directory.own_player(&identity.0, &identity.1)).next().is_some() {
             return say(RichText::from(
                 "You are playing at a table as this identity; link once its game is over (or link \
                  first, then sit down).",

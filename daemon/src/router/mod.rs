@@ -39,6 +39,7 @@ mod challenges;
 mod delivery;
 mod help;
 mod ignore;
+mod index;
 mod keys;
 mod limited;
 mod links;
@@ -141,6 +142,8 @@ pub struct Router {
     options: RouterOptions,
     /// Every table ever opened, by number; at most one unfinished per place.
     tables: BTreeMap<TableId, Seating>,
+    /// The tables by place, seated player and timer (see [`index`]).
+    index: index::TableIndex,
     /// Challenges by the place they were made in (a bridge's hub).
     challenges: BTreeMap<Place, Challenge>,
     /// Who is who across networks.
@@ -296,6 +299,7 @@ impl Router {
             relay: Relay::new(options.bridges.clone()),
             options,
             tables: BTreeMap::new(),
+            index: index::TableIndex::default(),
             challenges: BTreeMap::new(),
             directory,
             journal: Vec::new(),
@@ -313,6 +317,24 @@ impl Router {
         self.relay.set_bridges(bridges.clone());
         self.options.bridges = bridges;
         self.options.permissions = permissions;
+        // A room's hub may have moved: index every table again.
+        self.index.clear();
+        let ids: Vec<TableId> = self.tables.keys().copied().collect();
+        for id in ids {
+            self.reindex(id);
+        }
+    }
+
+    /// Indexes a table again after it may have changed (see [`index`]).
+    fn reindex(&mut self, id: TableId) {
+        let Some(s) = self.tables.get(&id) else { return };
+        let facts = index::Facts {
+            hub: self.relay.hub(&s.place),
+            players: s.table.players(),
+            timer: s.table.next_timer(),
+            finished: s.table.is_finished(),
+        };
+        self.index.update(id, facts);
     }
 
     /// True when `inbound` is a command (a message starting with the prefix), not chat.
@@ -454,8 +476,7 @@ impl Router {
         /// A bound on timers fired per table per tick, so a faulty game cannot hang us.
         const MAX_FIRINGS: usize = 100_000;
         let mut out = self.expire_challenges(now);
-        let ids: Vec<TableId> = self.tables.keys().copied().collect();
-        for id in ids {
+        for id in self.index.due(now) {
             for _ in 0..MAX_FIRINGS {
                 let Some(seating) = self.tables.get_mut(&id) else { break };
                 let Some(at) = seating.table.next_timer().filter(|at| *at <= now) else {
@@ -476,14 +497,14 @@ impl Router {
                 out.extend(self.announced(outbound));
                 out.extend(self.settle_dice(id));
             }
+            self.reindex(id);
         }
         out
     }
 
     /// The earliest timer of any table, so a scheduler knows when to call [`Router::tick`].
     pub fn next_timer(&self) -> Option<Timestamp> {
-        let tables = self.tables.values().filter_map(|s| s.table.next_timer());
-        tables.chain(self.next_expiry()).min()
+        self.index.next_timer().into_iter().chain(self.next_expiry()).min()
     }
 
     /// Every table's state, in the form of CONTRACT.md's `--state-json`.
@@ -566,6 +587,7 @@ impl Router {
             self.registry.get(&game).ok_or(ReplayError::UnknownGame { table: id, game: game.clone() })?;
         let table = plugin.restore(&field("state")).map_err(|reason| bad(&reason))?;
         self.tables.insert(id, Seating { place: Place { network, room }, dice, sequence, table });
+        self.reindex(id);
         Ok(id)
     }
 
@@ -600,6 +622,7 @@ impl Router {
                 };
                 let place = Place { network: network.clone(), room: room.clone() };
                 self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened });
+                self.reindex(*table);
             }
             Entry::Acted {
                 table,
@@ -624,6 +647,7 @@ impl Router {
                     reason: refusal.to_string(),
                 })?;
                 seating.sequence = seating.sequence.saturating_add(1);
+                self.reindex(*table);
             }
             Entry::Fired { table, sequence, at, dice_seed, .. } => {
                 let seating = self.seating_at(*table, *sequence)?;
@@ -631,6 +655,7 @@ impl Router {
                 same_seed(*table, *sequence, *dice_seed, &dice)?;
                 seating.table.fire_timer(*at, &mut dice);
                 seating.sequence = seating.sequence.saturating_add(1);
+                self.reindex(*table);
             }
             Entry::Keyed { table, epoch, commitment } => self.replay_keyed(*table, *epoch, commitment)?,
             Entry::Revealed { table, epoch, key } => self.replay_revealed(*table, *epoch, key)?,
@@ -783,6 +808,7 @@ impl Router {
                 });
                 let dice = TableDice::Keyed { epoch, key, revealed: false };
                 self.tables.insert(id, Seating { place: place.clone(), dice, sequence: 0, table });
+                self.reindex(id);
                 let outbound = self.deliver(id, opening);
                 self.announced(outbound)
             }
@@ -835,9 +861,9 @@ impl Router {
                 return vec![reply(reply_to, text)];
             }
         };
-        let seated = self.tables[&index].table.players();
         let game = self.tables[&index].table.game();
-        let command = match self.resolve_names(game, command, &seated, &speaker.inbound.network) {
+        let seated = self.index.players(index);
+        let command = match self.resolve_names(game, command, seated, &speaker.inbound.network) {
             Ok(command) => command,
             Err(problem) => return vec![reply(reply_to, problem)],
         };
@@ -865,6 +891,7 @@ impl Router {
                 };
                 seating.sequence = seating.sequence.saturating_add(1);
                 self.log(entry);
+                self.reindex(index);
                 let outbound = self.deliver(index, announcements);
                 let mut out = self.announced(outbound);
                 out.extend(self.settle_dice(index));
@@ -883,7 +910,7 @@ impl Router {
 
     /// The one unfinished table where `player` is seated, for a private message.
     fn private_table(&self, player: &PlayerId) -> Result<TableId, ()> {
-        let mut seated = self.active_tables().filter(|i| self.tables[i].table.players().contains(player));
+        let mut seated = self.index.seated(player);
         match (seated.next(), seated.next()) {
             (Some(index), None) => Ok(index),
             _ => Err(()),
@@ -892,8 +919,8 @@ impl Router {
 
     fn private_table_problem(&self, player: &PlayerId) -> String {
         let rooms: Vec<String> = self
-            .active_tables()
-            .filter(|i| self.tables[i].table.players().contains(player))
+            .index
+            .seated(player)
             .map(|i| format!("{} in {}", self.tables[&i].table.game(), self.tables[&i].place.room))
             .collect();
         if rooms.is_empty() {
@@ -907,22 +934,14 @@ impl Router {
         }
     }
 
-    fn active_tables(&self) -> impl Iterator<Item = TableId> + '_ {
-        self.tables.iter().filter(|(_, s)| !s.table.is_finished()).map(|(id, _)| *id)
-    }
-
     /// The most recent finished table in a place (a room, or a bridge's hub).
     fn finished_at(&self, place: &Place) -> Option<TableId> {
-        self.tables
-            .iter()
-            .rev()
-            .find(|(_, s)| self.relay.hub(&s.place) == *place && s.table.is_finished())
-            .map(|(id, _)| *id)
+        self.index.finished_at(place)
     }
 
     /// The unfinished table in a place (a room, or a bridge's hub).
     fn active_at(&self, place: &Place) -> Option<TableId> {
-        self.active_tables().find(|i| self.relay.hub(&self.tables[i].place) == *place)
+        self.index.active_at(place)
     }
 }
 
@@ -1037,3 +1056,6 @@ mod tests {
         assert!(router.handle(&edit, T).is_empty());
     }
 }
+
+#[cfg(test)]
+mod scale_tests;
