@@ -87,6 +87,10 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// uploaded by every `sync_once`, and a send into an encrypted room first loads the
 /// member list, queries their devices and shares the room key.
 /// The store's files are made owner-only before and after (`StoreDir::secure`).
+///
+/// Its HTTP client is matrix-sdk's own reqwest client, which sets `TCP_NODELAY` on every
+/// connection (reqwest's default, which matrix-sdk keeps; pinned by a test below), so a
+/// small request is not held back by Nagle's algorithm waiting for a delayed ACK.
 async fn build(options: &MatrixOptions, store: &StoreDir) -> Result<Client, ConnectError> {
     store.secure()?;
     let client = Client::builder()
@@ -178,4 +182,18 @@ async fn session_for_token(
         });
     }
     Ok(MatrixSession { meta: SessionMeta { user_id: whoami.user_id, device_id }, tokens })
+}
+
+#[cfg(test)]
+mod tests {
+    /// matrix-sdk builds its reqwest client without touching `tcp_nodelay`, so Nagle's
+    /// algorithm is off only while reqwest's default says so: a reqwest that changed it
+    /// fails here (its Debug form names `tcp_nodelay` only when it is on).
+    #[test]
+    fn the_matrix_http_client_sets_tcp_nodelay() {
+        let builder = reqwest::Client::builder();
+        assert!(format!("{builder:?}").contains("tcp_nodelay: true"), "{builder:?}");
+        let vendored = include_str!("../../../vendor/matrix-sdk/src/http_client/native.rs");
+        assert!(!vendored.contains("tcp_nodelay"), "matrix-sdk now sets tcp_nodelay itself: check it");
+    }
 }

@@ -64,7 +64,7 @@ pub async fn serve(
             accepted = listener.accept(), if connections.len() < limits.connections => match accepted {
                 Ok((stream, peer)) => match admission.admit(peer.ip()) {
                     Some(slot) => {
-                        connections.spawn(connection(stream, slot, limits, metrics.clone()));
+                        connections.spawn(connection(without_nagle(stream), slot, limits, metrics.clone()));
                     }
                     None => refuse(&stream, peer, admission.per_ip()),
                 },
@@ -77,6 +77,15 @@ pub async fn serve(
         }
     }
     connections.shutdown().await;
+}
+
+/// An accepted connection, set up to answer without waiting: `TCP_NODELAY`, so a response
+/// written in parts does not wait for the client's delayed ACK (Nagle's algorithm).
+fn without_nagle(stream: TcpStream) -> TcpStream {
+    if let Err(error) = stream.set_nodelay(true) {
+        tracing::debug!(%error, "could not set TCP_NODELAY on an http connection");
+    }
+    stream
 }
 
 /// Answers a connection over the per-address cap with a 503 and closes it (one write
@@ -162,6 +171,16 @@ mod tests {
     async fn body(response: Response<Full<Bytes>>) -> String {
         let bytes = response.into_body().collect().await.expect("body").to_bytes();
         String::from_utf8(bytes.to_vec()).expect("utf-8")
+    }
+
+    #[tokio::test]
+    async fn an_accepted_connection_has_tcp_nodelay() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address");
+        let _client = tokio::net::TcpStream::connect(address).await.expect("connect");
+        let (stream, _) = listener.accept().await.expect("accept");
+        assert!(!stream.nodelay().expect("nodelay"), "an accepted socket starts with Nagle on");
+        assert!(without_nagle(stream).nodelay().expect("nodelay"), "the endpoint turns it off");
     }
 
     #[tokio::test]
