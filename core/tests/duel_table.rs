@@ -247,3 +247,120 @@ fn a_player_may_not_stop_a_duel() {
     assert!(refusal.to_string().contains("type just `!stop`"), "{refusal}");
     assert_eq!(table.snapshot(), before);
 }
+
+/// Issue 15: every Duel line names its players by name segment, never by writing their
+/// id into the text, so each network shows its own name (a Matrix player's display name,
+/// not `@mia:localhost`). Tracks, seals, Voids, failed counters, timeouts, the finish,
+/// a stop, `!status` in the room and privately, and refusals naming the wizards.
+#[test]
+fn no_duel_line_writes_a_player_id_into_its_text() {
+    use spellbridge_core::RichText;
+    use spellbridge_core::text::Segment;
+    let [mia, leo] = ["@mia:localhost", "@leo:localhost"];
+    let ids_in_text = |text: &RichText| -> Vec<String> {
+        text.segments()
+            .iter()
+            .filter_map(|segment| match segment {
+                Segment::Text { text, .. } | Segment::Coloured { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .filter(|text| text.contains("mia") || text.contains("leo") || text.contains("oscar"))
+            .collect()
+    };
+    type Script = &'static [(&'static str, bool, &'static str)];
+    let scripts: [(&[u8], Script); 3] = [
+        (
+            &[1],
+            &[
+                ("mia", true, "cast surge fire fire void end"),
+                ("leo", false, "status"),
+                ("leo", true, "cast focus earth earth"),
+                ("timer", false, ""),
+                ("mia", true, "status"),
+                ("leo", true, "cast surge thunder"),
+                ("carol", true, "cast surge fire end"),
+                ("leo", false, "concede"),
+                ("mia", false, "concede"),
+                ("mia", false, "status"),
+            ],
+        ),
+        (
+            &[1],
+            &[
+                ("mia", true, "cast surge fire fire end"),
+                ("leo", true, "cast counter water end"),
+                ("mia", true, "cast surge fire wind water thunder earth end"),
+                ("leo", true, "cast focus earth earth end"),
+                ("leo", false, "status"),
+            ],
+        ),
+        (
+            &[1],
+            &[
+                ("mia", true, "cast surge fire wind water thunder earth end"),
+                ("leo", true, "cast focus earth earth void earth earth end"),
+                ("mia", false, "status"),
+                ("oscar", false, "stop"),
+                ("leo", false, "status"),
+            ],
+        ),
+    ];
+    let mut plain = Vec::new();
+    for (concentration, script) in scripts {
+        let plugin =
+            DuelPlugin::new(DuelOptions { concentration: concentration.to_vec(), ..DuelOptions::default() });
+        let setup = TableSetup {
+            room: "#duel".into(),
+            seats: vec![
+                Seat { player: PlayerId::new(mia), choice: Some("pyromancer".into()) },
+                Seat { player: PlayerId::new(leo), choice: Some("geomancer".into()) },
+            ],
+            now: T0,
+        };
+        let mut table = plugin.open(&setup).expect("opens");
+        let mut said: Vec<RichText> = table.opening().into_iter().map(|a| a.text).collect();
+        for (sequence, (who, private, command)) in script.iter().enumerate() {
+            let mut dice = Dice::for_action(9, sequence as u64);
+            if *who == "timer" {
+                let at = table.next_timer().expect("a step waits");
+                said.extend(table.fire_timer(at, &mut dice).into_iter().map(|a| a.text));
+                continue;
+            }
+            let who = PlayerId::new(match *who {
+                "mia" => mia,
+                "leo" => leo,
+                other => other,
+            });
+            let typed = format!("!{command}");
+            let standing = if who.as_str() == "oscar" { Standing::Operator } else { Standing::Player };
+            let action = Action { actor: &who, command, typed: &typed, private: *private, now: T0, standing };
+            match table.act(&action, &mut dice) {
+                Ok(out) => said.extend(out.into_iter().map(|a| a.text)),
+                Err(spellbridge_core::Refusal::Refused(text)) => said.push(text),
+                Err(other) => panic!("{command}: {other}"),
+            }
+        }
+        let leaks: Vec<String> = said.iter().flat_map(ids_in_text).collect();
+        let text: Vec<String> = said.iter().map(RichText::plain).collect();
+        assert!(leaks.is_empty(), "player ids written as text: {leaks:#?}\nin:\n{}", text.join("\n"));
+        plain.extend(text);
+    }
+    // The lines that name players were all said (as plain text they show the ids).
+    let plain = plain.join("\n");
+    for needle in [
+        "Duel: @mia:localhost (Pyromancer) vs @leo:localhost",
+        "toward @",
+        "@leo:localhost's first",
+        "Void removes",
+        "Full Counter fails: level 1 is below @mia:localhost's",
+        "Step 0 waits for @leo:localhost",
+        "@leo:localhost conceded",
+        "This duel is over (winner @mia:localhost)",
+        "Finished: winner @mia:localhost.",
+        "not playing in this duel (@mia:localhost vs @leo:localhost)",
+        "stopped the Duel; no winner (the track was",
+        "Finished: stopped, no winner.",
+    ] {
+        assert!(plain.contains(needle), "{needle:?} was not said:\n{plain}");
+    }
+}

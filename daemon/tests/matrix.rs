@@ -312,12 +312,9 @@ async fn matrix_players_play_a_duel_by_encrypted_dm_and_a_thaum_phase_in_an_encr
     carol.expect("Round 1, step 1", &daemon).await;
     carol.expect("Round 1 settles", &daemon).await;
     // Fire Wind Water Thunder: 16 + surge 8 + explosion 16 = 40; Earth×4 focused: 16. Track 24.
-    // (The game's own text names players by their Matrix id, not their display name.)
+    // Players are named by display name, never by Matrix id (issue 15).
     let track = carol.expect("24 toward", &daemon).await;
-    assert!(
-        track.text.contains("24 toward @alice:localhost") || track.text.contains("24 toward alice"),
-        "{track:?}"
-    );
+    assert!(track.text.contains("now 24 toward alice."), "{track:?}");
 
     // Round 2: bob's Earth run sealed Wind and Water for alice's first 3 positions (D-10).
     alice.say(&to_bot, "!cast surge fire wind end").await;
@@ -394,18 +391,7 @@ async fn thaum_table(
     alice.accept_invite(&room).await.unwrap_or_else(|e| panic!("{e}"));
     bob.accept_invite(&room).await.unwrap_or_else(|e| panic!("{e}"));
 
-    // The bot accepts its invite and answers.
-    let deadline = Instant::now() + STARTUP;
-    'answered: loop {
-        assert!(Instant::now() < deadline, "the bot never answered in {room}; its log:\n{}", daemon.log());
-        carol.send_text(&room, "!games").await.unwrap_or_else(|e| panic!("{e}"));
-        let until = Instant::now() + Duration::from_secs(2);
-        while let Some(m) = carol.next_message(until.saturating_duration_since(Instant::now())).await {
-            if m.sender == bot_id && m.body.contains("Games:") {
-                break 'answered;
-            }
-        }
-    }
+    until_bot_answers_raw(&mut carol, &room, daemon).await;
     for client in [&mut carol, &mut alice, &mut bob] {
         client.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
     }
@@ -419,6 +405,35 @@ async fn thaum_table(
     (carol, alice, bob, room)
 }
 
+/// Says `!games` in `room` until the bot (which accepts its invite) answers there,
+/// within [`STARTUP`].
+async fn until_bot_answers_raw(client: &mut MatrixClient, room: &str, daemon: &Daemon) {
+    let bot = format!("@{BOT}:localhost");
+    let deadline = Instant::now() + STARTUP;
+    loop {
+        assert!(Instant::now() < deadline, "the bot never answered in {room}; its log:\n{}", daemon.log());
+        client.send_text(room, "!games").await.unwrap_or_else(|e| panic!("{e}"));
+        let until = Instant::now() + Duration::from_secs(2);
+        while let Some(m) = client.next_message(until.saturating_duration_since(Instant::now())).await {
+            if m.sender == bot && m.room_id == room && m.body.contains("Games:") {
+                return;
+            }
+        }
+    }
+}
+
+/// A direct room of `client`'s with the bot, once the bot has joined it.
+async fn direct_room_with_bot(client: &mut MatrixClient, daemon: &Daemon) -> String {
+    let bot = format!("@{BOT}:localhost");
+    let room = client.create_dm(&bot, false).await.unwrap_or_else(|e| panic!("{e}"));
+    let deadline = Instant::now() + STARTUP;
+    while !client.joined_members(&room).await.unwrap_or_else(|e| panic!("{e}")).contains(&bot) {
+        assert!(Instant::now() < deadline, "the bot never joined {room}; its log:\n{}", daemon.log());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    room
+}
+
 /// The next message from the bot whose body contains `needle`, within [`WAIT`].
 async fn expect_raw(client: &mut MatrixClient, needle: &str, daemon: &Daemon) -> Message {
     let bot = format!("@{BOT}:localhost");
@@ -428,6 +443,30 @@ async fn expect_raw(client: &mut MatrixClient, needle: &str, daemon: &Daemon) ->
             panic!("{} waited for {needle:?}: {e}\n--- the daemon's log:\n{}", client.user_id(), daemon.log())
         }
     }
+}
+
+/// As [`expect_raw`], keeping in `seen` every message of the bot's that came on the way.
+async fn expect_seen(
+    client: &mut MatrixClient,
+    seen: &mut Vec<Message>,
+    needle: &str,
+    daemon: &Daemon,
+) -> Message {
+    let bot = format!("@{BOT}:localhost");
+    let found = client
+        .expect_message_matching(
+            |m| {
+                if m.sender == bot {
+                    seen.push(m.clone());
+                }
+                m.sender == bot && m.body.contains(needle)
+            },
+            WAIT,
+        )
+        .await;
+    found.unwrap_or_else(|e| {
+        panic!("{} waited for {needle:?}: {e}\n--- the daemon's log:\n{}", client.user_id(), daemon.log())
+    })
 }
 
 /// Everything the bot says until `quiet` passes with nothing new.
@@ -641,4 +680,75 @@ async fn a_matrix_user_over_the_command_limit_is_told_once_and_holds_nobody_back
     bob.send_text(&room, "!games").await.unwrap_or_else(|e| panic!("{e}"));
     let answer = expect_raw(&mut bob, "Games:", &daemon).await;
     assert_eq!(answer.room_id, room);
+}
+
+/// Issue 15: alice and bob, seated at a Thaum table, duel in a second room. Their spells,
+/// cast privately, reach the Duel (only the Duel takes `!cast`; before, a private `!cast`
+/// was asked back as ambiguous and a public one refused, so only the step timeout moved
+/// the duel). And no Duel line nor `!status` shows a raw Matrix id in its body
+/// (`now 24 toward @alice:localhost`): players are shown by their display name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_at_a_thaum_table_and_a_duel_casts_privately_and_sees_names_not_ids() {
+    let started = Instant::now();
+    let synapse = server();
+    let bot_id = register(&synapse, BOT);
+    let daemon = Daemon::start(&synapse);
+    let (_carol, mut alice, mut bob, _thaum) = thaum_table(&synapse, &daemon).await;
+    let (alice_id, bob_id) = (alice.user_id().to_owned(), bob.user_id().to_owned());
+    let mut seen = Vec::new();
+
+    let duel_room =
+        alice.create_room("Duel", &[bot_id.as_str(), &bob_id], false).await.unwrap_or_else(|e| panic!("{e}"));
+    bob.accept_invite(&duel_room).await.unwrap_or_else(|e| panic!("{e}"));
+    until_bot_answers_raw(&mut alice, &duel_room, &daemon).await;
+    let (alice_dm, bob_dm) =
+        (direct_room_with_bot(&mut alice, &daemon).await, direct_room_with_bot(&mut bob, &daemon).await);
+    for client in [&mut alice, &mut bob] {
+        client.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    alice.send_text(&duel_room, &format!("!duel {bob_id}")).await.unwrap_or_else(|e| panic!("{e}"));
+    expect_seen(&mut bob, &mut seen, "challenges", &daemon).await;
+    bob.send_text(&duel_room, "!accept").await.unwrap_or_else(|e| panic!("{e}"));
+    expect_seen(&mut alice, &mut seen, "Round 1 begins", &daemon).await;
+
+    // Round 1, by private message: 40 against 16, the track 24 toward alice.
+    alice
+        .send_text(&alice_dm, "!cast surge fire wind water thunder end")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let queued = expect_seen(&mut alice, &mut seen, "Queued", &daemon).await;
+    assert_eq!(queued.room_id, alice_dm, "answered privately: {queued}");
+    bob.send_text(&bob_dm, "!cast focus earth earth earth earth end").await.unwrap_or_else(|e| panic!("{e}"));
+    let track = expect_seen(&mut alice, &mut seen, "24 toward", &daemon).await;
+    assert!(track.body.contains("now 24 toward alice."), "{track}");
+    // Round 2 (Wind and Water sealed for alice, RULES D-10): alice reaches 48 and wins.
+    alice
+        .send_text(&alice_dm, "!cast surge fire earth fire earth end")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    expect_seen(&mut alice, &mut seen, "Queued", &daemon).await;
+    bob.send_text(&bob_dm, "!cast focus earth earth earth earth end").await.unwrap_or_else(|e| panic!("{e}"));
+    let over = expect_seen(&mut alice, &mut seen, "duel is over", &daemon).await;
+    assert!(over.body.contains("the track reached 48 toward alice"), "{over}");
+    alice.send_text(&duel_room, "!status").await.unwrap_or_else(|e| panic!("{e}"));
+    let status = expect_seen(&mut alice, &mut seen, "Finished:", &daemon).await;
+    assert!(
+        status.body.contains("Duel: alice (Apprentice) vs bob (Apprentice). Finished: winner alice."),
+        "{status}"
+    );
+
+    // Nothing the bot said to either shows a player's Matrix id (their pills link to it).
+    seen.extend(drain_raw(&mut alice, Duration::from_secs(2)).await);
+    seen.extend(drain_raw(&mut bob, Duration::from_secs(1)).await);
+    for needle in ["Round 1, step 1", "Round 1 settles", "Seals next round", "Pools: "] {
+        assert!(seen.iter().any(|m| m.body.contains(needle)), "{needle:?} was said: {seen:#?}");
+    }
+    for message in &seen {
+        assert!(
+            !message.body.contains(&alice_id) && !message.body.contains(&bob_id),
+            "a raw Matrix id in what the bot said: {message}"
+        );
+    }
+    eprintln!("the test took {:?}", started.elapsed());
 }

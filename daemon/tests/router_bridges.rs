@@ -208,3 +208,51 @@ fn a_command_said_in_a_thread_is_answered_in_that_thread() {
         router.handle(&Inbound { thread: Some("$root".into()), ..on("irc", "alice", "!new thaum") }, T);
     assert!(opened.iter().all(|o| o.message.thread.is_none()), "{opened:?}");
 }
+
+/// Issue 15: a player seated at a Thaum table and in a Duel casts privately and it
+/// reaches the Duel (only the Duel takes `!cast`); a command both games take is still
+/// asked back. And no Duel line or `!status` writes the Matrix player's id into its text
+/// on either network: the track, pools and status name him by name segment.
+#[test]
+fn a_player_at_a_thaum_table_and_a_duel_casts_privately_and_no_duel_line_shows_a_matrix_id() {
+    let mut router = router(Permissions::default());
+    let in_thaum_room = |nick: &str, text: &str| {
+        Inbound::new(NetworkId::new("irc"), RoomId::new("#thaum"), PlayerId::new(nick), text)
+    };
+    router.handle(&in_thaum_room("carol", "!new thaum"), T);
+    let joined = seen(&router.handle(&in_thaum_room("alice", "!join"), T));
+    assert!(joined.iter().any(|(_, _, t)| t.contains("joins")), "{joined:?}");
+    router.handle(&on_matrix("@bob:hs", "Bob", "hello"), T);
+    router.handle(&on_irc("alice", "!duel Bob"), T);
+    let mut said = router.handle(&on_matrix("@bob:hs", "Bob", "!accept"), T);
+    assert!(seen(&said).iter().any(|(_, _, t)| t.contains("Round 1 begins")), "{:?}", seen(&said));
+
+    let cast = router.handle(&privately(on_irc("alice", "!cast surge fire wind water thunder end")), T);
+    assert_eq!(
+        seen(&cast),
+        [(
+            "irc".into(),
+            "dm:alice".into(),
+            "Queued. Your spell for round 1: Power Surge 🔥Fire 💨Wind 💧Water ⚡Thunder End. Your \
+             tokens are placed one per step and revealed with your opponent's."
+                .into()
+        )]
+    );
+    let asked = seen(&router.handle(&privately(on_irc("alice", "!status")), T));
+    assert!(asked[0].2.contains("You play at several tables"), "{asked:?}");
+    said.extend(router.handle(&privately(on_matrix("@bob:hs", "Bob", "!cast focus earth earth end")), T));
+    said.extend(router.handle(&on_matrix("@bob:hs", "Bob", "!status"), T));
+    said.extend(router.handle(&on_irc("alice", "!status"), T));
+    let plain: Vec<String> = seen(&said).into_iter().map(|(_, _, t)| t).collect();
+    let plain = plain.join("\n");
+    for line in ["Round 1 settles", "Track moves", "Duel: ", "Pools: "] {
+        assert!(plain.contains(line), "{line:?} was not said:\n{plain}");
+    }
+    for message in &said {
+        for segment in message.message.text.segments() {
+            if let Segment::Text { text, .. } | Segment::Coloured { text, .. } = segment {
+                assert!(!text.contains("@bob:hs"), "{} was told {text:?}", message.network);
+            }
+        }
+    }
+}

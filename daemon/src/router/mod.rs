@@ -825,7 +825,7 @@ impl Router {
     ) -> Vec<Outbound> {
         let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
         let (head, _) = words::split(command);
-        let index = if private { self.private_table(sender) } else { self.active_at(place).ok_or(()) };
+        let index = if private { self.private_table(sender, &head) } else { self.active_at(place).ok_or(()) };
         // After a game ends its room can still ask how it ended.
         let index = index.or_else(|()| {
             self.finished_at(place)
@@ -908,13 +908,26 @@ impl Router {
         }
     }
 
-    /// The one unfinished table where `player` is seated, for a private message.
-    fn private_table(&self, player: &PlayerId) -> Result<TableId, ()> {
-        let mut seated = self.index.seated(player);
-        match (seated.next(), seated.next()) {
-            (Some(index), None) => Ok(index),
+    /// The unfinished table a private `command` of `player`'s goes to: the one table
+    /// where they are seated, else the one of those whose game has that command (only
+    /// a Duel takes `!cast`, so a player at a Thaum table and a Duel casts privately).
+    fn private_table(&self, player: &PlayerId, command: &str) -> Result<TableId, ()> {
+        let seated: Vec<TableId> = self.index.seated(player).collect();
+        let only = |tables: &[TableId]| match tables {
+            [index] => Ok(*index),
             _ => Err(()),
-        }
+        };
+        only(&seated).or_else(|()| {
+            let taking: Vec<TableId> = seated
+                .into_iter()
+                .filter(|i| {
+                    self.registry.get(self.tables[i].table.game()).is_some_and(|game| {
+                        game.commands().iter().any(|c| c.name == command || c.aliases.contains(&command))
+                    })
+                })
+                .collect();
+            only(&taking)
+        })
     }
 
     fn private_table_problem(&self, player: &PlayerId) -> String {

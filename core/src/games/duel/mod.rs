@@ -208,7 +208,12 @@ impl Table for DuelTable {
         }
         let command = command::parse(action.command).map_err(refusal)?;
         let events =
-            self.duel.apply(action.actor, action.standing, &command, action.now, dice).map_err(refusal)?;
+            self.duel.apply(action.actor, action.standing, &command, action.now, dice).map_err(|error| {
+                match error {
+                    DuelError::UnknownCommand(word) => Refusal::UnknownCommand(word),
+                    other => Refusal::Refused(render::error_in(&self.duel, &other)),
+                }
+            })?;
         Ok(render::announcements(&self.duel, &events, action.private))
     }
 

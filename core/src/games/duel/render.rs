@@ -13,9 +13,45 @@ use crate::plugin::Announcement;
 use crate::text::RichText;
 use crate::time::Timestamp;
 
-/// A refusal's message, with the words between backticks shown as code.
+/// A refusal's message, with the words between backticks shown as code and the players
+/// it names as name segments (each network shows its own name for them, never a raw id).
 pub fn error(error: &DuelError) -> RichText {
-    with_code(&error.to_string())
+    match error {
+        DuelError::NotAPlayer { players, .. } => RichText::new()
+            .text("You are not playing in this duel (")
+            .name(&players[0])
+            .text(" vs ")
+            .name(&players[1])
+            .append(with_code(
+                "), and this room holds one table: challenge someone in another room with \
+                 `!duel <player>`, or wait for this duel to end (`!status` shows it).",
+            )),
+        DuelError::SamePlayer(player) => RichText::new()
+            .name(player)
+            .append(with_code(" cannot duel themselves: challenge another player with `!duel <player>`.")),
+        other => with_code(&other.to_string()),
+    }
+}
+
+/// A refusal of a command to `duel`: as [`error`], with the result of a finished duel
+/// naming its winner by name segment.
+pub fn error_in(duel: &Duel, error: &DuelError) -> RichText {
+    match error {
+        DuelError::Over { .. } => result(RichText::new().text("This duel is over ("), duel)
+            .append(with_code("); start a new one with `!duel <player>`.")),
+        other => self::error(other),
+    }
+}
+
+/// `winner alice`, `a draw` or `stopped, no winner` (as [`Duel::result_text`]), the
+/// winner as a name segment.
+fn result(text: RichText, duel: &Duel) -> RichText {
+    match duel.finish() {
+        Some(Finish { reason: FinishReason::Stopped, .. }) => text.text("stopped, no winner"),
+        Some(Finish { winner: Some(seat), .. }) => text.text("winner ").name(&duel.players()[seat]),
+        Some(Finish { winner: None, .. }) => text.text("a draw"),
+        None => text.text("not finished"),
+    }
 }
 
 /// Plain text in which `…` spans become code segments.
@@ -73,17 +109,24 @@ pub fn pool(mut text: RichText, pool: &Pool) -> RichText {
     text
 }
 
-fn track(duel: &Duel, value: i64) -> String {
+/// The track in bold, `even (0)` or `13 toward alice` (the player as a name segment).
+fn track(text: RichText, duel: &Duel, value: i64) -> RichText {
     let players = duel.players();
     match value {
-        0 => "even (0)".to_owned(),
-        v if v > 0 => format!("{v} toward {}", players[0]),
-        v => format!("{} toward {}", v.unsigned_abs(), players[1]),
+        0 => text.bold("even (0)"),
+        v if v > 0 => text.bold(format!("{v} toward ")).name(&players[0]),
+        v => text.bold(format!("{} toward ", v.unsigned_abs())).name(&players[1]),
     }
 }
 
+/// `alice's `, the player as a name segment.
+fn possessive(text: RichText, player: &PlayerId) -> RichText {
+    text.name(player).text("'s ")
+}
+
 fn seal(text: RichText, player: &PlayerId, seal: &Seal) -> RichText {
-    let text = text.text(format!("{player}'s first {} element position(s) may not be ", seal.positions));
+    let text =
+        possessive(text, player).text(format!("first {} element position(s) may not be ", seal.positions));
     elements(text, &seal.elements, " or ")
 }
 
@@ -232,7 +275,8 @@ fn counter_failed(text: RichText, opponent: &PlayerId, failure: CounterFailure) 
     let text = text.text("Full Counter fails: ");
     match failure {
         CounterFailure::Level { counter, target } => {
-            text.text(format!("level {counter} is below {opponent}'s {target} (RULES D-7); "))
+            possessive(text.text(format!("level {counter} is below ")), opponent)
+                .text(format!("{target} (RULES D-7); "))
         }
         CounterFailure::NotOpposite { position, counter, target } => {
             let text = text.text(format!("at position {} ", position.saturating_add(1)));
@@ -240,7 +284,7 @@ fn counter_failed(text: RichText, opponent: &PlayerId, failure: CounterFailure) 
                 Some(mine) => element(text, mine).text(" is not opposite "),
                 None => text.text("it has no element against "),
             };
-            element(text.text(format!("{opponent}'s ")), target).text(" (RULES D-6); ")
+            element(possessive(text, opponent), target).text(" (RULES D-6); ")
         }
     }
 }
@@ -251,7 +295,7 @@ fn removals(text: RichText, players: [&PlayerId; 2], spell: &SpellRecord) -> Ric
     let removed = &spell.outcome.removed;
     let elements: Vec<Element> = spell.tokens.iter().filter_map(|t| t.element()).collect();
     let verb = if removed.len() == 1 { "Void removes" } else { "Voids remove" };
-    let mut text = text.text(format!("{remover}'s {verb} {owner}'s "));
+    let mut text = possessive(possessive(text, remover).text(format!("{verb} ")), owner);
     for (i, position) in removed.iter().enumerate() {
         if i > 0 {
             text = text.text(if i + 1 == removed.len() { " and " } else { ", " });
@@ -274,10 +318,8 @@ fn spell_line(duel: &Duel, record: &RoundRecord, seat: usize) -> RichText {
     }
     text = text.text(" → ");
     if o.countered {
-        return text.text(format!(
-            "countered by {}'s Full Counter: counts as not cast, power 0 (RULES D-7).",
-            players[1 - seat]
-        ));
+        return possessive(text.text("countered by "), &players[1 - seat])
+            .text("Full Counter: counts as not cast, power 0 (RULES D-7).");
     }
     if o.counter_succeeded {
         text = text.text("Full Counter succeeds (RULES D-7); ");
@@ -330,7 +372,7 @@ fn settlement(duel: &Duel, record: &RoundRecord) -> Vec<Announcement> {
         .text(format!(" {p0} − "))
         .name(&players[1])
         .text(format!(" {p1}); now "));
-    text = text.bold(track(duel, record.track_after)).text(".");
+    text = track(text, duel, record.track_after).text(".");
     // After the duel's last round there is no next round to seal.
     if duel.finish().is_none() {
         text = match seals(RichText::new(), duel) {
@@ -352,28 +394,33 @@ fn round_started(round: u32, deadline: Timestamp) -> RichText {
 fn finished(duel: &Duel, finish: &Finish) -> RichText {
     let players = duel.players();
     let pools = duel.pools();
-    let why = match finish.reason {
-        FinishReason::Track => format!("the track reached {} (RULES D-1)", track(duel, duel.track())),
+    let text = RichText::new().text("🏁 The duel is over: ");
+    let text = match finish.reason {
+        FinishReason::Track => {
+            track(text.text("the track reached "), duel, duel.track()).text(" (RULES D-1)")
+        }
         FinishReason::PoolEmpty => {
-            let dry: Vec<String> =
-                (0..2).filter(|s| pools[*s].is_empty()).map(|s| format!("{}'s", players[s])).collect();
-            format!(
-                "{} pool is empty (RULES D-2); the track is {}",
-                dry.join(" and "),
-                track(duel, duel.track())
-            )
+            let mut text = text;
+            for (i, seat) in (0..2).filter(|s| pools[*s].is_empty()).enumerate() {
+                if i > 0 {
+                    text = text.text(" and ");
+                }
+                text = text.name(&players[seat]).text("'s");
+            }
+            track(text.text(" pool is empty (RULES D-2); the track is "), duel, duel.track())
         }
-        FinishReason::Conceded => {
-            let loser = finish.winner.map(|w| players[1 - w].to_string()).unwrap_or_default();
-            format!("{loser} conceded")
-        }
-        FinishReason::Abandoned => format!(
-            "neither wizard cast anything this round, so the duel is abandoned; the track is {}",
-            track(duel, duel.track())
+        FinishReason::Conceded => match finish.winner {
+            Some(winner) => text.name(&players[1 - winner]).text(" conceded"),
+            None => text.text(" conceded"),
+        },
+        FinishReason::Abandoned => track(
+            text.text("neither wizard cast anything this round, so the duel is abandoned; the track is "),
+            duel,
+            duel.track(),
         ),
-        FinishReason::Stopped => format!("it was stopped; the track is {}", track(duel, duel.track())),
+        FinishReason::Stopped => track(text.text("it was stopped; the track is "), duel, duel.track()),
     };
-    let text = RichText::new().text("🏁 The duel is over: ").text(why).text(". ");
+    let text = text.text(". ");
     let text = match (finish.reason, finish.winner) {
         (FinishReason::Stopped, _) => text.text("There is no winner."),
         (_, Some(seat)) => text.text("🏆 ").mention(&players[seat]).text(" wins!"),
@@ -384,15 +431,8 @@ fn finished(duel: &Duel, finish: &Finish) -> RichText {
 
 /// "🛑 carol stopped the Duel; no winner. …"
 fn stopped(duel: &Duel, by: &PlayerId) -> RichText {
-    RichText::new()
-        .text("🛑 ")
-        .mention(by)
-        .text(format!(
-            " stopped the Duel; no winner (the track was {}). Start another with ",
-            track(duel, duel.track())
-        ))
-        .code("!duel <player> [wizard]")
-        .text(".")
+    let text = RichText::new().text("🛑 ").mention(by).text(" stopped the Duel; no winner (the track was ");
+    track(text, duel, duel.track()).text("). Start another with ").code("!duel <player> [wizard]").text(".")
 }
 
 /// The status lines: public facts only, plus (privately) the asker's own queue.
@@ -401,16 +441,18 @@ pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
     let wizards = duel.wizards();
     let round = duel.round();
     let mut lines = Vec::new();
-    let mut head = RichText::new().text(format!(
-        "Duel: {} ({}) vs {} ({}). ",
-        players[0], wizards[0].name, players[1], wizards[1].name
-    ));
+    let mut head = RichText::new()
+        .text("Duel: ")
+        .name(&players[0])
+        .text(format!(" ({}) vs ", wizards[0].name))
+        .name(&players[1])
+        .text(format!(" ({}). ", wizards[1].name));
     if duel.finish().is_some() {
-        head = head.text(format!("Finished: {}. ", duel.result_text()));
+        head = result(head.text("Finished: "), duel).text(". ");
     } else {
         head = head.text(format!("Round {}, step {}. ", round.number, round.step));
     }
-    lines.push(head.text("Track: ").bold(track(duel, duel.track())).text(" (30 wins)."));
+    lines.push(track(head.text("Track: "), duel, duel.track()).text(" (30 wins)."));
 
     let mut pools = RichText::new().text("Pools: ");
     for (seat, (player, held)) in players.iter().zip(duel.pools()).enumerate() {
@@ -445,15 +487,18 @@ pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
             if caster.is_complete() {
                 text = text.italic(" (complete)");
             } else if !caster.is_ready() {
-                waiting.push(players[seat].to_string());
+                waiting.push(&players[seat]);
             }
         }
         if let Some(deadline) = duel.next_timer() {
-            text = text.text(format!(
-                ". Step {} waits for {} (times out at {deadline}).",
-                round.step,
-                waiting.join(" and ")
-            ));
+            text = text.text(format!(". Step {} waits for ", round.step));
+            for (i, player) in waiting.into_iter().enumerate() {
+                if i > 0 {
+                    text = text.text(" and ");
+                }
+                text = text.name(player);
+            }
+            text = text.text(format!(" (times out at {deadline})."));
         }
         lines.push(text);
     }
