@@ -299,6 +299,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         couriers.insert(transport.network().clone(), courier_tx);
     }
     drop(inbound_tx);
+    // Only the couriers report sends: once they are done, shutdown's drain ends at once.
+    drop(sent_tx);
     tasks.close();
 
     metrics.committed(&pending);
@@ -365,6 +367,9 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     }
 
     tracing::info!("shutting down: sending what is queued");
+    // Closing the couriers' queues ends each courier once it has sent what it holds; the
+    // reports of their sends end with the last of them, so this waits for the queued
+    // messages and no longer (at most DRAIN, for a network that is down).
     drop(couriers);
     let drained = tokio::time::timeout(DRAIN, async {
         while let Some(id) = sent_rx.recv().await {

@@ -300,3 +300,41 @@ async fn the_per_address_cap_refuses_the_excess_and_frees_a_place_on_close() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Issue 15: SIGTERM returns as soon as the outbox is empty. The drain used to wait out
+/// its whole 5 s timeout (the loop kept a sender of the couriers' reports itself, so
+/// waiting for the last report never ended) even with nothing queued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_returns_as_soon_as_the_outbox_is_empty() {
+    let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let mut daemon = Ops::start(&format!(
+        "[[irc]]\nname = \"test\"\nserver = \"127.0.0.1\"\nport = {}\ntls = false\nnick = \"{BOT}\"\n\
+         channels = [\"{ROOM}\"]\nreconnect_delay = \"1s\"\n[irc.flood]\nenabled = false\n",
+        irc.port()
+    ));
+    let mut alice = IrcClient::connect(irc.port(), "alice").await.expect("alice connects");
+    alice.join(ROOM).await.expect("alice joins");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "the bot never answered; its log:\n{}", daemon.log());
+        alice.privmsg(ROOM, "!games").await.expect("send");
+        if alice
+            .expect_privmsg_matching(|m| m.from == BOT && m.text.contains("Games:"), Duration::from_secs(1))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+    }
+    // Every answer was sent and reported: the outbox is empty.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let asked = Instant::now();
+    assert!(daemon.terminate(), "the daemon stops cleanly on SIGTERM; its log:\n{}", daemon.log());
+    let took = asked.elapsed();
+    eprintln!("SIGTERM to exit with an empty outbox: {took:?}");
+    assert!(took < Duration::from_millis(2500), "SIGTERM took {took:?}; its log:\n{}", daemon.log());
+    let connection = rusqlite::Connection::open(daemon.daemon.path("games.db")).expect("sqlite opens");
+    let unsent: i64 = connection.query_row("SELECT COUNT(*) FROM outbox", [], |r| r.get(0)).expect("count");
+    assert_eq!(unsent, 0, "every answer was sent and marked sent");
+    assert!(daemon.log().contains("stopped"), "{}", daemon.log());
+}
