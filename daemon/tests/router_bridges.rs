@@ -223,11 +223,11 @@ fn a_player_at_a_thaum_table_and_a_duel_casts_privately_and_no_duel_line_shows_a
     let joined = seen(&router.handle(&in_thaum_room("alice", "!join"), T));
     assert!(joined.iter().any(|(_, _, t)| t.contains("joins")), "{joined:?}");
     router.handle(&on_matrix("@bob:hs", "Bob", "hello"), T);
-    router.handle(&on_irc("alice", "!duel Bob"), T);
+    router.handle(&on("irc", "alice", "!duel Bob"), T);
     let mut said = router.handle(&on_matrix("@bob:hs", "Bob", "!accept"), T);
     assert!(seen(&said).iter().any(|(_, _, t)| t.contains("Round 1 begins")), "{:?}", seen(&said));
 
-    let cast = router.handle(&privately(on_irc("alice", "!cast surge fire wind water thunder end")), T);
+    let cast = router.handle(&privately(on("irc", "alice", "!cast surge fire wind water thunder end")), T);
     assert_eq!(
         seen(&cast),
         [(
@@ -238,11 +238,11 @@ fn a_player_at_a_thaum_table_and_a_duel_casts_privately_and_no_duel_line_shows_a
                 .into()
         )]
     );
-    let asked = seen(&router.handle(&privately(on_irc("alice", "!status")), T));
+    let asked = seen(&router.handle(&privately(on("irc", "alice", "!status")), T));
     assert!(asked[0].2.contains("You play at several tables"), "{asked:?}");
     said.extend(router.handle(&privately(on_matrix("@bob:hs", "Bob", "!cast focus earth earth end")), T));
     said.extend(router.handle(&on_matrix("@bob:hs", "Bob", "!status"), T));
-    said.extend(router.handle(&on_irc("alice", "!status"), T));
+    said.extend(router.handle(&on("irc", "alice", "!status"), T));
     let plain: Vec<String> = seen(&said).into_iter().map(|(_, _, t)| t).collect();
     let plain = plain.join("\n");
     for line in ["Round 1 settles", "Track moves", "Duel: ", "Pools: "] {
