@@ -19,7 +19,9 @@ pub mod synapse;
 #[non_exhaustive]
 pub enum HarnessError {
     /// The server binary is missing.
-    #[error("InspIRCd is not installed ({binary} is missing): run tests/scripts/install-inspircd.sh")]
+    #[error(
+        "InspIRCd is not installed ({binary} is missing): run tests/scripts/install-inspircd.sh (or the README's test command, bash scripts/test.sh, which installs it)"
+    )]
     NotInstalled {
         /// The path looked at.
         binary: String,

@@ -159,7 +159,10 @@ impl Synapse {
             return Err(error(
                 io::ErrorKind::NotFound,
                 "Synapse is not installed",
-                format!("{} is missing: run {INSTALL_SCRIPT}", python.display()),
+                format!(
+                    "{} is missing: run {INSTALL_SCRIPT} (or the README's test command, bash scripts/test.sh, which installs it)",
+                    python.display()
+                ),
             ));
         }
         let fixed_port = options.port;

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The one test command (README, "Tests"; .ci/run runs exactly this). Installs the servers
+# the end-to-end tests start (InspIRCd, Synapse: idempotent, and cached, so only the first
+# run on a machine installs anything), then runs every test of the workspace. Arguments
+# are passed to `cargo test` (`bash scripts/test.sh -p spellbridge-core`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash tests/scripts/install-inspircd.sh
+bash tests/scripts/install-synapse.sh
+if [ "$#" -eq 0 ]; then
+    set -- --workspace
+fi
+exec cargo test --locked "$@"
