@@ -205,6 +205,25 @@ pub trait Table: Send + std::fmt::Debug {
         self.snapshot().to_string()
     }
 
+    /// How many entries the table's history has (its snapshot's `history` list, which
+    /// only ever grows: Thaum's accepted actions), or `None` for a game that keeps none.
+    /// The store keeps a history in rows of its own, appending only what is new, so what
+    /// it writes per action does not grow with the history.
+    fn history_len(&self) -> Option<usize> {
+        None
+    }
+
+    /// The history's entries from position `from` on, each as JSON text.
+    fn history_since(&self, _from: usize) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// [`Table::snapshot_text`] without the `history` field (the whole snapshot for a
+    /// game that keeps none). Putting the history back as `history` gives the snapshot.
+    fn snapshot_text_without_history(&self) -> String {
+        self.snapshot_text()
+    }
+
     /// A copy of this table behind a new box.
     fn boxed_clone(&self) -> Box<dyn Table>;
 }

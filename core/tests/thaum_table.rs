@@ -147,6 +147,27 @@ fn t10_tornado_history_records_the_seed_and_every_draw() {
 }
 
 #[test]
+fn the_snapshot_without_its_history_and_the_history_make_the_snapshot() {
+    // Issue 16: the store writes the first per action and appends the second's new entries.
+    let mut room = Room::open("alice");
+    room.ok("bob", "!join");
+    room.ok("alice", "!gather 1 air");
+    room.clock(3 * DAY);
+    room.ok("alice", "!tornado 1 bob");
+    let table = &room.table;
+    assert_eq!(table.history_len(), Some(3));
+    let mut rebuilt: Value =
+        serde_json::from_str(&table.snapshot_text_without_history()).expect("the snapshot without history");
+    assert!(rebuilt.get("history").is_none(), "{rebuilt}");
+    let history: Vec<Value> =
+        table.history_since(0).iter().map(|entry| serde_json::from_str(entry).expect("an entry")).collect();
+    assert_eq!(table.history_since(2).len(), 1, "only what is new");
+    assert!(table.history_since(9).is_empty());
+    rebuilt["history"] = Value::Array(history);
+    assert_eq!(rebuilt, table.snapshot());
+}
+
+#[test]
 fn the_opening_names_the_game_master_and_how_to_join() {
     let room = Room::open("alice");
     let opening = room.table.opening();

@@ -177,8 +177,21 @@ pub struct StoredTable {
     pub room: RoomId,
     /// True once the game is over.
     pub finished: bool,
-    /// [`Router::table_snapshot`] as JSON text.
+    /// [`Router::table_snapshot`] as JSON text, without the state's `history` when the
+    /// game keeps one (see [`StoredTable::history`]).
     pub text: String,
+    /// The game's history, if it keeps one: how many entries it has, the position the
+    /// entries below start at, and the entries from there on, as JSON text.
+    pub history: Option<StoredHistory>,
+}
+
+/// The part of a table's history the store has not written yet.
+#[derive(Clone, Debug)]
+pub struct StoredHistory {
+    /// The position of the first entry in `entries`.
+    pub from: usize,
+    /// The entries from `from` on.
+    pub entries: Vec<String>,
 }
 
 /// A journal entry with what was announced because of it.
@@ -531,9 +544,18 @@ impl Router {
     }
 
     /// What the store keeps of one table: [`Router::table_snapshot`] as JSON text, and the
-    /// columns it is indexed by.
-    pub fn stored_table(&self, id: TableId) -> Option<StoredTable> {
+    /// columns it is indexed by. A game's history is left out of the text: its entries from
+    /// position `history_from` on (the ones the store does not have) come beside it.
+    pub fn stored_table(&self, id: TableId, history_from: usize) -> Option<StoredTable> {
         let s = self.tables.get(&id)?;
+        let history = s.table.history_len().map(|len| {
+            let from = history_from.min(len);
+            StoredHistory { from, entries: s.table.history_since(from) }
+        });
+        let state = match history {
+            Some(_) => s.table.snapshot_text_without_history(),
+            None => s.table.snapshot_text(),
+        };
         let (dice_name, dice) = s.dice.snapshot_field();
         let quote = |text: &str| serde_json::to_string(text).unwrap_or_default();
         let text = format!(
@@ -545,7 +567,7 @@ impl Router {
             dice,
             s.sequence,
             s.table.is_finished(),
-            s.table.snapshot_text(),
+            state,
         );
         Some(StoredTable {
             game: s.table.game(),
@@ -553,6 +575,7 @@ impl Router {
             room: s.place.room.clone(),
             finished: s.table.is_finished(),
             text,
+            history,
         })
     }
 

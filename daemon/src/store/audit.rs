@@ -118,10 +118,10 @@ pub fn verify(
                 if let Trust::Broken(problem) = startup::trust(row, &journal) {
                     findings.push(Finding::Seal(problem));
                 }
-                match serde_json::from_slice::<Value>(&row.snapshot) {
+                match store.assembled(table, &row.snapshot) {
                     Ok(value) => Some(value),
                     Err(e) => {
-                        findings.push(Finding::BadSnapshot(e.to_string()));
+                        findings.push(Finding::BadSnapshot(e));
                         None
                     }
                 }

@@ -14,6 +14,7 @@
 
 pub mod audit;
 mod files;
+mod history;
 pub mod outbox;
 pub mod player_ids;
 pub mod schema;
@@ -365,7 +366,8 @@ impl Store {
                 }
             }
             for (table, digest) in touched {
-                let Some(stored) = router.stored_table(table) else { continue };
+                let (history_rows, _) = history::kept(&transaction, table).map_err(fail)?;
+                let Some(stored) = router.stored_table(table, history_rows) else { continue };
                 startup::write_snapshot(&transaction, table, &stored, &digest).map_err(fail)?;
             }
         }
@@ -475,13 +477,19 @@ impl Store {
             .map_err(fail)?;
         rows.into_iter()
             .map(|(id, text)| {
-                let value = serde_json::from_str(&text).map_err(|e| StoreError::BadRow {
+                let id = id as TableId;
+                let value = self.assembled(id, text.as_bytes()).map_err(|e| StoreError::BadRow {
                     path: self.path.clone(),
                     detail: format!("table {id}: {e}"),
                 })?;
-                Ok((id as TableId, value))
+                Ok((id, value))
             })
             .collect()
+    }
+
+    /// A stored snapshot with its history rows put back (see [`history`]).
+    pub(crate) fn assembled(&self, table: TableId, snapshot: &[u8]) -> Result<Value, String> {
+        history::assemble(&self.connection, table, snapshot)
     }
 
     fn error(&self, e: rusqlite::Error) -> StoreError {

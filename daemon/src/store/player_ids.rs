@@ -87,7 +87,7 @@ pub fn upgrade(store: &Store, registry: Registry, options: RouterOptions) -> Res
         }
         // Every snapshot rebuilt from the rewritten journal, sealed with its new digest.
         for table in router.table_ids().collect::<Vec<_>>() {
-            if let Some(stored) = router.stored_table(table) {
+            if let Some(stored) = router.stored_table(table, 0) {
                 let digest = digests.get(&table).copied().unwrap_or(seal::EMPTY);
                 startup::write_snapshot(&transaction, table, &stored, &digest).map_err(fail)?;
             }

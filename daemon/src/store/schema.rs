@@ -14,6 +14,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_seal.sql"),
     include_str!("migrations/0005_player_ids.sql"),
     include_str!("migrations/0006_dice_keys.sql"),
+    include_str!("migrations/0007_history.sql"),
 ];
 
 /// The schema version this build writes.

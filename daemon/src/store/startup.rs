@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::Value;
 use spellbridge_core::Registry;
 
 use super::seal::{self, Digest};
@@ -121,7 +120,7 @@ impl Store {
                 Trust::Unsealed => {
                     self.rebuild(&mut router, row.id)?;
                     let rebuilt = router.table_snapshot(row.id);
-                    let stored = serde_json::from_slice::<Value>(&row.snapshot);
+                    let stored = self.assembled(row.id, &row.snapshot);
                     match (rebuilt, stored) {
                         (_, Err(e)) => Some(Unsound::DoesNotLoad(e.to_string())),
                         (None, _) => None,
@@ -136,8 +135,9 @@ impl Store {
                     Some(problem)
                 }
                 Trust::Sealed => {
-                    let restored = serde_json::from_slice::<Value>(&row.snapshot)
-                        .map_err(|e| ReplayError::BadSnapshot { table: row.id, reason: e.to_string() })
+                    let restored = self
+                        .assembled(row.id, &row.snapshot)
+                        .map_err(|reason| ReplayError::BadSnapshot { table: row.id, reason })
                         .and_then(|stored| router.restore_table(&stored));
                     match restored {
                         Ok(_) => None,
@@ -225,7 +225,7 @@ impl Store {
         let fail = |e| self.error(e);
         let transaction = self.connection.unchecked_transaction().map_err(fail)?;
         for (table, digest) in tables {
-            if let Some(stored) = router.stored_table(*table) {
+            if let Some(stored) = router.stored_table(*table, 0) {
                 write_snapshot(&transaction, *table, &stored, digest).map_err(fail)?;
             }
         }
@@ -294,6 +294,14 @@ pub(super) fn write_snapshot(
     stored: &StoredTable,
     digest: &Digest,
 ) -> rusqlite::Result<()> {
+    // A history goes to its own rows; the snapshot names them, so the seal covers them.
+    let text = match &stored.history {
+        Some(history) => {
+            let (rows, digest) = super::history::append(connection, table, history)?;
+            super::history::named(&stored.text, rows, &digest)
+        }
+        None => stored.text.clone(),
+    };
     let mut statement = connection.prepare_cached(
         "INSERT INTO tables (id, game, network, room, finished, snapshot, journal_digest, seal)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
@@ -306,9 +314,9 @@ pub(super) fn write_snapshot(
         stored.network.as_str(),
         stored.room.as_str(),
         stored.finished,
-        stored.text,
+        text,
         seal::to_hex(digest),
-        seal::to_hex(&seal::seal(digest, stored.text.as_bytes())),
+        seal::to_hex(&seal::seal(digest, text.as_bytes())),
     ])?;
     Ok(())
 }

@@ -411,3 +411,79 @@ fn a_new_database_needs_no_player_id_upgrade() {
     let store = open(&path).expect("opens");
     assert!(!player_ids::needs_upgrade(&store).expect("meta"));
 }
+
+/// A store with a Thaum table where alice, its game master, has given herself a coin
+/// `actions` times: a history of `actions + 1` entries (her `!coins`, and `!new`'s none).
+fn coins_given(path: &Path, actions: usize) -> (Store, Router) {
+    let mut store = open(path).expect("opens");
+    let mut router = store.load(Registry::standard(), RouterOptions::default()).expect("loads");
+    let texts = std::iter::once("!new thaum").chain(std::iter::repeat_n("!coins alice +1", actions));
+    for (n, text) in texts.enumerate() {
+        let inbound = spellbridge_core::Inbound {
+            message_id: Some(format!("m{n}")),
+            ..spellbridge_core::Inbound::new(
+                NetworkId::new("irc"),
+                RoomId::new("#magic"),
+                PlayerId::new("alice"),
+                text,
+            )
+        };
+        let outbound = router.handle(&inbound, spellbridge_core::Timestamp(1_000));
+        let step = Step { records: router.take_journal(), outbound, ..Step::default() };
+        store.commit(&router, &[step]).expect("commit");
+    }
+    (store, router)
+}
+
+fn snapshot_bytes(store: &Store) -> i64 {
+    store.connection().query_row("SELECT length(snapshot) FROM tables", [], |row| row.get(0)).expect("a row")
+}
+
+#[test]
+fn the_snapshot_written_per_action_does_not_grow_with_the_history() {
+    // Issue 16, finding 3: each action rewrote the whole snapshot, history and all.
+    let (_dir, short_path) = temp_db();
+    let (short, _) = coins_given(&short_path, 10);
+    let (_dir2, long_path) = temp_db();
+    let (long, router) = coins_given(&long_path, 300);
+    let (short_bytes, long_bytes) = (snapshot_bytes(&short), snapshot_bytes(&long));
+    // The coins count has one more digit; nothing else may grow.
+    assert!(long_bytes <= short_bytes + 4, "{short_bytes} bytes after 10 actions, {long_bytes} after 300");
+    let rows: i64 =
+        long.connection().query_row("SELECT count(*) FROM history", [], |row| row.get(0)).expect("count");
+    assert_eq!(rows, 300, "one row per entry, each written once");
+    // Loaded again, and as `verify` and `export` see it, the whole history is there.
+    let loaded = long
+        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse)
+        .expect("a sound store");
+    assert!(loaded.rebuilt.is_empty());
+    assert_eq!(loaded.router.table_snapshot(0), router.table_snapshot(0));
+    let history = &router.table_snapshot(0).expect("table 0")["state"]["history"];
+    assert_eq!(history.as_array().map(Vec::len), Some(300));
+    let report = audit::verify(&long, Registry::standard, None).expect("verifies");
+    assert_eq!(report.problems(), 0, "{report:?}");
+    let exported = audit::export_json(&long, 0).expect("exports").expect("table 0");
+    assert_eq!(exported["table"]["state"]["history"], *history);
+}
+
+#[test]
+fn a_history_row_edited_in_sql_is_caught_by_the_seal_and_verify() {
+    let (_dir, path) = temp_db();
+    let (store, _) = coins_given(&path, 5);
+    store
+        .connection()
+        .execute("UPDATE history SET entry = replace(entry, '+1', '+9') WHERE position = 2", [])
+        .expect("tamper");
+    let report = audit::verify(&store, Registry::standard, None).expect("verifies");
+    assert!(report.problems() > 0, "{report:?}");
+    let refused = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    let error = refused.err().expect("--strict refuses");
+    assert!(error.to_string().contains("history rows"), "{error}");
+    let loaded = store
+        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .expect("rebuilds from the journal");
+    let history = &loaded.router.table_snapshot(0).expect("table 0")["state"]["history"];
+    assert_eq!(history[2]["command"], "!coins alice +1");
+    let again = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    assert!(again.expect("sound after the rebuild").rebuilt.is_empty());
+}

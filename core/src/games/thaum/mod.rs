@@ -239,6 +239,48 @@ struct SnapshotOut<'a> {
     options: &'a ThaumOptions,
 }
 
+/// The snapshot's form without the history (see [`Table::snapshot_text_without_history`]):
+/// every field of [`ThaumState`] but `history`, borrowed.
+#[derive(Serialize)]
+struct WithoutHistory<'a> {
+    season: u32,
+    phase: u32,
+    loop_instability: u32,
+    game_masters: &'a [PlayerId],
+    players: &'a std::collections::BTreeMap<PlayerId, state::PlayerSheet>,
+    seasons: &'a [state::SeasonRecord],
+    phase_started_at: Timestamp,
+    finished: bool,
+    options: &'a ThaumOptions,
+}
+
+impl<'a> WithoutHistory<'a> {
+    fn of(table: &'a ThaumTable) -> Self {
+        let ThaumState {
+            season,
+            phase,
+            loop_instability,
+            game_masters,
+            players,
+            history: _,
+            seasons,
+            phase_started_at,
+            finished,
+        } = &table.state;
+        WithoutHistory {
+            season: *season,
+            phase: *phase,
+            loop_instability: *loop_instability,
+            game_masters,
+            players,
+            seasons,
+            phase_started_at: *phase_started_at,
+            finished: *finished,
+            options: &table.options,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct SnapshotIn {
     #[serde(flatten)]
@@ -415,6 +457,19 @@ impl Table for ThaumTable {
     fn snapshot_text(&self) -> String {
         serde_json::to_string(&SnapshotOut { state: &self.state, options: &self.options })
             .unwrap_or_else(|_| self.snapshot().to_string())
+    }
+
+    fn history_len(&self) -> Option<usize> {
+        Some(self.state.history.len())
+    }
+
+    fn history_since(&self, from: usize) -> Vec<String> {
+        let entries = self.state.history.get(from..).unwrap_or_default();
+        entries.iter().map(|entry| serde_json::to_string(entry).unwrap_or_default()).collect()
+    }
+
+    fn snapshot_text_without_history(&self) -> String {
+        serde_json::to_string(&WithoutHistory::of(self)).unwrap_or_else(|_| self.snapshot_text())
     }
 
     fn boxed_clone(&self) -> Box<dyn Table> {
