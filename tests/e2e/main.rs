@@ -9,6 +9,8 @@
 //!   the account rule, invalid UTF-8 and control characters.
 //! - [`irc_harness`]: the real-server harness itself against InspIRCd: start, raw clients
 //!   talking in a channel and privately, restart on the same port.
+//! - [`irc_services`]: the Atheme services and TLS listeners of the harness: accounts,
+//!   SASL PLAIN and EXTERNAL, a services restart, each listener's certificate.
 //! - [`matrix_transport`]: the Matrix transport against a real Synapse: invites, commands,
 //!   HTML and pills, encrypted rooms and direct messages, restarts, rate limits, latency.
 //! - [`synapse_harness`]: the same for Synapse: users registered through the admin API,
@@ -18,6 +20,7 @@
 
 mod conformance;
 mod irc_harness;
+mod irc_services;
 mod irc_transport;
 mod matrix_transport;
 mod quickstart;

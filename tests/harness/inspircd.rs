@@ -37,6 +37,12 @@ pub const BINARY: &str = "/usr/sbin/inspircd";
 /// The server's name, as clients see it in prefixes and numerics.
 pub const SERVER_NAME: &str = "irc.test";
 
+/// The services server's name ([`Options::services`]).
+pub const SERVICES_NAME: &str = "services.irc.test";
+
+/// The link password between InspIRCd and the services.
+pub const LINK_PASSWORD: &str = "spellbridge-link";
+
 /// IRCv3 and other modules loaded (SERVERS.md), as the daemon's transport expects them.
 const MODULES: &[&str] = &[
     "cap",
@@ -76,6 +82,13 @@ pub struct Options {
     /// too fast is disconnected ("RecvQ exceeded"). Clients on the main port are not.
     /// Off by default.
     pub strict_port: bool,
+    /// TLS listeners, one per certificate (see [`InspIrcd::tls_port`]), each serving its
+    /// certificate with GnuTLS and asking clients for theirs (CertFP, SHA-256).
+    pub tls: Vec<super::certs::Pem>,
+    /// Listen for a services server ([`super::atheme`], `services.irc.test`) and load the
+    /// modules SASL and accounts need (spanningtree, services_account, sasl, svshold).
+    /// Off by default.
+    pub services: bool,
 }
 
 impl Default for Options {
@@ -86,6 +99,8 @@ impl Default for Options {
             stop_timeout: Duration::from_secs(5),
             port: None,
             strict_port: false,
+            tls: Vec::new(),
+            services: false,
         }
     }
 }
@@ -96,6 +111,8 @@ pub struct InspIrcd {
     options: Options,
     port: u16,
     strict_port: Option<u16>,
+    tls_ports: Vec<u16>,
+    services_port: Option<u16>,
     network: String,
     dir: tempfile::TempDir,
     child: Option<Child>,
@@ -133,6 +150,8 @@ impl InspIrcd {
             options,
             port: 0,
             strict_port: None,
+            tls_ports: Vec::new(),
+            services_port: None,
             network,
             dir,
             child: None,
@@ -154,6 +173,13 @@ impl InspIrcd {
                 }
                 server.strict_port = Some(strict);
             }
+            let mut taken = vec![server.port];
+            taken.extend(server.strict_port);
+            server.tls_ports = (0..server.options.tls.len())
+                .map(|_| other_free_port(&mut taken))
+                .collect::<Result<_, _>>()?;
+            server.services_port =
+                if server.options.services { Some(other_free_port(&mut taken)?) } else { None };
             server.write_config()?;
             match server.launch() {
                 Err(HarnessError::StartFailed { reason, .. })
@@ -185,6 +211,21 @@ impl InspIrcd {
     /// penalties and receive queue; `None` without that option.
     pub fn strict_port(&self) -> Option<u16> {
         self.strict_port
+    }
+
+    /// The port of the `index`th TLS listener of [`Options::tls`].
+    pub fn tls_port(&self, index: usize) -> Option<u16> {
+        self.tls_ports.get(index).copied()
+    }
+
+    /// The port a services server links to, with [`Options::services`].
+    pub fn services_port(&self) -> Option<u16> {
+        self.services_port
+    }
+
+    /// The temp dir holding the config (certificates written for the TLS listeners too).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 
     /// `127.0.0.1:port`.
@@ -303,6 +344,9 @@ impl InspIrcd {
     }
 
     fn write_config(&self) -> Result<(), HarnessError> {
+        for (index, pem) in self.options.tls.iter().enumerate() {
+            pem.write(&self.dir.path().join("conf"), &format!("tls{index}"))?;
+        }
         let path = self.config_path();
         fs::write(&path, self.config()).map_err(HarnessError::io(format!("writing {}", path.display())))
     }
@@ -318,6 +362,8 @@ impl InspIrcd {
             r#"threshold="1000000" commandrate="1000000000" fakelag="no""#
         };
         let modules: String = MODULES.iter().map(|m| format!("<module name=\"{m}\">\n")).collect();
+        let tls = self.tls_config();
+        let services = self.services_config();
         // The first <connect> a client matches is its class: the strict port's comes first.
         let strict = match self.strict_port {
             Some(strict) => format!(
@@ -342,7 +388,46 @@ impl InspIrcd {
       runtimedir="{dir}/run" moduledir="/usr/lib/inspircd/modules">
 <dns server="127.0.0.1" timeout="1">
 <log method="file" type="* -USERINPUT -USEROUTPUT" level="default" target="{dir}/logs/ircd.log">
-{modules}"#
+{modules}{tls}{services}"#
+        )
+    }
+
+    /// One GnuTLS profile and listener per certificate; client certificates are asked for
+    /// and their SHA-256 is the CertFP services see.
+    fn tls_config(&self) -> String {
+        if self.tls_ports.is_empty() {
+            return String::new();
+        }
+        let conf = self.dir.path().join("conf");
+        let mut text = String::from("<module name=\"ssl_gnutls\">\n<module name=\"sslinfo\">\n");
+        for (index, port) in self.tls_ports.iter().enumerate() {
+            let cert = conf.join(format!("tls{index}.pem"));
+            let key = conf.join(format!("tls{index}.key"));
+            text.push_str(&format!(
+                r#"<sslprofile name="tls{index}" provider="gnutls" certfile="{}" keyfile="{}" dhfile="" hash="sha256" requestclientcert="yes">
+<bind address="127.0.0.1" port="{port}" type="clients" ssl="tls{index}">
+"#,
+                cert.display(),
+                key.display()
+            ));
+        }
+        text
+    }
+
+    /// The link block and modules for Atheme ([`super::atheme`]).
+    fn services_config(&self) -> String {
+        let Some(port) = self.services_port else { return String::new() };
+        format!(
+            r#"<module name="spanningtree">
+<module name="services_account">
+<module name="sasl">
+<module name="svshold">
+<bind address="127.0.0.1" port="{port}" type="servers">
+<link name="{SERVICES_NAME}" ipaddr="127.0.0.1" port="{port}" allowmask="127.0.0.0/8"
+      sendpass="{LINK_PASSWORD}" recvpass="{LINK_PASSWORD}">
+<uline server="{SERVICES_NAME}" silent="yes">
+<sasl target="{SERVICES_NAME}">
+"#
         )
     }
 }
@@ -360,6 +445,17 @@ fn free_port() -> Result<u16, HarnessError> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .map_err(HarnessError::io("binding 127.0.0.1:0 to find a free port"))?;
     listener.local_addr().map(|addr| addr.port()).map_err(HarnessError::io("reading the free port"))
+}
+
+/// A free port not in `taken`, added to it.
+fn other_free_port(taken: &mut Vec<u16>) -> Result<u16, HarnessError> {
+    loop {
+        let port = free_port()?;
+        if !taken.contains(&port) {
+            taken.push(port);
+            return Ok(port);
+        }
+    }
 }
 
 enum Probe {

@@ -199,6 +199,29 @@ impl IrcClient {
         }
     }
 
+    /// The services account `nick` is logged in to, from WHOIS numeric 330; `None` when
+    /// the WHOIS ends (318) without one. An error if `nick` is not on the server (401) or
+    /// no answer comes within [`SETUP_TIMEOUT`].
+    pub async fn whois_account(&mut self, nick: &str) -> Result<Option<String>, HarnessError> {
+        self.send_raw(&format!("WHOIS {nick}")).await?;
+        let deadline = Instant::now() + SETUP_TIMEOUT;
+        let mut account = None;
+        loop {
+            let line = self
+                .read_line(deadline)
+                .await
+                .ok_or_else(|| self.error(&format!("no end of WHOIS {nick}")))?;
+            let about = line.params.get(1).is_some_and(|n| n.eq_ignore_ascii_case(nick));
+            match line.command.as_str() {
+                // [our nick, nick, account, "is logged in as"]
+                "330" if about => account = line.params.get(2).cloned(),
+                "318" if about => return Ok(account),
+                "401" if about => return Err(self.error(&format!("WHOIS {nick}: no such nick"))),
+                _ => self.keep(line),
+            }
+        }
+    }
+
     /// The next PRIVMSG within `timeout`, or `None`. NOTICEs are kept for
     /// [`IrcClient::next_message`]; other lines are skipped.
     pub async fn next_privmsg(&mut self, timeout: Duration) -> Option<Message> {

@@ -2,10 +2,14 @@
 //! free loopback port from a config in a temp dir, and [`irc_client`] is a small raw IRC
 //! client that plays a human user against it ([`irc_player`]: one facing the bot). [`synapse`] and [`matrix_client`] do the
 //! same for Matrix; [`fault_proxy`] stands in front of a server and fails chosen requests.
+//! [`atheme`] links Atheme services (NickServ, SASL) to an InspIRCd, and [`certs`] makes
+//! the certificates for its TLS listeners and for CertFP.
 //! All report failures as a [`HarnessError`] whose message says what to do.
 
 use std::time::Duration;
 
+pub mod atheme;
+pub mod certs;
 pub mod daemon;
 pub mod fault_proxy;
 pub mod inspircd;
@@ -25,6 +29,20 @@ pub enum HarnessError {
     NotInstalled {
         /// The path looked at.
         binary: String,
+    },
+    /// The services binary is missing.
+    #[error("Atheme is not installed ({binary} is missing): run tests/scripts/install-atheme.sh")]
+    ServicesNotInstalled {
+        /// The path looked at.
+        binary: String,
+    },
+    /// The services did not link to InspIRCd in time.
+    #[error("Atheme did not link to InspIRCd within {waited:?}\n--- its output ends:\n{log_tail}")]
+    ServicesNotLinked {
+        /// How long the harness waited.
+        waited: Duration,
+        /// The last lines the services printed.
+        log_tail: String,
     },
     /// A file or process operation failed.
     #[error("{what}: {source}")]
