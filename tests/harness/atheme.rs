@@ -163,6 +163,7 @@ impl Atheme {
             .arg(dir.join("atheme.log"))
             .arg("-p")
             .arg(dir.join("atheme.pid"))
+            .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(output)
             .stderr(stderr)

@@ -293,6 +293,9 @@ impl InspIrcd {
             .arg("--config")
             .arg(self.config_path())
             .args(["--nofork", "--nopid", "--runasroot"])
+            // A core dump (InspIRCd 3.15 sometimes crashes on SIGTERM while a services
+            // server is linked) stays in the temp dir, not in the source tree.
+            .current_dir(self.dir.path())
             .stdin(Stdio::null())
             .stdout(output)
             .stderr(stderr)
