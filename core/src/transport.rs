@@ -186,4 +186,12 @@ pub trait GameTransport: Send + Sync {
 
     /// Sends a message.
     async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError>;
+
+    /// True when someone called `name` is in `room` now, as far as the transport knows
+    /// without asking the network (IRC: the channel's member list it keeps). The relay
+    /// marks a name that could pass for such a member. By default nobody is known.
+    fn is_member(&self, room: &RoomId, name: &str) -> bool {
+        let _ = (room, name);
+        false
+    }
 }

@@ -29,7 +29,7 @@ use crate::identity::Scope;
 use crate::limits::CommandLimit;
 use crate::metrics::{Failure, Metrics, watch_link};
 use crate::relay;
-use crate::router::{Outbound, Permissions, Router, RouterOptions};
+use crate::router::{Outbound, Permissions, RoomMembers, RoomMembersSource, Router, RouterOptions};
 use crate::secrets::Secrets;
 use crate::store::startup::Policy;
 use crate::store::{MessageKey, OpenMode, Queued, Step, Store};
@@ -95,6 +95,15 @@ pub fn matrix_options(settings: &MatrixSettings, prefix: &str) -> MatrixOptions 
     options
 }
 
+/// Room members as each network's transport knows them.
+struct TransportMembers(BTreeMap<NetworkId, Arc<dyn GameTransport>>);
+
+impl RoomMembers for TransportMembers {
+    fn is_member(&self, network: &NetworkId, room: &RoomId, name: &str) -> bool {
+        self.0.get(network).is_some_and(|transport| transport.is_member(room, name))
+    }
+}
+
 /// The router's options from the config: bridges and permissions.
 pub fn router_options(settings: &Settings) -> RouterOptions {
     let identities = |list: &[(NetworkId, spellbridge_core::PlayerId)]| list.to_vec();
@@ -116,6 +125,8 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
         command_limits: command_limits(settings),
         scopes: network_scopes(settings),
         challenge_lifetime: settings.challenge_lifetime,
+        // Set once the transports run (see `run_with`).
+        room_members: RoomMembersSource::default(),
     }
 }
 
@@ -298,6 +309,10 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         ));
         couriers.insert(transport.network().clone(), courier_tx);
     }
+    // The relay asks the transports who is in a bridged room (IRC member lists).
+    let room_members = RoomMembersSource::new(Arc::new(TransportMembers(transports.clone())));
+    options.room_members = room_members.clone();
+    router.set_room_members(room_members.clone());
     drop(inbound_tx);
     // Only the couriers report sends: once they are done, shutdown's drain ends at once.
     drop(sent_tx);
@@ -318,7 +333,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             () = shutdown.cancelled() => break,
             Some(()) = hangup.recv() => {
                 if let Some(reloaded) = reload(&settings, &transports, &tasks) {
-                    options = router_options(&reloaded);
+                    options = RouterOptions { room_members: room_members.clone(), ..router_options(&reloaded) };
                     router.reconfigure(options.bridges.clone(), options.permissions.clone());
                     router.set_command_limits(options.command_limits.clone());
                     settings = reloaded;

@@ -1278,7 +1278,9 @@ async fn relayed_chat_cannot_forge_a_line_nor_hold_a_game_answer_behind_it() {
     // mallory calls herself "alice" on Matrix, as the IRC player alice is called.
     let mut mallory = Mx::new(&synapse, "mallory", "alice").await;
     let mut bobby = Mx::new(&synapse, "bobby", "Bobby").await;
-    let room = bridge_room(&mut watcher, &mut [&mut mallory, &mut bobby]).await;
+    // copycat takes the nick of ircwatch, who is in the IRC channel but never speaks.
+    let mut copycat = Mx::new(&synapse, "copycat", "ircwatch").await;
+    let room = bridge_room(&mut watcher, &mut [&mut mallory, &mut bobby, &mut copycat]).await;
     let (mut alice, mut ircwatch) =
         tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "ircwatch"));
     // Flood control as on a real network: 4 lines at once, then one a second.
@@ -1289,7 +1291,7 @@ async fn relayed_chat_cannot_forge_a_line_nor_hold_a_game_answer_behind_it() {
     for client in [&mut alice, &mut ircwatch] {
         client.settle().await;
     }
-    for user in [&mut watcher, &mut mallory, &mut bobby] {
+    for user in [&mut watcher, &mut mallory, &mut bobby, &mut copycat] {
         user.settle().await;
     }
     eprintln!("set up in {:?}", started.elapsed());
@@ -1335,6 +1337,12 @@ async fn relayed_chat_cannot_forge_a_line_nor_hold_a_game_answer_behind_it() {
     for line in &lines {
         assert!(line.starts_with(impostor), "every relayed line starts with the marked speaker: {lines:?}");
     }
+
+    // A display name that is the nick of someone in the channel is marked though that
+    // someone has never spoken (the IRC member list).
+    ircwatch.settle().await;
+    copycat.say(&room, "it is me, the watcher").await;
+    ircwatch.expect("<ircwatch (@copycat:localhost)> it is me, the watcher").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -135,6 +135,11 @@ impl Members {
         }
     }
 
+    /// True when `nick` is in `channel` now (IRC case rules).
+    pub(crate) fn contains(&self, channel: &str, nick: &str) -> bool {
+        self.channels.get(&fold(channel)).is_some_and(|members| members.contains_key(&fold(nick)))
+    }
+
     /// True when `nick` is half-op or higher in `channel` now.
     pub(crate) fn is_operator(&self, channel: &str, nick: &str) -> bool {
         self.channels

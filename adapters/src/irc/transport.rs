@@ -74,6 +74,9 @@ struct Shared {
     reconnects: std::sync::atomic::AtomicU64,
     /// `join()` calls waiting for the server's answer, by lower-cased channel name.
     joining: Mutex<HashMap<String, Vec<JoinWaiter>>>,
+    /// Who is in the bot's channels and with which prefix, kept by the current session
+    /// (emptied when a new one starts).
+    members: Mutex<Members>,
 }
 
 /// A `join()` call waiting for the server: `Ok` once joined, `Err(reason)` if refused.
@@ -137,6 +140,7 @@ impl IrcTransport {
             link,
             reconnects: std::sync::atomic::AtomicU64::new(0),
             joining: Mutex::new(HashMap::new()),
+            members: Mutex::new(Members::default()),
             options,
         });
         let supervisor = Supervisor {
@@ -186,6 +190,10 @@ impl GameTransport for IrcTransport {
 
     async fn recv(&self) -> Option<Inbound> {
         self.inbound.lock().await.recv().await
+    }
+
+    fn is_member(&self, room: &RoomId, name: &str) -> bool {
+        lock(&self.shared.members).contains(room.as_str(), name)
     }
 
     async fn join(&self, room: &RoomId) -> Result<(), TransportError> {
@@ -326,12 +334,12 @@ impl Supervisor {
         let mut stream = client.stream()?;
         let sender = client.sender();
         register(&sender, options)?;
+        *lock(&self.shared.members) = Members::default();
         let mut session = Session {
             shared: self.shared.clone(),
             sender,
             registered: false,
             ready: false,
-            members: Members::default(),
             queue: VecDeque::new(),
             notices_waiting: 0,
             ctcp_answered: ctcp::Answered::default(),
@@ -430,8 +438,6 @@ struct Session {
     /// The channels' JOINs are written: lines to channels may follow (the server takes a
     /// connection's lines in order, so none arrives before its JOIN).
     ready: bool,
-    /// Who holds which prefix in the channels the bot is in.
-    members: Members,
     /// Lines waiting for the token bucket, in order.
     queue: VecDeque<Line>,
     /// How many of them are notices.
@@ -515,7 +521,7 @@ impl Session {
         inbound: &mpsc::Sender<Inbound>,
     ) -> irc::error::Result<()> {
         let network = &self.shared.options.network;
-        self.members.observe(message, client.current_nickname());
+        lock(&self.shared.members).observe(message, client.current_nickname());
         match &message.command {
             Command::Response(Response::RPL_WELCOME, args) => {
                 self.registered = true;
@@ -692,7 +698,7 @@ impl Session {
             said,
             private,
             message_id: tag("msgid"),
-            operator: !private && self.members.is_operator(target, nick),
+            operator: !private && lock(&self.shared.members).is_operator(target, nick),
             formerly,
             ..Inbound::new(options.network.clone(), RoomId::new(room), player, text)
         };

@@ -43,11 +43,13 @@ mod index;
 mod keys;
 mod limited;
 mod links;
+mod members;
 mod names;
 
 pub use challenges::CHALLENGE_LIFETIME_SECS;
 use delivery::reply;
 use keys::TableDice;
+pub use members::{RoomMembers, RoomMembersSource};
 
 /// A room on a network: where a table sits and where replies go.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -111,6 +113,8 @@ pub struct RouterOptions {
     pub scopes: BTreeMap<NetworkId, Scope>,
     /// How long a Duel challenge waits for an answer, in seconds.
     pub challenge_lifetime: i64,
+    /// Who is in the bridged rooms now, as the transports know it (none by default).
+    pub room_members: RoomMembersSource,
 }
 
 impl Default for RouterOptions {
@@ -123,6 +127,7 @@ impl Default for RouterOptions {
             command_limits: BTreeMap::new(),
             scopes: BTreeMap::new(),
             challenge_lifetime: challenges::CHALLENGE_LIFETIME_SECS,
+            room_members: RoomMembersSource::default(),
         }
     }
 }
@@ -325,6 +330,12 @@ impl Router {
         }
     }
 
+    /// Takes the transports' knowledge of who is in which room (the daemon, once its
+    /// transports have started).
+    pub fn set_room_members(&mut self, members: RoomMembersSource) {
+        self.options.room_members = members;
+    }
+
     /// Takes new bridges and permissions (the config was reloaded); tables keep playing.
     pub fn reconfigure(&mut self, bridges: Vec<Bridge>, permissions: Permissions) {
         self.relay.set_bridges(bridges.clone());
@@ -412,13 +423,20 @@ impl Router {
                 return Vec::new();
             }
             // A name that answers for anyone else (a nick, a display name, a Matrix
-            // localpart) is shown with the speaker's id.
+            // localpart), or that someone in another of the bridge's rooms goes by now
+            // (an IRC nick in the channel, heard or not), is shown with the speaker's id.
             let me = self.directory.player(&inbound.network, &inbound.sender);
             let directory = &self.directory;
-            let taken = |name: &str| match directory.resolve(name) {
-                Ok(Some(player)) => player != me,
-                Ok(None) => false,
-                Err(_) => true,
+            let here = Place { network: inbound.network.clone(), room: inbound.room.clone() };
+            let elsewhere: Vec<Place> = self.relay.rooms(&here).into_iter().filter(|p| *p != here).collect();
+            let members = &self.options.room_members;
+            let taken = |name: &str| {
+                let known = match directory.resolve(name) {
+                    Ok(Some(player)) => player != me,
+                    Ok(None) => false,
+                    Err(_) => true,
+                };
+                known || elsewhere.iter().any(|p| members.is_member(&p.network, &p.room, name))
             };
             return self.relay.relay(inbound, taken);
         }
@@ -1042,6 +1060,28 @@ mod tests {
 
     fn texts(out: &[Outbound]) -> Vec<String> {
         out.iter().map(|o| format!("{} {}", o.network, o.message.text.plain())).collect()
+    }
+
+    /// IRC `#magic` as its transport knows it: merlin is there (he has not spoken).
+    struct Channel;
+
+    impl RoomMembers for Channel {
+        fn is_member(&self, network: &NetworkId, room: &RoomId, name: &str) -> bool {
+            (network.as_str(), room.as_str()) == ("irc", "#magic") && name.eq_ignore_ascii_case("merlin")
+        }
+    }
+
+    #[test]
+    fn a_display_name_that_is_the_nick_of_someone_in_the_channel_is_shown_with_its_id() {
+        let mut router = router();
+        let before = router.handle(&matrix(Said::Message, "hello"), T);
+        assert_eq!(texts(&before), ["irc <Merlin> hello"], "no member list: nobody to pass for");
+        router.set_room_members(RoomMembersSource::new(std::sync::Arc::new(Channel)));
+        let marked = router.handle(&matrix(Said::Message, "I concede"), T);
+        assert_eq!(texts(&marked), ["irc <Merlin (@mage:hs)> I concede"]);
+        // An IRC speaker is shown by nick as ever.
+        let irc_side = router.handle(&irc("merlin", "hi"), T);
+        assert_eq!(texts(&irc_side), ["matrix <merlin> hi"]);
     }
 
     #[test]
