@@ -12,6 +12,9 @@ pub enum Link {
     Down,
     /// Connected and ready: messages can be sent.
     Up,
+    /// Not playing: a login is required and the last connection did not log in (it is
+    /// retried with backoff).
+    LoggedOut,
     /// Shut down for good.
     Closed,
 }

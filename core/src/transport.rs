@@ -70,6 +70,10 @@ pub struct Inbound {
     /// message (an IRC nick change, for a sender without an account), so that limits
     /// counted under the old name carry over.
     pub formerly: Option<PlayerId>,
+    /// True when the network vouches for `sender` (a Matrix user id, a services
+    /// account); false for a bare IRC nick, which anyone can take once it is free.
+    /// Game-master standing needs it.
+    pub verified: bool,
 }
 
 impl Inbound {
@@ -91,6 +95,7 @@ impl Inbound {
             message_id: None,
             operator: false,
             formerly: None,
+            verified: true,
         }
     }
 }

@@ -187,7 +187,7 @@ fn check_config(config: &Path) -> anyhow::Result<ExitCode> {
             if irc.tls { "TLS" } else { "plain" },
             irc.nicks.join("/"),
             irc.channels.join(" "),
-            irc.sasl.as_ref().map_or("off".to_owned(), |(account, _)| format!("as {account}")),
+            irc.sasl.as_ref().map_or("off".to_owned(), |s| format!("as {}", s.account)),
             irc.flood.map_or("off".to_owned(), |(burst, every)| format!(
                 "burst {burst}, then 1 line per {every:?}"
             )),

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spellbridge_adapters::irc::options::IrcOptions;
+use spellbridge_adapters::irc::sasl::SaslOptions;
 use spellbridge_adapters::irc::transport::IrcTransport;
 use spellbridge_adapters::matrix::options::{Login, MatrixOptions};
 use spellbridge_adapters::matrix::transport::MatrixTransport;
@@ -58,10 +59,15 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
         username: settings.username.clone(),
         realname: settings.realname.clone(),
         password: settings.password.as_ref().map(|s| s.expose().to_owned()),
-        sasl: settings
-            .sasl
-            .as_ref()
-            .map(|(account, password)| (account.clone(), password.expose().to_owned())),
+        sasl: settings.sasl.as_ref().map(|s| SaslOptions {
+            account: s.account.clone(),
+            password: s.password.as_ref().map(|p| p.expose().to_owned()),
+            mechanisms: s.mechanisms.clone(),
+        }),
+        identify: settings.sasl.as_ref().is_some_and(|s| s.identify),
+        login_required: settings.sasl.as_ref().is_some_and(|s| s.required),
+        regain: settings.sasl.as_ref().is_some_and(|s| s.regain),
+        sts: None,
         channels: settings.channels.clone(),
         require_account: settings.require_account,
         ctcp: settings.ctcp,

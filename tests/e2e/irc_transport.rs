@@ -88,7 +88,7 @@ async fn without_a_services_account_commands_get_a_notice_not_a_game() {
     let irc = server();
     let mut peer = client(irc.port(), "alice", "#magic").await;
     let mut options = IrcOptions::local("test", irc.port(), "spellbot", &["#magic"]);
-    options.require_account = true;
+    options.require_account = Some(true);
     let (transport, stop) = bot(options).await;
     heard(&transport, &mut peer, "#magic", "chat is not a command").await;
     peer.privmsg("#magic", "!join").await.expect("send");

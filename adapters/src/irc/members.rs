@@ -148,6 +148,12 @@ impl Members {
             .is_some_and(|ranks| ranks.operates())
     }
 
+    /// True when `nick` is in any of the bot's channels (so the bot sees them leave).
+    pub(crate) fn present(&self, nick: &str) -> bool {
+        let nick = fold(nick);
+        self.channels.values().any(|members| members.contains_key(&nick))
+    }
+
     fn add(&mut self, channel: &str, nick: &str) {
         if let Some(members) = self.channels.get_mut(&fold(channel)) {
             members.insert(fold(nick), Ranks::default());
@@ -179,7 +185,7 @@ fn parse_name(name: &str) -> (&str, Ranks) {
 
 /// A nick or channel name case-folded as RFC 1459 does (`[]\~` are the upper case of
 /// `{}|^`), the casemapping InspIRCd and most networks use.
-fn fold(name: &str) -> String {
+pub(crate) fn fold(name: &str) -> String {
     name.chars()
         .map(|c| match c {
             '[' => '{',

@@ -1,14 +1,23 @@
-//! The IRC transport ([`transport`], with its [`options`]) and the pieces of it that do
-//! no I/O: mIRC formatting ([`format`]), line splitting to the 512-byte limit
-//! ([`split`]), flood control ([`flood`]), CTCP requests and answers ([`ctcp`]) and the
-//! channel members' prefixes (`members`); whom TLS trusts ([`tls`]).
+//! The IRC transport ([`transport`], with its [`options`]), the connection it drives
+//! ([`connect`]), whom TLS trusts ([`tls`]), and the pieces of it that do no I/O:
+//! capability negotiation ([`cap`]), SASL login ([`sasl`], [`scram`]), services accounts
+//! ([`accounts`]), STS policies ([`sts`]), mIRC formatting ([`format`]), line splitting to
+//! the 512-byte limit ([`split`]), flood control ([`flood`]), CTCP requests and answers
+//! ([`ctcp`]) and the channel members' prefixes (`members`).
 
+pub mod accounts;
+pub mod cap;
+pub mod connect;
 pub mod ctcp;
 pub mod flood;
 pub mod format;
 mod members;
 pub mod options;
+pub mod register;
 pub mod renames;
+pub mod sasl;
+pub mod scram;
 pub mod split;
+pub mod sts;
 pub mod tls;
 pub mod transport;

@@ -1,11 +1,14 @@
 //! What the IRC transport needs to know about one network (the daemon builds it from its
 //! validated config).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use spellbridge_core::NetworkId;
 
 use super::tls::TlsOptions;
+use super::sasl::SaslOptions;
+use super::sts::StsPolicies;
 
 /// One IRC network's connection settings.
 #[derive(Clone)]
@@ -28,12 +31,24 @@ pub struct IrcOptions {
     pub realname: String,
     /// Server password (PASS).
     pub password: Option<String>,
-    /// SASL PLAIN account and password.
-    pub sasl: Option<(String, String)>,
+    /// How to log in with SASL, if at all.
+    pub sasl: Option<SaslOptions>,
+    /// Log in with NickServ `IDENTIFY` (the SASL account and password) where SASL is not
+    /// offered or fails.
+    pub identify: bool,
+    /// Never play logged out: with a login configured, a connection that is not logged
+    /// in ends and is retried with backoff.
+    pub login_required: bool,
+    /// Take the configured nick back with NickServ `REGAIN` (besides `MONITOR`).
+    pub regain: bool,
+    /// Where STS policies are kept between starts; `None`: for this run only.
+    pub sts: Option<Arc<dyn StsPolicies>>,
     /// Channels to join (more can be joined later).
     pub channels: Vec<String>,
-    /// Only take commands from players logged in to a services account.
-    pub require_account: bool,
+    /// Only take commands from players logged in to a services account; `None`: when
+    /// the network has accounts (account-tag, SASL, account-notify with extended-join,
+    /// or WHOX).
+    pub require_account: Option<bool>,
     /// Answer CTCP VERSION, PING and CLIENTINFO (through the token bucket, a few per user).
     pub ctcp: bool,
     /// Rejoin a channel after a kick.
@@ -59,7 +74,8 @@ impl std::fmt::Debug for IrcOptions {
             .field("tls_options", &self.tls_options)
             .field("nicks", &self.nicks)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-            .field("sasl", &self.sasl.as_ref().map(|(account, _)| (account, "<redacted>")))
+            .field("sasl", &self.sasl.as_ref().map(|s| (&s.account, &s.mechanisms, "<redacted>")))
+            .field("login_required", &self.login_required)
             .field("channels", &self.channels)
             .field("require_account", &self.require_account)
             .field("ctcp", &self.ctcp)
@@ -82,8 +98,12 @@ impl IrcOptions {
             realname: "spellbridge".to_owned(),
             password: None,
             sasl: None,
+            identify: false,
+            login_required: false,
+            regain: false,
+            sts: None,
             channels: channels.iter().map(|c| (*c).to_owned()).collect(),
-            require_account: false,
+            require_account: Some(false),
             ctcp: true,
             rejoin_on_kick: true,
             flood: None,

@@ -1,14 +1,21 @@
 //! The IRC [`GameTransport`]: one supervised connection to one network.
 //!
-//! [`IrcTransport::start`] spawns a supervisor that connects (plain or TLS), registers
-//! (PASS, IRCv3 capabilities one by one, SASL PLAIN when configured, NICK/USER with
-//! alternate nicks), joins the channels, and then runs a session until the connection
-//! ends; it then reconnects with exponential backoff and jitter, rejoining every channel
-//! it should be in ([`GameTransport::leave`] takes one out of that set and PARTs it).
+//! [`IrcTransport::start`] spawns a supervisor that connects ([`connect`]: TCP with
+//! Nagle off, TLS through rustls when asked or when an STS policy holds), registers
+//! ([`register`]: the capabilities the server lists, SASL, alternate nicks, taking the
+//! configured nick back), joins the channels, and then runs a session until the
+//! connection ends; it then reconnects with exponential backoff and jitter, rejoining
+//! every channel it should be in ([`GameTransport::leave`] takes one out of that set and
+//! PARTs it). Every connection error is logged with its whole cause ([`error_chain`]). With a
+//! login required and not achieved, the link reads [`Link::LoggedOut`] (the daemon's
+//! `/healthz` says "not logged in") until a later connection logs in. The session
+//! answers the server's PINGs and sends its own after [`IrcOptions::ping`] of silence.
 //!
 //! Inbound PRIVMSGs become [`Inbound`] messages: `text` with the formatting stripped,
-//! `rich` with it read into rich text; the player is the services account when the
-//! server tags one, else the nick; `operator` says whether the sender is half-op or
+//! `rich` with it read into rich text; the player is the services account when known
+//! (the `account` tag, or [`accounts`] from extended-join, account-notify and WHOX) and
+//! then `verified`, else the bare nick (not verified: a nick can be taken by anyone);
+//! `operator` says whether the sender is half-op or
 //! higher in the channel at that moment (from the members list the session keeps). A
 //! CTCP ACTION (`/me`) becomes [`Said::Emote`]; other CTCP requests are never delivered:
 //! VERSION, PING and CLIENTINFO are answered ([`ctcp`]) unless the network's `ctcp` is
@@ -22,20 +29,15 @@
 //! in the bucket's queue; more are dropped, so a flood of requests can neither make the
 //! server disconnect the bot nor hold game output back.
 //!
-//! Capabilities requested: message-tags, server-time, account-tag, extended-join,
-//! multi-prefix. Not echo-message or labeled-response: with them InspIRCd's small unflushed
-//! writes meet the client's delayed ACK and every exchange stalls ~40 ms (SERVERS.md), and
-//! the bot does not need them.
+//! Capabilities requested when offered: [`cap::WANTED`], and `sasl` with a login.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
-use base64::Engine as _;
-use futures_util::StreamExt as _;
-use irc::client::prelude::{Capability, Client, Command, Config, Message, Response};
-use irc::proto::CapSubCommand;
+use futures_util::{SinkExt as _, StreamExt as _};
+use irc::client::prelude::{Command, Message, Response};
 use spellbridge_core::{
     Destination, GameTransport, Inbound, NetworkId, PlayerId, RoomId, Said, TransportError, Voice,
 };
@@ -43,12 +45,16 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::ctcp;
+use super::accounts::{self, Accounts};
+use super::connect::{self, ConnectError};
 use super::flood::Flood;
 use super::members::Members;
 use super::options::IrcOptions;
+use super::register::{Action, Registration};
 use super::renames::Renames;
-use super::{format, split};
+use super::sts::StsPolicy;
+use super::{ctcp, format, split, tls};
+use crate::error_chain;
 use crate::supervise::backoff;
 
 pub use crate::supervise::Link;
@@ -133,6 +139,9 @@ impl IrcTransport {
         let (joins_tx, joins_rx) = mpsc::unbounded_channel();
         let (link, _) = watch::channel(Link::Down);
         let nick = options.nicks.first().cloned().unwrap_or_default();
+        if options.require_account == Some(false) {
+            tracing::warn!(network = %options.network, "require_account = false: players without a services account are known by nick, which anyone can take when it is free; they never get game-master standing");
+        }
         let shared = Arc::new(Shared {
             channels: Mutex::new(options.channels.iter().cloned().collect()),
             nicks: Mutex::new(HashMap::new()),
@@ -149,6 +158,7 @@ impl IrcTransport {
             jobs: jobs_rx,
             joins: joins_rx,
             shutdown,
+            upgraded: None,
         };
         let handle = tokio::spawn(supervisor.run());
         let transport = Arc::new(IrcTransport {
@@ -282,6 +292,29 @@ struct Supervisor {
     jobs: mpsc::UnboundedReceiver<Job>,
     joins: mpsc::UnboundedReceiver<Membership>,
     shutdown: CancellationToken,
+    /// A plaintext connection's STS policy named this TLS port (for this run).
+    upgraded: Option<u16>,
+}
+
+/// Why a connection ended.
+#[derive(Debug, thiserror::Error)]
+enum Ended {
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error("the connection failed")]
+    Wire(#[from] irc::proto::error::ProtocolError),
+    #[error("the server closed the connection{0}")]
+    Closed(String),
+    #[error("no answer from the server within {0:?} of a PING")]
+    PingTimeout(Duration),
+    #[error("{0}")]
+    Refused(String),
+    #[error("not logged in: {0}")]
+    NotLoggedIn(String),
+    #[error("the server's STS policy asks for TLS on port {0}")]
+    Upgrade(u16),
+    #[error("spellbridge is shutting down")]
+    Shutdown,
 }
 
 impl Supervisor {
@@ -289,15 +322,26 @@ impl Supervisor {
         let network = self.shared.options.network.clone();
         let mut attempt: u32 = 0;
         loop {
-            let outcome = self.session().await;
-            let _ = self.shared.link.send_replace(Link::Down);
+            let (registered, outcome) = self.session().await;
+            let logged_out = matches!(outcome, Err(Ended::NotLoggedIn(_)));
+            let _ = self.shared.link.send_replace(if logged_out { Link::LoggedOut } else { Link::Down });
             if self.shutdown.is_cancelled() {
                 break;
             }
             match outcome {
-                Ok(Registered::Yes) => attempt = 0,
-                Ok(Registered::No) => {}
-                Err(error) => tracing::warn!(network = %network, %error, "IRC connection lost"),
+                Err(Ended::Upgrade(port)) => {
+                    tracing::info!(network = %network, port, "the server asks for TLS (STS): reconnecting with TLS");
+                    self.upgraded = Some(port);
+                    self.shared.reconnects.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    continue;
+                }
+                Ok(()) | Err(Ended::Shutdown) => {}
+                Err(error) => {
+                    tracing::warn!(network = %network, error = %error_chain(&error), "IRC connection lost")
+                }
+            }
+            if registered && !logged_out {
+                attempt = 0;
             }
             attempt = attempt.saturating_add(1);
             let delay = backoff(self.shared.options.backoff, attempt, &network);
@@ -311,82 +355,115 @@ impl Supervisor {
         let _ = self.shared.link.send_replace(Link::Closed);
     }
 
-    /// One connection, from connect to its end.
-    async fn session(&mut self) -> Result<Registered, irc::error::Error> {
+    /// Where to connect: the configured port, or TLS on the port an STS policy names.
+    fn endpoint(&self) -> (bool, u16) {
         let options = &self.shared.options;
-        let config = Config {
-            nickname: options.nicks.first().cloned(),
-            alt_nicks: options.nicks.iter().skip(1).cloned().collect(),
-            username: Some(options.username.clone()),
-            realname: Some(options.realname.clone()),
-            server: Some(options.server.clone()),
-            port: Some(options.port),
-            use_tls: Some(options.tls),
-            // Joined by the session at the end of the MOTD from the set as it is then, so
-            // a channel left meanwhile is not joined.
-            channels: Vec::new(),
-            version: Some(VERSION.to_owned()),
-            ping_time: Some(options.ping.0.as_secs().max(1) as u32),
-            ping_timeout: Some(options.ping.1.as_secs().max(1) as u32),
-            ..Config::default()
+        if options.tls {
+            return (true, options.port);
+        }
+        if let Some(port) = self.upgraded {
+            return (true, port);
+        }
+        let stored = options.sts.as_ref().and_then(|store| store.get(&options.server));
+        match stored {
+            Some(policy) if policy.expires > SystemTime::now() => (true, policy.port),
+            _ => (false, options.port),
+        }
+    }
+
+    /// One connection, from connect to its end: whether it registered, and how it ended.
+    async fn session(&mut self) -> (bool, Result<(), Ended>) {
+        let options = &self.shared.options;
+        let (tls, port) = self.endpoint();
+        // Built per attempt: a fixed file (CA, key) is read again.
+        let config = match tls.then(|| tls::client_config(&options.tls_options)).transpose() {
+            Ok(config) => config,
+            Err(error) => return (false, Err(ConnectError::from(error).into())),
         };
-        let mut client = Client::from_config(config).await?;
-        let mut stream = client.stream()?;
-        let sender = client.sender();
-        register(&sender, options)?;
+        let wire = match connect::open(&options.server, port, config).await {
+            Ok(wire) => wire,
+            Err(error) => return (false, Err(error.into())),
+        };
+        let (sink, stream) = wire.split();
+        let (out, writing) = Out::start(sink);
+        let registration = Registration::new(options, tls);
         *lock(&self.shared.members) = Members::default();
+        for line in registration.start() {
+            out.send(line);
+        }
         let mut session = Session {
             shared: self.shared.clone(),
-            sender,
-            registered: false,
+            sender: out,
+            registration,
+            tls,
+            port,
+            motd: false,
             ready: false,
+            accounts: Accounts::default(),
             queue: VecDeque::new(),
             notices_waiting: 0,
             ctcp_answered: ctcp::Answered::default(),
             slot: None,
             bucket: options.flood.map_or_else(Flood::off, |(burst, interval)| Flood::new(burst, interval)),
             renames: Renames::default(),
+            heard: Instant::now(),
+            pinged: None,
+            login_deadline: None,
+            warned_accounts: false,
+            closing: None,
         };
+        let outcome = self.drive(&mut session, stream, writing).await;
+        (session.registration.registered(), outcome)
+    }
+
+    async fn drive(
+        &mut self,
+        session: &mut Session,
+        mut stream: futures_util::stream::SplitStream<connect::Wire>,
+        mut writing: tokio::task::JoinHandle<Result<(), irc::proto::error::ProtocolError>>,
+    ) -> Result<(), Ended> {
         loop {
             let next_send = session.next_send_at();
+            let wake = session.next_check();
             tokio::select! {
                 () = self.shutdown.cancelled() => {
-                    let _ = session.sender.send_quit("spellbridge is shutting down");
+                    session.sender.send(Command::QUIT(Some("spellbridge is shutting down".to_owned())));
                     // Let the QUIT go out, briefly.
                     let _ = tokio::time::timeout(Duration::from_secs(1), stream.next()).await;
-                    return Ok(session.outcome());
+                    return Err(Ended::Shutdown);
                 }
                 message = stream.next() => match message {
-                    Some(Ok(message)) => session.handle(&client, &message, &self.inbound).await?,
-                    Some(Err(error)) => return Err(error),
-                    None => return Ok(session.outcome()),
+                    Some(Ok(message)) => session.handle(&message, &self.inbound).await?,
+                    Some(Err(error)) => return Err(error.into()),
+                    None => return Err(Ended::Closed(session.closing.take().map(|e| format!(" ({e})")).unwrap_or_default())),
                 },
+                written = &mut writing => {
+                    return match written {
+                        Ok(Err(error)) => Err(error.into()),
+                        _ => Err(Ended::Closed(String::new())),
+                    };
+                }
                 Some(job) = self.jobs.recv(), if session.ready => {
                     // Lines the bucket allows go now; the timer is only for a real wait
                     // (it would round up to the next millisecond).
                     session.queue_job(job);
-                    session.send_due()?;
+                    session.send_due();
                 }
                 // A change queued before a reconnect may be stale: the set has the last word.
-                Some(change) = self.joins.recv(), if session.registered => match change {
+                Some(change) = self.joins.recv(), if session.registration.registered() => match change {
                     Membership::Join(channel) if self.shared.wants(&channel) => {
-                        session.sender.send_join(&channel)?;
+                        session.sender.send(Command::JOIN(channel, None, None));
                     }
                     Membership::Part(channel) if !self.shared.wants(&channel) => {
-                        session.sender.send_part(&channel)?;
+                        session.sender.send(Command::PART(channel, None));
                     }
                     Membership::Join(_) | Membership::Part(_) => {}
                 },
-                () = sleep_until(next_send), if next_send.is_some() => session.send_due()?,
+                () = sleep_until(next_send), if next_send.is_some() => session.send_due(),
+                () = tokio::time::sleep_until(wake) => session.check()?,
             }
         }
     }
-}
-
-/// Whether a session got as far as registering (resets the backoff).
-enum Registered {
-    Yes,
-    No,
 }
 
 async fn sleep_until(at: Option<Instant>) {
@@ -395,26 +472,33 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// Sends PASS, the capability requests, NICK and USER; CAP END now, or after SASL.
-fn register(sender: &irc::client::Sender, options: &IrcOptions) -> irc::error::Result<()> {
-    if let Some(password) = &options.password {
-        sender.send(Command::PASS(password.clone()))?;
+/// The writing half of a connection: lines queue here and a task writes them in order
+/// (whatever is waiting goes in one flush).
+struct Out(mpsc::UnboundedSender<Message>);
+
+impl Out {
+    fn start(
+        mut sink: futures_util::stream::SplitSink<connect::Wire, Message>,
+    ) -> (Out, tokio::task::JoinHandle<Result<(), irc::proto::error::ProtocolError>>) {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
+        let task = tokio::spawn(async move {
+            while let Some(message) = rx.recv().await {
+                sink.feed(message).await?;
+                while let Ok(more) = rx.try_recv() {
+                    sink.feed(more).await?;
+                }
+                sink.flush().await?;
+            }
+            sink.close().await
+        });
+        (Out(tx), task)
     }
-    sender.send(Command::CAP(None, CapSubCommand::LS, None, Some("302".to_owned())))?;
-    // One request per capability: a server that lacks one refuses only that one.
-    for capability in ["message-tags", "server-time", "account-tag", "extended-join", "multi-prefix"] {
-        sender.send_cap_req(&[Capability::Custom(capability)])?;
+
+    /// Queues `command` for writing (a connection already gone drops it: the session
+    /// ends on its own).
+    fn send(&self, command: Command) {
+        let _ = self.0.send(Message::from(command));
     }
-    if options.sasl.is_some() {
-        sender.send_cap_req(&[Capability::Sasl])?;
-    }
-    let nick = options.nicks.first().cloned().unwrap_or_default();
-    sender.send(Command::NICK(nick))?;
-    sender.send(Command::USER(options.username.clone(), "0".to_owned(), options.realname.clone()))?;
-    if options.sasl.is_none() {
-        sender.send(Command::CAP(None, CapSubCommand::END, None, None))?;
-    }
-    Ok(())
 }
 
 /// A line waiting for the token bucket.
@@ -430,14 +514,23 @@ struct Line {
 /// The version CTCP VERSION answers.
 const VERSION: &str = concat!("spellbridge ", env!("CARGO_PKG_VERSION"));
 
+/// How long NickServ has to answer IDENTIFY when the login is required.
+const IDENTIFY_WAIT: Duration = Duration::from_secs(30);
+
 /// One registered-or-registering connection.
 struct Session {
     shared: Arc<Shared>,
-    sender: irc::client::Sender,
-    registered: bool,
+    sender: Out,
+    registration: Registration,
+    tls: bool,
+    port: u16,
+    /// The MOTD is over: registration is complete.
+    motd: bool,
     /// The channels' JOINs are written: lines to channels may follow (the server takes a
     /// connection's lines in order, so none arrives before its JOIN).
     ready: bool,
+    /// Who is logged in to which services account.
+    accounts: Accounts,
     /// Lines waiting for the token bucket, in order.
     queue: VecDeque<Line>,
     /// How many of them are notices.
@@ -449,13 +542,19 @@ struct Session {
     slot: Option<Instant>,
     /// Nick changes since each user last spoke (the daemon's command limit follows them).
     renames: Renames,
+    /// When the server last said anything.
+    heard: Instant,
+    /// When the bot's unanswered PING went out.
+    pinged: Option<Instant>,
+    /// NickServ must have logged the bot in by then.
+    login_deadline: Option<Instant>,
+    /// The warning that accounts are unknown here was logged.
+    warned_accounts: bool,
+    /// What the server's ERROR said, for the log when it closes.
+    closing: Option<String>,
 }
 
 impl Session {
-    fn outcome(&self) -> Registered {
-        if self.registered { Registered::Yes } else { Registered::No }
-    }
-
     fn queue_job(&mut self, job: Job) {
         let last = job.lines.len().saturating_sub(1);
         let mut done = Some(job.done);
@@ -472,14 +571,14 @@ impl Session {
 
     /// Queues a notice to `nick` behind the lines already waiting, unless
     /// [`NOTICE_BACKLOG`] notices already wait (then it is dropped: it answers nobody's game).
-    fn notice(&mut self, nick: &str, text: String) -> irc::error::Result<()> {
+    fn notice(&mut self, nick: &str, text: String) {
         if self.notices_waiting >= NOTICE_BACKLOG {
             tracing::debug!(network = %self.shared.options.network, "a notice was dropped: too many are waiting");
-            return Ok(());
+            return;
         }
         self.notices_waiting += 1;
         self.queue.push_back(Line { target: nick.to_owned(), text, notice: true, done: None });
-        self.send_due()
+        self.send_due();
     }
 
     /// When the line at the head of the queue may go, reserving its slot in the bucket.
@@ -495,18 +594,18 @@ impl Session {
     }
 
     /// Writes every queued line whose slot has come.
-    fn send_due(&mut self) -> irc::error::Result<()> {
+    fn send_due(&mut self) {
         loop {
             match self.next_send_at() {
                 Some(slot) if slot <= Instant::now() => self.slot = None,
-                _ => return Ok(()),
+                _ => return,
             }
-            let Some(line) = self.queue.pop_front() else { return Ok(()) };
+            let Some(line) = self.queue.pop_front() else { return };
             if line.notice {
                 self.notices_waiting = self.notices_waiting.saturating_sub(1);
-                self.sender.send_notice(&line.target, &line.text)?;
+                self.sender.send(Command::NOTICE(line.target, line.text));
             } else {
-                self.sender.send_privmsg(&line.target, &line.text)?;
+                self.sender.send(Command::PRIVMSG(line.target, line.text));
             }
             if let Some(done) = line.done {
                 let _ = done.send(());
@@ -514,18 +613,107 @@ impl Session {
         }
     }
 
-    async fn handle(
-        &mut self,
-        client: &Client,
-        message: &Message,
-        inbound: &mpsc::Sender<Inbound>,
-    ) -> irc::error::Result<()> {
-        let network = &self.shared.options.network;
-        lock(&self.shared.members).observe(message, client.current_nickname());
+    /// When [`Session::check`] must run: a PING due, its answer overdue, or NickServ's.
+    fn next_check(&self) -> Instant {
+        let (quiet, patience) = self.shared.options.ping;
+        let ping = match self.pinged {
+            Some(sent) => sent + patience,
+            None => self.heard + quiet,
+        };
+        self.login_deadline.map_or(ping, |deadline| deadline.min(ping))
+    }
+
+    /// Sends a PING after a silence, ends a connection whose PING went unanswered or
+    /// whose required NickServ login did not come.
+    fn check(&mut self) -> Result<(), Ended> {
+        let now = Instant::now();
+        if self.login_deadline.is_some_and(|deadline| deadline <= now) && !self.registration.may_play() {
+            return self.fail(format!("NickServ did not confirm IDENTIFY within {IDENTIFY_WAIT:?}"));
+        }
+        let (quiet, patience) = self.shared.options.ping;
+        match self.pinged {
+            Some(sent) if sent + patience <= now => return Err(Ended::PingTimeout(patience)),
+            Some(_) => {}
+            None if self.heard + quiet <= now => {
+                self.pinged = Some(now);
+                self.sender.send(Command::PING("spellbridge".to_owned(), None));
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Says why in a QUIT and ends the connection as not logged in.
+    fn fail(&mut self, why: String) -> Result<(), Ended> {
+        self.sender.send(Command::QUIT(Some("not logged in; will retry".to_owned())));
+        Err(Ended::NotLoggedIn(why))
+    }
+
+    /// The account rule: the configured one, else on where accounts can be known.
+    fn require_account(&mut self) -> bool {
+        let options = &self.shared.options;
+        match options.require_account {
+            Some(rule) => rule,
+            None => {
+                let known = self.registration.accounts_known();
+                if !known && !self.warned_accounts {
+                    self.warned_accounts = true;
+                    tracing::warn!(network = %options.network, "this network shows no services accounts (no account-tag, SASL, account-notify or WHOX): players are known by nick only, and none has game-master standing; set require_account explicitly to silence this");
+                }
+                known
+            }
+        }
+    }
+
+    /// Joins the configured channels and starts playing.
+    fn go_ready(&mut self) {
+        let channels: Vec<String> = lock(&self.shared.channels).iter().cloned().collect();
+        for channel in channels {
+            self.sender.send(Command::JOIN(channel, None, None));
+        }
+        // Up only now: a message queued while the connection was down must not
+        // reach the server before the JOIN of its channel.
+        self.ready = true;
+        self.login_deadline = None;
+        let _ = self.shared.link.send_replace(Link::Up);
+    }
+
+    async fn handle(&mut self, message: &Message, inbound: &mpsc::Sender<Inbound>) -> Result<(), Ended> {
+        self.heard = Instant::now();
+        self.pinged = None;
+        let network = self.shared.options.network.clone();
+        let before = self.registration.nick().to_owned();
+        {
+            let mut members = lock(&self.shared.members);
+            members.observe(message, &before);
+            self.accounts.observe(message, &members);
+        }
+        for action in self.registration.read(message) {
+            match action {
+                Action::Send(command) => self.sender.send(command),
+                Action::Fail(why) => return self.fail(why),
+                Action::Refused(why) => return Err(Ended::Refused(why)),
+                Action::Upgrade(port) => return Err(Ended::Upgrade(port)),
+                Action::Policy(duration) => {
+                    if let Some(store) = &self.shared.options.sts {
+                        let host = &self.shared.options.server;
+                        let policy = (!duration.is_zero())
+                            .then(|| StsPolicy { port: self.port, expires: SystemTime::now() + duration });
+                        tracing::info!(network = %network, host, ?policy, "STS policy stored");
+                        store.set(host, policy);
+                    }
+                }
+            }
+        }
+        let nick = self.registration.nick().to_owned();
+        if nick != before {
+            let user_host = lock(&self.shared.me).1;
+            *lock(&self.shared.me) = (nick.clone(), user_host);
+        }
         match &message.command {
+            Command::PING(token, _) => self.sender.send(Command::PONG(token.clone(), None)),
+            Command::ERROR(text) => self.closing = Some(text.clone()),
             Command::Response(Response::RPL_WELCOME, args) => {
-                self.registered = true;
-                let nick = client.current_nickname().to_owned();
                 // RPL_WELCOME usually ends with nick!user@host; else assume the longest host.
                 let user_host = args
                     .last()
@@ -533,52 +721,13 @@ impl Session {
                     .and_then(|mask| mask.split_once('!'))
                     .map_or(self.shared.options.username.len() + 1 + 63, |(_, user_host)| user_host.len());
                 *lock(&self.shared.me) = (nick.clone(), user_host);
-                tracing::info!(network = %network, nick = %nick, "registered on IRC");
+                tracing::info!(network = %network, nick = %nick, tls = self.tls, "registered on IRC");
             }
-            Command::Response(Response::RPL_ENDOFMOTD | Response::ERR_NOMOTD, _) if !self.ready => {
-                let channels: Vec<String> = lock(&self.shared.channels).iter().cloned().collect();
-                for channel in channels {
-                    self.sender.send_join(&channel)?;
+            Command::Response(Response::RPL_ENDOFMOTD | Response::ERR_NOMOTD, _) if !self.motd => {
+                self.motd = true;
+                if self.registration.identifying() {
+                    self.login_deadline = Some(Instant::now() + IDENTIFY_WAIT);
                 }
-                // Up only now: a message queued while the connection was down must not
-                // reach the server before the JOIN of its channel.
-                self.ready = true;
-                let _ = self.shared.link.send_replace(Link::Up);
-            }
-            Command::CAP(_, CapSubCommand::ACK, a, b) if mentions(a, b, "sasl") => {
-                self.sender.send(Command::AUTHENTICATE("PLAIN".to_owned()))?;
-            }
-            Command::CAP(_, CapSubCommand::NAK, a, b) if mentions(a, b, "sasl") => {
-                tracing::error!(network = %network, "the server does not offer SASL; continuing without logging in");
-                self.sender.send(Command::CAP(None, CapSubCommand::END, None, None))?;
-            }
-            Command::AUTHENTICATE(text) if text == "+" => {
-                if let Some((account, password)) = &self.shared.options.sasl {
-                    let plain = format!("{account}\0{account}\0{password}");
-                    let encoded = base64::engine::general_purpose::STANDARD.encode(plain);
-                    // AUTHENTICATE payloads are sent in chunks of at most 400 bytes.
-                    for chunk in encoded.as_bytes().chunks(400) {
-                        self.sender
-                            .send(Command::AUTHENTICATE(String::from_utf8_lossy(chunk).into_owned()))?;
-                    }
-                    if encoded.len() % 400 == 0 {
-                        self.sender.send(Command::AUTHENTICATE("+".to_owned()))?;
-                    }
-                }
-            }
-            Command::Response(Response::RPL_SASLSUCCESS, _) => {
-                tracing::info!(network = %network, "logged in with SASL");
-                self.sender.send(Command::CAP(None, CapSubCommand::END, None, None))?;
-            }
-            Command::Response(
-                Response::ERR_SASLFAIL
-                | Response::ERR_SASLTOOLONG
-                | Response::ERR_SASLABORT
-                | Response::ERR_NICKLOCKED,
-                args,
-            ) => {
-                tracing::error!(network = %network, reply = ?args, "SASL login failed; continuing without logging in (check the account and password)");
-                self.sender.send(Command::CAP(None, CapSubCommand::END, None, None))?;
             }
             Command::Response(
                 code @ (Response::ERR_BANNEDFROMCHAN
@@ -594,13 +743,18 @@ impl Session {
                     self.shared.joined(channel, &Err(format!("cannot join {channel}: {reason}")));
                 }
             }
-            Command::JOIN(channel, _, _) if message.source_nickname() == Some(client.current_nickname()) => {
+            Command::JOIN(channel, _, _) if message.source_nickname() == Some(nick.as_str()) => {
                 self.shared.joined(channel, &Ok(()));
+                // Without account tags, ask who is logged in to what (WHOX).
+                if self.registration.whox() && !self.registration.caps().enabled("account-tag") {
+                    let fields = format!("%tna,{}", accounts::WHOX_TOKEN);
+                    self.sender.send(Command::Raw("WHO".to_owned(), vec![channel.clone(), fields]));
+                }
             }
-            Command::KICK(channel, nick, reason) if *nick == client.current_nickname() => {
+            Command::KICK(channel, kicked, reason) if *kicked == nick => {
                 tracing::warn!(network = %network, channel = %channel, by = ?message.source_nickname(), reason = ?reason, "kicked from a channel");
                 if self.shared.options.rejoin_on_kick {
-                    let sender = self.sender.clone();
+                    let sender = self.sender.0.clone();
                     let shared = self.shared.clone();
                     let channel = channel.clone();
                     tokio::spawn(async move {
@@ -608,7 +762,7 @@ impl Session {
                         // If the connection is gone by then, the next one joins from the set;
                         // if the channel was left meanwhile, it stays left.
                         if shared.wants(&channel) {
-                            let _ = sender.send_join(&channel);
+                            let _ = sender.send(Message::from(Command::JOIN(channel, None, None)));
                         }
                     });
                 } else {
@@ -625,37 +779,38 @@ impl Session {
                     self.renames.quit(nick);
                 }
             }
-            Command::PRIVMSG(target, body) => self.privmsg(client, message, target, body, inbound).await?,
+            Command::PRIVMSG(target, body) => self.privmsg(&nick, message, target, body, inbound).await,
             _ => {}
+        }
+        if self.motd && !self.ready && self.registration.may_play() {
+            self.go_ready();
         }
         Ok(())
     }
 
     /// Answers a CTCP request from `nick` (not an ACTION), if CTCP is on, the request is
     /// one the bot answers, and `nick` has not had [`ctcp::PER_USER`] answers lately.
-    fn answer_ctcp(&mut self, nick: &str, command: &str, text: &str) -> irc::error::Result<()> {
+    fn answer_ctcp(&mut self, nick: &str, command: &str, text: &str) {
         if !self.shared.options.ctcp {
-            return Ok(());
+            return;
         }
-        let Some(answer) = ctcp::answer(command, text, VERSION) else { return Ok(()) };
+        let Some(answer) = ctcp::answer(command, text, VERSION) else { return };
         if self.ctcp_answered.allow(nick, Instant::now().into_std()) {
-            self.notice(nick, answer)
-        } else {
-            Ok(())
+            self.notice(nick, answer);
         }
     }
 
     async fn privmsg(
         &mut self,
-        client: &Client,
+        own: &str,
         message: &Message,
         target: &str,
         body: &str,
         inbound: &mpsc::Sender<Inbound>,
-    ) -> irc::error::Result<()> {
-        let Some(nick) = message.source_nickname() else { return Ok(()) };
-        if nick == client.current_nickname() {
-            return Ok(()); // our own echo
+    ) {
+        let Some(nick) = message.source_nickname() else { return };
+        if nick == own {
+            return; // our own echo
         }
         let (said, body) = match ctcp::parse(body) {
             None => (Said::Message, body),
@@ -665,31 +820,28 @@ impl Session {
         };
         let text = format::strip(body);
         if said == Said::Emote && text.trim().is_empty() {
-            return Ok(()); // a bare `/me`: nothing was acted
+            return; // a bare `/me`: nothing was acted
         }
-        let tag = |name: &str| {
-            message
-                .tags
-                .iter()
-                .flatten()
-                .find(|t| t.0 == name)
-                .and_then(|t| t.1.clone())
-                .filter(|v| !v.is_empty())
+        // The tag when the server sends tags, else what the session learnt.
+        let account = if self.registration.caps().enabled("account-tag") {
+            accounts::tag(message, "account")
+        } else {
+            self.accounts.of(nick).map(str::to_owned)
         };
-        let account = tag("account");
         let player = PlayerId::new(account.clone().unwrap_or_else(|| nick.to_owned()));
         lock(&self.shared.nicks).insert(player.clone(), nick.to_owned());
-        let options = &self.shared.options;
         // A sender without an account is their nick: after a nick change the daemon must
         // carry their command count over (with an account the id does not change).
         let renamed = self.renames.speaks(nick);
         let formerly = renamed.filter(|_| account.is_none()).map(PlayerId::new);
         // An emote is not a command, so it is not refused (the daemon counts commands).
-        let command = said == Said::Message && text.trim_start().starts_with(options.prefix.as_str());
-        if command && options.require_account && account.is_none() {
+        let command =
+            said == Said::Message && text.trim_start().starts_with(self.shared.options.prefix.as_str());
+        if command && account.is_none() && self.require_account() {
             let note = "spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.";
             return self.notice(nick, note.to_owned());
         }
+        let options = &self.shared.options;
         let private = !target.starts_with(['#', '&']);
         let room = if private { nick.to_owned() } else { target.to_owned() };
         let message = Inbound {
@@ -697,18 +849,14 @@ impl Session {
             rich: format::parse(body),
             said,
             private,
-            message_id: tag("msgid"),
+            message_id: accounts::tag(message, "msgid"),
             operator: !private && lock(&self.shared.members).is_operator(target, nick),
             formerly,
+            verified: account.is_some(),
             ..Inbound::new(options.network.clone(), RoomId::new(room), player, text)
         };
         if inbound.send(message).await.is_err() {
             tracing::debug!("nobody reads inbound messages any more");
         }
-        Ok(())
     }
-}
-
-fn mentions(a: &Option<String>, b: &Option<String>, word: &str) -> bool {
-    [a, b].into_iter().flatten().any(|s| s.split_whitespace().any(|w| w.eq_ignore_ascii_case(word)))
 }

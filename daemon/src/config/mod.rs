@@ -10,6 +10,7 @@ pub mod secret;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use spellbridge_adapters::irc::sasl::Mechanism;
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin, Wizards};
 use spellbridge_core::games::thaum::{ThaumOptions, ThaumPlugin};
 use spellbridge_core::time::parse_duration;
@@ -106,12 +107,13 @@ pub struct IrcSettings {
     pub realname: String,
     /// The server password (PASS), if any.
     pub password: Option<Secret>,
-    /// SASL PLAIN account and password, if any.
-    pub sasl: Option<(String, Secret)>,
+    /// How to log in to services, if at all.
+    pub sasl: Option<SaslSettings>,
     /// Channels to join.
     pub channels: Vec<String>,
-    /// Only players logged in to a services account may play.
-    pub require_account: bool,
+    /// Only players logged in to a services account may play; `None`: where the network
+    /// has accounts.
+    pub require_account: Option<bool>,
     /// Answer CTCP VERSION, PING and CLIENTINFO (paced, a few per user).
     pub ctcp: bool,
     /// Rejoin a channel after being kicked.
@@ -122,6 +124,23 @@ pub struct IrcSettings {
     pub user_limit: Option<(u32, Duration)>,
     /// The first wait before reconnecting (it doubles on each failure, up to 2 minutes).
     pub reconnect_delay: Duration,
+}
+
+/// `[irc.sasl]`: logging in to services.
+#[derive(Clone, Debug)]
+pub struct SaslSettings {
+    /// The services account.
+    pub account: String,
+    /// Its password (SCRAM-SHA-256, PLAIN, IDENTIFY).
+    pub password: Option<Secret>,
+    /// Mechanisms in the order to try; empty: the strongest the config allows.
+    pub mechanisms: Vec<Mechanism>,
+    /// Never play logged out.
+    pub required: bool,
+    /// NickServ IDENTIFY where SASL is not offered or fails.
+    pub identify: bool,
+    /// NickServ REGAIN to take the configured nick back.
+    pub regain: bool,
 }
 
 /// One Matrix bot account.
@@ -433,6 +452,44 @@ fn user_limit(
     Ok(Some((limit.commands.unwrap_or(8).max(1), window)))
 }
 
+/// `[irc.sasl]`, checked: known mechanisms, a password for those that need one.
+fn sasl_settings(raw: raw::Sasl, at: &dyn Fn(&str) -> String) -> Result<SaslSettings, String> {
+    let password =
+        raw.password.map(|s| s.read().map_err(|e| at(&format!("sasl password: {e}")))).transpose()?;
+    let names: Vec<&str> = Mechanism::ALL.iter().map(|m| m.name()).collect();
+    let mechanisms = raw
+        .mechanisms
+        .unwrap_or_default()
+        .iter()
+        .map(|name| {
+            Mechanism::parse(name).ok_or_else(|| {
+                at(&format!(
+                    "sasl.mechanisms: `{name}` is not one spellbridge speaks; write some of {}",
+                    names.join(", ")
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let needs_password = mechanisms.is_empty() || mechanisms.iter().any(|m| *m != Mechanism::External);
+    if password.is_none() && needs_password {
+        return Err(at(
+            "[irc.sasl] has no password; add password = { env = \"…\" }, or mechanisms = [\"EXTERNAL\"] to log in with the client certificate",
+        ));
+    }
+    let identify = raw.identify.unwrap_or(false);
+    if identify && password.is_none() {
+        return Err(at("sasl.identify = true needs the sasl password (NickServ IDENTIFY sends it)"));
+    }
+    Ok(SaslSettings {
+        account: raw.account,
+        password,
+        mechanisms,
+        required: raw.required.unwrap_or(true),
+        identify,
+        regain: raw.regain.unwrap_or(false),
+    })
+}
+
 fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
     let name = raw.name;
     let at = |what: &str| format!("[[irc]] `{name}`: {what}");
@@ -453,10 +510,7 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
     let mut nicks = vec![raw.nick.clone()];
     nicks.extend(raw.alt_nicks.unwrap_or_else(|| vec![format!("{}_", raw.nick), format!("{}__", raw.nick)]));
     let password = raw.password.map(|s| s.read().map_err(|e| at(&format!("password: {e}")))).transpose()?;
-    let sasl = raw
-        .sasl
-        .map(|s| s.password.read().map(|p| (s.account, p)).map_err(|e| at(&format!("sasl password: {e}"))))
-        .transpose()?;
+    let sasl = raw.sasl.map(|s| sasl_settings(s, &at)).transpose()?;
     let duration = |text: &str, what: &str| -> Result<Duration, String> {
         parse_duration(text)
             .filter(|s| *s > 0)
@@ -490,7 +544,7 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
         password,
         sasl,
         channels: raw.channels,
-        require_account: raw.require_account.unwrap_or(false),
+        require_account: raw.require_account,
         ctcp: raw.ctcp.unwrap_or(true),
         rejoin_on_kick: raw.rejoin_on_kick.unwrap_or(true),
         flood,

@@ -208,12 +208,13 @@ pub struct Irc {
     pub realname: Option<String>,
     /// Server password.
     pub password: Option<SecretSource>,
-    /// SASL PLAIN.
+    /// Logging in to services.
     pub sasl: Option<Sasl>,
     /// Channels to join.
     #[serde(default)]
     pub channels: Vec<String>,
-    /// Only players with a services account may play (default false).
+    /// Only players with a services account may play (default: true where the network
+    /// has accounts).
     pub require_account: Option<bool>,
     /// Answer CTCP VERSION, PING and CLIENTINFO through the bot's flood control, a few
     /// per user (default true); false answers no CTCP request.
@@ -235,8 +236,16 @@ pub struct Irc {
 pub struct Sasl {
     /// The services account.
     pub account: String,
-    /// Its password.
-    pub password: SecretSource,
+    /// Its password (not needed for EXTERNAL alone).
+    pub password: Option<SecretSource>,
+    /// Mechanisms to try, in order (default: the strongest the config allows).
+    pub mechanisms: Option<Vec<String>>,
+    /// Never play logged out (default true).
+    pub required: Option<bool>,
+    /// NickServ IDENTIFY where SASL is not offered (default false).
+    pub identify: Option<bool>,
+    /// Take the configured nick back with NickServ REGAIN (default false).
+    pub regain: Option<bool>,
 }
 
 /// `[irc.flood]`: outbound lines.

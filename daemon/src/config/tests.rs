@@ -60,8 +60,8 @@ fn the_shipped_example_config_is_valid() {
     let settings = Settings::parse(&text, &path).expect("the example is valid");
     assert_eq!(settings.matrix[0].user_id, "@spellbridge:example.org");
     assert_eq!(
-        settings.irc[0].sasl.as_ref().map(|(account, pw)| (account.as_str(), pw.expose())),
-        Some(("spellbridge", "pw"))
+        settings.irc[0].sasl.as_ref().map(|s| (s.account.as_str(), s.password.as_ref().map(|p| p.expose()))),
+        Some(("spellbridge", Some("pw")))
     );
 }
 

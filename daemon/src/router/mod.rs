@@ -479,8 +479,9 @@ impl Router {
     }
 
     /// What the sender may do beyond playing: configured admins and game masters (by any
-    /// identity of their player) are game masters everywhere; a room's operators may
-    /// stop its table.
+    /// identity of their player, speaking as an identity the network vouches for:
+    /// [`Inbound::verified`]) are game masters everywhere; a room's operators may stop
+    /// its table.
     fn standing(&self, inbound: &Inbound, player: &PlayerId) -> Standing {
         let permissions = &self.options.permissions;
         let listed = || {
@@ -493,7 +494,8 @@ impl Router {
             })
         };
         let anyone_listed = !permissions.admins.is_empty() || !permissions.game_masters.is_empty();
-        if anyone_listed && listed() {
+        // A bare IRC nick is whoever holds it now: never a configured game master.
+        if anyone_listed && inbound.verified && listed() {
             Standing::GameMaster
         } else if inbound.operator && !inbound.private {
             Standing::Operator
