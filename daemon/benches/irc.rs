@@ -115,7 +115,7 @@ fn start_spellbridge(port: u16, channels: &[String], durability: &str) -> Bot {
          [store]\npath = \"games.db\"\ndurability = \"{durability}\"\n\
          [thaum]\nschedule = \"manual\"\n\
          [[irc]]\nname = \"bench\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\n\
-         nick = \"spellbridge\"\nchannels = [{}]\n\
+         nick = \"spellbridge\"\nchannels = [{}]\nrequire_account = false\n\
          [irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n",
         channels.join(", ")
     );

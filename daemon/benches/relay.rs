@@ -160,7 +160,7 @@ fn start_spellbridge(irc_port: u16, http_port: u16, synapse: &Synapse, bot_id: &
         "prefix = \"!\"\n\
          [store]\npath = \"games.db\"\n\
          [[irc]]\nname = \"irc\"\nserver = \"127.0.0.1\"\nport = {irc_port}\ntls = false\n\
-         nick = \"{BOT}\"\nchannels = [\"{CHANNEL}\"]\n\
+         nick = \"{BOT}\"\nchannels = [\"{CHANNEL}\"]\nrequire_account = false\n\
          [irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n\
          [[matrix]]\nname = \"matrix\"\nhomeserver = \"{homeserver}\"\nuser_id = \"{bot_id}\"\n\
          password = {{ file = {password_file:?} }}\nstore = {store:?}\n\

@@ -373,7 +373,8 @@ pub struct Health {
 #[derive(Debug)]
 struct HealthState {
     store_ok: bool,
-    networks: BTreeMap<NetworkId, (bool, SystemTime)>,
+    /// Up, since when, and (when down) whether because it is not logged in.
+    networks: BTreeMap<NetworkId, (bool, SystemTime, bool)>,
 }
 
 /// What `/healthz` says, as JSON.
@@ -394,6 +395,9 @@ pub struct HealthReport {
 pub struct NetworkHealth {
     /// Connected and ready.
     pub up: bool,
+    /// `up`, `down`, or `not logged in` (connected, but a required services login
+    /// failed or is not offered: the bot does not play there and retries).
+    pub state: &'static str,
     /// Since when (Unix seconds).
     pub since: u64,
 }
@@ -425,11 +429,18 @@ impl Health {
     pub fn link(&self, network: &NetworkId, up: bool) {
         let mut state = self.lock();
         match state.networks.get_mut(network) {
-            Some((was, _)) if *was == up => {}
-            Some(entry) => *entry = (up, SystemTime::now()),
+            Some((was, _, _)) if *was == up => {}
+            Some(entry) => *entry = (up, SystemTime::now(), false),
             None => {
-                state.networks.insert(network.clone(), (up, SystemTime::now()));
+                state.networks.insert(network.clone(), (up, SystemTime::now(), false));
             }
+        }
+    }
+
+    /// `network` is down because its required login failed (or back to plain down).
+    pub fn logged_out(&self, network: &NetworkId, logged_out: bool) {
+        if let Some(entry) = self.lock().networks.get_mut(network) {
+            entry.2 = logged_out && !entry.0;
         }
     }
 
@@ -444,9 +455,14 @@ impl Health {
         let networks: BTreeMap<String, NetworkHealth> = state
             .networks
             .iter()
-            .map(|(network, (up, since))| {
+            .map(|(network, (up, since, logged_out))| {
                 let since = since.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-                (network.as_str().to_owned(), NetworkHealth { up: *up, since })
+                let state = match (up, logged_out) {
+                    (true, _) => "up",
+                    (false, true) => "not logged in",
+                    (false, false) => "down",
+                };
+                (network.as_str().to_owned(), NetworkHealth { up: *up, state, since })
             })
             .collect();
         let down: Vec<String> =
@@ -502,6 +518,7 @@ pub fn watch_link<T: Linked>(
         loop {
             let state = *link.borrow_and_update();
             metrics.link(&network, state == Link::Up, transport.reconnect_count());
+            metrics.health().logged_out(&network, state == Link::LoggedOut);
             tracing::debug!(network = %network, link = ?state, "network link");
             if state == Link::Closed {
                 return;
@@ -666,5 +683,26 @@ mod tests {
         assert_eq!(json["down"], serde_json::json!(["matrix"]));
         metrics.committed(&[]);
         assert_eq!(health.report().store, "ok");
+    }
+
+    #[test]
+    fn a_network_whose_required_login_failed_reads_not_logged_in() {
+        let metrics = Metrics::new();
+        let health = metrics.health();
+        let libera = NetworkId::new("libera");
+        metrics.network(&libera);
+        assert_eq!(health.report().networks["libera"].state, "down");
+        // As `watch_link` reports a transport's `Link::LoggedOut`.
+        metrics.link(&libera, false, 1);
+        health.logged_out(&libera, true);
+        let report = health.report();
+        assert!(!report.healthy());
+        assert_eq!(report.down, ["libera"]);
+        let json = serde_json::to_value(&report).expect("json");
+        assert_eq!(json["networks"]["libera"]["state"], "not logged in");
+        metrics.link(&libera, true, 1);
+        health.logged_out(&libera, false);
+        assert_eq!(health.report().networks["libera"].state, "up");
+        assert!(health.report().healthy());
     }
 }

@@ -102,6 +102,8 @@ server = "127.0.0.1"
 port = {port}
 tls = false
 nick = "{BOT}"
+# The test InspIRCd has account-tag but no services: players are known by nick.
+require_account = false
 reconnect_delay = "{reconnect}"
 
 [irc.flood]

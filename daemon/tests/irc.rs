@@ -28,7 +28,7 @@ impl Daemon {
         let config = format!(
             "prefix = \"!\"\n[store]\npath = \"games.db\"\n{games}\n\
              [[irc]]\nname = \"test\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\n\
-             nick = \"{BOT}\"\nchannels = [\"{ROOM}\"]\n{extra}\n"
+             nick = \"{BOT}\"\nchannels = [\"{ROOM}\"]\nrequire_account = false\n{extra}\n"
         );
         let mut process = Process::new(BIN).unwrap_or_else(|e| panic!("{e}"));
         process.env("RUST_LOG", "info,spellbridge_adapters=debug");

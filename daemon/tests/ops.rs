@@ -88,7 +88,7 @@ async fn healthz_follows_the_irc_server_and_metrics_count_a_command() {
     let mut irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let daemon = Ops::start(&format!(
         "[[irc]]\nname = \"test\"\nserver = \"127.0.0.1\"\nport = {}\ntls = false\nnick = \"{BOT}\"\n\
-         channels = [\"{ROOM}\"]\nreconnect_delay = \"1s\"\n[irc.flood]\nenabled = false\n",
+         channels = [\"{ROOM}\"]\nrequire_account = false\nreconnect_delay = \"1s\"\n[irc.flood]\nenabled = false\n",
         irc.port()
     ));
     let (_, body) = daemon.wait_for("/healthz", Duration::from_secs(30), |status, _| status == 200).await;

@@ -18,7 +18,7 @@ fn config(port: u16, channels: &[&str], bridge: &str) -> String {
     format!(
         "[store]\npath = \"games.db\"\n\
          [[irc]]\nname = \"irc\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\nnick = \"{BOT}\"\n\
-         channels = [{}]\n[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n{bridge}",
+         channels = [{}]\nrequire_account = false\n[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n{bridge}",
         channels.join(", ")
     )
 }

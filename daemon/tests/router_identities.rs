@@ -299,3 +299,27 @@ fn help_lists_withdraw() {
     let one = router.handle(&on("libera", "alice", "!help withdraw"), T);
     assert!(seen(&one)[0].contains("expires"), "{:?}", seen(&one));
 }
+
+/// Issue 13, finding 3: alice, a configured game master, quits; a thief takes the nick
+/// "alice" without her services account. The IRC transport delivers the thief as the
+/// bare nick, not verified: no `!coins`, no `!stop` as a game master.
+#[test]
+fn a_nick_thief_without_the_account_gets_no_game_master_standing() {
+    let permissions = Permissions {
+        admins: Vec::new(),
+        game_masters: vec![(NetworkId::new("libera"), PlayerId::new("alice"))],
+    };
+    let mut router = router(permissions);
+    router.handle(&on("libera", "bob", "!new thaum"), T);
+    router.handle(&on("libera", "bob", "!join"), T);
+    let thief = |text: &str| Inbound { verified: false, ..on("libera", "alice", text) };
+    let coins = router.handle(&thief("!coins bob +1000"), T);
+    assert!(seen(&coins).iter().any(|l| l.contains("game master")), "{:?}", seen(&coins));
+    assert_ne!(state(&router, 0)["players"]["libera:bob"]["coins"], serde_json::json!(1000));
+    let stop = router.handle(&thief("!stop"), T);
+    assert!(seen(&stop).iter().any(|l| l.contains("game master")), "{:?}", seen(&stop));
+    assert!(!router.snapshot()["tables"][0]["finished"].as_bool().unwrap_or(true));
+    // alice herself, logged in to her account, still is one.
+    router.handle(&on("libera", "alice", "!stop"), T);
+    assert!(router.snapshot()["tables"][0]["finished"].as_bool().unwrap_or(false));
+}

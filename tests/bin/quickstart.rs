@@ -480,6 +480,9 @@ port = {irc_port}
 tls = false
 nick = "{BOT}"
 channels = ["{CHANNEL}"]
+# The local InspIRCd runs no services: players are known by nick (none can be a game
+# master). On a real network leave this out: it is on where the network has accounts.
+require_account = false
 
 # Flood control on, as for a small network: 8 lines at once, then one a second.
 [irc.flood]

@@ -7,6 +7,9 @@
 //!   against every transport (in-memory, and IRC against a real InspIRCd).
 //! - [`irc_transport`]: the IRC transport beyond the suite: a taken nick, a kick, CTCP,
 //!   the account rule, invalid UTF-8 and control characters.
+//! - [`irc_registration`]: the IRC transport's registration against a scripted fake
+//!   server: split CAP LS, SASL mechanisms, a forged SCRAM server, NAK, cap-notify, STS,
+//!   a nick taken back, a failed login retried.
 //! - [`irc_harness`]: the real-server harness itself against InspIRCd: start, raw clients
 //!   talking in a channel and privately, restart on the same port.
 //! - [`irc_services`]: the Atheme services and TLS listeners of the harness: accounts,
@@ -20,6 +23,7 @@
 
 mod conformance;
 mod irc_harness;
+mod irc_registration;
 mod irc_services;
 mod irc_transport;
 mod matrix_transport;

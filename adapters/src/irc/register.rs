@@ -163,7 +163,13 @@ impl Registration {
                 let proven = self.login.as_ref().map_or(Ok(()), Login::succeeded);
                 self.login = None;
                 match proven {
-                    Ok(()) => tracing::info!(network = %self.options.network, "logged in with SASL"),
+                    Ok(()) => {
+                        // 900 names the account; a server that skips it logged us in all the same.
+                        if self.account.is_none() {
+                            self.account = self.options.sasl.as_ref().map(|s| s.account.clone());
+                        }
+                        tracing::info!(network = %self.options.network, account = ?self.account, "logged in with SASL");
+                    }
                     Err(error) => {
                         self.account = None;
                         self.give_up(&error.to_string(), &mut actions);
