@@ -181,7 +181,8 @@ async fn sasl_external_only_is_used_with_a_client_certificate_and_never_answered
     // With a client certificate: EXTERNAL, naming the account.
     let fake = Fake::new().await;
     let mut options = with_password(options(fake.port()));
-    options.client_certificate = true;
+    // The fake speaks no TLS: only the certificate's presence matters to the choice.
+    options.tls_options.client_cert = Some("client.pem".into());
     let (transport, stop) = start(options);
     let mut peer = fake.accept().await;
     peer.hello().await;

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use spellbridge_core::NetworkId;
 
-use super::tls::TlsOptions;
 use super::sasl::SaslOptions;
 use super::sts::StsPolicies;
+use super::tls::TlsOptions;
 
 /// One IRC network's connection settings.
 #[derive(Clone)]
