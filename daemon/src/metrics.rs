@@ -166,6 +166,7 @@ struct Inner {
     up: Family<NetworkLabel, Gauge>,
     relayed: Family<BridgeLabel, Counter>,
     latency: Histogram,
+    queueing: Histogram,
     health: Health,
 }
 
@@ -188,6 +189,7 @@ impl Metrics {
         let up = Family::<NetworkLabel, Gauge>::default();
         let relayed = Family::<BridgeLabel, Counter>::default();
         let latency = Histogram::new(LATENCY_BUCKETS);
+        let queueing = Histogram::new(LATENCY_BUCKETS);
         registry.register(
             "messages_in",
             "Messages received from a network (redeliveries not counted)",
@@ -218,9 +220,15 @@ impl Metrics {
         registry.register("relayed", "Chat messages relayed between a bridge's rooms", relayed.clone());
         registry.register_with_unit(
             "command_latency",
-            "From a command's arrival in the daemon loop to its reply being handed to the network's courier",
+            "From a command's hand-over by its network's transport to its reply being handed to the network's courier",
             Unit::Seconds,
             latency.clone(),
+        );
+        registry.register_with_unit(
+            "command_queueing",
+            "From a command's hand-over by its network's transport to the daemon loop taking it (part of command_latency)",
+            Unit::Seconds,
+            queueing.clone(),
         );
         for outcome in [Outcome::Accepted, Outcome::Refused, Outcome::Query] {
             let _ = commands.get_or_create(&OutcomeLabel { outcome });
@@ -236,6 +244,7 @@ impl Metrics {
             up,
             relayed,
             latency,
+            queueing,
             health: Health::new(),
         };
         Metrics { inner: Arc::new(inner) }
@@ -268,9 +277,11 @@ impl Metrics {
         self.inner.messages_out.get_or_create(&network_label(network)).inc();
     }
 
-    /// A command was handled with `outcome`; its reply was handed on `latency` after it arrived.
-    pub fn command(&self, outcome: Outcome, latency: Duration) {
+    /// A command was handled with `outcome`; it waited `queueing` for the daemon loop, and
+    /// its reply was handed on `latency` after its transport handed it over.
+    pub fn command(&self, outcome: Outcome, queueing: Duration, latency: Duration) {
         self.inner.commands.get_or_create(&OutcomeLabel { outcome }).inc();
+        self.inner.queueing.observe(queueing.as_secs_f64());
         self.inner.latency.observe(latency.as_secs_f64());
     }
 
@@ -326,12 +337,15 @@ impl Metrics {
     }
 }
 
-/// The commands of one batch of inbound messages, timed from the batch's arrival.
+/// The commands of one batch of inbound messages, each timed from when its transport
+/// handed it over (it may have waited in the daemon's queue before the batch began).
 #[derive(Debug)]
 pub struct Batch<'a> {
     metrics: &'a Metrics,
+    /// When the daemon loop took the batch.
     arrived: Instant,
-    commands: Vec<Outcome>,
+    /// Each command's outcome and when its transport handed it over.
+    commands: Vec<(Outcome, Instant)>,
 }
 
 impl Batch<'_> {
@@ -340,10 +354,17 @@ impl Batch<'_> {
     ///
     /// A command changed something when it was journaled as more than the player's home
     /// network ([`Entry::Home`], which the router records for any command of a new player).
-    pub fn handled(&mut self, inbound: &Inbound, options: &RouterOptions, step: Option<&Step>) {
+    /// `received` is when its transport handed it over.
+    pub fn handled(
+        &mut self,
+        inbound: &Inbound,
+        received: Instant,
+        options: &RouterOptions,
+        step: Option<&Step>,
+    ) {
         let changed = step.is_some_and(|s| s.records.iter().any(|r| !matches!(r.entry, Entry::Home { .. })));
         match Outcome::of(&inbound.text, &options.prefix, changed) {
-            Some(outcome) => self.commands.push(outcome),
+            Some(outcome) => self.commands.push((outcome, received)),
             None if step.is_some_and(|s| !s.outbound.is_empty()) => {
                 let from = |place: &Place| place.network == inbound.network && place.room == inbound.room;
                 if let Some(bridge) = options.bridges.iter().find(|b| b.rooms.iter().any(from)) {
@@ -356,9 +377,9 @@ impl Batch<'_> {
 
     /// Every reply of the batch has been handed to the couriers: counts its commands.
     pub fn replied(self) {
-        let latency = self.arrived.elapsed();
-        for outcome in self.commands {
-            self.metrics.command(outcome, latency);
+        for (outcome, received) in self.commands {
+            let queueing = self.arrived.saturating_duration_since(received);
+            self.metrics.command(outcome, queueing, received.elapsed());
         }
     }
 }
@@ -556,8 +577,8 @@ mod tests {
     #[test]
     fn the_latency_histogram_has_its_buckets_and_counts_commands() {
         let metrics = Metrics::new();
-        metrics.command(Outcome::Accepted, Duration::from_micros(300));
-        metrics.command(Outcome::Query, Duration::from_secs(2));
+        metrics.command(Outcome::Accepted, Duration::ZERO, Duration::from_micros(300));
+        metrics.command(Outcome::Query, Duration::ZERO, Duration::from_secs(2));
         let text = metrics.encode();
         assert!(text.contains("# TYPE spellbridge_command_latency_seconds histogram"), "{text}");
         assert!(text.contains("spellbridge_command_latency_seconds_bucket{le=\"0.0001\"} 0\n"), "{text}");
@@ -620,8 +641,9 @@ mod tests {
             ..Step::default()
         };
         let mut batch = metrics.batch();
-        batch.handled(&said("hi"), &options, Some(&relayed));
-        batch.handled(&said("!status"), &options, Some(&Step::default()));
+        let now = Instant::now();
+        batch.handled(&said("hi"), now, &options, Some(&relayed));
+        batch.handled(&said("!status"), now, &options, Some(&Step::default()));
         let home = Step {
             records: vec![crate::router::Record {
                 entry: Entry::Home {
@@ -634,14 +656,40 @@ mod tests {
             }],
             ..Step::default()
         };
-        batch.handled(&said("!bogus"), &options, Some(&home));
-        batch.handled(&said("quiet"), &options, Some(&Step::default()));
+        batch.handled(&said("!bogus"), now, &options, Some(&home));
+        batch.handled(&said("quiet"), now, &options, Some(&Step::default()));
         batch.replied();
         let text = metrics.encode();
         assert!(text.contains("spellbridge_relayed_total{bridge=\"magic\"} 1\n"), "{text}");
         assert!(text.contains("spellbridge_commands_total{outcome=\"query\"} 1\n"), "{text}");
         assert!(text.contains("spellbridge_commands_total{outcome=\"refused\"} 1\n"), "{text}");
         assert!(text.contains("spellbridge_command_latency_seconds_count 2\n"), "{text}");
+    }
+
+    #[test]
+    fn a_command_is_timed_from_its_hand_over_not_from_its_batch() {
+        // Issue 16, finding 4: a command that waited in the daemon's queue was timed from
+        // the start of its batch, so /metrics hid the wait players felt.
+        let metrics = Metrics::new();
+        let options = RouterOptions::default();
+        let said = Inbound::new(
+            NetworkId::new("irc"),
+            spellbridge_core::RoomId::new("#magic"),
+            spellbridge_core::PlayerId::new("alice"),
+            "!games",
+        );
+        let waited = Duration::from_millis(60);
+        let received = Instant::now().checked_sub(waited).expect("an instant 60 ms ago");
+        let mut batch = metrics.batch();
+        batch.handled(&said, received, &options, Some(&Step::default()));
+        batch.replied();
+        let text = metrics.encode();
+        for histogram in ["latency", "queueing"] {
+            let under_50ms = format!("spellbridge_command_{histogram}_seconds_bucket{{le=\"0.05\"}} 0\n");
+            assert!(text.contains(&under_50ms), "{histogram} counts the 60 ms wait: {text}");
+            let counted = format!("spellbridge_command_{histogram}_seconds_count 1\n");
+            assert!(text.contains(&counted), "{text}");
+        }
     }
 
     #[test]

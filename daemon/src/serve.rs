@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use spellbridge_adapters::irc::options::IrcOptions;
 use spellbridge_adapters::irc::sasl::SaslOptions;
@@ -270,7 +270,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         tasks.spawn(crate::http::serve(listener, limits, metrics.clone(), shutdown.clone()));
     }
     let transports_stop = CancellationToken::new();
-    let (inbound_tx, mut inbound_rx) = mpsc::channel::<Inbound>(4096);
+    let (inbound_tx, mut inbound_rx) = mpsc::channel::<(Inbound, Instant)>(4096);
     let (sent_tx, mut sent_rx) = mpsc::unbounded_channel::<i64>();
     let mut couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>> = BTreeMap::new();
     let mut started: Vec<(Arc<dyn GameTransport>, tokio::task::JoinHandle<()>)> = Vec::new();
@@ -411,7 +411,7 @@ fn handle_batch(
     settings: &Settings,
     options: &RouterOptions,
     couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
-    batch: Vec<Inbound>,
+    batch: Vec<(Inbound, Instant)>,
     metrics: &Metrics,
 ) {
     let mut commands = metrics.batch();
@@ -419,7 +419,7 @@ fn handle_batch(
     let mut steps = Vec::with_capacity(batch.len());
     let mut handled = Vec::with_capacity(batch.len());
     let mut keep = false;
-    for inbound in batch {
+    for (inbound, received) in batch {
         let key = inbound.message_id.clone().map(|id| MessageKey { network: inbound.network.clone(), id });
         if let Some(key) = &key {
             let again =
@@ -436,7 +436,7 @@ fn handle_batch(
         let outbound = router.handle(&inbound, now());
         keep |= chat && !outbound.is_empty();
         steps.push(Step { message: key, records: router.take_journal(), outbound, ..Step::default() });
-        commands.handled(&inbound, options, steps.last());
+        commands.handled(&inbound, received, options, steps.last());
         handled.push(inbound);
     }
     // A batch that changed nothing (questions such as `!status`, refusals) has nothing
@@ -507,13 +507,18 @@ async fn sleep_for(duration: Option<Duration>) {
     }
 }
 
-/// Moves a transport's inbound messages into the daemon's one queue.
-async fn forward(transport: Arc<dyn GameTransport>, to: mpsc::Sender<Inbound>, stop: CancellationToken) {
+/// Moves a transport's inbound messages into the daemon's one queue, each with when its
+/// transport handed it over (the command latency metric counts from there).
+async fn forward(
+    transport: Arc<dyn GameTransport>,
+    to: mpsc::Sender<(Inbound, Instant)>,
+    stop: CancellationToken,
+) {
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
             message = transport.recv() => match message {
-                Some(message) => if to.send(message).await.is_err() { return },
+                Some(message) => if to.send((message, Instant::now())).await.is_err() { return },
                 None => return,
             },
         }
