@@ -274,13 +274,13 @@ impl Registration {
                 self.nick = new.clone();
             }
             // Someone gave the configured nick up.
-            Command::NICK(_) | Command::QUIT(_) if self.registered => {
-                if message
-                    .source_nickname()
-                    .is_some_and(|n| self.wanted_nick().is_some_and(|w| fold(n) == fold(w)))
-                {
-                    self.take_back(&mut actions);
-                }
+            Command::NICK(_) | Command::QUIT(_)
+                if self.registered
+                    && message
+                        .source_nickname()
+                        .is_some_and(|n| self.wanted_nick().is_some_and(|w| fold(n) == fold(w))) =>
+            {
+                self.take_back(&mut actions);
             }
             // [nick, targets]
             Command::Response(Response::RPL_MONOFFLINE, args) => {
@@ -371,7 +371,7 @@ impl Registration {
     /// Starts the next mechanism, or gives SASL up.
     fn next_mechanism(&mut self, failed: &str, actions: &mut Vec<Action>) {
         let Some(login) = &mut self.login else { return };
-        match login.next() {
+        match login.next_mechanism() {
             Ok(mechanism) => {
                 actions.push(Action::Send(Command::AUTHENTICATE(mechanism.name().to_owned())));
             }

@@ -134,7 +134,7 @@ impl Login {
     }
 
     /// The next mechanism to start (`AUTHENTICATE <name>`), or why there is none.
-    pub fn next(&mut self) -> Result<Mechanism, SaslError> {
+    pub fn next_mechanism(&mut self) -> Result<Mechanism, SaslError> {
         self.buffer.clear();
         let Some(mechanism) = self.queue.pop_front() else {
             let names = |list: Vec<&str>| if list.is_empty() { "none".to_owned() } else { list.join(", ") };
@@ -206,7 +206,7 @@ pub fn encode(data: &[u8]) -> Vec<String> {
     let encoded = BASE64.encode(data);
     let mut lines: Vec<String> =
         encoded.as_bytes().chunks(400).map(|c| String::from_utf8_lossy(c).into_owned()).collect();
-    if encoded.len() % 400 == 0 {
+    if encoded.len().is_multiple_of(400) {
         lines.push("+".to_owned());
     }
     lines
@@ -225,15 +225,15 @@ mod tests {
         assert_eq!(options(vec![]).candidates(false), [Mechanism::ScramSha256, Mechanism::Plain]);
         assert_eq!(options(vec![]).candidates(true), Mechanism::ALL);
         let mut login = Login::new(options(vec![]), options(vec![]).candidates(true), Some("PLAIN,EXTERNAL"));
-        assert_eq!(login.next(), Ok(Mechanism::External));
-        assert_eq!(login.next(), Ok(Mechanism::Plain));
-        assert!(matches!(login.next(), Err(SaslError::Exhausted { .. })));
+        assert_eq!(login.next_mechanism(), Ok(Mechanism::External));
+        assert_eq!(login.next_mechanism(), Ok(Mechanism::Plain));
+        assert!(matches!(login.next_mechanism(), Err(SaslError::Exhausted { .. })));
     }
 
     #[test]
     fn external_only_with_a_password_config_is_no_login() {
         let mut login = Login::new(options(vec![]), options(vec![]).candidates(false), Some("EXTERNAL"));
-        let error = login.next().expect_err("nothing to try");
+        let error = login.next_mechanism().expect_err("nothing to try");
         assert_eq!(
             error.to_string(),
             "no SASL mechanism left to try: spellbridge tried none; the server offers EXTERNAL"
@@ -243,10 +243,10 @@ mod tests {
     #[test]
     fn plain_and_external_answer_the_empty_challenge() {
         let mut login = Login::new(options(vec![Mechanism::Plain]), vec![Mechanism::Plain], None);
-        login.next().expect("plain");
+        login.next_mechanism().expect("plain");
         assert_eq!(login.challenge("+"), Ok(vec![BASE64.encode("bot\0bot\0pw")]));
         let mut login = Login::new(options(vec![]), vec![Mechanism::External], None);
-        login.next().expect("external");
+        login.next_mechanism().expect("external");
         assert_eq!(login.challenge("+"), Ok(vec![BASE64.encode("bot")]));
     }
 
@@ -260,7 +260,7 @@ mod tests {
     #[test]
     fn a_scram_success_without_the_server_proof_is_refused() {
         let mut login = Login::new(options(vec![]), vec![Mechanism::ScramSha256], None);
-        login.next().expect("scram");
+        login.next_mechanism().expect("scram");
         login.challenge("+").expect("client-first");
         assert_eq!(login.succeeded(), Err(SaslError::Unproven));
     }
