@@ -309,7 +309,7 @@ async fn sigterm_returns_as_soon_as_the_outbox_is_empty() {
     let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let mut daemon = Ops::start(&format!(
         "[[irc]]\nname = \"test\"\nserver = \"127.0.0.1\"\nport = {}\ntls = false\nnick = \"{BOT}\"\n\
-         channels = [\"{ROOM}\"]\nreconnect_delay = \"1s\"\n[irc.flood]\nenabled = false\n",
+         channels = [\"{ROOM}\"]\nrequire_account = false\nreconnect_delay = \"1s\"\n[irc.flood]\nenabled = false\n",
         irc.port()
     ));
     let mut alice = IrcClient::connect(irc.port(), "alice").await.expect("alice connects");
