@@ -98,19 +98,7 @@ async fn healthz_follows_the_irc_server_and_metrics_count_a_command() {
 
     let mut alice = IrcClient::connect(irc.port(), "alice").await.expect("alice connects");
     alice.join(ROOM).await.expect("alice joins");
-    // The bot has joined once it answers; each try is a command (a query).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        assert!(Instant::now() < deadline, "the bot never answered; its log:\n{}", daemon.log());
-        alice.privmsg(ROOM, "!games").await.expect("send");
-        if alice
-            .expect_privmsg_matching(|m| m.from == BOT && m.text.contains("Games:"), Duration::from_secs(1))
-            .await
-            .is_ok()
-        {
-            break;
-        }
-    }
+    wait_for_answer(&mut alice, &daemon).await;
     let (_, metrics) = daemon
         .wait_for("/metrics", Duration::from_secs(10), |_, text| {
             sample(text, "spellbridge_messages_out_total{network=\"test\"}").is_some_and(|n| n >= 1.0)
@@ -314,6 +302,22 @@ async fn sigterm_returns_as_soon_as_the_outbox_is_empty() {
     ));
     let mut alice = IrcClient::connect(irc.port(), "alice").await.expect("alice connects");
     alice.join(ROOM).await.expect("alice joins");
+    wait_for_answer(&mut alice, &daemon).await;
+    // Every answer was sent and reported: the outbox is empty.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let asked = Instant::now();
+    assert!(daemon.terminate(), "the daemon stops cleanly on SIGTERM; its log:\n{}", daemon.log());
+    let took = asked.elapsed();
+    eprintln!("SIGTERM to exit with an empty outbox: {took:?}");
+    assert!(took < Duration::from_millis(2500), "SIGTERM took {took:?}; its log:\n{}", daemon.log());
+    let connection = rusqlite::Connection::open(daemon.daemon.path("games.db")).expect("sqlite opens");
+    let unsent: i64 = connection.query_row("SELECT COUNT(*) FROM outbox", [], |r| r.get(0)).expect("count");
+    assert_eq!(unsent, 0, "every answer was sent and marked sent");
+    assert!(daemon.log().contains("stopped"), "{}", daemon.log());
+}
+
+/// Sends `!games` until the bot answers (it has joined once it does): each try is a query.
+async fn wait_for_answer(alice: &mut IrcClient, daemon: &Ops) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         assert!(Instant::now() < deadline, "the bot never answered; its log:\n{}", daemon.log());
@@ -326,15 +330,4 @@ async fn sigterm_returns_as_soon_as_the_outbox_is_empty() {
             break;
         }
     }
-    // Every answer was sent and reported: the outbox is empty.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let asked = Instant::now();
-    assert!(daemon.terminate(), "the daemon stops cleanly on SIGTERM; its log:\n{}", daemon.log());
-    let took = asked.elapsed();
-    eprintln!("SIGTERM to exit with an empty outbox: {took:?}");
-    assert!(took < Duration::from_millis(2500), "SIGTERM took {took:?}; its log:\n{}", daemon.log());
-    let connection = rusqlite::Connection::open(daemon.daemon.path("games.db")).expect("sqlite opens");
-    let unsent: i64 = connection.query_row("SELECT COUNT(*) FROM outbox", [], |r| r.get(0)).expect("count");
-    assert_eq!(unsent, 0, "every answer was sent and marked sent");
-    assert!(daemon.log().contains("stopped"), "{}", daemon.log());
 }
