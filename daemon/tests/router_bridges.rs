@@ -10,8 +10,7 @@ use spellbridge::secrets::Secrets;
 use spellbridge_core::text::Segment;
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RoomId, Said, Timestamp, Voice};
 
-mod common;
-use common::{MATRIX_ROOM, on, on_matrix, privately};
+use crate::common::{MATRIX_ROOM, on, on_matrix, privately};
 
 const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 

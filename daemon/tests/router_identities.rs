@@ -12,8 +12,7 @@ use spellbridge::relay;
 use spellbridge::router::{Outbound, Permissions, Router, RouterOptions};
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
-mod common;
-use common::{MATRIX_ROOM, on, on_matrix, privately};
+use crate::common::{MATRIX_ROOM, on, on_matrix, privately};
 
 const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 

@@ -1,0 +1,19 @@
+//! The daemon's integration tests, one binary (each test file would otherwise link
+//! matrix-sdk, rustls and SQLite on its own). A module per feature; run one with
+//! `cargo test -p spellbridge --test daemon ops::`. The ones that start servers need
+//! InspIRCd, Atheme or Synapse (`bash scripts/test.sh` installs them); without them they
+//! fail with the harness's message, they never skip.
+
+mod common;
+
+mod bridge;
+mod dice;
+mod irc;
+mod irc_security;
+mod matrix;
+mod ops;
+mod reload;
+mod router_bridges;
+mod router_identities;
+mod router_properties;
+mod store;
