@@ -41,6 +41,16 @@ pub enum LobbyCommand {
     Unignore(String),
 }
 
+impl LobbyCommand {
+    /// True for the commands that only ask (help, the lists): answered, nothing changes.
+    pub fn is_query(&self) -> bool {
+        matches!(
+            self,
+            LobbyCommand::Help(_) | LobbyCommand::Games | LobbyCommand::Wizards | LobbyCommand::Ignore(None)
+        )
+    }
+}
+
 /// Help for every lobby command, in the order `!help` lists them.
 pub const LOBBY_COMMANDS: &[CommandHelp] = &[
     CommandHelp {

@@ -22,56 +22,16 @@ use serde::Serialize;
 use spellbridge_adapters::irc::transport::IrcTransport;
 use spellbridge_adapters::matrix::transport::MatrixTransport;
 use spellbridge_adapters::supervise::Link;
-use spellbridge_core::{GameTransport, Inbound, NetworkId};
+use spellbridge_core::{GameTransport, NetworkId};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::journal::Entry;
-use crate::router::{Place, RouterOptions};
-use crate::store::{Queued, Step};
+use crate::router::{Happened, Outcome};
+use crate::store::Queued;
 
 /// Upper bounds of the command latency buckets, in seconds: 0.1 ms to 1 s.
 pub const LATENCY_BUCKETS: [f64; 13] =
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
-
-/// Command words that only ask: answered, and nothing in a game changes. Any other
-/// command that changed nothing (beyond bookkeeping, see [`Batch::handled`]) was refused.
-const QUESTIONS: &[&str] = &["help", "games", "wizards", "status", "sheet"];
-
-/// What became of a command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// It changed a table or the lobby (and was journaled).
-    Accepted,
-    /// It was refused (unknown, illegal, malformed, not allowed) and changed nothing.
-    Refused,
-    /// A question (`!status`, `!help`, …): answered, nothing changed.
-    Query,
-}
-
-impl Outcome {
-    /// The outcome of `text` if it is a command (starts with `prefix`): a question, else
-    /// accepted when it `changed` something, else refused. `None` for chat.
-    pub fn of(text: &str, prefix: &str, changed: bool) -> Option<Outcome> {
-        let command = text.trim().strip_prefix(prefix)?.trim();
-        let word = command.split_whitespace().next()?.to_lowercase();
-        Some(if QUESTIONS.contains(&word.as_str()) {
-            Outcome::Query
-        } else if changed {
-            Outcome::Accepted
-        } else {
-            Outcome::Refused
-        })
-    }
-
-    fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Accepted => "accepted",
-            Outcome::Refused => "refused",
-            Outcome::Query => "query",
-        }
-    }
-}
 
 /// What went wrong, as the `kind` label of `spellbridge_errors_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -349,29 +309,13 @@ pub struct Batch<'a> {
 }
 
 impl Batch<'_> {
-    /// The router handled `inbound` into `step` (`None` if it produced none): counts it
-    /// as a command, or as chat relayed to its bridge's other rooms.
-    ///
-    /// A command changed something when it was journaled as more than the player's home
-    /// network ([`Entry::Home`], which the router records for any command of a new player).
-    /// `received` is when its transport handed it over.
-    pub fn handled(
-        &mut self,
-        inbound: &Inbound,
-        received: Instant,
-        options: &RouterOptions,
-        step: Option<&Step>,
-    ) {
-        let changed = step.is_some_and(|s| s.records.iter().any(|r| !matches!(r.entry, Entry::Home { .. })));
-        match Outcome::of(&inbound.text, &options.prefix, changed) {
-            Some(outcome) => self.commands.push((outcome, received)),
-            None if step.is_some_and(|s| !s.outbound.is_empty()) => {
-                let from = |place: &Place| place.network == inbound.network && place.room == inbound.room;
-                if let Some(bridge) = options.bridges.iter().find(|b| b.rooms.iter().any(from)) {
-                    self.metrics.relayed(&bridge.name);
-                }
-            }
-            None => {}
+    /// The router handled a message into `happened`: counts it as a command, or as chat
+    /// relayed over its bridge. `received` is when its transport handed it over.
+    pub fn handled(&mut self, happened: &Happened, received: Instant) {
+        match happened {
+            Happened::Command(outcome) => self.commands.push((*outcome, received)),
+            Happened::Chat { bridge: Some(bridge) } => self.metrics.relayed(bridge),
+            Happened::Chat { bridge: None } | Happened::Dropped => {}
         }
     }
 
@@ -622,42 +566,14 @@ mod tests {
 
     #[test]
     fn a_batch_counts_its_commands_and_relayed_chat() {
-        use spellbridge_core::{PlayerId, RoomId};
         let metrics = Metrics::new();
-        let (irc, matrix) = (NetworkId::new("libera"), NetworkId::new("matrix"));
-        let rooms = [(irc.clone(), RoomId::new("#magic")), (matrix.clone(), RoomId::new("!abc:example.org"))];
-        let options = RouterOptions {
-            bridges: vec![crate::relay::bridge("magic", &rooms, true)],
-            ..RouterOptions::default()
-        };
-        let said =
-            |text: &str| Inbound::new(irc.clone(), RoomId::new("#magic"), PlayerId::new("alice"), text);
-        let relayed = Step {
-            outbound: vec![crate::router::Outbound {
-                network: matrix.clone(),
-                to: spellbridge_core::Destination::Room(RoomId::new("!abc:example.org")),
-                message: spellbridge_core::RichText::from("<alice> hi").into(),
-            }],
-            ..Step::default()
-        };
         let mut batch = metrics.batch();
         let now = Instant::now();
-        batch.handled(&said("hi"), now, &options, Some(&relayed));
-        batch.handled(&said("!status"), now, &options, Some(&Step::default()));
-        let home = Step {
-            records: vec![crate::router::Record {
-                entry: Entry::Home {
-                    player: PlayerId::new("alice"),
-                    network: irc.clone(),
-                    identity: PlayerId::new("alice"),
-                    name: None,
-                },
-                announced: Vec::new(),
-            }],
-            ..Step::default()
-        };
-        batch.handled(&said("!bogus"), now, &options, Some(&home));
-        batch.handled(&said("quiet"), now, &options, Some(&Step::default()));
+        batch.handled(&Happened::Chat { bridge: Some("magic".to_owned()) }, now);
+        batch.handled(&Happened::Command(Outcome::Query), now);
+        batch.handled(&Happened::Command(Outcome::Refused), now);
+        batch.handled(&Happened::Chat { bridge: None }, now);
+        batch.handled(&Happened::Dropped, now);
         batch.replied();
         let text = metrics.encode();
         assert!(text.contains("spellbridge_relayed_total{bridge=\"magic\"} 1\n"), "{text}");
@@ -671,17 +587,10 @@ mod tests {
         // Issue 16, finding 4: a command that waited in the daemon's queue was timed from
         // the start of its batch, so /metrics hid the wait players felt.
         let metrics = Metrics::new();
-        let options = RouterOptions::default();
-        let said = Inbound::new(
-            NetworkId::new("irc"),
-            spellbridge_core::RoomId::new("#magic"),
-            spellbridge_core::PlayerId::new("alice"),
-            "!games",
-        );
         let waited = Duration::from_millis(60);
         let received = Instant::now().checked_sub(waited).expect("an instant 60 ms ago");
         let mut batch = metrics.batch();
-        batch.handled(&said, received, &options, Some(&Step::default()));
+        batch.handled(&Happened::Command(Outcome::Query), received);
         batch.replied();
         let text = metrics.encode();
         for histogram in ["latency", "queueing"] {
@@ -690,16 +599,6 @@ mod tests {
             let counted = format!("spellbridge_command_{histogram}_seconds_count 1\n");
             assert!(text.contains(&counted), "{text}");
         }
-    }
-
-    #[test]
-    fn commands_are_told_apart_by_what_they_changed_and_asked() {
-        assert_eq!(Outcome::of("!new thaum", "!", true), Some(Outcome::Accepted));
-        assert_eq!(Outcome::of("!help new", "!", true), Some(Outcome::Query));
-        assert_eq!(Outcome::of("  !Status bob", "!", false), Some(Outcome::Query));
-        assert_eq!(Outcome::of("!nonsense", "!", false), Some(Outcome::Refused));
-        assert_eq!(Outcome::of("hello !status", "!", false), None);
-        assert_eq!(Outcome::of("!", "!", false), None);
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::identity::Scope;
 use crate::limits::CommandLimit;
 use crate::metrics::{Failure, Metrics, watch_link};
 use crate::relay;
-use crate::router::{Outbound, Permissions, RoomMembers, RoomMembersSource, Router, RouterOptions};
+use crate::router::{Happened, Outbound, Permissions, RoomMembers, RoomMembersSource, Router, RouterOptions};
 use crate::secrets::Secrets;
 use crate::store::startup::Policy;
 use crate::store::{MessageKey, OpenMode, Queued, Step, Store};
@@ -429,15 +429,23 @@ fn handle_batch(
                 continue;
             }
         }
-        tracing::debug!(network = %inbound.network, room = %inbound.room, player = %inbound.sender, "message in");
         metrics.message_in(&inbound.network);
+        let span = tracing::debug_span!(
+            "message",
+            network = %inbound.network,
+            room = %inbound.room,
+            player = %inbound.sender,
+            outcome = tracing::field::Empty,
+        );
+        let turn = span.in_scope(|| router.handle_turn(&inbound, now()));
+        span.record("outcome", happened_name(&turn.happened));
+        span.in_scope(|| tracing::debug!("message handled"));
         // Relayed chat is kept like a move: it must reach the other rooms exactly once.
-        let chat = !router.is_command(&inbound);
-        let outbound = router.handle(&inbound, now());
-        keep |= chat && !outbound.is_empty();
+        keep |= matches!(turn.happened, Happened::Chat { bridge: Some(_) });
+        commands.handled(&turn.happened, received);
+        let outbound = turn.outbound;
         steps.push(Step { message: key, records: router.take_journal(), outbound, ..Step::default() });
-        commands.handled(&inbound, received, options, steps.last());
-        handled.push(inbound);
+        handled.push((inbound, turn.happened));
     }
     // A batch that changed nothing (questions such as `!status`, refusals) has nothing
     // to keep: it is answered at once, without the outbox's fsync. Its message ids are not
@@ -466,9 +474,7 @@ fn handle_batch(
                     tracing::error!(%error, "could not reload the games from the store either");
                 }
             }
-            for inbound in
-                handled.iter().filter(|i| !steps.is_empty() && i.text.starts_with(options.prefix.as_str()))
-            {
+            for (inbound, _) in handled.iter().filter(|(_, happened)| happened.is_command()) {
                 let text = RichText::new().mention(&inbound.sender).text(format!(
                     ": that was not taken, because it could not be saved ({error}). Try again in a moment."
                 ));
@@ -488,6 +494,16 @@ fn handle_batch(
         }
     }
     commands.replied();
+}
+
+/// How a [`Happened`] reads in the logs.
+fn happened_name(happened: &Happened) -> &'static str {
+    match happened {
+        Happened::Chat { bridge: Some(_) } => "relayed",
+        Happened::Chat { bridge: None } => "chat",
+        Happened::Command(outcome) => outcome.as_str(),
+        Happened::Dropped => "dropped",
+    }
 }
 
 fn dispatch(couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>, queued: Queued) {

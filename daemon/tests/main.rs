@@ -15,5 +15,7 @@ mod ops;
 mod reload;
 mod router_bridges;
 mod router_identities;
+mod router_prefix;
 mod router_properties;
+mod router_turns;
 mod store;

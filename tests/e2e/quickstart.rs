@@ -5,7 +5,7 @@
 //! a temp dir, so it cannot clash with a real quick start on 6667/8008.
 //!
 //! The daemon binary belongs to another package, so its path is not in this crate's
-//! `CARGO_BIN_EXE_*`: the test builds it (`cargo build -p spellbridge`, a no-op after
+//! `CARGO_BIN_EXE_*`: the test builds it (`cargo test --workspace --no-run`, a no-op after
 //! `cargo test --workspace`) into the same target dir and profile as `quickstart`.
 
 use std::net::{Ipv4Addr, TcpListener};
@@ -26,7 +26,9 @@ fn daemon_binary() -> PathBuf {
         (std::env::var_os("CARGO"), profile_dir.parent(), profile_dir.file_name().and_then(|p| p.to_str()))
     {
         let mut build = Command::new(cargo);
-        build.args(["build", "--quiet", "-p", "spellbridge", "--bin", "spellbridge", "--target-dir"]);
+        // The same build `cargo test --workspace` made (a no-op after it): `-p spellbridge`
+        // alone would unify dependency features differently and rebuild matrix-sdk.
+        build.args(["test", "--workspace", "--no-run", "--quiet", "--target-dir"]);
         build.arg(target_dir).current_dir(env!("CARGO_MANIFEST_DIR"));
         match profile {
             "debug" => {}

@@ -13,9 +13,10 @@ impl Router {
                     .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied())),
             );
         }
-        let mut text = RichText::new().text("Unknown command ").code(format!("!{word}")).text(".");
+        let prefix = &self.options.prefix;
+        let mut text = RichText::new().text("Unknown command ").code(format!("{prefix}{word}")).text(".");
         if let Some(guess) = words::nearest(word, names) {
-            text = text.text(" Did you mean ").code(format!("!{guess}")).text("?");
+            text = text.text(" Did you mean ").code(format!("{prefix}{guess}")).text("?");
         }
         text.text(" Type ").code("!help").text(" for the list.")
     }
@@ -46,15 +47,17 @@ impl Router {
             let mut text = RichText::new();
             for (i, c) in found.enumerate() {
                 let usage = format!("!{} {}", c.name, c.usage);
+                // The summary's `code` is code here too (and takes the configured prefix).
                 text = text
                     .text(if i == 0 { "" } else { " | " })
                     .code(usage.trim_end())
-                    .text(format!(" — {}", c.summary));
+                    .append(RichText::from(format!(" — {}", c.summary)));
             }
             return text;
         }
+        let prefix = &self.options.prefix;
         let list = |commands: &[spellbridge_core::CommandHelp]| {
-            commands.iter().map(|c| format!("!{}", c.name)).collect::<Vec<_>>().join(" ")
+            commands.iter().map(|c| format!("{prefix}{}", c.name)).collect::<Vec<_>>().join(" ")
         };
         let mut text = RichText::new().text(format!("Commands: {}", list(LOBBY_COMMANDS)));
         if let Some(plugin) = game.and_then(|g| self.registry.get(g)) {

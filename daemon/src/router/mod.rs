@@ -45,11 +45,15 @@ mod limited;
 mod links;
 mod members;
 mod names;
+mod prefix;
+mod turn;
 
 pub use challenges::CHALLENGE_LIFETIME_SECS;
 use delivery::reply;
 use keys::TableDice;
 pub use members::{RoomMembers, RoomMembersSource};
+use turn::Answer;
+pub use turn::{Happened, Outcome, Turn};
 
 /// A room on a network: where a table sits and where replies go.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -169,6 +173,8 @@ pub struct Router {
     keys: BTreeMap<(TableId, u64), DiceKey>,
     /// Keys given to check a table with (see [`Router::offer_keys`]).
     offered: Vec<DiceKey>,
+    /// Rewrites the commands the texts suggest to the configured prefix (none for `!`).
+    prefixer: Option<prefix::Prefixer>,
 }
 
 /// One table as the store keeps it.
@@ -312,6 +318,7 @@ impl Router {
     pub fn new(registry: Registry, options: RouterOptions) -> Self {
         let secrets = SecretSource::new(&options.secrets);
         let directory = Directory::new(options.scopes.clone());
+        let prefixer = prefix::Prefixer::new(&options.prefix, &registry);
         Self {
             registry,
             relay: Relay::new(options.bridges.clone()),
@@ -327,6 +334,7 @@ impl Router {
             ignored: BTreeMap::new(),
             keys: BTreeMap::new(),
             offered: Vec::new(),
+            prefixer,
         }
     }
 
@@ -392,6 +400,12 @@ impl Router {
     /// Handles one inbound message at time `now`; returns what to send. A message that is
     /// not a command is relayed to the other rooms of its bridge, if any.
     pub fn handle(&mut self, inbound: &Inbound, now: Timestamp) -> Vec<Outbound> {
+        self.handle_turn(inbound, now).outbound
+    }
+
+    /// [`Router::handle`], saying also what the message was ([`Happened`]): chat, a
+    /// command accepted (it was journaled), refused or answered as a question, or dropped.
+    pub fn handle_turn(&mut self, inbound: &Inbound, now: Timestamp) -> Turn {
         // A bridged room is a room whatever its size: to the Matrix transport a room of
         // two (the bot and one person) looks like a direct chat.
         let in_a_bridge;
@@ -414,13 +428,13 @@ impl Router {
             self.commands.carry_over(&before, &now_called);
         }
         if let Some(told) = self.ignoring(inbound) {
-            return told;
+            return Turn::new(Happened::Dropped, told);
         }
         if !self.is_command(inbound) {
             // An edit that makes a message a command is not one (it is never executed),
             // but like a command it is not relayed.
             if matches!(inbound.said, Said::Edit { .. }) && self.looks_like_command(&inbound.text) {
-                return Vec::new();
+                return Turn::new(Happened::Dropped, Vec::new());
             }
             // A name that answers for anyone else (a nick, a display name, a Matrix
             // localpart), or that someone in another of the bridge's rooms goes by now
@@ -438,14 +452,17 @@ impl Router {
                 };
                 known || elsewhere.iter().any(|p| members.is_member(&p.network, &p.room, name))
             };
-            return self.relay.relay(inbound, taken);
+            let relayed = self.relay.relay(inbound, taken);
+            let bridge =
+                (!relayed.is_empty()).then(|| self.relay.bridge(&here).map(|b| b.name.clone())).flatten();
+            return Turn::new(Happened::Chat { bridge }, relayed);
         }
         self.relay.remember_command(inbound);
         let text = inbound.text.trim();
         let command = text.strip_prefix(self.options.prefix.as_str()).unwrap_or(text).trim();
         let player = self.directory.player(&inbound.network, &inbound.sender);
         if let Err(instead) = self.within_limits(inbound, &player, now) {
-            return instead;
+            return Turn::new(Happened::Command(Outcome::Refused), instead);
         }
         // A challenge whose time ran out is gone before any command can answer it.
         let expired = self.expire_challenges(now);
@@ -470,12 +487,30 @@ impl Router {
             addressee: inbound.sender.clone(),
             thread: inbound.thread.clone(),
         };
+        // Everything journaled from here on is the command's doing (the player's home
+        // network above is bookkeeping).
+        let journaled = self.journal.len();
         let answer = match lobby::parse(command) {
-            Err(error) => vec![reply(&reply_to, RichText::from(error.0))],
-            Ok(Some(lobby_command)) => self.lobby(lobby_command, &speaker, &reply_to, now),
+            Err(error) => vec![reply(&reply_to, RichText::from(error.0))].into(),
+            Ok(Some(lobby_command)) => {
+                let query = lobby_command.is_query();
+                Answer { outbound: self.lobby(lobby_command, &speaker, &reply_to, now), query }
+            }
             Ok(None) => self.table_command(&speaker, command, text, &reply_to, now),
         };
-        if expired.is_empty() { answer } else { expired.into_iter().chain(answer).collect() }
+        let outcome = if self.journal.len() > journaled {
+            Outcome::Accepted
+        } else if answer.query {
+            Outcome::Query
+        } else {
+            Outcome::Refused
+        };
+        let outbound = if expired.is_empty() {
+            answer.outbound
+        } else {
+            expired.into_iter().chain(answer.outbound).collect()
+        };
+        Turn::new(Happened::Command(outcome), self.prefixed(outbound))
     }
 
     /// What the sender may do beyond playing: configured admins and game masters (by any
@@ -532,7 +567,17 @@ impl Router {
             }
             self.reindex(id);
         }
-        out
+        self.prefixed(out)
+    }
+
+    /// `outbound` with the commands it suggests written with the configured prefix.
+    fn prefixed(&self, mut outbound: Vec<Outbound>) -> Vec<Outbound> {
+        if let Some(prefixer) = &self.prefixer {
+            for out in &mut outbound {
+                out.message.text = prefixer.apply(std::mem::take(&mut out.message.text));
+            }
+        }
+        outbound
     }
 
     /// The earliest timer of any table, so a scheduler knows when to call [`Router::tick`].
@@ -865,7 +910,7 @@ impl Router {
         typed: &str,
         reply_to: &ReplyTo,
         now: Timestamp,
-    ) -> Vec<Outbound> {
+    ) -> Answer {
         let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
         let (head, _) = words::split(command);
         let index = if private { self.private_table(sender, &head) } else { self.active_at(place).ok_or(()) };
@@ -884,7 +929,7 @@ impl Router {
                     && let Some(challenge) = self.challenges.get(place).cloned()
                     && (speaker.standing != Standing::Player || &challenge.challenger == sender)
                 {
-                    return self.clear_challenge(place, sender, &challenge);
+                    return self.clear_challenge(place, sender, &challenge).into();
                 }
                 let known = self.registry.iter().any(|g| {
                     g.commands().iter().any(|c| c.name == head || c.aliases.contains(&head.as_str()))
@@ -901,24 +946,41 @@ impl Router {
                         .code("!duel <player>")
                         .text(".")
                 };
-                return vec![reply(reply_to, text)];
+                return vec![reply(reply_to, text)].into();
             }
         };
         let game = self.tables[&index].table.game();
         let seated = self.index.players(index);
         let command = match self.resolve_names(game, command, seated, &speaker.inbound.network) {
             Ok(command) => command,
-            Err(problem) => return vec![reply(reply_to, problem)],
+            Err(problem) => return vec![reply(reply_to, problem)].into(),
         };
         let command = command.as_str();
-        let Some(seating) = self.tables.get_mut(&index) else { return Vec::new() };
+        let Some(seating) = self.tables.get_mut(&index) else { return Vec::new().into() };
         let standing = speaker.standing;
         let action = Action { actor: sender, command, typed, private, now, standing };
         let mut dice = seating.dice.for_action(seating.sequence);
         let query = seating.table.is_query(command);
-        match seating.table.act(&action, &mut dice) {
+        let span = tracing::debug_span!(
+            "table",
+            table = index,
+            game = seating.table.game(),
+            outcome = tracing::field::Empty
+        );
+        let _in_table = span.enter();
+        let acted = seating.table.act(&action, &mut dice);
+        let outcome = match &acted {
+            Ok(_) if query => Outcome::Query,
+            Ok(_) => Outcome::Accepted,
+            Err(_) => Outcome::Refused,
+        };
+        span.record("outcome", outcome.as_str());
+        tracing::debug!(sequence = seating.sequence, "table acted");
+        match acted {
             // A question changes nothing: answer it without journaling it.
-            Ok(announcements) if query => self.deliver_reply(index, announcements, reply_to),
+            Ok(announcements) if query => {
+                Answer { outbound: self.deliver_reply(index, announcements, reply_to), query }
+            }
             Ok(announcements) => {
                 let entry = Entry::Acted {
                     table: index,
@@ -938,15 +1000,15 @@ impl Router {
                 let outbound = self.deliver(index, announcements);
                 let mut out = self.announced(outbound);
                 out.extend(self.settle_dice(index));
-                out
+                out.into()
             }
             Err(Refusal::UnknownCommand(word)) => {
                 let game = self.tables[&index].table.game();
-                vec![reply(reply_to, self.unknown_command(&word, Some(game)))]
+                vec![reply(reply_to, self.unknown_command(&word, Some(game)))].into()
             }
             Err(refusal) => {
                 let text = self.localize(&reply_to.network, refusal_text(refusal));
-                vec![reply(reply_to, text)]
+                vec![reply(reply_to, text)].into()
             }
         }
     }
