@@ -9,6 +9,7 @@ mod common;
 mod bridge;
 mod dice;
 mod irc;
+mod irc_connect;
 mod irc_security;
 mod matrix;
 mod ops;
