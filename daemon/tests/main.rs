@@ -7,9 +7,9 @@
 mod common;
 
 mod bridge;
+mod connect;
 mod dice;
 mod irc;
-mod irc_connect;
 mod irc_security;
 mod matrix;
 mod ops;

@@ -1,10 +1,11 @@
 //! Connecting as an operator checks it (issue 14): `spellbridge check-config --connect`
-//! against the real InspIRCd with Atheme (logged in), a closed port (refused) and a TLS
-//! listener whose certificate is for another name; and an STS policy learnt over TLS,
-//! kept in the database and honoured by the next `spellbridge run`, never downgraded.
+//! against the real InspIRCd with Atheme (logged in), a closed port (refused), a TLS
+//! listener whose certificate is for another name, and a real Synapse (logged in, and a
+//! wrong password); and an IRC STS policy learnt over TLS, kept in the database and
+//! honoured by the next `spellbridge run`, never downgraded.
 //!
-//! These need InspIRCd and Atheme (`tests/scripts/install-*.sh`); without them they fail
-//! with the harness's message, they never skip.
+//! These need InspIRCd, Atheme and Synapse (`tests/scripts/install-*.sh`); without them
+//! they fail with the harness's message, they never skip.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +14,7 @@ use spellbridge_tests::harness::atheme::Atheme;
 use spellbridge_tests::harness::certs::{TestCa, Validity};
 use spellbridge_tests::harness::daemon::{CONFIG, Daemon};
 use spellbridge_tests::harness::inspircd::{InspIrcd, Options};
+use spellbridge_tests::harness::synapse::Synapse;
 use tokio::io::{
     AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader,
 };
@@ -90,6 +92,27 @@ async fn check_config_connect_names_a_certificate_for_another_name() {
     assert!(out.contains(&format!("irc test: FAILED: TLS handshake with 127.0.0.1:{port} failed")), "{out}");
     assert!(out.contains("certificate not valid for name \"127.0.0.1\""), "rustls's words: {out}");
     assert!(out.contains("the server's certificate is for another name"), "and what they mean: {out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_config_connect_logs_in_to_matrix_and_names_a_wrong_password() {
+    let synapse = tokio::task::block_in_place(Synapse::start)
+        .unwrap_or_else(|e| panic!("Synapse is needed for this test: {e}"));
+    tokio::task::block_in_place(|| synapse.register("checkbot", "check-password", false))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let user = synapse.user_id("checkbot");
+    let config = format!(
+        "prefix = \"!\"\n[store]\npath = \"games.db\"\n[[matrix]]\nname = \"matrix\"\n\
+         homeserver = \"{}\"\nuser_id = \"{user}\"\npassword = {{ file = \"password\" }}\n",
+        synapse.base_url()
+    );
+    let (ok, out) =
+        tokio::task::block_in_place(|| check_connect(&config, &[("password", "check-password\n")]));
+    assert!(ok, "exit success: {out}");
+    assert!(out.contains(&format!("matrix matrix: ok (logged in as {user})")), "{out}");
+    let (ok, out) = tokio::task::block_in_place(|| check_connect(&config, &[("password", "wrong\n")]));
+    assert!(!ok, "exit failure: {out}");
+    assert!(out.contains("matrix matrix: FAILED: "), "{out}");
 }
 
 /// Reads lines until one starts with `start`.
