@@ -25,6 +25,7 @@ pub mod lobby;
 pub mod logging;
 pub mod metrics;
 pub mod names;
+pub mod probe;
 pub mod relay;
 pub mod router;
 pub mod secrets;

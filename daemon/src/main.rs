@@ -45,6 +45,10 @@ enum Command {
         /// The TOML config.
         #[arg(long, default_value = "spellbridge.toml")]
         config: PathBuf,
+        /// Also connect to each network once (IRC: connect, TLS, register, log in;
+        /// Matrix: log in) and print what happened; exits non-zero if any fails.
+        #[arg(long)]
+        connect: bool,
     },
     /// Play through the real router and games over stdin/stdout, with no network.
     ///
@@ -105,7 +109,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { config, strict } => run(&config, strict),
-        Command::CheckConfig { config } => check_config(&config),
+        Command::CheckConfig { config, connect } => check_config(&config, connect),
         Command::Console { seed, db, state_json } => console(seed, db, state_json),
         Command::Verify { db, config, table: None, .. } => verify(&db, config.as_deref()),
         Command::Verify { db, table: Some(table), key, .. } => verify_keys(&db, table, &key),
@@ -173,7 +177,7 @@ async fn wait_for_signal() {
     }
 }
 
-fn check_config(config: &Path) -> anyhow::Result<ExitCode> {
+fn check_config(config: &Path, connect: bool) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     println!("{}: ok", config.display());
     println!("prefix: {}", settings.prefix);
@@ -204,7 +208,15 @@ fn check_config(config: &Path) -> anyhow::Result<ExitCode> {
             if matrix.invite_allow.is_empty() { "nobody".to_owned() } else { matrix.invite_allow.join(" ") },
         );
     }
-    Ok(ExitCode::SUCCESS)
+    if !connect {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let outcomes = runtime.block_on(spellbridge::probe::connect_all(&settings));
+    for outcome in &outcomes {
+        println!("{}", outcome.line);
+    }
+    Ok(if outcomes.iter().all(|o| o.ok) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use spellbridge_adapters::irc::options::IrcOptions;
 use spellbridge_adapters::irc::sasl::SaslOptions;
+use spellbridge_adapters::irc::sts::StsPolicies;
 use spellbridge_adapters::irc::transport::IrcTransport;
 use spellbridge_adapters::matrix::options::{Login, MatrixOptions};
 use spellbridge_adapters::matrix::transport::MatrixTransport;
@@ -33,6 +34,7 @@ use crate::relay;
 use crate::router::{Happened, Outbound, Permissions, RoomMembers, RoomMembersSource, Router, RouterOptions};
 use crate::secrets::Secrets;
 use crate::store::startup::Policy;
+use crate::store::sts::StsStore;
 use crate::store::{MessageKey, OpenMode, Queued, Step, Store};
 
 /// The most inbound messages committed together.
@@ -62,11 +64,13 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
         sasl: settings.sasl.as_ref().map(|s| SaslOptions {
             account: s.account.clone(),
             password: s.password.as_ref().map(|p| p.expose().to_owned()),
+            ecdsa_key: s.ecdsa_key.clone(),
             mechanisms: s.mechanisms.clone(),
         }),
         identify: settings.sasl.as_ref().is_some_and(|s| s.identify),
         login_required: settings.sasl.as_ref().is_some_and(|s| s.required),
         regain: settings.sasl.as_ref().is_some_and(|s| s.regain),
+        // The database's, set by `run_with`; `None` (this run only) for `check-config --connect`.
         sts: None,
         channels: settings.channels.clone(),
         require_account: settings.require_account,
@@ -246,6 +250,8 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
 pub async fn run_with(settings: Settings, policy: Policy, shutdown: CancellationToken) -> anyhow::Result<()> {
     let metrics = Metrics::new();
     let mut store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
+    // IRC STS policies live in the same database, written by the transports' own tasks.
+    let sts: Arc<dyn StsPolicies> = Arc::new(StsStore::open(&store)?);
     let mut options = router_options(&settings);
     let loaded = store.load_checked(settings.registry(), options.clone(), policy)?;
     let mut router = loaded.router;
@@ -278,6 +284,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     for network in &settings.irc {
         let mut options = irc_options(network, &settings.prefix);
         options.channels = rooms_on(&settings, &network.name, &network.channels);
+        options.sts = Some(sts.clone());
         let (transport, supervisor) = IrcTransport::start(options, transports_stop.clone());
         tasks.spawn(watch_link(transport.clone(), metrics.clone(), transports_stop.clone()));
         started.push((transport, supervisor));

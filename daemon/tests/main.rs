@@ -7,6 +7,7 @@
 mod common;
 
 mod bridge;
+mod connect;
 mod dice;
 mod irc;
 mod irc_security;

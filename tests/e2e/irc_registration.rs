@@ -1,7 +1,8 @@
 //! The IRC transport's registration against a scripted fake server, for what a real
 //! server will not do on demand (issue 14): a `CAP LS` split over lines, `sasl=EXTERNAL`
 //! only, a forged SCRAM server-final, a `NAK`, `cap-notify` `DEL sasl`, STS policies, a
-//! nick in use then freed, and a failed login (disconnect, retry). Each case is a few
+//! nick in use then freed, a failed login (disconnect, retry), services back later
+//! (`CAP NEW sasl`: a login without a reconnect), and ECDSA-NIST256P-CHALLENGE. Each case is a few
 //! lines of what the server says and what the bot must answer.
 
 use std::sync::Arc;
@@ -109,6 +110,7 @@ fn with_password(mut options: IrcOptions) -> IrcOptions {
     options.sasl = Some(SaslOptions {
         account: "bot".to_owned(),
         password: Some("hunter2".to_owned()),
+        ecdsa_key: None,
         mechanisms: Vec::new(),
     });
     options.login_required = true;
@@ -390,5 +392,103 @@ async fn a_taken_nick_is_taken_back_when_monitor_says_it_is_free() {
     })
     .await
     .expect("the bot has its nick back");
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn services_back_later_log_the_bot_in_on_cap_new_without_a_reconnect() {
+    let fake = Fake::new().await;
+    let mut options = with_password(options(fake.port()));
+    options.login_required = false;
+    let (transport, stop) = start(options);
+    let mut peer = fake.accept().await;
+    peer.hello().await;
+    // Services are down: no sasl offered; the bot plays logged out.
+    peer.send(":fake CAP * LS :cap-notify").await;
+    peer.expect("CAP REQ cap-notify").await;
+    peer.send(":fake CAP * ACK :cap-notify").await;
+    peer.expect("CAP END").await;
+    peer.welcome(BOT).await;
+    link_becomes(&transport, Link::Up).await;
+    // They come back: the server announces sasl and the bot logs in on this connection.
+    peer.send(":fake CAP spellbot NEW :sasl=PLAIN").await;
+    peer.expect("CAP REQ sasl").await;
+    peer.send(":fake CAP spellbot ACK :sasl").await;
+    assert_eq!(peer.expect("AUTHENTICATE").await, "AUTHENTICATE PLAIN");
+    peer.send("AUTHENTICATE +").await;
+    assert_eq!(peer.payload().await, "bot\0bot\0hunter2");
+    peer.send(":fake 900 spellbot spellbot!u@h bot :You are now logged in as bot").await;
+    peer.send(":fake 903 spellbot :SASL authentication successful").await;
+    // Services leave again once it is logged in: its login stands, nothing ends.
+    peer.send(":fake CAP spellbot DEL :sasl").await;
+    // Lines are answered in order: the PONG comes after whatever the above caused.
+    peer.send("PING :after").await;
+    peer.expect("PONG").await;
+    assert_eq!(peer.heard.iter().filter(|l| *l == "CAP END").count(), 1, "{:?}", peer.heard);
+    assert!(!peer.heard.iter().any(|l| l.starts_with("QUIT")), "{:?}", peer.heard);
+    assert_eq!(transport.reconnects(), 0);
+    assert_eq!(*transport.link().borrow(), Link::Up);
+    stop.cancel();
+}
+
+/// A P-256 key made by openssl, as the README says, and its public key as NickServ
+/// `SET PUBKEY` takes it (base64 of the compressed point), read back by openssl.
+fn openssl_ecdsa_key(dir: &std::path::Path) -> (std::path::PathBuf, Vec<u8>) {
+    let key = dir.join("bot.pem");
+    let made = std::process::Command::new("openssl")
+        .args(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out"])
+        .arg(&key)
+        .status()
+        .expect("openssl runs");
+    assert!(made.success(), "openssl ecparam");
+    let public = std::process::Command::new("openssl")
+        .args(["ec", "-pubout", "-conv_form", "compressed", "-outform", "DER", "-in"])
+        .arg(&key)
+        .output()
+        .expect("openssl runs");
+    assert!(public.status.success(), "openssl ec -pubout");
+    // The SubjectPublicKeyInfo ends with the 33-byte point.
+    let point = public.stdout[public.stdout.len() - 33..].to_vec();
+    (key, point)
+}
+
+#[tokio::test]
+async fn ecdsa_nist256p_challenge_signs_the_challenge_with_the_key_file() {
+    use p256::ecdsa::signature::hazmat::PrehashVerifier as _;
+    let dir = tempfile::tempdir().expect("dir");
+    let (key, point) = openssl_ecdsa_key(dir.path());
+    let fake = Fake::new().await;
+    let mut options = options(fake.port());
+    options.sasl = Some(SaslOptions {
+        account: "bot".to_owned(),
+        password: None,
+        ecdsa_key: Some(key.clone()),
+        mechanisms: Vec::new(),
+    });
+    options.login_required = true;
+    let (transport, stop) = start(options);
+    let mut peer = fake.accept().await;
+    peer.hello().await;
+    peer.send(":fake CAP * LS :sasl=PLAIN,ECDSA-NIST256P-CHALLENGE").await;
+    peer.expect("CAP REQ sasl").await;
+    peer.send(":fake CAP * ACK :sasl").await;
+    assert_eq!(peer.expect("AUTHENTICATE").await, "AUTHENTICATE ECDSA-NIST256P-CHALLENGE");
+    peer.send("AUTHENTICATE +").await;
+    assert_eq!(peer.payload().await, "bot", "the account first");
+    let challenge = [0x5a_u8; 32];
+    peer.send(&format!("AUTHENTICATE {}", BASE64.encode(challenge))).await;
+    let line = peer.expect("AUTHENTICATE ").await;
+    let der = BASE64.decode(line.trim_start_matches("AUTHENTICATE ")).expect("base64");
+    // Checked as Atheme checks it: the challenge is the digest (ECDSA_verify).
+    let public = p256::ecdsa::VerifyingKey::from_sec1_bytes(&point).expect("openssl's point");
+    let signature = p256::ecdsa::Signature::from_der(&der).expect("a DER signature");
+    assert!(public.verify_prehash(&challenge, &signature).is_ok(), "the signature verifies");
+    assert!(public.verify_prehash(&[0u8; 32], &signature).is_err(), "and only for this challenge");
+    let shown = spellbridge_adapters::irc::ecdsa::EcdsaKey::load(&key).expect("key").public_key();
+    assert_eq!(BASE64.decode(shown).expect("base64"), point, "the key for SET PUBKEY is openssl's");
+    peer.send(":fake 903 spellbot :SASL authentication successful").await;
+    peer.expect("CAP END").await;
+    peer.welcome(BOT).await;
+    link_becomes(&transport, Link::Up).await;
     stop.cancel();
 }

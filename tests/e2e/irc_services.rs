@@ -1,6 +1,7 @@
 //! The services and TLS harness itself, against the real servers: Atheme links to
 //! InspIRCd, registers accounts (WHOIS 330 shows them), offers SASL PLAIN and EXTERNAL,
 //! comes back after a restart; each TLS listener serves the certificate the test made.
+//! And the IRC transport's ECDSA-NIST256P-CHALLENGE login against Atheme's own module.
 
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -194,4 +195,44 @@ async fn services_come_back_after_a_restart_with_their_accounts() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(account.as_deref(), Some("bob"), "the account survived the restart");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_transport_logs_in_with_ecdsa_nist256p_challenge_to_a_key_set_with_nickserv() {
+    use spellbridge_adapters::irc::ecdsa::EcdsaKey;
+    use spellbridge_adapters::irc::options::IrcOptions;
+    use spellbridge_adapters::irc::sasl::{Mechanism, SaslOptions};
+    use spellbridge_adapters::irc::transport::IrcTransport;
+
+    let (ircd, atheme) = start(Options::default());
+    let dir = tempfile::tempdir().expect("dir");
+    let key = dir.path().join("keybot.pem");
+    let made = std::process::Command::new("openssl")
+        .args(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out"])
+        .arg(&key)
+        .status()
+        .expect("openssl runs");
+    assert!(made.success(), "openssl ecparam");
+    let public = EcdsaKey::load(&key).unwrap_or_else(|e| panic!("{e}")).public_key();
+    atheme.register_with_pubkey("keybot", "unused-password", &public).await.unwrap_or_else(|e| panic!("{e}"));
+
+    let mut options = IrcOptions::local("test", ircd.port(), "keybot", &[]);
+    options.sasl = Some(SaslOptions {
+        account: "keybot".to_owned(),
+        password: None,
+        ecdsa_key: Some(key),
+        mechanisms: vec![Mechanism::EcdsaNist256pChallenge],
+    });
+    options.login_required = true;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (transport, _task) = IrcTransport::start(options, stop.clone());
+    assert!(transport.wait_up(Duration::from_secs(20)).await, "logged in and up:\n{}", atheme.log_tail(20));
+    let mut watcher = IrcClient::connect(ircd.port(), "watcher").await.unwrap_or_else(|e| panic!("{e}"));
+    let nick = transport.nick();
+    assert_eq!(
+        watcher.whois_account(&nick).await.unwrap_or_else(|e| panic!("{e}")).as_deref(),
+        Some("keybot"),
+        "WHOIS 330 names the account the key belongs to"
+    );
+    stop.cancel();
 }

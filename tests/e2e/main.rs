@@ -9,11 +9,12 @@
 //!   the account rule, invalid UTF-8 and control characters.
 //! - [`irc_registration`]: the IRC transport's registration against a scripted fake
 //!   server: split CAP LS, SASL mechanisms, a forged SCRAM server, NAK, cap-notify, STS,
-//!   a nick taken back, a failed login retried.
+//!   a nick taken back, a failed login retried, a login on `CAP NEW sasl`, ECDSA.
 //! - [`irc_harness`]: the real-server harness itself against InspIRCd: start, raw clients
 //!   talking in a channel and privately, restart on the same port.
 //! - [`irc_services`]: the Atheme services and TLS listeners of the harness: accounts,
-//!   SASL PLAIN and EXTERNAL, a services restart, each listener's certificate.
+//!   SASL PLAIN and EXTERNAL, a services restart, each listener's certificate, and the
+//!   transport's ECDSA-NIST256P-CHALLENGE login.
 //! - [`matrix_transport`]: the Matrix transport against a real Synapse: invites, commands,
 //!   HTML and pills, encrypted rooms and direct messages, restarts, rate limits, latency.
 //! - [`synapse_harness`]: the same for Synapse: users registered through the admin API,

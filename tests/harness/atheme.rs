@@ -12,7 +12,8 @@
 //!   again a second after InspIRCd restarts.
 //! - `NickServ REGISTER <password> <email>` with `auth = none` creates the account and logs
 //!   the registering client in; `CERT ADD <fingerprint>` adds a CertFP (InspIRCd's
-//!   `hash="sha256"` fingerprint, lower-case hex) for SASL EXTERNAL.
+//!   `hash="sha256"` fingerprint, lower-case hex) for SASL EXTERNAL; `SET PUBKEY <base64>`
+//!   (answered "Your public key is now set to …") the key for ECDSA-NIST256P-CHALLENGE.
 //!
 //! The API is blocking (std only) like [`InspIrcd`]'s, except the account helpers, which
 //! are async clients.
@@ -133,6 +134,21 @@ impl Atheme {
         nickserv(&mut client, &format!("REGISTER {password} {account}@{SERVER_NAME}"), "is now registered")
             .await?;
         nickserv(&mut client, &format!("CERT ADD {fingerprint}"), "to your fingerprint list").await?;
+        client.quit().await
+    }
+
+    /// Registers `account` and sets its ECDSA-NIST256P-CHALLENGE public key (`SET PUBKEY`,
+    /// base64 of the compressed P-256 point).
+    pub async fn register_with_pubkey(
+        &self,
+        account: &str,
+        password: &str,
+        public_key: &str,
+    ) -> Result<(), HarnessError> {
+        let mut client = IrcClient::connect(self.irc_port, account).await?;
+        nickserv(&mut client, &format!("REGISTER {password} {account}@{SERVER_NAME}"), "is now registered")
+            .await?;
+        nickserv(&mut client, &format!("SET PUBKEY {public_key}"), "public key is now set").await?;
         client.quit().await
     }
 

@@ -1,6 +1,6 @@
 //! The IRC transport ([`transport`], with its [`options`]), the connection it drives
 //! ([`connect`]), whom TLS trusts ([`tls`]), and the pieces of it that do no I/O:
-//! capability negotiation ([`cap`]), SASL login ([`sasl`], [`scram`]), services accounts
+//! capability negotiation ([`cap`]), SASL login ([`sasl`], [`scram`], [`ecdsa`]), services accounts
 //! ([`accounts`]), STS policies ([`sts`]), mIRC formatting ([`format`]), line splitting to
 //! the 512-byte limit ([`split`]), flood control ([`flood`]), CTCP requests and answers
 //! ([`ctcp`]) and the channel members' prefixes (`members`).
@@ -9,6 +9,7 @@ pub mod accounts;
 pub mod cap;
 pub mod connect;
 pub mod ctcp;
+pub mod ecdsa;
 pub mod flood;
 pub mod format;
 mod members;

@@ -1,14 +1,17 @@
 //! Logging in with SASL (<https://ircv3.net/specs/extensions/sasl-3.1>), without I/O:
 //! which mechanism to try (the configured order, or the strongest the config allows,
 //! narrowed to what the server lists), and each `AUTHENTICATE` exchange: EXTERNAL (the
-//! TLS client certificate), SCRAM-SHA-256 ([`scram`](super::scram)) and PLAIN.
+//! TLS client certificate), ECDSA-NIST256P-CHALLENGE (a key file, [`ecdsa`](super::ecdsa)),
+//! SCRAM-SHA-256 ([`scram`](super::scram)) and PLAIN.
 //! Payloads are base64 in chunks of at most 400 bytes, an exact multiple ending with `+`.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
+use super::ecdsa::{EcdsaError, EcdsaKey};
 use super::scram::{Scram, ScramError};
 
 /// A SASL mechanism spellbridge speaks.
@@ -16,6 +19,8 @@ use super::scram::{Scram, ScramError};
 pub enum Mechanism {
     /// The TLS client certificate (CertFP).
     External,
+    /// Atheme's ECDSA-NIST256P-CHALLENGE: a signature with a P-256 key file.
+    EcdsaNist256pChallenge,
     /// SCRAM-SHA-256: the password never crosses the wire.
     ScramSha256,
     /// The password in the clear (inside TLS).
@@ -24,12 +29,14 @@ pub enum Mechanism {
 
 impl Mechanism {
     /// Every mechanism, strongest first.
-    pub const ALL: [Mechanism; 3] = [Mechanism::External, Mechanism::ScramSha256, Mechanism::Plain];
+    pub const ALL: [Mechanism; 4] =
+        [Mechanism::External, Mechanism::EcdsaNist256pChallenge, Mechanism::ScramSha256, Mechanism::Plain];
 
     /// Its name on the wire and in the config.
     pub fn name(self) -> &'static str {
         match self {
             Mechanism::External => "EXTERNAL",
+            Mechanism::EcdsaNist256pChallenge => "ECDSA-NIST256P-CHALLENGE",
             Mechanism::ScramSha256 => "SCRAM-SHA-256",
             Mechanism::Plain => "PLAIN",
         }
@@ -48,8 +55,11 @@ pub struct SaslOptions {
     pub account: String,
     /// Its password (for SCRAM-SHA-256 and PLAIN).
     pub password: Option<String>,
+    /// The P-256 key (PEM) for ECDSA-NIST256P-CHALLENGE, read at each login.
+    pub ecdsa_key: Option<PathBuf>,
     /// The mechanisms to try, in order; empty: the strongest the config allows
-    /// (EXTERNAL with a client certificate, then SCRAM-SHA-256 and PLAIN with a password).
+    /// (EXTERNAL with a client certificate, ECDSA-NIST256P-CHALLENGE with a key, then
+    /// SCRAM-SHA-256 and PLAIN with a password).
     pub mechanisms: Vec<Mechanism>,
 }
 
@@ -63,6 +73,7 @@ impl SaslOptions {
             .into_iter()
             .filter(|m| match m {
                 Mechanism::External => client_certificate,
+                Mechanism::EcdsaNist256pChallenge => self.ecdsa_key.is_some(),
                 Mechanism::ScramSha256 | Mechanism::Plain => self.password.is_some(),
             })
             .collect()
@@ -83,6 +94,9 @@ pub enum SaslError {
     /// The SCRAM exchange went wrong.
     #[error(transparent)]
     Scram(#[from] ScramError),
+    /// The ECDSA key or the server's challenge cannot be used.
+    #[error(transparent)]
+    Ecdsa(#[from] EcdsaError),
     /// The server said "logged in" without proving it knows the account's key.
     #[error("the server reported a SCRAM login without proving it holds the account's key; login abandoned")]
     Unproven,
@@ -93,6 +107,8 @@ enum Exchange {
     External,
     Plain,
     Scram(Option<Scram>),
+    /// Whether the account name was sent (then the next data is the challenge).
+    Ecdsa(bool),
 }
 
 /// One connection's login.
@@ -151,6 +167,7 @@ impl Login {
             Mechanism::External => Exchange::External,
             Mechanism::Plain => Exchange::Plain,
             Mechanism::ScramSha256 => Exchange::Scram(None),
+            Mechanism::EcdsaNist256pChallenge => Exchange::Ecdsa(false),
         });
         Ok(mechanism)
     }
@@ -172,6 +189,15 @@ impl Login {
             // The authorization identity: the account (or empty for the certificate's).
             Some(Exchange::External) => account.as_bytes().to_vec(),
             Some(Exchange::Plain) => format!("{account}\0{account}\0{password}").into_bytes(),
+            // The account (Atheme's authcid), then the signature of the challenge.
+            Some(Exchange::Ecdsa(named)) if !*named => {
+                *named = true;
+                account.as_bytes().to_vec()
+            }
+            Some(Exchange::Ecdsa(_)) => {
+                let path = self.options.ecdsa_key.clone().unwrap_or_default();
+                EcdsaKey::load(&path)?.sign(&data)?
+            }
             Some(Exchange::Scram(scram)) => match scram {
                 None => {
                     let (started, first) = Scram::start(account, password);
@@ -217,13 +243,23 @@ mod tests {
     use super::*;
 
     fn options(mechanisms: Vec<Mechanism>) -> SaslOptions {
-        SaslOptions { account: "bot".to_owned(), password: Some("pw".to_owned()), mechanisms }
+        SaslOptions {
+            account: "bot".to_owned(),
+            password: Some("pw".to_owned()),
+            ecdsa_key: None,
+            mechanisms,
+        }
     }
 
     #[test]
     fn the_strongest_the_config_allows_and_the_server_lists_goes_first() {
         assert_eq!(options(vec![]).candidates(false), [Mechanism::ScramSha256, Mechanism::Plain]);
-        assert_eq!(options(vec![]).candidates(true), Mechanism::ALL);
+        assert_eq!(
+            options(vec![]).candidates(true),
+            [Mechanism::External, Mechanism::ScramSha256, Mechanism::Plain]
+        );
+        let keyed = SaslOptions { ecdsa_key: Some("bot.pem".into()), password: None, ..options(vec![]) };
+        assert_eq!(keyed.candidates(false), [Mechanism::EcdsaNist256pChallenge]);
         let mut login = Login::new(options(vec![]), options(vec![]).candidates(true), Some("PLAIN,EXTERNAL"));
         assert_eq!(login.next_mechanism(), Ok(Mechanism::External));
         assert_eq!(login.next_mechanism(), Ok(Mechanism::Plain));

@@ -83,6 +83,8 @@ struct Shared {
     /// Who is in the bot's channels and with which prefix, kept by the current session
     /// (emptied when a new one starts).
     members: Mutex<Members>,
+    /// The services account the bot was logged in to when it became ready.
+    account: Mutex<Option<String>>,
 }
 
 /// A `join()` call waiting for the server: `Ok` once joined, `Err(reason)` if refused.
@@ -134,6 +136,53 @@ impl IrcTransport {
         options: IrcOptions,
         shutdown: CancellationToken,
     ) -> (Arc<IrcTransport>, tokio::task::JoinHandle<()>) {
+        let (transport, supervisor) = IrcTransport::parts(options, shutdown);
+        (transport, tokio::spawn(supervisor.run()))
+    }
+
+    /// Connects once (following an STS upgrade), registers, logs in as configured, and
+    /// says QUIT as soon as the bot could play (`spellbridge check-config --connect`).
+    /// Waits at most `limit`; the error's source chain says why it failed.
+    pub async fn check(options: IrcOptions, limit: Duration) -> Result<Checked, CheckError> {
+        let stop = CancellationToken::new();
+        let (transport, mut supervisor) = IrcTransport::parts(options, stop.clone());
+        let mut attempt = tokio::spawn(async move {
+            loop {
+                match supervisor.session().await {
+                    (_, Err(Ended::Upgrade(port))) if supervisor.upgraded.is_none() => {
+                        supervisor.upgraded = Some(port);
+                    }
+                    (_, outcome) => return outcome,
+                }
+            }
+        });
+        let mut link = transport.link();
+        let up = tokio::time::timeout(limit, async {
+            tokio::select! {
+                ended = &mut attempt => Err(ended.unwrap_or(Err(Ended::Closed(String::new())))),
+                _ = link.wait_for(|l| *l == Link::Up) => Ok(()),
+            }
+        })
+        .await;
+        stop.cancel();
+        match up {
+            Ok(Ok(())) => {
+                // The session says QUIT on its way out, briefly.
+                let _ = tokio::time::timeout(Duration::from_secs(2), attempt).await;
+                let shared = &transport.shared;
+                Ok(Checked { nick: transport.nick(), account: lock(&shared.account).clone() })
+            }
+            Ok(Err(Err(ended))) => Err(CheckError(ended)),
+            Ok(Err(Ok(()))) => Err(CheckError(Ended::Closed(String::new()))),
+            Err(_) => {
+                attempt.abort();
+                Err(CheckError(Ended::NotReady(limit)))
+            }
+        }
+    }
+
+    /// The transport and its supervisor, not yet running.
+    fn parts(options: IrcOptions, shutdown: CancellationToken) -> (Arc<IrcTransport>, Supervisor) {
         let (inbound_tx, inbound_rx) = mpsc::channel(1024);
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
         let (joins_tx, joins_rx) = mpsc::unbounded_channel();
@@ -150,6 +199,7 @@ impl IrcTransport {
             reconnects: std::sync::atomic::AtomicU64::new(0),
             joining: Mutex::new(HashMap::new()),
             members: Mutex::new(Members::default()),
+            account: Mutex::new(None),
             options,
         });
         let supervisor = Supervisor {
@@ -160,14 +210,13 @@ impl IrcTransport {
             shutdown,
             upgraded: None,
         };
-        let handle = tokio::spawn(supervisor.run());
         let transport = Arc::new(IrcTransport {
             shared,
             inbound: tokio::sync::Mutex::new(inbound_rx),
             jobs: jobs_tx,
             joins: joins_tx,
         });
-        (transport, handle)
+        (transport, supervisor)
     }
 
     /// Watches the connection state (tests wait for [`Link::Up`]).
@@ -315,7 +364,24 @@ enum Ended {
     Upgrade(u16),
     #[error("spellbridge is shutting down")]
     Shutdown,
+    #[error("not registered and logged in within {0:?}")]
+    NotReady(Duration),
 }
+
+/// What [`IrcTransport::check`] found: the bot registered and could play.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// The nick the server gave the bot.
+    pub nick: String,
+    /// The services account it is logged in to, if any.
+    pub account: Option<String>,
+}
+
+/// Why [`IrcTransport::check`] failed; its source chain has the system's words
+/// ([`error_chain`]).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct CheckError(Ended);
 
 impl Supervisor {
     async fn run(mut self) {
@@ -675,6 +741,7 @@ impl Session {
         // reach the server before the JOIN of its channel.
         self.ready = true;
         self.login_deadline = None;
+        *lock(&self.shared.account) = self.registration.account().map(str::to_owned);
         let _ = self.shared.link.send_replace(Link::Up);
     }
 

@@ -10,6 +10,7 @@ pub mod secret;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use spellbridge_adapters::irc::ecdsa::EcdsaKey;
 use spellbridge_adapters::irc::sasl::Mechanism;
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin, Wizards};
 use spellbridge_core::games::thaum::{ThaumOptions, ThaumPlugin};
@@ -133,6 +134,8 @@ pub struct SaslSettings {
     pub account: String,
     /// Its password (SCRAM-SHA-256, PLAIN, IDENTIFY).
     pub password: Option<Secret>,
+    /// The P-256 key file for ECDSA-NIST256P-CHALLENGE (checked when the config is read).
+    pub ecdsa_key: Option<PathBuf>,
     /// Mechanisms in the order to try; empty: the strongest the config allows.
     pub mechanisms: Vec<Mechanism>,
     /// Never play logged out.
@@ -241,7 +244,7 @@ impl Settings {
                 )));
             }
             let tls_options = tls::options(&network, base).map_err(invalid)?;
-            irc.push(IrcSettings { tls_options, ..irc_settings(network).map_err(invalid)? });
+            irc.push(IrcSettings { tls_options, ..irc_settings(network, base).map_err(invalid)? });
         }
         let mut matrix = Vec::new();
         let mut matrix_names = std::collections::BTreeSet::new();
@@ -453,9 +456,14 @@ fn user_limit(
 }
 
 /// `[irc.sasl]`, checked: known mechanisms, a password for those that need one.
-fn sasl_settings(raw: raw::Sasl, at: &dyn Fn(&str) -> String) -> Result<SaslSettings, String> {
+fn sasl_settings(raw: raw::Sasl, base: &Path, at: &dyn Fn(&str) -> String) -> Result<SaslSettings, String> {
     let password =
         raw.password.map(|s| s.read().map_err(|e| at(&format!("sasl password: {e}")))).transpose()?;
+    let ecdsa_key = raw.ecdsa_key.map(|path| if path.is_relative() { base.join(path) } else { path });
+    if let Some(path) = &ecdsa_key {
+        // Read now, so that a wrong path or file is reported by `check-config`.
+        EcdsaKey::load(path).map_err(|e| at(&format!("sasl.ecdsa_key: {e}")))?;
+    }
     let names: Vec<&str> = Mechanism::ALL.iter().map(|m| m.name()).collect();
     let mechanisms = raw
         .mechanisms
@@ -470,10 +478,19 @@ fn sasl_settings(raw: raw::Sasl, at: &dyn Fn(&str) -> String) -> Result<SaslSett
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let needs_password = mechanisms.is_empty() || mechanisms.iter().any(|m| *m != Mechanism::External);
+    let needs_password = if mechanisms.is_empty() {
+        ecdsa_key.is_none()
+    } else {
+        mechanisms.iter().any(|m| matches!(m, Mechanism::ScramSha256 | Mechanism::Plain))
+    };
     if password.is_none() && needs_password {
         return Err(at(
-            "[irc.sasl] has no password; add password = { env = \"…\" }, or mechanisms = [\"EXTERNAL\"] to log in with the client certificate",
+            "[irc.sasl] has no password; add password = { env = \"…\" }, or mechanisms = [\"EXTERNAL\"] to log in with the client certificate, or ecdsa_key = \"bot.pem\" to log in with ECDSA-NIST256P-CHALLENGE",
+        ));
+    }
+    if ecdsa_key.is_none() && mechanisms.contains(&Mechanism::EcdsaNist256pChallenge) {
+        return Err(at(
+            "sasl.mechanisms lists ECDSA-NIST256P-CHALLENGE but [irc.sasl] has no key; add ecdsa_key = \"bot.pem\" (a PEM P-256 private key)",
         ));
     }
     let identify = raw.identify.unwrap_or(false);
@@ -483,6 +500,7 @@ fn sasl_settings(raw: raw::Sasl, at: &dyn Fn(&str) -> String) -> Result<SaslSett
     Ok(SaslSettings {
         account: raw.account,
         password,
+        ecdsa_key,
         mechanisms,
         required: raw.required.unwrap_or(true),
         identify,
@@ -490,7 +508,7 @@ fn sasl_settings(raw: raw::Sasl, at: &dyn Fn(&str) -> String) -> Result<SaslSett
     })
 }
 
-fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
+fn irc_settings(raw: raw::Irc, base: &Path) -> Result<IrcSettings, String> {
     let name = raw.name;
     let at = |what: &str| format!("[[irc]] `{name}`: {what}");
     if raw.server.trim().is_empty() {
@@ -510,7 +528,7 @@ fn irc_settings(raw: raw::Irc) -> Result<IrcSettings, String> {
     let mut nicks = vec![raw.nick.clone()];
     nicks.extend(raw.alt_nicks.unwrap_or_else(|| vec![format!("{}_", raw.nick), format!("{}__", raw.nick)]));
     let password = raw.password.map(|s| s.read().map_err(|e| at(&format!("password: {e}")))).transpose()?;
-    let sasl = raw.sasl.map(|s| sasl_settings(s, &at)).transpose()?;
+    let sasl = raw.sasl.map(|s| sasl_settings(s, base, &at)).transpose()?;
     let duration = |text: &str, what: &str| -> Result<Duration, String> {
         parse_duration(text)
             .filter(|s| *s > 0)

@@ -238,6 +238,8 @@ pub struct Sasl {
     pub account: String,
     /// Its password (not needed for EXTERNAL alone).
     pub password: Option<SecretSource>,
+    /// A PEM P-256 private key for ECDSA-NIST256P-CHALLENGE (relative to the config).
+    pub ecdsa_key: Option<PathBuf>,
     /// Mechanisms to try, in order (default: the strongest the config allows).
     pub mechanisms: Option<Vec<String>>,
     /// Never play logged out (default true).

@@ -146,3 +146,34 @@ fn the_challenge_lifetime_defaults_to_ten_minutes_and_a_bad_one_is_refused() {
         assert!(error.to_string().contains("from 1m to 24h; write e.g. \"10m\""), "{error}");
     }
 }
+
+#[test]
+fn an_ecdsa_key_is_read_with_the_config_and_needs_no_password() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("spellbridge.toml");
+    let network = "[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n";
+    let with =
+        |sasl: &str| Settings::parse(&format!("{network}[irc.sasl]\naccount = \"bot\"\n{sasl}"), &config);
+    let missing = with("ecdsa_key = \"bot.pem\"\n").expect_err("no such file");
+    assert!(missing.to_string().contains("sasl.ecdsa_key: cannot read the ECDSA key"), "{missing}");
+    let secret = p256_key_pem();
+    std::fs::write(dir.path().join("bot.pem"), secret).expect("write");
+    let settings = with("ecdsa_key = \"bot.pem\"\n").expect("a key, no password");
+    let sasl = settings.irc[0].sasl.as_ref().expect("sasl");
+    assert_eq!(
+        sasl.ecdsa_key.as_deref(),
+        Some(dir.path().join("bot.pem").as_path()),
+        "relative to the config"
+    );
+    let listed = with("mechanisms = [\"ECDSA-NIST256P-CHALLENGE\"]\n").expect_err("no key");
+    assert!(listed.to_string().contains("add ecdsa_key"), "{listed}");
+}
+
+/// A P-256 private key in SEC1 PEM, made for this test by `openssl ecparam -genkey`.
+fn p256_key_pem() -> &'static str {
+    "-----BEGIN EC PRIVATE KEY-----\n\
+     MHcCAQEEIL8DbeGJvgF/4q+yljZ9mwNyYovSAuzeS4+m+rbrcHs2oAoGCCqGSM49\n\
+     AwEHoUQDQgAEUEYLPPI9lPxBWIISx9GLtTCS+YbV3yGyQzxjEx68JI4/cOGSemC3\n\
+     eb4i6f0Q+XOjDLxxjeDYuATfpXz49Km63Q==\n\
+     -----END EC PRIVATE KEY-----\n"
+}

@@ -8,6 +8,8 @@
 //! does not match its seal or its journal, is rebuilt by replaying its journal. Outbound
 //! messages leave the outbox only when an adapter reports them sent; a row that cannot be
 //! read is set aside (`outbox`). The files are created owner-only (`files`).
+//! IRC STS policies are kept in `sts_policies`, through a connection of their own
+//! (`sts`), read and written by the IRC transports.
 //! The tables' secret dice keys (RULES T-10) are kept in their own table, `dice_keys`,
 //! written in the same transaction as the entry that commits to them, never in the
 //! journal or a snapshot.
@@ -20,6 +22,7 @@ pub mod player_ids;
 pub mod schema;
 pub mod seal;
 pub mod startup;
+pub mod sts;
 
 use std::path::{Path, PathBuf};
 

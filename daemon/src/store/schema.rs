@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_player_ids.sql"),
     include_str!("migrations/0006_dice_keys.sql"),
     include_str!("migrations/0007_history.sql"),
+    include_str!("migrations/0008_sts.sql"),
 ];
 
 /// The schema version this build writes.
