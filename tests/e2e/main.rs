@@ -23,6 +23,7 @@
 //!   room and daemon up, the bot answering on IRC and Matrix, all torn down.
 
 mod conformance;
+mod crypto_patch;
 mod irc_harness;
 mod irc_registration;
 mod irc_services;
