@@ -92,10 +92,10 @@ async fn three_players_play_a_whole_duel_and_a_thaum_phase() {
     assert_eq!(steps.target, ROOM);
     let steps = strip(&steps.text);
     assert!(steps.contains("alice Power Surge 🔥Fire 💨Wind 💧Water ⚡Thunder"), "{steps}");
-    assert!(steps.contains("bob Focus 🪨Earth 🪨Earth 🪨Earth 🪨Earth"), "{steps}");
-    bot.expect(&mut carol, "Round 1 settles").await;
+    assert!(steps.contains("bob Focused Casting 🪨Earth 🪨Earth 🪨Earth 🪨Earth"), "{steps}");
+    let settles = bot.expect(&mut carol, "Round 1 settles").await;
     // Fire Wind Water Thunder: 16 + surge 8 + explosion 16 = 40; Earth×4 focused: 16. Track 24.
-    bot.expect(&mut carol, "24 toward alice").await;
+    assert!(strip(&settles.text).contains("now 24 toward alice"), "{settles}");
 
     // Round 2: bob's Earth run sealed Wind and Water for alice's first 3 positions (D-10).
     alice.privmsg(BOT, "!cast surge fire wind end").await.expect("send");

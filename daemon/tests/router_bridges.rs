@@ -274,8 +274,8 @@ fn a_duel_round_is_compact_on_irc_and_full_on_matrix() {
     let irc = heard("irc");
     assert_eq!(irc.len(), 3, "{irc:#?}");
     assert!(irc[0].starts_with("Round 1, steps 0–") && irc[0].contains("alice Power Surge 🔥Fire 💨Wind"), "{irc:#?}");
-    assert!(irc[0].contains(" · Bob Focus 🪨Earth 🪨Earth End"), "{irc:#?}");
-    assert!(irc[1].starts_with("Round 1 settles: alice → level 4") && irc[1].contains("Track moves"), "{irc:#?}");
+    assert!(irc[0].contains(" · Bob Focused Casting 🪨Earth 🪨Earth End"), "{irc:#?}");
+    assert!(irc[1].starts_with("Round 1 settles: alice ") && irc[1].contains("Track moves"), "{irc:#?}");
     assert!(irc[2].starts_with("Round 2 begins"), "{irc:#?}");
     let matrix = heard("matrix");
     assert!(matrix.len() >= 9, "{matrix:#?}");
