@@ -244,8 +244,12 @@ pub fn announcements(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<An
             }
             DuelEvent::RoundStarted { round, deadline } => {
                 out.push(Announcement::table(round_started(*round, *deadline)).only(Form::Full));
-                // The seals in force were the full form's last words of the settlement.
-                let mut text = round_started(*round, *deadline);
+                // A step's wait rather than a timestamp (which reads badly in a chat line);
+                // the seals in force were the full form's last words of the settlement.
+                let mut text = RichText::new()
+                    .text(format!("Round {round} begins: send your spell to me privately ("))
+                    .code("!cast …")
+                    .text(format!("); each step waits at most {}.", minutes(duel.rules().step_timeout_secs)));
                 if duel.round().number == *round
                     && let Some(seals) = seals(RichText::new(), duel)
                 {

@@ -590,9 +590,9 @@ fn a_round_is_three_lines_in_the_compact_form_and_the_full_form_keeps_every_step
             "Round 1 settles: alice → level 4: base 16 + surge 8 + explosion 9 = power 33; attribute 🔥Fire · \
              bob → level 4: base 16 + surge 8 + explosion 16 = power 40. \
              Track moves 7 toward bob (alice 33 − bob 40); now 7 toward bob.",
-            "Round 2 begins: send your spell to me privately (`!cast …`); step 0 times out at \
-             2026-01-04T00:10:00Z. Seals (RULES D-10): bob's first 1 element position(s) may not be \
-             💧Water or ⚡Thunder.",
+            "Round 2 begins: send your spell to me privately (`!cast …`); each step waits at most \
+             10 min. Seals (RULES D-10): bob's first 1 element position(s) may not be 💧Water or \
+             ⚡Thunder.",
         ]
     );
     // Each line fits one IRC line (about 400 bytes of text on a real network) with room
