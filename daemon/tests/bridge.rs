@@ -673,7 +673,9 @@ fn assert_nothing_revealed_early(room: &str, transcript: &[(String, String)], ro
                 // One step (`step 3`), or several on one line in the compact form
                 // (`steps 0–5`, each wizard's tokens in order).
                 let (first_step, last_step) = match steps.strip_prefix("s ") {
-                    Some(range) => range.split_once('–').unwrap_or_else(|| panic!("{room}: odd step line {text:?}")),
+                    Some(range) => {
+                        range.split_once('–').unwrap_or_else(|| panic!("{room}: odd step line {text:?}"))
+                    }
                     None => (steps, steps),
                 };
                 assert_eq!(
@@ -723,7 +725,8 @@ fn the_hidden_information_check_catches_leaks() {
         "Round 1 settles.",
     ];
     assert_nothing_revealed_early("clean", &transcript(&clean), &PLAN);
-    let compact = [clean[0], clean[1], "Round 1, steps 0–1: alice Power Surge End · bob Power Surge End", clean[4]];
+    let compact =
+        [clean[0], clean[1], "Round 1, steps 0–1: alice Power Surge End · bob Power Surge End", clean[4]];
     assert_nothing_revealed_early("compact", &transcript(&compact), &PLAN);
     let leaks: [&[&str]; 6] = [
         // A token named before the step is revealed.
@@ -860,7 +863,8 @@ async fn an_irc_player_and_a_matrix_player_duel_and_no_room_hears_a_token_early(
     // steps, the settlement, the next round: three lines); everything else is the same.
     let is_round = |l: &String| l.starts_with("Round ") || l.starts_with("Track moves") || l.contains(" → ");
     let (irc_rounds, irc_rest): (Vec<String>, Vec<String>) = on_irc.iter().cloned().partition(is_round);
-    let (matrix_rounds, matrix_rest): (Vec<String>, Vec<String>) = on_matrix.iter().cloned().partition(is_round);
+    let (matrix_rounds, matrix_rest): (Vec<String>, Vec<String>) =
+        on_matrix.iter().cloned().partition(is_round);
     assert!(irc_rest.len() >= 5, "{on_irc:#?}");
     assert_eq!(irc_rest, matrix_rest, "both rooms heard the same announcements besides the rounds");
     // Round 1 begins, its steps, settles, round 2 begins, its steps, settles.

@@ -174,7 +174,10 @@ async fn a_duel_round_reaches_the_channel_in_at_most_four_lines() {
     ] {
         assert!(said.contains(piece), "{piece:?} is missing from the round:\n{said}");
     }
-    assert!(round.iter().all(|m| !m.text.contains('\x11')), "no monospace code on IRC by default: {round:#?}");
+    assert!(
+        round.iter().all(|m| !m.text.contains('\x11')),
+        "no monospace code on IRC by default: {round:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,9 @@ use spellbridge::relay;
 use spellbridge::router::{Outbound, Permissions, Router, RouterOptions};
 use spellbridge::secrets::Secrets;
 use spellbridge_core::text::Segment;
-use spellbridge_core::{Destination, Form, Inbound, NetworkId, PlayerId, Registry, RoomId, Said, Timestamp, Voice};
+use spellbridge_core::{
+    Destination, Form, Inbound, NetworkId, PlayerId, Registry, RoomId, Said, Timestamp, Voice,
+};
 
 use crate::common::{MATRIX_ROOM, on, on_matrix, privately};
 
@@ -266,14 +268,22 @@ fn a_duel_round_is_compact_on_irc_and_full_on_matrix() {
     router.handle(&on_matrix("@bob:hs", "Bob", "hello"), T);
     router.handle(&on("irc", "alice", "!duel Bob"), T);
     router.handle(&on_matrix("@bob:hs", "Bob", "!accept"), T);
-    let mut said = router.handle(&privately(on("irc", "alice", "!cast surge fire wind water thunder end")), T);
+    let mut said =
+        router.handle(&privately(on("irc", "alice", "!cast surge fire wind water thunder end")), T);
     said.extend(router.handle(&privately(on_matrix("@bob:hs", "Bob", "!cast focus earth earth end")), T));
     let heard = |network: &str| -> Vec<String> {
-        seen(&said).into_iter().filter(|(n, to, _)| n == network && !to.starts_with("dm:")).map(|(_, _, t)| t).collect()
+        seen(&said)
+            .into_iter()
+            .filter(|(n, to, _)| n == network && !to.starts_with("dm:"))
+            .map(|(_, _, t)| t)
+            .collect()
     };
     let irc = heard("irc");
     assert_eq!(irc.len(), 3, "{irc:#?}");
-    assert!(irc[0].starts_with("Round 1, steps 0–") && irc[0].contains("alice Power Surge 🔥Fire 💨Wind"), "{irc:#?}");
+    assert!(
+        irc[0].starts_with("Round 1, steps 0–") && irc[0].contains("alice Power Surge 🔥Fire 💨Wind"),
+        "{irc:#?}"
+    );
     assert!(irc[0].contains(" · Bob Focused Casting 🪨Earth 🪨Earth End"), "{irc:#?}");
     assert!(irc[1].starts_with("Round 1 settles: alice ") && irc[1].contains("Track moves"), "{irc:#?}");
     assert!(irc[2].starts_with("Round 2 begins"), "{irc:#?}");

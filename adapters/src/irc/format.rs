@@ -498,11 +498,8 @@ mod tests {
 
     #[test]
     fn bold_code_next_to_a_name_or_a_colour_keeps_both_runs_closed() {
-        let text = RichText::new()
-            .name(&PlayerId::new("alice"))
-            .code("!cast")
-            .coloured("Fire", Hue::Red)
-            .code("3");
+        let text =
+            RichText::new().name(&PlayerId::new("alice")).code("!cast").coloured("Fire", Hue::Red).code("3");
         assert_eq!(render(&text, CodeStyle::Bold), "\x02alice\x02\x02!cast\x02\x0304Fire\x03\x023\x02");
         assert_eq!(render(&text, CodeStyle::Plain), "\x02alice\x02!cast\x0304Fire\x0F3");
     }

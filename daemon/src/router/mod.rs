@@ -24,8 +24,8 @@ use spellbridge_core::dice::{Commitment, DiceKey};
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Announcement, Audience, Destination, Dice, Form, Inbound, Message, NetworkId, PlayerId,
-    Refusal, Registry, RichText, RoomId, Said, Seat, Standing, Table, TableSetup, Timestamp,
+    Action, Announcement, Audience, Destination, Dice, Form, Inbound, Message, NetworkId, PlayerId, Refusal,
+    Registry, RichText, RoomId, Said, Seat, Standing, Table, TableSetup, Timestamp,
 };
 
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};

@@ -563,7 +563,11 @@ fn lobby_lists_the_wizards_with_pools_and_favours() {
 
 /// The plain text of what the table hears in `form`.
 fn heard(announcements: &[Announcement], form: Form) -> Vec<String> {
-    announcements.iter().filter(|a| a.to == Audience::Table && a.is_for(form)).map(|a| a.text.plain()).collect()
+    announcements
+        .iter()
+        .filter(|a| a.to == Audience::Table && a.is_for(form))
+        .map(|a| a.text.plain())
+        .collect()
 }
 
 #[test]
@@ -630,7 +634,9 @@ fn an_interrupted_spell_keeps_its_check_and_mark_in_the_compact_form() {
     let compact = heard(&said, Form::Compact);
     assert_eq!(compact.len(), 3, "{compact:#?}");
     assert!(
-        compact[0].starts_with("Round 1, steps 0–2: alice Power Surge 🔥Fire 💨Wind (concentration: rolled 1, needed 6+ ✗"),
+        compact[0].starts_with(
+            "Round 1, steps 0–2: alice Power Surge 🔥Fire 💨Wind (concentration: rolled 1, needed 6+ ✗"
+        ),
         "{compact:#?}"
     );
     assert!(compact[1].starts_with("Round 1 settles: alice (interrupted) → level 1"), "{compact:#?}");
