@@ -659,7 +659,7 @@ fn assert_nothing_revealed_early(room: &str, transcript: &[(String, String)], ro
         let marker = find(round.marker)
             .unwrap_or_else(|| panic!("{room}: no marker {:?}\n{}", round.marker, listing()));
         assert!(begins < marker && marker < settles, "{room}: round {n} out of order\n{}", listing());
-        let step_prefix = format!("Round {n}, step ");
+        let step_prefix = format!("Round {n}, step");
         let mut next_step = 0;
         for (i, (from, text)) in transcript.iter().enumerate().take(settles).skip(begins + 1) {
             if let Some(rest) = text.strip_prefix(&step_prefix) {
@@ -672,11 +672,12 @@ fn assert_nothing_revealed_early(room: &str, transcript: &[(String, String)], ro
                     rest.split_once(": ").unwrap_or_else(|| panic!("{room}: odd step line {text:?}"));
                 // One step (`step 3`), or several on one line in the compact form
                 // (`steps 0–5`, each wizard's tokens in order).
-                let (first_step, last_step) = match steps.strip_prefix("s ") {
-                    Some(range) => {
+                let (first_step, last_step) = match (steps.strip_prefix("s "), steps.strip_prefix(' ')) {
+                    (Some(range), _) => {
                         range.split_once('–').unwrap_or_else(|| panic!("{room}: odd step line {text:?}"))
                     }
-                    None => (steps, steps),
+                    (None, Some(step)) => (step, step),
+                    (None, None) => panic!("{room}: odd step line {text:?}"),
                 };
                 assert_eq!(
                     first_step,
