@@ -8,13 +8,16 @@
 # messages with the bot. Needs irssi, weechat, tmux and inspircd
 # (`apt-get install irssi weechat-curses tmux inspircd`).
 #
-#   scripts/irc-transcripts.sh             # the default code_style (bold)
-#   CODE_STYLE=monospace OUT=/tmp/mono scripts/irc-transcripts.sh
+#   scripts/irc-transcripts.sh                      # irssi-duel.txt, weechat-duel.txt
+#   CODE_STYLE=monospace scripts/irc-transcripts.sh # irssi-duel-monospace.txt, …
+# (OUT=dir writes elsewhere; SPELLBRIDGE_BIN=path uses that binary instead of building.)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/docs/transcripts}
 code_style=${CODE_STYLE:-bold}
+suffix=''
+[[ $code_style != bold ]] && suffix=-$code_style
 inspircd=/usr/sbin/inspircd
 
 for tool in irssi weechat tmux python3 "$inspircd"; do
@@ -146,7 +149,7 @@ mkdir -p "$out"
   sleep 1
   echo "## the query with spellbridge"
   screen irssi
-} >"$out/irssi-duel.txt"
+} >"$out/irssi-duel$suffix.txt"
 {
   echo "# WeeChat $(weechat --version), bob, 100x50, code_style = \"$code_style\" (made by scripts/irc-transcripts.sh)"
   echo "## #magic"
@@ -155,9 +158,9 @@ mkdir -p "$out"
   sleep 1
   echo "## the private buffer with spellbridge"
   screen weechat
-} >"$out/weechat-duel.txt"
+} >"$out/weechat-duel$suffix.txt"
 # The empty part of each pane says nothing: trailing spaces go, blank lines are squeezed.
-for file in "$out/irssi-duel.txt" "$out/weechat-duel.txt"; do
+for file in "$out/irssi-duel$suffix.txt" "$out/weechat-duel$suffix.txt"; do
   sed -e 's/[[:space:]]*$//' "$file" | cat -s >"$file.tmp" && mv "$file.tmp" "$file"
 done
-echo "wrote $out/irssi-duel.txt and $out/weechat-duel.txt"
+echo "wrote $out/irssi-duel$suffix.txt and $out/weechat-duel$suffix.txt"
