@@ -474,11 +474,11 @@ fn track_moves(text: RichText, duel: &Duel, record: &RoundRecord) -> RichText {
 fn compact_settlement(duel: &Duel, record: &RoundRecord) -> RichText {
     let players = duel.players();
     let mut text = RichText::new().text(format!("Round {} settles: ", record.number));
-    for seat in 0..2 {
+    for (seat, player) in players.iter().enumerate() {
         if seat > 0 {
             text = text.text(" · ");
         }
-        text = text.name(&players[seat]);
+        text = text.name(player);
         if record.spells[seat].interrupted {
             text = text.text(" (interrupted)");
         }
