@@ -26,7 +26,7 @@ pub mod words;
 pub use dice::Dice;
 pub use ids::{NetworkId, PlayerId, RoomId};
 pub use plugin::{
-    Action, Announcement, Audience, CommandHelp, GamePlugin, PlayerArgument, Refusal, Registry, Seat,
+    Action, Announcement, Audience, CommandHelp, Form, GamePlugin, PlayerArgument, Refusal, Registry, Seat,
     Standing, Table, TableSetup,
 };
 pub use text::RichText;

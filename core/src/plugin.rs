@@ -64,6 +64,19 @@ pub enum Audience {
     Player(PlayerId),
 }
 
+/// How many lines a network wants a game's news in (each network says which, through
+/// [`GameTransport::form`](crate::GameTransport::form)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Form {
+    /// One line per thing that happened, each explained (Matrix, the console).
+    #[default]
+    Full,
+    /// As few lines as read well, for networks where every line costs the room time (IRC:
+    /// a real network lets a bot send about one line per 2 s, so a Duel round of ten
+    /// lines takes 18 s to arrive).
+    Compact,
+}
+
 /// A message a table wants sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Announcement {
@@ -71,17 +84,32 @@ pub struct Announcement {
     pub to: Audience,
     /// What it says.
     pub text: RichText,
+    /// The one form it belongs to; `None` (most announcements) for every form. A game
+    /// with a compact form returns both forms' announcements side by side, each marked
+    /// with [`Announcement::only`], and the daemon sends each network the ones for its
+    /// form.
+    pub form: Option<Form>,
 }
 
 impl Announcement {
     /// A message for everyone at the table.
     pub fn table(text: impl Into<RichText>) -> Self {
-        Self { to: Audience::Table, text: text.into() }
+        Self { to: Audience::Table, text: text.into(), form: None }
     }
 
     /// A private message for one player.
     pub fn player(player: &PlayerId, text: impl Into<RichText>) -> Self {
-        Self { to: Audience::Player(player.clone()), text: text.into() }
+        Self { to: Audience::Player(player.clone()), text: text.into(), form: None }
+    }
+
+    /// The same announcement, for networks that show `form` only.
+    pub fn only(self, form: Form) -> Self {
+        Self { form: Some(form), ..self }
+    }
+
+    /// True when a network that shows `form` is sent this announcement.
+    pub fn is_for(&self, form: Form) -> bool {
+        self.form.is_none_or(|only| only == form)
     }
 }
 

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{NetworkId, PlayerId, RoomId};
+use crate::plugin::Form;
 use crate::text::RichText;
 
 /// What an inbound event is: a message, or something done to an earlier one.
@@ -191,6 +192,12 @@ pub trait GameTransport: Send + Sync {
 
     /// Sends a message.
     async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError>;
+
+    /// The form of games' announcements this network is sent: [`Form::Compact`] where
+    /// lines are expensive (IRC's flood control), [`Form::Full`] (the default) elsewhere.
+    fn form(&self) -> Form {
+        Form::Full
+    }
 
     /// True when someone called `name` is in `room` now, as far as the transport knows
     /// without asking the network (IRC: the channel's member list it keeps). The relay

@@ -78,6 +78,7 @@ pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
         rejoin_on_kick: settings.rejoin_on_kick,
         flood: settings.flood,
         prefix: prefix.to_owned(),
+        code_style: settings.code_style,
         backoff: (settings.reconnect_delay, Duration::from_secs(120).max(settings.reconnect_delay)),
         ping: (Duration::from_secs(120), Duration::from_secs(60)),
     }
@@ -137,6 +138,7 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
         challenge_lifetime: settings.challenge_lifetime,
         // Set once the transports run (see `run_with`).
         room_members: RoomMembersSource::default(),
+        forms: BTreeMap::new(),
     }
 }
 
@@ -326,6 +328,9 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let room_members = RoomMembersSource::new(Arc::new(TransportMembers(transports.clone())));
     options.room_members = room_members.clone();
     router.set_room_members(room_members.clone());
+    // Each network is sent the form of games' announcements its transport asks for.
+    options.forms = transports.iter().map(|(network, t)| (network.clone(), t.form())).collect();
+    router.set_forms(options.forms.clone());
     drop(inbound_tx);
     // Only the couriers report sends: once they are done, shutdown's drain ends at once.
     drop(sent_tx);
@@ -346,7 +351,11 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             () = shutdown.cancelled() => break,
             Some(()) = hangup.recv() => {
                 if let Some(reloaded) = reload(&settings, &transports, &tasks) {
-                    options = RouterOptions { room_members: room_members.clone(), ..router_options(&reloaded) };
+                    options = RouterOptions {
+                        room_members: room_members.clone(),
+                        forms: options.forms.clone(),
+                        ..router_options(&reloaded)
+                    };
                     router.reconfigure(options.bridges.clone(), options.permissions.clone());
                     router.set_command_limits(options.command_limits.clone());
                     settings = reloaded;

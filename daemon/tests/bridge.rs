@@ -659,7 +659,7 @@ fn assert_nothing_revealed_early(room: &str, transcript: &[(String, String)], ro
         let marker = find(round.marker)
             .unwrap_or_else(|| panic!("{room}: no marker {:?}\n{}", round.marker, listing()));
         assert!(begins < marker && marker < settles, "{room}: round {n} out of order\n{}", listing());
-        let step_prefix = format!("Round {n}, step ");
+        let step_prefix = format!("Round {n}, step");
         let mut next_step = 0;
         for (i, (from, text)) in transcript.iter().enumerate().take(settles).skip(begins + 1) {
             if let Some(rest) = text.strip_prefix(&step_prefix) {
@@ -668,22 +668,35 @@ fn assert_nothing_revealed_early(room: &str, transcript: &[(String, String)], ro
                     "{room}: step line {i} came before the second spell was cast\n{}",
                     listing()
                 );
-                let (step, shown) =
+                let (steps, shown) =
                     rest.split_once(": ").unwrap_or_else(|| panic!("{room}: odd step line {text:?}"));
+                // One step (`step 3`), or several on one line in the compact form
+                // (`steps 0–5`, each wizard's tokens in order).
+                let (first_step, last_step) = match (steps.strip_prefix("s "), steps.strip_prefix(' ')) {
+                    (Some(range), _) => {
+                        range.split_once('–').unwrap_or_else(|| panic!("{room}: odd step line {text:?}"))
+                    }
+                    (None, Some(step)) => (step, step),
+                    (None, None) => panic!("{room}: odd step line {text:?}"),
+                };
                 assert_eq!(
-                    step,
+                    first_step,
                     next_step.to_string(),
                     "{room}: steps out of order at line {i}\n{}",
                     listing()
                 );
-                let (first, second) = round.steps[next_step];
-                let (left, right) =
+                let last_step: usize =
+                    last_step.parse().unwrap_or_else(|_| panic!("{room}: odd step line {text:?}"));
+                let (mut left, mut right) =
                     shown.split_once(" · ").unwrap_or_else(|| panic!("{room}: odd step line {text:?}"));
-                assert!(
-                    left.contains(first) && right.contains(second),
-                    "{room}: round {n} step {step} shows {shown:?}, planned {first} · {second}"
-                );
-                next_step += 1;
+                for step in next_step..=last_step {
+                    let (first, second) = round.steps[step];
+                    let (Some(l), Some(r)) = (left.find(first), right.find(second)) else {
+                        panic!("{room}: round {n} step {step} shows {shown:?}, planned {first} · {second}");
+                    };
+                    (left, right) = (&left[l + first.len()..], &right[r + second.len()..]);
+                }
+                next_step = last_step + 1;
             } else if let Some(name) = TOKEN_NAMES.iter().find(|name| text.contains(*name)) {
                 panic!("{room}: line {i} from {from} names {name} in the middle of round {n}\n{}", listing());
             }
@@ -713,7 +726,10 @@ fn the_hidden_information_check_catches_leaks() {
         "Round 1 settles.",
     ];
     assert_nothing_revealed_early("clean", &transcript(&clean), &PLAN);
-    let leaks: [&[&str]; 4] = [
+    let compact =
+        [clean[0], clean[1], "Round 1, steps 0–1: alice Power Surge End · bob Power Surge End", clean[4]];
+    assert_nothing_revealed_early("compact", &transcript(&compact), &PLAN);
+    let leaks: [&[&str]; 6] = [
         // A token named before the step is revealed.
         &[clean[0], "alice: Queued surge", clean[1], clean[2], clean[3], clean[4]],
         &[clean[0], "alice prepares Power Surge", clean[1], clean[2], clean[3], clean[4]],
@@ -721,6 +737,9 @@ fn the_hidden_information_check_catches_leaks() {
         &[clean[0], clean[2], clean[1], clean[3], clean[4]],
         // Steps out of order.
         &[clean[0], clean[1], clean[3], clean[2], clean[4]],
+        // The compact line before the second wizard cast, or missing a token.
+        &[clean[0], compact[2], clean[1], clean[4]],
+        &[clean[0], clean[1], "Round 1, steps 0–1: alice Power Surge · bob Power Surge End", clean[4]],
     ];
     for leak in leaks {
         let caught =
@@ -772,9 +791,14 @@ async fn an_irc_player_and_a_matrix_player_duel_and_no_room_hears_a_token_early(
     bobby.tell_bot("!cast focus earth earth earth earth end").await;
     bobby.expect_private("Queued").await;
     for needle in ["Round 1, step 5", "Round 1 settles", "24 toward alice", "Round 2 begins"] {
-        ircwatch.expect(needle).await;
         watcher.expect_in(&room, needle).await;
     }
+    // IRC hears the round in its compact form: the steps on one line, the settlement and
+    // the track's move on the next.
+    ircwatch.expect("Round 1, steps 0–5").await;
+    let settles = ircwatch.expect("Round 1 settles").await;
+    assert!(strip(&settles.text).contains("now 24 toward alice"), "{settles}");
+    ircwatch.expect("Round 2 begins").await;
 
     // Round 2: bobby first this time; alice's first try is refused privately (bobby's
     // Earth run sealed Wind, RULES D-10).
@@ -836,8 +860,18 @@ async fn an_irc_player_and_a_matrix_player_duel_and_no_room_hears_a_token_early(
     // Code is shown in backticks in a Matrix body and plain on IRC.
     let on_matrix: Vec<String> =
         table_lines(watcher.bot_lines(&room)).iter().map(|l| l.replace('`', "")).collect();
-    assert!(on_irc.len() >= 20, "{on_irc:#?}");
-    assert_eq!(on_irc, on_matrix, "both rooms heard the same announcements");
+    // A round is told in the full form on Matrix and in the compact form on IRC (the
+    // steps, the settlement, the next round: three lines); everything else is the same.
+    let is_round = |l: &String| l.starts_with("Round ") || l.starts_with("Track moves") || l.contains(" → ");
+    let (irc_rounds, irc_rest): (Vec<String>, Vec<String>) = on_irc.iter().cloned().partition(is_round);
+    let (matrix_rounds, matrix_rest): (Vec<String>, Vec<String>) =
+        on_matrix.iter().cloned().partition(is_round);
+    assert!(irc_rest.len() >= 5, "{on_irc:#?}");
+    assert_eq!(irc_rest, matrix_rest, "both rooms heard the same announcements besides the rounds");
+    // Round 1's steps and settlement, round 2's start, steps and settlement (round 1's
+    // start is in the duel's opening line, the same on both).
+    assert_eq!(irc_rounds.len(), 5, "{irc_rounds:#?}");
+    assert!(matrix_rounds.len() >= 20, "{matrix_rounds:#?}");
     for once in ["Round 1 settles", "Round 2 begins", "duel is over"] {
         assert_eq!(count(&on_irc, once), 1, "{once:?} once on IRC: {on_irc:#?}");
     }

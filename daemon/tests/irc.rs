@@ -87,13 +87,15 @@ async fn three_players_play_a_whole_duel_and_a_thaum_phase() {
     early.retain(|m| !m.text.starts_with("Dice commitment"));
     assert!(early.is_empty(), "the room heard something before bob cast: {early:?}");
     bob.privmsg(BOT, "!cast focus earth earth earth earth end").await.expect("send");
-    let step0 = bot.expect(&mut carol, "Round 1, step 0").await;
-    assert_eq!(step0.target, ROOM);
-    assert!(!step0.text.contains("Fire"), "step 0 reveals only the pre-conditionings: {step0}");
-    bot.expect(&mut carol, "Round 1, step 1").await;
-    bot.expect(&mut carol, "Round 1 settles").await;
+    // On IRC the steps revealed together are one line (the compact form).
+    let steps = bot.expect(&mut carol, "Round 1, steps 0–").await;
+    assert_eq!(steps.target, ROOM);
+    let steps = strip(&steps.text);
+    assert!(steps.contains("alice Power Surge 🔥Fire 💨Wind 💧Water ⚡Thunder"), "{steps}");
+    assert!(steps.contains("bob Focused Casting 🪨Earth 🪨Earth 🪨Earth 🪨Earth"), "{steps}");
+    let settles = bot.expect(&mut carol, "Round 1 settles").await;
     // Fire Wind Water Thunder: 16 + surge 8 + explosion 16 = 40; Earth×4 focused: 16. Track 24.
-    bot.expect(&mut carol, "24 toward alice").await;
+    assert!(strip(&settles.text).contains("now 24 toward alice"), "{settles}");
 
     // Round 2: bob's Earth run sealed Wind and Water for alice's first 3 positions (D-10).
     alice.privmsg(BOT, "!cast surge fire wind end").await.expect("send");
@@ -123,6 +125,61 @@ async fn three_players_play_a_whole_duel_and_a_thaum_phase() {
     assert!(strip(&status.text).contains("Fire 1"), "{status}");
 }
 
+/// A Duel round on IRC is the compact form: at most four lines in the room (a real
+/// network's flood control sends one line per 2 s), and commands in bold, not the
+/// monospace code irssi shows as a reverse `Q`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duel_round_reaches_the_channel_in_at_most_four_lines() {
+    let irc = server();
+    let daemon =
+        Daemon::start(irc.port(), "", "[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n");
+    let bot = bot(&daemon);
+    let (mut alice, mut bob, mut carol) = tokio::join!(
+        bot.player(irc.port(), "alice"),
+        bot.player(irc.port(), "bob"),
+        bot.player(irc.port(), "carol")
+    );
+    bot.wait_until_answering(&mut carol).await;
+    bob.privmsg(ROOM, "!games").await.expect("send");
+    bot.expect(&mut bob, "Games:").await;
+    alice.privmsg(ROOM, "!duel bob").await.expect("send");
+    bot.expect(&mut bob, "challenges").await;
+    bob.privmsg(ROOM, "!accept").await.expect("send");
+    let opening = bot.expect(&mut carol, "Round 1 begins").await;
+    assert!(opening.text.contains("\x02!help cast\x02"), "code is bold by default: {opening}");
+    alice.privmsg(BOT, "!cast surge fire fire wind water end").await.expect("send");
+    bot.expect_private(&mut alice, "Queued").await;
+    // Whatever the room heard before the round (the dice commitment) is not the round.
+    bot.drain(&mut carol, Duration::from_millis(500)).await;
+
+    bob.privmsg(BOT, "!cast surge water thunder earth fire end").await.expect("send");
+    let mut round = Vec::new();
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline && !round.iter().any(|m: &Message| m.text.contains("Round 2 begins")) {
+        round.extend(bot.drain(&mut carol, Duration::from_millis(300)).await);
+    }
+    // Anything the bot still had to say about the round arrives within a second.
+    round.extend(bot.drain(&mut carol, Duration::from_secs(1)).await);
+    let lines: Vec<String> = round.iter().filter(|m| m.target == ROOM).map(|m| strip(&m.text)).collect();
+    assert!(lines.iter().any(|l| l.starts_with("Round 2 begins")), "the round ended: {lines:#?}");
+    assert!(lines.len() <= 4, "a Duel round took {} lines in the channel: {lines:#?}", lines.len());
+    let said = lines.join("\n");
+    for piece in [
+        "alice Power Surge 🔥Fire 🔥Fire 💨Wind 💧Water End",
+        "bob Power Surge 💧Water ⚡Thunder 🪨Earth 🔥Fire End",
+        "= power 33",
+        "= power 40",
+        "now 7 toward bob",
+        "Seals (RULES D-10): bob's first 1 element position(s) may not be 💧Water or ⚡Thunder",
+    ] {
+        assert!(said.contains(piece), "{piece:?} is missing from the round:\n{said}");
+    }
+    assert!(
+        round.iter().all(|m| !m.text.contains('\x11')),
+        "no monospace code on IRC by default: {round:#?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_restart_mid_duel_loses_and_repeats_no_announcement() {
     let mut irc = server();
@@ -147,15 +204,16 @@ async fn a_server_restart_mid_duel_loses_and_repeats_no_announcement() {
     alice.privmsg(BOT, "!cast surge fire end").await.expect("send");
     bot.expect(&mut alice, "Queued").await;
     bob.privmsg(BOT, "!cast surge").await.expect("send");
-    bot.expect(&mut alice, "Round 1, step 0").await;
+    bot.expect(&mut alice, "Round 1, step 0: alice Power Surge · bob Power Surge").await;
 
     irc.stop().expect("stop the server");
     tokio::time::sleep(Duration::from_secs(13)).await;
     irc.restart().expect("start the server again");
     let (mut alice, mut bob) = tokio::join!(bot.player(irc.port(), "alice"), bot.player(irc.port(), "bob"));
 
-    // What the bot queued while cut off arrives once it is back.
-    bot.expect(&mut alice, "Round 1, step 1").await;
+    // What the bot queued while cut off arrives once it is back (the steps that timed
+    // out as one line: `step 1:` or `steps 1–2:`).
+    bot.expect(&mut alice, "Round 1, step").await;
     bot.expect(&mut alice, "Round 1 settles").await;
     bot.expect(&mut alice, "Round 2 begins").await;
     assert!(daemon.log().contains("reconnecting"), "the daemon reconnected by itself");

@@ -8,7 +8,9 @@ use spellbridge::relay;
 use spellbridge::router::{Outbound, Permissions, Router, RouterOptions};
 use spellbridge::secrets::Secrets;
 use spellbridge_core::text::Segment;
-use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RoomId, Said, Timestamp, Voice};
+use spellbridge_core::{
+    Destination, Form, Inbound, NetworkId, PlayerId, Registry, RoomId, Said, Timestamp, Voice,
+};
 
 use crate::common::{MATRIX_ROOM, on, on_matrix, privately};
 
@@ -254,4 +256,46 @@ fn a_player_at_a_thaum_table_and_a_duel_casts_privately_and_no_duel_line_shows_a
             }
         }
     }
+}
+
+/// A Duel round at a bridged table reaches each room in its network's form: IRC (whose
+/// transport asks for the compact form) hears the round in three lines, Matrix hears
+/// every step; private messages are the same in both.
+#[test]
+fn a_duel_round_is_compact_on_irc_and_full_on_matrix() {
+    let mut router = router(Permissions::default());
+    router.set_forms([(NetworkId::new("irc"), Form::Compact)].into());
+    router.handle(&on_matrix("@bob:hs", "Bob", "hello"), T);
+    router.handle(&on("irc", "alice", "!duel Bob"), T);
+    router.handle(&on_matrix("@bob:hs", "Bob", "!accept"), T);
+    let mut said =
+        router.handle(&privately(on("irc", "alice", "!cast surge fire wind water thunder end")), T);
+    said.extend(router.handle(&privately(on_matrix("@bob:hs", "Bob", "!cast focus earth earth end")), T));
+    let heard = |network: &str| -> Vec<String> {
+        seen(&said)
+            .into_iter()
+            .filter(|(n, to, _)| n == network && !to.starts_with("dm:"))
+            .map(|(_, _, t)| t)
+            .collect()
+    };
+    let irc = heard("irc");
+    assert_eq!(irc.len(), 3, "{irc:#?}");
+    assert!(
+        irc[0].starts_with("Round 1, steps 0–") && irc[0].contains("alice Power Surge 🔥Fire 💨Wind"),
+        "{irc:#?}"
+    );
+    assert!(irc[0].contains(" · Bob Focused Casting 🪨Earth 🪨Earth End"), "{irc:#?}");
+    assert!(irc[1].starts_with("Round 1 settles: alice ") && irc[1].contains("Track moves"), "{irc:#?}");
+    assert!(irc[2].starts_with("Round 2 begins"), "{irc:#?}");
+    let matrix = heard("matrix");
+    assert!(matrix.len() >= 9, "{matrix:#?}");
+    assert!(matrix.iter().any(|t| t.starts_with("Round 1, step 1: ")), "{matrix:#?}");
+    assert!(!matrix.iter().any(|t| t.starts_with("Round 1, steps")), "{matrix:#?}");
+    assert_eq!(matrix.last().map(|t| t.starts_with("Round 2 begins")), Some(true), "{matrix:#?}");
+    // What goes privately goes once, whatever the form.
+    let private: Vec<_> = seen(&said).into_iter().filter(|(_, to, _)| to.starts_with("dm:")).collect();
+    assert!(private.iter().any(|(_, to, t)| to == "dm:@bob:hs" && t.starts_with("Queued")), "{private:#?}");
+    let mut once = private.clone();
+    once.dedup();
+    assert_eq!(once, private, "a private message was sent twice");
 }

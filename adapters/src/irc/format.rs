@@ -1,5 +1,5 @@
 //! mIRC formatting: [`render`] turns a [`RichText`] into a line with IRC formatting
-//! codes, [`strip`] removes every formatting code and control character from an inbound
+//! codes (code as the network's [`CodeStyle`] says), [`strip`] removes every formatting code and control character from an inbound
 //! line so the command parser sees plain text, and [`parse`] reads an inbound line into
 //! [`RichText`] for relaying it to other networks.
 //!
@@ -22,7 +22,53 @@ const ITALIC: char = '\x1D';
 const STRIKE: char = '\x1E';
 const UNDERLINE: char = '\x1F';
 
-/// Renders rich text with mIRC codes. Each run is closed where it ends, so the text after
+/// How code (commands such as `!duel <player>`) is shown on an IRC network: the
+/// `[[irc]] code_style` setting.
+///
+/// Monospace (`\x11`) is the code IRC has for it, but few clients know it: irssi shows
+/// it as a reverse-video `Q` around the command (`Q!duel <player>Q`), and a command that
+/// reads like that is one a player cannot copy. Bold reads well everywhere, so it is the
+/// default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CodeStyle {
+    /// `\x02`, as names are: every client shows it.
+    #[default]
+    Bold,
+    /// `\x11`, for networks whose players' clients show it (WeeChat, HexChat, mIRC 7.5+).
+    Monospace,
+    /// No code at all: the command as plain text.
+    Plain,
+}
+
+impl CodeStyle {
+    /// Every style, in the order the setting's help lists them.
+    pub const ALL: [CodeStyle; 3] = [CodeStyle::Bold, CodeStyle::Monospace, CodeStyle::Plain];
+
+    /// The style's name in the config: `bold`, `monospace` or `plain`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CodeStyle::Bold => "bold",
+            CodeStyle::Monospace => "monospace",
+            CodeStyle::Plain => "plain",
+        }
+    }
+
+    /// The style a config value names (exactly, in lower case), if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|style| style.name() == name)
+    }
+
+    /// The code that opens and closes a code run; `None` for plain text.
+    fn code(self) -> Option<&'static str> {
+        match self {
+            CodeStyle::Bold => Some("\x02"),
+            CodeStyle::Monospace => Some("\x11"),
+            CodeStyle::Plain => None,
+        }
+    }
+}
+
+/// Renders rich text with mIRC codes, code as `code` says. Each run is closed where it ends, so the text after
 /// it is unformatted; a colour is closed with `\x03`, or with `\x0F` when the next
 /// character is a digit or a comma (which a client would read as part of the colour
 /// code). Mentions are the player's nick: a Matrix id `@user:server` becomes `user`.
@@ -30,11 +76,12 @@ const UNDERLINE: char = '\x1F';
 /// Control characters in the text are dropped (a tab becomes a space) except `\n`, which
 /// the splitter turns into separate IRC lines; the output therefore contains no control
 /// character other than `\n` and the formatting codes this function writes.
-pub fn render(text: &RichText) -> String {
+pub fn render(text: &RichText, code: CodeStyle) -> String {
     let pieces: Vec<(Option<&'static str>, String)> = text
         .segments()
         .iter()
         .map(|segment| match segment {
+            Segment::Text { text, style: Style::Code } => (code.code(), sanitize(text)),
             Segment::Text { text, style } => (style_code(*style), sanitize(text)),
             Segment::Coloured { text, hue } => (Some(hue_code(*hue)), sanitize(text)),
             Segment::Mention(player) => (None, sanitize(mention_nick(player.as_str()))),
@@ -174,7 +221,7 @@ fn style_code(style: Style) -> Option<&'static str> {
         Style::Plain => None,
         Style::Bold => Some("\x02"),
         Style::Italic => Some("\x1D"),
-        Style::Code => Some("\x11"),
+        Style::Code => CodeStyle::Monospace.code(),
     }
 }
 
@@ -417,6 +464,9 @@ mod tests {
 
     use super::*;
 
+    /// The style that round-trips: code stays code.
+    const MONO: CodeStyle = CodeStyle::Monospace;
+
     #[test]
     fn styles_and_hues_become_closed_runs() {
         let text = RichText::new()
@@ -427,7 +477,40 @@ mod tests {
             .code("!cast")
             .text(" ")
             .coloured("Earth", Hue::Brown);
-        assert_eq!(render(&text), "\x02Fire\x02 and \x1DWater\x1D: \x11!cast\x11 \x0305Earth\x03");
+        assert_eq!(render(&text, MONO), "\x02Fire\x02 and \x1DWater\x1D: \x11!cast\x11 \x0305Earth\x03");
+    }
+
+    #[test]
+    fn code_is_bold_monospace_or_plain_as_the_network_says() {
+        let text = RichText::new().text("Type ").code("!duel <player>").text(" to play.");
+        assert_eq!(render(&text, CodeStyle::Bold), "Type \x02!duel <player>\x02 to play.");
+        assert_eq!(render(&text, CodeStyle::Monospace), "Type \x11!duel <player>\x11 to play.");
+        assert_eq!(render(&text, CodeStyle::Plain), "Type !duel <player> to play.");
+        assert_eq!(CodeStyle::default(), CodeStyle::Bold, "irssi shows \\x11 as a reverse Q");
+        // Every style reads back as the same words; only monospace reads back as code.
+        for style in CodeStyle::ALL {
+            assert_eq!(strip(&render(&text, style)), "Type !duel <player> to play.", "{style:?}");
+        }
+        assert_eq!(parse(&render(&text, CodeStyle::Monospace)), text);
+        let bold = RichText::new().text("Type ").bold("!duel <player>").text(" to play.");
+        assert_eq!(parse(&render(&text, CodeStyle::Bold)), bold);
+    }
+
+    #[test]
+    fn bold_code_next_to_a_name_or_a_colour_keeps_both_runs_closed() {
+        let text =
+            RichText::new().name(&PlayerId::new("alice")).code("!cast").coloured("Fire", Hue::Red).code("3");
+        assert_eq!(render(&text, CodeStyle::Bold), "\x02alice\x02\x02!cast\x02\x0304Fire\x03\x023\x02");
+        assert_eq!(render(&text, CodeStyle::Plain), "\x02alice\x02!cast\x0304Fire\x0F3");
+    }
+
+    #[test]
+    fn code_style_names_are_the_config_words() {
+        for style in CodeStyle::ALL {
+            assert_eq!(CodeStyle::parse(style.name()), Some(style));
+        }
+        assert_eq!(CodeStyle::parse("Bold"), None);
+        assert_eq!(CodeStyle::parse("mono"), None);
     }
 
     #[test]
@@ -442,24 +525,24 @@ mod tests {
         ];
         for (hue, digits) in cases {
             let text = RichText::new().coloured("x", hue);
-            assert_eq!(render(&text), format!("\x03{digits}x\x03"));
+            assert_eq!(render(&text, MONO), format!("\x03{digits}x\x03"));
         }
     }
 
     #[test]
     fn a_colour_followed_by_a_digit_or_comma_closes_with_reset() {
         let digit = RichText::new().coloured("Fire", Hue::Red).text("3 damage");
-        assert_eq!(render(&digit), "\x0304Fire\x0F3 damage");
+        assert_eq!(render(&digit, MONO), "\x0304Fire\x0F3 damage");
         let comma = RichText::new().coloured("Fire", Hue::Red).text(",5");
-        assert_eq!(render(&comma), "\x0304Fire\x0F,5");
+        assert_eq!(render(&comma, MONO), "\x0304Fire\x0F,5");
         let letter = RichText::new().coloured("Fire", Hue::Red).text(" hits");
-        assert_eq!(render(&letter), "\x0304Fire\x03 hits");
+        assert_eq!(render(&letter, MONO), "\x0304Fire\x03 hits");
     }
 
     #[test]
     fn a_coloured_word_starting_with_a_comma_is_not_read_as_background() {
         let text = RichText::new().coloured(",5", Hue::Blue);
-        let rendered = render(&text);
+        let rendered = render(&text, MONO);
         assert_eq!(rendered, "\x0312\x02\x02,5\x03");
         assert_eq!(strip(&rendered), ",5");
     }
@@ -467,12 +550,12 @@ mod tests {
     #[test]
     fn names_are_bold_nicks() {
         let text = RichText::new().name(&PlayerId::new("alice")).text(": surge fire");
-        assert_eq!(render(&text), "\x02alice\x02: surge fire");
+        assert_eq!(render(&text, MONO), "\x02alice\x02: surge fire");
     }
 
     #[test]
     fn mentions_are_nicks() {
-        let render_one = |id: &str| render(&RichText::new().mention(&PlayerId::new(id)));
+        let render_one = |id: &str| render(&RichText::new().mention(&PlayerId::new(id)), MONO);
         assert_eq!(render_one("alice"), "alice");
         assert_eq!(render_one("@alice:example.org"), "alice");
         assert_eq!(render_one("@alice"), "@alice");
@@ -484,7 +567,7 @@ mod tests {
     #[test]
     fn control_characters_in_text_are_dropped_but_newlines_kept() {
         let text = RichText::new().bold("a\x02b\x03c\r\n\td\x01");
-        assert_eq!(render(&text), "\x02abc\n d\x02");
+        assert_eq!(render(&text, MONO), "\x02abc\n d\x02");
     }
 
     #[test]
@@ -612,7 +695,7 @@ mod tests {
             .italic("ouch")
             .text(" ")
             .code("!status");
-        assert_eq!(parse(&render(&text)), text);
+        assert_eq!(parse(&render(&text, MONO)), text);
     }
 
     fn any_segment() -> impl Strategy<Value = (u8, String)> {
@@ -621,6 +704,10 @@ mod tests {
 
     fn segments() -> impl Strategy<Value = Vec<(u8, String)>> {
         prop::collection::vec(any_segment(), 0..8)
+    }
+
+    fn code_style() -> impl Strategy<Value = CodeStyle> {
+        prop::sample::select(CodeStyle::ALL.to_vec())
     }
 
     fn build(segments: &[(u8, String)]) -> RichText {
@@ -672,14 +759,14 @@ mod tests {
 
     proptest! {
         #[test]
-        fn strip_of_render_is_the_visible_text(segments in segments()) {
+        fn strip_of_render_is_the_visible_text(segments in segments(), style in code_style()) {
             let rich = build(&segments);
-            prop_assert_eq!(strip(&render(&rich)), visible(&segments));
+            prop_assert_eq!(strip(&render(&rich, style)), visible(&segments));
         }
 
         #[test]
-        fn render_writes_no_control_but_codes_and_newlines(segments in segments()) {
-            let rendered = render(&build(&segments));
+        fn render_writes_no_control_but_codes_and_newlines(segments in segments(), style in code_style()) {
+            let rendered = render(&build(&segments), style);
             for c in rendered.chars() {
                 prop_assert!(!c.is_control() || c == '\n' || FORMATTING.contains(&c), "{:?}", c);
             }
@@ -701,14 +788,14 @@ mod tests {
                 .map(|(kind, body)| (*kind, body.chars().filter(|c| !c.is_control()).collect()))
                 .collect();
             let rich = build(&clean);
-            prop_assert_eq!(styled(&parse(&render(&rich))), styled(&rich));
+            prop_assert_eq!(styled(&parse(&render(&rich, MONO))), styled(&rich));
         }
 
         #[test]
         fn render_of_parse_keeps_the_styles(line in "[\\x02\\x03\\x04\\x0F\\x11\\x16\\x1D\\x1E\\x1F,0-9a-f \u{e9}]{0,60}") {
             let rich = parse(&line);
-            prop_assert_eq!(parse(&render(&rich)), rich.clone());
-            prop_assert_eq!(strip(&render(&rich)), strip(&line));
+            prop_assert_eq!(parse(&render(&rich, MONO)), rich.clone());
+            prop_assert_eq!(strip(&render(&rich, MONO)), strip(&line));
         }
 
         #[test]

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use spellbridge_core::NetworkId;
 
+use super::format::CodeStyle;
 use super::sasl::SaslOptions;
 use super::sts::StsPolicies;
 use super::tls::TlsOptions;
@@ -57,6 +58,8 @@ pub struct IrcOptions {
     pub flood: Option<(u32, Duration)>,
     /// What starts a command (to apply the account rule).
     pub prefix: String,
+    /// How code (commands in the bot's messages) is shown: bold by default.
+    pub code_style: CodeStyle,
     /// Reconnect backoff: first delay and the most it grows to.
     pub backoff: (Duration, Duration),
     /// Send a PING after this much silence, and give up after this much more.
@@ -80,6 +83,7 @@ impl std::fmt::Debug for IrcOptions {
             .field("require_account", &self.require_account)
             .field("ctcp", &self.ctcp)
             .field("flood", &self.flood)
+            .field("code_style", &self.code_style)
             .finish_non_exhaustive()
     }
 }
@@ -108,6 +112,7 @@ impl IrcOptions {
             rejoin_on_kick: true,
             flood: None,
             prefix: "!".to_owned(),
+            code_style: CodeStyle::default(),
             backoff: (Duration::from_millis(200), Duration::from_secs(5)),
             ping: (Duration::from_secs(60), Duration::from_secs(30)),
         }

@@ -39,7 +39,7 @@ use async_trait::async_trait;
 use futures_util::{SinkExt as _, StreamExt as _};
 use irc::client::prelude::{Command, Message, Response};
 use spellbridge_core::{
-    Destination, GameTransport, Inbound, NetworkId, PlayerId, RoomId, Said, TransportError, Voice,
+    Destination, Form, GameTransport, Inbound, NetworkId, PlayerId, RoomId, Said, TransportError, Voice,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -251,6 +251,12 @@ impl GameTransport for IrcTransport {
         self.inbound.lock().await.recv().await
     }
 
+    /// Compact: a real network's flood control lets the bot send about one line per 2 s,
+    /// so every line a game saves is time the room does not wait.
+    fn form(&self) -> Form {
+        Form::Compact
+    }
+
     fn is_member(&self, room: &RoomId, name: &str) -> bool {
         lock(&self.shared.members).contains(room.as_str(), name)
     }
@@ -323,7 +329,7 @@ impl GameTransport for IrcTransport {
             Voice::Act => split::Splitter::new(prefix).with_ctcp("ACTION"),
         };
         let lines = splitter
-            .split(&target, &format::render(text))
+            .split(&target, &format::render(text, self.shared.options.code_style))
             .map_err(|e| TransportError::Refused { network: network.clone(), reason: e.to_string() })?;
         if lines.is_empty() {
             return Ok(());

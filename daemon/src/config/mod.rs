@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use spellbridge_adapters::irc::ecdsa::EcdsaKey;
+use spellbridge_adapters::irc::format::CodeStyle;
 use spellbridge_adapters::irc::sasl::Mechanism;
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin, Wizards};
 use spellbridge_core::games::thaum::{ThaumOptions, ThaumPlugin};
@@ -119,6 +120,8 @@ pub struct IrcSettings {
     pub ctcp: bool,
     /// Rejoin a channel after being kicked.
     pub rejoin_on_kick: bool,
+    /// How commands in the bot's messages are shown (`code_style`, default bold).
+    pub code_style: CodeStyle,
     /// Outbound flood control: burst, then one line per interval; `None` is off.
     pub flood: Option<(u32, Duration)>,
     /// Per-player command limit: commands per window; `None` is off.
@@ -455,6 +458,17 @@ fn user_limit(
     Ok(Some((limit.commands.unwrap_or(8).max(1), window)))
 }
 
+/// A network's `code_style`: `bold` unless it names another style.
+fn code_style(raw: Option<&str>, at: &dyn Fn(&str) -> String) -> Result<CodeStyle, String> {
+    let Some(name) = raw else { return Ok(CodeStyle::default()) };
+    CodeStyle::parse(name).ok_or_else(|| {
+        at(&format!(
+            "code_style `{name}` is not a style; write code_style = \"bold\" (the default), \"monospace\" \
+             (irssi shows it as a reverse Q) or \"plain\""
+        ))
+    })
+}
+
 /// `[irc.sasl]`, checked: known mechanisms, a password for those that need one.
 fn sasl_settings(raw: raw::Sasl, base: &Path, at: &dyn Fn(&str) -> String) -> Result<SaslSettings, String> {
     let password =
@@ -551,6 +565,7 @@ fn irc_settings(raw: raw::Irc, base: &Path) -> Result<IrcSettings, String> {
         None => Duration::from_secs(1),
     };
     let user_limit = user_limit(raw.user_limit, &at)?;
+    let code_style = code_style(raw.code_style.as_deref(), &at)?;
     Ok(IrcSettings {
         port: raw.port.unwrap_or(if tls { 6697 } else { 6667 }),
         server: raw.server,
@@ -565,6 +580,7 @@ fn irc_settings(raw: raw::Irc, base: &Path) -> Result<IrcSettings, String> {
         require_account: raw.require_account,
         ctcp: raw.ctcp.unwrap_or(true),
         rejoin_on_kick: raw.rejoin_on_kick.unwrap_or(true),
+        code_style,
         flood,
         user_limit,
         reconnect_delay,

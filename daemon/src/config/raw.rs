@@ -221,6 +221,9 @@ pub struct Irc {
     pub ctcp: Option<bool>,
     /// Rejoin after a kick (default true).
     pub rejoin_on_kick: Option<bool>,
+    /// How commands in the bot's messages are shown: `bold` (default), `monospace`
+    /// (`\x11`, which irssi shows as a reverse `Q`) or `plain`.
+    pub code_style: Option<String>,
     /// The first wait before reconnecting; it doubles on each failure, up to 2 minutes
     /// (default "1s").
     pub reconnect_delay: Option<String>,

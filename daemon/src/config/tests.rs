@@ -39,6 +39,25 @@ fn unknown_keys_and_bad_values_are_refused_with_the_fix() {
 }
 
 #[test]
+fn code_style_is_bold_unless_the_network_says_otherwise() {
+    use spellbridge_adapters::irc::format::CodeStyle;
+    let network = |extra: &str| format!("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n{extra}");
+    assert_eq!(parse(&network("")).expect("valid").irc[0].code_style, CodeStyle::Bold);
+    for (value, style) in
+        [("bold", CodeStyle::Bold), ("monospace", CodeStyle::Monospace), ("plain", CodeStyle::Plain)]
+    {
+        let settings = parse(&network(&format!("code_style = \"{value}\"\n"))).expect("valid");
+        assert_eq!(settings.irc[0].code_style, style, "{value}");
+    }
+    let bad = parse(&network("code_style = \"mono\"\n")).expect_err("not a style");
+    assert_eq!(
+        bad.to_string(),
+        "/etc/spellbridge/spellbridge.toml: [[irc]] `x`: code_style `mono` is not a style; write code_style = \"bold\" (the default), \
+         \"monospace\" (irssi shows it as a reverse Q) or \"plain\""
+    );
+}
+
+#[test]
 fn a_secret_from_an_unset_variable_names_it() {
     let error = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\npassword = { env = \"SB_TEST_UNSET_PASSWORD\" }\n")
         .expect_err("unset secret");

@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn no_line_is_longer_than_an_irc_line_has_room_for_however_it_is_formatted() {
-        use spellbridge_adapters::irc::format::render;
+        use spellbridge_adapters::irc::format::{CodeStyle, render};
         /// The least room for text an IRC line leaves (see [`LINE_BYTES`]), less the
         /// CTCP ACTION wrapper.
         const IRC_TEXT: usize = 512 - 110 - "PRIVMSG ".len() - 64 - " :".len() - 2 - 9;
@@ -244,7 +244,8 @@ mod tests {
         }
         let head = format!("<{} ({})> ", "名".repeat(21), "@x".repeat(32));
         for line in lines(&head, &body, 100) {
-            let rendered = render(&line);
+            // Every code style writes the same bytes or fewer than monospace.
+            let rendered = render(&line, CodeStyle::Monospace);
             assert!(rendered.len() <= IRC_TEXT, "{} bytes: {rendered:?}", rendered.len());
             assert!(line.plain().starts_with(&head), "{}", line.plain());
         }

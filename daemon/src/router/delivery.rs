@@ -1,6 +1,7 @@
 //! Where what the router says goes: a table's announcements to every room of its
 //! bridge, a player's to their home network, answers to where they were asked; each
-//! shown as its network can show it (mentions and names localized).
+//! shown as its network can show it (mentions and names localized), in the form its
+//! transport asks for (a game's compact form on IRC, its full form elsewhere).
 
 use super::*;
 use crate::identity::local_part;
@@ -12,12 +13,19 @@ impl Router {
         let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
         let mut out = Vec::with_capacity(announcements.len());
         for announcement in announcements {
-            match announcement.to {
-                Audience::Table => out.extend(self.to_rooms(&place, announcement.text)),
-                Audience::Player(player) => out.push(self.to_player(&place, &player, announcement.text)),
-            }
+            let form = announcement.form;
+            let outbound = match announcement.to {
+                Audience::Table => self.to_rooms(&place, announcement.text),
+                Audience::Player(player) => vec![self.to_player(&place, &player, announcement.text)],
+            };
+            out.extend(outbound.into_iter().filter(|o| self.is_sent(&o.network, form)));
         }
         out
+    }
+
+    /// True when an announcement for `form` (`None`: every form) goes to `network`.
+    fn is_sent(&self, network: &NetworkId, form: Option<Form>) -> bool {
+        form.is_none_or(|form| self.options.forms.get(network).copied().unwrap_or_default() == form)
     }
 
     /// Turns the answer to a question (`!status`) into outbound messages: what the table
@@ -31,8 +39,9 @@ impl Router {
         let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
         announcements
             .into_iter()
-            .map(|announcement| match announcement.to {
-                Audience::Table => Outbound {
+            .filter_map(|announcement| match announcement.to {
+                Audience::Table if !self.is_sent(&reply_to.network, announcement.form) => None,
+                Audience::Table => Some(Outbound {
                     network: reply_to.network.clone(),
                     to: reply_to.destination.clone(),
                     message: Message {
@@ -40,8 +49,9 @@ impl Router {
                         thread: reply_to.thread.clone(),
                         ..Message::default()
                     },
-                },
-                Audience::Player(player) => self.to_player(&place, &player, announcement.text),
+                }),
+                Audience::Player(player) => Some(self.to_player(&place, &player, announcement.text))
+                    .filter(|o| self.is_sent(&o.network, announcement.form)),
             })
             .collect()
     }

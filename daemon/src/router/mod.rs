@@ -24,7 +24,7 @@ use spellbridge_core::dice::{Commitment, DiceKey};
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Announcement, Audience, Destination, Dice, Inbound, Message, NetworkId, PlayerId, Refusal,
+    Action, Announcement, Audience, Destination, Dice, Form, Inbound, Message, NetworkId, PlayerId, Refusal,
     Registry, RichText, RoomId, Said, Seat, Standing, Table, TableSetup, Timestamp,
 };
 
@@ -119,6 +119,10 @@ pub struct RouterOptions {
     pub challenge_lifetime: i64,
     /// Who is in the bridged rooms now, as the transports know it (none by default).
     pub room_members: RoomMembersSource,
+    /// The form of games' announcements each network is sent, as its transport asks
+    /// ([`GameTransport::form`](spellbridge_core::GameTransport::form)); a network not
+    /// listed (the console) is sent the full form.
+    pub forms: BTreeMap<NetworkId, Form>,
 }
 
 impl Default for RouterOptions {
@@ -132,6 +136,7 @@ impl Default for RouterOptions {
             scopes: BTreeMap::new(),
             challenge_lifetime: challenges::CHALLENGE_LIFETIME_SECS,
             room_members: RoomMembersSource::default(),
+            forms: BTreeMap::new(),
         }
     }
 }
@@ -342,6 +347,12 @@ impl Router {
     /// transports have started).
     pub fn set_room_members(&mut self, members: RoomMembersSource) {
         self.options.room_members = members;
+    }
+
+    /// Takes the form of announcements each network's transport asks for (the daemon,
+    /// once its transports have started).
+    pub fn set_forms(&mut self, forms: BTreeMap<NetworkId, Form>) {
+        self.options.forms = forms;
     }
 
     /// Takes new bridges and permissions (the config was reloaded); tables keep playing.

@@ -1,5 +1,12 @@
 //! Duel events and refusals as rich text: who sees what (a step's tokens go to the
 //! table only once revealed; a queue only ever to its owner), one line per message.
+//!
+//! A round is told in two forms ([`Form`]). The full form (Matrix, the console) gives
+//! each step its line, then the settlement's heading, one line per spell with its
+//! tokens, and the track's move: about ten lines. The compact form (IRC, where a real
+//! network's flood control sends a line per 2 s) says the same in three: the steps
+//! revealed together on one line, both spells' results and the track's move on the next,
+//! and the next round's start with the seals in force on the last.
 
 use super::element::Element;
 use super::engine::{Duel, DuelEvent, Finish, FinishReason, Placement, RoundRecord, SpellRecord};
@@ -9,7 +16,7 @@ use super::spell::{Seal, Spell};
 use super::token::{Preconditioning, Token};
 use super::wizard::{Pool, Wizard};
 use crate::ids::PlayerId;
-use crate::plugin::Announcement;
+use crate::plugin::{Announcement, Form};
 use crate::text::RichText;
 use crate::time::Timestamp;
 
@@ -177,12 +184,15 @@ pub fn opening(duel: &Duel) -> Vec<Announcement> {
     vec![Announcement::table(text)]
 }
 
-/// The announcements for `events`, which `duel` has just gone through. `private` says
-/// whether the command came privately (a status then answers privately).
+/// The announcements for `events`, which `duel` has just gone through, in both forms
+/// (see the module doc). `private` says whether the command came privately (a status
+/// then answers privately).
 pub fn announcements(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<Announcement> {
     let players = duel.players();
     let mut out = Vec::new();
-    for event in events {
+    // The steps revealed so far in a run of `Step` events, for the compact form's line.
+    let mut steps: Vec<(u32, u32, &[Placement; 2])> = Vec::new();
+    for (i, event) in events.iter().enumerate() {
         match event {
             DuelEvent::Queued { seat, round, spell } => {
                 let text = RichText::new().text(format!("Queued. Your spell for round {round}: "));
@@ -206,7 +216,7 @@ pub fn announcements(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<An
                     }
                     text = step_placement(text.name(&players[seat]).text(" "), placement);
                 }
-                out.push(Announcement::table(text));
+                out.push(Announcement::table(text).only(Form::Full));
                 for (seat, placement) in placements.iter().enumerate() {
                     if !placement.dropped.is_empty() {
                         let why = if placement.interrupted {
@@ -218,14 +228,34 @@ pub fn announcements(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<An
                         out.push(Announcement::player(&players[seat], text));
                     }
                 }
+                steps.push((*round, *step, placements));
+                let run_goes_on =
+                    matches!(events.get(i + 1), Some(DuelEvent::Step { round: next, .. }) if next == round);
+                if !run_goes_on {
+                    out.push(Announcement::table(compact_steps(duel, &steps)).only(Form::Compact));
+                    steps.clear();
+                }
             }
             DuelEvent::Settled { round } => {
                 if let Some(record) = duel.rounds().iter().rev().find(|r| r.number == *round) {
-                    out.extend(settlement(duel, record));
+                    out.extend(settlement(duel, record).into_iter().map(|a| a.only(Form::Full)));
+                    out.push(Announcement::table(compact_settlement(duel, record)).only(Form::Compact));
                 }
             }
             DuelEvent::RoundStarted { round, deadline } => {
-                out.push(Announcement::table(round_started(*round, *deadline)));
+                out.push(Announcement::table(round_started(*round, *deadline)).only(Form::Full));
+                // A step's wait rather than a timestamp (which reads badly in a chat line);
+                // the seals in force were the full form's last words of the settlement.
+                let mut text = RichText::new()
+                    .text(format!("Round {round} begins: send your spell to me privately ("))
+                    .code("!cast …")
+                    .text(format!("); each step waits at most {}.", minutes(duel.rules().step_timeout_secs)));
+                if duel.round().number == *round
+                    && let Some(seals) = seals(RichText::new(), duel)
+                {
+                    text = text.text(" Seals (RULES D-10): ").append(seals);
+                }
+                out.push(Announcement::table(text).only(Form::Compact));
             }
             DuelEvent::Finished(finish) => out.push(Announcement::table(finished(duel, finish))),
             DuelEvent::Stopped { by } => out.push(Announcement::table(stopped(duel, by))),
@@ -247,6 +277,12 @@ fn step_placement(text: RichText, placement: &Placement) -> RichText {
     if placement.tokens.is_empty() {
         return text.italic("(spell complete)");
     }
+    placed(text, placement)
+}
+
+/// The tokens of a placement with what happened to them (a timeout, a concentration
+/// check).
+fn placed(text: RichText, placement: &Placement) -> RichText {
     let mut text = tokens(text, &placement.tokens);
     if placement.timed_out {
         text = text.italic(" (timed out, RULES D-9)");
@@ -260,6 +296,38 @@ fn step_placement(text: RichText, placement: &Placement) -> RichText {
                 check.roll, check.need
             ))
         };
+    }
+    text
+}
+
+/// The compact form of a run of steps of one round: "Round 1, steps 0–5: alice Power
+/// Surge 🔥Fire End · bob Power Surge 💧Water End" (or ", step 3:" for one step), each
+/// wizard's tokens in the order placed.
+fn compact_steps(duel: &Duel, steps: &[(u32, u32, &[Placement; 2])]) -> RichText {
+    let players = duel.players();
+    let (Some((round, first, _)), Some((_, last, _))) = (steps.first(), steps.last()) else {
+        return RichText::new();
+    };
+    let mut text = if first == last {
+        RichText::new().text(format!("Round {round}, step {first}: "))
+    } else {
+        RichText::new().text(format!("Round {round}, steps {first}–{last}: "))
+    };
+    for (seat, player) in players.iter().enumerate() {
+        if seat > 0 {
+            text = text.text(" · ");
+        }
+        text = text.name(player);
+        let mut any = false;
+        for placement in steps.iter().map(|(_, _, placements)| &placements[seat]) {
+            if !placement.tokens.is_empty() {
+                text = placed(text.text(" "), placement);
+                any = true;
+            }
+        }
+        if !any {
+            text = text.text(" ").italic("(spell complete)");
+        }
     }
     text
 }
@@ -311,15 +379,23 @@ fn removals(text: RichText, players: [&PlayerId; 2], spell: &SpellRecord) -> Ric
 fn spell_line(duel: &Duel, record: &RoundRecord, seat: usize) -> RichText {
     let players = duel.players();
     let spell = &record.spells[seat];
-    let o = &spell.outcome;
     let mut text = tokens(RichText::new().name(&players[seat]).text(": "), &spell.tokens);
     if spell.interrupted {
         text = text.text(" (interrupted)");
     }
-    text = text.text(" → ");
+    outcome(text.text(" → "), duel, record, seat).text(".")
+}
+
+/// What a seat's spell came to: "level 4: base 16 + surge 8 = power 24; attribute
+/// 🔥Fire", after any Full Counter and Void, or "countered by …".
+fn outcome(text: RichText, duel: &Duel, record: &RoundRecord, seat: usize) -> RichText {
+    let players = duel.players();
+    let spell = &record.spells[seat];
+    let o = &spell.outcome;
+    let mut text = text;
     if o.countered {
         return possessive(text.text("countered by "), &players[1 - seat])
-            .text("Full Counter: counts as not cast, power 0 (RULES D-7).");
+            .text("Full Counter: counts as not cast, power 0 (RULES D-7)");
     }
     if o.counter_succeeded {
         text = text.text("Full Counter succeeds (RULES D-7); ");
@@ -349,39 +425,66 @@ fn spell_line(duel: &Duel, record: &RoundRecord, seat: usize) -> RichText {
     if !o.attribute.is_empty() {
         text = elements(text.text("; attribute "), &o.attribute, "+");
     }
-    text.text(".")
+    text
 }
 
 fn settlement(duel: &Duel, record: &RoundRecord) -> Vec<Announcement> {
-    let players = duel.players();
     let mut out =
         vec![Announcement::table(RichText::new().text(format!("Round {} settles.", record.number)))];
     for seat in 0..2 {
         out.push(Announcement::table(spell_line(duel, record, seat)));
     }
+    let text = track_moves(RichText::new(), duel, record).text(".");
+    // After the duel's last round there is no next round to seal.
+    let text = if duel.finish().is_some() {
+        text
+    } else {
+        match seals(RichText::new(), duel) {
+            Some(seals) => text.text(" Seals next round (RULES D-10): ").append(seals),
+            None => text.text(" No seals next round."),
+        }
+    };
+    out.push(Announcement::table(text));
+    out
+}
+
+/// "Track moves 7 toward bob (alice 33 − bob 40); now 7 toward bob".
+fn track_moves(text: RichText, duel: &Duel, record: &RoundRecord) -> RichText {
+    let players = duel.players();
     let [p0, p1] = [&record.spells[0].outcome.power, &record.spells[1].outcome.power];
-    let text = RichText::new().text("Track moves ");
+    let text = text.text("Track moves ");
     let text = match p0.cmp(p1) {
         std::cmp::Ordering::Greater => text.text(format!("{} toward ", p0 - p1)).name(&players[0]),
         std::cmp::Ordering::Less => text.text(format!("{} toward ", p1 - p0)).name(&players[1]),
         std::cmp::Ordering::Equal => text.text("not at all"),
     };
-    let mut text = text
+    let text = text
         .text(" (")
         .name(&players[0])
         .text(format!(" {p0} − "))
         .name(&players[1])
         .text(format!(" {p1}); now "));
-    text = track(text, duel, record.track_after).text(".");
-    // After the duel's last round there is no next round to seal.
-    if duel.finish().is_none() {
-        text = match seals(RichText::new(), duel) {
-            Some(seals) => text.text(" Seals next round (RULES D-10): ").append(seals),
-            None => text.text(" No seals next round."),
-        };
+    track(text, duel, record.track_after)
+}
+
+/// The compact form of a settlement, on one line: "Round 1 settles: alice (interrupted)
+/// → level 4: … = power 40 · bob → … = power 24. Track moves 16 toward alice (…); now
+/// 25 toward alice." The tokens were on the steps' line; the seals come with the next
+/// round's start.
+fn compact_settlement(duel: &Duel, record: &RoundRecord) -> RichText {
+    let players = duel.players();
+    let mut text = RichText::new().text(format!("Round {} settles: ", record.number));
+    for (seat, player) in players.iter().enumerate() {
+        if seat > 0 {
+            text = text.text(" · ");
+        }
+        text = text.name(player);
+        if record.spells[seat].interrupted {
+            text = text.text(" (interrupted)");
+        }
+        text = outcome(text.text(" → "), duel, record, seat);
     }
-    out.push(Announcement::table(text));
-    out
+    track_moves(text.text(". "), duel, record).text(".")
 }
 
 fn round_started(round: u32, deadline: Timestamp) -> RichText {

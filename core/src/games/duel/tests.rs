@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::engine::WINNING_TRACK;
 use super::round::{Check, SpellState};
 use super::*;
-use crate::plugin::{Audience, Seat, Standing};
+use crate::plugin::{Audience, Form, Seat, Standing};
 
 const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
 
@@ -559,4 +559,90 @@ fn lobby_lists_the_wizards_with_pools_and_favours() {
     let text = plugin.lobby("wizards").expect("the Duel answers !wizards").plain();
     assert!(text.contains("Apprentice") && text.contains("Pyromancer") && text.contains("+3"), "{text}");
     assert!(plugin.lobby("games").is_none());
+}
+
+/// The plain text of what the table hears in `form`.
+fn heard(announcements: &[Announcement], form: Form) -> Vec<String> {
+    announcements
+        .iter()
+        .filter(|a| a.to == Audience::Table && a.is_for(form))
+        .map(|a| a.text.plain())
+        .collect()
+}
+
+#[test]
+fn a_round_is_three_lines_in_the_compact_form_and_the_full_form_keeps_every_step() {
+    let mut duel = duel();
+    let queued = ok(&mut duel, &alice(), "surge fire fire wind water end");
+    let said = render::announcements(&duel, &queued, true);
+    assert_eq!(said.len(), 1, "the queue is private, the same in both forms: {said:?}");
+    assert_eq!((said[0].to.clone(), said[0].form), (Audience::Player(alice()), None));
+    let events = ok(&mut duel, &bob(), "surge water thunder earth fire end");
+    let said = render::announcements(&duel, &events, true);
+
+    let full = heard(&said, Form::Full);
+    assert_eq!(full.len(), 11, "six steps, the settlement's four lines, the next round: {full:#?}");
+    assert_eq!(full[1], "Round 1, step 1: alice 🔥Fire · bob 💧Water");
+    assert!(full[10].starts_with("Round 2 begins"), "{full:#?}");
+
+    let compact = heard(&said, Form::Compact);
+    assert_eq!(
+        compact,
+        [
+            "Round 1, steps 0–5: alice Power Surge 🔥Fire 🔥Fire 💨Wind 💧Water End · \
+             bob Power Surge 💧Water ⚡Thunder 🪨Earth 🔥Fire End",
+            "Round 1 settles: alice → level 4: base 16 + surge 8 + explosion 9 = power 33; attribute 🔥Fire · \
+             bob → level 4: base 16 + surge 8 + explosion 16 = power 40. \
+             Track moves 7 toward bob (alice 33 − bob 40); now 7 toward bob.",
+            "Round 2 begins: send your spell to me privately (`!cast …`); each step waits at most \
+             10 min. Seals (RULES D-10): bob's first 1 element position(s) may not be 💧Water or \
+             ⚡Thunder.",
+        ]
+    );
+    // Each line fits one IRC line (about 400 bytes of text on a real network) with room
+    // for its formatting codes.
+    for line in &compact {
+        assert!(line.len() <= 300, "{} bytes: {line}", line.len());
+    }
+    // Nothing private is in either form twice or left out of one.
+    let private = |form| -> Vec<&Announcement> {
+        said.iter().filter(|a| a.to != Audience::Table && a.is_for(form)).collect()
+    };
+    assert_eq!(private(Form::Full), private(Form::Compact));
+}
+
+#[test]
+fn steps_revealed_one_at_a_time_are_one_line_each_in_both_forms() {
+    let mut duel = duel();
+    ok(&mut duel, &alice(), "surge fire end");
+    let events = ok(&mut duel, &bob(), "surge");
+    let said = render::announcements(&duel, &events, true);
+    let only_step = ["Round 1, step 0: alice Power Surge · bob Power Surge"];
+    assert_eq!(heard(&said, Form::Full), only_step);
+    assert_eq!(heard(&said, Form::Compact), only_step);
+}
+
+#[test]
+fn an_interrupted_spell_keeps_its_check_and_mark_in_the_compact_form() {
+    let mut duel = duel_with(DuelOptions { concentration: vec![6], ..DuelOptions::default() });
+    ok(&mut duel, &alice(), "surge fire wind end");
+    let command = command::parse("cast surge water end").expect("parses");
+    // bob ends at step 2 while alice places Wind: her check needs 6+, and a 1 fails.
+    let events =
+        duel.apply(&bob(), Standing::Player, &command, T0, &mut dice_rolling(&[1])).expect("accepted");
+    let said = render::announcements(&duel, &events, true);
+    let compact = heard(&said, Form::Compact);
+    assert_eq!(compact.len(), 3, "{compact:#?}");
+    assert!(
+        compact[0].starts_with(
+            "Round 1, steps 0–2: alice Power Surge 🔥Fire 💨Wind (concentration: rolled 1, needed 6+ ✗"
+        ),
+        "{compact:#?}"
+    );
+    assert!(compact[1].starts_with("Round 1 settles: alice (interrupted) → level 1"), "{compact:#?}");
+    // Her dropped End is told to her alone, once, in either form.
+    let dropped: Vec<&Announcement> =
+        said.iter().filter(|a| a.text.plain().contains("concentration broke")).collect();
+    assert_eq!(dropped.len(), 1, "{said:#?}");
+    assert_eq!((dropped[0].to.clone(), dropped[0].form), (Audience::Player(alice()), None));
 }

@@ -103,7 +103,7 @@ pub fn announcements(events: &[ThaumEvent], reply_to: &Audience, prefix: &str) -
                 let joined = std::mem::take(&mut last.text).text(" ").append(text);
                 last.text = joined;
             }
-            _ => out.push(Announcement { to, text }),
+            _ => out.push(Announcement { to, text, form: None }),
         }
     }
     out
