@@ -29,14 +29,7 @@ fn config(port: u16, before: &str, extra: &str) -> String {
 }
 
 fn start(config: &str, rust_log: &str, files: &[(&str, &str)]) -> Daemon {
-    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
-    daemon.env("RUST_LOG", rust_log);
-    for (name, contents) in files {
-        daemon.write(name, contents).unwrap_or_else(|e| panic!("{e}"));
-    }
-    daemon.set_config(config).unwrap_or_else(|e| panic!("{e}"));
-    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
-    daemon
+    Daemon::launch(BIN, config, rust_log, files).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The bot as the players see it.

@@ -10,6 +10,7 @@ mod bridge;
 mod connect;
 mod dice;
 mod irc;
+mod irc_login;
 mod irc_security;
 mod matrix;
 mod ops;

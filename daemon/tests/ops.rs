@@ -8,6 +8,7 @@
 use std::time::{Duration, Instant};
 
 use spellbridge_tests::harness::daemon::Daemon;
+use spellbridge_tests::harness::endpoint;
 use spellbridge_tests::harness::inspircd::InspIrcd;
 use spellbridge_tests::harness::irc_client::IrcClient;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -26,7 +27,7 @@ impl Ops {
     /// Starts `spellbridge run` with `[http] listen` on a free loopback port; `config` is
     /// the rest of the config.
     fn start(config: &str) -> Ops {
-        let http = free_port();
+        let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
         let config = format!(
             "prefix = \"!\"\n[store]\npath = \"games.db\"\n[http]\nlisten = \"127.0.0.1:{http}\"\n{config}\n"
         );
@@ -40,42 +41,20 @@ impl Ops {
 
     /// `GET path` on the endpoint: status and body, or `None` while nothing answers.
     async fn get(&self, path: &str) -> Option<(u16, String)> {
-        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", self.http)).await.ok()?;
-        let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-        stream.write_all(request.as_bytes()).await.ok()?;
-        let mut answer = String::new();
-        tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut answer)).await.ok()?.ok()?;
-        let status = answer.split(' ').nth(1)?.parse().ok()?;
-        let body = answer.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default();
-        Some((status, body))
+        endpoint::get(self.http, path).await
     }
 
     /// Polls `GET path` (bounded by `limit`) until `done` holds; panics with the last answer.
     async fn wait_for(&self, path: &str, limit: Duration, done: impl Fn(u16, &str) -> bool) -> (u16, String) {
-        let deadline = Instant::now() + limit;
-        let mut last = None;
-        while Instant::now() < deadline {
-            if let Some((status, body)) = self.get(path).await {
-                if done(status, &body) {
-                    return (status, body);
-                }
-                last = Some((status, body));
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("GET {path} never gave what was awaited; last answer {last:?}\ndaemon log:\n{}", self.log());
+        endpoint::wait_for(self.http, path, limit, done)
+            .await
+            .unwrap_or_else(|e| panic!("{e}\ndaemon log:\n{}", self.log()))
     }
 
     /// SIGTERM, then waits (bounded) for a clean exit; returns whether it exited cleanly.
     fn terminate(&mut self) -> bool {
         self.daemon.terminate(Duration::from_secs(10)).is_ok_and(|status| status.success())
     }
-}
-
-/// A loopback port nothing listens on now.
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("address").port()
 }
 
 /// The value of the sample `name` (with its labels, as written) in a metrics text.

@@ -97,14 +97,8 @@ async fn atheme_registers_accounts_and_logs_in_with_sasl_plain() {
     let mut alice = IrcClient::connect(ircd.port(), "alice2").await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(watcher.whois_account("alice2").await.unwrap_or_else(|e| panic!("{e}")), None);
     alice.privmsg("NickServ", "IDENTIFY alice wonderland").await.expect("identify");
-    let mut account = None;
-    for _ in 0..50 {
-        account = watcher.whois_account("alice2").await.unwrap_or_else(|e| panic!("{e}"));
-        if account.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let account =
+        watcher.wait_for_account("alice2", Duration::from_secs(5)).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(account.as_deref(), Some("alice"), "WHOIS 330 names the account");
 }
 
@@ -186,14 +180,8 @@ async fn services_come_back_after_a_restart_with_their_accounts() {
     let mut bob = IrcClient::connect(ircd.port(), "bob").await.unwrap_or_else(|e| panic!("{e}"));
     let mut watcher = IrcClient::connect(ircd.port(), "watcher").await.unwrap_or_else(|e| panic!("{e}"));
     bob.privmsg("NickServ", "IDENTIFY bob builder").await.expect("identify");
-    let mut account = None;
-    for _ in 0..50 {
-        account = watcher.whois_account("bob").await.unwrap_or_else(|e| panic!("{e}"));
-        if account.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let account =
+        watcher.wait_for_account("bob", Duration::from_secs(5)).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(account.as_deref(), Some("bob"), "the account survived the restart");
 }
 

@@ -73,6 +73,25 @@ impl Daemon {
         Ok(daemon)
     }
 
+    /// Writes `files` (a password, a CA certificate, a client key: name and contents)
+    /// and `config` into a new temp dir and starts `spellbridge run` there with
+    /// `RUST_LOG=rust_log`.
+    pub fn launch(
+        binary: impl Into<PathBuf>,
+        config: &str,
+        rust_log: &str,
+        files: &[(&str, &str)],
+    ) -> Result<Daemon, HarnessError> {
+        let mut daemon = Daemon::new(binary)?;
+        daemon.env("RUST_LOG", rust_log);
+        for (name, contents) in files {
+            daemon.write(name, contents)?;
+        }
+        daemon.set_config(config)?;
+        daemon.spawn()?;
+        Ok(daemon)
+    }
+
     /// Sets an environment variable for the next starts (`RUST_LOG` is `info` unless set).
     pub fn env(&mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> &mut Self {
         let name = name.into();

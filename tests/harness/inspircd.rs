@@ -89,6 +89,10 @@ pub struct Options {
     /// modules SASL and accounts need (spanningtree, services_account, sasl, svshold).
     /// Off by default.
     pub services: bool,
+    /// Load `ircv3_accounttag`, so messages carry the sender's services account in an
+    /// `account` tag. On by default; off, clients learn accounts only from
+    /// `extended-join`, `account-notify` and WHOX, as on a network without the tag.
+    pub account_tag: bool,
 }
 
 impl Default for Options {
@@ -101,6 +105,7 @@ impl Default for Options {
             strict_port: false,
             tls: Vec::new(),
             services: false,
+            account_tag: true,
         }
     }
 }
@@ -364,7 +369,11 @@ impl InspIrcd {
         } else {
             r#"threshold="1000000" commandrate="1000000000" fakelag="no""#
         };
-        let modules: String = MODULES.iter().map(|m| format!("<module name=\"{m}\">\n")).collect();
+        let modules: String = MODULES
+            .iter()
+            .filter(|m| self.options.account_tag || **m != "ircv3_accounttag")
+            .map(|m| format!("<module name=\"{m}\">\n"))
+            .collect();
         let tls = self.tls_config();
         let services = self.services_config();
         // The first <connect> a client matches is its class: the strict port's comes first.

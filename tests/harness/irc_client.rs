@@ -67,6 +67,43 @@ pub struct IrcClient {
     closed: bool,
 }
 
+/// The capabilities the server on `127.0.0.1:port` lists to `CAP LS 302`, as it wrote
+/// them (`sasl=PLAIN,EXTERNAL` with its value), the lines of a multi-line reply joined
+/// with spaces. The probe connection registers no nick and quits.
+pub async fn offered_caps(port: u16) -> Result<String, HarnessError> {
+    let failed = |reason: String| HarnessError::Client { nick: "(CAP LS probe)".to_owned(), reason };
+    let mut stream = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .map_err(|e| failed(format!("connecting to port {port}: {e}")))?;
+    stream.write_all(b"CAP LS 302\r\n").await.map_err(|e| failed(format!("sending CAP LS: {e}")))?;
+    let deadline = Instant::now() + SETUP_TIMEOUT;
+    let (mut buffer, mut caps) = (Vec::new(), Vec::new());
+    loop {
+        while let Some(end) = buffer.iter().position(|&b| b == b'\n') {
+            let raw: Vec<u8> = buffer.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&raw).trim_end().to_owned();
+            let Some(line) = parse(&text) else { continue };
+            // [target, "LS", ("*",) caps]
+            if line.command == "CAP" && line.params.get(1).map(String::as_str) == Some("LS") {
+                let more = line.params.len() > 3 && line.params[2] == "*";
+                caps.push(line.params.last().cloned().unwrap_or_default());
+                if !more {
+                    let _ = stream.write_all(b"QUIT :probed\r\n").await;
+                    return Ok(caps.join(" "));
+                }
+            }
+        }
+        let mut chunk = [0u8; 4096];
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => buffer.extend_from_slice(&chunk[..n]),
+            Ok(_) => {
+                return Err(failed("the server closed the connection before its CAP LS reply ended".into()));
+            }
+            Err(_) => return Err(failed(format!("no complete CAP LS reply within {SETUP_TIMEOUT:?}"))),
+        }
+    }
+}
+
 /// One line from the server, split into its parts.
 #[derive(Debug, PartialEq, Eq)]
 struct Line {
@@ -219,6 +256,24 @@ impl IrcClient {
                 "401" if about => return Err(self.error(&format!("WHOIS {nick}: no such nick"))),
                 _ => self.keep(line),
             }
+        }
+    }
+
+    /// WHOIS `nick` until it shows a services account (numeric 330), for at most `limit`
+    /// (a login reaches the server a moment after the client sent it): that account, or
+    /// `None` when it showed none in time.
+    pub async fn wait_for_account(
+        &mut self,
+        nick: &str,
+        limit: Duration,
+    ) -> Result<Option<String>, HarnessError> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let account = self.whois_account(nick).await?;
+            if account.is_some() || Instant::now() >= deadline {
+                return Ok(account);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
 

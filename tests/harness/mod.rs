@@ -3,7 +3,8 @@
 //! client that plays a human user against it ([`irc_player`]: one facing the bot). [`synapse`] and [`matrix_client`] do the
 //! same for Matrix; [`fault_proxy`] stands in front of a server and fails chosen requests.
 //! [`atheme`] links Atheme services (NickServ, SASL) to an InspIRCd, and [`certs`] makes
-//! the certificates for its TLS listeners and for CertFP.
+//! the certificates for its TLS listeners and for CertFP. [`daemon`] runs `spellbridge run`
+//! as a child process and [`endpoint`] reads its `/healthz` and `/metrics`.
 //! All report failures as a [`HarnessError`] whose message says what to do.
 
 use std::time::Duration;
@@ -11,6 +12,7 @@ use std::time::Duration;
 pub mod atheme;
 pub mod certs;
 pub mod daemon;
+pub mod endpoint;
 pub mod fault_proxy;
 pub mod inspircd;
 pub mod irc_client;

@@ -415,7 +415,7 @@ impl Registration {
     fn give_up(&mut self, why: &str, actions: &mut Vec<Action>) {
         if self.options.login_required {
             tracing::error!(network = %self.options.network, "not logged in: {why}; disconnecting to try again (login is required: [irc.sasl] required)");
-            actions.push(Action::Fail(format!("not logged in: {why}")));
+            actions.push(Action::Fail(why.to_owned()));
         } else {
             tracing::error!(network = %self.options.network, "not logged in: {why}; playing logged out ([irc.sasl] required = false)");
             self.end_caps(actions);
