@@ -212,15 +212,14 @@ pub async fn saturation(fleet: &mut Fleet, length: Duration) -> Phase {
         }
         let wake = if now < end { end } else { end + DRAIN_LIMIT };
         match fleet.next(wake).await {
-            Some(Happened::Answer { client, at, sent: Some(sent) }) => {
-                if at <= end {
-                    phase.answered += 1;
-                    phase.times.push(at - sent);
-                    let table = client / 2;
-                    fleet.command(whose(table, turns[table])).await;
-                    turns[table] += 1;
-                    phase.sent += 1;
-                }
+            // An answer after the end is waited for, not counted, and not followed.
+            Some(Happened::Answer { client, at, sent: Some(sent) }) if at <= end => {
+                phase.answered += 1;
+                phase.times.push(at - sent);
+                let table = client / 2;
+                fleet.command(whose(table, turns[table])).await;
+                turns[table] += 1;
+                phase.sent += 1;
             }
             Some(Happened::Other { client, private: true, text, .. }) => phase.note(fleet, client, text),
             Some(_) => {}
