@@ -58,41 +58,52 @@ pub async fn open_tables(fleet: &mut Fleet, limit: Duration) -> Result<Duration,
     let started = Instant::now();
     let deadline = started + limit;
     fleet.verbose.store(true, Ordering::Relaxed);
-    // Per table, the step reached: 0 opened asked, 1 second player asked, 2 done.
+    // Per table, the step reached. Thaum: 0 `!new thaum` asked, 2 `!join` asked, 3 done.
+    // Duel: 0 the second player spoke (`!wizards`, so the bot knows the name), 1 `!duel`
+    // asked, 2 `!accept` asked, 3 done.
     let mut step = vec![0u8; tables];
+    let mut last_seen = String::new();
     for t in 0..tables {
         let (a, b) = (2 * t, 2 * t + 1);
-        let text = match fleet.role(a) {
-            Role::ThaumMaster => "!new thaum".to_owned(),
-            _ => format!("!duel {}", fleet.nick(b)),
-        };
-        fleet.say(a, false, &text).await;
+        match fleet.role(a) {
+            Role::ThaumMaster => fleet.say(a, false, "!new thaum").await,
+            _ => fleet.say(b, false, "!wizards").await,
+        }
     }
     let mut done = 0;
     while done < tables {
         let Some(event) = fleet.next(deadline).await else {
-            let waiting: Vec<String> =
-                (0..tables).filter(|&t| step[t] < 2).take(5).map(|t| fleet.nick(2 * t).to_owned()).collect();
+            let waiting: Vec<String> = (0..tables)
+                .filter(|&t| step[t] < 3)
+                .take(5)
+                .map(|t| format!("{} at step {}", fleet.nick(2 * t), step[t]))
+                .collect();
             return Err(format!(
-                "{} of {tables} tables not open within {limit:?} (e.g. {waiting:?})",
+                "{} of {tables} tables not open within {limit:?} (e.g. {waiting:?}; the bot's last line: {last_seen:?})",
                 tables - done
             ));
         };
-        let Happened::Other { client, private: false, text, .. } = event else { continue };
+        let Happened::Other { client, text, .. } = event else { continue };
+        last_seen = format!("to {}: {text}", fleet.nick(client));
         let t = client / 2;
         let duel = fleet.role(2 * t) == Role::DuelWizard;
         let (a, b) = (2 * t, 2 * t + 1);
         match step[t] {
-            // The opening announcement, seen by the second player.
-            0 if client == b && (text.contains("opens a Thaum table") || text.contains("challenges")) => {
+            0 if duel && client == b => {
                 step[t] = 1;
+                let challenge = format!("!duel {}", fleet.nick(b));
+                fleet.say(a, false, &challenge).await;
+            }
+            // The opening announcement (or the challenge), seen by the second player.
+            0 | 1 if client == b && (text.contains("opens a Thaum table") || text.contains("challenges")) => {
+                step[t] = 2;
                 let join = if duel { "!accept" } else { "!join" };
                 fleet.say(b, false, join).await;
             }
-            1 if client == a
+            2 if client == a
                 && (text.contains("joins the Thaum table") || text.contains("The track starts")) =>
             {
-                step[t] = 2;
+                step[t] = 3;
                 done += 1;
             }
             _ => {}
