@@ -155,3 +155,4 @@ pub fn stop(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
+pub mod process;
