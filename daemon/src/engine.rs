@@ -82,9 +82,9 @@ pub enum EngineError {
     )]
     Reload {
         /// Why the write failed.
-        write: StoreError,
+        write: Box<StoreError>,
         /// Why the reload failed.
-        reload: StoreError,
+        reload: Box<StoreError>,
     },
 }
 
@@ -228,7 +228,9 @@ impl Engine {
                         self.router = router;
                         Ok((Vec::new(), Saved::Failed(write)))
                     }
-                    Err(reload) => Err(EngineError::Reload { write, reload }),
+                    Err(reload) => {
+                        Err(EngineError::Reload { write: Box::new(write), reload: Box::new(reload) })
+                    }
                 }
             }
         }
