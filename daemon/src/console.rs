@@ -10,7 +10,8 @@
 //! would through IRC or Matrix; the clock moves only with `#clock`, so a script replays
 //! the same way every time.
 //!
-//! With a [`Store`], every step is committed before its messages are printed, and a later
+//! Lines go through the same [`Engine`] as the daemon's messages. With a [`Store`],
+//! every step is committed before its messages are printed, and a later
 //! run on the same file continues every game (and first prints what the last run queued
 //! but never printed).
 
@@ -25,10 +26,11 @@ use spellbridge_core::{
     Destination, GameTransport, Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp,
 };
 
+use crate::engine::{Engine, EngineError, Saved};
 use crate::identity::Scope;
 use crate::router::{Outbound, Router, RouterOptions};
 use crate::secrets::Secrets;
-use crate::store::{Durability, MessageKey, OpenMode, Step, Store};
+use crate::store::{Durability, OpenMode, Queued, Store};
 
 /// The console's one room.
 pub const CONSOLE_ROOM: &str = "console";
@@ -74,6 +76,9 @@ pub enum ScriptError {
         /// The 1-based byte column of the first byte that is not part of a character.
         at: usize,
     },
+    /// The store failed and the games could not be reloaded: the session stops.
+    #[error("{0}")]
+    Stopped(String),
 }
 
 /// Reads one line of a console script.
@@ -106,27 +111,33 @@ pub fn read_line(line: &str) -> Result<ScriptLine, ScriptError> {
     Ok(ScriptLine::Say { player: player.to_owned(), text: text.trim().to_owned(), private, message_id })
 }
 
-/// A console session: a router, an in-memory transport, a virtual clock, and optionally
-/// a store.
+/// A console session: the [`Engine`] (a router and optionally a store), an in-memory
+/// transport and a virtual clock.
 pub struct Console {
-    router: Router,
-    options: RouterOptions,
+    engine: Engine,
     transport: MemoryTransport,
-    store: Option<Store>,
     now: Timestamp,
 }
 
 impl Console {
-    /// A console whose random draws all derive from `seed`, keeping its games in memory.
-    pub fn new(seed: u64) -> Self {
+    /// The console's router options: random draws from `seed`, bare player names.
+    pub(crate) fn options(seed: u64) -> RouterOptions {
         // The console is the only network: its players keep bare names (CONTRACT.md).
         let scopes = [(NetworkId::new(CONSOLE_NETWORK), Scope::Bare)].into();
-        let options = RouterOptions { secrets: Secrets::Seeded(seed), scopes, ..RouterOptions::default() };
+        RouterOptions { secrets: Secrets::Seeded(seed), scopes, ..RouterOptions::default() }
+    }
+
+    /// A console whose random draws all derive from `seed`, keeping its games in memory.
+    pub fn new(seed: u64) -> Self {
+        let options = Console::options(seed);
+        let router = Router::new(Registry::standard(), options.clone());
+        Console::over(Engine::new(router, None, Box::new(Registry::standard), options))
+    }
+
+    fn over(engine: Engine) -> Self {
         Self {
-            router: Router::new(Registry::standard(), options.clone()),
-            options,
+            engine,
             transport: MemoryTransport::new(NetworkId::new(CONSOLE_NETWORK)),
-            store: None,
             now: Timestamp::CONSOLE_EPOCH,
         }
     }
@@ -134,38 +145,54 @@ impl Console {
     /// A console that keeps its games in the SQLite file at `path` (created if missing),
     /// continuing whatever an earlier run left there.
     pub fn with_store(seed: u64, path: &Path) -> anyhow::Result<Self> {
-        let mut console = Console::new(seed);
         let store = Store::open(path, OpenMode::CreateIfMissing, Durability::Full)?;
-        console.router = store.load(Registry::standard(), console.options.clone())?;
-        if let Some(clock) = store.meta(CLOCK_KEY)? {
+        Console::on(seed, store)
+    }
+
+    /// A console on an open `store`, continuing whatever it holds.
+    pub fn on(seed: u64, store: Store) -> anyhow::Result<Self> {
+        let options = Console::options(seed);
+        let router = store.load(Registry::standard(), options.clone())?;
+        let clock = store.meta(CLOCK_KEY)?;
+        let path = store.path().to_owned();
+        let mut console =
+            Console::over(Engine::new(router, Some(store), Box::new(Registry::standard), options));
+        if let Some(clock) = clock {
             let seconds = clock.parse().with_context(|| {
                 format!("{}: the stored console clock `{clock}` is not a number", path.display())
             })?;
             console.now = Timestamp(seconds);
         }
-        console.store = Some(store);
         Ok(console)
     }
 
     /// Messages an earlier run committed but did not print (it stopped first); printing
     /// them empties the outbox.
     pub async fn drain_outbox(&mut self) -> anyhow::Result<Vec<String>> {
-        let Some(store) = &self.store else { return Ok(Vec::new()) };
+        let Some(store) = self.engine.store() else { return Ok(Vec::new()) };
         let mut printed = Vec::new();
         for queued in store.pending()? {
             printed.extend(self.deliver(&[queued.outbound]).await);
-            store.sent(queued.id)?;
+            if let Some(store) = self.engine.store() {
+                store.sent(queued.id)?;
+            }
         }
         Ok(printed)
     }
 
     /// Plays one script line; returns the printed lines.
     pub async fn feed(&mut self, line: &str) -> Result<Vec<String>, ScriptError> {
-        let (message, outbound) = match read_line(line)? {
+        let done = match read_line(line)? {
             ScriptLine::Blank => return Ok(Vec::new()),
             ScriptLine::Clock(seconds) => {
                 self.now = self.now.plus(seconds);
-                (None, self.router.tick(self.now))
+                let meta = vec![(CLOCK_KEY.to_owned(), self.now.0.to_string())];
+                let (queued, saved) = self.engine.tick(self.now, meta).map_err(stopped)?;
+                let mut printed = self.send(queued).await;
+                if let Saved::Failed(error) = saved {
+                    printed.push(format!("(timers not applied: {error})"));
+                }
+                return Ok(printed);
             }
             ScriptLine::Say { player, text, private, message_id } => {
                 let room = if private { format!("dm:{player}") } else { CONSOLE_ROOM.to_owned() };
@@ -180,81 +207,30 @@ impl Console {
                     )
                 });
                 let Some(inbound) = self.transport.recv().await else { return Ok(Vec::new()) };
-                let key =
-                    inbound.message_id.clone().map(|id| MessageKey { network: inbound.network.clone(), id });
-                if let (Some(store), Some(key)) = (&self.store, &key) {
-                    match store.seen(key) {
-                        Ok(true) => return Ok(Vec::new()),
-                        Ok(false) => {}
-                        Err(error) => return Ok(self.not_taken(&inbound, &error.to_string()).await),
-                    }
-                }
-                let outbound = self.router.handle(&inbound, self.now);
-                if self.store.is_some() {
-                    return Ok(self.commit_and_send(key, outbound, Some(&inbound)).await);
-                }
-                return Ok(self.deliver(&outbound).await);
+                self.engine
+                    .handle_batch(std::slice::from_ref(&inbound), self.now, Vec::new())
+                    .map_err(stopped)?
             }
         };
-        if self.store.is_some() {
-            return Ok(self.commit_and_send(message, outbound, None).await);
-        }
-        Ok(self.deliver(&outbound).await)
+        Ok(self.send(done.queued).await)
     }
 
     /// Every table's state (CONTRACT.md `--state-json`).
     pub fn snapshot(&self) -> Value {
-        self.router.snapshot()
+        self.engine.router().snapshot()
     }
 
-    /// Commits the step, then prints its messages and takes them out of the outbox. If
-    /// the commit fails, the router is reloaded from the store (so the move is undone)
-    /// and the player is told it was not taken.
-    async fn commit_and_send(
-        &mut self,
-        message: Option<MessageKey>,
-        outbound: Vec<Outbound>,
-        inbound: Option<&Inbound>,
-    ) -> Vec<String> {
-        let Some(store) = self.store.as_mut() else { return Vec::new() };
-        let meta = vec![(CLOCK_KEY.to_owned(), self.now.0.to_string())];
-        let step = Step { message, records: self.router.take_journal(), outbound, meta };
-        match store.commit(&self.router, std::slice::from_ref(&step)) {
-            Ok(queued) => {
-                let mut printed = Vec::new();
-                for q in queued {
-                    printed.extend(self.deliver(std::slice::from_ref(&q.outbound)).await);
-                    if let Some(store) = &self.store {
-                        // Already printed: if this fails the message prints again on restart.
-                        let _ = store.sent(q.id);
-                    }
-                }
-                printed
-            }
-            Err(error) => {
-                let reason = error.to_string();
-                match store.load(Registry::standard(), self.options.clone()) {
-                    Ok(router) => self.router = router,
-                    Err(_) => self.router = Router::new(Registry::standard(), self.options.clone()),
-                }
-                match inbound {
-                    Some(inbound) => self.not_taken(inbound, &reason).await,
-                    None => vec![format!("(timers not applied: {reason})")],
-                }
+    /// Prints what the engine handed out, taking each committed one out of the outbox.
+    async fn send(&mut self, queued: Vec<Queued>) -> Vec<String> {
+        let mut printed = Vec::new();
+        for q in queued {
+            printed.extend(self.deliver(std::slice::from_ref(&q.outbound)).await);
+            if let (Some(store), true) = (self.engine.store(), q.id >= 0) {
+                // Already printed: if this fails the message prints again on restart.
+                let _ = store.sent(q.id);
             }
         }
-    }
-
-    async fn not_taken(&self, inbound: &Inbound, reason: &str) -> Vec<String> {
-        let to = if inbound.private {
-            Destination::Private(inbound.sender.clone())
-        } else {
-            Destination::Room(inbound.room.clone())
-        };
-        let text = spellbridge_core::RichText::new().mention(&inbound.sender).text(format!(
-            ": that was not taken, because it could not be saved ({reason}). Try again in a moment."
-        ));
-        self.deliver(&[Outbound { network: inbound.network.clone(), to, message: text.into() }]).await
+        printed
     }
 
     async fn deliver(&self, outbound: &[Outbound]) -> Vec<String> {
@@ -271,6 +247,11 @@ impl Console {
             })
             .collect()
     }
+}
+
+/// The engine stopped: the session cannot go on.
+fn stopped(error: EngineError) -> ScriptError {
+    ScriptError::Stopped(error.to_string())
 }
 
 /// Plays a whole script from `input`, printing to `output`; script errors go to `errors`.
@@ -303,6 +284,7 @@ pub async fn play(
                     writeln!(output, "{text}")?;
                 }
             }
+            Err(ScriptError::Stopped(reason)) => anyhow::bail!("line {number}: {reason}"),
             Err(error) => writeln!(errors, "line {number}: {error}")?,
         }
         output.flush()?;

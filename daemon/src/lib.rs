@@ -7,6 +7,7 @@
 //! - [`relay`]: bridges, and chat relayed between their rooms.
 //! - [`journal`]: the router's changes as data, for the store to log and replay.
 //! - [`store`]: the SQLite store: journal, snapshots, outbox, audit.
+//! - [`engine`]: the one commit path both drivers use (redelivery, commit, apology).
 //! - [`console`]: `spellbridge console`, the router over stdin/stdout.
 //! - [`serve`]: `spellbridge run`, the router over the configured networks.
 //! - [`config`]: the TOML config, validated.
@@ -17,6 +18,7 @@
 pub mod config;
 pub mod console;
 pub mod courier;
+pub mod engine;
 pub mod http;
 pub mod identity;
 pub mod journal;

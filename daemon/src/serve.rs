@@ -2,9 +2,10 @@
 //! network's transport runs as a supervised task that reconnects by itself.
 //!
 //! The loop takes inbound messages in batches (whatever has arrived, up to
-//! [`BATCH`]), drops redeliveries, lets the router handle the rest, commits the whole
-//! batch in one transaction (group commit), and only then hands the outbound messages to
-//! each network's courier. A courier sends its network's messages in order, retrying
+//! [`BATCH`]) and gives each batch to the [`Engine`] the console also drives: it drops
+//! redeliveries, lets the router handle the rest and commits the whole batch in one
+//! transaction (group commit); only then are the outbound messages handed to each
+//! network's courier. A courier sends its network's messages in order, retrying
 //! while the network is down, and reports each one sent so the loop can delete it from
 //! the outbox; game output goes before queued relayed chat ([`crate::courier`]). Timers
 //! fire through the same path. On SIGTERM or SIGINT the loop stops
@@ -20,22 +21,23 @@ use spellbridge_adapters::irc::sts::StsPolicies;
 use spellbridge_adapters::irc::transport::IrcTransport;
 use spellbridge_adapters::matrix::options::{Login, MatrixOptions};
 use spellbridge_adapters::matrix::transport::MatrixTransport;
-use spellbridge_core::{GameTransport, Inbound, NetworkId, RichText, RoomId, Timestamp};
+use spellbridge_core::{GameTransport, Inbound, NetworkId, RoomId, Timestamp};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{IrcSettings, MatrixLogin, MatrixSettings, Settings};
 use crate::courier;
+use crate::engine::{Engine, EngineError, Fate, RegistryFn, Saved};
 use crate::identity::Scope;
 use crate::limits::CommandLimit;
 use crate::metrics::{Failure, Metrics, watch_link};
 use crate::relay;
-use crate::router::{Happened, Outbound, Permissions, RoomMembers, RoomMembersSource, Router, RouterOptions};
+use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterOptions};
 use crate::secrets::Secrets;
 use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
-use crate::store::{MessageKey, OpenMode, Queued, Step, Store};
+use crate::store::{OpenMode, Queued, Store};
 
 /// The most inbound messages committed together.
 const BATCH: usize = 256;
@@ -104,6 +106,12 @@ pub fn matrix_options(settings: &MatrixSettings, prefix: &str) -> MatrixOptions 
     options.prefix = prefix.to_owned();
     options.backoff = (settings.reconnect_delay, Duration::from_secs(120).max(settings.reconnect_delay));
     options
+}
+
+/// The game registry as `settings` configure it, for the engine to rebuild the router.
+fn registry_of(settings: &Settings) -> RegistryFn {
+    let settings = settings.clone();
+    Box::new(move || settings.registry())
 }
 
 /// Room members as each network's transport knows them.
@@ -251,7 +259,7 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
 /// Rebuilt tables and outbox rows set aside are counted in `spellbridge_errors_total`.
 pub async fn run_with(settings: Settings, policy: Policy, shutdown: CancellationToken) -> anyhow::Result<()> {
     let metrics = Metrics::new();
-    let mut store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
+    let store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
     // IRC STS policies live in the same database, written by the transports' own tasks.
     let sts: Arc<dyn StsPolicies> = Arc::new(StsStore::open(&store)?);
     let mut options = router_options(&settings);
@@ -331,6 +339,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     // Each network is sent the form of games' announcements its transport asks for.
     options.forms = transports.iter().map(|(network, t)| (network.clone(), t.form())).collect();
     router.set_forms(options.forms.clone());
+    let mut engine = Engine::new(router, Some(store), registry_of(&settings), options.clone());
     drop(inbound_tx);
     // Only the couriers report sends: once they are done, shutdown's drain ends at once.
     drop(sent_tx);
@@ -344,7 +353,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let mut settings = settings;
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     loop {
-        let timer = router
+        let timer = engine
+            .router()
             .next_timer()
             .map(|at| Duration::from_secs(at.0.saturating_sub(now().0).max(0).unsigned_abs()));
         tokio::select! {
@@ -356,8 +366,9 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                         forms: options.forms.clone(),
                         ..router_options(&reloaded)
                     };
-                    router.reconfigure(options.bridges.clone(), options.permissions.clone());
-                    router.set_command_limits(options.command_limits.clone());
+                    engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
+                    engine.router_mut().set_command_limits(options.command_limits.clone());
+                    engine.set_options(registry_of(&reloaded), options.clone());
                     settings = reloaded;
                 }
             }
@@ -369,7 +380,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                         Err(_) => break,
                     }
                 }
-                handle_batch(&mut store, &mut router, &settings, &options, &couriers, batch, &metrics);
+                handle_batch(&mut engine, &couriers, batch, &metrics)?;
             }
             Some(id) = sent_rx.recv() => {
                 // Whatever else was reported sent meanwhile goes in the same transaction.
@@ -377,7 +388,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 while let Ok(more) = sent_rx.try_recv() {
                     ids.push(more);
                 }
-                match store.sent_all(&ids) {
+                match engine.store_mut().map_or(Ok(()), |store| store.sent_all(&ids)) {
                     Ok(()) => metrics.sent(ids.len()),
                     Err(error) => {
                         metrics.error(Failure::MarkSent);
@@ -386,19 +397,13 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 }
             }
             () = sleep_for(timer), if timer.is_some() => {
-                let outbound = router.tick(now());
-                let step = Step { records: router.take_journal(), outbound, ..Step::default() };
-                match store.commit(&router, std::slice::from_ref(&step)) {
-                    Ok(queued) => {
-                        metrics.committed(&queued);
-                        queued.into_iter().for_each(|q| dispatch(&couriers, q));
-                    }
-                    Err(error) => {
-                        metrics.error(Failure::SaveTimers);
-                        tracing::error!(%error, "could not save fired timers; reloading the games from the store");
-                        router = store.load(settings.registry(), options.clone())?;
-                    }
+                let (queued, saved) = engine.tick(now(), Vec::new()).inspect_err(|_| metrics.error(Failure::Reload))?;
+                match saved {
+                    Saved::Committed => metrics.committed(&queued),
+                    Saved::Failed(_) => metrics.error(Failure::SaveTimers),
+                    Saved::NothingToKeep => {}
                 }
+                queued.into_iter().for_each(|q| dispatch(&couriers, q));
             }
         }
     }
@@ -410,7 +415,9 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     drop(couriers);
     let drained = tokio::time::timeout(DRAIN, async {
         while let Some(id) = sent_rx.recv().await {
-            let _ = store.sent(id);
+            if let Some(store) = engine.store() {
+                let _ = store.sent(id);
+            }
         }
     });
     let _ = drained.await;
@@ -420,106 +427,36 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     Ok(())
 }
 
-/// Handles a batch of inbound messages and commits it in one transaction.
-fn handle_batch(
-    store: &mut Store,
-    router: &mut Router,
-    settings: &Settings,
-    options: &RouterOptions,
+/// Handles a batch of inbound messages through the [`Engine`] (one transaction) and
+/// hands what is to be sent to the couriers. An error means the daemon must stop.
+pub(crate) fn handle_batch(
+    engine: &mut Engine,
     couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
     batch: Vec<(Inbound, Instant)>,
     metrics: &Metrics,
-) {
+) -> Result<(), EngineError> {
     let mut commands = metrics.batch();
-    let mut seen_here = HashSet::new();
-    let mut steps = Vec::with_capacity(batch.len());
-    let mut handled = Vec::with_capacity(batch.len());
-    let mut keep = false;
-    for (inbound, received) in batch {
-        let key = inbound.message_id.clone().map(|id| MessageKey { network: inbound.network.clone(), id });
-        if let Some(key) = &key {
-            let again =
-                !seen_here.insert((key.network.clone(), key.id.clone())) || store.seen(key).unwrap_or(false);
-            if again {
-                tracing::debug!(network = %key.network, id = %key.id, "redelivered message ignored");
-                continue;
-            }
-        }
-        metrics.message_in(&inbound.network);
-        let span = tracing::debug_span!(
-            "message",
-            network = %inbound.network,
-            room = %inbound.room,
-            player = %inbound.sender,
-            outcome = tracing::field::Empty,
-        );
-        let turn = span.in_scope(|| router.handle_turn(&inbound, now()));
-        span.record("outcome", happened_name(&turn.happened));
-        span.in_scope(|| tracing::debug!("message handled"));
-        // Relayed chat is kept like a move: it must reach the other rooms exactly once.
-        keep |= matches!(turn.happened, Happened::Chat { bridge: Some(_) });
-        commands.handled(&turn.happened, received);
-        let outbound = turn.outbound;
-        steps.push(Step { message: key, records: router.take_journal(), outbound, ..Step::default() });
-        handled.push((inbound, turn.happened));
-    }
-    // A batch that changed nothing (questions such as `!status`, refusals) has nothing
-    // to keep: it is answered at once, without the outbox's fsync. Its message ids are not
-    // recorded either, so a redelivered question may be answered twice, which is harmless.
-    if !keep && steps.iter().all(|step| step.records.is_empty()) {
-        for step in steps {
-            for message in step.outbound {
-                dispatch(couriers, Queued { id: -1, outbound: message });
-            }
-        }
-        commands.replied();
-        return;
-    }
-    match store.commit(router, &steps) {
-        Ok(queued) => {
-            metrics.committed(&queued);
-            queued.into_iter().for_each(|q| dispatch(couriers, q));
-        }
-        Err(error) => {
-            metrics.error(Failure::Save);
-            tracing::error!(%error, "could not save a batch of moves; they are undone and the players told");
-            match store.load(settings.registry(), options.clone()) {
-                Ok(reloaded) => *router = reloaded,
-                Err(error) => {
-                    metrics.error(Failure::Reload);
-                    tracing::error!(%error, "could not reload the games from the store either");
-                }
-            }
-            for (inbound, _) in handled.iter().filter(|(_, happened)| happened.is_command()) {
-                let text = RichText::new().mention(&inbound.sender).text(format!(
-                    ": that was not taken, because it could not be saved ({error}). Try again in a moment."
-                ));
-                let to = if inbound.private {
-                    spellbridge_core::Destination::Private(inbound.sender.clone())
-                } else {
-                    spellbridge_core::Destination::Room(inbound.room.clone())
-                };
-                dispatch(
-                    couriers,
-                    Queued {
-                        id: -1,
-                        outbound: Outbound { network: inbound.network.clone(), to, message: text.into() },
-                    },
-                );
+    let (inbound, received): (Vec<Inbound>, Vec<Instant>) = batch.into_iter().unzip();
+    let done =
+        engine.handle_batch(&inbound, now(), Vec::new()).inspect_err(|_| metrics.error(Failure::Reload))?;
+    for ((message, fate), received) in inbound.iter().zip(&done.fates).zip(received) {
+        match fate {
+            Fate::Redelivered => {}
+            Fate::Unchecked => metrics.message_in(&message.network),
+            Fate::Handled(happened) => {
+                metrics.message_in(&message.network);
+                commands.handled(happened, received);
             }
         }
     }
+    match done.saved {
+        Saved::Committed => metrics.committed(&done.queued),
+        Saved::Failed(_) => metrics.error(Failure::Save),
+        Saved::NothingToKeep => {}
+    }
+    done.queued.into_iter().for_each(|q| dispatch(couriers, q));
     commands.replied();
-}
-
-/// How a [`Happened`] reads in the logs.
-fn happened_name(happened: &Happened) -> &'static str {
-    match happened {
-        Happened::Chat { bridge: Some(_) } => "relayed",
-        Happened::Chat { bridge: None } => "chat",
-        Happened::Command(outcome) => outcome.as_str(),
-        Happened::Dropped => "dropped",
-    }
+    Ok(())
 }
 
 fn dispatch(couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>, queued: Queued) {

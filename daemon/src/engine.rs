@@ -1,0 +1,398 @@
+//! The one commit path that `spellbridge run` ([`crate::serve`]) and `spellbridge
+//! console` ([`crate::console`]) both drive, so they cannot drift (RULES T-10): redelivery
+//! check → [`Router::handle_turn`] → group commit ([`Store::commit`]) → the queued
+//! messages handed back to the driver for its couriers (or its printer) → on a failed
+//! write, the games reloaded from the store and each command's sender told "that was not
+//! taken…".
+//!
+//! Where the two drivers used to differ, the engine does one thing:
+//! - A redelivery check that fails (the store could not be read) is not taken as "new":
+//!   the commit records message ids with `INSERT OR IGNORE`, so nothing later would catch
+//!   a move applied twice. The message is not handled and its sender is told to try again,
+//!   as after a failed write; a move is applied at most once.
+//! - Only commands are apologised for: a command is what a player waits an answer to;
+//!   plain chat that was not relayed has nothing to undo.
+//! - A batch that changed nothing (questions, refusals, plain chat) and keeps nothing is
+//!   answered without a commit (no fsync); its message ids are not recorded, so a
+//!   redelivered question may be answered twice, which is harmless.
+//! - If the games cannot be reloaded after a failed write, the router in memory holds
+//!   moves the store does not: going on would announce states the journal cannot replay.
+//!   The engine reports [`EngineError::Reload`] and the driver stops (a restart loads and
+//!   checks the store).
+
+use spellbridge_core::{Destination, Inbound, Registry, RichText, Timestamp};
+
+use crate::router::{Happened, Outbound, Router, RouterOptions};
+use crate::store::{MessageKey, Queued, Step, Store, StoreError};
+
+/// Makes the game registry afresh (a [`Registry`] is rebuilt to reload the router).
+pub type RegistryFn = Box<dyn Fn() -> Registry + Send + Sync>;
+
+/// The router and, when there is one, the store it commits to.
+pub struct Engine {
+    router: Router,
+    store: Option<Store>,
+    registry: RegistryFn,
+    options: RouterOptions,
+}
+
+/// What became of one inbound message of a batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Already handled once (the network redelivered it): ignored.
+    Redelivered,
+    /// Its redelivery check could not read the store: not handled, its sender told.
+    Unchecked,
+    /// Handled by the router.
+    Handled(Happened),
+}
+
+/// How a batch's changes were kept.
+#[derive(Debug)]
+pub enum Saved {
+    /// Nothing to keep: answered without a commit (also every batch of a storeless engine).
+    NothingToKeep,
+    /// Committed in one transaction before anything was handed out.
+    Committed,
+    /// The commit failed: the games were reloaded from the store (the batch's moves are
+    /// undone) and each command's sender is told.
+    Failed(StoreError),
+}
+
+/// One batch handled.
+#[derive(Debug)]
+pub struct Batch {
+    /// Each inbound message's fate, in the batch's order.
+    pub fates: Vec<Fate>,
+    /// What to send, in order; `id` is the outbox row (`-1`: not in the outbox).
+    pub queued: Vec<Queued>,
+    /// Whether the batch was kept.
+    pub saved: Saved,
+    /// True when a redelivery check could not read the store.
+    pub unchecked: bool,
+}
+
+/// The engine cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// After a failed write the games could not be reloaded from the store either.
+    #[error(
+        "the games could not be reloaded from the store after a failed write ({reload}; the write failed with: {write}); \
+         stop, run `spellbridge verify` on the database, and start again"
+    )]
+    Reload {
+        /// Why the write failed.
+        write: Box<StoreError>,
+        /// Why the reload failed.
+        reload: Box<StoreError>,
+    },
+}
+
+impl Engine {
+    /// An engine over `router` committing to `store` (`None`: games kept in memory only).
+    /// `registry` and `options` rebuild the router from the store after a failed write.
+    pub fn new(router: Router, store: Option<Store>, registry: RegistryFn, options: RouterOptions) -> Engine {
+        Engine { router, store, registry, options }
+    }
+
+    /// The router (its tables, timers and snapshot).
+    pub fn router(&self) -> &Router {
+        &self.router
+    }
+
+    /// The router, to reconfigure it (bridges, permissions, limits after SIGHUP).
+    pub fn router_mut(&mut self) -> &mut Router {
+        &mut self.router
+    }
+
+    /// The store, if there is one.
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    /// The store, to mark sent messages (`Store::sent_all`).
+    pub fn store_mut(&mut self) -> Option<&mut Store> {
+        self.store.as_mut()
+    }
+
+    /// New options (and registry) for the next reload after a failed write (SIGHUP).
+    pub fn set_options(&mut self, registry: RegistryFn, options: RouterOptions) {
+        self.registry = registry;
+        self.options = options;
+    }
+
+    /// Handles a batch of inbound messages and commits it in one transaction; `meta` is
+    /// kept with it (the console's clock).
+    pub fn handle_batch(
+        &mut self,
+        batch: &[Inbound],
+        now: Timestamp,
+        meta: Vec<(String, String)>,
+    ) -> Result<Batch, EngineError> {
+        let mut seen_here = std::collections::HashSet::new();
+        let mut fates = Vec::with_capacity(batch.len());
+        let mut steps = Vec::with_capacity(batch.len());
+        let mut apologies = Vec::new();
+        let mut handled = Vec::new();
+        let mut keep = !meta.is_empty();
+        let mut unchecked = false;
+        for inbound in batch {
+            let key =
+                inbound.message_id.clone().map(|id| MessageKey { network: inbound.network.clone(), id });
+            if let Some(key) = &key {
+                let again = !seen_here.insert((key.network.clone(), key.id.clone()));
+                let stored = match &self.store {
+                    Some(store) if !again => store.seen(key),
+                    _ => Ok(false),
+                };
+                match stored {
+                    Ok(stored) if again || stored => {
+                        tracing::debug!(network = %key.network, id = %key.id, "redelivered message ignored");
+                        fates.push(Fate::Redelivered);
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::error!(network = %key.network, id = %key.id, %error, "could not check for a redelivery; the message is not taken and its sender told");
+                        unchecked = true;
+                        apologies.push(not_taken(inbound, &error.to_string()));
+                        fates.push(Fate::Unchecked);
+                        continue;
+                    }
+                }
+            }
+            let span = tracing::debug_span!(
+                "message",
+                network = %inbound.network,
+                room = %inbound.room,
+                player = %inbound.sender,
+                outcome = tracing::field::Empty,
+            );
+            let turn = span.in_scope(|| self.router.handle_turn(inbound, now));
+            span.record("outcome", happened_name(&turn.happened));
+            span.in_scope(|| tracing::debug!("message handled"));
+            // Relayed chat is kept like a move: it must reach the other rooms exactly once.
+            keep |= matches!(turn.happened, Happened::Chat { bridge: Some(_) });
+            steps.push(Step {
+                message: key,
+                records: self.router.take_journal(),
+                outbound: turn.outbound,
+                ..Step::default()
+            });
+            if turn.happened.is_command() {
+                handled.push(inbound);
+            }
+            fates.push(Fate::Handled(turn.happened));
+        }
+        if let Some(last) = steps.last_mut() {
+            last.meta = meta;
+        } else if !meta.is_empty() {
+            steps.push(Step { meta, ..Step::default() });
+        }
+        let (mut queued, saved) = self.commit(steps, keep)?;
+        if let Saved::Failed(error) = &saved {
+            let reason = error.to_string();
+            apologies.extend(handled.into_iter().map(|inbound| not_taken(inbound, &reason)));
+        }
+        queued.extend(apologies.into_iter().map(|outbound| Queued { id: -1, outbound }));
+        Ok(Batch { fates, queued, saved, unchecked })
+    }
+
+    /// Fires the timers due at `now` and commits what they did; `meta` is kept with it.
+    pub fn tick(
+        &mut self,
+        now: Timestamp,
+        meta: Vec<(String, String)>,
+    ) -> Result<(Vec<Queued>, Saved), EngineError> {
+        let outbound = self.router.tick(now);
+        let keep = !meta.is_empty();
+        let step = Step { records: self.router.take_journal(), outbound, meta, ..Step::default() };
+        self.commit(vec![step], keep)
+    }
+
+    /// Commits `steps` (unless nothing in them is to be kept) and returns what to send.
+    fn commit(&mut self, steps: Vec<Step>, keep: bool) -> Result<(Vec<Queued>, Saved), EngineError> {
+        let unsaved = |steps: Vec<Step>| -> Vec<Queued> {
+            steps.into_iter().flat_map(|s| s.outbound).map(|outbound| Queued { id: -1, outbound }).collect()
+        };
+        let Some(store) = self.store.as_mut() else { return Ok((unsaved(steps), Saved::NothingToKeep)) };
+        if !keep && steps.iter().all(|step| step.records.is_empty()) {
+            return Ok((unsaved(steps), Saved::NothingToKeep));
+        }
+        match store.commit(&self.router, &steps) {
+            Ok(queued) => Ok((queued, Saved::Committed)),
+            Err(write) => {
+                tracing::error!(error = %write, "could not save; the moves are undone and the players told");
+                match store.load((self.registry)(), self.options.clone()) {
+                    Ok(router) => {
+                        self.router = router;
+                        Ok((Vec::new(), Saved::Failed(write)))
+                    }
+                    Err(reload) => {
+                        Err(EngineError::Reload { write: Box::new(write), reload: Box::new(reload) })
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// "That was not taken": to a message's sender, where they said it.
+fn not_taken(inbound: &Inbound, reason: &str) -> Outbound {
+    let text = RichText::new().mention(&inbound.sender).text(format!(
+        ": that was not taken, because it could not be saved ({reason}). Try again in a moment."
+    ));
+    let to = if inbound.private {
+        Destination::Private(inbound.sender.clone())
+    } else {
+        Destination::Room(inbound.room.clone())
+    };
+    Outbound { network: inbound.network.clone(), to, message: text.into() }
+}
+
+/// How a [`Happened`] reads in the logs.
+pub fn happened_name(happened: &Happened) -> &'static str {
+    match happened {
+        Happened::Chat { bridge: Some(_) } => "relayed",
+        Happened::Chat { bridge: None } => "chat",
+        Happened::Command(outcome) => outcome.as_str(),
+        Happened::Dropped => "dropped",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Both drivers over a store that fails: a database locked by another connection
+    //! (writes fail, reads go on, as `tests/store.rs` does it), and one whose
+    //! redelivery table cannot be read.
+
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+    use std::time::Instant;
+
+    use spellbridge_core::{Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
+    use tokio::sync::mpsc;
+
+    use super::{Engine, Saved};
+    use crate::console::{CONSOLE_NETWORK, CONSOLE_ROOM, Console, run_script_with_db};
+    use crate::metrics::Metrics;
+    use crate::store::{Durability, OpenMode, Store};
+
+    /// How the store is broken before alice's next command.
+    #[derive(Clone, Copy)]
+    enum Broken {
+        /// Another connection holds the write lock: the commit fails.
+        Locked,
+        /// The redelivery table is gone: the redelivery check fails.
+        Unreadable,
+    }
+
+    /// A database with a Thaum table where alice has 1 coin.
+    fn database(dir: &Path) -> PathBuf {
+        let db = dir.join("games.db");
+        run_script_with_db("alice: !new thaum\nalice: !coins alice +1\n", 1, &db).expect("the script plays");
+        db
+    }
+
+    /// Breaks the store at `db`; the returned connection holds the lock while it lives.
+    fn break_store(db: &Path, how: Broken) -> rusqlite::Connection {
+        let holder = rusqlite::Connection::open(db).expect("sqlite opens");
+        match how {
+            Broken::Locked => holder.execute_batch("BEGIN EXCLUSIVE;").expect("lock the database"),
+            Broken::Unreadable => holder.execute_batch("DROP TABLE seen_messages;").expect("drop the table"),
+        }
+        holder
+    }
+
+    fn coins(state: &serde_json::Value) -> u64 {
+        state["tables"][0]["state"]["players"]["alice"]["coins"].as_u64().unwrap_or(0)
+    }
+
+    /// `spellbridge run`'s batch path: what alice's command is answered, and alice's coins.
+    fn daemon_answers(how: Broken) -> (Vec<String>, u64) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = database(dir.path());
+        let store = Store::open(&db, OpenMode::MustExist, Durability::Full).expect("store opens");
+        let options = Console::options(1);
+        let router = store.load(Registry::standard(), options.clone()).expect("loads");
+        let mut engine = Engine::new(router, Some(store), Box::new(Registry::standard), options);
+        let _holder = break_store(&db, how);
+        let (courier, mut sent) = mpsc::unbounded_channel();
+        let couriers = BTreeMap::from([(NetworkId::new(CONSOLE_NETWORK), courier)]);
+        let inbound = Inbound {
+            message_id: Some("9".into()),
+            ..Inbound::new(
+                NetworkId::new(CONSOLE_NETWORK),
+                RoomId::new(CONSOLE_ROOM),
+                PlayerId::new("alice"),
+                "!coins alice +1",
+            )
+        };
+        let metrics = Metrics::new();
+        crate::serve::handle_batch(&mut engine, &couriers, vec![(inbound, Instant::now())], &metrics)
+            .expect("the daemon goes on");
+        let mut answers = Vec::new();
+        while let Ok(queued) = sent.try_recv() {
+            let to = match &queued.outbound.to {
+                spellbridge_core::Destination::Room(room) => room.to_string(),
+                spellbridge_core::Destination::Private(player) => format!("dm:{player}"),
+            };
+            let text = queued.outbound.message.text.plain().replace(&db.display().to_string(), "DB");
+            answers.push(format!("[{to}] {text}"));
+        }
+        (answers, coins(&engine.router().snapshot()))
+    }
+
+    /// `spellbridge console --db`: what alice's command is answered, and alice's coins.
+    fn console_answers(how: Broken) -> (Vec<String>, u64) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = database(dir.path());
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        let mut console = Console::with_store(1, &db).expect("opens");
+        let _holder = break_store(&db, how);
+        let printed =
+            runtime.block_on(console.feed("@msgid=9 alice: !coins alice +1")).expect("a readable line");
+        let printed = printed.iter().map(|line| line.replace(&db.display().to_string(), "DB")).collect();
+        (printed, coins(&console.snapshot()))
+    }
+
+    #[test]
+    fn a_failed_write_is_undone_and_apologised_for_alike_by_daemon_and_console() {
+        let (daemon, daemon_coins) = daemon_answers(Broken::Locked);
+        let (console, console_coins) = console_answers(Broken::Locked);
+        assert_eq!((daemon_coins, console_coins), (1, 1), "the move was undone in both");
+        assert_eq!(daemon.len(), 1, "one apology: {daemon:?}");
+        assert!(
+            daemon[0].starts_with("[console] alice: that was not taken") && daemon[0].contains("locked"),
+            "{daemon:?}"
+        );
+        assert_eq!(console, daemon, "the console prints what the daemon sends");
+    }
+
+    #[test]
+    fn a_failed_redelivery_check_is_not_taken_alike_by_daemon_and_console() {
+        let (daemon, daemon_coins) = daemon_answers(Broken::Unreadable);
+        let (console, console_coins) = console_answers(Broken::Unreadable);
+        // Before the engine, the daemon took such a message as new and handled it.
+        assert_eq!((daemon_coins, console_coins), (1, 1), "nothing was applied");
+        assert_eq!(daemon.len(), 1, "one apology: {daemon:?}");
+        assert!(daemon[0].starts_with("[console] alice: that was not taken"), "{daemon:?}");
+        assert_eq!(console, daemon, "the console prints what the daemon sends");
+    }
+
+    #[test]
+    fn a_storeless_engine_answers_without_committing() {
+        let options = Console::options(1);
+        let router = crate::router::Router::new(Registry::standard(), options.clone());
+        let mut engine = Engine::new(router, None, Box::new(Registry::standard), options);
+        let inbound = Inbound::new(
+            NetworkId::new(CONSOLE_NETWORK),
+            RoomId::new(CONSOLE_ROOM),
+            PlayerId::new("alice"),
+            "!new thaum",
+        );
+        let batch = engine.handle_batch(&[inbound], Timestamp::CONSOLE_EPOCH, Vec::new()).expect("goes on");
+        assert!(matches!(batch.saved, Saved::NothingToKeep), "{:?}", batch.saved);
+        assert!(!batch.queued.is_empty() && batch.queued.iter().all(|q| q.id == -1), "{:?}", batch.queued);
+    }
+}
