@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes docs/transcripts/irssi-duel.txt and docs/transcripts/weechat-duel.txt: a Duel
+# Makes tests/transcripts/irssi-duel.txt and tests/transcripts/weechat-duel.txt: a Duel
 # round as a person sees it in irssi and in WeeChat. It starts an InspIRCd on a free
 # loopback port (configured as tests/harness/inspircd.rs configures it) and the bot
 # (`spellbridge run`, flood control as on a real network), opens irssi (alice) and
@@ -14,7 +14,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${OUT:-$root/docs/transcripts}
+out=${OUT:-$root/tests/transcripts}
 code_style=${CODE_STYLE:-bold}
 suffix=''
 [[ $code_style != bold ]] && suffix=-$code_style

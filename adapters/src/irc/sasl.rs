@@ -84,7 +84,12 @@ impl SaslOptions {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SaslError {
     /// None of the mechanisms to try is offered (or all failed).
-    #[error("no SASL mechanism left to try: spellbridge tried {tried}; the server offers {offered}")]
+    #[error(
+        "no SASL mechanism left to try: spellbridge tried {tried}; the server offers {offered}. \
+         To use one of those, configure what it needs (EXTERNAL: the network's client_cert and \
+         client_key; ECDSA-NIST256P-CHALLENGE: sasl.ecdsa_key; SCRAM-SHA-256 or PLAIN: \
+         sasl.password) and list it in sasl.mechanisms if you set that"
+    )]
     Exhausted {
         /// What was tried, comma-separated.
         tried: String,
@@ -273,7 +278,10 @@ mod tests {
         let error = login.next_mechanism().expect_err("nothing to try");
         assert_eq!(
             error.to_string(),
-            "no SASL mechanism left to try: spellbridge tried none; the server offers EXTERNAL"
+            "no SASL mechanism left to try: spellbridge tried none; the server offers EXTERNAL. \
+             To use one of those, configure what it needs (EXTERNAL: the network's client_cert and \
+             client_key; ECDSA-NIST256P-CHALLENGE: sasl.ecdsa_key; SCRAM-SHA-256 or PLAIN: \
+             sasl.password) and list it in sasl.mechanisms if you set that"
         );
     }
 
