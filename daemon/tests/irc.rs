@@ -17,6 +17,8 @@ use spellbridge_tests::harness::irc_player::{Bot, WAIT, server};
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 const BOT: &str = "spellbridge";
 const ROOM: &str = "#magic";
+/// The `[[irc]]` lines that turn off flood control and the per-user command limit.
+const UNTHROTTLED: &str = "[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n";
 
 /// The daemon, running from a config in its own temp dir (the harness's daemon).
 struct Daemon(Process);
@@ -59,8 +61,7 @@ fn bot(daemon: &Daemon) -> Bot<'_> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_players_play_a_whole_duel_and_a_thaum_phase() {
     let irc = server();
-    let daemon =
-        Daemon::start(irc.port(), "", "[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n");
+    let daemon = Daemon::start(irc.port(), "", UNTHROTTLED);
     let bot = bot(&daemon);
     let (mut alice, mut bob, mut carol) = tokio::join!(
         bot.player(irc.port(), "alice"),
@@ -131,8 +132,7 @@ async fn three_players_play_a_whole_duel_and_a_thaum_phase() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duel_round_reaches_the_channel_in_at_most_four_lines() {
     let irc = server();
-    let daemon =
-        Daemon::start(irc.port(), "", "[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n");
+    let daemon = Daemon::start(irc.port(), "", UNTHROTTLED);
     let bot = bot(&daemon);
     let (mut alice, mut bob, mut carol) = tokio::join!(
         bot.player(irc.port(), "alice"),
