@@ -1,0 +1,39 @@
+//! `spellbridge run` as a child process bridging a real InspIRCd channel (`#magic`) and
+//! a real Synapse room into one place (`[[bridge]]`), with raw IRC clients and raw
+//! Matrix clients (no E2EE: the bridged room and the players' direct rooms with the bot
+//! are unencrypted) as the people:
+//!
+//! - chat is relayed both ways with its formatting, emotes, edits, reactions and
+//!   deletions, and never echoed back; commands (and their edits) are not relayed; a
+//!   bridged Matrix room with one person in it is a room, not a direct chat;
+//! - an IRC player and a Matrix player play a whole Duel at the shared table, spells by
+//!   IRC PM and Matrix DM, and neither room hears a token before its step is revealed;
+//! - a Thaum phase with players from both networks naming each other by nick and display
+//!   name; a person linking their IRC nick and Matrix id and playing as one player;
+//!   permissions (game masters from the config, the IRC channel operator's `!stop`,
+//!   nobody acting as someone else);
+//! - the daemon (SIGKILL), InspIRCd and Synapse each restarting mid-game: no move and
+//!   no relayed line lost or doubled;
+//! - a Duel step timeout that comes due while the daemon is down, applied once when it
+//!   is back (RULES D-9);
+//! - relayed chat cannot forge a line (every line starts with its speaker, a Matrix
+//!   display name that is an IRC nick shows its Matrix id), a long Matrix message is
+//!   capped and does not hold a game answer behind it, and a "direct" room a third person
+//!   joined is not private (issue 13).
+//!
+//! One file per feature ([`chat`], [`duel`], [`thaum`], [`restarts`], [`timeouts`],
+//! [`trust`]); what they share (the servers, the daemon's config, the people on each
+//! network) is in [`support`].
+//!
+//! These need InspIRCd and Synapse (`tests/scripts/install-inspircd.sh`,
+//! `tests/scripts/install-synapse.sh`); without them they fail with the harness's message,
+//! they never skip. Every wait is bounded; a failure prints the daemon's log.
+
+mod support;
+
+mod chat;
+mod duel;
+mod restarts;
+mod thaum;
+mod timeouts;
+mod trust;

@@ -1,0 +1,448 @@
+//! What the bridge tests share: InspIRCd and Synapse started side by side, the daemon's
+//! config (`[[bridge]]` of `#magic` and a Matrix room) and process, the people on IRC
+//! ([`Irc`]) and on Matrix ([`Mx`]) with everything they received kept in order, and
+//! the waits until the bot is in every room.
+
+pub(super) use std::collections::BTreeSet;
+pub(super) use std::time::Duration;
+
+pub(super) use serde_json::{Value, json};
+pub(super) use spellbridge_adapters::irc::format::strip;
+pub(super) use spellbridge_tests::harness::daemon::Daemon;
+pub(super) use spellbridge_tests::harness::inspircd::InspIrcd;
+pub(super) use spellbridge_tests::harness::irc_client::{IrcClient, Message as IrcMessage, MessageKind};
+pub(super) use spellbridge_tests::harness::matrix_client::{MatrixClient, Message as MxMessage};
+pub(super) use spellbridge_tests::harness::synapse::Synapse;
+pub(super) use tokio::time::Instant;
+
+pub(super) const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
+pub(super) const BOT: &str = "spellbridge";
+pub(super) const CHANNEL: &str = "#magic";
+/// How long one expected message may take.
+pub(super) const WAIT: Duration = Duration::from_secs(20);
+/// How long the daemon may take to start, log in and answer on both networks.
+pub(super) const STARTUP: Duration = Duration::from_secs(60);
+/// How long "nothing more arrives" is watched for.
+pub(super) const QUIET: Duration = Duration::from_secs(2);
+
+pub(super) fn password(localpart: &str) -> String {
+    format!("{localpart}-password")
+}
+
+pub(super) fn bot_id() -> String {
+    format!("@{BOT}:localhost")
+}
+
+/// InspIRCd and Synapse, started side by side.
+pub(super) fn servers() -> (InspIrcd, Synapse) {
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            let synapse = scope.spawn(Synapse::start);
+            let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+            let synapse = synapse
+                .join()
+                .unwrap_or_else(|_| panic!("starting Synapse panicked"))
+                .unwrap_or_else(|e| panic!("Synapse is needed for this test: {e}"));
+            (irc, synapse)
+        })
+    })
+}
+
+/// What a test adds to the daemon's config.
+#[derive(Default)]
+pub(super) struct Extra {
+    /// Tables appended to the config (`[permissions]`, `[duel]`).
+    pub(super) sections: String,
+    /// The IRC reconnect delay (default "1s").
+    pub(super) irc_reconnect: Option<&'static str>,
+    /// The body of `[irc.flood]` (default `enabled = false`).
+    pub(super) irc_flood: Option<&'static str>,
+}
+
+/// Writes the config (IRC without flood control, Matrix with the bot's password in a
+/// file, the bridge of `#magic` and `room`) and starts the daemon.
+pub(super) fn start_daemon(irc: &InspIrcd, synapse: &Synapse, room: &str, extra: &Extra) -> Daemon {
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    daemon.write("bot-password", format!("{}\n", password(BOT))).unwrap_or_else(|e| panic!("{e}"));
+    daemon.env(
+        "RUST_LOG",
+        "info,spellbridge=debug,matrix_sdk=warn,matrix_sdk_base=warn,matrix_sdk_crypto=error",
+    );
+    let config = format!(
+        r#"prefix = "!"
+
+[store]
+path = "games.db"
+
+[[irc]]
+name = "irc"
+server = "127.0.0.1"
+port = {port}
+tls = false
+nick = "{BOT}"
+# The test InspIRCd has account-tag but no services: players are known by nick.
+require_account = false
+reconnect_delay = "{reconnect}"
+
+[irc.flood]
+{flood}
+
+[irc.user_limit]
+enabled = false
+
+[[matrix]]
+name = "matrix"
+homeserver = "{homeserver}"
+user_id = "{bot}"
+password = {{ file = "bot-password" }}
+store = "matrix-store"
+invite_allow = ["*:localhost"]
+reconnect_delay = "1s"
+
+[matrix.user_limit]
+enabled = false
+
+[[bridge]]
+name = "magic"
+rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}" }}]
+
+{sections}
+"#,
+        port = irc.port(),
+        reconnect = extra.irc_reconnect.unwrap_or("1s"),
+        flood = extra.irc_flood.unwrap_or("enabled = false"),
+        homeserver = synapse.base_url(),
+        bot = bot_id(),
+        sections = extra.sections,
+    );
+    daemon.set_config(&config).unwrap_or_else(|e| panic!("{e}"));
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    daemon
+}
+
+// ---------------------------------------------------------------------------------------
+// People on IRC.
+
+/// An IRC client in `#magic`, with everything it received kept in order: `expect`
+/// takes the first message not taken yet that matches and never loses what it skips
+/// (messages may come in either order), so a test can both wait for messages and count
+/// every one that arrived.
+pub(super) struct Irc {
+    pub(super) client: IrcClient,
+    pub(super) seen: Vec<IrcMessage>,
+    /// Everything before this was expected; `taken` are the ones expected after it.
+    pub(super) read: usize,
+    pub(super) taken: BTreeSet<usize>,
+}
+
+impl Irc {
+    pub(super) async fn connect(port: u16, nick: &str) -> Irc {
+        let mut client =
+            IrcClient::connect(port, nick).await.unwrap_or_else(|e| panic!("{nick} connects: {e}"));
+        client.join(CHANNEL).await.unwrap_or_else(|e| panic!("{nick} joins {CHANNEL}: {e}"));
+        Irc { client, seen: Vec::new(), read: 0, taken: BTreeSet::new() }
+    }
+
+    pub(super) fn nick(&self) -> &str {
+        self.client.nick()
+    }
+
+    pub(super) async fn say(&mut self, text: &str) {
+        let nick = self.nick().to_owned();
+        self.client.privmsg(CHANNEL, text).await.unwrap_or_else(|e| panic!("{nick} says {text:?}: {e}"));
+    }
+
+    pub(super) async fn act(&mut self, text: &str) {
+        let nick = self.nick().to_owned();
+        self.client.action(CHANNEL, text).await.unwrap_or_else(|e| panic!("{nick} acts {text:?}: {e}"));
+    }
+
+    /// A private message to the bot.
+    pub(super) async fn tell_bot(&mut self, text: &str) {
+        let nick = self.nick().to_owned();
+        self.client.privmsg(BOT, text).await.unwrap_or_else(|e| panic!("{nick} tells the bot {text:?}: {e}"));
+    }
+
+    /// Reads until `quiet` passes with nothing new.
+    pub(super) async fn pump(&mut self, quiet: Duration) {
+        while let Some(m) = self.client.next_message(quiet).await {
+            self.seen.push(m);
+        }
+    }
+
+    /// Forgets everything received so far (after the setup's chatter).
+    pub(super) async fn settle(&mut self) {
+        self.pump(Duration::from_millis(300)).await;
+        self.seen.clear();
+        self.read = 0;
+        self.taken.clear();
+    }
+
+    /// The next message (after the cursor) for which `wanted` holds, within [`WAIT`].
+    /// The last 30 messages not taken by an `expect`, for failure messages.
+    fn unexpected(&self) -> String {
+        let left: Vec<String> = (self.read..self.seen.len())
+            .filter(|i| !self.taken.contains(i))
+            .map(|i| self.seen[i].to_string())
+            .collect();
+        left[left.len().saturating_sub(30)..].join("\n  ")
+    }
+
+    pub(super) async fn expect_where(
+        &mut self,
+        what: &str,
+        wanted: impl Fn(&IrcMessage) -> bool,
+    ) -> IrcMessage {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let taken = &self.taken;
+            if let Some(i) =
+                (self.read..self.seen.len()).find(|i| !taken.contains(i) && wanted(&self.seen[*i]))
+            {
+                self.taken.insert(i);
+                while self.taken.remove(&self.read) {
+                    self.read += 1;
+                }
+                return self.seen[i].clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.client.next_message(left).await {
+                Some(m) => self.seen.push(m),
+                None => panic!(
+                    "{} waited {WAIT:?} for {what}; received and not expected (the last 30):\n  {}",
+                    self.nick(),
+                    self.unexpected()
+                ),
+            }
+        }
+    }
+
+    /// The next message from the bot in the channel containing `needle` (formatting
+    /// stripped).
+    pub(super) async fn expect(&mut self, needle: &str) -> IrcMessage {
+        self.expect_where(&format!("{needle:?} in {CHANNEL}"), |m| {
+            m.from == BOT && m.target == CHANNEL && strip(&m.text).contains(needle)
+        })
+        .await
+    }
+
+    /// The next private message from the bot containing `needle`.
+    pub(super) async fn expect_private(&mut self, needle: &str) -> IrcMessage {
+        let nick = self.nick().to_owned();
+        self.expect_where(&format!("a private {needle:?}"), move |m| {
+            m.from == BOT && m.target == nick && strip(&m.text).contains(needle)
+        })
+        .await
+    }
+
+    /// The bot's messages in the channel, formatting stripped, in order.
+    pub(super) fn bot_lines(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter(|m| m.from == BOT && m.target == CHANNEL && m.kind == MessageKind::Privmsg)
+            .map(|m| strip(&m.text))
+            .collect()
+    }
+
+    /// Every message in the channel (anyone's), formatting stripped, in order.
+    pub(super) fn channel_lines(&self) -> Vec<(String, String)> {
+        self.seen.iter().filter(|m| m.target == CHANNEL).map(|m| (m.from.clone(), strip(&m.text))).collect()
+    }
+}
+
+/// Says `!games` until the bot answers in the channel (it has joined), within [`STARTUP`].
+pub(super) async fn until_bot_on_irc(client: &mut Irc) {
+    let deadline = Instant::now() + STARTUP;
+    while Instant::now() < deadline {
+        client.say("!games").await;
+        let until = Instant::now() + Duration::from_secs(1);
+        while let Some(m) = client.client.next_message(until.saturating_duration_since(Instant::now())).await
+        {
+            if m.from == BOT && m.target == CHANNEL && m.text.contains("Games:") {
+                return;
+            }
+        }
+    }
+    panic!("the bot never answered in {CHANNEL} within {STARTUP:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// People on Matrix.
+
+/// A Matrix user with a display name, maybe a direct room with the bot, and everything
+/// it received kept in order (as [`Irc`]).
+pub(super) struct Mx {
+    pub(super) client: MatrixClient,
+    pub(super) name: &'static str,
+    pub(super) dm: Option<String>,
+    pub(super) seen: Vec<MxMessage>,
+    pub(super) read: usize,
+    pub(super) taken: BTreeSet<usize>,
+}
+
+impl Mx {
+    /// Registers `localpart` and sets its display name.
+    pub(super) async fn new(synapse: &Synapse, localpart: &str, name: &'static str) -> Mx {
+        let (user_id, token) = synapse
+            .register(localpart, &password(localpart), false)
+            .unwrap_or_else(|e| panic!("registering {localpart}: {e}"));
+        let mut client = MatrixClient::from_token(&synapse.base_url(), &user_id, &token)
+            .unwrap_or_else(|e| panic!("{localpart}'s client: {e}"));
+        client.set_display_name(name).await.unwrap_or_else(|e| panic!("{e}"));
+        Mx { client, name, dm: None, seen: Vec::new(), read: 0, taken: BTreeSet::new() }
+    }
+
+    pub(super) fn id(&self) -> &str {
+        self.client.user_id()
+    }
+
+    pub(super) async fn say(&mut self, room: &str, text: &str) -> String {
+        self.client.send_text(room, text).await.unwrap_or_else(|e| panic!("{} says {text:?}: {e}", self.name))
+    }
+
+    /// A message in this user's direct room with the bot.
+    pub(super) async fn tell_bot(&mut self, text: &str) {
+        let dm = self.dm.clone().unwrap_or_else(|| panic!("{} has no direct room with the bot", self.name));
+        self.say(&dm, text).await;
+    }
+
+    pub(super) async fn pump(&mut self, quiet: Duration) {
+        while let Some(m) = self.client.next_message(quiet).await {
+            self.seen.push(m);
+        }
+    }
+
+    pub(super) async fn settle(&mut self) {
+        self.client.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
+        self.seen.clear();
+        self.read = 0;
+        self.taken.clear();
+    }
+
+    /// The last 30 messages not taken by an `expect`, for failure messages.
+    fn unexpected(&self) -> String {
+        let left: Vec<String> = (self.read..self.seen.len())
+            .filter(|i| !self.taken.contains(i))
+            .map(|i| self.seen[i].to_string())
+            .collect();
+        left[left.len().saturating_sub(30)..].join("\n  ")
+    }
+
+    pub(super) async fn expect_where(
+        &mut self,
+        what: &str,
+        wanted: impl Fn(&MxMessage) -> bool,
+    ) -> MxMessage {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let taken = &self.taken;
+            if let Some(i) =
+                (self.read..self.seen.len()).find(|i| !taken.contains(i) && wanted(&self.seen[*i]))
+            {
+                self.taken.insert(i);
+                while self.taken.remove(&self.read) {
+                    self.read += 1;
+                }
+                return self.seen[i].clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.client.next_message(left).await {
+                Some(m) => self.seen.push(m),
+                None => panic!(
+                    "{} waited {WAIT:?} for {what}; received and not expected (the last 30):\n  {}",
+                    self.name,
+                    self.unexpected()
+                ),
+            }
+        }
+    }
+
+    /// The next message from the bot in `room` containing `needle`.
+    pub(super) async fn expect_in(&mut self, room: &str, needle: &str) -> MxMessage {
+        let (bot, room_id) = (bot_id(), room.to_owned());
+        self.expect_where(&format!("{needle:?} in {room}"), move |m| {
+            m.sender == bot && m.room_id == room_id && m.body.contains(needle)
+        })
+        .await
+    }
+
+    /// The next message from the bot in the direct room containing `needle`.
+    pub(super) async fn expect_private(&mut self, needle: &str) -> MxMessage {
+        let dm = self.dm.clone().unwrap_or_else(|| panic!("{} has no direct room with the bot", self.name));
+        self.expect_in(&dm, needle).await
+    }
+
+    /// The bot's messages in `room`, in order.
+    pub(super) fn bot_lines(&self, room: &str) -> Vec<String> {
+        let bot = bot_id();
+        self.seen.iter().filter(|m| m.sender == bot && m.room_id == room).map(|m| m.body.clone()).collect()
+    }
+
+    /// Every message in `room` (anyone's but this user's own), in order.
+    pub(super) fn room_lines(&self, room: &str) -> Vec<(String, String)> {
+        self.seen.iter().filter(|m| m.room_id == room).map(|m| (m.sender.clone(), m.body.clone())).collect()
+    }
+}
+
+/// `creator` makes the bridged room (unencrypted) with the bot and `members` invited;
+/// the members join. Returns the room id.
+pub(super) async fn bridge_room(creator: &mut Mx, members: &mut [&mut Mx]) -> String {
+    let mut invite = vec![bot_id()];
+    invite.extend(members.iter().map(|m| m.id().to_owned()));
+    let room = creator.client.create_room("magic", &invite, false).await.unwrap_or_else(|e| panic!("{e}"));
+    for member in members.iter_mut() {
+        member.client.accept_invite(&room).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    room
+}
+
+/// Each user opens an unencrypted direct room with the bot (an invite the daemon accepts).
+pub(super) async fn direct_rooms(users: &mut [&mut Mx]) {
+    for user in users.iter_mut() {
+        let dm = user.client.create_dm(&bot_id(), false).await.unwrap_or_else(|e| panic!("{e}"));
+        user.dm = Some(dm);
+    }
+}
+
+/// Says `!games` in `room` until the bot answers there, within [`STARTUP`].
+pub(super) async fn until_bot_in(user: &mut Mx, room: &str) {
+    let bot = bot_id();
+    let deadline = Instant::now() + STARTUP;
+    while Instant::now() < deadline {
+        user.say(room, "!games").await;
+        let until = Instant::now() + Duration::from_secs(3);
+        while let Some(m) = user.client.next_message(until.saturating_duration_since(Instant::now())).await {
+            if m.sender == bot && m.room_id == room && m.body.contains("Games:") {
+                return;
+            }
+        }
+        // An answer meant for this room that went to a new (encrypted) direct room shows
+        // up as an invite from the bot.
+        if let Some(invite) = user.client.invites().iter().find(|i| i.inviter == bot) {
+            panic!("{} asked in {room} and the bot invited them to another room: {invite:?}", user.name);
+        }
+    }
+    panic!("the bot never answered {} in {room} within {STARTUP:?}", user.name);
+}
+
+/// The bot has joined the bridged room (it answers there) and each user's direct room.
+pub(super) async fn until_bot_everywhere(room: &str, in_room: &mut Mx, with_dms: &mut [&mut Mx]) {
+    until_bot_in(in_room, room).await;
+    for user in with_dms.iter_mut() {
+        let dm = user.dm.clone().expect("a direct room");
+        until_bot_in(user, &dm).await;
+    }
+}
+
+/// `count` of `needle` among `lines`.
+pub(super) fn count(lines: &[String], needle: &str) -> usize {
+    lines.iter().filter(|l| l.contains(needle)).count()
+}
+
+/// A table's state from `spellbridge export`, run on the daemon's database.
+pub(super) fn export(daemon: &Daemon, table: u64) -> Value {
+    let output =
+        daemon.command(&["export", &table.to_string(), "--db", "games.db"]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(output.status.success(), "export failed: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("export is not JSON ({e})"))
+}
