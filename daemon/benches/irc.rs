@@ -29,7 +29,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use spellbridge_adapters::irc::format::strip;
@@ -37,6 +37,7 @@ use spellbridge_tests::harness::inspircd::InspIrcd;
 use spellbridge_tests::harness::irc_client::{IrcClient, Message};
 
 mod support;
+use support::process::Process;
 use support::{clock_ticks, cpu_time, ms, percentile, rss_mib};
 
 /// The daemon: Cargo builds this package's binary for its benches and names it here.
@@ -59,51 +60,15 @@ const START_LIMIT: Duration = Duration::from_secs(60);
 // ---------------------------------------------------------------------------------------
 // Child processes
 
-/// A bot running as a child process from files in its own temp dir. Dropping it stops it.
+/// A bot as a child process ([`Process`]: its temp dir, log and stop) and the nick it
+/// answers as. Dropping it stops it.
 struct Bot {
-    name: &'static str,
+    process: Process,
     nick: &'static str,
-    child: Option<Child>,
-    dir: tempfile::TempDir,
-}
-
-impl Bot {
-    fn pid(&self) -> u32 {
-        self.child.as_ref().map_or(0, Child::id)
-    }
-
-    fn log(&self) -> String {
-        support::log_tail(&self.dir.path().join("bot.log"))
-    }
-
-    /// Whether the process has exited (then its log says why).
-    fn exited(&mut self) -> bool {
-        support::exited(self.child.as_mut())
-    }
-
-    /// SIGTERM, a bounded wait for the exit, then SIGKILL.
-    fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else { return };
-        support::stop(&mut child);
-    }
-}
-
-impl Drop for Bot {
-    fn drop(&mut self) {
-        self.stop();
-    }
 }
 
 fn spawn(name: &'static str, nick: &'static str, dir: tempfile::TempDir, command: &mut Command) -> Bot {
-    let log = std::fs::File::create(dir.path().join("bot.log")).expect("bot log file");
-    let child = command
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("bot log file"))
-        .stderr(log)
-        .spawn()
-        .unwrap_or_else(|e| panic!("{name} does not start: {e}"));
-    Bot { name, nick, child: Some(child), dir }
+    Bot { process: Process::spawn(name, dir, command), nick }
 }
 
 /// `spellbridge run` in `channels`, with flood control and the per-user limit off.
@@ -287,8 +252,8 @@ async fn drain(client: &mut IrcClient, quiet: Duration) {
 async fn wait_until_answering(client: &mut IrcClient, bot: &mut Bot, channel: &str, probe: &str) -> Duration {
     let started = Instant::now();
     while started.elapsed() < START_LIMIT {
-        if bot.exited() {
-            panic!("{} exited while starting; its log:\n{}", bot.name, bot.log());
+        if bot.process.exited() {
+            panic!("{} exited while starting; its log:\n{}", bot.process.name, bot.process.log());
         }
         say(client, channel, probe).await;
         let nick = bot.nick;
@@ -300,7 +265,11 @@ async fn wait_until_answering(client: &mut IrcClient, bot: &mut Bot, channel: &s
             return started.elapsed();
         }
     }
-    panic!("{} never answered in {channel} within {START_LIMIT:?}; its log:\n{}", bot.name, bot.log());
+    panic!(
+        "{} never answered in {channel} within {START_LIMIT:?}; its log:\n{}",
+        bot.process.name,
+        bot.process.log()
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -370,9 +339,9 @@ async fn round_trips(
         if let Err(skipped) = reply {
             panic!(
                 "{} did not answer {command:?} within {REPLY_LIMIT:?}; messages skipped:\n  {}\nits log:\n{}",
-                bot.name,
+                bot.process.name,
                 skipped.join("\n  "),
-                bot.log()
+                bot.process.log()
             );
         }
         if n >= WARMUP {
@@ -412,7 +381,7 @@ async fn throughput(
     is_reply: fn(&str, &str) -> bool,
     ticks: f64,
 ) -> (Vec<IrcClient>, Throughput) {
-    let cpu_before = cpu_time(bot.pid(), ticks);
+    let cpu_before = cpu_time(bot.process.pid(), ticks);
     let start = Instant::now();
     let deadline = start + TP_LIMIT;
     let nick = bot.nick;
@@ -451,11 +420,11 @@ async fn throughput(
         replies += got;
         end = end.max(last);
     }
-    let cpu = cpu_time(bot.pid(), ticks).saturating_sub(cpu_before);
+    let cpu = cpu_time(bot.process.pid(), ticks).saturating_sub(cpu_before);
     if replies < TP_CLIENTS * TP_COMMANDS {
         eprintln!(
             "irc bench: {} answered {replies} of {} commands within {TP_LIMIT:?}",
-            bot.name,
+            bot.process.name,
             TP_CLIENTS * TP_COMMANDS
         );
     }
@@ -479,8 +448,8 @@ async fn idle_rss(
     let mut bot = start(&channels);
     let joined = wait_until_answering(client, &mut bot, &last, probe).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let rss = rss_mib(bot.pid());
-    bot.stop();
+    let rss = rss_mib(bot.process.pid());
+    bot.process.stop();
     (rss, joined)
 }
 
@@ -534,20 +503,20 @@ async fn spellbridge_run(
         "irc bench: spellbridge ({durability}) answered in {channel} after {:.1} s",
         ready.as_secs_f64()
     );
-    let rss_one_channel = rss_mib(bot.pid());
+    let rss_one_channel = rss_mib(bot.process.pid());
 
     // The measuring client opens a Thaum table (and so is its game master and a player);
     // the crowd joins it, so each one's `!status` is one short line addressed to them.
     say(player, channel, "!new thaum").await;
     wait_for(player, REPLY_LIMIT, |m| m.from == bot.nick && m.text.contains("opens a Thaum table"))
         .await
-        .unwrap_or_else(|| panic!("no Thaum table opened; log:\n{}", bot.log()));
+        .unwrap_or_else(|| panic!("no Thaum table opened; log:\n{}", bot.process.log()));
     for client in &mut crowd {
         say(client, channel, "!join").await;
         let nick = client.nick().to_owned();
         wait_for(client, REPLY_LIMIT, |m| m.from == bot.nick && m.text.contains(&nick))
             .await
-            .unwrap_or_else(|| panic!("{nick} could not join the table; log:\n{}", bot.log()));
+            .unwrap_or_else(|| panic!("{nick} could not join the table; log:\n{}", bot.process.log()));
     }
     drain(player, Duration::from_millis(300)).await;
     for client in &mut crowd {
@@ -567,7 +536,7 @@ async fn spellbridge_run(
         ticks,
     )
     .await;
-    bot.stop();
+    bot.process.stop();
     (crowd, SpellbridgeRun { status, coins, throughput, rss_one_channel })
 }
 
@@ -598,7 +567,7 @@ async fn limnoria_run(
         "irc bench: Limnoria (echo-message {echo_message}) answered in {channel} after {:.1} s",
         ready.as_secs_f64()
     );
-    let rss_one_channel = rss_mib(bot.pid());
+    let rss_one_channel = rss_mib(bot.process.pid());
     let echo = round_trips(player, &bot, channel, "!echo x", |t| t == "x").await;
     let karma = round_trips(player, &bot, channel, "!bench++", |t| t.contains("karma is now")).await;
     eprintln!(
@@ -609,7 +578,7 @@ async fn limnoria_run(
     let (crowd, throughput) =
         throughput(crowd, &bot, channel, |nick| format!("!echo {nick}"), |nick, text| text == nick, ticks)
             .await;
-    bot.stop();
+    bot.process.stop();
     (crowd, LimnoriaRun { echo, karma, throughput, rss_one_channel })
 }
 

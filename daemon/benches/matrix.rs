@@ -44,7 +44,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -52,6 +52,7 @@ use spellbridge_tests::harness::matrix_client::{Event, MatrixClient};
 use spellbridge_tests::harness::synapse::{self, Synapse};
 
 mod support;
+use support::process::Process;
 use support::{Listener, ms, percentile, rss_mib};
 
 /// The daemon: Cargo builds this package's binary for its benches and names it here.
@@ -75,61 +76,16 @@ const START_LIMIT: Duration = Duration::from_secs(120);
 // ---------------------------------------------------------------------------------------
 // Child processes
 
-/// A bot running as a child process from files in its own temp dir. Dropping it stops it.
+/// A bot as a child process ([`Process`]: its temp dir, log and stop) and the Matrix user
+/// it answers as. Dropping it stops it.
 struct Bot {
-    name: &'static str,
+    process: Process,
     /// Its Matrix user id.
     user_id: String,
-    child: Option<Child>,
-    dir: tempfile::TempDir,
-}
-
-impl Bot {
-    fn pid(&self) -> u32 {
-        self.child.as_ref().map_or(0, Child::id)
-    }
-
-    fn log(&self) -> String {
-        support::log_tail(&self.dir.path().join("bot.log"))
-    }
-
-    /// Whether the process has exited (then its log says why).
-    fn exited(&mut self) -> bool {
-        support::exited(self.child.as_mut())
-    }
-
-    /// SIGTERM, a bounded wait for the exit, then SIGKILL.
-    fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else { return };
-        let pid = child.id();
-        support::stop(&mut child);
-        if let Some(dir) = std::env::var_os("SPELLBRIDGE_BENCH_KEEP_LOGS").filter(|d| !d.is_empty()) {
-            let to = Path::new(&dir).join(format!("{}-{pid}.log", self.name));
-            let _ = std::fs::create_dir_all(&dir);
-            match std::fs::copy(self.dir.path().join("bot.log"), &to) {
-                Ok(_) => eprintln!("matrix bench: {}'s log kept as {}", self.name, to.display()),
-                Err(e) => eprintln!("matrix bench: cannot keep {}'s log as {}: {e}", self.name, to.display()),
-            }
-        }
-    }
-}
-
-impl Drop for Bot {
-    fn drop(&mut self) {
-        self.stop();
-    }
 }
 
 fn spawn(name: &'static str, user_id: &str, dir: tempfile::TempDir, command: &mut Command) -> Bot {
-    let log = std::fs::File::create(dir.path().join("bot.log")).expect("bot log file");
-    let child = command
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("bot log file"))
-        .stderr(log)
-        .spawn()
-        .unwrap_or_else(|e| panic!("{name} does not start: {e}"));
-    Bot { name, user_id: user_id.to_owned(), child: Some(child), dir }
+    Bot { process: Process::spawn(name, dir, command), user_id: user_id.to_owned() }
 }
 
 /// A temp dir for a bot with its password in a file.
@@ -401,9 +357,9 @@ async fn command_round_trip(
         Ok(at) => [start, put, at],
         Err(skipped) => panic!(
             "{} did not answer {command:?} within {REPLY_LIMIT:?}; events skipped:\n  {}\nits log:\n{}",
-            bot.name,
+            bot.process.name,
             skipped.join("\n  "),
-            bot.log()
+            bot.process.log()
         ),
     }
 }
@@ -419,8 +375,8 @@ async fn wait_until_answering(
 ) -> Duration {
     let started = Instant::now();
     while started.elapsed() < START_LIMIT {
-        if bot.exited() {
-            panic!("{} exited while starting; its log:\n{}", bot.name, bot.log());
+        if bot.process.exited() {
+            panic!("{} exited while starting; its log:\n{}", bot.process.name, bot.process.log());
         }
         user.say(room, probe).await;
         let answer = user
@@ -433,7 +389,11 @@ async fn wait_until_answering(
             return ready;
         }
     }
-    panic!("{} never answered in {room} within {START_LIMIT:?}; its log:\n{}", bot.name, bot.log());
+    panic!(
+        "{} never answered in {room} within {START_LIMIT:?}; its log:\n{}",
+        bot.process.name,
+        bot.process.log()
+    );
 }
 
 /// Waits (bounded) until the bot's account has joined every room in `rooms`, as the
@@ -442,8 +402,8 @@ async fn wait_until_joined(bot: &mut Bot, account: &mut MatrixClient, rooms: &[S
     let started = Instant::now();
     let wanted: HashSet<&String> = rooms.iter().collect();
     while started.elapsed() < START_LIMIT {
-        if bot.exited() {
-            panic!("{} exited while joining; its log:\n{}", bot.name, bot.log());
+        if bot.process.exited() {
+            panic!("{} exited while joining; its log:\n{}", bot.process.name, bot.process.log());
         }
         let joined = account.joined_rooms().await.unwrap_or_else(|e| panic!("{e}"));
         if joined.iter().filter(|r| wanted.contains(r)).count() == wanted.len() {
@@ -451,7 +411,12 @@ async fn wait_until_joined(bot: &mut Bot, account: &mut MatrixClient, rooms: &[S
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    panic!("{} did not join {} rooms within {START_LIMIT:?}; its log:\n{}", bot.name, rooms.len(), bot.log());
+    panic!(
+        "{} did not join {} rooms within {START_LIMIT:?}; its log:\n{}",
+        bot.process.name,
+        rooms.len(),
+        bot.process.log()
+    );
 }
 
 /// The bot idle in `rooms`: its RSS once the server lists it in all of them, it answered
@@ -468,8 +433,8 @@ async fn idle_rss(
     let last = rooms.last().expect("rooms");
     wait_until_answering(user, &mut bot, last, probe, is_reply).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let rss = rss_mib(bot.pid());
-    bot.stop();
+    let rss = rss_mib(bot.process.pid());
+    bot.process.stop();
     (rss, joined)
 }
 
@@ -557,17 +522,17 @@ async fn bench(synapse: &Synapse, accounts: &Accounts) -> String {
     let ready =
         wait_until_answering(&mut a, &mut spellbridge, &sb_room, "!games", |t| t.contains("Games:")).await;
     eprintln!("matrix bench: spellbridge answered after {:.1} s", ready.as_secs_f64());
-    let sb_rss_one = rss_mib(spellbridge.pid());
+    let sb_rss_one = rss_mib(spellbridge.process.pid());
     // A Thaum table opened by the measuring user: `!status` shows its sheet.
     a.say(&sb_room, "!new thaum").await;
     a.listener
         .wait_for(REPLY_LIMIT, |e| message_from(e, sb_id, &sb_room, |t| t.contains("opens a Thaum table")))
         .await
-        .unwrap_or_else(|_| panic!("no Thaum table opened; log:\n{}", spellbridge.log()));
+        .unwrap_or_else(|_| panic!("no Thaum table opened; log:\n{}", spellbridge.process.log()));
     let mut nio = start_nio(synapse, nio_id);
     let ready = wait_until_answering(&mut a, &mut nio, &nio_room, "!echo ready", |t| t == "ready").await;
     eprintln!("matrix bench: matrix-nio answered after {:.1} s", ready.as_secs_f64());
-    let nio_rss_one = rss_mib(nio.pid());
+    let nio_rss_one = rss_mib(nio.process.pid());
     a.listener.drain(Duration::from_millis(500)).await;
     b.listener.drain(Duration::from_millis(100)).await;
 
@@ -587,8 +552,8 @@ async fn bench(synapse: &Synapse, accounts: &Accounts) -> String {
         .map(|(back_to_back, gapped)| Figures { back_to_back, gapped })
         .collect();
     let [puts, one_way, floor, sb, nio_figures] = [0, 1, 2, 3, 4].map(|i| figures[i]);
-    spellbridge.stop();
-    nio.stop();
+    spellbridge.process.stop();
+    nio.process.stop();
     a.listener.drain(Duration::from_millis(300)).await;
 
     // Memory, idle in 100 rooms (both bots invited to each; one bot runs at a time).

@@ -53,7 +53,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -66,6 +66,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 mod support;
+use support::process::{Process, free_port, metrics};
 use support::{Listener, clock_ticks, cpu_time, ms, percentile, rss_mib};
 
 /// The daemon: Cargo builds this package's binary for its benches and names it here.
@@ -100,53 +101,20 @@ const START_LIMIT: Duration = Duration::from_secs(120);
 // ---------------------------------------------------------------------------------------
 // The daemon
 
-/// `spellbridge run` as a child process from files in its own temp dir. Dropping it stops it.
+/// `spellbridge run` as a child process ([`Process`]: its temp dir, log and stop) and the
+/// port of its `/metrics`. Dropping it stops it.
 struct Bot {
-    child: Option<Child>,
-    dir: tempfile::TempDir,
+    process: Process,
     /// Where its `/metrics` are served.
     http_port: u16,
 }
 
 impl Bot {
-    fn pid(&self) -> u32 {
-        self.child.as_ref().map_or(0, Child::id)
-    }
-
-    fn log_path(&self) -> PathBuf {
-        self.dir.path().join("bot.log")
-    }
-
-    fn log(&self) -> String {
-        support::log_tail(&self.log_path())
-    }
-
     /// The messages in its outbox (committed, not yet reported sent), from `/metrics`.
     fn outbox_depth(&self) -> Option<i64> {
-        use std::io::{Read, Write};
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.http_port)).ok()?;
-        stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-        stream.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-        let mut text = String::new();
-        stream.read_to_string(&mut text).ok()?;
-        text.lines().find_map(|l| l.strip_prefix("spellbridge_outbox_depth ")?.trim().parse().ok())
-    }
-
-    /// Whether the process has exited (then its log says why).
-    fn exited(&mut self) -> bool {
-        support::exited(self.child.as_mut())
-    }
-
-    /// SIGTERM, a bounded wait for the exit, then SIGKILL.
-    fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else { return };
-        support::stop(&mut child);
-    }
-}
-
-impl Drop for Bot {
-    fn drop(&mut self) {
-        self.stop();
+        metrics(self.http_port)?
+            .lines()
+            .find_map(|l| l.strip_prefix("spellbridge_outbox_depth ")?.trim().parse().ok())
     }
 }
 
@@ -175,24 +143,9 @@ fn start_spellbridge(irc_port: u16, http_port: u16, synapse: &Synapse, bot_id: &
     let path = dir.path().join("spellbridge.toml");
     std::fs::write(&path, config).expect("write the spellbridge config");
     let rust_log = std::env::var("SPELLBRIDGE_RELAY_RUST_LOG").unwrap_or_else(|_| "info".to_owned());
-    let log = std::fs::File::create(dir.path().join("bot.log")).expect("bot log file");
-    let child = Command::new(SPELLBRIDGE)
-        .args(["run", "--config"])
-        .arg(&path)
-        .env("RUST_LOG", rust_log)
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("bot log file"))
-        .stderr(log)
-        .spawn()
-        .unwrap_or_else(|e| panic!("spellbridge does not start: {e}"));
-    Bot { child: Some(child), dir, http_port }
-}
-
-/// A free loopback port (for the daemon's `/metrics`).
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("a free port");
-    listener.local_addr().expect("its address").port()
+    let mut command = Command::new(SPELLBRIDGE);
+    command.args(["run", "--config"]).arg(&path).env("RUST_LOG", rust_log);
+    Bot { process: Process::spawn("spellbridge", dir, &mut command), http_port }
 }
 
 fn password(localpart: &str) -> String {
@@ -297,7 +250,7 @@ struct Cast {
 
 /// Gives up on a paced message.
 fn missing(what: &str, bot: &Bot) -> ! {
-    panic!("{what} did not arrive within {REPLY_LIMIT:?}; the bot's log:\n{}", bot.log())
+    panic!("{what} did not arrive within {REPLY_LIMIT:?}; the bot's log:\n{}", bot.process.log())
 }
 
 async fn paced(cast: &mut Cast, bot: &Bot, trace: &mut Vec<String>) -> Paced {
@@ -500,7 +453,8 @@ async fn sustained(cast: Cast, bot: &Bot, synapse: &Synapse, alice_token: &str, 
     let interval = Duration::from_secs(1) / RATE;
     let stop = CancellationToken::new();
     let synapse_pid = synapse.pid().unwrap_or(0);
-    let (bot_cpu_before, synapse_cpu_before) = (cpu_time(bot.pid(), ticks), cpu_time(synapse_pid, ticks));
+    let (bot_cpu_before, synapse_cpu_before) =
+        (cpu_time(bot.process.pid(), ticks), cpu_time(synapse_pid, ticks));
 
     // Receivers. ivy: the bot's relayed `sm2i n` and ian's own `si2m n` (the IRC floor).
     let relayed_to_irc: Arrivals = Arc::default();
@@ -667,10 +621,10 @@ async fn sustained(cast: Cast, bot: &Bot, synapse: &Synapse, alice_token: &str, 
     let _bob = bob_task.await.expect("bob");
     drop(ian);
 
-    let bot_cpu_total = cpu_time(bot.pid(), ticks);
+    let bot_cpu_total = cpu_time(bot.process.pid(), ticks);
     let bot_cpu = bot_cpu_total.saturating_sub(bot_cpu_before);
     let synapse_cpu = cpu_time(synapse_pid, ticks).saturating_sub(synapse_cpu_before);
-    let bot_rss = rss_mib(bot.pid());
+    let bot_rss = rss_mib(bot.process.pid());
     let elapsed = t0.elapsed();
 
     let take = |a: &Arrivals| std::mem::take(&mut *a.lock().expect("arrivals"));
@@ -791,10 +745,13 @@ async fn bench(
     let (mut to_matrix, mut to_irc) = (false, false);
     for probe in 0.. {
         if started.elapsed() > START_LIMIT {
-            panic!("spellbridge did not relay both ways within {START_LIMIT:?}; its log:\n{}", bot.log());
+            panic!(
+                "spellbridge did not relay both ways within {START_LIMIT:?}; its log:\n{}",
+                bot.process.log()
+            );
         }
-        if bot.exited() {
-            panic!("spellbridge exited while starting; its log:\n{}", bot.log());
+        if bot.process.exited() {
+            panic!("spellbridge exited while starting; its log:\n{}", bot.process.log());
         }
         if !to_matrix {
             say(&mut ian, CHANNEL, &format!("probe {probe}")).await;
@@ -823,7 +780,7 @@ async fn bench(
     irc_drain(&mut ivy, Duration::from_millis(300)).await;
     irc_drain(&mut ian, Duration::from_millis(100)).await;
     bob.drain(Duration::from_millis(500)).await;
-    let rss_idle = rss_mib(bot.pid());
+    let rss_idle = rss_mib(bot.process.pid());
 
     let mut cast = Cast { ian, ivy, alice_id: alice_id.clone(), alice, bob, bot_id, room, floor_room };
     let mut trace = vec!["kind,n,sent_us,received_us".to_owned()];
@@ -843,11 +800,11 @@ async fn bench(
 
     eprintln!("relay bench: sustained, {RATE}/s each way for {SUSTAIN:?}");
     let sustained = sustained(cast, &bot, synapse, &alice_token, ticks).await;
-    bot.stop();
+    bot.process.stop();
     if let Some(dir) = std::env::var_os("SPELLBRIDGE_RELAY_TRACE") {
         let dir = PathBuf::from(dir);
         let _ = std::fs::create_dir_all(&dir);
-        let _ = std::fs::copy(bot.log_path(), dir.join("bot.log"));
+        let _ = std::fs::copy(bot.process.log_path(), dir.join("bot.log"));
         let _ = std::fs::write(dir.join("paced.csv"), trace.join("\n") + "\n");
     }
     report(&paced, serial, parallel, &sustained, rss_idle)

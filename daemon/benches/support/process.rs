@@ -1,6 +1,8 @@
-//! A bot as a child process of a bench: started from files in its own temp dir with its
-//! output in `bot.log` there, stopped (SIGTERM, then SIGKILL) when dropped, also when
-//! the bench panics; and the daemon's `/metrics` read over plain HTTP.
+//! A bot as a child process of a bench, the one wrapper every bench uses (each adds what
+//! it answers as): started from files in its own temp dir with its output in `bot.log`
+//! there, stopped (SIGTERM, then SIGKILL) when dropped, also when the bench panics, its
+//! log kept in `$SPELLBRIDGE_BENCH_KEEP_LOGS` when that is set; and the daemon's
+//! `/metrics` read over plain HTTP.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -65,10 +67,20 @@ impl Process {
         super::exited(self.child.as_mut())
     }
 
-    /// SIGTERM, a bounded wait for the exit, then SIGKILL.
+    /// SIGTERM, a bounded wait for the exit, then SIGKILL. With
+    /// `SPELLBRIDGE_BENCH_KEEP_LOGS=DIR`, its log is then copied to `DIR/<name>-<pid>.log`.
     pub fn stop(&mut self) {
         let Some(mut child) = self.child.take() else { return };
+        let pid = child.id();
         super::stop(&mut child);
+        if let Some(dir) = std::env::var_os("SPELLBRIDGE_BENCH_KEEP_LOGS").filter(|d| !d.is_empty()) {
+            let to = Path::new(&dir).join(format!("{}-{pid}.log", self.name));
+            let _ = std::fs::create_dir_all(&dir);
+            match std::fs::copy(self.log_path(), &to) {
+                Ok(_) => eprintln!("bench: {}'s log kept as {}", self.name, to.display()),
+                Err(e) => eprintln!("bench: cannot keep {}'s log as {}: {e}", self.name, to.display()),
+            }
+        }
     }
 }
 
