@@ -1,7 +1,7 @@
 //! The router over a bridge, with no network: a table opened in one room of a bridge is
 //! played from every room of it, chat is relayed, identities link by private code,
 //! names resolve across networks, and role comes from the config and room
-//! operators. The same flows run against real servers in `bridge.rs`.
+//! operators. The same flows run against real servers in `bridge/`.
 
 use spellbridge::journal::Entry;
 use spellbridge::relay;
