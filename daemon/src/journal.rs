@@ -215,3 +215,34 @@ impl Entry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The actor's [`Role`] is journaled under its JSON name from before the rename
+    /// (`standing`), so journals written by earlier releases and by this one read alike.
+    #[test]
+    fn an_action_keeps_the_actors_role_under_the_json_name_standing() {
+        let entry = Entry::Acted {
+            table: 1,
+            sequence: 0,
+            actor: PlayerId::new("alice"),
+            command: "stop".to_owned(),
+            typed: "!stop".to_owned(),
+            private: false,
+            role: Role::Operator,
+            now: Timestamp(0),
+            dice_seed: 7,
+            draws: 0,
+        };
+        let json = serde_json::to_value(&entry).expect("json");
+        assert_eq!(json["standing"], "operator", "{json}");
+        assert!(json.get("role").is_none(), "{json}");
+        let older = r#"{"kind":"acted","table":1,"sequence":0,"actor":"alice","command":"stop",
+            "typed":"!stop","private":false,"standing":"game_master","now":0,"dice_seed":7,"draws":0}"#;
+        let read: Entry = serde_json::from_str(older).expect("an older entry reads");
+        assert!(matches!(read, Entry::Acted { role: Role::GameMaster, .. }), "{read:?}");
+        assert_eq!(serde_json::from_value::<Entry>(json).expect("reads back"), entry);
+    }
+}
