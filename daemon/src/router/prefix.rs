@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use spellbridge_core::text::{Segment, Style};
-use spellbridge_core::{CommandHelp, Registry, RichText};
+use spellbridge_core::{Command, Registry, RichText};
 
 use crate::lobby::LOBBY_COMMANDS;
 
@@ -32,7 +32,7 @@ impl Prefixer {
         let commands = LOBBY_COMMANDS
             .iter()
             .chain(games)
-            .flat_map(|c: &CommandHelp| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+            .flat_map(|c: &Command| std::iter::once(c.name).chain(c.aliases.iter().copied()))
             .map(str::to_lowercase)
             .collect();
         Some(Prefixer { prefix: prefix.to_owned(), commands })
