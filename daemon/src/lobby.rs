@@ -42,17 +42,6 @@ pub enum LobbyCommand {
     Unignore(String),
 }
 
-impl LobbyCommand {
-    /// True for the commands that only ask (help, the lists): answered, nothing changes
-    /// (as [`LOBBY_COMMANDS`] declares).
-    pub fn is_query(&self) -> bool {
-        matches!(
-            self,
-            LobbyCommand::Help(_) | LobbyCommand::Games | LobbyCommand::Wizards | LobbyCommand::Ignore(None)
-        )
-    }
-}
-
 const WORD: Kind = Kind::Word;
 const KNOWN: Kind = Kind::Player(PlayerArgument::Known);
 
