@@ -349,7 +349,7 @@ fn no_duel_line_writes_a_player_id_into_its_text() {
             match table.act(&action, &mut dice) {
                 Ok(out) => said.extend(out.into_iter().map(|a| a.text)),
                 Err(spellbridge_core::Refusal::Refused(text)) => said.push(text),
-                Err(other) => panic!("{command}: {other}"),
+                Err(other) => panic!("{}: {other}", command.name()),
             }
         }
         let leaks: Vec<String> = said.iter().flat_map(ids_in_text).collect();

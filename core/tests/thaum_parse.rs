@@ -4,8 +4,8 @@
 use spellbridge_core::GamePlugin;
 use spellbridge_core::PlayerId;
 use spellbridge_core::games::thaum::command::{ThaumCommand, Verb, parse, thaum_from_word};
-use spellbridge_core::grammar::{Problem, ReadError};
 use spellbridge_core::games::thaum::{COMMANDS, Thaum, ThaumPlugin};
+use spellbridge_core::grammar::{Problem, ReadError};
 use spellbridge_core::words::{Adjustment, AmountError};
 
 /// What was wrong, as the grammar read it.
