@@ -8,7 +8,7 @@ impl Router {
     pub(super) fn unknown_command(&self, word: &str, game: Option<&str>) -> RichText {
         // The lobby's names (not its aliases), and every name and alias of the game (or of
         // every game, when no table is in question).
-        let mut names: Vec<&str> = LOBBY_COMMANDS.iter().map(|c| c.name).collect();
+        let mut names: Vec<&str> = self.grammar.commands(LOBBY).iter().map(|c| c.name).collect();
         names.extend(self.grammar.words(|owner| owner != LOBBY && game.is_none_or(|name| owner == name)));
         let prefix = &self.options.prefix;
         let mut text = RichText::new().text("Unknown command ").code(format!("{prefix}{word}")).text(".");
@@ -54,7 +54,7 @@ impl Router {
         let list = |commands: &[spellbridge_core::Command]| {
             commands.iter().map(|c| format!("{prefix}{}", c.name)).collect::<Vec<_>>().join(" ")
         };
-        let mut text = RichText::new().text(format!("Commands: {}", list(LOBBY_COMMANDS)));
+        let mut text = RichText::new().text(format!("Commands: {}", list(self.grammar.commands(LOBBY))));
         if let Some(game) = game {
             text = text.text(format!(". At this room's {game} table: {}", list(self.grammar.commands(game))));
         }

@@ -326,12 +326,12 @@ impl Router {
     pub fn new(registry: Registry, options: RouterOptions) -> Self {
         let secrets = SecretSource::new(&options.secrets);
         let directory = Directory::new(options.scopes.clone());
-        let prefixer = prefix::Prefixer::new(&options.prefix, &registry);
         let mut grammar = Grammar::new();
         grammar.add(LOBBY, LOBBY_COMMANDS);
         for game in registry.iter() {
             grammar.add(game.name(), game.commands());
         }
+        let prefixer = prefix::Prefixer::new(&options.prefix, &grammar);
         Self {
             grammar,
             registry,
