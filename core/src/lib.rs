@@ -29,7 +29,7 @@ pub use dice::Dice;
 pub use grammar::{Command, Grammar, Parsed, PlayerArgument};
 pub use ids::{NetworkId, PlayerId, RoomId};
 pub use plugin::{
-    Action, Announcement, Audience, Form, GamePlugin, Refusal, Registry, Seat, Standing, Table, TableSetup,
+    Action, Announcement, Audience, Form, GamePlugin, Refusal, Registry, Role, Seat, Table, TableSetup,
 };
 pub use text::RichText;
 pub use time::Timestamp;
