@@ -11,11 +11,13 @@
 //! - [`time`]: timestamps and durations (plain numbers, no clock).
 //! - [`plugin`]: the `GamePlugin` and `Table` traits, and the registry of games.
 //! - [`transport`]: the `GameTransport` trait a chat network implements.
+//! - [`grammar`]: commands as data, and the one parser that reads them.
 //! - [`words`]: shared pieces of command parsing (numbers, typo suggestions).
 //! - [`games`]: the two games, Thaum and Duel.
 
 pub mod dice;
 pub mod games;
+pub mod grammar;
 pub mod ids;
 pub mod plugin;
 pub mod text;
@@ -24,10 +26,10 @@ pub mod transport;
 pub mod words;
 
 pub use dice::Dice;
+pub use grammar::{Command, Grammar, Parsed, PlayerArgument};
 pub use ids::{NetworkId, PlayerId, RoomId};
 pub use plugin::{
-    Action, Announcement, Audience, CommandHelp, Form, GamePlugin, PlayerArgument, Refusal, Registry, Role,
-    Seat, Table, TableSetup,
+    Action, Announcement, Audience, Form, GamePlugin, Refusal, Registry, Role, Seat, Table, TableSetup,
 };
 pub use text::RichText;
 pub use time::Timestamp;

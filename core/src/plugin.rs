@@ -1,8 +1,9 @@
 //! The `GamePlugin` and `Table` traits, and the registry that lists the games.
 //!
-//! A [`GamePlugin`] is a game as data: its name, the help for each of its commands, and
-//! how to open or restore a [`Table`]. A table is one running game: it parses a command
-//! typed by a player, applies it to its pure state, and returns the announcements to make.
+//! A [`GamePlugin`] is a game as data: its name, its commands (declared once, as a
+//! [`grammar`](crate::grammar), which also makes their help), and how to open or restore a
+//! [`Table`]. A table is one running game: it takes a command already read against its
+//! grammar, applies it to its pure state, and returns the announcements to make.
 //! A refused command leaves the table exactly as it was. Timers (Thaum phases, Duel step
 //! timeouts) are deadlines the table names and the caller fires, with the same code path
 //! as a command.
@@ -13,47 +14,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dice::Dice;
+use crate::grammar::{Command, Parsed};
 use crate::ids::{PlayerId, RoomId};
 use crate::text::RichText;
 use crate::time::Timestamp;
-
-/// One command's entry in the chat help.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CommandHelp {
-    /// The command word, without the prefix (`gather`).
-    pub name: &'static str,
-    /// Other words that mean the same (`gatherpower`).
-    pub aliases: &'static [&'static str],
-    /// The arguments, e.g. `<mana> <thaum>`.
-    pub usage: &'static str,
-    /// One sentence saying what it does.
-    pub summary: &'static str,
-    /// The arguments that name players. The daemon turns the names typed there (a nick,
-    /// a display name) into player ids, and leaves every other word as typed, so a
-    /// player called `fire` or `end` never changes a game word.
-    pub players: &'static [PlayerArgument],
-}
-
-/// An argument of a command that names a player, by its position among the words after
-/// the command word (0 is the first).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlayerArgument {
-    /// Names someone who plays already (`!bend 2 bob`).
-    Known(usize),
-    /// Names someone who joins by it (`!add bob`): a name nobody has yet is taken as a
-    /// new player's, and must be one people can read (no control, invisible,
-    /// direction-changing or look-alike characters).
-    New(usize),
-}
-
-impl PlayerArgument {
-    /// Its position among the words after the command word.
-    pub fn position(self) -> usize {
-        match self {
-            PlayerArgument::Known(i) | PlayerArgument::New(i) => i,
-        }
-    }
-}
 
 /// Who an announcement is for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,8 +82,8 @@ impl Announcement {
 pub struct Action<'a> {
     /// Who typed it.
     pub actor: &'a PlayerId,
-    /// The command without the prefix, e.g. `gather 3 fire`.
-    pub command: &'a str,
+    /// The command, read against the game's grammar (players already resolved).
+    pub command: &'a Parsed,
     /// The whole message as typed, e.g. `!gather 3 fire` (kept in histories).
     pub typed: &'a str,
     /// True when it was sent privately to the bot.
@@ -196,13 +160,16 @@ pub trait Table: Send + std::fmt::Debug {
         Vec::new()
     }
 
-    /// Parses and applies a command. On `Err` the table is unchanged.
+    /// The game's commands (the same as its plugin's [`GamePlugin::commands`]).
+    fn commands(&self) -> &'static [Command];
+
+    /// Applies a command read against [`Table::commands`]. On `Err` the table is unchanged.
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal>;
 
-    /// True when `command` only asks (`status`): acting on it changes nothing, so the
-    /// caller need not journal it.
-    fn is_query(&self, _command: &str) -> bool {
-        false
+    /// Whom the usage example of `command` names when shown to `actor` in a refusal (never
+    /// the actor); `None`: [`EXAMPLE_PLAYER`](crate::grammar::EXAMPLE_PLAYER).
+    fn example_player(&self, _command: &str, _actor: &PlayerId) -> Option<String> {
+        None
     }
 
     /// The next moment a timer is due, if any.
@@ -265,7 +232,7 @@ pub trait GamePlugin: Send + Sync {
     fn summary(&self) -> &'static str;
 
     /// Every command of the game, in the order help lists them.
-    fn commands(&self) -> &'static [CommandHelp];
+    fn commands(&self) -> &'static [Command];
 
     /// Opens a table. Refuses setups the game cannot take (an unknown wizard, say).
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal>;

@@ -3,6 +3,7 @@
 //! snapshot survives a restore at every point.
 
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin};
+use spellbridge_core::grammar::read_for;
 use spellbridge_core::{
     Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Role, Seat, TableSetup, Timestamp,
 };
@@ -43,6 +44,7 @@ fn a_scripted_duel_plays_to_the_end() {
     for (sequence, (who, private, command)) in script.iter().enumerate() {
         let who = PlayerId::new(*who);
         let typed = format!("!{command}");
+        let command = &read_for(&*table, &who, command).expect("reads");
         let action = Action {
             actor: &who,
             command,
@@ -92,6 +94,7 @@ fn timeouts_seals_voids_and_favours_are_announced() {
                transcript: &mut Vec<String>| {
         let who = PlayerId::new(who);
         let typed = format!("!{command}");
+        let command = &read_for(&**table, &who, command).expect("reads");
         let action =
             Action { actor: &who, command, typed: &typed, private: true, now: T0, role: Role::Player };
         match table.act(&action, &mut Dice::from_seed(11)) {
@@ -187,6 +190,7 @@ fn act(
 ) -> Result<Vec<Announcement>, spellbridge_core::Refusal> {
     let who = PlayerId::new(who);
     let typed = format!("!{command}");
+    let command = &read_for(&**table, &who, command)?;
     let action = Action { actor: &who, command, typed: &typed, private, now: T0.plus(60), role };
     table.act(&action, &mut Dice::from_seed(5))
 }
@@ -236,7 +240,7 @@ fn a_player_may_not_stop_a_duel() {
         assert_eq!(table.snapshot(), before, "a refused stop changes nothing");
     }
     assert!(!table.is_finished());
-    assert!(!table.is_query("stop"));
+    assert!(!read_for(&*table, &PlayerId::new("oscar"), "stop").expect("reads").is_query());
     let refusal = act(&mut table, "oscar", "stop now", false, Role::Operator).expect_err("extra words");
     assert!(refusal.to_string().contains("type just `!stop`"), "{refusal}");
     assert_eq!(table.snapshot(), before);
@@ -327,11 +331,19 @@ fn no_duel_line_writes_a_player_id_into_its_text() {
             });
             let typed = format!("!{command}");
             let role = if who.as_str() == "oscar" { Role::Operator } else { Role::Player };
+            let command = &match read_for(&*table, &who, command) {
+                Ok(command) => command,
+                Err(spellbridge_core::Refusal::Refused(text)) => {
+                    said.push(text);
+                    continue;
+                }
+                Err(other) => panic!("{command}: {other}"),
+            };
             let action = Action { actor: &who, command, typed: &typed, private: *private, now: T0, role };
             match table.act(&action, &mut dice) {
                 Ok(out) => said.extend(out.into_iter().map(|a| a.text)),
                 Err(spellbridge_core::Refusal::Refused(text)) => said.push(text),
-                Err(other) => panic!("{command}: {other}"),
+                Err(other) => panic!("{}: {other}", command.name()),
             }
         }
         let leaks: Vec<String> = said.iter().flat_map(ids_in_text).collect();

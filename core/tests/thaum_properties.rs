@@ -12,6 +12,7 @@ use serde_json::Value;
 use spellbridge_core::games::thaum::command::parse;
 use spellbridge_core::games::thaum::state::{Thaum, ThaumState};
 use spellbridge_core::games::thaum::{ThaumCommand, ThaumOptions, ThaumPlugin, engine};
+use spellbridge_core::grammar::read_for;
 use spellbridge_core::time::DAY;
 use spellbridge_core::words::Adjustment;
 use spellbridge_core::{
@@ -133,9 +134,19 @@ fn play(steps: &[Step], seed: u64, options: ThaumOptions) -> Result<(Vec<String>
                 let actor = PlayerId::new(ACTORS[*actor]);
                 let typed = format!("!{text}");
                 let before = table.snapshot();
-                let action =
-                    Action { actor: &actor, command: text, typed: &typed, private: false, now, role: *role };
-                match table.act(&action, &mut dice) {
+                // Read as the daemon reads it; a command that does not read is refused.
+                let acted = read_for(&*table, &actor, text).and_then(|command| {
+                    let action = Action {
+                        actor: &actor,
+                        command: &command,
+                        typed: &typed,
+                        private: false,
+                        now,
+                        role: *role,
+                    };
+                    table.act(&action, &mut dice)
+                });
+                match acted {
                     Ok(out) => {
                         let command = parse(text).map_err(|e| TestCaseError::fail(e.to_string()))?;
                         let state: ThaumState =

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 use spellbridge_core::games::thaum::{Schedule, ThaumOptions, ThaumPlugin};
+use spellbridge_core::grammar::{self, ReadError, read_for};
 use spellbridge_core::text::Segment;
 use spellbridge_core::time::DAY;
 use spellbridge_core::{
@@ -47,9 +48,11 @@ impl Room {
     ) -> Result<Vec<Announcement>, Refusal> {
         let actor = PlayerId::new(actor);
         let command = typed.trim_start_matches(['!', '.']);
-        let action = Action { actor: &actor, command, typed, private, now: self.now, role };
         let mut dice = Dice::for_action(11, self.sequence);
         self.sequence += 1;
+        // Read as the daemon reads it: against the game's grammar, refused with its usage.
+        let command = &read_for(&*self.table, &actor, command)?;
+        let action = Action { actor: &actor, command, typed, private, now: self.now, role };
         self.table.act(&action, &mut dice)
     }
 
@@ -303,10 +306,13 @@ fn unknown_words_go_back_to_the_router_and_other_errors_say_what_to_type() {
 }
 
 #[test]
-fn refusals_use_the_prefix_the_player_typed() {
-    let mut room = Room::open("alice");
-    let text = room.refused("alice", ".gather");
-    assert!(text.contains("type `.gather <mana>"), "{text}");
+fn parse_refusals_take_the_prefix_the_daemon_renders_them_with() {
+    let room = Room::open("alice");
+    let Err(ReadError::Bad(error)) = grammar::read(room.table.commands(), "gather") else {
+        panic!("`gather` alone does not read")
+    };
+    let text = error.render(".", None).plain();
+    assert!(text.contains("type `.gather <mana>") && !text.contains('!'), "{text}");
 }
 
 #[test]
@@ -507,8 +513,10 @@ fn gm_list_is_a_question_for_anyone() {
     let mut room = Room::open("alice");
     room.ok("bob", "!join");
     room.ok("alice", "!gm add bob");
-    assert!(room.table.is_query("gm") && room.table.is_query("gm list") && room.table.is_query("GM LIST"));
-    assert!(!room.table.is_query("gm add bob") && !room.table.is_query("gm remove bob"));
+    let is_query =
+        |line: &str| read_for(&*room.table, &PlayerId::new("zed"), line).expect("reads").is_query();
+    assert!(is_query("gm") && is_query("gm list") && is_query("GM LIST"));
+    assert!(!is_query("gm add bob") && !is_query("gm remove bob"));
     let before = room.state();
     for typed in ["!gm", "!gm list"] {
         let said = room.ok("zed", typed);

@@ -1,9 +1,10 @@
-//! The daemon's own commands (CONTRACT.md "Daemon-level"): parsed into [`LobbyCommand`]
-//! before any table sees the message. Each command's help text is declared once, in
-//! [`LOBBY_COMMANDS`].
+//! The daemon's own commands (CONTRACT.md "Daemon-level"), declared once in
+//! [`LOBBY_COMMANDS`] on the same grammar as the games' (their arguments, help and
+//! refusals), and read into [`LobbyCommand`] before any table sees the message.
 
-use spellbridge_core::words;
-use spellbridge_core::{CommandHelp, PlayerArgument};
+use spellbridge_core::grammar::{
+    self, Arg, Command, Kind, Parsed, PlayerArgument, Query, ReadError, Value, Who,
+};
 
 /// A command for the daemon rather than for a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,195 +42,109 @@ pub enum LobbyCommand {
     Unignore(String),
 }
 
-impl LobbyCommand {
-    /// True for the commands that only ask (help, the lists): answered, nothing changes.
-    pub fn is_query(&self) -> bool {
-        matches!(
-            self,
-            LobbyCommand::Help(_) | LobbyCommand::Games | LobbyCommand::Wizards | LobbyCommand::Ignore(None)
-        )
-    }
-}
+const WORD: Kind = Kind::Word;
+const KNOWN: Kind = Kind::Player(PlayerArgument::Known);
 
-/// Help for every lobby command, in the order `!help` lists them.
-pub const LOBBY_COMMANDS: &[CommandHelp] = &[
-    CommandHelp {
-        name: "help",
-        aliases: &[],
-        usage: "[command]",
-        summary: "Lists the commands, or explains one.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "games",
-        aliases: &[],
-        usage: "",
-        summary: "Lists the games you can play.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "new",
-        aliases: &[],
-        usage: "<game>",
-        summary: "Opens a table of that game in this room; you become its game master (`!new thaum`).",
-        players: &[],
-    },
-    CommandHelp {
-        name: "duel",
-        aliases: &[],
-        usage: "<player> [wizard]",
-        summary: "Challenges a player to a Duel in this room.",
-        players: &[PlayerArgument::Known(0)],
-    },
-    CommandHelp {
-        name: "accept",
-        aliases: &[],
-        usage: "[wizard]",
-        summary: "Accepts the Duel you were challenged to.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "decline",
-        aliases: &[],
-        usage: "",
-        summary: "Declines a challenge (or withdraws your own).",
-        players: &[],
-    },
-    CommandHelp {
-        name: "withdraw",
-        aliases: &[],
-        usage: "",
-        summary: "Withdraws the challenge you made in this room; a game master or room operator clears \
-                  anyone's (so does `!stop`). A challenge also expires by itself (after ten minutes \
-                  unless the operator set `[duel] challenge_lifetime`).",
-        players: &[],
-    },
-    CommandHelp {
-        name: "wizards",
-        aliases: &[],
-        usage: "",
-        summary: "Lists the Duel wizards and their element pools.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "link",
-        aliases: &[],
-        usage: "[code]",
-        summary: "Links your identities on two networks into one player: `!link` gives a code privately; \
-                  send `!link <code>` to the bot privately from the other network.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "unlink",
-        aliases: &[],
-        usage: "",
-        summary: "Separates the identities you linked.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "ignore",
-        aliases: &[],
-        usage: "[player]",
-        summary: "Bot admins: drop a player's commands and chat (told once); alone, lists who is ignored.",
-        players: &[PlayerArgument::Known(0)],
-    },
-    CommandHelp {
-        name: "unignore",
-        aliases: &[],
-        usage: "<player>",
-        summary: "Bot admins: take an ignored player's commands and chat again.",
-        players: &[PlayerArgument::Known(0)],
-    },
+/// Every lobby command, declared once (arguments, help, who may use it), in the order
+/// `!help` lists them. The lobby's players are named as typed: each command resolves its
+/// own (a challenge, say, names someone heard already).
+pub const LOBBY_COMMANDS: &[Command] = &[
+    Command::new("help", "Lists the commands, or explains one.")
+        .aliases(&["commands"])
+        .args(&[Arg::new(WORD, "[command]").optional()], "at most a command")
+        .query(Query::Yes)
+        .lobby(),
+    Command::new("games", "Lists the games you can play.").query(Query::Yes).lobby(),
+    Command::new(
+        "new",
+        "Opens a table of that game in this room; you become its game master (`!new thaum`).",
+    )
+    .args(&[Arg::new(WORD, "<game>")], "a game")
+    .hint("type `!new thaum` (for a Duel, `!duel <player>`).")
+    .lobby(),
+    Command::new("duel", "Challenges a player to a Duel in this room.")
+        .aliases(&["challenge"])
+        .args(
+            &[Arg::new(KNOWN, "<player>"), Arg::new(WORD, "[wizard]").optional()],
+            "the player you challenge",
+        )
+        .lobby(),
+    Command::new("accept", "Accepts the Duel you were challenged to.")
+        .args(&[Arg::new(WORD, "[wizard]").optional()], "at most a wizard")
+        .lobby(),
+    Command::new("decline", "Declines a challenge (or withdraws your own).").lobby(),
+    Command::new(
+        "withdraw",
+        "Withdraws the challenge you made in this room; a game master or room operator clears \
+         anyone's (so does `!stop`). A challenge also expires by itself (after ten minutes \
+         unless the operator set `[duel] challenge_lifetime`).",
+    )
+    .lobby(),
+    Command::new("wizards", "Lists the Duel wizards and their element pools.").query(Query::Yes).lobby(),
+    Command::new(
+        "link",
+        "Links your identities on two networks into one player: `!link` gives a code privately; \
+         send `!link <code>` to the bot privately from the other network.",
+    )
+    .args(&[Arg::new(WORD, "[code]").optional()], "at most a code")
+    .lobby(),
+    Command::new("unlink", "Separates the identities you linked.").lobby(),
+    Command::new(
+        "ignore",
+        "Bot admins: drop a player's commands and chat (told once); alone, lists who is ignored.",
+    )
+    .args(&[Arg::new(KNOWN, "[player]").optional()], "at most a player")
+    .query(Query::Unless(&[]))
+    .who(Who::Admin)
+    .lobby(),
+    Command::new("unignore", "Bot admins: take an ignored player's commands and chat again.")
+        .args(&[Arg::new(KNOWN, "<player>")], "the player")
+        .who(Who::Admin)
+        .lobby(),
 ];
 
-/// Why a lobby command could not be read.
+/// The name the lobby's commands are kept under in the router's [`Grammar`](spellbridge_core::Grammar).
+pub const LOBBY: &str = "lobby";
+
+/// Why a lobby command could not be read (the grammar's message, with `!`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct LobbyError(pub String);
 
-/// Reads a lobby command; `Ok(None)` when the first word is not one.
+impl LobbyCommand {
+    /// The command the grammar read, as the lobby's type (`None`: not a lobby command).
+    pub fn from_parsed(parsed: &Parsed) -> Option<LobbyCommand> {
+        let word = |i: usize| match parsed.value(i) {
+            Some(Value::Word(w)) => Some(w.clone()),
+            Some(Value::Player(_, p)) => Some(p.as_str().to_owned()),
+            _ => None,
+        };
+        Some(match parsed.name() {
+            "help" => LobbyCommand::Help(word(0).map(|c| c.trim_start_matches('!').to_lowercase())),
+            "games" => LobbyCommand::Games,
+            "new" => LobbyCommand::New(word(0)?.to_lowercase()),
+            "duel" => LobbyCommand::Duel { opponent: word(0)?, wizard: word(1) },
+            "accept" => LobbyCommand::Accept(word(0)),
+            "decline" => LobbyCommand::Decline,
+            "withdraw" => LobbyCommand::Withdraw,
+            "wizards" => LobbyCommand::Wizards,
+            "link" => LobbyCommand::Link(word(0)),
+            "unlink" => LobbyCommand::Unlink,
+            "ignore" => LobbyCommand::Ignore(word(0)),
+            "unignore" => LobbyCommand::Unignore(word(0)?),
+            _ => return None,
+        })
+    }
+}
+
+/// Reads a lobby command (without the prefix) through the grammar; `Ok(None)` when the
+/// first word is not one.
 pub fn parse(command: &str) -> Result<Option<LobbyCommand>, LobbyError> {
-    let (head, args) = words::split(command);
-    let usage = |name: &str| -> LobbyError {
-        let help = LOBBY_COMMANDS.iter().find(|c| c.name == name);
-        let usage = help.map(|c| c.usage).unwrap_or_default();
-        let typed = format!("!{name} {usage}");
-        LobbyError(format!("type `{}`.", typed.trim_end()))
-    };
-    let at_most = |n: usize, name: &str| -> Result<(), LobbyError> {
-        if args.len() > n {
-            let extra = args[n..].join(" ");
-            let LobbyError(hint) = usage(name);
-            return Err(LobbyError(format!("`!{name}` does not take `{extra}`: {hint}")));
-        }
-        Ok(())
-    };
-    let optional = |i: usize| args.get(i).map(|s| (*s).to_owned());
-    let command = match head.as_str() {
-        "help" | "commands" => {
-            at_most(1, "help")?;
-            LobbyCommand::Help(optional(0).map(|c| c.trim_start_matches('!').to_lowercase()))
-        }
-        "games" => {
-            at_most(0, "games")?;
-            LobbyCommand::Games
-        }
-        "new" => {
-            at_most(1, "new")?;
-            let Some(game) = optional(0) else {
-                return Err(LobbyError(
-                    "`!new` needs a game: type `!new thaum` (for a Duel, `!duel <player>`).".into(),
-                ));
-            };
-            LobbyCommand::New(game.to_lowercase())
-        }
-        "duel" | "challenge" => {
-            at_most(2, "duel")?;
-            let Some(opponent) = optional(0) else {
-                return Err(LobbyError(
-                    "`!duel` needs the player you challenge: type `!duel <player> [wizard]`.".into(),
-                ));
-            };
-            LobbyCommand::Duel { opponent, wizard: optional(1) }
-        }
-        "accept" => {
-            at_most(1, "accept")?;
-            LobbyCommand::Accept(optional(0))
-        }
-        "decline" => {
-            at_most(0, "decline")?;
-            LobbyCommand::Decline
-        }
-        "withdraw" => {
-            at_most(0, "withdraw")?;
-            LobbyCommand::Withdraw
-        }
-        "wizards" => {
-            at_most(0, "wizards")?;
-            LobbyCommand::Wizards
-        }
-        "link" => {
-            at_most(1, "link")?;
-            LobbyCommand::Link(optional(0))
-        }
-        "unlink" => {
-            at_most(0, "unlink")?;
-            LobbyCommand::Unlink
-        }
-        "ignore" => {
-            at_most(1, "ignore")?;
-            LobbyCommand::Ignore(optional(0))
-        }
-        "unignore" => {
-            at_most(1, "unignore")?;
-            let Some(player) = optional(0) else {
-                return Err(LobbyError("`!unignore` needs the player: type `!unignore <player>`.".into()));
-            };
-            LobbyCommand::Unignore(player)
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(command))
+    match grammar::read(LOBBY_COMMANDS, command) {
+        Err(ReadError::Unknown(_)) => Ok(None),
+        Err(ReadError::Bad(error)) => Err(LobbyError(error.to_string())),
+        Ok(parsed) => Ok(LobbyCommand::from_parsed(&parsed)),
+    }
 }
 
 #[cfg(test)]

@@ -134,6 +134,34 @@ fn a_display_name_that_is_a_game_word_changes_no_game_word() {
     assert!(!seen(&status).iter().any(|l| l.contains("not a player")), "{:?}", seen(&status));
 }
 
+/// The command each accepted action journaled, in order.
+fn journaled_commands(router: &mut Router) -> Vec<String> {
+    router
+        .take_journal()
+        .into_iter()
+        .filter_map(|record| match record.entry {
+            Entry::Acted { command, .. } => Some(command),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn only_player_arguments_are_resolved_and_the_journal_keeps_them_as_ids() {
+    let mut router = router(Permissions::default());
+    router.handle(&on_matrix("@trent:hs", "Fire", "hello"), T);
+    router.handle(&on("libera", "alice", "!new thaum"), T);
+    router.handle(&on_matrix("@trent:hs", "Fire", "!join"), T);
+    journaled_commands(&mut router);
+    // `fire` as a Thaum stays a Thaum; `Fire` as a player is Trent, by id.
+    router.handle(&on("libera", "alice", "!Gather Power 1 fire"), T);
+    router.handle(&on("libera", "alice", "!bend 0 Fire"), T);
+    assert_eq!(journaled_commands(&mut router), ["Gather Power 1 fire", "bend 0 @trent:hs"]);
+    // A command that does not read never reaches the directory: the usage line answers.
+    let unread = seen(&router.handle(&on("libera", "alice", "!bend Fire 0"), T)).join(" | ");
+    assert!(unread.contains("the Mana amount `Fire` is not a whole number"), "{unread}");
+}
+
 #[test]
 fn console_players_named_end_do_not_break_cast() {
     let scopes = BTreeMap::from([(NetworkId::new("console"), Scope::Bare)]);

@@ -38,7 +38,19 @@ fn every_suggested_command_uses_the_configured_prefix() {
     assert!(no_table.contains("?new thaum"), "{no_table}");
     let opened = ask("alice", "?new thaum");
     let refused = ask("alice", "?new thaum");
-    for text in [&unknown, &help, &help_new, &no_table, &opened, &refused] {
+    // A table command that does not read: the usage line from the grammar, with `?`.
+    let unread = ask("alice", "?gather 1");
+    assert!(
+        unread.contains("type `?gather <mana> <fire|water|earth|air>`, e.g. `?gather 2 fire`"),
+        "{unread}"
+    );
+    let lobby_unread = ask("alice", "?duel");
+    assert!(lobby_unread.contains("type `?duel <player> [wizard]`"), "{lobby_unread}");
+    let help_gather = ask("alice", "?help gather");
+    assert!(help_gather.contains("`?gather <mana>"), "{help_gather}");
+    for text in
+        [&unknown, &help, &help_new, &no_table, &opened, &refused, &unread, &lobby_unread, &help_gather]
+    {
         assert_eq!(bang_words(text), Vec::<&str>::new(), "a `!` command in: {text}");
     }
     // Chat is relayed as said, `!` and all (nothing to relay to here: it is unanswered).

@@ -1,18 +1,15 @@
-//! `!help`, `!games`, and the answer to a command nobody knows.
+//! `!help`, `!games`, and the answer to a command nobody knows: all made from the
+//! commands' declarations (the router's one [`Grammar`](spellbridge_core::Grammar)), with
+//! the configured prefix.
 
 use super::*;
 
 impl Router {
     pub(super) fn unknown_command(&self, word: &str, game: Option<&str>) -> RichText {
-        let mut names: Vec<&str> = LOBBY_COMMANDS.iter().map(|c| c.name).collect();
-        for plugin in self.registry.iter().filter(|g| game.is_none_or(|name| g.name() == name)) {
-            names.extend(
-                plugin
-                    .commands()
-                    .iter()
-                    .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied())),
-            );
-        }
+        // The lobby's names (not its aliases), and every name and alias of the game (or of
+        // every game, when no table is in question).
+        let mut names: Vec<&str> = self.grammar.commands(LOBBY).iter().map(|c| c.name).collect();
+        names.extend(self.grammar.words(|owner| owner != LOBBY && game.is_none_or(|name| owner == name)));
         let prefix = &self.options.prefix;
         let mut text = RichText::new().text("Unknown command ").code(format!("{prefix}{word}")).text(".");
         if let Some(guess) = words::nearest(word, names) {
@@ -39,30 +36,27 @@ impl Router {
     pub(super) fn help(&self, place: &Place, topic: Option<&str>) -> RichText {
         let game = self.active_at(place).map(|i| self.tables[&i].table.game());
         if let Some(topic) = topic {
-            let all = LOBBY_COMMANDS.iter().chain(self.registry.iter().flat_map(|g| g.commands().iter()));
-            let mut found = all.filter(|c| c.name == topic || c.aliases.contains(&topic)).peekable();
-            if found.peek().is_none() {
+            let found = self.grammar.find(topic);
+            if found.is_empty() {
                 return self.unknown_command(topic, None);
             }
             let mut text = RichText::new();
-            for (i, c) in found.enumerate() {
-                let usage = format!("!{} {}", c.name, c.usage);
+            for (i, (_, c)) in found.iter().enumerate() {
                 // The summary's `code` is code here too (and takes the configured prefix).
                 text = text
                     .text(if i == 0 { "" } else { " | " })
-                    .code(usage.trim_end())
+                    .code(c.usage_line(&self.options.prefix))
                     .append(RichText::from(format!(" — {}", c.summary)));
             }
             return text;
         }
         let prefix = &self.options.prefix;
-        let list = |commands: &[spellbridge_core::CommandHelp]| {
+        let list = |commands: &[spellbridge_core::Command]| {
             commands.iter().map(|c| format!("{prefix}{}", c.name)).collect::<Vec<_>>().join(" ")
         };
-        let mut text = RichText::new().text(format!("Commands: {}", list(LOBBY_COMMANDS)));
-        if let Some(plugin) = game.and_then(|g| self.registry.get(g)) {
-            text =
-                text.text(format!(". At this room's {} table: {}", plugin.name(), list(plugin.commands())));
+        let mut text = RichText::new().text(format!("Commands: {}", list(self.grammar.commands(LOBBY))));
+        if let Some(game) = game {
+            text = text.text(format!(". At this room's {game} table: {}", list(self.grammar.commands(game))));
         }
         text.text(". ").code("!help <command>").text(" explains one.")
     }

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 use spellbridge_core::dice::{Commitment, DiceKey};
+use spellbridge_core::grammar::{self, Grammar, ParseError};
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
@@ -31,7 +32,7 @@ use spellbridge_core::{
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
 use crate::journal::{Entry, SeatRecord, TableId};
 use crate::limits::{CommandLimit, CommandLimits, GuessLimits, Verdict};
-use crate::lobby::{self, LOBBY_COMMANDS, LobbyCommand};
+use crate::lobby::{LOBBY, LOBBY_COMMANDS, LobbyCommand};
 use crate::relay::{Bridge, Relay};
 use crate::secrets::{SecretSource, Secrets};
 
@@ -180,6 +181,8 @@ pub struct Router {
     offered: Vec<DiceKey>,
     /// Rewrites the commands the texts suggest to the configured prefix (none for `!`).
     prefixer: Option<prefix::Prefixer>,
+    /// Every command of the lobby and of every game, in one lookup.
+    grammar: Grammar,
 }
 
 /// One table as the store keeps it.
@@ -323,8 +326,14 @@ impl Router {
     pub fn new(registry: Registry, options: RouterOptions) -> Self {
         let secrets = SecretSource::new(&options.secrets);
         let directory = Directory::new(options.scopes.clone());
-        let prefixer = prefix::Prefixer::new(&options.prefix, &registry);
+        let mut grammar = Grammar::new();
+        grammar.add(LOBBY, LOBBY_COMMANDS);
+        for game in registry.iter() {
+            grammar.add(game.name(), game.commands());
+        }
+        let prefixer = prefix::Prefixer::new(&options.prefix, &grammar);
         Self {
+            grammar,
             registry,
             relay: Relay::new(options.bridges.clone()),
             options,
@@ -501,13 +510,20 @@ impl Router {
         // Everything journaled from here on is the command's doing (the player's home
         // network above is bookkeeping).
         let journaled = self.journal.len();
-        let answer = match lobby::parse(command) {
-            Err(error) => vec![reply(&reply_to, RichText::from(error.0))].into(),
-            Ok(Some(lobby_command)) => {
-                let query = lobby_command.is_query();
-                Answer { outbound: self.lobby(lobby_command, &speaker, &reply_to, now), query }
-            }
-            Ok(None) => self.table_command(&speaker, command, text, &reply_to, now),
+        // The prefix is stripped once; the command word is looked up once, in the lobby's
+        // and every game's commands together.
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let head = words.first().map(|w| w.to_lowercase()).unwrap_or_default();
+        let answer = match self.grammar.find_in(LOBBY, &head).map(|spec| grammar::parse(spec, &words)) {
+            Some(Err(error)) => vec![reply(&reply_to, self.unread(&error, None))].into(),
+            Some(Ok(parsed)) => match LobbyCommand::from_parsed(&parsed) {
+                Some(lobby_command) => {
+                    let query = parsed.is_query();
+                    Answer { outbound: self.lobby(lobby_command, &speaker, &reply_to, now), query }
+                }
+                None => Vec::new().into(),
+            },
+            None => self.table_command(&speaker, &words, &head, text, &reply_to, now),
         };
         let outcome = if self.journal.len() > journaled {
             Outcome::Accepted
@@ -727,7 +743,14 @@ impl Router {
                 table, sequence, actor, command, typed, private, now, role, dice_seed, ..
             } => {
                 let seating = self.seating_at(*table, *sequence)?;
-                let action = Action { actor, command, typed, private: *private, now: *now, role: *role };
+                // The journal keeps the command as text (players resolved): read it again
+                // through the same grammar.
+                let diverged =
+                    |reason: String| ReplayError::Diverged { table: *table, sequence: *sequence, reason };
+                let parsed = grammar::read(seating.table.commands(), command)
+                    .map_err(|error| diverged(error.to_string()))?;
+                let action =
+                    Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
                 let mut dice = seating.dice.for_action(seating.sequence);
                 same_seed(*table, *sequence, *dice_seed, &dice)?;
                 seating.table.act(&action, &mut dice).map_err(|refusal| ReplayError::Diverged {
@@ -907,18 +930,25 @@ impl Router {
     fn table_command(
         &mut self,
         speaker: &Speaker<'_>,
-        command: &str,
+        words: &[&str],
+        head: &str,
         typed: &str,
         reply_to: &ReplyTo,
         now: Timestamp,
     ) -> Answer {
         let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
-        let (head, _) = words::split(command);
-        let index = if private { self.private_table(sender, &head) } else { self.active_at(place).ok_or(()) };
+        let index = if private { self.private_table(sender, head) } else { self.active_at(place).ok_or(()) };
         // After a game ends its room can still ask how it ended.
         let index = index.or_else(|()| {
             self.finished_at(place)
-                .filter(|i| head == "status" && self.tables[i].table.is_query(command))
+                .filter(|i| {
+                    head == "status"
+                        && self
+                            .grammar
+                            .find_in(self.tables[i].table.game(), head)
+                            .and_then(|spec| grammar::parse(spec, words).ok())
+                            .is_some_and(|parsed| parsed.is_query())
+                })
                 .ok_or(())
         });
         let index = match index {
@@ -932,11 +962,9 @@ impl Router {
                 {
                     return self.clear_challenge(place, sender, &challenge).into();
                 }
-                let known = self.registry.iter().any(|g| {
-                    g.commands().iter().any(|c| c.name == head || c.aliases.contains(&head.as_str()))
-                });
+                let known = !self.grammar.find(head).is_empty();
                 let text = if !known {
-                    self.unknown_command(&head, None)
+                    self.unknown_command(head, None)
                 } else if private {
                     RichText::from(self.private_table_problem(sender))
                 } else {
@@ -951,17 +979,26 @@ impl Router {
             }
         };
         let game = self.tables[&index].table.game();
-        let seated = self.index.players(index);
-        let command = match self.resolve_names(game, command, seated, &speaker.inbound.network) {
-            Ok(command) => command,
-            Err(problem) => return vec![reply(reply_to, problem)].into(),
+        let Some(spec) = self.grammar.find_in(game, head) else {
+            return vec![reply(reply_to, self.unknown_command(head, Some(game)))].into();
         };
-        let command = command.as_str();
+        let mut parsed = match grammar::parse(spec, words) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                let example = self.tables[&index].table.example_player(spec.name, sender);
+                let text = self.localize(&reply_to.network, self.unread(&error, example.as_deref()));
+                return vec![reply(reply_to, text)].into();
+            }
+        };
+        let seated = self.index.players(index);
+        if let Err(problem) = self.resolve_players(&mut parsed, seated, &speaker.inbound.network) {
+            return vec![reply(reply_to, problem)].into();
+        }
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new().into() };
         let role = speaker.role;
-        let action = Action { actor: sender, command, typed, private, now, role };
+        let action = Action { actor: sender, command: &parsed, typed, private, now, role };
         let mut dice = seating.dice.for_action(seating.sequence);
-        let query = seating.table.is_query(command);
+        let query = parsed.is_query();
         let span = tracing::debug_span!(
             "table",
             table = index,
@@ -987,7 +1024,7 @@ impl Router {
                     table: index,
                     sequence: seating.sequence,
                     actor: sender.clone(),
-                    command: command.to_owned(),
+                    command: parsed.text(),
                     typed: typed.to_owned(),
                     private,
                     now,
@@ -1014,6 +1051,12 @@ impl Router {
         }
     }
 
+    /// A command whose arguments could not be read, answered with the usage line from its
+    /// declaration and the configured prefix (every parse error is worded by the grammar).
+    fn unread(&self, error: &ParseError, example_player: Option<&str>) -> RichText {
+        refusal_text(Refusal::Refused(error.render(&self.options.prefix, example_player)))
+    }
+
     /// The unfinished table a private `command` of `player`'s goes to: the one table
     /// where they are seated, else the one of those whose game has that command (only
     /// a Duel takes `!cast`, so a player at a Thaum table and a Duel casts privately).
@@ -1026,11 +1069,7 @@ impl Router {
         only(&seated).or_else(|()| {
             let taking: Vec<TableId> = seated
                 .into_iter()
-                .filter(|i| {
-                    self.registry.get(self.tables[i].table.game()).is_some_and(|game| {
-                        game.commands().iter().any(|c| c.name == command || c.aliases.contains(&command))
-                    })
-                })
+                .filter(|i| self.grammar.find_in(self.tables[i].table.game(), command).is_some())
                 .collect();
             only(&taking)
         })

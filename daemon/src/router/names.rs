@@ -1,8 +1,9 @@
 //! Names typed for players in commands, resolved to player ids across networks, and only
-//! where a command declares a player ([`PlayerArgument`]): every other word reaches the
-//! game as typed, so a player called `fire` or `end` never changes a game word.
+//! in the arguments a command's grammar declares as players ([`PlayerArgument`]): every
+//! other word reaches the game as the grammar read it, so a player called `fire` or `end`
+//! never changes a game word.
 
-use spellbridge_core::PlayerArgument;
+use spellbridge_core::{Parsed, PlayerArgument};
 
 use super::*;
 use crate::names::{NameRefusal, readable};
@@ -30,52 +31,45 @@ impl Router {
         }
     }
 
-    /// Rewrites the names in a table command's player arguments (as its game declares
-    /// them) to player ids. A seated player's exact id stays; a name nobody known answers
-    /// to stays as typed for the game to judge, except where a new player is named
-    /// (`!add bob`), which takes the id that name has on the sender's network
-    /// (`libera:bob`) and must be readable.
-    pub(super) fn resolve_names(
+    /// Resolves the names in a command's `Player` arguments (as its game declares them)
+    /// to player ids; no other word is looked at. A seated player's exact id stays; a name
+    /// nobody known answers to stays as typed for the game to judge, except where a new
+    /// player is named (`!add bob`), which takes the id that name has on the sender's
+    /// network (`libera:bob`) and must be readable.
+    pub(super) fn resolve_players(
         &self,
-        game: &str,
-        command: &str,
+        command: &mut Parsed,
         seated: &[PlayerId],
         network: &NetworkId,
-    ) -> Result<String, RichText> {
-        let mut words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
-        let Some(head) = words.first().map(|w| w.to_lowercase()) else { return Ok(command.to_owned()) };
-        let spec = self.registry.get(game).and_then(|plugin| {
-            plugin.commands().iter().find(|c| c.name == head || c.aliases.contains(&head.as_str()))
-        });
-        let Some(spec) = spec else { return Ok(command.to_owned()) };
-        for argument in spec.players {
-            let Some(word) = words.get(argument.position() + 1).cloned() else { continue };
+    ) -> Result<(), RichText> {
+        for (argument, id) in command.players_mut() {
+            let word = id.as_str().to_owned();
             let plain = word.trim_start_matches('@').trim_end_matches([':', ',']);
             if seated.iter().any(|p| p.as_str() == word || p.as_str() == plain) {
                 continue;
             }
             // A known player's name means the one seated here, if only one of those it
             // could mean is; a new player is nobody seated yet.
-            let prefer = if matches!(argument, PlayerArgument::Known(_)) { seated } else { &[] };
+            let prefer = if argument == PlayerArgument::Known { seated } else { &[] };
             let resolved = match self.resolve_name(&word, prefer)? {
                 Some(player) => Some(player),
                 None => {
                     let own = self.directory.would_be(network, plain);
                     match argument {
-                        PlayerArgument::New(_) => {
+                        PlayerArgument::New => {
                             readable(plain).map_err(|refusal| refusal_of_name(&refusal))?;
                             own
                         }
                         // A seated player not heard since the start (added by `!add`).
-                        PlayerArgument::Known(_) => own.filter(|id| seated.contains(id)),
+                        PlayerArgument::Known => own.filter(|id| seated.contains(id)),
                     }
                 }
             };
-            if let (Some(player), Some(slot)) = (resolved, words.get_mut(argument.position() + 1)) {
-                *slot = player.as_str().to_owned();
+            if let Some(player) = resolved {
+                *id = player;
             }
         }
-        Ok(words.join(" "))
+        Ok(())
     }
 }
 

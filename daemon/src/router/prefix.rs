@@ -7,9 +7,7 @@
 use std::collections::BTreeSet;
 
 use spellbridge_core::text::{Segment, Style};
-use spellbridge_core::{CommandHelp, Registry, RichText};
-
-use crate::lobby::LOBBY_COMMANDS;
+use spellbridge_core::{Grammar, RichText};
 
 /// How the games write a command in their texts.
 const WRITTEN: &str = "!";
@@ -24,17 +22,12 @@ pub(super) struct Prefixer {
 
 impl Prefixer {
     /// A prefixer for `prefix`, or `None` when it is the one the texts are written with.
-    pub(super) fn new(prefix: &str, registry: &Registry) -> Option<Prefixer> {
+    /// Its commands are every name and alias in `grammar` (the lobby's and the games').
+    pub(super) fn new(prefix: &str, grammar: &Grammar) -> Option<Prefixer> {
         if prefix == WRITTEN {
             return None;
         }
-        let games = registry.iter().flat_map(|game| game.commands().iter());
-        let commands = LOBBY_COMMANDS
-            .iter()
-            .chain(games)
-            .flat_map(|c: &CommandHelp| std::iter::once(c.name).chain(c.aliases.iter().copied()))
-            .map(str::to_lowercase)
-            .collect();
+        let commands = grammar.words(|_| true).map(str::to_lowercase).collect();
         Some(Prefixer { prefix: prefix.to_owned(), commands })
     }
 
@@ -65,6 +58,18 @@ impl Prefixer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use spellbridge_core::Registry;
+
+    use crate::lobby::{LOBBY, LOBBY_COMMANDS};
+
+    fn grammar() -> Grammar {
+        let mut grammar = Grammar::new();
+        grammar.add(LOBBY, LOBBY_COMMANDS);
+        for game in Registry::standard().iter() {
+            grammar.add(game.name(), game.commands());
+        }
+        grammar
+    }
 
     fn codes(text: &RichText) -> Vec<String> {
         text.segments()
@@ -78,12 +83,12 @@ mod tests {
 
     #[test]
     fn the_default_prefix_needs_no_rewriting() {
-        assert!(Prefixer::new("!", &Registry::standard()).is_none());
+        assert!(Prefixer::new("!", &grammar()).is_none());
     }
 
     #[test]
     fn commands_in_code_take_the_configured_prefix_and_nothing_else_does() {
-        let prefixer = Prefixer::new("?", &Registry::standard()).expect("a prefixer for ?");
+        let prefixer = Prefixer::new("?", &grammar()).expect("a prefixer for ?");
         let text =
             RichText::from("Type `!new thaum`, `!duel <player>` or `!Cast fire`; the room is `!abc:hs`!")
                 .text(" Not code: !join.");
@@ -94,7 +99,7 @@ mod tests {
 
     #[test]
     fn a_longer_prefix_replaces_the_bang_whole() {
-        let prefixer = Prefixer::new("sb:", &Registry::standard()).expect("a prefixer for sb:");
+        let prefixer = Prefixer::new("sb:", &grammar()).expect("a prefixer for sb:");
         assert_eq!(codes(&prefixer.apply(RichText::new().code("!help"))), ["sb:help"]);
     }
 }

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::Value;
 use spellbridge_core::games::thaum::ThaumPlugin;
 use spellbridge_core::{
-    Action, Announcement, CommandHelp, Dice, GamePlugin, Inbound, NetworkId, PlayerId, Refusal, Registry,
-    RoomId, Table, TableSetup, Timestamp,
+    Action, Announcement, Command, Dice, GamePlugin, Inbound, NetworkId, PlayerId, Refusal, Registry, RoomId,
+    Table, TableSetup, Timestamp,
 };
 
 use super::{Router, RouterOptions};
@@ -36,7 +36,7 @@ impl GamePlugin for Counting {
     fn summary(&self) -> &'static str {
         self.inner.summary()
     }
-    fn commands(&self) -> &'static [CommandHelp] {
+    fn commands(&self) -> &'static [Command] {
         self.inner.commands()
     }
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
@@ -59,8 +59,11 @@ impl Table for CountingTable {
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal> {
         self.inner.act(action, dice)
     }
-    fn is_query(&self, command: &str) -> bool {
-        self.inner.is_query(command)
+    fn commands(&self) -> &'static [Command] {
+        self.inner.commands()
+    }
+    fn example_player(&self, command: &str, actor: &PlayerId) -> Option<String> {
+        self.inner.example_player(command, actor)
     }
     fn next_timer(&self) -> Option<Timestamp> {
         self.asked.fetch_add(1, Ordering::Relaxed);

@@ -10,13 +10,14 @@
 //!
 //! Which network a bare id belongs to is read from the journal itself: the network where
 //! that identity spoke as itself (its first `Home` entry), else the network of the first
-//! table or challenge it was part of. Only the arguments a game declares as players
-//! ([`spellbridge_core::PlayerArgument`]) are rewritten inside commands, so a game word
-//! that happens to be someone's nick stays as it was.
+//! table or challenge it was part of. Only the arguments a game's grammar declares as
+//! players ([`spellbridge_core::PlayerArgument`]) are rewritten inside commands, so a game
+//! word that happens to be someone's nick stays as it was.
 
 use std::collections::BTreeMap;
 
 use rusqlite::params;
+use spellbridge_core::grammar;
 use spellbridge_core::{NetworkId, PlayerId, Registry};
 
 use super::{Store, StoreError, classify, seal, startup, to_json};
@@ -247,22 +248,16 @@ fn rewrite_command(
     ids: &BTreeMap<PlayerId, PlayerId>,
     registry: &Registry,
 ) -> String {
-    let mut words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
-    let Some(head) = words.first().map(|w| w.to_lowercase()) else { return command.to_owned() };
-    let spec = game.and_then(|game| registry.get(game)).and_then(|plugin| {
-        plugin.commands().iter().find(|c| c.name == head || c.aliases.contains(&head.as_str()))
-    });
-    let Some(spec) = spec else { return command.to_owned() };
+    let Some(plugin) = game.and_then(|game| registry.get(game)) else { return command.to_owned() };
+    let Ok(mut parsed) = grammar::read(plugin.commands(), command) else { return command.to_owned() };
     let mut changed = false;
-    for argument in spec.players {
-        if let Some(word) = words.get_mut(argument.position() + 1)
-            && let Some(scoped) = ids.get(&PlayerId::new(word.as_str()))
-        {
-            *word = scoped.as_str().to_owned();
+    for (_, id) in parsed.players_mut() {
+        if let Some(scoped) = ids.get(id) {
+            *id = scoped.clone();
             changed = true;
         }
     }
-    if changed { words.join(" ") } else { command.to_owned() }
+    if changed { parsed.text() } else { command.to_owned() }
 }
 
 /// A table's opening state with its seats' ids rewritten (object keys and string values

@@ -1,10 +1,9 @@
-//! The Duel's chat commands as a type: text in, [`DuelCommand`] out. The help for each
-//! command is declared once, in [`COMMANDS`].
+//! The Duel's commands: declared once, in [`COMMANDS`] (the game's grammar, which the
+//! daemon reads every command against), and as this game's type, [`DuelCommand`].
 
 use super::error::DuelError;
 use super::token::{Token, parse_tokens};
-use crate::plugin::CommandHelp;
-use crate::words;
+use crate::grammar::{self, Arg, Command, Kind, Parsed, Query, ReadError, Who};
 
 /// A command at a Duel table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,79 +18,74 @@ pub enum DuelCommand {
     Stop,
 }
 
-/// Every Duel command, in the order help lists them.
-pub const COMMANDS: &[CommandHelp] = &[
-    CommandHelp {
-        name: "cast",
-        aliases: &["施法"],
-        usage: "<token> [<token> …]",
-        summary: "Privately to the bot: queues tokens for your spell this round, one placed per step \
-                  (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, \
-                  water fire thunder wind earth void, end.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "status",
-        aliases: &[],
-        usage: "",
-        summary: "Shows the round, the step, the victory track, both pools and the seals; \
-                  privately, also your own queued spell.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "concede",
-        aliases: &["resign", "surrender"],
-        usage: "",
-        summary: "Gives up the duel: your opponent wins.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "stop",
-        aliases: &[],
-        usage: "",
-        summary: "Room operators, game masters and bot admins: ends the duel with no winner \
-                  (a player gives up with `!concede`).",
-        players: &[],
-    },
+/// Every Duel command, declared once (arguments, help, who may use it), in the order help
+/// lists them.
+pub const COMMANDS: &[Command] = &[
+    // The tokens are optional to the grammar: a cast in a room is refused before they are
+    // read (so no reply echoes them), and no tokens at all is `DuelError::NoTokens`.
+    Command::new(
+        "cast",
+        "Privately to the bot: queues tokens for your spell this round, one placed per step \
+         (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, \
+         water fire thunder wind earth void, end.",
+    )
+    .aliases(&["施法"])
+    .args(&[Arg::new(Kind::Rest, "<token> [<token> …]").optional()], "at least one token")
+    .example("cast surge fire wind end"),
+    // Words after `status` (a player's name, say) are harmless: there is one duel.
+    Command::new(
+        "status",
+        "Shows the round, the step, the victory track, both pools and the seals; \
+         privately, also your own queued spell.",
+    )
+    .args(&[Arg::new(Kind::Rest, "").optional()], "nothing after it")
+    .query(Query::Yes)
+    .example("status"),
+    Command::new("concede", "Gives up the duel: your opponent wins.")
+        .aliases(&["resign", "surrender"])
+        .example("concede"),
+    Command::new(
+        "stop",
+        "Room operators, game masters and bot admins: ends the duel with no winner \
+         (a player gives up with `!concede`).",
+    )
+    .who(Who::GameMasterOrOperator)
+    .example("stop"),
 ];
 
-/// True when `head` (lower-cased) names the cast command, so a public cast can be
-/// refused before its tokens are even read.
-pub fn is_cast(head: &str) -> bool {
-    is(head, "cast")
-}
+impl DuelCommand {
+    /// The command the grammar read, as the Duel's type: `None` when it is none of
+    /// [`COMMANDS`]. A cast's tokens are read here (see [`DuelCommand::read_cast`]).
+    pub fn from_parsed(parsed: &Parsed) -> Option<Result<DuelCommand, DuelError>> {
+        Some(Ok(match parsed.name() {
+            "cast" => return Some(DuelCommand::read_cast(parsed.rest(0))),
+            "status" => DuelCommand::Status,
+            "concede" => DuelCommand::Concede,
+            "stop" => DuelCommand::Stop,
+            _ => return None,
+        }))
+    }
 
-fn is(head: &str, name: &str) -> bool {
-    COMMANDS.iter().any(|c| c.name == name && (c.name == head || c.aliases.contains(&head)))
-}
-
-/// Reads a Duel command (without the prefix). A first word that is not a Duel command
-/// is [`DuelError::UnknownCommand`].
-pub fn parse(command: &str) -> Result<DuelCommand, DuelError> {
-    let (head, rest) = words::split(command);
-    let extra = rest.join(" ");
-    if is(&head, "cast") {
-        let tokens = parse_tokens(&extra)?;
+    /// A cast's tokens, from the words typed after `!cast`.
+    pub fn read_cast(words: &[String]) -> Result<DuelCommand, DuelError> {
+        let tokens = parse_tokens(&words.join(" "))?;
         if tokens.is_empty() {
             return Err(DuelError::NoTokens);
         }
         Ok(DuelCommand::Cast(tokens))
-    } else if is(&head, "status") {
-        // Words after `status` (a player's name, say) are harmless: there is one duel.
-        Ok(DuelCommand::Status)
-    } else if is(&head, "concede") {
-        if !extra.is_empty() {
-            return Err(DuelError::ExtraWords { command: "concede", extra });
-        }
-        Ok(DuelCommand::Concede)
-    } else if is(&head, "stop") {
-        if !extra.is_empty() {
-            return Err(DuelError::ExtraWords { command: "stop", extra });
-        }
-        Ok(DuelCommand::Stop)
-    } else {
-        Err(DuelError::UnknownCommand(head))
     }
+}
+
+/// Reads a Duel command (without the prefix) through the grammar. A first word that is
+/// not a Duel command is [`DuelError::UnknownCommand`]; words left over are refused with
+/// the grammar's usage line.
+pub fn parse(command: &str) -> Result<DuelCommand, DuelError> {
+    let parsed = grammar::read(COMMANDS, command).map_err(|error| match error {
+        ReadError::Unknown(word) => DuelError::UnknownCommand(word),
+        ReadError::Bad(error) => DuelError::Unread(error.to_string()),
+    })?;
+    DuelCommand::from_parsed(&parsed)
+        .unwrap_or_else(|| Err(DuelError::UnknownCommand(parsed.name().to_owned())))
 }
 
 #[cfg(test)]
@@ -121,8 +115,12 @@ mod tests {
         assert_eq!(parse("gather 3 fire"), Err(DuelError::UnknownCommand("gather".into())));
         assert_eq!(parse("cast"), Err(DuelError::NoTokens));
         assert!(matches!(parse("cast surge fyre"), Err(DuelError::UnknownToken { .. })));
-        assert!(matches!(parse("concede now"), Err(DuelError::ExtraWords { .. })));
-        assert!(matches!(parse("stop now"), Err(DuelError::ExtraWords { command: "stop", .. })));
+        assert_eq!(
+            parse("concede now").map_err(|e| e.to_string()),
+            Err("`!concede` takes nothing after it, but `now` is left over: type just `!concede`.".into())
+        );
+        assert!(matches!(parse("stop now"), Err(DuelError::Unread(_))));
+        assert_eq!(parse("status of the duel"), Ok(DuelCommand::Status));
         assert_eq!(parse(""), Err(DuelError::UnknownCommand(String::new())));
     }
 }

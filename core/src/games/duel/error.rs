@@ -44,14 +44,10 @@ pub enum DuelError {
         suggestion: Option<String>,
     },
 
-    /// A command that takes no words got some.
-    #[error("`!{command}` takes nothing after it (got `{extra}`): type just `!{command}`.")]
-    ExtraWords {
-        /// The command.
-        command: &'static str,
-        /// What followed it.
-        extra: String,
-    },
+    /// A command's words could not be read against the grammar (the grammar's own
+    /// message, with the usage line: used where a Duel command is read without the daemon).
+    #[error("{0}")]
+    Unread(String),
 
     /// Someone who is not one of the two wizards tried to play.
     #[error(

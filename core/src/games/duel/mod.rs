@@ -46,8 +46,9 @@ pub use token::{Preconditioning, Token};
 pub use wizard::{Favour, Pool, Wizard, WizardError, Wizards};
 
 use crate::dice::Dice;
+use crate::grammar::Command;
 use crate::ids::PlayerId;
-use crate::plugin::{Action, Announcement, CommandHelp, GamePlugin, Refusal, Table, TableSetup};
+use crate::plugin::{Action, Announcement, GamePlugin, Refusal, Table, TableSetup};
 use crate::text::RichText;
 use crate::time::Timestamp;
 use crate::words;
@@ -155,7 +156,7 @@ impl GamePlugin for DuelPlugin {
         "two wizards cast element spells in hidden steps and push a shared victory track to 30"
     }
 
-    fn commands(&self) -> &'static [CommandHelp] {
+    fn commands(&self) -> &'static [Command] {
         COMMANDS
     }
 
@@ -196,17 +197,18 @@ impl Table for DuelTable {
         render::opening(&self.duel)
     }
 
-    fn is_query(&self, command: &str) -> bool {
-        command::parse(command) == Ok(DuelCommand::Status)
+    fn commands(&self) -> &'static [Command] {
+        COMMANDS
     }
 
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal> {
         // A cast in a room is refused before its tokens are read, so no reply echoes them.
-        let (head, _) = words::split(action.command);
-        if command::is_cast(&head) && !action.private {
+        if action.command.name() == "cast" && !action.private {
             return Err(refusal(DuelError::PublicCast));
         }
-        let command = command::parse(action.command).map_err(refusal)?;
+        let command = DuelCommand::from_parsed(action.command)
+            .ok_or_else(|| Refusal::UnknownCommand(action.command.name().to_owned()))?
+            .map_err(refusal)?;
         let events =
             self.duel.apply(action.actor, action.role, &command, action.now, dice).map_err(|error| {
                 match error {

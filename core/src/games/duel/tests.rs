@@ -507,9 +507,10 @@ fn the_snapshot_has_the_contract_fields_and_restores_exactly() {
 fn the_table_refuses_a_public_cast_without_echoing_it() {
     let mut table = DuelPlugin::default().open(&setup([None, None])).expect("opens");
     let before = table.snapshot();
+    let parsed = crate::grammar::read(COMMANDS, "cast surge fire thunderr").expect("reads");
     let action = Action {
         actor: &alice(),
-        command: "cast surge fire thunderr",
+        command: &parsed,
         typed: "!cast surge fire thunderr",
         private: false,
         now: T0,
@@ -528,6 +529,7 @@ fn the_table_reveals_steps_to_all_and_queues_only_to_their_owner() {
     assert!(!table.opening().is_empty());
     let act = |table: &mut Box<dyn Table>, who: &PlayerId, command: &str, private: bool| {
         let typed = format!("!{command}");
+        let command = &crate::grammar::read(COMMANDS, command).expect("reads");
         let action = Action { actor: who, command, typed: &typed, private, now: T0, role: Role::Player };
         table.act(&action, &mut Dice::from_seed(5)).expect("accepted")
     };

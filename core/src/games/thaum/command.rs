@@ -1,22 +1,20 @@
-//! Thaum commands as typed values, and the parser from chat text (without the prefix).
+//! Thaum commands as typed values, read from the game's grammar ([`super::COMMANDS`]).
 //!
-//! Words are case-insensitive; `gather power` and `blood magic` may be typed as two words,
-//! and every alias in [`super::COMMANDS`] is accepted. Thaums are `fire water earth air`
-//! (also 火 水 土 风). A first word that is no Thaum command is
-//! [`ParseError::UnknownCommand`], so the router can suggest across every game; any other
-//! error says exactly what was wrong and shows the usage to type instead. Player names are
-//! kept as typed: the engine resolves them against the table's players.
+//! The daemon reads every command against the grammar (words are case-insensitive; `gather
+//! power` and `blood magic` may be typed as two words; every alias is accepted; Thaums are
+//! `fire water earth air`, also 火 水 土 风) and hands the table a [`Parsed`] command;
+//! [`ThaumCommand::from_parsed`] turns it into this game's own type. Player names arrive
+//! resolved by the daemon where it knows them; the engine judges them against the table's
+//! players.
 
+use crate::grammar::{self, Parsed, ReadError};
 use crate::ids::PlayerId;
-use crate::plugin::CommandHelp;
-use crate::words::{self, Adjustment, AmountError};
+use crate::words::Adjustment;
 
 use super::COMMANDS;
 use super::state::Thaum;
 
-/// The player the examples of [`Verb::example`] name; a refusal shown to a player of that
-/// name names someone else (see [`Verb::example_naming`]).
-pub const EXAMPLE_PLAYER: &str = "bob";
+pub use crate::grammar::EXAMPLE_PLAYER;
 
 /// A command word, in the order of [`COMMANDS`] (which holds each one's help).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -70,9 +68,14 @@ impl Verb {
         Verb::Stop,
     ];
 
-    /// This command's help entry.
-    pub fn help(self) -> &'static CommandHelp {
+    /// This command's declaration (its arguments and help).
+    pub fn help(self) -> &'static grammar::Command {
         &COMMANDS[self as usize]
+    }
+
+    /// Its arguments as the usage line shows them (`<mana> <player>`).
+    pub fn usage(self) -> String {
+        self.help().usage()
     }
 
     /// The command word (`gather`).
@@ -82,78 +85,28 @@ impl Verb {
 
     /// The verb a (lower-case) word names, by name or alias.
     pub fn from_word(word: &str) -> Option<Verb> {
-        Verb::ALL.into_iter().find(|v| v.name() == word || v.help().aliases.contains(&word))
+        Verb::ALL.into_iter().find(|v| v.help().is_called(word))
     }
 
     /// True for the commands only a game master may use (`!gm` only to change the game
-    /// masters: see [`ThaumCommand::game_master_only`]).
+    /// masters: see [`ThaumCommand::game_master_only`]); `!stop` also the room's operator.
     pub fn game_master_only(self) -> bool {
-        matches!(self, Verb::Phase | Verb::Instability | Verb::Coins | Verb::Add | Verb::Gm | Verb::Stop)
-    }
-
-    /// The second word of a two-word name (`gather power`), skipped when typed.
-    fn second_word(self) -> Option<&'static str> {
-        match self {
-            Verb::Gather => Some("power"),
-            Verb::Blood => Some("magic"),
-            _ => None,
-        }
-    }
-
-    /// What the command's arguments are, in words.
-    fn needs(self) -> &'static str {
-        match self {
-            Verb::Join | Verb::Stop => "nothing after it",
-            Verb::Gather => "a Mana amount and a Thaum",
-            Verb::Blood => "an amount and a Thaum",
-            Verb::Alchemy => "a Mana amount and two different Thaums",
-            Verb::Bend => "a Mana amount and a defending player (you may name yourself)",
-            Verb::Summon | Verb::Tornado => "a Mana amount and another player",
-            Verb::Status => "at most one player",
-            Verb::Phase => "the word `next`",
-            Verb::Instability => "a number: `n` sets it, `+n` adds, `-n` takes away",
-            Verb::Coins => "a player and a number: `n` sets, `+n` grants, `-n` revokes",
-            Verb::Add => "one player",
-            Verb::Gm => "`add <player>`, `remove <player>` or `list`",
-        }
+        matches!(self.help().who, grammar::Who::GameMaster | grammar::Who::GameMasterOrOperator)
     }
 
     /// A complete example, with the default prefix (`!gather 2 fire`).
-    pub fn example(self) -> &'static str {
-        match self {
-            Verb::Join => "!join",
-            Verb::Gather => "!gather 2 fire",
-            Verb::Blood => "!blood 3 water",
-            Verb::Alchemy => "!alchemy 1 fire air",
-            Verb::Bend => "!bend 1 bob",
-            Verb::Summon => "!summon 0 bob",
-            Verb::Tornado => "!tornado 2 bob",
-            Verb::Status => "!status bob",
-            Verb::Phase => "!phase next",
-            Verb::Instability => "!instability +1",
-            Verb::Coins => "!coins bob +5",
-            Verb::Add => "!add bob",
-            Verb::Gm => "!gm add bob",
-            Verb::Stop => "!stop",
-        }
+    pub fn example(self) -> String {
+        self.help().example_line("!", EXAMPLE_PLAYER).unwrap_or_else(|| format!("!{}", self.name()))
     }
 
     /// True when [`Verb::example`] names a player ([`EXAMPLE_PLAYER`]).
     pub fn example_names_player(self) -> bool {
-        matches!(
-            self,
-            Verb::Bend | Verb::Summon | Verb::Tornado | Verb::Status | Verb::Coins | Verb::Add | Verb::Gm
-        )
+        self.help().example.split(' ').any(|w| w == EXAMPLE_PLAYER)
     }
 
     /// [`Verb::example`] naming `player` instead of [`EXAMPLE_PLAYER`] (`!summon 0 carol`).
     pub fn example_naming(self, player: &str) -> String {
-        if !self.example_names_player() {
-            return self.example().to_owned();
-        }
-        let words: Vec<&str> =
-            self.example().split(' ').map(|w| if w == EXAMPLE_PLAYER { player } else { w }).collect();
-        words.join(" ")
+        self.help().example_line("!", player).unwrap_or_else(|| self.example())
     }
 
     /// `text` with this verb's example, as a code span, naming `player` instead.
@@ -163,21 +116,6 @@ impl Verb {
             return text.to_owned();
         }
         text.replace(&example, &format!("`{}`", self.example_naming(player)))
-    }
-
-    /// "type `!gather <mana> <thaum>`, e.g. `!gather 2 fire`."
-    pub fn usage_hint(self) -> String {
-        let help = self.help();
-        let typed = if help.usage.is_empty() {
-            format!("!{}", help.name)
-        } else {
-            format!("!{} {}", help.name, help.usage)
-        };
-        if typed == self.example() {
-            format!("type just `{typed}`.")
-        } else {
-            format!("type `{typed}`, e.g. `{}`.", self.example())
-        }
     }
 }
 
@@ -301,220 +239,47 @@ impl ThaumCommand {
     }
 }
 
-/// Why a command could not be read. Each message says what to type instead.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ParseError {
-    /// The first word is no Thaum command (the router suggests one across all games).
-    #[error("`{0}` is not a Thaum command")]
-    UnknownCommand(String),
-    /// Arguments are missing; `missing` says which, when some were given.
-    #[error("`!{}` needs {}{}: {}", .verb.name(), .verb.needs(),
-        .missing.map(|m| format!(" ({m})")).unwrap_or_default(), .verb.usage_hint())]
-    Missing {
-        /// The command.
-        verb: Verb,
-        /// What is missing, as a clause (`the second Thaum is missing`), when at least
-        /// one argument was given.
-        missing: Option<&'static str>,
-    },
-    /// Words were left over after the last argument.
-    #[error("`!{}` takes {}, but `{extra}` is left over: {}", .verb.name(), .verb.needs(), .verb.usage_hint())]
-    Extra {
-        /// The command.
-        verb: Verb,
-        /// The words left over, as typed.
-        extra: String,
-    },
-    /// A number could not be read.
-    #[error("`!{}`: the {what} {error}: {}", .verb.name(), .verb.usage_hint())]
-    BadAmount {
-        /// The command.
-        verb: Verb,
-        /// Which argument (`Mana amount`).
-        what: &'static str,
-        /// What was wrong with it, with the word as typed.
-        error: AmountError,
-    },
-    /// A word is no Thaum.
-    #[error("`!{}`: `{word}` is not a Thaum{}; the Thaums are fire, water, earth and air: {}",
-        .verb.name(), .suggestion.map(|t| format!(" (did you mean `{}`?)", t.key())).unwrap_or_default(),
-        .verb.usage_hint())]
-    UnknownThaum {
-        /// The command.
-        verb: Verb,
-        /// The word as typed.
-        word: String,
-        /// The nearest Thaum, if the word looks like a typo of one.
-        suggestion: Option<Thaum>,
-    },
-    /// A fixed word was expected (`!phase next`).
-    #[error("`!{}` takes {}, not `{word}`: {}", .verb.name(), .verb.needs(), .verb.usage_hint())]
-    Expected {
-        /// The command.
-        verb: Verb,
-        /// The word as typed.
-        word: String,
-    },
-}
-
-impl ParseError {
-    /// The command that could not be read, when it is a Thaum command.
-    pub fn verb(&self) -> Option<Verb> {
-        match self {
-            ParseError::UnknownCommand(_) => None,
-            ParseError::Missing { verb, .. }
-            | ParseError::Extra { verb, .. }
-            | ParseError::BadAmount { verb, .. }
-            | ParseError::UnknownThaum { verb, .. }
-            | ParseError::Expected { verb, .. } => Some(*verb),
-        }
+impl ThaumCommand {
+    /// The command the grammar read, as this game's type; `None` when it is not one of
+    /// [`COMMANDS`] (the grammar guarantees each command's values).
+    pub fn from_parsed(parsed: &Parsed) -> Option<ThaumCommand> {
+        let verb = Verb::from_word(parsed.name())?;
+        let player = |i: usize| parsed.player(i).cloned();
+        let thaum = |i: usize| parsed.choice(i).and_then(|t| Thaum::ALL.get(t).copied());
+        Some(match verb {
+            Verb::Join => ThaumCommand::Join,
+            Verb::Gather => ThaumCommand::Gather { mana: parsed.number(0)?, thaum: thaum(1)? },
+            Verb::Blood => ThaumCommand::Blood { amount: parsed.number(0)?, thaum: thaum(1)? },
+            Verb::Alchemy => {
+                ThaumCommand::Alchemy { mana: parsed.number(0)?, first: thaum(1)?, second: thaum(2)? }
+            }
+            Verb::Bend => ThaumCommand::Bend { mana: parsed.number(0)?, defender: player(1)? },
+            Verb::Summon => ThaumCommand::Summon { mana: parsed.number(0)?, partner: player(1)? },
+            Verb::Tornado => ThaumCommand::Tornado { mana: parsed.number(0)?, target: player(1)? },
+            Verb::Status => ThaumCommand::Status { player: player(0) },
+            Verb::Phase => ThaumCommand::PhaseNext,
+            Verb::Instability => ThaumCommand::Instability(parsed.signed(0)?),
+            Verb::Coins => ThaumCommand::Coins { player: player(0)?, change: parsed.signed(1)? },
+            Verb::Add => ThaumCommand::Add { player: player(0)? },
+            // `gm`, `gm list`, `gm add <player>`, `gm remove <player>` (the branches' order).
+            Verb::Gm => match parsed.choice(0) {
+                None | Some(0) => ThaumCommand::GmList,
+                Some(1) => ThaumCommand::GmAdd { player: player(1)? },
+                Some(_) => ThaumCommand::GmRemove { player: player(1)? },
+            },
+            Verb::Stop => ThaumCommand::Stop,
+        })
     }
 }
 
 /// The Thaum a word names: `fire water earth air` in any case, or 火 水 土 风.
 pub fn thaum_from_word(word: &str) -> Option<Thaum> {
-    let lower = word.to_lowercase();
-    Thaum::ALL.into_iter().find(|t| t.key() == lower).or(match lower.as_str() {
-        "火" => Some(Thaum::Fire),
-        "水" => Some(Thaum::Water),
-        "土" => Some(Thaum::Earth),
-        "风" | "風" => Some(Thaum::Air),
-        _ => None,
-    })
+    super::THAUMS.find(word).and_then(|i| Thaum::ALL.get(i).copied())
 }
 
-const THAUM: &str = "the Thaum is missing";
-
-/// Reads a Thaum command (without the prefix), e.g. `gather 3 fire`.
-pub fn parse(command: &str) -> Result<ThaumCommand, ParseError> {
-    let (head, words) = words::split(command);
-    let Some(verb) = Verb::from_word(&head) else {
-        return Err(ParseError::UnknownCommand(head));
-    };
-    let mut rest = words.as_slice();
-    if let (Some(second), Some(first)) = (verb.second_word(), rest.first())
-        && first.eq_ignore_ascii_case(second)
-    {
-        rest = &rest[1..];
-    }
-    let mut args = Args { verb, words: rest, taken: 0 };
-    let command = match verb {
-        Verb::Join => ThaumCommand::Join,
-        Verb::Gather => ThaumCommand::Gather { mana: args.amount("Mana amount")?, thaum: args.thaum(THAUM)? },
-        Verb::Blood => ThaumCommand::Blood { amount: args.amount("amount")?, thaum: args.thaum(THAUM)? },
-        Verb::Alchemy => ThaumCommand::Alchemy {
-            mana: args.amount("Mana amount")?,
-            first: args.thaum("both Thaums are missing")?,
-            second: args.thaum("the second Thaum is missing")?,
-        },
-        Verb::Bend => ThaumCommand::Bend { mana: args.amount("Mana amount")?, defender: args.player()? },
-        Verb::Summon => ThaumCommand::Summon { mana: args.amount("Mana amount")?, partner: args.player()? },
-        Verb::Tornado => ThaumCommand::Tornado { mana: args.amount("Mana amount")?, target: args.player()? },
-        Verb::Status => ThaumCommand::Status { player: args.optional_player() },
-        Verb::Phase => {
-            let word = args.next("the word `next` is missing")?;
-            if !word.eq_ignore_ascii_case("next") {
-                return Err(ParseError::Expected { verb, word: word.to_owned() });
-            }
-            ThaumCommand::PhaseNext
-        }
-        Verb::Instability => ThaumCommand::Instability(args.adjustment()?),
-        Verb::Coins => ThaumCommand::Coins { player: args.player()?, change: args.adjustment()? },
-        Verb::Add => ThaumCommand::Add { player: args.player()? },
-        Verb::Gm => match args.optional_word() {
-            None => ThaumCommand::GmList,
-            Some(word) if word.eq_ignore_ascii_case("list") => ThaumCommand::GmList,
-            Some(word) if word.eq_ignore_ascii_case("add") => ThaumCommand::GmAdd { player: args.player()? },
-            Some(word) if word.eq_ignore_ascii_case("remove") => {
-                ThaumCommand::GmRemove { player: args.player()? }
-            }
-            Some(word) => return Err(ParseError::Expected { verb, word: word.to_owned() }),
-        },
-        Verb::Stop => ThaumCommand::Stop,
-    };
-    args.finish()?;
-    Ok(command)
-}
-
-/// The arguments after the command word, read left to right.
-struct Args<'a> {
-    verb: Verb,
-    words: &'a [&'a str],
-    taken: usize,
-}
-
-impl<'a> Args<'a> {
-    /// The next word; `missing` says what is missing if there is none
-    /// (`the Thaum is missing`).
-    fn next(&mut self, missing: &'static str) -> Result<&'a str, ParseError> {
-        let Some((first, rest)) = self.words.split_first() else {
-            let missing = (self.taken > 0).then_some(missing);
-            return Err(ParseError::Missing { verb: self.verb, missing });
-        };
-        self.words = rest;
-        self.taken += 1;
-        Ok(first)
-    }
-
-    fn amount(&mut self, what: &'static str) -> Result<u32, ParseError> {
-        let missing =
-            if what == "Mana amount" { "the Mana amount is missing" } else { "the amount is missing" };
-        let word = self.next(missing)?;
-        words::amount(word).map_err(|error| ParseError::BadAmount { verb: self.verb, what, error })
-    }
-
-    fn adjustment(&mut self) -> Result<Adjustment, ParseError> {
-        let what = "number";
-        let word = self.next("the number is missing")?;
-        // `words::adjustment` reads the sign, then an amount that may carry its own `+`:
-        // one sign is enough, so `++2` and `-+2` are not numbers.
-        let unsigned = word.strip_prefix(['+', '-']).unwrap_or(word);
-        if unsigned.starts_with(['+', '-']) {
-            let error = AmountError::NotANumber(word.to_owned());
-            return Err(ParseError::BadAmount { verb: self.verb, what, error });
-        }
-        words::adjustment(word).map_err(|error| ParseError::BadAmount {
-            verb: self.verb,
-            what,
-            error: reword(word, error),
-        })
-    }
-
-    fn thaum(&mut self, missing: &'static str) -> Result<Thaum, ParseError> {
-        let word = self.next(missing)?;
-        thaum_from_word(word).ok_or_else(|| ParseError::UnknownThaum {
-            verb: self.verb,
-            word: word.to_owned(),
-            suggestion: words::nearest(word, Thaum::ALL.map(Thaum::key)).and_then(thaum_from_word),
-        })
-    }
-
-    fn player(&mut self) -> Result<PlayerId, ParseError> {
-        self.next("the player is missing").map(PlayerId::new)
-    }
-
-    fn optional_player(&mut self) -> Option<PlayerId> {
-        self.optional_word().map(PlayerId::new)
-    }
-
-    fn optional_word(&mut self) -> Option<&'a str> {
-        self.next("nothing is missing").ok()
-    }
-
-    fn finish(self) -> Result<(), ParseError> {
-        if self.words.is_empty() {
-            Ok(())
-        } else {
-            Err(ParseError::Extra { verb: self.verb, extra: self.words.join(" ") })
-        }
-    }
-}
-
-/// An adjustment's error names the word without its sign; name the whole word instead
-/// (`+x`, not `x`), and call `--2` what it is: not a number.
-fn reword(word: &str, error: AmountError) -> AmountError {
-    match error {
-        AmountError::TooLarge { max, .. } => AmountError::TooLarge { word: word.to_owned(), max },
-        AmountError::NotANumber(_) | AmountError::Negative(_) => AmountError::NotANumber(word.to_owned()),
-    }
+/// Reads a Thaum command (without the prefix), e.g. `gather 3 fire`, through the grammar
+/// (names stay as typed: nothing resolves them here).
+pub fn parse(command: &str) -> Result<ThaumCommand, ReadError> {
+    let parsed = grammar::read(COMMANDS, command)?;
+    ThaumCommand::from_parsed(&parsed).ok_or_else(|| ReadError::Unknown(parsed.name().to_owned()))
 }

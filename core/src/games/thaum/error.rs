@@ -45,7 +45,7 @@ pub enum ThaumError {
     /// A named player is not at the table.
     #[error("`{typed}` is not a player at this table{}; the players are {}: type `!{} {}` with one of those names.",
         .suggestion.as_ref().map(|p| format!(" (did you mean `{p}`?)")).unwrap_or_default(),
-        list(.players), .verb.name(), .verb.help().usage)]
+        list(.players), .verb.name(), .verb.usage())]
     UnknownPlayer {
         /// The name as typed.
         typed: String,

@@ -1,14 +1,14 @@
 //! Thaum, the nomic magic sub-game (RULES.md Game 1, T-1 … T-10), as a [`GamePlugin`].
 //!
 //! - `state.rs`: Thaums, the strength matrix, sheets, the table's serialisable state.
-//! - `command.rs`: chat text → [`ThaumCommand`].
+//! - `command.rs`: a command read against [`COMMANDS`] → [`ThaumCommand`].
 //! - `engine.rs`: the pure rules (`open`, `apply`, `end_phase`); `spells.rs` their arithmetic.
 //! - `events.rs` / `error.rs`: what happened / why a command was refused.
 //! - `schedule.rs`: the phase calendar (RULES T-2).
 //! - `render.rs`: events and errors as chat text.
 //!
 //! This file holds the plugin, the [`ThaumTable`] that joins those pieces behind the
-//! [`Table`] trait, and [`COMMANDS`], the one list of every command's help.
+//! [`Table`] trait, and [`COMMANDS`], the game's grammar: every command declared once.
 //!
 //! Decisions where RULES.md is silent:
 //! - `!status` is a question, not an action: it is not kept in the history, and asked
@@ -46,14 +46,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dice::Dice;
+use crate::grammar::{Arg, Branch, Choice, Command, Kind, PlayerArgument, Query, Who};
 use crate::ids::PlayerId;
-use crate::plugin::{
-    Action, Announcement, Audience, CommandHelp, GamePlugin, PlayerArgument, Refusal, Table, TableSetup,
-};
+use crate::plugin::{Action, Announcement, Audience, GamePlugin, Refusal, Table, TableSetup};
 use crate::text::RichText;
 use crate::time::Timestamp;
 
-pub use command::{ParseError, ThaumCommand, Verb, parse};
+pub use command::{ThaumCommand, Verb, parse};
 pub use error::ThaumError;
 pub use events::ThaumEvent;
 pub use schedule::Schedule;
@@ -73,112 +72,140 @@ pub struct ThaumOptions {
     pub coin_debt: bool,
 }
 
-/// Every Thaum command's help, in the order help lists them (and [`Verb::ALL`] follows).
-pub const COMMANDS: &[CommandHelp] = &[
-    CommandHelp {
-        name: "join",
-        aliases: &[],
-        usage: "",
-        summary: "Join this Thaum table; you get this phase's 1 Mana (T-4).",
-        players: &[],
-    },
-    CommandHelp {
-        name: "gather",
-        aliases: &["gatherpower"],
-        usage: "<mana> <fire|water|earth|air>",
-        summary: "Gather Power: spend Mana to raise one Thaum by that much (Thaums stay within -10..10).",
-        players: &[],
-    },
-    CommandHelp {
-        name: "blood",
-        aliases: &["bloodmagic"],
-        usage: "<amount> <fire|water|earth|air>",
-        summary: "Blood Magic, once per phase: lower one Thaum by the amount and gain Mana equal to the actual decrease (T-5).",
-        players: &[],
-    },
-    CommandHelp {
-        name: "alchemy",
-        aliases: &[],
-        usage: "<mana> <thaum> <other thaum>",
-        summary: "Alchemy: gain Mana × first × second coins (a negative result revokes coins), then both Thaums become 0.",
-        players: &[],
-    },
-    CommandHelp {
-        name: "bend",
-        aliases: &["bending"],
-        usage: "<mana> <player>",
-        summary: "Bending: add Mana × (your Thaums × the strength matrix) to a player's Thaums (you may name yourself), \
-                  then all yours become 0 (T-6). Fire defeats Air, Water defeats Fire, Earth defeats Water, Air defeats Earth.",
-        players: &[PlayerArgument::Known(1)],
-    },
-    CommandHelp {
-        name: "summon",
-        aliases: &["summoning"],
-        usage: "<mana> <player>",
-        summary: "Summoning with another player: both gain N = your Thaums × strength matrix × theirs coins \
-                  (negative revokes); the Mana does not scale N (T-7); then all Thaums of both become 0.",
-        players: &[PlayerArgument::Known(1)],
-    },
-    CommandHelp {
-        name: "tornado",
-        aliases: &[],
-        usage: "<mana> <player>",
-        summary: "Tornado on another player, once per phase: for each Mana a random Thaum of you or them moves by \
-                  ± your current Air (T-8); then your Air becomes 0. The dice seed is published (T-10).",
-        players: &[PlayerArgument::Known(1)],
-    },
-    CommandHelp {
-        name: "status",
-        aliases: &["sheet"],
-        usage: "[player|table]",
-        summary: "Your sheet, another player's, or the whole table: season, phase, Loop Instability, and the strength matrix.",
-        players: &[PlayerArgument::Known(0)],
-    },
-    CommandHelp {
-        name: "phase",
-        aliases: &[],
-        usage: "next",
-        summary: "Game master: end this phase now, as the schedule would (T-2).",
-        players: &[],
-    },
-    CommandHelp {
-        name: "instability",
-        aliases: &[],
-        usage: "<n|+n|-n>",
-        summary: "Game master: set, raise or lower Loop Instability; at a phase's end, 9 or more ends the loop (T-3).",
-        players: &[],
-    },
-    CommandHelp {
-        name: "coins",
-        aliases: &[],
-        usage: "<player> <n|+n|-n>",
-        summary: "Game master: set, grant or revoke a player's coins (coins stop at 0, T-9).",
-        players: &[PlayerArgument::Known(0)],
-    },
-    CommandHelp {
-        name: "add",
-        aliases: &["register"],
-        usage: "<player>",
-        summary: "Game master: register a player, who gets this phase's 1 Mana (T-4).",
-        players: &[PlayerArgument::New(0)],
-    },
-    CommandHelp {
-        name: "gm",
-        aliases: &["gamemaster"],
-        usage: "[list | add <player> | remove <player>]",
-        summary: "Game master: make a player at the table a game master (`!gm add bob`) or remove one \
-                  (`!gm remove bob`; a table always keeps one). `!gm` alone lists them, for anyone.",
-        players: &[PlayerArgument::Known(1)],
-    },
-    CommandHelp {
-        name: "stop",
-        aliases: &[],
-        usage: "",
-        summary: "Game master or room operator: end this table and post the final standings; \
-                  the room can then host another table.",
-        players: &[],
-    },
+/// The four Thaums as a choice of words, in the order of [`Thaum::ALL`] (also 火 水 土 风).
+pub const THAUMS: Choice = Choice {
+    noun: Some("Thaum"),
+    list: "the Thaums are fire, water, earth and air",
+    words: &[&["fire", "火"], &["water", "水"], &["earth", "土"], &["air", "风", "風"]],
+};
+
+const MANA: Arg = Arg::new(Kind::Number, "<mana>").what("Mana amount").missing("the Mana amount is missing");
+const KNOWN: Kind = Kind::Player(PlayerArgument::Known);
+const PLAYER: Arg = Arg::new(KNOWN, "<player>").missing("the player is missing");
+const ADJUSTMENT: Arg = Arg::new(Kind::Signed, "<n|+n|-n>").what("number").missing("the number is missing");
+const GM_BRANCHES: &[Branch] = &[
+    Branch { word: "list", args: &[] },
+    Branch { word: "add", args: &[PLAYER] },
+    Branch { word: "remove", args: &[PLAYER] },
 ];
+
+/// Every Thaum command, declared once (arguments, help, who may use it), in the order help
+/// lists them (and [`Verb::ALL`] follows).
+pub const COMMANDS: &[Command] = &[
+    Command::new("join", "Join this Thaum table; you get this phase's 1 Mana (T-4).").example("join"),
+    Command::new(
+        "gather",
+        "Gather Power: spend Mana to raise one Thaum by that much (Thaums stay within -10..10).",
+    )
+    .aliases(&["gatherpower"])
+    .second_word("power")
+    .args(
+        &[MANA, Arg::new(Kind::Choice(&THAUMS), "<fire|water|earth|air>").missing("the Thaum is missing")],
+        "a Mana amount and a Thaum",
+    )
+    .example("gather 2 fire"),
+    Command::new(
+        "blood",
+        "Blood Magic, once per phase: lower one Thaum by the amount and gain Mana equal to the actual decrease (T-5).",
+    )
+    .aliases(&["bloodmagic"])
+    .second_word("magic")
+    .args(
+        &[
+            Arg::new(Kind::Number, "<amount>").what("amount").missing("the amount is missing"),
+            Arg::new(Kind::Choice(&THAUMS), "<fire|water|earth|air>").missing("the Thaum is missing"),
+        ],
+        "an amount and a Thaum",
+    )
+    .example("blood 3 water"),
+    Command::new(
+        "alchemy",
+        "Alchemy: gain Mana × first × second coins (a negative result revokes coins), then both Thaums become 0.",
+    )
+    .args(
+        &[
+            MANA,
+            Arg::new(Kind::Choice(&THAUMS), "<thaum>").missing("both Thaums are missing"),
+            Arg::new(Kind::Choice(&THAUMS), "<other thaum>").missing("the second Thaum is missing"),
+        ],
+        "a Mana amount and two different Thaums",
+    )
+    .example("alchemy 1 fire air"),
+    Command::new(
+        "bend",
+        "Bending: add Mana × (your Thaums × the strength matrix) to a player's Thaums (you may name yourself), \
+         then all yours become 0 (T-6). Fire defeats Air, Water defeats Fire, Earth defeats Water, Air defeats Earth.",
+    )
+    .aliases(&["bending"])
+    .args(&[MANA, PLAYER], "a Mana amount and a defending player (you may name yourself)")
+    .example("bend 1 bob"),
+    Command::new(
+        "summon",
+        "Summoning with another player: both gain N = your Thaums × strength matrix × theirs coins \
+         (negative revokes); the Mana does not scale N (T-7); then all Thaums of both become 0.",
+    )
+    .aliases(&["summoning"])
+    .args(&[MANA, PLAYER], "a Mana amount and another player")
+    .example("summon 0 bob"),
+    Command::new(
+        "tornado",
+        "Tornado on another player, once per phase: for each Mana a random Thaum of you or them moves by \
+         ± your current Air (T-8); then your Air becomes 0. The dice seed is published (T-10).",
+    )
+    .args(&[MANA, PLAYER], "a Mana amount and another player")
+    .example("tornado 2 bob"),
+    Command::new(
+        "status",
+        "Your sheet, another player's, or the whole table: season, phase, Loop Instability, and the strength matrix.",
+    )
+    .aliases(&["sheet"])
+    .args(&[Arg::new(KNOWN, "[player|table]").optional()], "at most one player")
+    .query(Query::Yes)
+    .example("status bob"),
+    Command::new("phase", "Game master: end this phase now, as the schedule would (T-2).")
+        .args(&[Arg::new(Kind::Choice(&NEXT), "next")], "the word `next`")
+        .who(Who::GameMaster)
+        .example("phase next"),
+    Command::new(
+        "instability",
+        "Game master: set, raise or lower Loop Instability; at a phase's end, 9 or more ends the loop (T-3).",
+    )
+    .args(&[ADJUSTMENT], "a number: `n` sets it, `+n` adds, `-n` takes away")
+    .who(Who::GameMaster)
+    .example("instability +1"),
+    Command::new("coins", "Game master: set, grant or revoke a player's coins (coins stop at 0, T-9).")
+        .args(&[PLAYER, ADJUSTMENT], "a player and a number: `n` sets, `+n` grants, `-n` revokes")
+        .who(Who::GameMaster)
+        .example("coins bob +5"),
+    Command::new("add", "Game master: register a player, who gets this phase's 1 Mana (T-4).")
+        .aliases(&["register"])
+        .args(&[Arg::new(Kind::Player(PlayerArgument::New), "<player>").missing("the player is missing")], "one player")
+        .who(Who::GameMaster)
+        .example("add bob"),
+    Command::new(
+        "gm",
+        "Game master: make a player at the table a game master (`!gm add bob`) or remove one \
+         (`!gm remove bob`; a table always keeps one). `!gm` alone lists them, for anyone.",
+    )
+    .aliases(&["gamemaster"])
+    .args(
+        &[Arg::new(Kind::Branch(GM_BRANCHES), "[list | add <player> | remove <player>]").optional()],
+        "`add <player>`, `remove <player>` or `list`",
+    )
+    .query(Query::Unless(&["list"]))
+    .who(Who::GameMaster)
+    .example("gm add bob"),
+    Command::new(
+        "stop",
+        "Game master or room operator: end this table and post the final standings; \
+         the room can then host another table.",
+    )
+    .who(Who::GameMasterOrOperator)
+    .example("stop"),
+];
+
+/// `!phase`'s one word.
+const NEXT: Choice = Choice { noun: None, list: "", words: &[&["next"]] };
 
 /// The Thaum game, with the options its new tables get.
 #[derive(Clone, Copy, Debug, Default)]
@@ -207,7 +234,7 @@ impl GamePlugin for ThaumPlugin {
         "Nomic magic: turn each phase's Mana into Fire, Water, Earth and Air and cast spells for coins"
     }
 
-    fn commands(&self) -> &'static [CommandHelp] {
+    fn commands(&self) -> &'static [Command] {
         COMMANDS
     }
 
@@ -324,7 +351,7 @@ impl ThaumTable {
     /// Whom a usage example for `verb` names when shown to `actor`: never the actor. For
     /// `!add`, someone not at the table; otherwise another player at the table if there is
     /// one. The default [`command::EXAMPLE_PLAYER`] whenever it fits.
-    fn example_player(&self, verb: Verb, actor: &PlayerId) -> String {
+    fn example_player_for(&self, verb: Verb, actor: &PlayerId) -> String {
         const NAMES: [&str; 4] = [command::EXAMPLE_PLAYER, "carol", "alice", "dave"];
         let not_actor = |name: &str| !name.eq_ignore_ascii_case(actor.as_str());
         let seated = |name: &str| self.state.resolve_player(name).is_some();
@@ -340,24 +367,6 @@ impl ThaumTable {
     }
 }
 
-/// The prefix the player typed (`!`), read off the typed message; `!` if it cannot be seen.
-fn prefix_of<'a>(action: &Action<'a>) -> &'a str {
-    let typed = action.typed.trim_start();
-    let command = action.command.trim_start();
-    let head = command.split_whitespace().next().unwrap_or("");
-    let typed_head = typed.split_whitespace().next().unwrap_or("");
-    match typed_head.len().checked_sub(head.len()) {
-        Some(cut)
-            if cut > 0
-                && typed_head.is_char_boundary(cut)
-                && typed_head[cut..].eq_ignore_ascii_case(head) =>
-        {
-            &typed_head[..cut]
-        }
-        _ => "!",
-    }
-}
-
 impl Table for ThaumTable {
     fn game(&self) -> &'static str {
         "thaum"
@@ -367,20 +376,19 @@ impl Table for ThaumTable {
         vec![Announcement::table(self.welcome())]
     }
 
-    fn is_query(&self, command: &str) -> bool {
-        parse(command).is_ok_and(|c| c.is_query())
+    fn commands(&self) -> &'static [Command] {
+        COMMANDS
+    }
+
+    fn example_player(&self, command: &str, actor: &PlayerId) -> Option<String> {
+        Verb::from_word(command).map(|verb| self.example_player_for(verb, actor))
     }
 
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal> {
-        let prefix = prefix_of(action);
-        let command = command::parse(action.command).map_err(|e| match e {
-            ParseError::UnknownCommand(word) => Refusal::UnknownCommand(word),
-            other => {
-                let name = other.verb().map(|verb| self.example_player(verb, action.actor));
-                let name = name.as_deref().unwrap_or(command::EXAMPLE_PLAYER);
-                Refusal::Refused(render::parse_error(&other, prefix, name))
-            }
-        })?;
+        // Commands are written with `!`; the daemon shows them with its configured prefix.
+        let prefix = "!";
+        let command = ThaumCommand::from_parsed(action.command)
+            .ok_or_else(|| Refusal::UnknownCommand(action.command.name().to_owned()))?;
         if action.private && !command.is_query() {
             return Err(Refusal::Refused(render::marked(
                 "Thaum actions are posted in the game room, where everyone sees them: type it there. \
@@ -399,7 +407,7 @@ impl Table for ThaumTable {
             dice,
         )
         .map_err(|e| {
-            let name = self.example_player(Verb::Add, action.actor);
+            let name = self.example_player_for(Verb::Add, action.actor);
             Refusal::Refused(render::error(&e, prefix, &name))
         })?;
         if !command.is_query() {

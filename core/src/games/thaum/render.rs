@@ -8,7 +8,7 @@ use crate::text::{Hue, RichText};
 use crate::time::Timestamp;
 use crate::words::Adjustment;
 
-use super::command::{ParseError, Verb};
+use super::command::Verb;
 use super::error::ThaumError;
 use super::events::ThaumEvent;
 use super::spells::{Side, TornadoRoll};
@@ -69,16 +69,6 @@ pub fn error(err: &ThaumError, prefix: &str, example_player: &str) -> RichText {
     let text = match err {
         ThaumError::BadName { .. } => Verb::Add.renaming_example(&err.to_string(), example_player),
         _ => err.to_string(),
-    };
-    marked(&capitalised(&text), prefix)
-}
-
-/// A command that could not be read, as a message; its usage example names
-/// `example_player` (see [`Verb::example_naming`]).
-pub fn parse_error(err: &ParseError, prefix: &str, example_player: &str) -> RichText {
-    let text = match err.verb() {
-        Some(verb) => verb.renaming_example(&err.to_string(), example_player),
-        None => err.to_string(),
     };
     marked(&capitalised(&text), prefix)
 }
