@@ -1,83 +1,151 @@
-//! Where what the router says goes: a table's announcements to every room of its
-//! bridge, a player's to their home network, answers to where they were asked; each
-//! shown as its network can show it (mentions and names localized), in the form its
-//! transport asks for (a game's compact form on IRC, its full form elsewhere).
+//! Where what the router says goes, and in what words: a table's events are rendered by
+//! its game once per kind of destination (a [`Presentation`]: the form its network's
+//! transport asks for, a game's compact form on IRC and its full form elsewhere), then the
+//! table's go to every room of its bridge, a player's to their home network, answers to
+//! where they were asked; mentions and names are localized per network.
+
+use std::collections::BTreeSet;
+
+use spellbridge_core::{Event, Presentation};
 
 use super::*;
 use crate::identity::local_part;
 
 impl Router {
-    /// Turns a table's announcements into outbound messages: the table's to every room of
-    /// its bridge (or its one room), a player's to where their private messages go.
-    pub(super) fn deliver(&self, id: TableId, announcements: Vec<Announcement>) -> Vec<Outbound> {
-        let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
-        let mut out = Vec::with_capacity(announcements.len());
-        for announcement in announcements {
-            let form = announcement.form;
-            let outbound = match announcement.to {
-                Audience::Table => self.to_rooms(&place, announcement.text),
-                Audience::Player(player) => vec![self.to_player(&place, &player, announcement.text)],
-            };
-            out.extend(outbound.into_iter().filter(|o| self.is_sent(&o.network, form)));
+    /// How `network` is shown games' events: in the form its transport asked for (the
+    /// full form when it asked for none: the console).
+    pub(super) fn presentation(&self, network: &NetworkId) -> Presentation {
+        Presentation::of(self.options.forms.get(network).copied().unwrap_or_default())
+    }
+
+    /// Turns a table's events into outbound messages: the game renders them once for
+    /// each presentation that someone who hears them is shown; the table's go to every
+    /// room of its bridge (or its one room), a player's to where their private messages
+    /// go, each in its destination's presentation.
+    pub(super) fn deliver(&self, id: TableId, events: &[Event]) -> Vec<Outbound> {
+        let Some(seating) = self.tables.get(&id) else { return Vec::new() };
+        let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
+        let place = &seating.place;
+        let rooms = self.relay.rooms(place);
+        let mut shown: BTreeSet<Presentation> =
+            rooms.iter().map(|room| self.presentation(&room.network)).collect();
+        shown.extend(self.private_presentations(place, events));
+        let mut out = Vec::with_capacity(events.len() * rooms.len());
+        for presentation in shown {
+            for announcement in game.render(events, &presentation) {
+                match announcement.to {
+                    Audience::Table => out.extend(
+                        rooms
+                            .iter()
+                            .filter(|room| self.presentation(&room.network) == presentation)
+                            .map(|room| self.to_room(room, announcement.text.clone())),
+                    ),
+                    Audience::Player(player) => {
+                        let (network, identity) = self.home_of(place, &player);
+                        if self.presentation(&network) == presentation {
+                            out.push(self.to_identity(network, identity, announcement.text));
+                        }
+                    }
+                }
+            }
         }
         out
     }
 
-    /// True when an announcement for `form` (`None`: every form) goes to `network`.
-    fn is_sent(&self, network: &NetworkId, form: Option<Form>) -> bool {
-        form.is_none_or(|form| self.options.forms.get(network).copied().unwrap_or_default() == form)
+    /// The presentations of the players `events` speak to privately.
+    fn private_presentations(&self, place: &Place, events: &[Event]) -> BTreeSet<Presentation> {
+        events
+            .iter()
+            .filter_map(|event| match &event.to {
+                Audience::Player(player) => Some(self.presentation(&self.home_of(place, player).0)),
+                Audience::Table => None,
+            })
+            .collect()
+    }
+
+    /// Turns the router's own messages about a table (its dice commitment, a revealed
+    /// key) into outbound messages, the same words for every destination.
+    pub(super) fn deliver_text(&self, id: TableId, announcements: Vec<Announcement>) -> Vec<Outbound> {
+        let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
+        let mut out = Vec::with_capacity(announcements.len());
+        for announcement in announcements {
+            match announcement.to {
+                Audience::Table => out.extend(self.to_rooms(&place, announcement.text)),
+                Audience::Player(player) => out.push(self.to_player(&place, &player, announcement.text)),
+            }
+        }
+        out
     }
 
     /// Turns the answer to a question (`!status`) into outbound messages: what the table
-    /// would say to everyone goes only to where it was asked.
-    pub(super) fn deliver_reply(
-        &self,
-        id: TableId,
-        announcements: Vec<Announcement>,
-        reply_to: &ReplyTo,
-    ) -> Vec<Outbound> {
-        let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
-        announcements
-            .into_iter()
-            .filter_map(|announcement| match announcement.to {
-                Audience::Table if !self.is_sent(&reply_to.network, announcement.form) => None,
-                Audience::Table => Some(Outbound {
-                    network: reply_to.network.clone(),
-                    to: reply_to.destination.clone(),
-                    message: Message {
-                        text: self.localize(&reply_to.network, announcement.text),
-                        thread: reply_to.thread.clone(),
-                        ..Message::default()
-                    },
-                }),
-                Audience::Player(player) => Some(self.to_player(&place, &player, announcement.text))
-                    .filter(|o| self.is_sent(&o.network, announcement.form)),
-            })
-            .collect()
+    /// would say to everyone goes only to where it was asked, in that network's
+    /// presentation.
+    pub(super) fn deliver_reply(&self, id: TableId, events: &[Event], reply_to: &ReplyTo) -> Vec<Outbound> {
+        let Some(seating) = self.tables.get(&id) else { return Vec::new() };
+        let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
+        let place = &seating.place;
+        let here = self.presentation(&reply_to.network);
+        let mut shown = self.private_presentations(place, events);
+        shown.insert(here);
+        let mut out = Vec::with_capacity(events.len());
+        for presentation in shown {
+            for announcement in game.render(events, &presentation) {
+                match announcement.to {
+                    Audience::Table if presentation == here => out.push(Outbound {
+                        network: reply_to.network.clone(),
+                        to: reply_to.destination.clone(),
+                        message: Message {
+                            text: self.localize(&reply_to.network, announcement.text),
+                            thread: reply_to.thread.clone(),
+                            ..Message::default()
+                        },
+                    }),
+                    Audience::Table => {}
+                    Audience::Player(player) => {
+                        let (network, identity) = self.home_of(place, &player);
+                        if self.presentation(&network) == presentation {
+                            out.push(self.to_identity(network, identity, announcement.text));
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// A message to every room of the bridge `place` is in (or to `place` alone).
     pub(super) fn to_rooms(&self, place: &Place, text: RichText) -> Vec<Outbound> {
-        self.relay
-            .rooms(place)
-            .into_iter()
-            .map(|room| Outbound {
-                to: Destination::Room(room.room),
-                message: self.localize(&room.network, text.clone()).into(),
-                network: room.network,
-            })
-            .collect()
+        self.relay.rooms(place).iter().map(|room| self.to_room(room, text.clone())).collect()
+    }
+
+    /// A message to one room.
+    fn to_room(&self, room: &Place, text: RichText) -> Outbound {
+        Outbound {
+            to: Destination::Room(room.room.clone()),
+            message: self.localize(&room.network, text).into(),
+            network: room.network.clone(),
+        }
     }
 
     /// A private message to a player, on the network and identity they last used (else
     /// as the table's network knows them).
     pub(super) fn to_player(&self, place: &Place, player: &PlayerId, text: RichText) -> Outbound {
-        let (network, identity) = self
-            .directory
+        let (network, identity) = self.home_of(place, player);
+        self.to_identity(network, identity, text)
+    }
+
+    /// Where a player's private messages go: the network and identity they last used
+    /// (else as the table's network knows them).
+    fn home_of(&self, place: &Place, player: &PlayerId) -> (NetworkId, PlayerId) {
+        self.directory
             .home(player)
             .cloned()
             .or_else(|| self.directory.identities(player).into_iter().next())
-            .unwrap_or_else(|| (place.network.clone(), PlayerId::new(local_part(player))));
+            .unwrap_or_else(|| (place.network.clone(), PlayerId::new(local_part(player))))
+    }
+
+    /// A private message to `identity` on `network`.
+    fn to_identity(&self, network: NetworkId, identity: PlayerId, text: RichText) -> Outbound {
         Outbound {
             message: self.localize(&network, text).into(),
             to: Destination::Private(identity),

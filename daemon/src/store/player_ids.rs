@@ -166,7 +166,8 @@ pub fn scoped_ids(entries: &[Entry]) -> BTreeMap<PlayerId, PlayerId> {
 fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], registry: &Registry) -> Entry {
     let id = |player: PlayerId| ids.get(&player).cloned().unwrap_or(player);
     match entry {
-        Entry::Opened { table, game, network, room, seed, commitment, seats, now, opening } => {
+        // Events came after bare ids: a journal with bare ids has none to rewrite.
+        Entry::Opened { table, game, network, room, seed, commitment, seats, now, opening, events } => {
             Entry::Opened {
                 // Only the seats' ids: another string in the state may equal some nick.
                 opening: rewrite_json(
@@ -187,9 +188,22 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 seed,
                 commitment,
                 now,
+                events,
             }
         }
-        Entry::Acted { table, sequence, actor, command, typed, private, standing, now, dice_seed, draws } => {
+        Entry::Acted {
+            table,
+            sequence,
+            actor,
+            command,
+            typed,
+            private,
+            standing,
+            now,
+            dice_seed,
+            draws,
+            events,
+        } => {
             let command = rewrite_command(&command, game_of(all, table), ids, registry);
             Entry::Acted {
                 actor: id(actor),
@@ -202,6 +216,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 now,
                 dice_seed,
                 draws,
+                events,
             }
         }
         Entry::Challenged { network, room, challenger, opponent, wizard, expires } => Entry::Challenged {
