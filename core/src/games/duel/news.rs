@@ -143,8 +143,8 @@ pub enum DuelNews {
     },
     /// A round settled.
     Settled {
-        /// The round.
-        round: Settled,
+        /// The round (boxed: it is the largest event by far).
+        round: Box<Settled>,
         /// The duel after it (its seals are the next round's).
         view: DuelView,
     },
@@ -250,7 +250,7 @@ pub fn told(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<Event> {
             DuelEvent::Settled { round } => {
                 if let Some(record) = duel.rounds().iter().rev().find(|r| r.number == *round) {
                     out.push(Event::table(DuelNews::Settled {
-                        round: Settled::of(record),
+                        round: Box::new(Settled::of(record)),
                         view: DuelView::of(duel),
                     }));
                 }
