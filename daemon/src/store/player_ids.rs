@@ -166,8 +166,10 @@ pub fn scoped_ids(entries: &[Entry]) -> BTreeMap<PlayerId, PlayerId> {
 fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], registry: &Registry) -> Entry {
     let id = |player: PlayerId| ids.get(&player).cloned().unwrap_or(player);
     match entry {
-        // Events came after bare ids: a journal with bare ids has none to rewrite.
-        Entry::Opened { table, game, network, room, seed, commitment, seats, now, opening, events } => {
+        // A journal with bare ids is older than events; if one has some anyway they name
+        // the bare ids, and ids cannot be told from game words in them (a player called
+        // `fire`): they are dropped, and replay is not compared with them.
+        Entry::Opened { table, game, network, room, seed, commitment, seats, now, opening, events: _ } => {
             Entry::Opened {
                 // Only the seats' ids: another string in the state may equal some nick.
                 opening: rewrite_json(
@@ -188,7 +190,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 seed,
                 commitment,
                 now,
-                events,
+                events: Vec::new(),
             }
         }
         Entry::Acted {
@@ -202,7 +204,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
             now,
             dice_seed,
             draws,
-            events,
+            ..
         } => {
             let command = rewrite_command(&command, game_of(all, table), ids, registry);
             Entry::Acted {
@@ -216,7 +218,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 now,
                 dice_seed,
                 draws,
-                events,
+                events: Vec::new(),
             }
         }
         Entry::Challenged { network, room, challenger, opponent, wizard, expires } => Entry::Challenged {
@@ -239,8 +241,10 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
         Entry::LinkCode { code, player, network, identity, expires } => {
             Entry::LinkCode { player: id(player), code, network, identity, expires }
         }
-        other @ (Entry::Fired { .. }
-        | Entry::Keyed { .. }
+        Entry::Fired { table, sequence, at, dice_seed, draws, .. } => {
+            Entry::Fired { table, sequence, at, dice_seed, draws, events: Vec::new() }
+        }
+        other @ (Entry::Keyed { .. }
         | Entry::Revealed { .. }
         | Entry::ChallengeClosed { .. }
         | Entry::LinkCodeClosed { .. }) => other,
