@@ -69,7 +69,8 @@ pub enum Audience {
 }
 
 /// How many lines a network wants a game's news in (each network says which, through
-/// [`GameTransport::form`](crate::GameTransport::form)).
+/// [`GameTransport::form`](crate::GameTransport::form)); part of the [`Presentation`] a
+/// game renders its events for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Form {
     /// One line per thing that happened, each explained (Matrix, the console).
