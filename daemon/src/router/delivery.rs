@@ -27,9 +27,10 @@ impl Router {
         let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
         let place = &seating.place;
         let rooms = self.relay.rooms(place);
-        let mut shown: BTreeSet<Presentation> =
-            rooms.iter().map(|room| self.presentation(&room.network)).collect();
-        shown.extend(self.private_presentations(place, events));
+        let mut shown = self.private_presentations(place, events);
+        if events.iter().any(|event| event.to == Audience::Table) {
+            shown.extend(rooms.iter().map(|room| self.presentation(&room.network)));
+        }
         let mut out = Vec::with_capacity(events.len() * rooms.len());
         for presentation in shown {
             for announcement in game.render(events, &presentation) {
@@ -86,7 +87,9 @@ impl Router {
         let place = &seating.place;
         let here = self.presentation(&reply_to.network);
         let mut shown = self.private_presentations(place, events);
-        shown.insert(here);
+        if events.iter().any(|event| event.to == Audience::Table) {
+            shown.insert(here);
+        }
         let mut out = Vec::with_capacity(events.len());
         for presentation in shown {
             for announcement in game.render(events, &presentation) {
@@ -236,5 +239,95 @@ pub(super) fn reply(reply_to: &ReplyTo, text: RichText) -> Outbound {
         network: reply_to.network.clone(),
         to: reply_to.destination.clone(),
         message: Message { text, thread: reply_to.thread.clone(), ..Message::default() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::Value;
+    use spellbridge_core::games::duel::DuelPlugin;
+    use spellbridge_core::{CommandHelp, GamePlugin, TableSetup};
+
+    use super::*;
+
+    /// The Duel, noting each presentation it is asked to render for.
+    struct Rendering {
+        duel: DuelPlugin,
+        asked: Arc<Mutex<Vec<Presentation>>>,
+    }
+
+    impl GamePlugin for Rendering {
+        fn name(&self) -> &'static str {
+            self.duel.name()
+        }
+        fn summary(&self) -> &'static str {
+            self.duel.summary()
+        }
+        fn commands(&self) -> &'static [CommandHelp] {
+            self.duel.commands()
+        }
+        fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
+            self.duel.open(setup)
+        }
+        fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
+            self.duel.restore(snapshot)
+        }
+        fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
+            self.asked.lock().expect("not poisoned").push(*presentation);
+            self.duel.render(events, presentation)
+        }
+    }
+
+    fn said(network: &str, room: &str, who: &str, text: &str) -> Inbound {
+        Inbound::new(NetworkId::new(network), RoomId::new(room), PlayerId::new(who), text)
+    }
+
+    /// A Duel bridged over two IRC channels (compact) and a Matrix room (full) is
+    /// rendered once per kind of destination, not once per room; a private event once,
+    /// for its player's network.
+    #[test]
+    fn a_bridged_table_renders_each_action_once_per_presentation() {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let rooms = [
+            (NetworkId::new("libera"), RoomId::new("#magic")),
+            (NetworkId::new("matrix"), RoomId::new("!m")),
+            (NetworkId::new("oftc"), RoomId::new("#magic")),
+        ];
+        let forms =
+            [(NetworkId::new("libera"), Form::Compact), (NetworkId::new("oftc"), Form::Compact)].into();
+        let options = RouterOptions {
+            bridges: vec![crate::relay::bridge("magic", &rooms, true)],
+            forms,
+            ..RouterOptions::default()
+        };
+        let plugin = Rendering { duel: DuelPlugin::default(), asked: asked.clone() };
+        let mut router = Router::new(Registry::new(vec![Box::new(plugin)]), options);
+        let t = Timestamp::CONSOLE_EPOCH;
+        let mut asked_for = |inbound: Inbound| -> (Vec<Presentation>, Vec<Outbound>) {
+            let out = router.handle(&inbound, t);
+            (std::mem::take(&mut *asked.lock().expect("not poisoned")), out)
+        };
+        asked_for(said("matrix", "!m", "@bob:hs", "hello"));
+        asked_for(said("libera", "#magic", "alice", "!duel bob"));
+        let (opening, out) = asked_for(said("matrix", "!m", "@bob:hs", "!accept"));
+        let compact = Presentation::of(Form::Compact);
+        let full = Presentation::of(Form::Full);
+        assert_eq!(opening, [full, compact], "{out:#?}");
+        // The opening and the dice commitment reach all three rooms.
+        assert_eq!(out.iter().filter(|o| matches!(o.to, Destination::Room(_))).count(), 6, "{out:#?}");
+        // alice's queue is hers alone: rendered once, for her IRC network.
+        let (queued, out) =
+            asked_for(Inbound { private: true, ..said("libera", "alice", "alice", "!cast surge fire end") });
+        assert_eq!(queued, [compact], "{out:#?}");
+        assert_eq!(out.len(), 1, "{out:#?}");
+        // bob's cast reveals the round: each presentation once, whatever the rooms.
+        let (round, out) =
+            asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!cast surge water end") });
+        assert_eq!(round, [full, compact], "{out:#?}");
+        let heard = |network: &str| out.iter().filter(|o| o.network.as_str() == network).count();
+        assert_eq!(heard("libera"), heard("oftc"), "{out:#?}");
+        assert!(heard("matrix") > heard("libera"), "the full form has more lines: {out:#?}");
     }
 }
