@@ -194,17 +194,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
             }
         }
         Entry::Acted {
-            table,
-            sequence,
-            actor,
-            command,
-            typed,
-            private,
-            standing,
-            now,
-            dice_seed,
-            draws,
-            ..
+            table, sequence, actor, command, typed, private, role, now, dice_seed, draws, ..
         } => {
             let command = rewrite_command(&command, game_of(all, table), ids, registry);
             Entry::Acted {
@@ -214,7 +204,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 sequence,
                 typed,
                 private,
-                standing,
+                role,
                 now,
                 dice_seed,
                 draws,
