@@ -2,13 +2,15 @@
 //!
 //! This crate never touches a clock, socket, file or database. Time arrives as a
 //! [`Timestamp`] inside each action, randomness as a [`Dice`] seeded by the caller (the
-//! seed is recorded with every action that draws), and results leave as
-//! [`Announcement`]s of [`RichText`] that the adapters render per network.
+//! seed is recorded with every action that draws), and results leave as typed
+//! [`Event`]s that each game renders into [`Announcement`]s of [`RichText`] per
+//! destination ([`Presentation`]), which the adapters show per network.
 //!
 //! - [`ids`]: typed names of networks, rooms and players.
 //! - [`text`]: the small rich-text type every announcement is written in.
 //! - [`dice`]: the seeded, auditable random generator.
 //! - [`time`]: timestamps and durations (plain numbers, no clock).
+//! - [`event`]: what a table says happened, and how a destination is shown it.
 //! - [`plugin`]: the `GamePlugin` and `Table` traits, and the registry of games.
 //! - [`transport`]: the `GameTransport` trait a chat network implements.
 //! - [`grammar`]: commands as data, and the one parser that reads them.
@@ -16,6 +18,7 @@
 //! - [`games`]: the two games, Thaum and Duel.
 
 pub mod dice;
+pub mod event;
 pub mod games;
 pub mod grammar;
 pub mod ids;
@@ -26,6 +29,7 @@ pub mod transport;
 pub mod words;
 
 pub use dice::Dice;
+pub use event::{Event, EventRecord, Presentation};
 pub use grammar::{Command, Grammar, Parsed, PlayerArgument};
 pub use ids::{NetworkId, PlayerId, RoomId};
 pub use plugin::{

@@ -3,8 +3,10 @@
 //! A [`GamePlugin`] is a game as data: its name, its commands (declared once, as a
 //! [`grammar`](crate::grammar), which also makes their help), and how to open or restore a
 //! [`Table`]. A table is one running game: it takes a command already read against its
-//! grammar, applies it to its pure state, and returns the announcements to make.
-//! A refused command leaves the table exactly as it was. Timers (Thaum phases, Duel step
+//! grammar, applies it to its pure state, and returns [`Event`]s: what happened,
+//! as data, each for the table or one player. The game renders events into
+//! [`Announcement`]s at delivery, once per [`Presentation`] ([`GamePlugin::render`]). A
+//! refused command leaves the table exactly as it was. Timers (Thaum phases, Duel step
 //! timeouts) are deadlines the table names and the caller fires, with the same code path
 //! as a command.
 //!
@@ -14,13 +16,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dice::Dice;
+use crate::event::{Event, Presentation};
 use crate::grammar::{Command, Parsed};
 use crate::ids::{PlayerId, RoomId};
 use crate::text::RichText;
 use crate::time::Timestamp;
 
-/// Who an announcement is for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Who an event or announcement is for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Audience {
     /// Everyone at the table (every room of its bridge).
     Table,
@@ -29,7 +33,8 @@ pub enum Audience {
 }
 
 /// How many lines a network wants a game's news in (each network says which, through
-/// [`GameTransport::form`](crate::GameTransport::form)).
+/// [`GameTransport::form`](crate::GameTransport::form)); part of the [`Presentation`] a
+/// game renders its events for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Form {
     /// One line per thing that happened, each explained (Matrix, the console).
@@ -41,39 +46,29 @@ pub enum Form {
     Compact,
 }
 
-/// A message a table wants sent.
+/// A message to send: an event rendered for one [`Presentation`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Announcement {
     /// Who should see it.
     pub to: Audience,
     /// What it says.
     pub text: RichText,
-    /// The one form it belongs to; `None` (most announcements) for every form. A game
-    /// with a compact form returns both forms' announcements side by side, each marked
-    /// with [`Announcement::only`], and the daemon sends each network the ones for its
-    /// form.
-    pub form: Option<Form>,
 }
 
 impl Announcement {
     /// A message for everyone at the table.
     pub fn table(text: impl Into<RichText>) -> Self {
-        Self { to: Audience::Table, text: text.into(), form: None }
+        Self { to: Audience::Table, text: text.into() }
     }
 
     /// A private message for one player.
     pub fn player(player: &PlayerId, text: impl Into<RichText>) -> Self {
-        Self { to: Audience::Player(player.clone()), text: text.into(), form: None }
+        Self { to: Audience::Player(player.clone()), text: text.into() }
     }
 
-    /// The same announcement, for networks that show `form` only.
-    pub fn only(self, form: Form) -> Self {
-        Self { form: Some(form), ..self }
-    }
-
-    /// True when a network that shows `form` is sent this announcement.
-    pub fn is_for(&self, form: Form) -> bool {
-        self.form.is_none_or(|only| only == form)
+    /// A message for `to`.
+    pub fn to(to: Audience, text: impl Into<RichText>) -> Self {
+        Self { to, text: text.into() }
     }
 }
 
@@ -155,16 +150,17 @@ pub trait Table: Send + std::fmt::Debug {
     /// The game's name (`thaum`, `duel`).
     fn game(&self) -> &'static str;
 
-    /// What to announce when the table opens (who plays, how to start).
-    fn opening(&self) -> Vec<Announcement> {
+    /// What happened when the table opened (who plays, how to start).
+    fn opening(&self) -> Vec<Event> {
         Vec::new()
     }
 
     /// The game's commands (the same as its plugin's [`GamePlugin::commands`]).
     fn commands(&self) -> &'static [Command];
 
-    /// Applies a command read against [`Table::commands`]. On `Err` the table is unchanged.
-    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal>;
+    /// Applies a command read against [`Table::commands`]; returns what happened. On
+    /// `Err` the table is unchanged.
+    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal>;
 
     /// Whom the usage example of `command` names when shown to `actor` in a refusal (never
     /// the actor); `None`: [`EXAMPLE_PLAYER`](crate::grammar::EXAMPLE_PLAYER).
@@ -176,7 +172,7 @@ pub trait Table: Send + std::fmt::Debug {
     fn next_timer(&self) -> Option<Timestamp>;
 
     /// Fires the timer due at `at` (as returned by [`Table::next_timer`]).
-    fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Announcement>;
+    fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Event>;
 
     /// True when the game is over and the table takes no more commands.
     fn is_finished(&self) -> bool;
@@ -239,6 +235,15 @@ pub trait GamePlugin: Send + Sync {
 
     /// Rebuilds a table from its [`Table::snapshot`].
     fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String>;
+
+    /// What `events` (one action's, or an opening's, in order) say to readers shown
+    /// `presentation`: the game's words for them, each to its event's audience. Pure: it
+    /// reads only the events, never a table. The default renders text events
+    /// ([`crate::event::render_text`]).
+    fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
+        let _ = presentation;
+        crate::event::render_text(events)
+    }
 
     /// Answers a lobby command that belongs to this game (the Duel answers `wizards`).
     fn lobby(&self, _command: &str) -> Option<RichText> {

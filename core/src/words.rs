@@ -49,7 +49,8 @@ pub fn amount(word: &str) -> Result<u32, AmountError> {
 }
 
 /// A change to a counter: `n` sets it, `+n` adds, `-n` takes away.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Adjustment {
     /// Set to this value.
     Set(u32),

@@ -5,10 +5,16 @@
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin};
 use spellbridge_core::grammar::read_for;
 use spellbridge_core::{
-    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Role, Seat, TableSetup, Timestamp,
+    Action, Announcement, Audience, Dice, Event, GamePlugin, PlayerId, Presentation, Role, Seat, TableSetup,
+    Timestamp,
 };
 
 const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+/// What `events` say in the full form (Matrix, the console).
+fn full(events: Vec<Event>) -> Vec<Announcement> {
+    spellbridge_core::games::duel::render::events(&events, &Presentation::default())
+}
 
 fn line(a: &Announcement) -> String {
     match &a.to {
@@ -29,7 +35,7 @@ fn a_scripted_duel_plays_to_the_end() {
         now: T0,
     };
     let mut table = plugin.open(&setup).expect("opens");
-    let mut transcript: Vec<String> = table.opening().iter().map(line).collect();
+    let mut transcript: Vec<String> = full(table.opening()).iter().map(line).collect();
     let script: &[(&str, bool, &str)] = &[
         ("alice", true, "cast surge fire fire end"),
         ("bob", false, "status"),
@@ -56,7 +62,7 @@ fn a_scripted_duel_plays_to_the_end() {
         let mut dice = Dice::for_action(7, sequence as u64);
         transcript.push(format!("> {who}{}: {typed}", if *private { " (dm)" } else { "" }));
         match table.act(&action, &mut dice) {
-            Ok(announcements) => transcript.extend(announcements.iter().map(line)),
+            Ok(events) => transcript.extend(full(events).iter().map(line)),
             Err(refusal) => transcript.push(format!("refused: {refusal}")),
         }
         let restored = plugin.restore(&table.snapshot()).expect("restores");
@@ -98,7 +104,7 @@ fn timeouts_seals_voids_and_favours_are_announced() {
         let action =
             Action { actor: &who, command, typed: &typed, private: true, now: T0, role: Role::Player };
         match table.act(&action, &mut Dice::from_seed(11)) {
-            Ok(out) => transcript.extend(out.iter().map(line)),
+            Ok(out) => transcript.extend(full(out).iter().map(line)),
             Err(refusal) => transcript.push(format!("refused: {refusal}")),
         }
     };
@@ -106,7 +112,7 @@ fn timeouts_seals_voids_and_favours_are_announced() {
     act(&mut table, "bob", "cast focus earth earth", &mut transcript);
     // bob goes quiet: step 3 times out (End for bob, after alice's Void).
     let at = table.next_timer().expect("a step waits");
-    transcript.extend(table.fire_timer(at, &mut Dice::from_seed(12)).iter().map(line));
+    transcript.extend(full(table.fire_timer(at, &mut Dice::from_seed(12))).iter().map(line));
     act(&mut table, "bob", "cast surge thunder", &mut transcript);
     let text = transcript.join("\n");
     println!("{text}");
@@ -118,7 +124,7 @@ fn timeouts_seals_voids_and_favours_are_announced() {
 
 #[test]
 fn a_failed_full_counter_says_why_and_the_last_round_lays_no_seals() {
-    use spellbridge_core::games::duel::{command, render};
+    use spellbridge_core::games::duel::{command, news, render};
     let plugin = DuelPlugin::new(DuelOptions { concentration: vec![1], ..DuelOptions::default() });
     let setup = TableSetup {
         room: "#duel".into(),
@@ -143,7 +149,7 @@ fn a_failed_full_counter_says_why_and_the_last_round_lays_no_seals() {
         let mut dice = Dice::for_action(3, sequence as u64);
         let events =
             duel.apply(&PlayerId::new(who), Role::Player, &command, T0, &mut dice).expect("accepted");
-        said.extend(render::announcements(&duel, &events, true).iter().map(line));
+        said.extend(full(news::told(&duel, &events, true)).iter().map(line));
     }
     let text = said.join("\n");
     println!("{text}");
@@ -192,7 +198,7 @@ fn act(
     let typed = format!("!{command}");
     let command = &read_for(&**table, &who, command)?;
     let action = Action { actor: &who, command, typed: &typed, private, now: T0.plus(60), role };
-    table.act(&action, &mut Dice::from_seed(5))
+    table.act(&action, &mut Dice::from_seed(5)).map(full)
 }
 
 #[test]
@@ -316,12 +322,12 @@ fn no_duel_line_writes_a_player_id_into_its_text() {
             now: T0,
         };
         let mut table = plugin.open(&setup).expect("opens");
-        let mut said: Vec<RichText> = table.opening().into_iter().map(|a| a.text).collect();
+        let mut said: Vec<RichText> = full(table.opening()).into_iter().map(|a| a.text).collect();
         for (sequence, (who, private, command)) in script.iter().enumerate() {
             let mut dice = Dice::for_action(9, sequence as u64);
             if *who == "timer" {
                 let at = table.next_timer().expect("a step waits");
-                said.extend(table.fire_timer(at, &mut dice).into_iter().map(|a| a.text));
+                said.extend(full(table.fire_timer(at, &mut dice)).into_iter().map(|a| a.text));
                 continue;
             }
             let who = PlayerId::new(match *who {
@@ -341,7 +347,7 @@ fn no_duel_line_writes_a_player_id_into_its_text() {
             };
             let action = Action { actor: &who, command, typed: &typed, private: *private, now: T0, role };
             match table.act(&action, &mut dice) {
-                Ok(out) => said.extend(out.into_iter().map(|a| a.text)),
+                Ok(out) => said.extend(full(out).into_iter().map(|a| a.text)),
                 Err(spellbridge_core::Refusal::Refused(text)) => said.push(text),
                 Err(other) => panic!("{}: {other}", command.name()),
             }

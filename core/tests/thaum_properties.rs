@@ -161,7 +161,7 @@ fn play(steps: &[Step], seed: u64, options: ThaumOptions) -> Result<(Vec<String>
                         if !command.is_query() {
                             accepted += 1;
                         }
-                        said.extend(out.iter().map(|a| a.text.plain()));
+                        said.extend(rendered(&out));
                     }
                     Err(refusal) => {
                         prop_assert_eq!(&table.snapshot(), &before, "refused `{}` changed the state", text);
@@ -177,7 +177,7 @@ fn play(steps: &[Step], seed: u64, options: ThaumOptions) -> Result<(Vec<String>
             Step::Clock { seconds } => {
                 now = now.plus(*seconds);
                 while let Some(at) = table.next_timer().filter(|at| *at <= now) {
-                    said.extend(table.fire_timer(at, &mut dice).iter().map(|a| a.text.plain()));
+                    said.extend(rendered(&table.fire_timer(at, &mut dice)));
                 }
             }
         }
@@ -302,4 +302,11 @@ proptest! {
             }
         }
     }
+}
+
+/// What `events` say, as plain text.
+fn rendered(events: &[spellbridge_core::Event]) -> Vec<String> {
+    use spellbridge_core::GamePlugin;
+    let plugin = spellbridge_core::games::thaum::ThaumPlugin::default();
+    plugin.render(events, &spellbridge_core::Presentation::default()).iter().map(|a| a.text.plain()).collect()
 }

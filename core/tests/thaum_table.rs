@@ -14,6 +14,11 @@ use spellbridge_core::{
 
 const SUNDAY: Timestamp = Timestamp::CONSOLE_EPOCH;
 
+/// What `events` say (Thaum says the same to every destination).
+fn told(events: Vec<spellbridge_core::Event>) -> Vec<Announcement> {
+    ThaumPlugin::default().render(&events, &spellbridge_core::Presentation::default())
+}
+
 struct Room {
     table: Box<dyn Table>,
     now: Timestamp,
@@ -53,7 +58,7 @@ impl Room {
         // Read as the daemon reads it: against the game's grammar, refused with its usage.
         let command = &read_for(&*self.table, &actor, command)?;
         let action = Action { actor: &actor, command, typed, private, now: self.now, role };
-        self.table.act(&action, &mut dice)
+        self.table.act(&action, &mut dice).map(told)
     }
 
     fn say(&mut self, actor: &str, typed: &str) -> Result<Vec<Announcement>, Refusal> {
@@ -91,7 +96,7 @@ impl Room {
         self.now = self.now.plus(seconds);
         let mut said = Vec::new();
         while let Some(at) = self.table.next_timer().filter(|at| *at <= self.now) {
-            let out = self.table.fire_timer(at, &mut Dice::from_seed(0));
+            let out = told(self.table.fire_timer(at, &mut Dice::from_seed(0)));
             said.extend(out.iter().map(|a| a.text.plain()));
         }
         said
@@ -172,7 +177,7 @@ fn the_snapshot_without_its_history_and_the_history_make_the_snapshot() {
 #[test]
 fn the_opening_names_the_game_master_and_how_to_join() {
     let room = Room::open("alice");
-    let opening = room.table.opening();
+    let opening = told(room.table.opening());
     assert_eq!(opening.len(), 1);
     let text = opening[0].text.plain();
     assert!(

@@ -6,13 +6,18 @@
 //! with the table's dice keys rebuilds it exactly (RULES T-10), which is how a table whose
 //! snapshot cannot be loaded is recovered and how `spellbridge verify` audits a database.
 //!
+//! Entries that change a table keep what the table said happened: its events, typed and
+//! as they are ([`EventRecord`]), each with its audience (a Duel wizard's queued spell is
+//! that wizard's event, as the command that queued it is theirs). Journals from before
+//! events have none; `verify` compares the events a replay makes with the ones kept.
+//!
 //! The journal holds only what players may see: a dice key's commitment when the key is
 //! taken, and the key itself once revealed. An unrevealed key is kept by the store apart
 //! from the journal (its `dice_keys` table), so `export` cannot show it.
 
 use serde::{Deserialize, Serialize};
 use spellbridge_core::dice::Commitment;
-use spellbridge_core::{NetworkId, PlayerId, Role, RoomId, Timestamp};
+use spellbridge_core::{EventRecord, NetworkId, PlayerId, Role, RoomId, Timestamp};
 
 /// A table's number, unique within one router (and one database).
 pub type TableId = u64;
@@ -55,6 +60,9 @@ pub enum Entry {
         /// The table as it opened, rule options included: replay starts from this, so a
         /// later change of the daemon's config cannot change a replayed game.
         opening: serde_json::Value,
+        /// What the table said as it opened (journals from before events: none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        events: Vec<EventRecord>,
     },
     /// A table accepted a player's command.
     Acted {
@@ -80,6 +88,9 @@ pub enum Entry {
         dice_seed: u64,
         /// How many draws it made from them.
         draws: u32,
+        /// What the table said happened (journals from before events: none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        events: Vec<EventRecord>,
     },
     /// A table's timer fired.
     Fired {
@@ -93,6 +104,9 @@ pub enum Entry {
         dice_seed: u64,
         /// How many draws it made from them.
         draws: u32,
+        /// What the table said happened (journals from before events: none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        events: Vec<EventRecord>,
     },
     /// A table took a new dice key, for its new dice epoch (a Thaum season), and
     /// announced its commitment (RULES T-10).
@@ -235,6 +249,7 @@ mod tests {
             now: Timestamp(0),
             dice_seed: 7,
             draws: 0,
+            events: Vec::new(),
         };
         let json = serde_json::to_value(&entry).expect("json");
         assert_eq!(json["standing"], "operator", "{json}");

@@ -1,83 +1,154 @@
-//! Where what the router says goes: a table's announcements to every room of its
-//! bridge, a player's to their home network, answers to where they were asked; each
-//! shown as its network can show it (mentions and names localized), in the form its
-//! transport asks for (a game's compact form on IRC, its full form elsewhere).
+//! Where what the router says goes, and in what words: a table's events are rendered by
+//! its game once per kind of destination (a [`Presentation`]: the form its network's
+//! transport asks for, a game's compact form on IRC and its full form elsewhere), then the
+//! table's go to every room of its bridge, a player's to their home network, answers to
+//! where they were asked; mentions and names are localized per network.
+
+use std::collections::BTreeSet;
+
+use spellbridge_core::{Event, Presentation};
 
 use super::*;
 use crate::identity::local_part;
 
 impl Router {
-    /// Turns a table's announcements into outbound messages: the table's to every room of
-    /// its bridge (or its one room), a player's to where their private messages go.
-    pub(super) fn deliver(&self, id: TableId, announcements: Vec<Announcement>) -> Vec<Outbound> {
-        let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
-        let mut out = Vec::with_capacity(announcements.len());
-        for announcement in announcements {
-            let form = announcement.form;
-            let outbound = match announcement.to {
-                Audience::Table => self.to_rooms(&place, announcement.text),
-                Audience::Player(player) => vec![self.to_player(&place, &player, announcement.text)],
-            };
-            out.extend(outbound.into_iter().filter(|o| self.is_sent(&o.network, form)));
+    /// How `network` is shown games' events: in the form its transport asked for (the
+    /// full form when it asked for none: the console).
+    pub(super) fn presentation(&self, network: &NetworkId) -> Presentation {
+        Presentation::of(self.options.forms.get(network).copied().unwrap_or_default())
+    }
+
+    /// Turns a table's events into outbound messages: the game renders them once for
+    /// each presentation that someone who hears them is shown; the table's go to every
+    /// room of its bridge (or its one room), a player's to where their private messages
+    /// go, each in its destination's presentation.
+    pub(super) fn deliver(&self, id: TableId, events: &[Event]) -> Vec<Outbound> {
+        let Some(seating) = self.tables.get(&id) else { return Vec::new() };
+        let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
+        let place = &seating.place;
+        let rooms = self.relay.rooms(place);
+        let mut shown = self.private_presentations(place, events);
+        if events.iter().any(|event| event.to == Audience::Table) {
+            shown.extend(rooms.iter().map(|room| self.presentation(&room.network)));
+        }
+        let mut out = Vec::with_capacity(events.len() * rooms.len());
+        for presentation in shown {
+            for announcement in game.render(events, &presentation) {
+                match announcement.to {
+                    Audience::Table => out.extend(
+                        rooms
+                            .iter()
+                            .filter(|room| self.presentation(&room.network) == presentation)
+                            .map(|room| self.to_room(room, announcement.text.clone())),
+                    ),
+                    Audience::Player(player) => {
+                        let (network, identity) = self.home_of(place, &player);
+                        if self.presentation(&network) == presentation {
+                            out.push(self.to_identity(network, identity, announcement.text));
+                        }
+                    }
+                }
+            }
         }
         out
     }
 
-    /// True when an announcement for `form` (`None`: every form) goes to `network`.
-    fn is_sent(&self, network: &NetworkId, form: Option<Form>) -> bool {
-        form.is_none_or(|form| self.options.forms.get(network).copied().unwrap_or_default() == form)
+    /// The presentations of the players `events` speak to privately.
+    fn private_presentations(&self, place: &Place, events: &[Event]) -> BTreeSet<Presentation> {
+        events
+            .iter()
+            .filter_map(|event| match &event.to {
+                Audience::Player(player) => Some(self.presentation(&self.home_of(place, player).0)),
+                Audience::Table => None,
+            })
+            .collect()
+    }
+
+    /// Turns the router's own messages about a table (its dice commitment, a revealed
+    /// key) into outbound messages, the same words for every destination.
+    pub(super) fn deliver_text(&self, id: TableId, announcements: Vec<Announcement>) -> Vec<Outbound> {
+        let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
+        let mut out = Vec::with_capacity(announcements.len());
+        for announcement in announcements {
+            match announcement.to {
+                Audience::Table => out.extend(self.to_rooms(&place, announcement.text)),
+                Audience::Player(player) => out.push(self.to_player(&place, &player, announcement.text)),
+            }
+        }
+        out
     }
 
     /// Turns the answer to a question (`!status`) into outbound messages: what the table
-    /// would say to everyone goes only to where it was asked.
-    pub(super) fn deliver_reply(
-        &self,
-        id: TableId,
-        announcements: Vec<Announcement>,
-        reply_to: &ReplyTo,
-    ) -> Vec<Outbound> {
-        let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
-        announcements
-            .into_iter()
-            .filter_map(|announcement| match announcement.to {
-                Audience::Table if !self.is_sent(&reply_to.network, announcement.form) => None,
-                Audience::Table => Some(Outbound {
-                    network: reply_to.network.clone(),
-                    to: reply_to.destination.clone(),
-                    message: Message {
-                        text: self.localize(&reply_to.network, announcement.text),
-                        thread: reply_to.thread.clone(),
-                        ..Message::default()
-                    },
-                }),
-                Audience::Player(player) => Some(self.to_player(&place, &player, announcement.text))
-                    .filter(|o| self.is_sent(&o.network, announcement.form)),
-            })
-            .collect()
+    /// would say to everyone goes only to where it was asked, in that network's
+    /// presentation.
+    pub(super) fn deliver_reply(&self, id: TableId, events: &[Event], reply_to: &ReplyTo) -> Vec<Outbound> {
+        let Some(seating) = self.tables.get(&id) else { return Vec::new() };
+        let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
+        let place = &seating.place;
+        let here = self.presentation(&reply_to.network);
+        let mut shown = self.private_presentations(place, events);
+        if events.iter().any(|event| event.to == Audience::Table) {
+            shown.insert(here);
+        }
+        let mut out = Vec::with_capacity(events.len());
+        for presentation in shown {
+            for announcement in game.render(events, &presentation) {
+                match announcement.to {
+                    Audience::Table if presentation == here => out.push(Outbound {
+                        network: reply_to.network.clone(),
+                        to: reply_to.destination.clone(),
+                        message: Message {
+                            text: self.localize(&reply_to.network, announcement.text),
+                            thread: reply_to.thread.clone(),
+                            ..Message::default()
+                        },
+                    }),
+                    Audience::Table => {}
+                    Audience::Player(player) => {
+                        let (network, identity) = self.home_of(place, &player);
+                        if self.presentation(&network) == presentation {
+                            out.push(self.to_identity(network, identity, announcement.text));
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// A message to every room of the bridge `place` is in (or to `place` alone).
     pub(super) fn to_rooms(&self, place: &Place, text: RichText) -> Vec<Outbound> {
-        self.relay
-            .rooms(place)
-            .into_iter()
-            .map(|room| Outbound {
-                to: Destination::Room(room.room),
-                message: self.localize(&room.network, text.clone()).into(),
-                network: room.network,
-            })
-            .collect()
+        self.relay.rooms(place).iter().map(|room| self.to_room(room, text.clone())).collect()
+    }
+
+    /// A message to one room.
+    fn to_room(&self, room: &Place, text: RichText) -> Outbound {
+        Outbound {
+            to: Destination::Room(room.room.clone()),
+            message: self.localize(&room.network, text).into(),
+            network: room.network.clone(),
+        }
     }
 
     /// A private message to a player, on the network and identity they last used (else
     /// as the table's network knows them).
     pub(super) fn to_player(&self, place: &Place, player: &PlayerId, text: RichText) -> Outbound {
-        let (network, identity) = self
-            .directory
+        let (network, identity) = self.home_of(place, player);
+        self.to_identity(network, identity, text)
+    }
+
+    /// Where a player's private messages go: the network and identity they last used
+    /// (else as the table's network knows them).
+    fn home_of(&self, place: &Place, player: &PlayerId) -> (NetworkId, PlayerId) {
+        self.directory
             .home(player)
             .cloned()
             .or_else(|| self.directory.identities(player).into_iter().next())
-            .unwrap_or_else(|| (place.network.clone(), PlayerId::new(local_part(player))));
+            .unwrap_or_else(|| (place.network.clone(), PlayerId::new(local_part(player))))
+    }
+
+    /// A private message to `identity` on `network`.
+    fn to_identity(&self, network: NetworkId, identity: PlayerId, text: RichText) -> Outbound {
         Outbound {
             message: self.localize(&network, text).into(),
             to: Destination::Private(identity),
@@ -168,5 +239,95 @@ pub(super) fn reply(reply_to: &ReplyTo, text: RichText) -> Outbound {
         network: reply_to.network.clone(),
         to: reply_to.destination.clone(),
         message: Message { text, thread: reply_to.thread.clone(), ..Message::default() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::Value;
+    use spellbridge_core::games::duel::DuelPlugin;
+    use spellbridge_core::{Command, GamePlugin, TableSetup};
+
+    use super::*;
+
+    /// The Duel, noting each presentation it is asked to render for.
+    struct Rendering {
+        duel: DuelPlugin,
+        asked: Arc<Mutex<Vec<Presentation>>>,
+    }
+
+    impl GamePlugin for Rendering {
+        fn name(&self) -> &'static str {
+            self.duel.name()
+        }
+        fn summary(&self) -> &'static str {
+            self.duel.summary()
+        }
+        fn commands(&self) -> &'static [Command] {
+            self.duel.commands()
+        }
+        fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
+            self.duel.open(setup)
+        }
+        fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
+            self.duel.restore(snapshot)
+        }
+        fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
+            self.asked.lock().expect("not poisoned").push(*presentation);
+            self.duel.render(events, presentation)
+        }
+    }
+
+    fn said(network: &str, room: &str, who: &str, text: &str) -> Inbound {
+        Inbound::new(NetworkId::new(network), RoomId::new(room), PlayerId::new(who), text)
+    }
+
+    /// A Duel bridged over two IRC channels (compact) and a Matrix room (full) is
+    /// rendered once per kind of destination, not once per room; a private event once,
+    /// for its player's network.
+    #[test]
+    fn a_bridged_table_renders_each_action_once_per_presentation() {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let rooms = [
+            (NetworkId::new("libera"), RoomId::new("#magic")),
+            (NetworkId::new("matrix"), RoomId::new("!m")),
+            (NetworkId::new("oftc"), RoomId::new("#magic")),
+        ];
+        let forms =
+            [(NetworkId::new("libera"), Form::Compact), (NetworkId::new("oftc"), Form::Compact)].into();
+        let options = RouterOptions {
+            bridges: vec![crate::relay::bridge("magic", &rooms, true)],
+            forms,
+            ..RouterOptions::default()
+        };
+        let plugin = Rendering { duel: DuelPlugin::default(), asked: asked.clone() };
+        let mut router = Router::new(Registry::new(vec![Box::new(plugin)]), options);
+        let t = Timestamp::CONSOLE_EPOCH;
+        let mut asked_for = |inbound: Inbound| -> (Vec<Presentation>, Vec<Outbound>) {
+            let out = router.handle(&inbound, t);
+            (std::mem::take(&mut *asked.lock().expect("not poisoned")), out)
+        };
+        asked_for(said("matrix", "!m", "@bob:hs", "hello"));
+        asked_for(said("libera", "#magic", "alice", "!duel bob"));
+        let (opening, out) = asked_for(said("matrix", "!m", "@bob:hs", "!accept"));
+        let compact = Presentation::of(Form::Compact);
+        let full = Presentation::of(Form::Full);
+        assert_eq!(opening, [full, compact], "{out:#?}");
+        // The opening and the dice commitment reach all three rooms.
+        assert_eq!(out.iter().filter(|o| matches!(o.to, Destination::Room(_))).count(), 6, "{out:#?}");
+        // alice's queue is hers alone: rendered once, for her IRC network.
+        let (queued, out) =
+            asked_for(Inbound { private: true, ..said("libera", "alice", "alice", "!cast surge fire end") });
+        assert_eq!(queued, [compact], "{out:#?}");
+        assert_eq!(out.len(), 1, "{out:#?}");
+        // bob's cast reveals the round: each presentation once, whatever the rooms.
+        let (round, out) =
+            asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!cast surge water end") });
+        assert_eq!(round, [full, compact], "{out:#?}");
+        let heard = |network: &str| out.iter().filter(|o| o.network.as_str() == network).count();
+        assert_eq!(heard("libera"), heard("oftc"), "{out:#?}");
+        assert!(heard("matrix") > heard("libera"), "the full form has more lines: {out:#?}");
     }
 }

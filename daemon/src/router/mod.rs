@@ -1,6 +1,7 @@
 //! The router: turns an inbound chat message into a lobby command, a table command or
-//! chat to relay, applies it, and turns the resulting announcements into outbound
-//! messages for every room that should hear them.
+//! chat to relay, applies it, and turns the table's events into outbound messages for
+//! every room that should hear them (rendered by the game per destination: [`delivery`]).
+//! The events are journaled with the action that made them.
 //!
 //! It owns the tables (one active table per room, or per bridge: the rooms of a bridge
 //! are one place), pending Duel challenges, the [directory](crate::identity) of who is
@@ -25,8 +26,8 @@ use spellbridge_core::grammar::{self, Grammar, ParseError};
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Announcement, Audience, Destination, Dice, Form, Inbound, Message, NetworkId, PlayerId, Refusal,
-    Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
+    Action, Announcement, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Message, NetworkId,
+    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
 };
 
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
@@ -290,6 +291,19 @@ pub enum ReplayError {
         recorded: u64,
         /// The seed the table's key (or seed) gives.
         derived: u64,
+    },
+    /// Replay made other events than the journal kept for an action: the log and the
+    /// code disagree about what happened.
+    #[error(
+        "table {table}: action {sequence} told other events on replay than the journal kept (from event {at} on)"
+    )]
+    EventsDiffer {
+        /// The table.
+        table: TableId,
+        /// The action (0 for the opening).
+        sequence: u64,
+        /// The first event that differs.
+        at: usize,
     },
     /// A stored snapshot could not be loaded.
     #[error("table {table}: snapshot does not load: {reason}")]
@@ -578,17 +592,18 @@ impl Router {
                     break;
                 };
                 let mut dice = seating.dice.for_action(seating.sequence);
-                let announcements = seating.table.fire_timer(at, &mut dice);
+                let events = seating.table.fire_timer(at, &mut dice);
                 let entry = Entry::Fired {
                     table: id,
                     sequence: seating.sequence,
                     at,
                     dice_seed: dice.seed(),
                     draws: dice.draws(),
+                    events: records(&events),
                 };
                 seating.sequence = seating.sequence.saturating_add(1);
                 self.log(entry);
-                let outbound = self.deliver(id, announcements);
+                let outbound = self.deliver(id, &events);
                 out.extend(self.announced(outbound));
                 out.extend(self.settle_dice(id));
             }
@@ -710,7 +725,7 @@ impl Router {
     /// announcing anything. Entries of one table must come in order.
     pub fn replay(&mut self, entry: &Entry) -> Result<(), ReplayError> {
         match entry {
-            Entry::Opened { table, game, network, room, seed, commitment, opening, .. } => {
+            Entry::Opened { table, game, network, room, seed, commitment, opening, events, .. } => {
                 let plugin = self
                     .registry
                     .get(game)
@@ -735,12 +750,23 @@ impl Router {
                         });
                     }
                 };
+                same_events(*table, 0, events, &opened.opening())?;
                 let place = Place { network: network.clone(), room: room.clone() };
                 self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened });
                 self.reindex(*table);
             }
             Entry::Acted {
-                table, sequence, actor, command, typed, private, now, role, dice_seed, ..
+                table,
+                sequence,
+                actor,
+                command,
+                typed,
+                private,
+                now,
+                role,
+                dice_seed,
+                events,
+                ..
             } => {
                 let seating = self.seating_at(*table, *sequence)?;
                 // The journal keeps the command as text (players resolved): read it again
@@ -753,19 +779,19 @@ impl Router {
                     Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
                 let mut dice = seating.dice.for_action(seating.sequence);
                 same_seed(*table, *sequence, *dice_seed, &dice)?;
-                seating.table.act(&action, &mut dice).map_err(|refusal| ReplayError::Diverged {
-                    table: *table,
-                    sequence: *sequence,
-                    reason: refusal.to_string(),
+                let told = seating.table.act(&action, &mut dice).map_err(|refusal| {
+                    ReplayError::Diverged { table: *table, sequence: *sequence, reason: refusal.to_string() }
                 })?;
+                same_events(*table, *sequence, events, &told)?;
                 seating.sequence = seating.sequence.saturating_add(1);
                 self.reindex(*table);
             }
-            Entry::Fired { table, sequence, at, dice_seed, .. } => {
+            Entry::Fired { table, sequence, at, dice_seed, events, .. } => {
                 let seating = self.seating_at(*table, *sequence)?;
                 let mut dice = seating.dice.for_action(seating.sequence);
                 same_seed(*table, *sequence, *dice_seed, &dice)?;
-                seating.table.fire_timer(*at, &mut dice);
+                let told = seating.table.fire_timer(*at, &mut dice);
+                same_events(*table, *sequence, events, &told)?;
                 seating.sequence = seating.sequence.saturating_add(1);
                 self.reindex(*table);
             }
@@ -900,8 +926,8 @@ impl Router {
                 let key = self.secrets.table_key(id, epoch);
                 self.keys.insert((id, epoch), key.clone());
                 let commitment = key.commitment();
-                let mut opening = table.opening();
-                opening.push(Announcement::table(Self::commitment_text("Dice commitment", &commitment)));
+                let opening = table.opening();
+                let committed = Announcement::table(Self::commitment_text("Dice commitment", &commitment));
                 let opened_as = table.snapshot();
                 self.log(Entry::Opened {
                     table: id,
@@ -917,11 +943,13 @@ impl Router {
                         .collect(),
                     now,
                     opening: opened_as,
+                    events: records(&opening),
                 });
                 let dice = TableDice::Keyed { epoch, key, revealed: false };
                 self.tables.insert(id, Seating { place: place.clone(), dice, sequence: 0, table });
                 self.reindex(id);
-                let outbound = self.deliver(id, opening);
+                let mut outbound = self.deliver(id, &opening);
+                outbound.extend(self.deliver_text(id, vec![committed]));
                 self.announced(outbound)
             }
         }
@@ -1016,10 +1044,8 @@ impl Router {
         tracing::debug!(sequence = seating.sequence, "table acted");
         match acted {
             // A question changes nothing: answer it without journaling it.
-            Ok(announcements) if query => {
-                Answer { outbound: self.deliver_reply(index, announcements, reply_to), query }
-            }
-            Ok(announcements) => {
+            Ok(events) if query => Answer { outbound: self.deliver_reply(index, &events, reply_to), query },
+            Ok(events) => {
                 let entry = Entry::Acted {
                     table: index,
                     sequence: seating.sequence,
@@ -1031,11 +1057,12 @@ impl Router {
                     role,
                     dice_seed: dice.seed(),
                     draws: dice.draws(),
+                    events: records(&events),
                 };
                 seating.sequence = seating.sequence.saturating_add(1);
                 self.log(entry);
                 self.reindex(index);
-                let outbound = self.deliver(index, announcements);
+                let outbound = self.deliver(index, &events);
                 let mut out = self.announced(outbound);
                 out.extend(self.settle_dice(index));
                 out.into()
@@ -1110,6 +1137,26 @@ fn same_seed(table: TableId, sequence: u64, recorded: u64, dice: &Dice) -> Resul
     } else {
         Err(ReplayError::SeedDiffers { table, sequence, recorded, derived: dice.seed() })
     }
+}
+
+/// Events as the journal keeps them.
+fn records(events: &[Event]) -> Vec<EventRecord> {
+    events.iter().map(Event::record).collect()
+}
+
+/// Replay makes each action's events again: they must be the ones the journal kept (a
+/// journal from before events kept none, and is not compared).
+fn same_events(
+    table: TableId,
+    sequence: u64,
+    kept: &[EventRecord],
+    made: &[Event],
+) -> Result<(), ReplayError> {
+    if kept.is_empty() || kept.len() == made.len() && kept.iter().zip(made).all(|(k, m)| *k == m.record()) {
+        return Ok(());
+    }
+    let at = kept.iter().zip(made).position(|(k, m)| *k != m.record()).unwrap_or(kept.len().min(made.len()));
+    Err(ReplayError::EventsDiffer { table, sequence, at })
 }
 
 /// A refusal as it is answered. A name echoed in it is escaped, so a hidden or reversing

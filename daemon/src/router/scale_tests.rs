@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::Value;
 use spellbridge_core::games::thaum::ThaumPlugin;
 use spellbridge_core::{
-    Action, Announcement, Command, Dice, GamePlugin, Inbound, NetworkId, PlayerId, Refusal, Registry, RoomId,
-    Table, TableSetup, Timestamp,
+    Action, Announcement, Command, Dice, Event, GamePlugin, Inbound, NetworkId, PlayerId, Presentation,
+    Refusal, Registry, RoomId, Table, TableSetup, Timestamp,
 };
 
 use super::{Router, RouterOptions};
@@ -39,6 +39,9 @@ impl GamePlugin for Counting {
     fn commands(&self) -> &'static [Command] {
         self.inner.commands()
     }
+    fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
+        self.inner.render(events, presentation)
+    }
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
         let inner = self.inner.open(setup)?;
         Ok(Box::new(CountingTable { inner, asked: self.asked.clone() }))
@@ -53,10 +56,10 @@ impl Table for CountingTable {
     fn game(&self) -> &'static str {
         self.inner.game()
     }
-    fn opening(&self) -> Vec<Announcement> {
+    fn opening(&self) -> Vec<Event> {
         self.inner.opening()
     }
-    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal> {
+    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
         self.inner.act(action, dice)
     }
     fn commands(&self) -> &'static [Command] {
@@ -69,7 +72,7 @@ impl Table for CountingTable {
         self.asked.fetch_add(1, Ordering::Relaxed);
         self.inner.next_timer()
     }
-    fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Announcement> {
+    fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Event> {
         self.inner.fire_timer(at, dice)
     }
     fn is_finished(&self) -> bool {

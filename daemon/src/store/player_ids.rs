@@ -167,7 +167,10 @@ pub fn scoped_ids(entries: &[Entry]) -> BTreeMap<PlayerId, PlayerId> {
 fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], registry: &Registry) -> Entry {
     let id = |player: PlayerId| ids.get(&player).cloned().unwrap_or(player);
     match entry {
-        Entry::Opened { table, game, network, room, seed, commitment, seats, now, opening } => {
+        // A journal with bare ids is older than events; if one has some anyway they name
+        // the bare ids, and ids cannot be told from game words in them (a player called
+        // `fire`): they are dropped, and replay is not compared with them.
+        Entry::Opened { table, game, network, room, seed, commitment, seats, now, opening, events: _ } => {
             Entry::Opened {
                 // Only the seats' ids: another string in the state may equal some nick.
                 opening: rewrite_json(
@@ -188,9 +191,12 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 seed,
                 commitment,
                 now,
+                events: Vec::new(),
             }
         }
-        Entry::Acted { table, sequence, actor, command, typed, private, role, now, dice_seed, draws } => {
+        Entry::Acted {
+            table, sequence, actor, command, typed, private, role, now, dice_seed, draws, ..
+        } => {
             let command = rewrite_command(&command, game_of(all, table), ids, registry);
             Entry::Acted {
                 actor: id(actor),
@@ -203,6 +209,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 now,
                 dice_seed,
                 draws,
+                events: Vec::new(),
             }
         }
         Entry::Challenged { network, room, challenger, opponent, wizard, expires } => Entry::Challenged {
@@ -225,8 +232,10 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
         Entry::LinkCode { code, player, network, identity, expires } => {
             Entry::LinkCode { player: id(player), code, network, identity, expires }
         }
-        other @ (Entry::Fired { .. }
-        | Entry::Keyed { .. }
+        Entry::Fired { table, sequence, at, dice_seed, draws, .. } => {
+            Entry::Fired { table, sequence, at, dice_seed, draws, events: Vec::new() }
+        }
+        other @ (Entry::Keyed { .. }
         | Entry::Revealed { .. }
         | Entry::ChallengeClosed { .. }
         | Entry::LinkCodeClosed { .. }) => other,

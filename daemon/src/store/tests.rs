@@ -487,3 +487,46 @@ fn a_history_row_edited_in_sql_is_caught_by_the_seal_and_verify() {
     let again = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
     assert!(again.expect("sound after the rebuild").rebuilt.is_empty());
 }
+
+/// The journal keeps each action's events as the table made them (issue 15), and
+/// `verify` replays the actions and compares: an event edited in the database is found
+/// even where the state it leads to is the same.
+#[test]
+fn verify_compares_the_events_replay_makes_with_the_journaled_ones() {
+    let (_dir, path) = temp_db();
+    let store = played(&path);
+    let clean = audit::verify(&store, Registry::standard, None).expect("verifies");
+    assert_eq!(clean.problems(), 0, "{clean:?}");
+    let kept: String = store
+        .connection()
+        .query_row("SELECT entry FROM journal WHERE kind = 'acted' AND command LIKE '!coins%'", [], |row| {
+            row.get(0)
+        })
+        .expect("the coins action");
+    assert!(
+        kept.contains(r#""events":[{"to":"table","event":{"#) && kept.contains(r#""kind":"coins_adjusted""#),
+        "{kept}"
+    );
+    // The text says alice got 3 coins; the forged event says 30, the state stays 3.
+    store
+        .connection()
+        .execute(
+            r#"UPDATE journal SET entry = replace(entry, '"after":3,', '"after":30,') WHERE kind = 'acted' AND command LIKE '!coins%'"#,
+            [],
+        )
+        .expect("tamper");
+    let report = audit::verify(&store, Registry::standard, None).expect("verifies");
+    let findings: Vec<String> = report.tables[0].findings.iter().map(ToString::to_string).collect();
+    assert!(
+        findings.iter().any(|f| f.contains("action 0 told other events on replay than the journal kept")),
+        "{findings:#?}"
+    );
+    // A journal from before events (none kept) replays as it did.
+    store
+        .connection()
+        .execute(r#"UPDATE journal SET entry = json_remove(entry, '$.events')"#, [])
+        .expect("older form");
+    let report = audit::verify(&store, Registry::standard, None).expect("verifies");
+    let findings: Vec<String> = report.tables[0].findings.iter().map(ToString::to_string).collect();
+    assert!(findings.iter().all(|f| f.starts_with("CHECKSUM")), "only the seal sees the edit: {findings:#?}");
+}

@@ -78,7 +78,7 @@ pub enum FinishReason {
 }
 
 /// How the duel ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finish {
     /// The winner's seat; None for a draw, or for no winner when the duel was stopped.
     pub winner: Option<usize>,

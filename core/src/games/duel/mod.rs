@@ -10,7 +10,8 @@
 //! - [`round`]: one round's casting per wizard: queue, validation, concentration checks.
 //! - [`engine`]: the duel's state and [`Duel::apply`] / [`Duel::fire_timer`].
 //! - [`snapshot`]: the state as CONTRACT.md's JSON, and back.
-//! - [`render`]: events and refusals as rich text.
+//! - [`news`]: what a table tells ([`DuelNews`]), each event for the table or one player.
+//! - [`render`]: news and refusals as rich text, per destination.
 //!
 //! This module holds the plugin: [`DuelPlugin`] opens and restores [`DuelTable`]s.
 //!
@@ -27,6 +28,7 @@ pub mod command;
 pub mod element;
 pub mod engine;
 pub mod error;
+pub mod news;
 pub mod render;
 pub mod round;
 pub mod settle;
@@ -41,11 +43,13 @@ pub use command::{COMMANDS, DuelCommand};
 pub use element::Element;
 pub use engine::{Duel, DuelEvent, DuelRules, Finish, FinishReason};
 pub use error::DuelError;
+pub use news::{DuelNews, DuelView};
 pub use spell::{Seal, Spell};
 pub use token::{Preconditioning, Token};
 pub use wizard::{Favour, Pool, Wizard, WizardError, Wizards};
 
 use crate::dice::Dice;
+use crate::event::{Event, Presentation};
 use crate::grammar::Command;
 use crate::ids::PlayerId;
 use crate::plugin::{Action, Announcement, GamePlugin, Refusal, Table, TableSetup};
@@ -169,6 +173,10 @@ impl GamePlugin for DuelPlugin {
         Ok(Box::new(DuelTable { duel: Duel::restore(snapshot)? }))
     }
 
+    fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
+        render::events(events, presentation)
+    }
+
     fn lobby(&self, command: &str) -> Option<RichText> {
         let (head, _) = words::split(command);
         (head == "wizards").then(|| render::wizard_list(self.options.wizards.iter()))
@@ -193,15 +201,15 @@ impl Table for DuelTable {
         "duel"
     }
 
-    fn opening(&self) -> Vec<Announcement> {
-        render::opening(&self.duel)
+    fn opening(&self) -> Vec<Event> {
+        vec![Event::table(DuelNews::Opened { view: DuelView::of(&self.duel) })]
     }
 
     fn commands(&self) -> &'static [Command] {
         COMMANDS
     }
 
-    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal> {
+    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
         // A cast in a room is refused before its tokens are read, so no reply echoes them.
         if action.command.name() == "cast" && !action.private {
             return Err(refusal(DuelError::PublicCast));
@@ -216,16 +224,16 @@ impl Table for DuelTable {
                     other => Refusal::Refused(render::error_in(&self.duel, &other)),
                 }
             })?;
-        Ok(render::announcements(&self.duel, &events, action.private))
+        Ok(news::told(&self.duel, &events, action.private))
     }
 
     fn next_timer(&self) -> Option<Timestamp> {
         self.duel.next_timer()
     }
 
-    fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Announcement> {
+    fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Event> {
         let events = self.duel.fire_timer(at, dice);
-        render::announcements(&self.duel, &events, false)
+        news::told(&self.duel, &events, false)
     }
 
     fn is_finished(&self) -> bool {

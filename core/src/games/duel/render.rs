@@ -1,7 +1,9 @@
-//! Duel events and refusals as rich text: who sees what (a step's tokens go to the
-//! table only once revealed; a queue only ever to its owner), one line per message.
+//! Duel news and refusals as rich text, one line per message. Rendering reads only the
+//! [`DuelNews`] events (never the duel), so who sees what was settled when the events
+//! were made ([`super::news`]: a step's tokens reach the table only once revealed; a
+//! queue only ever its owner).
 //!
-//! A round is told in two forms ([`Form`]). The full form (Matrix, the console) gives
+//! A round is told in two forms ([`Form`], a destination's [`Presentation`]). The full form (Matrix, the console) gives
 //! each step its line, then the settlement's heading, one line per spell with its
 //! tokens, and the track's move: about ten lines. The compact form (IRC, where a real
 //! network's flood control sends a line per 2 s) says the same in three: the steps
@@ -9,12 +11,14 @@
 //! and the next round's start with the seals in force on the last.
 
 use super::element::Element;
-use super::engine::{Duel, DuelEvent, Finish, FinishReason, Placement, RoundRecord, SpellRecord};
+use super::engine::{Duel, Finish, FinishReason, SpellRecord};
 use super::error::DuelError;
+use super::news::{self, DuelNews, DuelView, Revealed, RoundView, Settled};
 use super::settle::{CounterFailure, counter_failure};
 use super::spell::{Seal, Spell};
 use super::token::{Preconditioning, Token};
 use super::wizard::{Pool, Wizard};
+use crate::event::{Event, Presentation};
 use crate::ids::PlayerId;
 use crate::plugin::{Announcement, Form};
 use crate::text::RichText;
@@ -44,7 +48,7 @@ pub fn error(error: &DuelError) -> RichText {
 /// naming its winner by name segment.
 pub fn error_in(duel: &Duel, error: &DuelError) -> RichText {
     match error {
-        DuelError::Over { .. } => result(RichText::new().text("This duel is over ("), duel)
+        DuelError::Over { .. } => result(RichText::new().text("This duel is over ("), &DuelView::of(duel))
             .append(with_code("); start a new one with `!duel <player>`.")),
         other => self::error(other),
     }
@@ -52,10 +56,10 @@ pub fn error_in(duel: &Duel, error: &DuelError) -> RichText {
 
 /// `winner alice`, `a draw` or `stopped, no winner` (as [`Duel::result_text`]), the
 /// winner as a name segment.
-fn result(text: RichText, duel: &Duel) -> RichText {
-    match duel.finish() {
+fn result(text: RichText, view: &DuelView) -> RichText {
+    match view.finish {
         Some(Finish { reason: FinishReason::Stopped, .. }) => text.text("stopped, no winner"),
-        Some(Finish { winner: Some(seat), .. }) => text.text("winner ").name(&duel.players()[seat]),
+        Some(Finish { winner: Some(seat), .. }) => text.text("winner ").name(&view.players[seat]),
         Some(Finish { winner: None, .. }) => text.text("a draw"),
         None => text.text("not finished"),
     }
@@ -117,8 +121,8 @@ pub fn pool(mut text: RichText, pool: &Pool) -> RichText {
 }
 
 /// The track in bold, `even (0)` or `13 toward alice` (the player as a name segment).
-fn track(text: RichText, duel: &Duel, value: i64) -> RichText {
-    let players = duel.players();
+fn track(text: RichText, view: &DuelView, value: i64) -> RichText {
+    let players = &view.players;
     match value {
         0 => text.bold("even (0)"),
         v if v > 0 => text.bold(format!("{v} toward ")).name(&players[0]),
@@ -139,9 +143,9 @@ fn seal(text: RichText, player: &PlayerId, seal: &Seal) -> RichText {
 
 /// The seals in force, as "alice's first 1 element position(s) may not be …; bob's …."
 /// (None when there are none).
-fn seals(mut text: RichText, duel: &Duel) -> Option<RichText> {
-    let players = duel.players();
-    let sealed: Vec<(usize, &Seal)> = duel.seals().iter().enumerate().filter(|(_, s)| !s.is_none()).collect();
+fn seals(mut text: RichText, view: &DuelView) -> Option<RichText> {
+    let players = &view.players;
+    let sealed: Vec<(usize, &Seal)> = view.seals.iter().enumerate().filter(|(_, s)| !s.is_none()).collect();
     if sealed.is_empty() {
         return None;
     }
@@ -159,42 +163,48 @@ fn minutes(seconds: i64) -> String {
 }
 
 /// The message when the table opens.
-pub fn opening(duel: &Duel) -> Vec<Announcement> {
-    let [a, b] = duel.players();
-    let [wa, wb] = duel.wizards();
-    let text = RichText::new()
+fn opening(view: &DuelView) -> RichText {
+    let [a, b] = &view.players;
+    let [wa, wb] = &view.wizards;
+    RichText::new()
         .text("⚔ Duel! ")
         .mention(a)
-        .text(format!(" ({}) vs ", wa.name))
+        .text(format!(" ({wa}) vs "))
         .mention(b)
         .text(format!(
-            " ({}). The track starts at 0; push it to 30 on your side to win (RULES D-1). Round 1 begins: \
-             send your spell to me privately, e.g. ",
-            wb.name
+            " ({wb}). The track starts at 0; push it to 30 on your side to win (RULES D-1). Round 1 begins: \
+             send your spell to me privately, e.g. "
         ))
         .code("/msg <bot> !cast surge fire wind end")
         .text(format!(
             " — tokens are placed one per step and revealed together; a step waits at most {}. ",
-            minutes(duel.rules().step_timeout_secs)
+            minutes(view.step_timeout_secs)
         ))
         .code("!help cast")
         .text(" lists the tokens, ")
         .code("!status")
-        .text(" shows the duel.");
-    vec![Announcement::table(text)]
+        .text(" shows the duel.")
 }
 
-/// The announcements for `events`, which `duel` has just gone through, in both forms
-/// (see the module doc). `private` says whether the command came privately (a status
-/// then answers privately).
-pub fn announcements(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<Announcement> {
-    let players = duel.players();
+/// What `events` say to a destination shown `presentation`, each message to its event's
+/// audience (see the module doc for the two forms). A text event is said as it is.
+pub fn events(events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
+    let compact = presentation.form == Form::Compact;
+    let news = |i: usize| events.get(i).and_then(Event::get::<DuelNews>);
     let mut out = Vec::new();
     // The steps revealed so far in a run of `Step` events, for the compact form's line.
-    let mut steps: Vec<(u32, u32, &[Placement; 2])> = Vec::new();
-    for (i, event) in events.iter().enumerate() {
+    let mut steps: Vec<(u32, u32, &[PlayerId; 2], &[Revealed; 2])> = Vec::new();
+    for (i, told) in events.iter().enumerate() {
+        let to = told.to.clone();
+        let Some(event) = told.get::<DuelNews>() else {
+            if let Some(text) = told.get::<RichText>() {
+                out.push(Announcement::to(to, text.clone()));
+            }
+            continue;
+        };
         match event {
-            DuelEvent::Queued { seat, round, spell } => {
+            DuelNews::Opened { view } => out.push(Announcement::to(to, opening(view))),
+            DuelNews::Queued { round, spell } => {
                 let text = RichText::new().text(format!("Queued. Your spell for round {round}: "));
                 let text = tokens(text, spell);
                 let text = if spell.last() == Some(&Token::End) {
@@ -206,74 +216,86 @@ pub fn announcements(duel: &Duel, events: &[DuelEvent], private: bool) -> Vec<An
                         .code("end")
                         .text(".")
                 };
-                out.push(Announcement::player(&players[*seat], text));
+                out.push(Announcement::to(to, text));
             }
-            DuelEvent::Step { round, step, placements } => {
-                let mut text = RichText::new().text(format!("Round {round}, step {step}: "));
-                for (seat, placement) in placements.iter().enumerate() {
-                    if seat > 0 {
-                        text = text.text(" · ");
+            DuelNews::Step { round, step, players, placements } => {
+                if compact {
+                    steps.push((*round, *step, players, placements));
+                } else {
+                    let mut text = RichText::new().text(format!("Round {round}, step {step}: "));
+                    for (seat, placement) in placements.iter().enumerate() {
+                        if seat > 0 {
+                            text = text.text(" · ");
+                        }
+                        text = step_placement(text.name(&players[seat]).text(" "), placement);
                     }
-                    text = step_placement(text.name(&players[seat]).text(" "), placement);
+                    out.push(Announcement::to(to, text));
                 }
-                out.push(Announcement::table(text).only(Form::Full));
-                for (seat, placement) in placements.iter().enumerate() {
-                    if !placement.dropped.is_empty() {
-                        let why = if placement.interrupted {
-                            "Your concentration broke and your spell ended; these queued tokens were dropped: "
-                        } else {
-                            "The step timed out; these queued tokens were dropped: "
-                        };
-                        let text = tokens(RichText::new().text(why), &placement.dropped).text(".");
-                        out.push(Announcement::player(&players[seat], text));
+            }
+            DuelNews::Dropped { interrupted, tokens: dropped } => {
+                let why = if *interrupted {
+                    "Your concentration broke and your spell ended; these queued tokens were dropped: "
+                } else {
+                    "The step timed out; these queued tokens were dropped: "
+                };
+                out.push(Announcement::to(to, tokens(RichText::new().text(why), dropped).text(".")));
+            }
+            DuelNews::Settled { round, view } => {
+                if compact {
+                    out.push(Announcement::to(to, compact_settlement(view, round)));
+                } else {
+                    out.extend(
+                        settlement(view, round).into_iter().map(|text| Announcement::to(to.clone(), text)),
+                    );
+                }
+            }
+            DuelNews::RoundStarted { round, deadline, current, view } => {
+                if compact {
+                    // A step's wait rather than a timestamp (which reads badly in a chat
+                    // line); the seals in force were the full form's last words of the
+                    // settlement.
+                    let mut text = RichText::new()
+                        .text(format!("Round {round} begins: send your spell to me privately ("))
+                        .code("!cast …")
+                        .text(format!("); each step waits at most {}.", minutes(view.step_timeout_secs)));
+                    if *current && let Some(seals) = seals(RichText::new(), view) {
+                        text = text.text(" Seals (RULES D-10): ").append(seals);
                     }
-                }
-                steps.push((*round, *step, placements));
-                let run_goes_on =
-                    matches!(events.get(i + 1), Some(DuelEvent::Step { round: next, .. }) if next == round);
-                if !run_goes_on {
-                    out.push(Announcement::table(compact_steps(duel, &steps)).only(Form::Compact));
-                    steps.clear();
+                    out.push(Announcement::to(to, text));
+                } else {
+                    out.push(Announcement::to(to, round_started(*round, *deadline)));
                 }
             }
-            DuelEvent::Settled { round } => {
-                if let Some(record) = duel.rounds().iter().rev().find(|r| r.number == *round) {
-                    out.extend(settlement(duel, record).into_iter().map(|a| a.only(Form::Full)));
-                    out.push(Announcement::table(compact_settlement(duel, record)).only(Form::Compact));
-                }
+            DuelNews::Finished { finish, view } => out.push(Announcement::to(to, finished(view, finish))),
+            DuelNews::Stopped { by, view } => out.push(Announcement::to(to, stopped(view, by))),
+            DuelNews::Status { view, round } => {
+                out.extend(
+                    status_lines(view, round).into_iter().map(|line| Announcement::to(to.clone(), line)),
+                );
             }
-            DuelEvent::RoundStarted { round, deadline } => {
-                out.push(Announcement::table(round_started(*round, *deadline)).only(Form::Full));
-                // A step's wait rather than a timestamp (which reads badly in a chat line);
-                // the seals in force were the full form's last words of the settlement.
-                let mut text = RichText::new()
-                    .text(format!("Round {round} begins: send your spell to me privately ("))
-                    .code("!cast …")
-                    .text(format!("); each step waits at most {}.", minutes(duel.rules().step_timeout_secs)));
-                if duel.round().number == *round
-                    && let Some(seals) = seals(RichText::new(), duel)
-                {
-                    text = text.text(" Seals (RULES D-10): ").append(seals);
-                }
-                out.push(Announcement::table(text).only(Form::Compact));
-            }
-            DuelEvent::Finished(finish) => out.push(Announcement::table(finished(duel, finish))),
-            DuelEvent::Stopped { by } => out.push(Announcement::table(stopped(duel, by))),
-            DuelEvent::Status { asker } => {
-                for line in status(duel, private.then_some(asker)) {
-                    out.push(if private {
-                        Announcement::player(asker, line)
-                    } else {
-                        Announcement::table(line)
-                    });
-                }
+            DuelNews::Queue { tokens: queue } => out.push(Announcement::to(
+                to,
+                tokens(RichText::new().text("Your queued tokens (only you see this): "), queue).text("."),
+            )),
+        }
+        // A run of steps ends at the first news after it that is neither a step of the
+        // same round nor a private note about one (the compact line comes after those).
+        if let Some(&(round, ..)) = steps.last() {
+            let run_goes_on = match news(i + 1) {
+                Some(DuelNews::Dropped { .. }) => true,
+                Some(DuelNews::Step { round: next, .. }) => *next == round,
+                _ => false,
+            };
+            if !run_goes_on {
+                out.push(Announcement::table(compact_steps(&steps)));
+                steps.clear();
             }
         }
     }
     out
 }
 
-fn step_placement(text: RichText, placement: &Placement) -> RichText {
+fn step_placement(text: RichText, placement: &Revealed) -> RichText {
     if placement.tokens.is_empty() {
         return text.italic("(spell complete)");
     }
@@ -282,7 +304,7 @@ fn step_placement(text: RichText, placement: &Placement) -> RichText {
 
 /// The tokens of a placement with what happened to them (a timeout, a concentration
 /// check).
-fn placed(text: RichText, placement: &Placement) -> RichText {
+fn placed(text: RichText, placement: &Revealed) -> RichText {
     let mut text = tokens(text, &placement.tokens);
     if placement.timed_out {
         text = text.italic(" (timed out, RULES D-9)");
@@ -303,9 +325,8 @@ fn placed(text: RichText, placement: &Placement) -> RichText {
 /// The compact form of a run of steps of one round: "Round 1, steps 0–5: alice Power
 /// Surge 🔥Fire End · bob Power Surge 💧Water End" (or ", step 3:" for one step), each
 /// wizard's tokens in the order placed.
-fn compact_steps(duel: &Duel, steps: &[(u32, u32, &[Placement; 2])]) -> RichText {
-    let players = duel.players();
-    let (Some((round, first, _)), Some((_, last, _))) = (steps.first(), steps.last()) else {
+fn compact_steps(steps: &[(u32, u32, &[PlayerId; 2], &[Revealed; 2])]) -> RichText {
+    let (Some((round, first, players, _)), Some((_, last, ..))) = (steps.first(), steps.last()) else {
         return RichText::new();
     };
     let mut text = if first == last {
@@ -319,7 +340,7 @@ fn compact_steps(duel: &Duel, steps: &[(u32, u32, &[Placement; 2])]) -> RichText
         }
         text = text.name(player);
         let mut any = false;
-        for placement in steps.iter().map(|(_, _, placements)| &placements[seat]) {
+        for placement in steps.iter().map(|(.., placements)| &placements[seat]) {
             if !placement.tokens.is_empty() {
                 text = placed(text.text(" "), placement);
                 any = true;
@@ -376,20 +397,20 @@ fn removals(text: RichText, players: [&PlayerId; 2], spell: &SpellRecord) -> Ric
     text.text(" (RULES D-11); ")
 }
 
-fn spell_line(duel: &Duel, record: &RoundRecord, seat: usize) -> RichText {
-    let players = duel.players();
+fn spell_line(view: &DuelView, record: &Settled, seat: usize) -> RichText {
+    let players = &view.players;
     let spell = &record.spells[seat];
     let mut text = tokens(RichText::new().name(&players[seat]).text(": "), &spell.tokens);
     if spell.interrupted {
         text = text.text(" (interrupted)");
     }
-    outcome(text.text(" → "), duel, record, seat).text(".")
+    outcome(text.text(" → "), view, record, seat).text(".")
 }
 
 /// What a seat's spell came to: "level 4: base 16 + surge 8 = power 24; attribute
 /// 🔥Fire", after any Full Counter and Void, or "countered by …".
-fn outcome(text: RichText, duel: &Duel, record: &RoundRecord, seat: usize) -> RichText {
-    let players = duel.players();
+fn outcome(text: RichText, view: &DuelView, record: &Settled, seat: usize) -> RichText {
+    let players = &view.players;
     let spell = &record.spells[seat];
     let o = &spell.outcome;
     let mut text = text;
@@ -428,29 +449,28 @@ fn outcome(text: RichText, duel: &Duel, record: &RoundRecord, seat: usize) -> Ri
     text
 }
 
-fn settlement(duel: &Duel, record: &RoundRecord) -> Vec<Announcement> {
-    let mut out =
-        vec![Announcement::table(RichText::new().text(format!("Round {} settles.", record.number)))];
+fn settlement(view: &DuelView, record: &Settled) -> Vec<RichText> {
+    let mut out = vec![RichText::new().text(format!("Round {} settles.", record.number))];
     for seat in 0..2 {
-        out.push(Announcement::table(spell_line(duel, record, seat)));
+        out.push(spell_line(view, record, seat));
     }
-    let text = track_moves(RichText::new(), duel, record).text(".");
+    let text = track_moves(RichText::new(), view, record).text(".");
     // After the duel's last round there is no next round to seal.
-    let text = if duel.finish().is_some() {
+    let text = if view.finish.is_some() {
         text
     } else {
-        match seals(RichText::new(), duel) {
+        match seals(RichText::new(), view) {
             Some(seals) => text.text(" Seals next round (RULES D-10): ").append(seals),
             None => text.text(" No seals next round."),
         }
     };
-    out.push(Announcement::table(text));
+    out.push(text);
     out
 }
 
 /// "Track moves 7 toward bob (alice 33 − bob 40); now 7 toward bob".
-fn track_moves(text: RichText, duel: &Duel, record: &RoundRecord) -> RichText {
-    let players = duel.players();
+fn track_moves(text: RichText, view: &DuelView, record: &Settled) -> RichText {
+    let players = &view.players;
     let [p0, p1] = [&record.spells[0].outcome.power, &record.spells[1].outcome.power];
     let text = text.text("Track moves ");
     let text = match p0.cmp(p1) {
@@ -464,15 +484,15 @@ fn track_moves(text: RichText, duel: &Duel, record: &RoundRecord) -> RichText {
         .text(format!(" {p0} − "))
         .name(&players[1])
         .text(format!(" {p1}); now "));
-    track(text, duel, record.track_after)
+    track(text, view, record.track_after)
 }
 
 /// The compact form of a settlement, on one line: "Round 1 settles: alice (interrupted)
 /// → level 4: … = power 40 · bob → … = power 24. Track moves 16 toward alice (…); now
 /// 25 toward alice." The tokens were on the steps' line; the seals come with the next
 /// round's start.
-fn compact_settlement(duel: &Duel, record: &RoundRecord) -> RichText {
-    let players = duel.players();
+fn compact_settlement(view: &DuelView, record: &Settled) -> RichText {
+    let players = &view.players;
     let mut text = RichText::new().text(format!("Round {} settles: ", record.number));
     for (seat, player) in players.iter().enumerate() {
         if seat > 0 {
@@ -482,9 +502,9 @@ fn compact_settlement(duel: &Duel, record: &RoundRecord) -> RichText {
         if record.spells[seat].interrupted {
             text = text.text(" (interrupted)");
         }
-        text = outcome(text.text(" → "), duel, record, seat);
+        text = outcome(text.text(" → "), view, record, seat);
     }
-    track_moves(text.text(". "), duel, record).text(".")
+    track_moves(text.text(". "), view, record).text(".")
 }
 
 fn round_started(round: u32, deadline: Timestamp) -> RichText {
@@ -494,14 +514,12 @@ fn round_started(round: u32, deadline: Timestamp) -> RichText {
         .text(format!("); step 0 times out at {deadline}."))
 }
 
-fn finished(duel: &Duel, finish: &Finish) -> RichText {
-    let players = duel.players();
-    let pools = duel.pools();
+fn finished(view: &DuelView, finish: &Finish) -> RichText {
+    let players = &view.players;
+    let pools = &view.pools;
     let text = RichText::new().text("🏁 The duel is over: ");
     let text = match finish.reason {
-        FinishReason::Track => {
-            track(text.text("the track reached "), duel, duel.track()).text(" (RULES D-1)")
-        }
+        FinishReason::Track => track(text.text("the track reached "), view, view.track).text(" (RULES D-1)"),
         FinishReason::PoolEmpty => {
             let mut text = text;
             for (i, seat) in (0..2).filter(|s| pools[*s].is_empty()).enumerate() {
@@ -510,7 +528,7 @@ fn finished(duel: &Duel, finish: &Finish) -> RichText {
                 }
                 text = text.name(&players[seat]).text("'s");
             }
-            track(text.text(" pool is empty (RULES D-2); the track is "), duel, duel.track())
+            track(text.text(" pool is empty (RULES D-2); the track is "), view, view.track)
         }
         FinishReason::Conceded => match finish.winner {
             Some(winner) => text.name(&players[1 - winner]).text(" conceded"),
@@ -518,10 +536,10 @@ fn finished(duel: &Duel, finish: &Finish) -> RichText {
         },
         FinishReason::Abandoned => track(
             text.text("neither wizard cast anything this round, so the duel is abandoned; the track is "),
-            duel,
-            duel.track(),
+            view,
+            view.track,
         ),
-        FinishReason::Stopped => track(text.text("it was stopped; the track is "), duel, duel.track()),
+        FinishReason::Stopped => track(text.text("it was stopped; the track is "), view, view.track),
     };
     let text = text.text(". ");
     let text = match (finish.reason, finish.winner) {
@@ -533,32 +551,44 @@ fn finished(duel: &Duel, finish: &Finish) -> RichText {
 }
 
 /// "🛑 carol stopped the Duel; no winner. …"
-fn stopped(duel: &Duel, by: &PlayerId) -> RichText {
+fn stopped(view: &DuelView, by: &PlayerId) -> RichText {
     let text = RichText::new().text("🛑 ").mention(by).text(" stopped the Duel; no winner (the track was ");
-    track(text, duel, duel.track()).text("). Start another with ").code("!duel <player> [wizard]").text(".")
+    track(text, view, view.track).text("). Start another with ").code("!duel <player> [wizard]").text(".")
 }
 
-/// The status lines: public facts only, plus (privately) the asker's own queue.
+/// The status lines of `duel`: public facts only, plus (privately) the asker's own
+/// queue.
 pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
-    let players = duel.players();
-    let wizards = duel.wizards();
-    let round = duel.round();
+    let mut told = vec![Event::table(news::status(duel))];
+    if let Some(asker) = private_to
+        && let Some(seat) = duel.seat(asker)
+    {
+        let tokens = duel.round().casters[seat].queue.iter().copied().collect();
+        told.push(Event::player(asker, DuelNews::Queue { tokens }));
+    }
+    events(&told, &Presentation::default()).into_iter().map(|a| a.text).collect()
+}
+
+/// The public status lines.
+fn status_lines(view: &DuelView, round: &RoundView) -> Vec<RichText> {
+    let players = &view.players;
+    let wizards = &view.wizards;
     let mut lines = Vec::new();
     let mut head = RichText::new()
         .text("Duel: ")
         .name(&players[0])
-        .text(format!(" ({}) vs ", wizards[0].name))
+        .text(format!(" ({}) vs ", wizards[0]))
         .name(&players[1])
-        .text(format!(" ({}). ", wizards[1].name));
-    if duel.finish().is_some() {
-        head = result(head.text("Finished: "), duel).text(". ");
+        .text(format!(" ({}). ", wizards[1]));
+    if view.finish.is_some() {
+        head = result(head.text("Finished: "), view).text(". ");
     } else {
         head = head.text(format!("Round {}, step {}. ", round.number, round.step));
     }
-    lines.push(track(head.text("Track: "), duel, duel.track()).text(" (30 wins)."));
+    lines.push(track(head.text("Track: "), view, view.track).text(" (30 wins)."));
 
     let mut pools = RichText::new().text("Pools: ");
-    for (seat, (player, held)) in players.iter().zip(duel.pools()).enumerate() {
+    for (seat, (player, held)) in players.iter().zip(&view.pools).enumerate() {
         if seat > 0 {
             pools = pools.text(" · ");
         }
@@ -566,34 +596,28 @@ pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
     }
     lines.push(pools.text("."));
 
-    if duel.finish().is_none()
-        && let Some(seals) = seals(RichText::new().text("Seals this round (RULES D-10): "), duel)
+    if view.finish.is_none()
+        && let Some(seals) = seals(RichText::new().text("Seals this round (RULES D-10): "), view)
     {
         lines.push(seals);
     }
 
-    if duel.finish().is_none() {
+    if view.finish.is_none() {
         // What has been placed was revealed step by step, so it may be shown to all.
         let mut text = RichText::new().text("This round so far: ");
         let mut waiting = Vec::new();
-        for (seat, caster) in round.casters.iter().enumerate() {
+        for (seat, placed) in round.placed.iter().enumerate() {
             if seat > 0 {
                 text = text.text(" · ");
             }
-            let placed: Vec<Token> = caster
-                .preconditioning
-                .map(Token::Preconditioning)
-                .into_iter()
-                .chain(caster.elements.iter().map(|e| Token::Element(*e)))
-                .collect();
-            text = tokens(text.name(&players[seat]).text(" "), &placed);
-            if caster.is_complete() {
+            text = tokens(text.name(&players[seat]).text(" "), placed);
+            if round.complete[seat] {
                 text = text.italic(" (complete)");
-            } else if !caster.is_ready() {
+            } else if round.waiting[seat] {
                 waiting.push(&players[seat]);
             }
         }
-        if let Some(deadline) = duel.next_timer() {
+        if let Some(deadline) = round.deadline {
             text = text.text(format!(". Step {} waits for ", round.step));
             for (i, player) in waiting.into_iter().enumerate() {
                 if i > 0 {
@@ -604,14 +628,6 @@ pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
             text = text.text(format!(" (times out at {deadline})."));
         }
         lines.push(text);
-    }
-
-    if let Some(asker) = private_to
-        && let Some(seat) = duel.seat(asker)
-    {
-        let queue: Vec<Token> = duel.round().casters[seat].queue.iter().copied().collect();
-        lines
-            .push(tokens(RichText::new().text("Your queued tokens (only you see this): "), &queue).text("."));
     }
     lines
 }

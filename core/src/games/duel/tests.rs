@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::engine::WINNING_TRACK;
 use super::round::{Check, SpellState};
 use super::*;
+use crate::event::{Event, Presentation};
 use crate::plugin::{Audience, Form, Role, Seat};
 
 const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
@@ -395,7 +396,7 @@ fn stop_by_an_operator_or_game_master_ends_the_duel_with_no_winner() {
         assert_eq!(snapshot["finish_reason"], "stopped");
         assert_eq!(Duel::restore(&snapshot).as_ref(), Ok(&duel));
         let said: Vec<String> =
-            render::announcements(&duel, &events, false).iter().map(|a| a.text.plain()).collect();
+            told(&duel, &events, false, Form::Full).iter().map(|a| a.text.plain()).collect();
         assert_eq!(said.len(), 1);
         assert!(said[0].contains("carol stopped the Duel; no winner"), "{said:?}");
         let status = render::status(&duel, None)[0].plain();
@@ -525,13 +526,15 @@ fn the_table_refuses_a_public_cast_without_echoing_it() {
 
 #[test]
 fn the_table_reveals_steps_to_all_and_queues_only_to_their_owner() {
-    let mut table = DuelPlugin::new(steady()).open(&setup([None, None])).expect("opens");
+    let plugin = DuelPlugin::new(steady());
+    let mut table = plugin.open(&setup([None, None])).expect("opens");
     assert!(!table.opening().is_empty());
     let act = |table: &mut Box<dyn Table>, who: &PlayerId, command: &str, private: bool| {
         let typed = format!("!{command}");
         let command = &crate::grammar::read(COMMANDS, command).expect("reads");
         let action = Action { actor: who, command, typed: &typed, private, now: T0, role: Role::Player };
-        table.act(&action, &mut Dice::from_seed(5)).expect("accepted")
+        let events = table.act(&action, &mut Dice::from_seed(5)).expect("accepted");
+        plugin.render(&events, &Presentation::default())
     };
     let acks = act(&mut table, &alice(), "cast surge fire wind end", true);
     assert_eq!(acks.len(), 1);
@@ -561,11 +564,16 @@ fn lobby_lists_the_wizards_with_pools_and_favours() {
     assert!(plugin.lobby("games").is_none());
 }
 
-/// The plain text of what the table hears in `form`.
-fn heard(announcements: &[Announcement], form: Form) -> Vec<String> {
-    announcements
+/// What `events`, which `duel` has just gone through, say in `form`.
+fn told(duel: &Duel, events: &[DuelEvent], private: bool, form: Form) -> Vec<Announcement> {
+    render::events(&news::told(duel, events, private), &Presentation::of(form))
+}
+
+/// The plain text of what the table hears of `events` in `form`.
+fn heard(duel: &Duel, events: &[DuelEvent], form: Form) -> Vec<String> {
+    told(duel, events, true, form)
         .iter()
-        .filter(|a| a.to == Audience::Table && a.is_for(form))
+        .filter(|a| a.to == Audience::Table)
         .map(|a| a.text.plain())
         .collect()
 }
@@ -574,18 +582,18 @@ fn heard(announcements: &[Announcement], form: Form) -> Vec<String> {
 fn a_round_is_three_lines_in_the_compact_form_and_the_full_form_keeps_every_step() {
     let mut duel = duel();
     let queued = ok(&mut duel, &alice(), "surge fire fire wind water end");
-    let said = render::announcements(&duel, &queued, true);
-    assert_eq!(said.len(), 1, "the queue is private, the same in both forms: {said:?}");
-    assert_eq!((said[0].to.clone(), said[0].form), (Audience::Player(alice()), None));
+    let said = told(&duel, &queued, true, Form::Full);
+    assert_eq!(said.len(), 1, "the queue is private: {said:?}");
+    assert_eq!(said[0].to, Audience::Player(alice()));
+    assert_eq!(said, told(&duel, &queued, true, Form::Compact), "the same in both forms");
     let events = ok(&mut duel, &bob(), "surge water thunder earth fire end");
-    let said = render::announcements(&duel, &events, true);
 
-    let full = heard(&said, Form::Full);
+    let full = heard(&duel, &events, Form::Full);
     assert_eq!(full.len(), 11, "six steps, the settlement's four lines, the next round: {full:#?}");
     assert_eq!(full[1], "Round 1, step 1: alice 🔥Fire · bob 💧Water");
     assert!(full[10].starts_with("Round 2 begins"), "{full:#?}");
 
-    let compact = heard(&said, Form::Compact);
+    let compact = heard(&duel, &events, Form::Compact);
     assert_eq!(
         compact,
         [
@@ -605,8 +613,8 @@ fn a_round_is_three_lines_in_the_compact_form_and_the_full_form_keeps_every_step
         assert!(line.len() <= 300, "{} bytes: {line}", line.len());
     }
     // Nothing private is in either form twice or left out of one.
-    let private = |form| -> Vec<&Announcement> {
-        said.iter().filter(|a| a.to != Audience::Table && a.is_for(form)).collect()
+    let private = |form| -> Vec<Announcement> {
+        told(&duel, &events, true, form).into_iter().filter(|a| a.to != Audience::Table).collect()
     };
     assert_eq!(private(Form::Full), private(Form::Compact));
 }
@@ -616,10 +624,9 @@ fn steps_revealed_one_at_a_time_are_one_line_each_in_both_forms() {
     let mut duel = duel();
     ok(&mut duel, &alice(), "surge fire end");
     let events = ok(&mut duel, &bob(), "surge");
-    let said = render::announcements(&duel, &events, true);
     let only_step = ["Round 1, step 0: alice Power Surge · bob Power Surge"];
-    assert_eq!(heard(&said, Form::Full), only_step);
-    assert_eq!(heard(&said, Form::Compact), only_step);
+    assert_eq!(heard(&duel, &events, Form::Full), only_step);
+    assert_eq!(heard(&duel, &events, Form::Compact), only_step);
 }
 
 #[test]
@@ -629,8 +636,8 @@ fn an_interrupted_spell_keeps_its_check_and_mark_in_the_compact_form() {
     let command = command::parse("cast surge water end").expect("parses");
     // bob ends at step 2 while alice places Wind: her check needs 6+, and a 1 fails.
     let events = duel.apply(&bob(), Role::Player, &command, T0, &mut dice_rolling(&[1])).expect("accepted");
-    let said = render::announcements(&duel, &events, true);
-    let compact = heard(&said, Form::Compact);
+    let said = told(&duel, &events, true, Form::Compact);
+    let compact = heard(&duel, &events, Form::Compact);
     assert_eq!(compact.len(), 3, "{compact:#?}");
     assert!(
         compact[0].starts_with(
@@ -643,5 +650,118 @@ fn an_interrupted_spell_keeps_its_check_and_mark_in_the_compact_form() {
     let dropped: Vec<&Announcement> =
         said.iter().filter(|a| a.text.plain().contains("concentration broke")).collect();
     assert_eq!(dropped.len(), 1, "{said:#?}");
-    assert_eq!((dropped[0].to.clone(), dropped[0].form), (Audience::Player(alice()), None));
+    assert_eq!(dropped[0].to, Audience::Player(alice()));
+    let full = told(&duel, &events, true, Form::Full);
+    assert_eq!(full.iter().filter(|a| a.text.plain().contains("concentration broke")).count(), 1);
+}
+
+/// A token as it is written in JSON (`wind`, `surge`, `end`).
+fn word(token: &Token) -> String {
+    serde_json::to_value(token).ok().and_then(|v| v.as_str().map(str::to_owned)).expect("a token is a word")
+}
+
+/// Every string value in a JSON tree (not its keys: a pool's element names are keys).
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(fields) => fields.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// Hidden moves stay hidden in the events themselves, not just in their text: a whole
+/// duel is played through the `Table` API (alice queues each spell at once, bob casts a
+/// token at a time and asks the room's `!status` meanwhile), and after each action
+/// every table-audience event, serialised, is searched for the tokens alice still has
+/// queued (and any a step dropped). A token word the room has not seen yet must not be
+/// in it; her own private events do hold them.
+#[test]
+fn a_queued_token_never_reaches_a_table_event_before_its_reveal() {
+    let plugin = DuelPlugin::new(DuelOptions::default());
+    let mut table = plugin.open(&setup([None, None])).expect("opens");
+    let mut sequence = 0;
+    let mut act = |table: &mut Box<dyn Table>, who: &PlayerId, command: &str, private: bool| -> Vec<Event> {
+        let typed = format!("!{command}");
+        let command = &crate::grammar::read(COMMANDS, command).expect("reads");
+        let action = Action { actor: who, command, typed: &typed, private, now: T0, role: Role::Player };
+        sequence += 1;
+        table.act(&action, &mut Dice::for_action(17, sequence)).unwrap_or_else(|e| panic!("{typed}: {e}"))
+    };
+    let queue = |table: &dyn Table| -> Vec<String> {
+        let duel = Duel::restore(&table.snapshot()).expect("restores");
+        duel.round().casters[0].queue.iter().map(word).collect()
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let mut checked = 0;
+    let mut check = |told: &[Event], hidden: &[String]| {
+        let mut public = Vec::new();
+        for event in told {
+            let json = serde_json::to_value(event).expect("serialisable");
+            if event.to == Audience::Table {
+                strings(&json["event"], &mut public);
+            } else if event.to == Audience::Player(alice()) && !hidden.is_empty() {
+                let mut own = Vec::new();
+                strings(&json["event"], &mut own);
+                if let Some(DuelNews::Queued { .. } | DuelNews::Queue { .. }) = event.get::<DuelNews>() {
+                    assert!(hidden.iter().all(|t| own.contains(t)), "her queue {hidden:?} in {own:?}");
+                }
+            }
+        }
+        for token in hidden.iter().filter(|t| !seen.contains(t)) {
+            assert!(!public.contains(token), "queued `{token}` reached the table: {public:?}");
+            checked += 1;
+        }
+        seen.extend(public);
+    };
+    check(&table.opening(), &[]);
+    for round in 0..8 {
+        if table.is_finished() {
+            break;
+        }
+        // Her spell in an order the seals allow (RULES D-10).
+        let orders = ["wind water thunder", "thunder wind water", "water thunder wind", "thunder water wind"];
+        let told = orders
+            .iter()
+            .find_map(|order| {
+                let typed = format!("!cast surge {order} end");
+                let command = crate::grammar::read(COMMANDS, &typed[1..]).expect("reads");
+                let action = Action {
+                    actor: &alice(),
+                    command: &command,
+                    typed: &typed,
+                    private: true,
+                    now: T0,
+                    role: Role::Player,
+                };
+                table.act(&action, &mut Dice::from_seed(1)).ok()
+            })
+            .expect("some order is not sealed");
+        check(&told, &queue(table.as_ref()));
+        let element = if round < 4 { "earth" } else { "fire" };
+        for token in ["focus", element, element, "end"] {
+            let told = act(&mut table, &bob(), "status", false);
+            check(&told, &queue(table.as_ref()));
+            let told = act(&mut table, &alice(), "status", true);
+            check(&told, &queue(table.as_ref()));
+            let told = act(&mut table, &bob(), &format!("cast {token}"), true);
+            // Queued tokens a failed check dropped are never revealed (but for `end`: bob
+            // places his in that very step).
+            let mut hidden = queue(table.as_ref());
+            for event in &told {
+                if let Some(DuelNews::Dropped { tokens, .. }) = event.get::<DuelNews>() {
+                    hidden.extend(tokens.iter().filter(|t| **t != Token::End).map(word));
+                }
+            }
+            check(&told, &hidden);
+            if table.is_finished() {
+                break;
+            }
+        }
+    }
+    if !table.is_finished() {
+        act(&mut table, &bob(), "concede", false);
+    }
+    assert!(table.is_finished());
+    assert!(checked >= 10, "only {checked} hidden tokens were checked");
 }

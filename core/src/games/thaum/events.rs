@@ -1,6 +1,9 @@
 //! What happened at a Thaum table: the engine's answer to an accepted command or a phase
 //! boundary, with the numbers before and after so `render.rs` can announce it and tests
-//! can check it without reading the text.
+//! can check it without reading the text. These are the table's [`Event`](crate::Event)s
+//! as they are: serialisable, journaled, rendered only at delivery.
+
+use serde::{Deserialize, Serialize};
 
 use crate::ids::PlayerId;
 use crate::time::Timestamp;
@@ -10,7 +13,8 @@ use super::spells::{Side, TornadoRoll};
 use super::state::{CoinChange, PlayerSheet, Standing, Thaum, Thaums, TornadoDraw};
 
 /// One thing that happened.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ThaumEvent {
     /// A table opened: season 1, Phase I, the opener holds its 1 Mana.

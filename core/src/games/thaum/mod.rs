@@ -46,6 +46,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dice::Dice;
+use crate::event::{Event, Presentation};
 use crate::grammar::{Arg, Branch, Choice, Command, Kind, PlayerArgument, Query, Who};
 use crate::ids::PlayerId;
 use crate::plugin::{Action, Announcement, Audience, GamePlugin, Refusal, Table, TableSetup};
@@ -249,6 +250,12 @@ impl GamePlugin for ThaumPlugin {
     fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
         ThaumTable::restore(snapshot, self.options).map(|t| Box::new(t) as Box<dyn Table>)
     }
+
+    /// Every destination hears the same: Thaum has one form. Commands are written with
+    /// `!`; the daemon writes them with its configured prefix.
+    fn render(&self, events: &[Event], _presentation: &Presentation) -> Vec<Announcement> {
+        render::announcements(events, "!")
+    }
 }
 
 /// A running Thaum table: its state, and the options it was opened with.
@@ -372,8 +379,9 @@ impl Table for ThaumTable {
         "thaum"
     }
 
-    fn opening(&self) -> Vec<Announcement> {
-        vec![Announcement::table(self.welcome())]
+    fn opening(&self) -> Vec<Event> {
+        let game_master = self.state.game_masters.first().cloned().unwrap_or_else(|| PlayerId::new("?"));
+        vec![Event::table(ThaumEvent::Opened { game_master, next_phase: self.next_timer() })]
     }
 
     fn commands(&self) -> &'static [Command] {
@@ -384,7 +392,7 @@ impl Table for ThaumTable {
         Verb::from_word(command).map(|verb| self.example_player_for(verb, actor))
     }
 
-    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Announcement>, Refusal> {
+    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
         // Commands are written with `!`; the daemon shows them with its configured prefix.
         let prefix = "!";
         let command = ThaumCommand::from_parsed(action.command)
@@ -420,8 +428,15 @@ impl Table for ThaumTable {
                 seed,
             });
         }
+        // A status answer goes to whoever asked (privately when asked privately).
         let reply_to = if action.private { Audience::Player(action.actor.clone()) } else { Audience::Table };
-        Ok(render::announcements(&events, &reply_to, prefix))
+        Ok(events
+            .into_iter()
+            .map(|event| {
+                let to = if event.is_reply() { reply_to.clone() } else { Audience::Table };
+                Event::to(to, event)
+            })
+            .collect())
     }
 
     /// The next schedule boundary after the current phase began (RULES T-2).
@@ -434,11 +449,11 @@ impl Table for ThaumTable {
 
     /// Ends the phase at the boundary that is due (the boundary's own time, so a caller
     /// that catches up several boundaries fires each one in turn). Not yet due: nothing.
-    fn fire_timer(&mut self, at: Timestamp, _dice: &mut Dice) -> Vec<Announcement> {
+    fn fire_timer(&mut self, at: Timestamp, _dice: &mut Dice) -> Vec<Event> {
         match self.next_timer() {
             Some(due) if due <= at => {
                 let events = engine::end_phase(&mut self.state, &self.options, due);
-                render::announcements(&events, &Audience::Table, "!")
+                events.into_iter().map(Event::table).collect()
             }
             _ => Vec::new(),
         }

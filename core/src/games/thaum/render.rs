@@ -1,9 +1,12 @@
 //! Thaum events and errors as chat text: short sentences, Thaum names in their colours
 //! (Fire red, Water blue, Earth brown, Air green), players as mentions, commands as code
 //! written with the table's prefix. One action's events become one message per audience.
+//! Events are rendered at delivery ([`crate::GamePlugin::render`]); Thaum says the same
+//! to every destination (it has no compact form: an action is one message already).
 
+use crate::event::Event;
 use crate::ids::PlayerId;
-use crate::plugin::{Announcement, Audience};
+use crate::plugin::Announcement;
 use crate::text::{Hue, RichText};
 use crate::time::Timestamp;
 use crate::words::Adjustment;
@@ -81,19 +84,23 @@ fn capitalised(text: &str) -> String {
     }
 }
 
-/// One action's events as messages: status answers to `reply_to`, the rest to the table;
-/// consecutive sentences for the same audience are joined into one message.
-pub fn announcements(events: &[ThaumEvent], reply_to: &Audience, prefix: &str) -> Vec<Announcement> {
+/// One action's events as messages, each to its event's audience (a status answer to
+/// whoever asked, the rest to the table); consecutive sentences for the same audience
+/// are joined into one message. A text event is said as it is.
+pub fn announcements(events: &[Event], prefix: &str) -> Vec<Announcement> {
     let mut out: Vec<Announcement> = Vec::new();
-    for event in events {
-        let to = if event.is_reply() { reply_to.clone() } else { Audience::Table };
-        let text = self::event(event, prefix);
+    for told in events {
+        let text = match (told.get::<ThaumEvent>(), told.get::<RichText>()) {
+            (Some(thaum), _) => self::event(thaum, prefix),
+            (None, Some(text)) => text.clone(),
+            (None, None) => continue,
+        };
         match out.last_mut() {
-            Some(last) if last.to == to => {
+            Some(last) if last.to == told.to => {
                 let joined = std::mem::take(&mut last.text).text(" ").append(text);
                 last.text = joined;
             }
-            _ => out.push(Announcement { to, text, form: None }),
+            _ => out.push(Announcement::to(told.to.clone(), text)),
         }
     }
     out

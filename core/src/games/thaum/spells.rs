@@ -31,7 +31,8 @@ pub fn summoning_coins(caster: &Thaums, partner: &Thaums) -> i64 {
 }
 
 /// Whose Thaum a Tornado repetition moved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Side {
     /// The caster's.
     Caster,
@@ -40,7 +41,7 @@ pub enum Side {
 }
 
 /// One Tornado repetition: what was drawn and what it did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TornadoRoll {
     /// The Thaum drawn.
     pub thaum: Thaum,

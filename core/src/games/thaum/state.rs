@@ -186,7 +186,7 @@ impl TryFrom<ThaumsJson> for Thaums {
 }
 
 /// What one change of a player's coins did (RULES T-9). Balances are net of any debt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoinChange {
     /// The change asked for (negative: a revoke).
     pub requested: i128,
