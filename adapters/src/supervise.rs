@@ -19,6 +19,10 @@ pub enum Link {
     Closed,
 }
 
+/// The connection state under the name the transport trait uses
+/// ([`Transport::connection`](crate::network::Transport::connection)).
+pub use Link as Connection;
+
 /// The wait before reconnect attempt `attempt` (from 1): `first`, doubling on each
 /// failure up to `most`, with ±25% jitter so reconnecting bots spread out.
 pub fn backoff((first, most): (Duration, Duration), attempt: u32, network: &NetworkId) -> Duration {

@@ -10,6 +10,7 @@
 //! - [`dice`]: the seeded, auditable random generator.
 //! - [`time`]: timestamps and durations (plain numbers, no clock).
 //! - [`plugin`]: the `GamePlugin` and `Table` traits, and the registry of games.
+//! - [`options`]: a game's options table from the config, and how a challenge game is taken.
 //! - [`transport`]: the `GameTransport` trait a chat network implements.
 //! - [`words`]: shared pieces of command parsing (numbers, typo suggestions).
 //! - [`games`]: the two games, Thaum and Duel.
@@ -17,6 +18,7 @@
 pub mod dice;
 pub mod games;
 pub mod ids;
+pub mod options;
 pub mod plugin;
 pub mod text;
 pub mod time;

@@ -19,11 +19,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use serde::Serialize;
-use spellbridge_adapters::irc::transport::IrcTransport;
-use spellbridge_adapters::matrix::transport::MatrixTransport;
-use spellbridge_adapters::supervise::Link;
-use spellbridge_core::{GameTransport, NetworkId};
-use tokio::sync::watch;
+use spellbridge_adapters::network::Transport;
+use spellbridge_adapters::supervise::Connection;
+use spellbridge_core::NetworkId;
 use tokio_util::sync::CancellationToken;
 
 use crate::router::{Happened, Outcome};
@@ -442,50 +440,24 @@ impl Health {
     }
 }
 
-/// A transport whose connection state can be watched.
-pub trait Linked: GameTransport + 'static {
-    /// Its connection state.
-    fn link_state(&self) -> watch::Receiver<Link>;
-    /// How many times its connection came back; `0` if it does not say.
-    fn reconnect_count(&self) -> u64;
-}
-
-impl Linked for IrcTransport {
-    fn link_state(&self) -> watch::Receiver<Link> {
-        self.link()
-    }
-    fn reconnect_count(&self) -> u64 {
-        self.reconnects()
-    }
-}
-
-impl Linked for MatrixTransport {
-    fn link_state(&self) -> watch::Receiver<Link> {
-        self.link()
-    }
-    fn reconnect_count(&self) -> u64 {
-        self.reconnects()
-    }
-}
-
 /// Makes the transport's network known to `metrics` now (down until it connects), and
 /// returns the task that follows its link into `metrics` and their health until `stop`
 /// or the transport closes.
-pub fn watch_link<T: Linked>(
-    transport: Arc<T>,
+pub fn watch_link(
+    transport: Arc<dyn Transport>,
     metrics: Metrics,
     stop: CancellationToken,
 ) -> impl Future<Output = ()> + Send + 'static {
     let network = transport.network().clone();
     metrics.network(&network);
-    let mut link = transport.link_state();
+    let mut link = transport.connection();
     async move {
         loop {
             let state = *link.borrow_and_update();
-            metrics.link(&network, state == Link::Up, transport.reconnect_count());
-            metrics.health().logged_out(&network, state == Link::LoggedOut);
+            metrics.link(&network, state == Connection::Up, transport.reconnects());
+            metrics.health().logged_out(&network, state == Connection::LoggedOut);
             tracing::debug!(network = %network, link = ?state, "network link");
-            if state == Link::Closed {
+            if state == Connection::Closed {
                 return;
             }
             tokio::select! {

@@ -7,6 +7,7 @@
 
 pub mod accounts;
 pub mod cap;
+pub mod config;
 pub mod connect;
 pub mod ctcp;
 pub mod ecdsa;

@@ -9,6 +9,7 @@
 //! decisions ([`retry`]).
 
 mod answers;
+pub mod config;
 pub mod connect;
 mod early;
 pub mod format;

@@ -6,6 +6,7 @@
 //! - `events.rs` / `error.rs`: what happened / why a command was refused.
 //! - `schedule.rs`: the phase calendar (RULES T-2).
 //! - `render.rs`: events and errors as chat text.
+//! - `config.rs`: the `[games.thaum]` options, and the wiki export.
 //!
 //! This file holds the plugin, the [`ThaumTable`] that joins those pieces behind the
 //! [`Table`] trait, and [`COMMANDS`], the one list of every command's help.
@@ -34,6 +35,7 @@
 //!   above 0); grants pay debt off first, and standings rank by coins net of debt.
 
 pub mod command;
+pub mod config;
 pub mod engine;
 pub mod error;
 pub mod events;
@@ -47,6 +49,7 @@ use serde_json::Value;
 
 use crate::dice::Dice;
 use crate::ids::PlayerId;
+use crate::options::GameOptions;
 use crate::plugin::{
     Action, Announcement, Audience, CommandHelp, GamePlugin, PlayerArgument, Refusal, Table, TableSetup,
 };
@@ -221,6 +224,14 @@ impl GamePlugin for ThaumPlugin {
 
     fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
         ThaumTable::restore(snapshot, self.options).map(|t| Box::new(t) as Box<dyn Table>)
+    }
+
+    fn configure(&self, options: &GameOptions<'_>) -> Result<Option<Box<dyn GamePlugin>>, String> {
+        Ok(Some(Box::new(ThaumPlugin::new(config::options(options)?))))
+    }
+
+    fn wiki(&self, state: &Value) -> Option<String> {
+        Some(config::wiki(state))
     }
 }
 
