@@ -110,7 +110,7 @@ impl GamePlugin for Rps {
     fn configure(&self, options: &GameOptions<'_>) -> Result<Option<Box<dyn GamePlugin>>, String> {
         let written: Written = options.parse()?;
         let best_of = written.best_of.unwrap_or(1);
-        if best_of % 2 == 0 {
+        if best_of.is_multiple_of(2) {
             return Err(format!(
                 "{} best_of = {best_of}: write an odd number, e.g. best_of = 3",
                 options.section
