@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
+use spellbridge_core::GameTransport;
 use spellbridge_core::time::parse_duration;
-use spellbridge_core::{GameTransport, NetworkId};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -209,9 +209,4 @@ pub fn duration(text: &str, what: &str, at: &dyn Fn(&str) -> String) -> Result<D
         .filter(|s| *s > 0)
         .map(|s| Duration::from_secs(s.unsigned_abs()))
         .ok_or_else(|| at(&format!("{what} `{text}` is not a duration; write e.g. \"2s\", \"10m\"")))
-}
-
-/// The network's id.
-pub fn network_id(network: &dyn Network) -> NetworkId {
-    NetworkId::new(network.name())
 }
