@@ -7,7 +7,7 @@ use spellbridge_core::NetworkId;
 
 /// Where a transport's connection stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Link {
+pub enum Connection {
     /// Connecting, logging in, or waiting to reconnect.
     Down,
     /// Connected and ready: messages can be sent.
@@ -18,10 +18,6 @@ pub enum Link {
     /// Shut down for good.
     Closed,
 }
-
-/// The connection state under the name the transport trait uses
-/// ([`Transport::connection`](crate::network::Transport::connection)).
-pub use Link as Connection;
 
 /// The wait before reconnect attempt `attempt` (from 1): `first`, doubling on each
 /// failure up to `most`, with ±25% jitter so reconnecting bots spread out.

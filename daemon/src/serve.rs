@@ -27,7 +27,7 @@ use crate::courier;
 use crate::engine::{Engine, EngineError, Fate, RegistryFn, Saved};
 use crate::identity::Scope;
 use crate::limits::CommandLimit;
-use crate::metrics::{Failure, Metrics, watch_link};
+use crate::metrics::{ErrorKind, Metrics, watch_connection};
 use crate::relay;
 use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterOptions};
 use crate::secrets::Secrets;
@@ -207,11 +207,11 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let loaded = store.load_checked(settings.registry(), options.clone(), policy)?;
     let mut router = loaded.router;
     for _ in &loaded.rebuilt {
-        metrics.error(Failure::SnapshotRebuilt);
+        metrics.error(ErrorKind::SnapshotRebuilt);
     }
     let (pending, set_aside) = store.pending_checked()?;
     for _ in &set_aside {
-        metrics.error(Failure::OutboxSetAside);
+        metrics.error(ErrorKind::OutboxSetAside);
     }
     tracing::info!(
         database = %settings.database.display(),
@@ -238,7 +238,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             stop: transports_stop.clone(),
             sts: Some(sts.clone()),
         });
-        tasks.spawn(watch_link(transport.clone(), metrics.clone(), transports_stop.clone()));
+        tasks.spawn(watch_connection(transport.clone(), metrics.clone(), transports_stop.clone()));
         let transport: Arc<dyn GameTransport> = transport;
         let network = transport.network().clone();
         transports.insert(network.clone(), transport.clone());
@@ -321,16 +321,16 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 match engine.store_mut().map_or(Ok(()), |store| store.sent_all(&ids)) {
                     Ok(()) => metrics.sent(ids.len()),
                     Err(error) => {
-                        metrics.error(Failure::MarkSent);
+                        metrics.error(ErrorKind::MarkSent);
                         tracing::error!(%error, "could not mark outbox messages sent; they may be sent again after a restart");
                     }
                 }
             }
             () = sleep_for(timer), if timer.is_some() => {
-                let (queued, saved) = engine.tick(now(), Vec::new()).inspect_err(|_| metrics.error(Failure::Reload))?;
+                let (queued, saved) = engine.tick(now(), Vec::new()).inspect_err(|_| metrics.error(ErrorKind::Reload))?;
                 match saved {
                     Saved::Committed => metrics.committed(&queued),
-                    Saved::Failed(_) => metrics.error(Failure::SaveTimers),
+                    Saved::Failed(_) => metrics.error(ErrorKind::SaveTimers),
                     Saved::NothingToKeep => {}
                 }
                 queued.into_iter().for_each(|q| dispatch(&couriers, q));
@@ -368,7 +368,7 @@ pub(crate) fn handle_batch(
     let mut commands = metrics.batch();
     let (inbound, received): (Vec<Inbound>, Vec<Instant>) = batch.into_iter().unzip();
     let done =
-        engine.handle_batch(&inbound, now(), Vec::new()).inspect_err(|_| metrics.error(Failure::Reload))?;
+        engine.handle_batch(&inbound, now(), Vec::new()).inspect_err(|_| metrics.error(ErrorKind::Reload))?;
     for ((message, fate), received) in inbound.iter().zip(&done.fates).zip(received) {
         match fate {
             Fate::Redelivered => {}
@@ -381,7 +381,7 @@ pub(crate) fn handle_batch(
     }
     match done.saved {
         Saved::Committed => metrics.committed(&done.queued),
-        Saved::Failed(_) => metrics.error(Failure::Save),
+        Saved::Failed(_) => metrics.error(ErrorKind::Save),
         Saved::NothingToKeep => {}
     }
     done.queued.into_iter().for_each(|q| dispatch(couriers, q));

@@ -42,7 +42,7 @@ impl NetworkKind for IrcKind {
 
 impl Transport for IrcTransport {
     fn connection(&self) -> watch::Receiver<Connection> {
-        self.link()
+        self.connection()
     }
 
     fn reconnects(&self) -> u64 {

@@ -45,7 +45,7 @@ impl NetworkKind for MatrixKind {
 
 impl Transport for MatrixTransport {
     fn connection(&self) -> watch::Receiver<Connection> {
-        self.link()
+        self.connection()
     }
 
     fn reconnects(&self) -> u64 {
