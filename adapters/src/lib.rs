@@ -7,6 +7,10 @@
 //! - [`matrix`]: the Matrix transport (matrix-sdk): session restore, the `/sync` loop,
 //!   E2EE, invites, direct rooms, HTML formatting with pills.
 //! - [`error_chain`]: an error with all its causes, for logging connection failures.
+//! - [`network`]: the registry of network kinds (`[[irc]]`, `[[matrix]]`): config,
+//!   start, `check-config --connect`, and the [`Transport`](network::Transport) trait
+//!   with its connection state.
+//! - [`secret`]: passwords and tokens named in the config, read once, never shown.
 //! - [`supervise`]: what the transports' supervisors share: the link state and backoff.
 //!
 //! All of them pass one conformance suite (`tests/e2e/conformance/`).
@@ -15,6 +19,8 @@ mod error_chain;
 pub mod irc;
 pub mod matrix;
 pub mod memory;
+pub mod network;
+pub mod secret;
 pub mod supervise;
 
 pub use error_chain::error_chain;

@@ -12,6 +12,7 @@
 //! - [`time`]: timestamps and durations (plain numbers, no clock).
 //! - [`event`]: what a table says happened, and how a destination is shown it.
 //! - [`plugin`]: the `GamePlugin` and `Table` traits, and the registry of games.
+//! - [`options`]: a game's options table from the config, and how a challenge game is taken.
 //! - [`transport`]: the `GameTransport` trait a chat network implements.
 //! - [`grammar`]: commands as data, and the one parser that reads them.
 //! - [`words`]: shared pieces of command parsing (numbers, typo suggestions).
@@ -22,6 +23,7 @@ pub mod event;
 pub mod games;
 pub mod grammar;
 pub mod ids;
+pub mod options;
 pub mod plugin;
 pub mod text;
 pub mod time;

@@ -10,10 +10,19 @@
 //! timeouts) are deadlines the table names and the caller fires, with the same code path
 //! as a command.
 //!
-//! Adding a game touches only `core/src/games/` and one line in [`Registry::standard`].
+//! Adding a game touches only `core/src/games/` and one line in [`Registry::standard`]
+//! (or, for a game kept elsewhere, one [`Registry::register`]): the daemon hands it its
+//! options table ([`GamePlugin::configure`]), lists it in help and `!games`, exports its
+//! tables ([`GamePlugin::wiki`]) and, for a game played by challenge
+//! ([`GamePlugin::challenge`]), takes `!duel`-style challenges for it, all through the
+//! registry.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::options::{Challenge, GameOptions};
 
 use crate::dice::Dice;
 use crate::event::{Event, Presentation};
@@ -249,17 +258,77 @@ pub trait GamePlugin: Send + Sync {
     fn lobby(&self, _command: &str) -> Option<RichText> {
         None
     }
+
+    /// The same game with the options its config section gives (`[games.<name>]`), or
+    /// `None` to keep it as it is. Refuses what it does not know, with the fix. By
+    /// default a game has no options: an empty section keeps it, anything else is
+    /// refused.
+    fn configure(&self, options: &GameOptions<'_>) -> Result<Option<Box<dyn GamePlugin>>, String> {
+        match options.table.keys().next() {
+            None => Ok(None),
+            Some(key) => {
+                Err(format!("{}: `{key}` is not an option; {} takes none", options.section, self.name()))
+            }
+        }
+    }
+
+    /// How the game is taken by challenge (the Duel: `!duel <player>`), if it is; such a
+    /// game is not opened with `!new`.
+    fn challenge(&self) -> Option<Challenge> {
+        None
+    }
+
+    /// A table's state (its [`Table::snapshot`]) as MediaWiki markup, for `spellbridge
+    /// export --format wiki`; `None` shows the JSON as it is.
+    fn wiki(&self, _state: &Value) -> Option<String> {
+        None
+    }
 }
 
-/// The games the daemon offers, in the order `!games` lists them.
+/// The games the daemon offers, in the order `!games` lists them. Clones share the games.
+#[derive(Clone)]
 pub struct Registry {
-    plugins: Vec<Box<dyn GamePlugin>>,
+    plugins: Vec<Arc<dyn GamePlugin>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.plugins.iter().map(|p| p.name())).finish()
+    }
 }
 
 impl Registry {
     /// A registry of the given games.
     pub fn new(plugins: Vec<Box<dyn GamePlugin>>) -> Self {
-        Self { plugins }
+        Self { plugins: plugins.into_iter().map(Arc::from).collect() }
+    }
+
+    /// Adds a game after the others (one line per game kept outside the core).
+    pub fn register(mut self, plugin: impl GamePlugin + 'static) -> Self {
+        self.plugins.push(Arc::new(plugin));
+        self
+    }
+
+    /// The games configured: each game whose name `options` gives a section for gets it
+    /// ([`GamePlugin::configure`]); the others keep their defaults.
+    pub fn configured<'a>(
+        &self,
+        mut options: impl FnMut(&str) -> Option<GameOptions<'a>>,
+    ) -> Result<Registry, String> {
+        let mut plugins = Vec::with_capacity(self.plugins.len());
+        for plugin in &self.plugins {
+            let configured = match options(plugin.name()) {
+                Some(options) => plugin.configure(&options)?.map(Arc::from),
+                None => None,
+            };
+            plugins.push(configured.unwrap_or_else(|| plugin.clone()));
+        }
+        Ok(Registry { plugins })
+    }
+
+    /// The game taken by the challenge word `word` (`duel`), if one is.
+    pub fn challenged_by(&self, word: &str) -> Option<&dyn GamePlugin> {
+        self.iter().find(|p| p.challenge().is_some_and(|c| c.word.eq_ignore_ascii_case(word)))
     }
 
     /// Both games that ship with spellbridge, with their default options.

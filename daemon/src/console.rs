@@ -129,9 +129,15 @@ impl Console {
 
     /// A console whose random draws all derive from `seed`, keeping its games in memory.
     pub fn new(seed: u64) -> Self {
+        Console::with_games(seed, Registry::standard())
+    }
+
+    /// A console offering the games of `games` (e.g. `Registry::standard()` with one
+    /// more [`Registry::register`]ed), keeping them in memory.
+    pub fn with_games(seed: u64, games: Registry) -> Self {
         let options = Console::options(seed);
-        let router = Router::new(Registry::standard(), options.clone());
-        Console::over(Engine::new(router, None, Box::new(Registry::standard), options))
+        let router = Router::new(games.clone(), options.clone());
+        Console::over(Engine::new(router, None, Box::new(move || games.clone()), options))
     }
 
     fn over(engine: Engine) -> Self {
@@ -304,6 +310,12 @@ fn utf8_line(bytes: &[u8]) -> Result<&str, ScriptError> {
 /// unreadable line is an error. Scenario tests use this; it runs its own runtime.
 pub fn run_script(script: &str, seed: u64) -> anyhow::Result<(String, Value)> {
     run_in(Console::new(seed), script)
+}
+
+/// As [`run_script`], with the games of `games` (a game kept outside the core, added
+/// with one [`Registry::register`]).
+pub fn run_script_with_games(script: &str, seed: u64, games: Registry) -> anyhow::Result<(String, Value)> {
+    run_in(Console::with_games(seed, games), script)
 }
 
 /// As [`run_script`], on the database at `db` (created if missing, continued if not), as

@@ -24,7 +24,7 @@ use crate::metrics::Metrics;
 use crate::store::Queued;
 
 /// The most relayed chat lines a Matrix courier sends as one message.
-pub const MATRIX_MERGE_LINES: usize = 32;
+pub const MATRIX_MERGE_LINES: usize = spellbridge_adapters::matrix::config::MERGE_LINES;
 /// The most characters in one merged message.
 const MERGE_CHARS: usize = 4000;
 

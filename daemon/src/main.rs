@@ -182,31 +182,8 @@ fn check_config(config: &Path, connect: bool) -> anyhow::Result<ExitCode> {
     println!("{}: ok", config.display());
     println!("prefix: {}", settings.prefix);
     println!("database: {} (durability {:?})", settings.database.display(), settings.durability);
-    for irc in &settings.irc {
-        println!(
-            "irc {}: {}:{} ({}), nick {}, channels {}, SASL {}, flood control {}",
-            irc.name,
-            irc.server,
-            irc.port,
-            if irc.tls { "TLS" } else { "plain" },
-            irc.nicks.join("/"),
-            irc.channels.join(" "),
-            irc.sasl.as_ref().map_or("off".to_owned(), |s| format!("as {}", s.account)),
-            irc.flood.map_or("off".to_owned(), |(burst, every)| format!(
-                "burst {burst}, then 1 line per {every:?}"
-            )),
-        );
-    }
-    for matrix in &settings.matrix {
-        println!(
-            "matrix {}: {} as {}, store {}, rooms {}, invites accepted from {}",
-            matrix.name,
-            matrix.homeserver,
-            matrix.user_id,
-            matrix.store.display(),
-            matrix.rooms.join(" "),
-            if matrix.invite_allow.is_empty() { "nobody".to_owned() } else { matrix.invite_allow.join(" ") },
-        );
+    for network in &settings.networks {
+        println!("{}", spellbridge::probe::describe(network.as_ref()));
     }
     if !connect {
         return Ok(ExitCode::SUCCESS);
@@ -223,10 +200,7 @@ fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
     let networks = match config {
         Some(config) => {
             let settings = Settings::load(config)?;
-            let irc = settings.irc.iter().map(|n| NetworkId::new(n.name.clone()));
-            Some(
-                irc.chain(settings.matrix.iter().map(|m| NetworkId::new(m.name.clone()))).collect::<Vec<_>>(),
-            )
+            Some(settings.networks.iter().map(|n| NetworkId::new(n.name())).collect::<Vec<_>>())
         }
         None => None,
     };
@@ -317,7 +291,7 @@ fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {
         Format::Json => {
             audit::export_json(&store, table)?.map(|v| serde_json::to_string_pretty(&v)).transpose()?
         }
-        Format::Wiki => audit::export_wiki(&store, table)?,
+        Format::Wiki => audit::export_wiki(&store, &Registry::standard(), table)?,
     };
     match text {
         Some(text) => {

@@ -19,11 +19,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use serde::Serialize;
-use spellbridge_adapters::irc::transport::IrcTransport;
-use spellbridge_adapters::matrix::transport::MatrixTransport;
+use spellbridge_adapters::network::Transport;
 use spellbridge_adapters::supervise::Connection;
-use spellbridge_core::{GameTransport, NetworkId};
-use tokio::sync::watch;
+use spellbridge_core::NetworkId;
 use tokio_util::sync::CancellationToken;
 
 use crate::router::{Happened, Outcome};
@@ -442,47 +440,21 @@ impl Health {
     }
 }
 
-/// A transport whose connection state can be watched.
-pub trait Connected: GameTransport + 'static {
-    /// Its connection state.
-    fn connection_state(&self) -> watch::Receiver<Connection>;
-    /// How many times its connection came back; `0` if it does not say.
-    fn reconnect_count(&self) -> u64;
-}
-
-impl Connected for IrcTransport {
-    fn connection_state(&self) -> watch::Receiver<Connection> {
-        self.connection()
-    }
-    fn reconnect_count(&self) -> u64 {
-        self.reconnects()
-    }
-}
-
-impl Connected for MatrixTransport {
-    fn connection_state(&self) -> watch::Receiver<Connection> {
-        self.connection()
-    }
-    fn reconnect_count(&self) -> u64 {
-        self.reconnects()
-    }
-}
-
 /// Makes the transport's network known to `metrics` now (down until it connects), and
 /// returns the task that follows its connection into `metrics` and their health until `stop`
 /// or the transport closes.
-pub fn watch_connection<T: Connected>(
-    transport: Arc<T>,
+pub fn watch_connection(
+    transport: Arc<dyn Transport>,
     metrics: Metrics,
     stop: CancellationToken,
 ) -> impl Future<Output = ()> + Send + 'static {
     let network = transport.network().clone();
     metrics.network(&network);
-    let mut connection = transport.connection_state();
+    let mut connection = transport.connection();
     async move {
         loop {
             let state = *connection.borrow_and_update();
-            metrics.connection(&network, state == Connection::Up, transport.reconnect_count());
+            metrics.connection(&network, state == Connection::Up, transport.reconnects());
             metrics.health().logged_out(&network, state == Connection::LoggedOut);
             tracing::debug!(network = %network, link = ?state, "network link");
             if state == Connection::Closed {

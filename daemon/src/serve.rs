@@ -11,22 +11,18 @@
 //! fire through the same path. On SIGTERM or SIGINT the loop stops
 //! taking messages, gives the couriers a moment to drain, and the transports say QUIT.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spellbridge_adapters::irc::options::IrcOptions;
-use spellbridge_adapters::irc::sasl::SaslOptions;
 use spellbridge_adapters::irc::sts::StsPolicies;
-use spellbridge_adapters::irc::transport::IrcTransport;
-use spellbridge_adapters::matrix::options::{Login, MatrixOptions};
-use spellbridge_adapters::matrix::transport::MatrixTransport;
+use spellbridge_adapters::network::{Ids, Start, Transport};
 use spellbridge_core::{GameTransport, Inbound, NetworkId, RoomId, Timestamp};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{IrcSettings, MatrixLogin, MatrixSettings, Settings};
+use crate::config::Settings;
 use crate::courier;
 use crate::engine::{Engine, EngineError, Fate, RegistryFn, Saved};
 use crate::identity::Scope;
@@ -49,63 +45,6 @@ pub fn now() -> Timestamp {
     let seconds =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     Timestamp(i64::try_from(seconds).unwrap_or(i64::MAX))
-}
-
-/// The transport options for one configured IRC network.
-pub fn irc_options(settings: &IrcSettings, prefix: &str) -> IrcOptions {
-    IrcOptions {
-        network: NetworkId::new(settings.name.clone()),
-        server: settings.server.clone(),
-        port: settings.port,
-        tls: settings.tls,
-        tls_options: settings.tls_options.clone(),
-        nicks: settings.nicks.clone(),
-        username: settings.username.clone(),
-        realname: settings.realname.clone(),
-        password: settings.password.as_ref().map(|s| s.expose().to_owned()),
-        sasl: settings.sasl.as_ref().map(|s| SaslOptions {
-            account: s.account.clone(),
-            password: s.password.as_ref().map(|p| p.expose().to_owned()),
-            ecdsa_key: s.ecdsa_key.clone(),
-            mechanisms: s.mechanisms.clone(),
-        }),
-        identify: settings.sasl.as_ref().is_some_and(|s| s.identify),
-        login_required: settings.sasl.as_ref().is_some_and(|s| s.required),
-        regain: settings.sasl.as_ref().is_some_and(|s| s.regain),
-        // The database's, set by `run_with`; `None` (this run only) for `check-config --connect`.
-        sts: None,
-        channels: settings.channels.clone(),
-        require_account: settings.require_account,
-        ctcp: settings.ctcp,
-        rejoin_on_kick: settings.rejoin_on_kick,
-        flood: settings.flood,
-        prefix: prefix.to_owned(),
-        code_style: settings.code_style,
-        backoff: (settings.reconnect_delay, Duration::from_secs(120).max(settings.reconnect_delay)),
-        ping: (Duration::from_secs(120), Duration::from_secs(60)),
-    }
-}
-
-/// The transport options for one configured Matrix account.
-pub fn matrix_options(settings: &MatrixSettings, prefix: &str) -> MatrixOptions {
-    let mut options = MatrixOptions::local(
-        &settings.name,
-        &settings.homeserver,
-        &settings.user_id,
-        "",
-        settings.store.clone(),
-    );
-    options.login = match &settings.login {
-        MatrixLogin::Password(secret) => Login::Password(secret.expose().to_owned()),
-        MatrixLogin::AccessToken(secret) => Login::AccessToken(secret.expose().to_owned()),
-    };
-    options.device_name = settings.device_name.clone();
-    options.store_passphrase = settings.store_passphrase.as_ref().map(|s| s.expose().to_owned());
-    options.rooms = settings.rooms.clone();
-    options.invite_allow = settings.invite_allow.clone();
-    options.prefix = prefix.to_owned();
-    options.backoff = (settings.reconnect_delay, Duration::from_secs(120).max(settings.reconnect_delay));
-    options
 }
 
 /// The game registry as `settings` configure it, for the engine to rebuild the router.
@@ -152,13 +91,13 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
 
 /// Each network's per-player command limit, from its `user_limit` table.
 fn command_limits(settings: &Settings) -> BTreeMap<NetworkId, CommandLimit> {
-    let irc = settings.irc.iter().map(|n| (&n.name, n.user_limit));
-    let matrix = settings.matrix.iter().map(|n| (&n.name, n.user_limit));
-    irc.chain(matrix)
-        .filter_map(|(name, limit)| {
-            let (commands, window) = limit?;
+    settings
+        .networks
+        .iter()
+        .filter_map(|network| {
+            let (commands, window) = network.user_limit()?;
             let window_secs = i64::try_from(window.as_secs()).unwrap_or(i64::MAX);
-            Some((NetworkId::new(name.clone()), CommandLimit { commands: commands as usize, window_secs }))
+            Some((NetworkId::new(network.name()), CommandLimit { commands: commands as usize, window_secs }))
         })
         .collect()
 }
@@ -166,9 +105,11 @@ fn command_limits(settings: &Settings) -> BTreeMap<NetworkId, CommandLimit> {
 /// How each configured network's identities become player ids: an IRC nick or account
 /// names someone only on its network (`libera:alice`); a Matrix id is already global.
 pub fn network_scopes(settings: &Settings) -> BTreeMap<NetworkId, Scope> {
-    let irc = settings.irc.iter().map(|n| (NetworkId::new(n.name.as_str()), Scope::Network));
-    let matrix = settings.matrix.iter().map(|n| (NetworkId::new(n.name.as_str()), Scope::Global));
-    irc.chain(matrix).collect()
+    let scope = |ids| match ids {
+        Ids::Local => Scope::Network,
+        Ids::Global => Scope::Global,
+    };
+    settings.networks.iter().map(|n| (NetworkId::new(n.name()), scope(n.ids()))).collect()
 }
 
 /// The rooms to be in on one network: those configured for it and those of its bridges.
@@ -195,7 +136,7 @@ fn reload(
         tracing::warn!("SIGHUP ignored: the config was not read from a file");
         return None;
     };
-    let reloaded = match Settings::load(&path) {
+    let reloaded = match Settings::load_with(&path, &current.catalogue) {
         Ok(reloaded) => reloaded,
         Err(error) => {
             tracing::error!(%error, "config not reloaded; the running config stays");
@@ -203,9 +144,9 @@ fn reload(
         }
     };
     let networks = |settings: &Settings| -> BTreeMap<String, Vec<String>> {
-        let irc = settings.irc.iter().map(|n| (n.name.clone(), rooms_on(settings, &n.name, &n.channels)));
-        let matrix = settings.matrix.iter().map(|m| (m.name.clone(), rooms_on(settings, &m.name, &m.rooms)));
-        irc.chain(matrix).collect()
+        let rooms =
+            |n: &Arc<dyn spellbridge_adapters::network::Network>| rooms_on(settings, n.name(), n.rooms());
+        settings.networks.iter().map(|n| (n.name().to_owned(), rooms(n))).collect()
     };
     let (before, after) = (networks(current), networks(&reloaded));
     for (name, rooms) in &after {
@@ -289,26 +230,16 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<(Inbound, Instant)>(4096);
     let (sent_tx, mut sent_rx) = mpsc::unbounded_channel::<i64>();
     let mut couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>> = BTreeMap::new();
-    let mut started: Vec<(Arc<dyn GameTransport>, tokio::task::JoinHandle<()>)> = Vec::new();
     let mut transports: BTreeMap<NetworkId, Arc<dyn GameTransport>> = BTreeMap::new();
-    for network in &settings.irc {
-        let mut options = irc_options(network, &settings.prefix);
-        options.channels = rooms_on(&settings, &network.name, &network.channels);
-        options.sts = Some(sts.clone());
-        let (transport, supervisor) = IrcTransport::start(options, transports_stop.clone());
+    for configured in &settings.networks {
+        let (transport, supervisor): (Arc<dyn Transport>, _) = configured.start(Start {
+            prefix: settings.prefix.clone(),
+            rooms: rooms_on(&settings, configured.name(), configured.rooms()),
+            stop: transports_stop.clone(),
+            sts: Some(sts.clone()),
+        });
         tasks.spawn(watch_connection(transport.clone(), metrics.clone(), transports_stop.clone()));
-        started.push((transport, supervisor));
-    }
-    for account in &settings.matrix {
-        let mut options = matrix_options(account, &settings.prefix);
-        options.rooms = rooms_on(&settings, &account.name, &account.rooms);
-        let (transport, supervisor) = MatrixTransport::start(options, transports_stop.clone());
-        tasks.spawn(watch_connection(transport.clone(), metrics.clone(), transports_stop.clone()));
-        started.push((transport, supervisor));
-    }
-    let irc_networks: HashSet<NetworkId> =
-        settings.irc.iter().map(|network| NetworkId::new(network.name.clone())).collect();
-    for (transport, supervisor) in started {
+        let transport: Arc<dyn GameTransport> = transport;
         let network = transport.network().clone();
         transports.insert(network.clone(), transport.clone());
         tasks.spawn(async move {
@@ -319,9 +250,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         tasks.spawn(forward(transport.clone(), inbound_tx.clone(), transports_stop.clone()));
         let (courier_tx, courier_rx) = mpsc::unbounded_channel();
         // On IRC each line is its own PRIVMSG: merging lines would only hold game output
-        // behind them.
-        let merge_lines =
-            if irc_networks.contains(transport.network()) { 1 } else { courier::MATRIX_MERGE_LINES };
+        // behind them; Matrix merges relayed chat.
+        let merge_lines = configured.merge_lines();
         tasks.spawn(courier::run(
             transport.clone(),
             courier_rx,

@@ -19,6 +19,11 @@
 //!   HTML and pills, encrypted rooms and direct messages, restarts, rate limits, latency.
 //! - [`synapse_harness`]: the same for Synapse: users registered through the admin API,
 //!   a room, an invite, messages received by sync, restart keeping users and rooms.
+//! - [`third_game`]: a third game ([`rps`], rock-paper-scissors with hidden throws) added
+//!   with one `Registry::register` and played through the console, no daemon change.
+//! - [`third_network`]: a third network kind ([`line`], a line protocol over loopback TCP)
+//!   added with one `Networks::register`, configured from `[[line]]` and carrying a game
+//!   through the daemon's `run`, no daemon change.
 //! - [`quickstart`]: the README's quick start (`quickstart --check`): servers, accounts,
 //!   room and daemon up, the bot answering on IRC and Matrix, all torn down.
 
@@ -28,7 +33,11 @@ mod irc_harness;
 mod irc_registration;
 mod irc_services;
 mod irc_transport;
+mod line;
 mod matrix_transport;
 mod quickstart;
+mod rps;
 mod scenarios;
 mod synapse_harness;
+mod third_game;
+mod third_network;

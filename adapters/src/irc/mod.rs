@@ -1,4 +1,5 @@
-//! The IRC transport ([`transport`], with its [`options`]), the connection it drives
+//! The IRC transport ([`transport`], with its [`options`], read from `[[irc]]` by
+//! [`config`], the IRC kind of the network registry), the connection it drives
 //! ([`connect`]), whom TLS trusts ([`tls`]), and the pieces of it that do no I/O:
 //! capability negotiation ([`cap`]), SASL login ([`sasl`], [`scram`], [`ecdsa`]), services accounts
 //! ([`accounts`]), STS policies ([`sts`]), mIRC formatting ([`format`]), line splitting to
@@ -7,6 +8,7 @@
 
 pub mod accounts;
 pub mod cap;
+pub mod config;
 pub mod connect;
 pub mod ctcp;
 pub mod ecdsa;

@@ -1,4 +1,5 @@
-//! The Matrix transport ([`transport`], with its [`options`]), built on matrix-sdk 0.18:
+//! The Matrix transport ([`transport`], with its [`options`], read from `[[matrix]]` by
+//! [`config`], the Matrix kind of the network registry), built on matrix-sdk 0.18:
 //! login and session restore ([`connect`]), the `/sync` loop and invites (`sync`), with
 //! plain messages read before matrix-sdk's own work on a response (`early`), the gaps
 //! of cut-short timelines filled (`gap`) and what is known of rooms and
@@ -9,6 +10,7 @@
 //! decisions ([`retry`]).
 
 mod answers;
+pub mod config;
 pub mod connect;
 mod early;
 pub mod format;

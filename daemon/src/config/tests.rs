@@ -1,11 +1,22 @@
 //! Config validation: defaults, bad values with clear messages, the shipped example.
 
 use std::path::Path;
+use std::time::Duration;
 
 use super::*;
 
 fn parse(text: &str) -> Result<Settings, ConfigError> {
     Settings::parse(text, Path::new("/etc/spellbridge/spellbridge.toml"))
+}
+
+/// The configured IRC networks, as the IRC kind read them.
+fn irc(settings: &Settings) -> Vec<&IrcSettings> {
+    settings.of_kind::<IrcSettings>()
+}
+
+/// The configured Matrix accounts, as the Matrix kind read them.
+fn matrix(settings: &Settings) -> Vec<&MatrixSettings> {
+    settings.of_kind::<MatrixSettings>()
 }
 
 #[test]
@@ -14,7 +25,7 @@ fn a_minimal_network_gets_safe_defaults() {
         "[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\nchannels = [\"#magic\"]\n",
     )
     .expect("valid");
-    let irc = &settings.irc[0];
+    let irc = &irc(&settings)[0];
     assert_eq!((irc.port, irc.tls), (6697, true));
     assert_eq!(irc.nicks, ["sb", "sb_", "sb__"]);
     assert_eq!(irc.flood, Some((4, Duration::from_secs(2))), "large-network safe flood control by default");
@@ -42,12 +53,12 @@ fn unknown_keys_and_bad_values_are_refused_with_the_fix() {
 fn code_style_is_bold_unless_the_network_says_otherwise() {
     use spellbridge_adapters::irc::format::CodeStyle;
     let network = |extra: &str| format!("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n{extra}");
-    assert_eq!(parse(&network("")).expect("valid").irc[0].code_style, CodeStyle::Bold);
+    assert_eq!(irc(&parse(&network("")).expect("valid"))[0].code_style, CodeStyle::Bold);
     for (value, style) in
         [("bold", CodeStyle::Bold), ("monospace", CodeStyle::Monospace), ("plain", CodeStyle::Plain)]
     {
         let settings = parse(&network(&format!("code_style = \"{value}\"\n"))).expect("valid");
-        assert_eq!(settings.irc[0].code_style, style, "{value}");
+        assert_eq!(irc(&settings)[0].code_style, style, "{value}");
     }
     let bad = parse(&network("code_style = \"mono\"\n")).expect_err("not a style");
     assert_eq!(
@@ -77,18 +88,44 @@ fn the_shipped_example_config_is_valid() {
         .replace("{ env = \"LIBERA_SASL_PASSWORD\" }", &file)
         .replace("{ env = \"MATRIX_PASSWORD\" }", &file);
     let settings = Settings::parse(&text, &path).expect("the example is valid");
-    assert_eq!(settings.matrix[0].user_id, "@spellbridge:example.org");
+    assert_eq!(matrix(&settings)[0].user_id, "@spellbridge:example.org");
     assert_eq!(
-        settings.irc[0].sasl.as_ref().map(|s| (s.account.as_str(), s.password.as_ref().map(|p| p.expose()))),
+        irc(&settings)[0]
+            .sasl
+            .as_ref()
+            .map(|s| (s.account.as_str(), s.password.as_ref().map(|p| p.expose()))),
         Some(("spellbridge", Some("pw")))
     );
 }
 
 #[test]
 fn game_options_are_read_and_checked() {
-    let settings = parse("[thaum]\nschedule = \"manual\"\n[duel]\nstep_timeout = \"90s\"\n").expect("valid");
-    assert_eq!(settings.thaum.schedule, spellbridge_core::games::thaum::Schedule::Manual);
-    assert_eq!(settings.duel.step_timeout_secs, 90);
+    let snapshot = |settings: &Settings, game: &str| {
+        use spellbridge_core::{PlayerId, Seat, TableSetup, Timestamp};
+        let seat = |name: &str| Seat { player: PlayerId::new(name), choice: None };
+        let setup = TableSetup {
+            room: RoomId::new("#magic"),
+            seats: vec![seat("alice"), seat("bob")],
+            now: Timestamp(0),
+        };
+        settings.games.get(game).expect("the game").open(&setup).expect("opens").snapshot()
+    };
+    // The older sections and `[games.<name>]` read the same.
+    for text in [
+        "[thaum]\nschedule = \"manual\"\n[duel]\nstep_timeout = \"90s\"\n",
+        "[games.thaum]\nschedule = \"manual\"\n[games.duel]\nstep_timeout = \"90s\"\n",
+    ] {
+        let settings = parse(text).expect("valid");
+        assert_eq!(snapshot(&settings, "thaum")["options"]["schedule"], "manual", "{text}");
+        assert_eq!(snapshot(&settings, "duel")["rules"]["step_timeout_secs"], 90, "{text}");
+    }
+    let twice =
+        parse("[duel]\nstep_timeout = \"90s\"\n[games.duel]\nstep_timeout = \"90s\"\n").expect_err("twice");
+    assert!(twice.to_string().contains("keep one of them"), "{twice}");
+    let unknown = parse("[games.chess]\n").expect_err("no such game");
+    assert!(unknown.to_string().contains("the games are: thaum, duel"), "{unknown}");
+    let typo = parse("[games.thaum]\nschedul = \"manual\"\n").expect_err("unknown option");
+    assert!(typo.to_string().contains("[games.thaum]: unknown field `schedul`"), "{typo}");
     let bad = parse("[duel]\nstep_timeout = \"soon\"\n").expect_err("bad duration");
     assert!(bad.to_string().contains("e.g. \"10m\""), "{bad}");
     let missing = parse("[duel]\nwizards = \"no-such-wizards.toml\"\n").expect_err("missing file");
@@ -148,10 +185,10 @@ fn every_network_has_a_command_limit_by_default() {
         token.display().to_string()
     );
     let settings = parse(&networks).expect("valid");
-    assert_eq!(settings.irc[0].user_limit, Some((8, Duration::from_secs(10))));
-    assert_eq!(settings.matrix[0].user_limit, Some((8, Duration::from_secs(10))), "Matrix is limited too");
+    assert_eq!(irc(&settings)[0].user_limit, Some((8, Duration::from_secs(10))));
+    assert_eq!(matrix(&settings)[0].user_limit, Some((8, Duration::from_secs(10))), "Matrix is limited too");
     let off = parse(&format!("{networks}[matrix.user_limit]\nenabled = false\n")).expect("valid");
-    assert_eq!(off.matrix[0].user_limit, None);
+    assert_eq!(matrix(&off)[0].user_limit, None);
     let long = parse(&format!("{networks}[matrix.user_limit]\nwindow = \"2h\"\n")).expect_err("too long");
     assert!(long.to_string().contains("up to an hour"), "{long}");
 }
@@ -178,7 +215,7 @@ fn an_ecdsa_key_is_read_with_the_config_and_needs_no_password() {
     let secret = p256_key_pem();
     std::fs::write(dir.path().join("bot.pem"), secret).expect("write");
     let settings = with("ecdsa_key = \"bot.pem\"\n").expect("a key, no password");
-    let sasl = settings.irc[0].sasl.as_ref().expect("sasl");
+    let sasl = irc(&settings)[0].sasl.as_ref().expect("sasl");
     assert_eq!(
         sasl.ecdsa_key.as_deref(),
         Some(dir.path().join("bot.pem").as_path()),

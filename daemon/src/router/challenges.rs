@@ -9,7 +9,11 @@ use super::*;
 use crate::names::escaped;
 
 /// How long a challenge waits for an answer unless the config says otherwise.
-pub const CHALLENGE_LIFETIME_SECS: i64 = 10 * 60;
+pub use spellbridge_core::options::CHALLENGE_LIFETIME_SECS;
+
+/// The lobby word that challenges (`!duel <player>`); the registry names the game it
+/// takes ([`Registry::challenged_by`](spellbridge_core::Registry::challenged_by)).
+pub const CHALLENGE_WORD: &str = "duel";
 
 /// A challenge's lifetime in words: "ten minutes" (the default), "90 seconds", "2 hours".
 fn lifetime_words(seconds: i64) -> String {
@@ -76,7 +80,8 @@ impl Router {
             let text = self.localize(&reply_to.network, text);
             return vec![reply(reply_to, text)];
         }
-        let Some(duel) = self.registry.get("duel") else {
+        // The game `!duel` challenges to, as the registry says (a game's `challenge`).
+        let Some(duel) = self.registry.challenged_by(CHALLENGE_WORD) else {
             return say("The Duel game is not enabled on this bot.");
         };
         // Check the challenger's wizard now, so a typo is caught before the opponent answers.
@@ -142,8 +147,11 @@ impl Router {
             Seat { player: challenge.challenger.clone(), choice: challenge.wizard.clone() },
             Seat { player: sender.clone(), choice: wizard },
         ];
+        let Some(game) = self.registry.challenged_by(CHALLENGE_WORD).map(|g| g.name()) else {
+            return vec![reply(reply_to, RichText::from("The Duel game is not enabled on this bot."))];
+        };
         let before = self.tables.len();
-        let out = self.open(place, "duel", seats, now, reply_to);
+        let out = self.open(place, game, seats, now, reply_to);
         if self.tables.len() > before {
             self.close_challenge(place);
         }

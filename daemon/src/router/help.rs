@@ -26,11 +26,32 @@ impl Router {
                 .bold(game.name())
                 .text(format!(" — {}", game.summary()));
         }
-        text.text(". Start one with ")
-            .code("!new thaum")
-            .text(" or ")
-            .code("!duel <player> [wizard]")
-            .text(".")
+        self.ways_to_start(text.text(". Start one with "), true).text(".")
+    }
+
+    /// `text` followed by how each game starts, from the registry: `!new thaum` for a
+    /// game opened with `!new`, `!duel <player> [wizard]` for one taken by challenge
+    /// (`!duel <player>` without its choices unless `choices`), joined by commas and `or`.
+    pub(super) fn ways_to_start(&self, mut text: RichText, choices: bool) -> RichText {
+        let ways: Vec<String> = self
+            .registry
+            .iter()
+            .map(|game| match game.challenge() {
+                Some(challenge) if choices => format!("!{} {}", challenge.word, challenge.usage),
+                Some(challenge) => {
+                    let first = challenge.usage.split_whitespace().next().unwrap_or_default();
+                    format!("!{} {first}", challenge.word).trim_end().to_owned()
+                }
+                None => format!("!new {}", game.name()),
+            })
+            .collect();
+        for (i, way) in ways.iter().enumerate() {
+            if i > 0 {
+                text = text.text(if i + 1 == ways.len() { " or " } else { ", " });
+            }
+            text = text.code(way.clone());
+        }
+        text
     }
 
     pub(super) fn help(&self, place: &Place, topic: Option<&str>) -> RichText {

@@ -996,12 +996,11 @@ impl Router {
                 } else if private {
                     RichText::from(self.private_table_problem(sender))
                 } else {
-                    RichText::new()
-                        .text("There is no game in this room yet. Start one with ")
-                        .code("!new thaum")
-                        .text(" or ")
-                        .code("!duel <player>")
-                        .text(".")
+                    self.ways_to_start(
+                        RichText::new().text("There is no game in this room yet. Start one with "),
+                        false,
+                    )
+                    .text(".")
                 };
                 return vec![reply(reply_to, text)].into();
             }

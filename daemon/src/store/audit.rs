@@ -338,8 +338,10 @@ fn history(store: &Store, table: TableId) -> Result<Vec<Value>, StoreError> {
     Ok(rows)
 }
 
-/// A table's state and history as MediaWiki table markup.
-pub fn export_wiki(store: &Store, table: TableId) -> Result<Option<String>, StoreError> {
+/// A table's state and history as MediaWiki table markup; the state as its game in
+/// `games` writes it ([`GamePlugin::wiki`](spellbridge_core::GamePlugin::wiki)), else
+/// as JSON.
+pub fn export_wiki(store: &Store, games: &Registry, table: TableId) -> Result<Option<String>, StoreError> {
     let Some(export) = export_json(store, table)? else { return Ok(None) };
     let stored = &export["table"];
     let state = &stored["state"];
@@ -352,10 +354,9 @@ pub fn export_wiki(store: &Store, table: TableId) -> Result<Option<String>, Stor
         table,
         stored["room"].as_str().unwrap_or_default()
     );
-    match game {
-        "thaum" => thaum_state(&mut out, state),
-        "duel" => duel_state(&mut out, state),
-        _ => {
+    match games.get(game).and_then(|g| g.wiki(state)) {
+        Some(markup) => out.push_str(&markup),
+        None => {
             let _ = writeln!(out, "<pre>{}</pre>", serde_json::to_string_pretty(state).unwrap_or_default());
         }
     }
@@ -387,54 +388,6 @@ pub fn export_wiki(store: &Store, table: TableId) -> Result<Option<String>, Stor
     }
     out.push_str("|}\n");
     Ok(Some(out))
-}
-
-fn thaum_state(out: &mut String, state: &Value) {
-    let _ = writeln!(
-        out,
-        "Season {}, Phase {}, Loop Instability {}\n\n{{| class=\"wikitable sortable\"\n! Player !! Mana !! Coins !! Fire !! Water !! Earth !! Air",
-        state["season"], state["phase"], state["loop_instability"]
-    );
-    for (player, sheet) in state["players"].as_object().into_iter().flatten() {
-        let t = &sheet["thaums"];
-        let _ = writeln!(
-            out,
-            "|-\n| {player} || {} || {} || {} || {} || {} || {}",
-            sheet["mana"], sheet["coins"], t["fire"], t["water"], t["earth"], t["air"]
-        );
-    }
-    out.push_str("|}\n");
-}
-
-fn duel_state(out: &mut String, state: &Value) {
-    let players: Vec<String> = state["players"].as_array().into_iter().flatten().map(cell).collect();
-    let _ = writeln!(
-        out,
-        "{} vs {}: track {} (positive toward {}), winner: {}\n\n{{| class=\"wikitable\"\n! Round !! {} !! {} !! Track after",
-        players.first().cloned().unwrap_or_default(),
-        players.get(1).cloned().unwrap_or_default(),
-        state["track"],
-        players.first().cloned().unwrap_or_default(),
-        match (&state["winner"], state["finished"].as_bool()) {
-            (Value::Null, Some(true)) =>
-                format!("none ({})", state["finish_reason"].as_str().unwrap_or("ended")),
-            (Value::Null, _) => "none yet".to_owned(),
-            (winner, _) => cell(winner),
-        },
-        players.first().cloned().unwrap_or_default(),
-        players.get(1).cloned().unwrap_or_default(),
-    );
-    for (n, round) in state["rounds"].as_array().into_iter().flatten().enumerate() {
-        let spell = |p: &str| {
-            let s = &round["spells"][p];
-            let tokens: Vec<String> = s["tokens"].as_array().into_iter().flatten().map(cell).collect();
-            format!("{} (power {})", tokens.join(" "), s["power"])
-        };
-        let a = players.first().map(|p| spell(p)).unwrap_or_default();
-        let b = players.get(1).map(|p| spell(p)).unwrap_or_default();
-        let _ = writeln!(out, "|-\n| {} || {a} || {b} || {}", n + 1, round["track_after"]);
-    }
-    out.push_str("|}\n");
 }
 
 fn cell(value: &Value) -> String {

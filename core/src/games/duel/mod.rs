@@ -12,6 +12,7 @@
 //! - [`snapshot`]: the state as CONTRACT.md's JSON, and back.
 //! - [`news`]: what a table tells ([`DuelNews`]), each event for the table or one player.
 //! - [`render`]: news and refusals as rich text, per destination.
+//! - [`config`]: the `[games.duel]` options (and the challenge lifetime), and the wiki export.
 //!
 //! This module holds the plugin: [`DuelPlugin`] opens and restores [`DuelTable`]s.
 //!
@@ -25,6 +26,7 @@
 //! (`winner` null, `finish_reason` `stopped`); a player leaves with `!concede`.
 
 pub mod command;
+pub mod config;
 pub mod element;
 pub mod engine;
 pub mod error;
@@ -52,6 +54,7 @@ use crate::dice::Dice;
 use crate::event::{Event, Presentation};
 use crate::grammar::Command;
 use crate::ids::PlayerId;
+use crate::options::{CHALLENGE_LIFETIME_SECS, Challenge, GameOptions};
 use crate::plugin::{Action, Announcement, GamePlugin, Refusal, Table, TableSetup};
 use crate::text::RichText;
 use crate::time::Timestamp;
@@ -103,15 +106,23 @@ impl DuelOptions {
 }
 
 /// The Duel game.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct DuelPlugin {
     options: DuelOptions,
+    /// How long a `!duel` challenge waits for an answer, in seconds.
+    challenge_lifetime: i64,
+}
+
+impl Default for DuelPlugin {
+    fn default() -> Self {
+        DuelPlugin::new(DuelOptions::default())
+    }
 }
 
 impl DuelPlugin {
     /// The Duel with these options.
     pub fn new(options: DuelOptions) -> Self {
-        DuelPlugin { options }
+        DuelPlugin { options, challenge_lifetime: CHALLENGE_LIFETIME_SECS }
     }
 
     /// The options in force.
@@ -180,6 +191,19 @@ impl GamePlugin for DuelPlugin {
     fn lobby(&self, command: &str) -> Option<RichText> {
         let (head, _) = words::split(command);
         (head == "wizards").then(|| render::wizard_list(self.options.wizards.iter()))
+    }
+
+    fn configure(&self, options: &GameOptions<'_>) -> Result<Option<Box<dyn GamePlugin>>, String> {
+        let (options, challenge_lifetime) = config::options(options)?;
+        Ok(Some(Box::new(DuelPlugin { options, challenge_lifetime })))
+    }
+
+    fn challenge(&self) -> Option<Challenge> {
+        Some(Challenge { word: "duel", usage: "<player> [wizard]", lifetime_secs: self.challenge_lifetime })
+    }
+
+    fn wiki(&self, state: &Value) -> Option<String> {
+        Some(config::wiki(state))
     }
 }
 

@@ -6,6 +6,7 @@
 //! - `events.rs` / `error.rs`: what happened / why a command was refused.
 //! - `schedule.rs`: the phase calendar (RULES T-2).
 //! - `render.rs`: events and errors as chat text.
+//! - `config.rs`: the `[games.thaum]` options, and the wiki export.
 //!
 //! This file holds the plugin, the [`ThaumTable`] that joins those pieces behind the
 //! [`Table`] trait, and [`COMMANDS`], the game's grammar: every command declared once.
@@ -34,6 +35,7 @@
 //!   above 0); grants pay debt off first, and standings rank by coins net of debt.
 
 pub mod command;
+pub mod config;
 pub mod engine;
 pub mod error;
 pub mod events;
@@ -49,6 +51,7 @@ use crate::dice::Dice;
 use crate::event::{Event, Presentation};
 use crate::grammar::{Arg, Branch, Choice, Command, Kind, PlayerArgument, Query, Who};
 use crate::ids::PlayerId;
+use crate::options::GameOptions;
 use crate::plugin::{Action, Announcement, Audience, GamePlugin, Refusal, Table, TableSetup};
 use crate::text::RichText;
 use crate::time::Timestamp;
@@ -255,6 +258,14 @@ impl GamePlugin for ThaumPlugin {
     /// `!`; the daemon writes them with its configured prefix.
     fn render(&self, events: &[Event], _presentation: &Presentation) -> Vec<Announcement> {
         render::announcements(events, "!")
+    }
+
+    fn configure(&self, options: &GameOptions<'_>) -> Result<Option<Box<dyn GamePlugin>>, String> {
+        Ok(Some(Box::new(ThaumPlugin::new(config::options(options)?))))
+    }
+
+    fn wiki(&self, state: &Value) -> Option<String> {
+        Some(config::wiki(state))
     }
 }
 

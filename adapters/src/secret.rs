@@ -1,4 +1,4 @@
-//! Secrets in the config: a password or token is never written in the TOML itself but
+//! Secrets in the config (for every network kind's section): a password or token is never written in the TOML itself but
 //! named as `{ env = "NAME" }` or `{ file = "/run/secrets/x" }`, read once at start-up,
 //! and never shown by `Debug` or in logs.
 

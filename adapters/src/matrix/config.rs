@@ -1,0 +1,274 @@
+//! `[[matrix]]`: one Matrix bot account's config section, read and checked into
+//! [`MatrixSettings`] (defaults filled in, secrets read), and the Matrix
+//! [`NetworkKind`] that the daemon's network registry lists: how the section reads, how
+//! the transport starts, and how `check-config --connect` tries it once (log in to a
+//! throw-away store and ask the homeserver `whoami`; a password login's new device is
+//! logged out again, a configured access token is left as it is).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use super::connect::connect;
+use super::options::{Login, MatrixOptions};
+use super::store::StoreDir;
+use super::transport::MatrixTransport;
+use crate::error_chain;
+use crate::network::{self, Ids, Network, NetworkKind, Start, Transport, UserLimit};
+use crate::secret::{Secret, SecretSource};
+use crate::supervise::Connection;
+use spellbridge_core::time::parse_duration;
+
+/// The most relayed chat lines to one room sent as one Matrix message (a homeserver
+/// takes far fewer events per second than an IRC channel carries lines).
+pub const MERGE_LINES: usize = 32;
+
+/// The Matrix kind: `[[matrix]]` sections.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MatrixKind;
+
+impl NetworkKind for MatrixKind {
+    fn section(&self) -> &'static str {
+        "matrix"
+    }
+
+    fn configure(&self, table: toml::Table, base: &Path) -> Result<Arc<dyn Network>, String> {
+        let name = network::name_of(&table, "matrix")?;
+        let raw: Matrix = network::parse_table(table, &format!("[[matrix]] `{name}`: "))?;
+        Ok(Arc::new(settings(raw, base)?))
+    }
+}
+
+impl Transport for MatrixTransport {
+    fn connection(&self) -> watch::Receiver<Connection> {
+        self.connection()
+    }
+
+    fn reconnects(&self) -> u64 {
+        MatrixTransport::reconnects(self)
+    }
+}
+
+/// `[[matrix]]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Matrix {
+    /// The network's name in spellbridge.
+    name: String,
+    /// The homeserver's URL, e.g. "https://matrix.example.org".
+    homeserver: String,
+    /// The bot's user id, e.g. "@spellbridge:example.org".
+    user_id: String,
+    /// Its password (for the first login; the session is kept afterwards).
+    password: Option<SecretSource>,
+    /// Or an access token.
+    access_token: Option<SecretSource>,
+    /// The device's display name (default "spellbridge").
+    device_name: Option<String>,
+    /// Where the session and the encryption keys are kept (default "matrix-<name>" beside
+    /// the config). Back it up: losing it loses the bot's device and keys.
+    store: Option<PathBuf>,
+    /// Encrypts that store at rest.
+    store_passphrase: Option<SecretSource>,
+    /// Rooms to join: ids or aliases.
+    #[serde(default)]
+    rooms: Vec<String>,
+    /// Whose invites are accepted: "@user:server", "*:server" or "*" (default: nobody's).
+    #[serde(default)]
+    invite_allow: Vec<String>,
+    /// The first wait before reconnecting (default "1s").
+    reconnect_delay: Option<String>,
+    /// `[matrix.user_limit]`.
+    user_limit: Option<UserLimit>,
+}
+
+/// One Matrix bot account, checked.
+#[derive(Clone, Debug)]
+pub struct MatrixSettings {
+    /// Its name in spellbridge.
+    pub name: String,
+    /// The homeserver URL.
+    pub homeserver: String,
+    /// The bot's user id.
+    pub user_id: String,
+    /// Password or access token.
+    pub login: MatrixLogin,
+    /// The device's display name.
+    pub device_name: String,
+    /// Session and key store directory.
+    pub store: PathBuf,
+    /// Passphrase for that store.
+    pub store_passphrase: Option<Secret>,
+    /// Rooms to join.
+    pub rooms: Vec<String>,
+    /// Whose invites are accepted.
+    pub invite_allow: Vec<String>,
+    /// The first wait before reconnecting.
+    pub reconnect_delay: Duration,
+    /// Per-player command limit: commands per window; `None` is off.
+    pub user_limit: Option<(u32, Duration)>,
+}
+
+/// How the Matrix bot logs in the first time.
+#[derive(Clone, Debug)]
+pub enum MatrixLogin {
+    /// With a password.
+    Password(Secret),
+    /// With an access token.
+    AccessToken(Secret),
+}
+
+impl MatrixSettings {
+    /// The transport's options: the settings with the prefix.
+    pub fn options(&self, prefix: &str) -> MatrixOptions {
+        let mut options =
+            MatrixOptions::local(&self.name, &self.homeserver, &self.user_id, "", self.store.clone());
+        options.login = match &self.login {
+            MatrixLogin::Password(secret) => Login::Password(secret.expose().to_owned()),
+            MatrixLogin::AccessToken(secret) => Login::AccessToken(secret.expose().to_owned()),
+        };
+        options.device_name = self.device_name.clone();
+        options.store_passphrase = self.store_passphrase.as_ref().map(|s| s.expose().to_owned());
+        options.rooms = self.rooms.clone();
+        options.invite_allow = self.invite_allow.clone();
+        options.prefix = prefix.to_owned();
+        options.backoff = (self.reconnect_delay, Duration::from_secs(120).max(self.reconnect_delay));
+        options
+    }
+}
+
+#[async_trait]
+impl Network for MatrixSettings {
+    fn kind(&self) -> &'static str {
+        "matrix"
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn rooms(&self) -> &[String] {
+        &self.rooms
+    }
+
+    fn user_limit(&self) -> Option<(u32, Duration)> {
+        self.user_limit
+    }
+
+    fn ids(&self) -> Ids {
+        Ids::Global
+    }
+
+    fn check_bridge_room(&self, room: &str) -> Result<(), String> {
+        if room.starts_with('!') {
+            return Ok(());
+        }
+        Err(format!(
+            "`{room}` on {} is not a Matrix room id; give the room's id, e.g. room = \"!abc:example.org\" \
+             (Element shows it under Room settings, Advanced): aliases are not looked up in bridges",
+            self.name
+        ))
+    }
+
+    fn merge_lines(&self) -> usize {
+        MERGE_LINES
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} as {}, store {}, rooms {}, invites accepted from {}",
+            self.homeserver,
+            self.user_id,
+            self.store.display(),
+            self.rooms.join(" "),
+            if self.invite_allow.is_empty() { "nobody".to_owned() } else { self.invite_allow.join(" ") },
+        )
+    }
+
+    fn start(&self, start: Start) -> (Arc<dyn Transport>, tokio::task::JoinHandle<()>) {
+        let mut options = self.options(&start.prefix);
+        options.rooms = start.rooms;
+        let (transport, supervisor) = MatrixTransport::start(options, start.stop);
+        (transport, supervisor)
+    }
+
+    async fn check(&self, prefix: &str, limit: Duration) -> Result<String, String> {
+        let dir =
+            std::env::temp_dir().join(format!("spellbridge-check-{}-{}", std::process::id(), self.name));
+        let mut options = self.options(prefix);
+        options.store_dir = dir.clone();
+        let store = StoreDir::new(&dir);
+        let result = tokio::time::timeout(limit, async {
+            let (client, _) = connect(&options, &store).await.map_err(|e| error_chain(&e))?;
+            let whoami = client.whoami().await.map_err(|e| error_chain(&e));
+            if matches!(options.login, Login::Password(_)) {
+                // The login made a device for this check only.
+                let _ = client.matrix_auth().logout().await;
+            }
+            whoami.map(|w| format!("logged in as {}", w.user_id))
+        })
+        .await
+        .unwrap_or_else(|_| Err(format!("no login within {limit:?}")));
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn settings(raw: Matrix, base: &Path) -> Result<MatrixSettings, String> {
+    let name = raw.name;
+    let at = |what: &str| format!("[[matrix]] `{name}`: {what}");
+    if !(raw.homeserver.starts_with("https://") || raw.homeserver.starts_with("http://")) {
+        return Err(at("`homeserver` must be a URL, e.g. homeserver = \"https://matrix.example.org\""));
+    }
+    if !raw.user_id.starts_with('@') || !raw.user_id.contains(':') {
+        return Err(at("`user_id` must be a full Matrix id, e.g. user_id = \"@spellbridge:example.org\""));
+    }
+    let login = match (raw.password, raw.access_token) {
+        (Some(password), None) => {
+            MatrixLogin::Password(password.read().map_err(|e| at(&format!("password: {e}")))?)
+        }
+        (None, Some(token)) => {
+            MatrixLogin::AccessToken(token.read().map_err(|e| at(&format!("access_token: {e}")))?)
+        }
+        _ => {
+            return Err(at(
+                "give exactly one of `password` or `access_token`, e.g. password = { env = \"MATRIX_PASSWORD\" }",
+            ));
+        }
+    };
+    let store = raw.store.unwrap_or_else(|| PathBuf::from(format!("matrix-{name}")));
+    let store = if store.is_relative() { base.join(store) } else { store };
+    let store_passphrase = raw
+        .store_passphrase
+        .map(|s| s.read().map_err(|e| at(&format!("store_passphrase: {e}"))))
+        .transpose()?;
+    let reconnect_delay = match &raw.reconnect_delay {
+        Some(text) => parse_duration(text)
+            .filter(|s| *s > 0)
+            .map(|s| Duration::from_secs(s.unsigned_abs()))
+            .ok_or_else(|| at(&format!("reconnect_delay `{text}` is not a duration; write e.g. \"1s\"")))?,
+        None => Duration::from_secs(1),
+    };
+    let user_limit = network::user_limit(raw.user_limit, &at)?;
+    Ok(MatrixSettings {
+        user_limit,
+        homeserver: raw.homeserver,
+        user_id: raw.user_id,
+        login,
+        device_name: raw.device_name.unwrap_or_else(|| "spellbridge".to_owned()),
+        store,
+        store_passphrase,
+        rooms: raw.rooms,
+        invite_allow: raw.invite_allow,
+        reconnect_delay,
+        name,
+    })
+}
