@@ -248,6 +248,7 @@ mod tests {
 
     use serde_json::Value;
     use spellbridge_core::games::duel::DuelPlugin;
+    use spellbridge_core::options::Challenge;
     use spellbridge_core::{Command, GamePlugin, TableSetup};
 
     use super::*;
@@ -273,6 +274,9 @@ mod tests {
         }
         fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
             self.duel.restore(snapshot)
+        }
+        fn challenge(&self) -> Option<Challenge> {
+            self.duel.challenge()
         }
         fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
             self.asked.lock().expect("not poisoned").push(*presentation);
