@@ -7,6 +7,7 @@
 //! - [`identity`]: who is who across networks: linked identities, names, homes.
 //! - [`relay`]: bridges, and chat relayed between their rooms.
 //! - [`journal`]: the router's changes as data, for the store to log and replay.
+//! - [`ratings`]: Glicko-2 ratings, Thaum season standings and records, derived from the journal.
 //! - [`store`]: the SQLite store: journal, snapshots, outbox, audit.
 //! - [`engine`]: the one commit path both drivers use (redelivery, commit, apology).
 //! - [`console`]: `spellbridge console`, the router over stdin/stdout.
@@ -30,6 +31,7 @@ pub mod logging;
 pub mod metrics;
 pub mod names;
 pub mod probe;
+pub mod ratings;
 pub mod relay;
 pub mod router;
 pub mod secrets;

@@ -252,6 +252,7 @@ fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
             row.id, row.reason
         );
     }
+    println!("ratings: {}", report.ratings);
     let bad_tables = report.tables.iter().filter(|t| !t.findings.is_empty()).count();
     println!(
         "{} tables checked, {bad_tables} with problems; {} outbox rows checked, {} bad; {} lobby rows bad",
