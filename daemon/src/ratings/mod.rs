@@ -16,6 +16,7 @@
 
 pub mod glicko;
 pub mod replay;
+pub mod report;
 
 use std::collections::BTreeMap;
 
