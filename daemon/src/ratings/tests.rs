@@ -172,3 +172,13 @@ fn verify_catches_a_tampered_rating() {
     );
     assert_eq!(report.problems(), 1);
 }
+
+#[test]
+fn the_printed_ratings_list_the_leader_first() {
+    let (_dir, store) = played(&[duel_between("alice", "bob"), scenario("thaum_full_loop")]);
+    let summary = summary_of(&store.journal().expect("the journal reads"));
+    let text = report::text(&summary);
+    let first = text.lines().nth(1).unwrap_or_default();
+    assert!(first.starts_with("  1. alice  1662 ±290  1 duel: 1 won, 0 lost, 0 drawn"), "{text}");
+    assert!(text.contains("table 1 season 1: "), "{text}");
+}
