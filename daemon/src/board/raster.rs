@@ -52,7 +52,29 @@ impl Rasteriser {
         let mut pixmap = tiny_skia::Pixmap::new(width, height)
             .ok_or_else(|| BoardError::Raster(format!("a {width}×{height} picture cannot be made")))?;
         resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
-        let png = pixmap.encode_png().map_err(|e| BoardError::Raster(e.to_string()))?;
+        let png = encode(&pixmap).map_err(|e| BoardError::Raster(e.to_string()))?;
         Ok(Picture { png, width, height })
     }
+}
+
+/// The PNG of a rendered board: RGB with fdeflate's fast compression (a board is opaque,
+/// drawn on a full background; tiny-skia's own encoder writes RGBA at the default level,
+/// several times slower for a board). A picture with any transparency keeps its alpha.
+fn encode(pixmap: &tiny_skia::Pixmap) -> Result<Vec<u8>, png::EncodingError> {
+    if pixmap.pixels().iter().any(|p| p.alpha() != u8::MAX) {
+        return pixmap.encode_png();
+    }
+    // Opaque, so premultiplied and straight colours are the same.
+    let rgb: Vec<u8> = pixmap.data().chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+    let mut out = Vec::with_capacity(rgb.len() / 8);
+    {
+        let mut encoder = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_compression(png::Compression::Fast);
+        let mut writer = encoder.write_header()?;
+        writer.write_image_data(&rgb)?;
+        writer.finish()?;
+    }
+    Ok(out)
 }

@@ -44,8 +44,12 @@ impl Decoded {
         let mut reader = decoder.read_info().expect("the PNG's header reads");
         let mut rgba = vec![0; reader.output_buffer_size().expect("a sane size")];
         let info = reader.next_frame(&mut rgba).expect("the PNG's pixels read");
-        assert_eq!(info.color_type, png::ColorType::Rgba, "resvg writes RGBA");
         assert_eq!(info.bit_depth, png::BitDepth::Eight);
+        let rgba = match info.color_type {
+            png::ColorType::Rgba => rgba,
+            png::ColorType::Rgb => rgba.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], u8::MAX]).collect(),
+            other => panic!("a board PNG is RGB or RGBA, not {other:?}"),
+        };
         Decoded { width: info.width, height: info.height, rgba }
     }
 
