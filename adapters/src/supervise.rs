@@ -7,7 +7,7 @@ use spellbridge_core::NetworkId;
 
 /// Where a transport's connection stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Link {
+pub enum Connection {
     /// Connecting, logging in, or waiting to reconnect.
     Down,
     /// Connected and ready: messages can be sent.

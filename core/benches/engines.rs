@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use spellbridge_core::games::thaum::{ThaumCommand, ThaumOptions, engine, parse};
-use spellbridge_core::{Dice, PlayerId, Standing, Timestamp};
+use spellbridge_core::{Dice, PlayerId, Role, Timestamp};
 
 /// Ten phases of a four-player Thaum table: each player gathers, bleeds, transmutes and
 /// casts at the others; someone asks for status; the game master ends the phase (so Mana
@@ -49,7 +49,7 @@ fn thaum_benches(c: &mut Criterion) {
             &mut start,
             &options,
             player,
-            Standing::Player,
+            Role::Player,
             &ThaumCommand::Join,
             now,
             &mut Dice::from_seed(0),
@@ -64,7 +64,7 @@ fn thaum_benches(c: &mut Criterion) {
         .enumerate()
         .filter(|(i, (actor, command))| {
             let mut dice = Dice::for_action(1, *i as u64);
-            engine::apply(&mut state, &options, actor, Standing::Player, command, now, &mut dice).is_ok()
+            engine::apply(&mut state, &options, actor, Role::Player, command, now, &mut dice).is_ok()
         })
         .count();
     eprintln!("thaum: {accepted} of {} scripted actions accepted", script.len());
@@ -77,8 +77,7 @@ fn thaum_benches(c: &mut Criterion) {
             |mut state| {
                 for (i, (actor, command)) in script.iter().enumerate() {
                     let mut dice = Dice::for_action(1, i as u64);
-                    let _ =
-                        engine::apply(&mut state, &options, actor, Standing::Player, command, now, &mut dice);
+                    let _ = engine::apply(&mut state, &options, actor, Role::Player, command, now, &mut dice);
                 }
                 black_box(state)
             },
@@ -117,7 +116,7 @@ fn duel_benches(c: &mut Criterion) {
             players.iter().zip(&spells).all(|(player, spell)| {
                 sequence = sequence.wrapping_add(1);
                 let mut dice = Dice::for_action(42, sequence);
-                duel.apply(player, Standing::Player, spell, now, &mut dice).is_ok()
+                duel.apply(player, Role::Player, spell, now, &mut dice).is_ok()
             })
         };
         b.iter(|| {

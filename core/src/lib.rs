@@ -26,8 +26,8 @@ pub mod words;
 pub use dice::Dice;
 pub use ids::{NetworkId, PlayerId, RoomId};
 pub use plugin::{
-    Action, Announcement, Audience, CommandHelp, Form, GamePlugin, PlayerArgument, Refusal, Registry, Seat,
-    Standing, Table, TableSetup,
+    Action, Announcement, Audience, CommandHelp, Form, GamePlugin, PlayerArgument, Refusal, Registry, Role,
+    Seat, Table, TableSetup,
 };
 pub use text::RichText;
 pub use time::Timestamp;

@@ -127,14 +127,14 @@ pub struct Action<'a> {
     /// When it happened.
     pub now: Timestamp,
     /// What the actor may do beyond playing, as the daemon judged it.
-    pub standing: Standing,
+    pub role: Role,
 }
 
 /// What a player may do at a table beyond playing, granted by the daemon rather than the
 /// game: tables keep their own game masters, and these widen them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Standing {
+pub enum Role {
     /// An ordinary player.
     #[default]
     Player,

@@ -73,7 +73,7 @@ pub struct Inbound {
     pub formerly: Option<PlayerId>,
     /// True when the network vouches for `sender` (a Matrix user id, a services
     /// account); false for a bare IRC nick, which anyone can take once it is free.
-    /// Game-master standing needs it.
+    /// Game-master role needs it.
     pub verified: bool,
 }
 

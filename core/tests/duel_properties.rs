@@ -1,7 +1,7 @@
 //! Property tests of the Duel engine over random `!cast` sequences and timer firings for
 //! both players: pools only ever lose what was placed, the track is the sum of the round
 //! power differences, a refused command changes nothing (`!concede` and `!stop` too, the
-//! latter with a random standing), the same seeds give the same game, and a duel of real
+//! latter with a random role), the same seeds give the same game, and a duel of real
 //! spells always ends by RULES D-1 or D-2. Also: the command parser never panics on any
 //! text.
 
@@ -13,7 +13,7 @@ use spellbridge_core::games::duel::element::conflicts;
 use spellbridge_core::games::duel::{
     Duel, DuelCommand, DuelOptions, DuelPlugin, Element, Finish, FinishReason, Preconditioning, Token,
 };
-use spellbridge_core::{Dice, PlayerId, Seat, Standing, TableSetup, Timestamp};
+use spellbridge_core::{Dice, PlayerId, Role, Seat, TableSetup, Timestamp};
 
 const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
 const WORDS: [&str; 11] =
@@ -47,21 +47,21 @@ enum Op {
     Timer,
     /// `!status`.
     Status(usize),
-    /// `!stop` by this seat or a spectator (2), with this standing.
-    Stop(usize, Standing),
+    /// `!stop` by this seat or a spectator (2), with this role.
+    Stop(usize, Role),
     /// `!concede` by this seat or a spectator (2).
     Concede(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let standing = prop_oneof![6 => Just(Standing::Player), 1 => Just(Standing::Operator), 1 => Just(Standing::GameMaster)];
+    let role = prop_oneof![6 => Just(Role::Player), 1 => Just(Role::Operator), 1 => Just(Role::GameMaster)];
     prop_oneof![
         40 => (0..2usize, prop::collection::vec(0..WORDS.len(), 0..6)).prop_map(|(s, w)| Op::Junk(s, w)),
         60 => (0..2usize, prop::collection::vec(any::<u8>(), 1..8)).prop_map(|(s, c)| Op::Spell(s, c)),
         30 => Just(Op::Timer),
         10 => (0..2usize).prop_map(Op::Status),
         // Rare, as an accepted one ends the duel; a player's `!stop` is refused.
-        2 => (0..3usize, standing).prop_map(|(who, standing)| Op::Stop(who, standing)),
+        2 => (0..3usize, role).prop_map(|(who, role)| Op::Stop(who, role)),
         1 => (0..3usize).prop_map(Op::Concede),
     ]
 }
@@ -145,22 +145,22 @@ fn play(ops: &[Op], table_seed: u64) -> Duel {
                 Ok(Vec::new())
             }
             Op::Status(seat) => {
-                duel.apply(&players[*seat], Standing::Player, &DuelCommand::Status, now, &mut dice)
+                duel.apply(&players[*seat], Role::Player, &DuelCommand::Status, now, &mut dice)
             }
-            Op::Stop(who, standing) => {
-                let result = duel.apply(&players[*who], *standing, &DuelCommand::Stop, now, &mut dice);
+            Op::Stop(who, role) => {
+                let result = duel.apply(&players[*who], *role, &DuelCommand::Stop, now, &mut dice);
                 let stopped = duel.finish() == Some(Finish { winner: None, reason: FinishReason::Stopped });
-                assert_eq!(result.is_ok(), *standing != Standing::Player, "{op:?}: {result:?}");
+                assert_eq!(result.is_ok(), *role != Role::Player, "{op:?}: {result:?}");
                 assert_eq!(stopped, result.is_ok(), "{op:?}");
                 result
             }
             Op::Concede(who) => {
-                duel.apply(&players[*who], Standing::Player, &DuelCommand::Concede, now, &mut dice)
+                duel.apply(&players[*who], Role::Player, &DuelCommand::Concede, now, &mut dice)
             }
             Op::Junk(seat, words) => {
                 let text: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
                 match parse(&format!("cast {}", text.join(" "))) {
-                    Ok(command) => duel.apply(&players[*seat], Standing::Player, &command, now, &mut dice),
+                    Ok(command) => duel.apply(&players[*seat], Role::Player, &command, now, &mut dice),
                     Err(_) => continue,
                 }
             }
@@ -168,7 +168,7 @@ fn play(ops: &[Op], table_seed: u64) -> Duel {
                 Some(tokens) => {
                     let result = duel.apply(
                         &players[*seat],
-                        Standing::Player,
+                        Role::Player,
                         &DuelCommand::Cast(tokens.clone()),
                         now,
                         &mut dice,

@@ -4,7 +4,7 @@
 
 use spellbridge_core::games::duel::{DuelOptions, DuelPlugin};
 use spellbridge_core::{
-    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Seat, Standing, TableSetup, Timestamp,
+    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Role, Seat, TableSetup, Timestamp,
 };
 
 const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
@@ -49,7 +49,7 @@ fn a_scripted_duel_plays_to_the_end() {
             typed: &typed,
             private: *private,
             now: T0.plus(60),
-            standing: Standing::Player,
+            role: Role::Player,
         };
         let mut dice = Dice::for_action(7, sequence as u64);
         transcript.push(format!("> {who}{}: {typed}", if *private { " (dm)" } else { "" }));
@@ -92,14 +92,8 @@ fn timeouts_seals_voids_and_favours_are_announced() {
                transcript: &mut Vec<String>| {
         let who = PlayerId::new(who);
         let typed = format!("!{command}");
-        let action = Action {
-            actor: &who,
-            command,
-            typed: &typed,
-            private: true,
-            now: T0,
-            standing: Standing::Player,
-        };
+        let action =
+            Action { actor: &who, command, typed: &typed, private: true, now: T0, role: Role::Player };
         match table.act(&action, &mut Dice::from_seed(11)) {
             Ok(out) => transcript.extend(out.iter().map(line)),
             Err(refusal) => transcript.push(format!("refused: {refusal}")),
@@ -145,7 +139,7 @@ fn a_failed_full_counter_says_why_and_the_last_round_lays_no_seals() {
         let command = command::parse(typed).expect("parses");
         let mut dice = Dice::for_action(3, sequence as u64);
         let events =
-            duel.apply(&PlayerId::new(who), Standing::Player, &command, T0, &mut dice).expect("accepted");
+            duel.apply(&PlayerId::new(who), Role::Player, &command, T0, &mut dice).expect("accepted");
         said.extend(render::announcements(&duel, &events, true).iter().map(line));
     }
     let text = said.join("\n");
@@ -179,7 +173,7 @@ fn duel_in_progress() -> Box<dyn spellbridge_core::Table> {
     };
     let mut table = plugin.open(&setup).expect("opens");
     for (who, command) in [("alice", "cast surge fire wind end"), ("bob", "cast surge end")] {
-        act(&mut table, who, command, true, Standing::Player).expect("cast");
+        act(&mut table, who, command, true, Role::Player).expect("cast");
     }
     table
 }
@@ -189,21 +183,21 @@ fn act(
     who: &str,
     command: &str,
     private: bool,
-    standing: Standing,
+    role: Role,
 ) -> Result<Vec<Announcement>, spellbridge_core::Refusal> {
     let who = PlayerId::new(who);
     let typed = format!("!{command}");
-    let action = Action { actor: &who, command, typed: &typed, private, now: T0.plus(60), standing };
+    let action = Action { actor: &who, command, typed: &typed, private, now: T0.plus(60), role };
     table.act(&action, &mut Dice::from_seed(5))
 }
 
 #[test]
 fn an_operator_stops_the_duel_with_no_winner() {
-    for standing in [Standing::Operator, Standing::GameMaster] {
+    for role in [Role::Operator, Role::GameMaster] {
         let mut table = duel_in_progress();
         let track = table.snapshot()["track"].clone();
         let said: Vec<String> =
-            act(&mut table, "oscar", "stop", false, standing).expect("stopped").iter().map(line).collect();
+            act(&mut table, "oscar", "stop", false, role).expect("stopped").iter().map(line).collect();
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].starts_with("[room] 🛑 oscar stopped the Duel; no winner"), "{said:?}");
         assert!(table.is_finished());
@@ -217,13 +211,13 @@ fn an_operator_stops_the_duel_with_no_winner() {
         assert!(restored.is_finished());
         assert_eq!(restored.snapshot(), snapshot);
         // `!status` still says how it ended; everything else is refused.
-        let status = act(&mut table, "bob", "status", false, Standing::Player).expect("answers");
+        let status = act(&mut table, "bob", "status", false, Role::Player).expect("answers");
         assert!(
             status[0].text.plain().contains("Finished: stopped, no winner."),
             "{}",
             status[0].text.plain()
         );
-        let refusal = act(&mut table, "alice", "concede", false, Standing::Player).expect_err("over");
+        let refusal = act(&mut table, "alice", "concede", false, Role::Player).expect_err("over");
         assert!(refusal.to_string().contains("This duel is over (stopped, no winner)"), "{refusal}");
     }
 }
@@ -233,7 +227,7 @@ fn a_player_may_not_stop_a_duel() {
     let mut table = duel_in_progress();
     let before = table.snapshot();
     for who in ["alice", "carol"] {
-        let refusal = act(&mut table, who, "stop", false, Standing::Player).expect_err("refused");
+        let refusal = act(&mut table, who, "stop", false, Role::Player).expect_err("refused");
         assert_eq!(
             refusal.to_string(),
             "Only room operators, game masters and bot admins can stop a Duel; a player who wants out \
@@ -243,7 +237,7 @@ fn a_player_may_not_stop_a_duel() {
     }
     assert!(!table.is_finished());
     assert!(!table.is_query("stop"));
-    let refusal = act(&mut table, "oscar", "stop now", false, Standing::Operator).expect_err("extra words");
+    let refusal = act(&mut table, "oscar", "stop now", false, Role::Operator).expect_err("extra words");
     assert!(refusal.to_string().contains("type just `!stop`"), "{refusal}");
     assert_eq!(table.snapshot(), before);
 }
@@ -332,8 +326,8 @@ fn no_duel_line_writes_a_player_id_into_its_text() {
                 other => other,
             });
             let typed = format!("!{command}");
-            let standing = if who.as_str() == "oscar" { Standing::Operator } else { Standing::Player };
-            let action = Action { actor: &who, command, typed: &typed, private: *private, now: T0, standing };
+            let role = if who.as_str() == "oscar" { Role::Operator } else { Role::Player };
+            let action = Action { actor: &who, command, typed: &typed, private: *private, now: T0, role };
             match table.act(&action, &mut dice) {
                 Ok(out) => said.extend(out.into_iter().map(|a| a.text)),
                 Err(spellbridge_core::Refusal::Refused(text)) => said.push(text),

@@ -1,6 +1,6 @@
 //! Property tests of the Thaum engine's invariants over random play: random actors (some
 //! not players), random commands (valid, invalid, huge numbers, unicode), random clock
-//! jumps that fire the phase timer, each command with a random standing (player, room
+//! jumps that fire the phase timer, each command with a random role (player, room
 //! operator, game master of every table). After every step: Thaums stay in [-10, 10],
 //! counts never overflow (overflow checks are on in tests, so a wrap would panic), the
 //! table keeps at least one game master and every game master plays at it, a refused
@@ -15,14 +15,14 @@ use spellbridge_core::games::thaum::{ThaumCommand, ThaumOptions, ThaumPlugin, en
 use spellbridge_core::time::DAY;
 use spellbridge_core::words::Adjustment;
 use spellbridge_core::{
-    Action, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, Standing, TableSetup, Timestamp,
+    Action, Dice, GamePlugin, PlayerId, Refusal, Role, RoomId, Seat, TableSetup, Timestamp,
 };
 
 const ACTORS: [&str; 5] = ["alice", "bob", "carol", "dave", "zed"];
 
 #[derive(Clone, Debug)]
 enum Step {
-    Say { actor: usize, text: String, standing: Standing },
+    Say { actor: usize, text: String, role: Role },
     Clock { seconds: i64 },
 }
 
@@ -103,15 +103,15 @@ fn command_text() -> impl Strategy<Value = String> {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        10 => (0..ACTORS.len(), command_text(), standing())
-            .prop_map(|(actor, text, standing)| Step::Say { actor, text, standing }),
+        10 => (0..ACTORS.len(), command_text(), role())
+            .prop_map(|(actor, text, role)| Step::Say { actor, text, role }),
         1 => prop_oneof![0i64..DAY, Just(3 * DAY), Just(7 * DAY), Just(30 * DAY)].prop_map(|seconds| Step::Clock { seconds }),
     ]
 }
 
 /// Mostly players; now and then a room operator or a game master of every table.
-fn standing() -> impl Strategy<Value = Standing> {
-    prop_oneof![8 => Just(Standing::Player), 1 => Just(Standing::Operator), 1 => Just(Standing::GameMaster)]
+fn role() -> impl Strategy<Value = Role> {
+    prop_oneof![8 => Just(Role::Player), 1 => Just(Role::Operator), 1 => Just(Role::GameMaster)]
 }
 
 /// Plays `steps` on a fresh table; returns every message said and the final snapshot.
@@ -129,29 +129,23 @@ fn play(steps: &[Step], seed: u64, options: ThaumOptions) -> Result<(Vec<String>
     for (sequence, step) in steps.iter().enumerate() {
         let mut dice = Dice::for_action(seed, sequence as u64);
         match step {
-            Step::Say { actor, text, standing } => {
+            Step::Say { actor, text, role } => {
                 let actor = PlayerId::new(ACTORS[*actor]);
                 let typed = format!("!{text}");
                 let before = table.snapshot();
-                let action = Action {
-                    actor: &actor,
-                    command: text,
-                    typed: &typed,
-                    private: false,
-                    now,
-                    standing: *standing,
-                };
+                let action =
+                    Action { actor: &actor, command: text, typed: &typed, private: false, now, role: *role };
                 match table.act(&action, &mut dice) {
                     Ok(out) => {
                         let command = parse(text).map_err(|e| TestCaseError::fail(e.to_string()))?;
                         let state: ThaumState =
                             serde_json::from_value(before).map_err(|e| TestCaseError::fail(e.to_string()))?;
                         prop_assert!(
-                            engine::may_use(&state, &actor, *standing, &command),
+                            engine::may_use(&state, &actor, *role, &command),
                             "`{}` by {} ({:?}) was accepted",
                             text,
                             actor,
-                            standing
+                            role
                         );
                         if !command.is_query() {
                             accepted += 1;
@@ -271,24 +265,24 @@ proptest! {
     /// The typed engine, with numbers no parser would produce (up to u32::MAX).
     #[test]
     fn typed_engine_refusals_change_nothing(
-        steps in prop::collection::vec((prop::sample::select(vec!["alice", "bob", "carol", "zed"]), standing(), typed_command()), 1..60),
+        steps in prop::collection::vec((prop::sample::select(vec!["alice", "bob", "carol", "zed"]), role(), typed_command()), 1..60),
         debt in any::<bool>(),
     ) {
         let options = ThaumOptions { coin_debt: debt, ..ThaumOptions::default() };
         let (mut state, _) = engine::open(&PlayerId::new("alice"), &options, Timestamp::CONSOLE_EPOCH);
-        for (i, (actor, standing, command)) in steps.iter().enumerate() {
+        for (i, (actor, role, command)) in steps.iter().enumerate() {
             let before = state.clone();
             let actor = PlayerId::new(*actor);
             let mut dice = Dice::from_seed(i as u64);
-            let result = engine::apply(&mut state, &options, &actor, *standing, command, Timestamp::CONSOLE_EPOCH, &mut dice);
+            let result = engine::apply(&mut state, &options, &actor, *role, command, Timestamp::CONSOLE_EPOCH, &mut dice);
             if result.is_err() {
                 prop_assert_eq!(&state, &before, "refused {:?} changed the state", command);
             } else if command.game_master_only() {
                 // Only a game master of the table or of every table; `!stop` also an operator.
-                let operator_stop = *standing == Standing::Operator && *command == ThaumCommand::Stop;
+                let operator_stop = *role == Role::Operator && *command == ThaumCommand::Stop;
                 prop_assert!(
-                    before.is_game_master(&actor) || *standing == Standing::GameMaster || operator_stop,
-                    "{:?} by {} ({:?}) was accepted", command, actor, standing
+                    before.is_game_master(&actor) || *role == Role::GameMaster || operator_stop,
+                    "{:?} by {} ({:?}) was accepted", command, actor, role
                 );
             }
             prop_assert!(!state.game_masters.is_empty());

@@ -3,7 +3,7 @@
 
 use spellbridge_core::Dice;
 use spellbridge_core::PlayerId;
-use spellbridge_core::Standing;
+use spellbridge_core::Role;
 use spellbridge_core::Timestamp;
 use spellbridge_core::games::thaum::engine;
 use spellbridge_core::games::thaum::spells::{self, Side};
@@ -36,19 +36,14 @@ impl Game {
     }
 
     fn run(&mut self, actor: &str, command: &str) -> Result<Vec<ThaumEvent>, ThaumError> {
-        self.run_as(actor, Standing::Player, command)
+        self.run_as(actor, Role::Player, command)
     }
 
-    fn run_as(
-        &mut self,
-        actor: &str,
-        standing: Standing,
-        command: &str,
-    ) -> Result<Vec<ThaumEvent>, ThaumError> {
+    fn run_as(&mut self, actor: &str, role: Role, command: &str) -> Result<Vec<ThaumEvent>, ThaumError> {
         let command = parse(command).unwrap_or_else(|e| panic!("test command `{command}`: {e}"));
         let mut dice = Dice::for_action(7, self.sequence);
         self.sequence += 1;
-        engine::apply(&mut self.state, &self.options, &id(actor), standing, &command, self.now, &mut dice)
+        engine::apply(&mut self.state, &self.options, &id(actor), role, &command, self.now, &mut dice)
     }
 
     fn ok(&mut self, actor: &str, command: &str) -> Vec<ThaumEvent> {
@@ -594,23 +589,23 @@ fn huge_mana_amounts_never_overflow() {
 #[test]
 fn who_may_use_game_master_commands() {
     // The table's game masters, or whoever the daemon judged a game master of every table;
-    // `!stop` also the room's operator. The standing never enters the state.
+    // `!stop` also the room's operator. The role never enters the state.
     let mut g = Game::new(&["alice", "bob"]);
     let not_gm = |e: ThaumError| matches!(e, ThaumError::NotGameMaster { .. });
     for command in ["coins bob +1", "phase next", "instability +1", "add carol", "gm add bob", "stop"] {
         let state = g.state.clone();
         let parsed = parse(command).expect("parses");
-        assert!(engine::may_use(&state, &id("alice"), Standing::Player, &parsed), "{command}");
-        assert!(engine::may_use(&state, &id("zed"), Standing::GameMaster, &parsed), "{command}");
-        assert!(!engine::may_use(&state, &id("bob"), Standing::Player, &parsed), "{command}");
+        assert!(engine::may_use(&state, &id("alice"), Role::Player, &parsed), "{command}");
+        assert!(engine::may_use(&state, &id("zed"), Role::GameMaster, &parsed), "{command}");
+        assert!(!engine::may_use(&state, &id("bob"), Role::Player, &parsed), "{command}");
         assert_eq!(
-            engine::may_use(&state, &id("bob"), Standing::Operator, &parsed),
+            engine::may_use(&state, &id("bob"), Role::Operator, &parsed),
             command == "stop",
             "{command}"
         );
     }
-    assert!(not_gm(g.run_as("bob", Standing::Operator, "coins bob +1").expect_err("refused")));
-    let events = g.run_as("zed", Standing::GameMaster, "coins bob +4").expect("accepted");
+    assert!(not_gm(g.run_as("bob", Role::Operator, "coins bob +1").expect_err("refused")));
+    let events = g.run_as("zed", Role::GameMaster, "coins bob +4").expect("accepted");
     assert!(matches!(&events[0], ThaumEvent::CoinsAdjusted { by, .. } if *by == id("zed")));
     assert_eq!(g.sheet("bob").coins, 4);
     assert_eq!(g.state.game_masters, [id("alice")]);
@@ -652,7 +647,7 @@ fn gm_add_and_remove_keep_at_least_one_game_master() {
     );
     // A game master of every table is bound by the same floor.
     assert_eq!(
-        g.run_as("zed", Standing::GameMaster, "gm remove bob"),
+        g.run_as("zed", Role::GameMaster, "gm remove bob"),
         Err(ThaumError::LastGameMaster { player: id("bob") })
     );
     assert_eq!(g.state.game_masters, [id("bob")]);

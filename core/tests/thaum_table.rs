@@ -7,7 +7,7 @@ use spellbridge_core::games::thaum::{Schedule, ThaumOptions, ThaumPlugin};
 use spellbridge_core::text::Segment;
 use spellbridge_core::time::DAY;
 use spellbridge_core::{
-    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Refusal, RoomId, Seat, Standing, Table,
+    Action, Announcement, Audience, Dice, GamePlugin, PlayerId, Refusal, Role, RoomId, Seat, Table,
     TableSetup, Timestamp,
 };
 
@@ -35,7 +35,7 @@ impl Room {
     }
 
     fn say_as(&mut self, actor: &str, typed: &str, private: bool) -> Result<Vec<Announcement>, Refusal> {
-        self.act(actor, typed, private, Standing::Player)
+        self.act(actor, typed, private, Role::Player)
     }
 
     fn act(
@@ -43,11 +43,11 @@ impl Room {
         actor: &str,
         typed: &str,
         private: bool,
-        standing: Standing,
+        role: Role,
     ) -> Result<Vec<Announcement>, Refusal> {
         let actor = PlayerId::new(actor);
         let command = typed.trim_start_matches(['!', '.']);
-        let action = Action { actor: &actor, command, typed, private, now: self.now, standing };
+        let action = Action { actor: &actor, command, typed, private, now: self.now, role };
         let mut dice = Dice::for_action(11, self.sequence);
         self.sequence += 1;
         self.table.act(&action, &mut dice)
@@ -62,21 +62,20 @@ impl Room {
         out.iter().map(|a| a.text.plain()).collect::<Vec<_>>().join("\n")
     }
 
-    /// `typed` by `actor` with the daemon's `standing`, accepted: what was said.
-    fn ok_with(&mut self, standing: Standing, actor: &str, typed: &str) -> String {
-        let out =
-            self.act(actor, typed, false, standing).unwrap_or_else(|e| panic!("`{typed}` refused: {e}"));
+    /// `typed` by `actor` with the daemon's `role`, accepted: what was said.
+    fn ok_with(&mut self, role: Role, actor: &str, typed: &str) -> String {
+        let out = self.act(actor, typed, false, role).unwrap_or_else(|e| panic!("`{typed}` refused: {e}"));
         out.iter().map(|a| a.text.plain()).collect::<Vec<_>>().join("\n")
     }
 
     fn refused(&mut self, actor: &str, typed: &str) -> String {
-        self.refused_with(Standing::Player, actor, typed)
+        self.refused_with(Role::Player, actor, typed)
     }
 
-    /// `typed` by `actor` with the daemon's `standing`, refused without any change: why.
-    fn refused_with(&mut self, standing: Standing, actor: &str, typed: &str) -> String {
+    /// `typed` by `actor` with the daemon's `role`, refused without any change: why.
+    fn refused_with(&mut self, role: Role, actor: &str, typed: &str) -> String {
         let before = self.table.snapshot();
-        let refusal = self.act(actor, typed, false, standing).expect_err("should be refused");
+        let refusal = self.act(actor, typed, false, role).expect_err("should be refused");
         assert_eq!(self.table.snapshot(), before, "`{typed}` was refused but changed the table");
         match refusal {
             Refusal::Refused(text) => text.plain(),
@@ -415,20 +414,20 @@ fn a_game_master_of_every_table_may_use_every_game_master_command() {
     room.ok("bob", "!join");
     // zed masters no table here, and need not even play, but the daemon made him a game
     // master of every table (config or bot admin).
-    let said = room.ok_with(Standing::GameMaster, "zed", "!coins bob +5");
+    let said = room.ok_with(Role::GameMaster, "zed", "!coins bob +5");
     assert!(said.starts_with("zed changes bob's coins: 0 → 5"), "{said}");
-    let said = room.ok_with(Standing::GameMaster, "zed", "!phase next");
+    let said = room.ok_with(Role::GameMaster, "zed", "!phase next");
     assert!(said.starts_with("zed ends the phase. Phase I of season 1 ends"), "{said}");
-    room.ok_with(Standing::GameMaster, "zed", "!instability +1");
-    room.ok_with(Standing::GameMaster, "zed", "!add carol");
-    room.ok_with(Standing::GameMaster, "zed", "!gm add bob");
+    room.ok_with(Role::GameMaster, "zed", "!instability +1");
+    room.ok_with(Role::GameMaster, "zed", "!add carol");
+    room.ok_with(Role::GameMaster, "zed", "!gm add bob");
     let state = room.state();
     assert_eq!(state["players"]["bob"]["coins"], json!(5));
     assert_eq!(state["game_masters"], json!(["alice", "bob"]), "the standing is not written into the table");
     let history: Vec<&str> =
         state["history"].as_array().expect("a list").iter().filter_map(|h| h["command"].as_str()).collect();
     assert_eq!(history[..3], ["!join", "!coins bob +5", "!phase next"]);
-    room.ok_with(Standing::GameMaster, "zed", "!stop");
+    room.ok_with(Role::GameMaster, "zed", "!stop");
     assert!(room.table.is_finished());
 }
 
@@ -437,10 +436,10 @@ fn a_room_operator_may_stop_the_table_but_nothing_else() {
     let mut room = Room::open("alice");
     room.ok("bob", "!join");
     for typed in ["!coins bob +5", "!phase next", "!instability +1", "!add carol", "!gm add bob"] {
-        let text = room.refused_with(Standing::Operator, "bob", typed);
+        let text = room.refused_with(Role::Operator, "bob", typed);
         assert!(text.contains("the game masters here are alice."), "{typed}: {text}");
     }
-    let said = room.ok_with(Standing::Operator, "oscar", "!stop");
+    let said = room.ok_with(Role::Operator, "oscar", "!stop");
     assert!(said.starts_with("oscar stops the Thaum table. Final standings of season 1"), "{said}");
     assert!(room.table.is_finished());
     assert_eq!(room.state()["seasons"][0]["ended"], json!("stopped"));
@@ -542,7 +541,7 @@ fn gm_refusals_say_what_to_type_and_change_nothing() {
     let last = "A Thaum table always keeps a game master, and alice is the only one here: make another \
                 player a game master first (`!gm add <player>`), then remove alice.";
     assert_eq!(room.refused("alice", "!gm remove alice"), last);
-    assert_eq!(room.refused_with(Standing::GameMaster, "zed", "!gm remove alice"), last);
+    assert_eq!(room.refused_with(Role::GameMaster, "zed", "!gm remove alice"), last);
     assert_eq!(
         room.refused("alice", "!gm remove bob"),
         "`bob` is not a game master here; the game masters are alice: type `!gm remove <player>` \

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 use spellbridge_core::dice::Commitment;
-use spellbridge_core::{NetworkId, PlayerId, RoomId, Standing, Timestamp};
+use spellbridge_core::{NetworkId, PlayerId, Role, RoomId, Timestamp};
 
 /// A table's number, unique within one router (and one database).
 pub type TableId = u64;
@@ -72,7 +72,8 @@ pub enum Entry {
         private: bool,
         /// What the actor could do beyond playing (older journals: a player).
         #[serde(default)]
-        standing: Standing,
+        #[serde(rename = "standing")]
+        role: Role,
         /// When.
         now: Timestamp,
         /// The seed of the dice the action was given.

@@ -21,7 +21,7 @@ use prometheus_client::registry::{Registry, Unit};
 use serde::Serialize;
 use spellbridge_adapters::irc::transport::IrcTransport;
 use spellbridge_adapters::matrix::transport::MatrixTransport;
-use spellbridge_adapters::supervise::Link;
+use spellbridge_adapters::supervise::Connection;
 use spellbridge_core::{GameTransport, NetworkId};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -35,7 +35,7 @@ pub const LATENCY_BUCKETS: [f64; 13] =
 
 /// What went wrong, as the `kind` label of `spellbridge_errors_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Failure {
+pub enum ErrorKind {
     /// A batch of moves could not be committed (the moves were undone).
     Save,
     /// Fired timers could not be committed.
@@ -52,23 +52,23 @@ pub enum Failure {
     OutboxSetAside,
 }
 
-impl Failure {
+impl ErrorKind {
     fn as_str(self) -> &'static str {
         match self {
-            Failure::Save => "save",
-            Failure::SaveTimers => "save_timers",
-            Failure::MarkSent => "mark_sent",
-            Failure::Reload => "reload",
-            Failure::SendRefused => "send_refused",
-            Failure::SnapshotRebuilt => "snapshot_rebuilt",
-            Failure::OutboxSetAside => "outbox_set_aside",
+            ErrorKind::Save => "save",
+            ErrorKind::SaveTimers => "save_timers",
+            ErrorKind::MarkSent => "mark_sent",
+            ErrorKind::Reload => "reload",
+            ErrorKind::SendRefused => "send_refused",
+            ErrorKind::SnapshotRebuilt => "snapshot_rebuilt",
+            ErrorKind::OutboxSetAside => "outbox_set_aside",
         }
     }
 
     /// True when it means the store is failing (what start-up repaired does not: the
     /// store works).
     fn is_store(self) -> bool {
-        !matches!(self, Failure::SendRefused | Failure::SnapshotRebuilt | Failure::OutboxSetAside)
+        !matches!(self, ErrorKind::SendRefused | ErrorKind::SnapshotRebuilt | ErrorKind::OutboxSetAside)
     }
 }
 
@@ -78,7 +78,7 @@ impl EncodeLabelValue for Outcome {
     }
 }
 
-impl EncodeLabelValue for Failure {
+impl EncodeLabelValue for ErrorKind {
     fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
         encoder.write_str(self.as_str())
     }
@@ -96,7 +96,7 @@ struct OutcomeLabel {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabel {
-    kind: Failure,
+    kind: ErrorKind,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -210,7 +210,7 @@ impl Metrics {
         Metrics { inner: Arc::new(inner) }
     }
 
-    /// The daemon's health, updated through these metrics' methods and the link watchers.
+    /// The daemon's health, updated through these metrics' methods and the connection watchers.
     pub fn health(&self) -> &Health {
         &self.inner.health
     }
@@ -224,7 +224,7 @@ impl Metrics {
         let _ = self.inner.messages_out.get_or_create(&label);
         let _ = self.inner.reconnects.get_or_create(&label);
         let _ = self.inner.up.get_or_create(&label);
-        self.inner.health.link(network, false);
+        self.inner.health.connection(network, false);
     }
 
     /// A message came in from `network` (after the redelivery check).
@@ -251,9 +251,9 @@ impl Metrics {
     }
 
     /// Something went wrong; a store failure also marks the store failing.
-    pub fn error(&self, failure: Failure) {
-        self.inner.errors.get_or_create(&KindLabel { kind: failure }).inc();
-        if failure.is_store() {
+    pub fn error(&self, kind: ErrorKind) {
+        self.inner.errors.get_or_create(&KindLabel { kind }).inc();
+        if kind.is_store() {
             self.inner.health.store(false);
         }
     }
@@ -276,8 +276,8 @@ impl Metrics {
         self.inner.relayed.get_or_create(&BridgeLabel { bridge: bridge.to_owned() }).inc();
     }
 
-    /// `network`'s link is now `up` or not, after `reconnects` reconnections in all.
-    pub fn link(&self, network: &NetworkId, up: bool, reconnects: u64) {
+    /// `network`'s connection is now `up` or not, after `reconnects` reconnections in all.
+    pub fn connection(&self, network: &NetworkId, up: bool, reconnects: u64) {
         let label = network_label(network);
         self.inner.up.get_or_create(&label).set(i64::from(up));
         let counter = self.inner.reconnects.get_or_create(&label);
@@ -285,7 +285,7 @@ impl Metrics {
         if reconnects > counted {
             counter.inc_by(reconnects - counted);
         }
-        self.inner.health.link(network, up);
+        self.inner.health.connection(network, up);
     }
 
     /// The metrics in the Prometheus text format (version 0.0.4).
@@ -391,7 +391,7 @@ impl Health {
     }
 
     /// `network` is up or down; the time is kept only when that changes.
-    pub fn link(&self, network: &NetworkId, up: bool) {
+    pub fn connection(&self, network: &NetworkId, up: bool) {
         let mut state = self.lock();
         match state.networks.get_mut(network) {
             Some((was, _, _)) if *was == up => {}
@@ -443,25 +443,25 @@ impl Health {
 }
 
 /// A transport whose connection state can be watched.
-pub trait Linked: GameTransport + 'static {
+pub trait Connected: GameTransport + 'static {
     /// Its connection state.
-    fn link_state(&self) -> watch::Receiver<Link>;
+    fn connection_state(&self) -> watch::Receiver<Connection>;
     /// How many times its connection came back; `0` if it does not say.
     fn reconnect_count(&self) -> u64;
 }
 
-impl Linked for IrcTransport {
-    fn link_state(&self) -> watch::Receiver<Link> {
-        self.link()
+impl Connected for IrcTransport {
+    fn connection_state(&self) -> watch::Receiver<Connection> {
+        self.connection()
     }
     fn reconnect_count(&self) -> u64 {
         self.reconnects()
     }
 }
 
-impl Linked for MatrixTransport {
-    fn link_state(&self) -> watch::Receiver<Link> {
-        self.link()
+impl Connected for MatrixTransport {
+    fn connection_state(&self) -> watch::Receiver<Connection> {
+        self.connection()
     }
     fn reconnect_count(&self) -> u64 {
         self.reconnects()
@@ -469,28 +469,28 @@ impl Linked for MatrixTransport {
 }
 
 /// Makes the transport's network known to `metrics` now (down until it connects), and
-/// returns the task that follows its link into `metrics` and their health until `stop`
+/// returns the task that follows its connection into `metrics` and their health until `stop`
 /// or the transport closes.
-pub fn watch_link<T: Linked>(
+pub fn watch_connection<T: Connected>(
     transport: Arc<T>,
     metrics: Metrics,
     stop: CancellationToken,
 ) -> impl Future<Output = ()> + Send + 'static {
     let network = transport.network().clone();
     metrics.network(&network);
-    let mut link = transport.link_state();
+    let mut connection = transport.connection_state();
     async move {
         loop {
-            let state = *link.borrow_and_update();
-            metrics.link(&network, state == Link::Up, transport.reconnect_count());
-            metrics.health().logged_out(&network, state == Link::LoggedOut);
+            let state = *connection.borrow_and_update();
+            metrics.connection(&network, state == Connection::Up, transport.reconnect_count());
+            metrics.health().logged_out(&network, state == Connection::LoggedOut);
             tracing::debug!(network = %network, link = ?state, "network link");
-            if state == Link::Closed {
+            if state == Connection::Closed {
                 return;
             }
             tokio::select! {
                 () = stop.cancelled() => return,
-                changed = link.changed() => if changed.is_err() { return },
+                changed = connection.changed() => if changed.is_err() { return },
             }
         }
     }
@@ -508,7 +508,7 @@ mod tests {
         metrics.message_in(&network);
         metrics.message_in(&network);
         metrics.message_out(&network);
-        metrics.error(Failure::SendRefused);
+        metrics.error(ErrorKind::SendRefused);
         let text = metrics.encode();
         assert!(text.contains("# TYPE spellbridge_messages_in_total counter"), "{text}");
         assert!(text.contains("spellbridge_messages_in_total{network=\"libera\"} 2\n"), "{text}");
@@ -555,10 +555,10 @@ mod tests {
     fn reconnects_count_up_to_the_transports_total() {
         let metrics = Metrics::new();
         let network = NetworkId::new("libera");
-        metrics.link(&network, true, 0);
-        metrics.link(&network, false, 0);
-        metrics.link(&network, true, 3);
-        metrics.link(&network, true, 3);
+        metrics.connection(&network, true, 0);
+        metrics.connection(&network, false, 0);
+        metrics.connection(&network, true, 3);
+        metrics.connection(&network, true, 3);
         let text = metrics.encode();
         assert!(text.contains("spellbridge_reconnects_total{network=\"libera\"} 3\n"), "{text}");
         assert!(text.contains("spellbridge_network_up{network=\"libera\"} 1\n"), "{text}");
@@ -611,8 +611,8 @@ mod tests {
         let report = health.report();
         assert!(!report.healthy());
         assert_eq!(report.down, ["libera", "matrix"]);
-        metrics.link(&NetworkId::new("libera"), true, 0);
-        metrics.link(&NetworkId::new("matrix"), true, 0);
+        metrics.connection(&NetworkId::new("libera"), true, 0);
+        metrics.connection(&NetworkId::new("matrix"), true, 0);
         let report = health.report();
         assert!(report.healthy());
         let json = serde_json::to_value(&report).expect("json");
@@ -622,8 +622,8 @@ mod tests {
         assert!(json["networks"]["libera"]["since"].as_u64().is_some_and(|s| s > 1_600_000_000));
         assert_eq!(json["down"], serde_json::json!([]));
 
-        metrics.error(Failure::Save);
-        metrics.link(&NetworkId::new("matrix"), false, 0);
+        metrics.error(ErrorKind::Save);
+        metrics.connection(&NetworkId::new("matrix"), false, 0);
         let json = serde_json::to_value(health.report()).expect("json");
         assert_eq!(json["status"], "unhealthy");
         assert_eq!(json["store"], "failing");
@@ -639,15 +639,15 @@ mod tests {
         let libera = NetworkId::new("libera");
         metrics.network(&libera);
         assert_eq!(health.report().networks["libera"].state, "down");
-        // As `watch_link` reports a transport's `Link::LoggedOut`.
-        metrics.link(&libera, false, 1);
+        // As `watch_connection` reports a transport's `Connection::LoggedOut`.
+        metrics.connection(&libera, false, 1);
         health.logged_out(&libera, true);
         let report = health.report();
         assert!(!report.healthy());
         assert_eq!(report.down, ["libera"]);
         let json = serde_json::to_value(&report).expect("json");
         assert_eq!(json["networks"]["libera"]["state"], "not logged in");
-        metrics.link(&libera, true, 1);
+        metrics.connection(&libera, true, 1);
         health.logged_out(&libera, false);
         assert_eq!(health.report().networks["libera"].state, "up");
         assert!(health.report().healthy());

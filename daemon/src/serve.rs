@@ -31,7 +31,7 @@ use crate::courier;
 use crate::engine::{Engine, EngineError, Fate, RegistryFn, Saved};
 use crate::identity::Scope;
 use crate::limits::CommandLimit;
-use crate::metrics::{Failure, Metrics, watch_link};
+use crate::metrics::{ErrorKind, Metrics, watch_connection};
 use crate::relay;
 use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterOptions};
 use crate::secrets::Secrets;
@@ -266,11 +266,11 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let loaded = store.load_checked(settings.registry(), options.clone(), policy)?;
     let mut router = loaded.router;
     for _ in &loaded.rebuilt {
-        metrics.error(Failure::SnapshotRebuilt);
+        metrics.error(ErrorKind::SnapshotRebuilt);
     }
     let (pending, set_aside) = store.pending_checked()?;
     for _ in &set_aside {
-        metrics.error(Failure::OutboxSetAside);
+        metrics.error(ErrorKind::OutboxSetAside);
     }
     tracing::info!(
         database = %settings.database.display(),
@@ -296,14 +296,14 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         options.channels = rooms_on(&settings, &network.name, &network.channels);
         options.sts = Some(sts.clone());
         let (transport, supervisor) = IrcTransport::start(options, transports_stop.clone());
-        tasks.spawn(watch_link(transport.clone(), metrics.clone(), transports_stop.clone()));
+        tasks.spawn(watch_connection(transport.clone(), metrics.clone(), transports_stop.clone()));
         started.push((transport, supervisor));
     }
     for account in &settings.matrix {
         let mut options = matrix_options(account, &settings.prefix);
         options.rooms = rooms_on(&settings, &account.name, &account.rooms);
         let (transport, supervisor) = MatrixTransport::start(options, transports_stop.clone());
-        tasks.spawn(watch_link(transport.clone(), metrics.clone(), transports_stop.clone()));
+        tasks.spawn(watch_connection(transport.clone(), metrics.clone(), transports_stop.clone()));
         started.push((transport, supervisor));
     }
     let irc_networks: HashSet<NetworkId> =
@@ -391,16 +391,16 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 match engine.store_mut().map_or(Ok(()), |store| store.sent_all(&ids)) {
                     Ok(()) => metrics.sent(ids.len()),
                     Err(error) => {
-                        metrics.error(Failure::MarkSent);
+                        metrics.error(ErrorKind::MarkSent);
                         tracing::error!(%error, "could not mark outbox messages sent; they may be sent again after a restart");
                     }
                 }
             }
             () = sleep_for(timer), if timer.is_some() => {
-                let (queued, saved) = engine.tick(now(), Vec::new()).inspect_err(|_| metrics.error(Failure::Reload))?;
+                let (queued, saved) = engine.tick(now(), Vec::new()).inspect_err(|_| metrics.error(ErrorKind::Reload))?;
                 match saved {
                     Saved::Committed => metrics.committed(&queued),
-                    Saved::Failed(_) => metrics.error(Failure::SaveTimers),
+                    Saved::Failed(_) => metrics.error(ErrorKind::SaveTimers),
                     Saved::NothingToKeep => {}
                 }
                 queued.into_iter().for_each(|q| dispatch(&couriers, q));
@@ -438,7 +438,7 @@ pub(crate) fn handle_batch(
     let mut commands = metrics.batch();
     let (inbound, received): (Vec<Inbound>, Vec<Instant>) = batch.into_iter().unzip();
     let done =
-        engine.handle_batch(&inbound, now(), Vec::new()).inspect_err(|_| metrics.error(Failure::Reload))?;
+        engine.handle_batch(&inbound, now(), Vec::new()).inspect_err(|_| metrics.error(ErrorKind::Reload))?;
     for ((message, fate), received) in inbound.iter().zip(&done.fates).zip(received) {
         match fate {
             Fate::Redelivered => {}
@@ -451,7 +451,7 @@ pub(crate) fn handle_batch(
     }
     match done.saved {
         Saved::Committed => metrics.committed(&done.queued),
-        Saved::Failed(_) => metrics.error(Failure::Save),
+        Saved::Failed(_) => metrics.error(ErrorKind::Save),
         Saved::NothingToKeep => {}
     }
     done.queued.into_iter().for_each(|q| dispatch(couriers, q));

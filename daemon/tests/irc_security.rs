@@ -138,7 +138,7 @@ async fn link_codes_resist_guessing_across_two_irc_networks() {
 
 /// Issue 13, finding 2, end to end: `dave` on network two is not network one's dave. He
 /// can neither read one's dave's hidden Duel queue nor concede his duel, and a `gmalice`
-/// on two has none of the game-master standing configured for one's gmalice, though the
+/// on two has none of the game-master role configured for one's gmalice, though the
 /// two rooms are bridged and share the table.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_nick_on_another_network_is_another_player() {

@@ -1,6 +1,6 @@
 //! The router over a bridge, with no network: a table opened in one room of a bridge is
 //! played from every room of it, chat is relayed, identities link by private code,
-//! names resolve across networks, and standing comes from the config and room
+//! names resolve across networks, and role comes from the config and room
 //! operators. The same flows run against real servers in `bridge.rs`.
 
 use spellbridge::journal::Entry;

@@ -1,5 +1,5 @@
 //! Who is who, with no network (issue 13, findings 2, 4 and 6): the same nick on two IRC
-//! networks is two players, configured standing belongs to one (network, identity) pair,
+//! networks is two players, configured role belongs to one (network, identity) pair,
 //! names resolve only where a command expects a player, a new player's name must be
 //! readable, and Duel challenges name a known player, expire, and can be withdrawn or
 //! cleared.
@@ -110,7 +110,7 @@ fn configured_game_master_standing_belongs_to_its_network_only() {
     };
     let mut router = router(permissions);
     router.handle(&on("libera", "bob", "!new thaum"), T);
-    // A `gmalice` on oftc is not libera's: no game-master standing.
+    // A `gmalice` on oftc is not libera's: no game-master role.
     let refused = router.handle(&on("oftc", "gmalice", "!stop"), T);
     assert!(seen(&refused).iter().any(|l| l.contains("game master")), "{:?}", seen(&refused));
     assert!(!router.snapshot()["tables"][0]["finished"].as_bool().unwrap_or(true));

@@ -13,7 +13,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use spellbridge_adapters::irc::options::IrcOptions;
 use spellbridge_adapters::irc::sasl::SaslOptions;
 use spellbridge_adapters::irc::sts::{InMemory, StsPolicies, StsPolicy};
-use spellbridge_adapters::irc::transport::{IrcTransport, Link};
+use spellbridge_adapters::irc::transport::{Connection, IrcTransport};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader, Lines};
 use tokio::net::TcpListener;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -123,10 +123,10 @@ fn start(options: IrcOptions) -> (Arc<IrcTransport>, CancellationToken) {
     (transport, stop)
 }
 
-async fn link_becomes(transport: &IrcTransport, state: Link) {
-    let mut link = transport.link();
-    let reached = tokio::time::timeout(WAIT, link.wait_for(|l| *l == state)).await;
-    assert!(reached.is_ok(), "the link never became {state:?}; it is {:?}", *transport.link().borrow());
+async fn connection_becomes(transport: &IrcTransport, state: Connection) {
+    let mut connection = transport.connection();
+    let reached = tokio::time::timeout(WAIT, connection.wait_for(|l| *l == state)).await;
+    assert!(reached.is_ok(), "the link never became {state:?}; it is {:?}", *transport.connection().borrow());
 }
 
 #[tokio::test]
@@ -158,7 +158,7 @@ async fn a_split_cap_ls_is_read_whole_and_only_offered_caps_are_requested() {
     peer.expect("CAP END").await;
     peer.welcome(BOT).await;
     peer.expect("JOIN #magic").await;
-    link_becomes(&transport, Link::Up).await;
+    connection_becomes(&transport, Connection::Up).await;
     peer.within(Duration::from_millis(200)).await;
     assert_eq!(peer.heard.iter().filter(|l| *l == "CAP END").count(), 1, "{:?}", peer.heard);
     assert!(!peer.heard.iter().any(|l| l.contains("echo-message")), "{:?}", peer.heard);
@@ -177,7 +177,7 @@ async fn sasl_external_only_is_used_with_a_client_certificate_and_never_answered
     peer.send(":fake CAP * ACK :sasl").await;
     peer.expect("QUIT").await;
     assert!(!peer.heard.iter().any(|l| l.starts_with("AUTHENTICATE")), "{:?}", peer.heard);
-    link_becomes(&transport, Link::LoggedOut).await;
+    connection_becomes(&transport, Connection::LoggedOut).await;
     stop.cancel();
 
     // With a client certificate: EXTERNAL, with an empty authorization identity (the
@@ -198,7 +198,7 @@ async fn sasl_external_only_is_used_with_a_client_certificate_and_never_answered
     peer.send(":fake 903 spellbot :SASL authentication successful").await;
     peer.expect("CAP END").await;
     peer.welcome(BOT).await;
-    link_becomes(&transport, Link::Up).await;
+    connection_becomes(&transport, Connection::Up).await;
     stop.cancel();
 }
 
@@ -225,7 +225,7 @@ async fn a_forged_scram_server_final_aborts_the_login() {
     peer.expect("AUTHENTICATE *").await;
     peer.expect("QUIT").await;
     assert!(!peer.heard.iter().any(|l| l == "CAP END"), "{:?}", peer.heard);
-    link_becomes(&transport, Link::LoggedOut).await;
+    connection_becomes(&transport, Connection::LoggedOut).await;
     stop.cancel();
 }
 
@@ -245,7 +245,7 @@ async fn a_refused_capability_is_done_without_and_an_unrequired_login_plays_on()
     peer.expect("CAP END").await;
     assert!(!peer.heard.iter().any(|l| l.starts_with("AUTHENTICATE")), "{:?}", peer.heard);
     peer.welcome(BOT).await;
-    link_becomes(&transport, Link::Up).await;
+    connection_becomes(&transport, Connection::Up).await;
     stop.cancel();
 }
 
@@ -263,7 +263,7 @@ async fn sasl_withdrawn_by_cap_notify_during_login_means_no_play_and_a_retry() {
     peer.expect("AUTHENTICATE PLAIN").await;
     peer.send(":fake CAP * DEL :sasl").await;
     peer.expect("QUIT").await;
-    link_becomes(&transport, Link::LoggedOut).await;
+    connection_becomes(&transport, Connection::LoggedOut).await;
     // It comes back, within its backoff, and logs in this time.
     let mut peer = fake.accept().await;
     peer.hello().await;
@@ -276,7 +276,7 @@ async fn sasl_withdrawn_by_cap_notify_during_login_means_no_play_and_a_retry() {
     peer.send(":fake 903 spellbot :SASL authentication successful").await;
     peer.expect("CAP END").await;
     peer.welcome(BOT).await;
-    link_becomes(&transport, Link::Up).await;
+    connection_becomes(&transport, Connection::Up).await;
     stop.cancel();
 }
 
@@ -296,7 +296,7 @@ async fn a_failed_login_disconnects_and_retries() {
         peer.send(":fake 904 spellbot :SASL authentication failed").await;
         peer.expect("QUIT").await;
         assert!(!peer.heard.iter().any(|l| l == "CAP END"), "attempt {attempt}: {:?}", peer.heard);
-        link_becomes(&transport, Link::LoggedOut).await;
+        connection_becomes(&transport, Connection::LoggedOut).await;
     }
     assert!(transport.reconnects() >= 1);
     stop.cancel();
@@ -381,7 +381,7 @@ async fn a_taken_nick_is_taken_back_when_monitor_says_it_is_free() {
     peer.send(":fake 005 spellbot_ MONITOR=100 WHOX :are supported by this server").await;
     peer.send(":fake 376 spellbot_ :End of MOTD").await;
     peer.expect("MONITOR + spellbot").await;
-    link_becomes(&transport, Link::Up).await;
+    connection_becomes(&transport, Connection::Up).await;
     assert_eq!(transport.nick(), "spellbot_");
     peer.send(":fake 731 spellbot_ :spellbot").await;
     peer.expect("NICK spellbot").await;
@@ -410,7 +410,7 @@ async fn services_back_later_log_the_bot_in_on_cap_new_without_a_reconnect() {
     peer.send(":fake CAP * ACK :cap-notify").await;
     peer.expect("CAP END").await;
     peer.welcome(BOT).await;
-    link_becomes(&transport, Link::Up).await;
+    connection_becomes(&transport, Connection::Up).await;
     // They come back: the server announces sasl and the bot logs in on this connection.
     peer.send(":fake CAP spellbot NEW :sasl=PLAIN").await;
     peer.expect("CAP REQ sasl").await;
@@ -428,7 +428,7 @@ async fn services_back_later_log_the_bot_in_on_cap_new_without_a_reconnect() {
     assert_eq!(peer.heard.iter().filter(|l| *l == "CAP END").count(), 1, "{:?}", peer.heard);
     assert!(!peer.heard.iter().any(|l| l.starts_with("QUIT")), "{:?}", peer.heard);
     assert_eq!(transport.reconnects(), 0);
-    assert_eq!(*transport.link().borrow(), Link::Up);
+    assert_eq!(*transport.connection().borrow(), Connection::Up);
     stop.cancel();
 }
 
@@ -490,6 +490,6 @@ async fn ecdsa_nist256p_challenge_signs_the_challenge_with_the_key_file() {
     peer.send(":fake 903 spellbot :SASL authentication successful").await;
     peer.expect("CAP END").await;
     peer.welcome(BOT).await;
-    link_becomes(&transport, Link::Up).await;
+    connection_becomes(&transport, Connection::Up).await;
     stop.cancel();
 }

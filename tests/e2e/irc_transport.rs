@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spellbridge_adapters::irc::options::IrcOptions;
-use spellbridge_adapters::irc::transport::{IrcTransport, Link};
+use spellbridge_adapters::irc::transport::{Connection, IrcTransport};
 use spellbridge_core::text::Hue;
 use spellbridge_core::{Destination, GameTransport, Inbound, Message, RichText, RoomId, Said, Voice};
 use spellbridge_tests::harness::inspircd::InspIrcd;
@@ -276,8 +276,11 @@ async fn a_left_channel_is_parted_and_not_rejoined_after_a_restart() {
 
     // Disconnected: a leave is only remembered.
     tokio::task::block_in_place(|| irc.stop()).unwrap_or_else(|e| panic!("{e}"));
-    let mut link = transport.link();
-    tokio::time::timeout(WAIT, link.wait_for(|l| *l != Link::Up)).await.expect("link down").expect("link");
+    let mut connection = transport.connection();
+    tokio::time::timeout(WAIT, connection.wait_for(|l| *l != Connection::Up))
+        .await
+        .expect("link down")
+        .expect("link");
     transport.leave(&RoomId::new("#quiet")).await.expect("a leave while down");
 
     tokio::task::block_in_place(|| irc.restart()).unwrap_or_else(|e| panic!("{e}"));

@@ -25,7 +25,7 @@ use spellbridge_adapters::matrix::matrix_sdk::ruma::events::InitialStateEvent;
 use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
 use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::member::MembershipState;
 use spellbridge_adapters::matrix::matrix_sdk::ruma::{OwnedUserId, UserId};
-use spellbridge_adapters::matrix::{Link, Login, MatrixOptions, MatrixTransport};
+use spellbridge_adapters::matrix::{Connection, Login, MatrixOptions, MatrixTransport};
 use spellbridge_core::text::Hue;
 use spellbridge_core::{
     Destination, GameTransport, Inbound, Message, PlayerId, RichText, RoomId, Said, Voice,
@@ -83,7 +83,7 @@ impl Running {
             .await
             .expect("the transport stops on shutdown")
             .expect("no panic");
-        assert_eq!(*self.transport.link().borrow(), Link::Closed);
+        assert_eq!(*self.transport.connection().borrow(), Connection::Closed);
     }
 }
 
@@ -480,7 +480,8 @@ async fn a_room_left_is_not_joined_again_by_a_later_login() {
     let token = bot.transport.client().and_then(|c| c.access_token()).expect("a token");
     ok(ok(MatrixClient::from_token(&server.base_url(), &bot_id, &token)).logout().await);
     let deadline = Instant::now() + WAIT;
-    while bot.transport.device_id().is_none_or(|d| d == device) || *bot.transport.link().borrow() != Link::Up
+    while bot.transport.device_id().is_none_or(|d| d == device)
+        || *bot.transport.connection().borrow() != Connection::Up
     {
         assert!(Instant::now() < deadline, "the transport did not log in again within {WAIT:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -872,7 +873,7 @@ async fn homeserver_down_at_start_and_restarts_are_survived() {
     // Down at start: the transport keeps trying and comes up with the server.
     let bot = Running::start(options(&server, "spellbot", store.path()));
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(*bot.transport.link().borrow(), Link::Down);
+    assert_eq!(*bot.transport.connection().borrow(), Connection::Down);
     assert!(!bot.task.is_finished(), "the transport does not exit while the homeserver is down");
     ok(tokio::task::block_in_place(|| server.restart()));
     assert!(bot.transport.wait_up(WAIT).await, "up after the homeserver started");
@@ -886,7 +887,7 @@ async fn homeserver_down_at_start_and_restarts_are_survived() {
     ok(alice.send_text(&room, "!before").await);
     assert_eq!(recv(&bot.transport, WAIT).await.text, "!before");
 
-    // A restart mid-sync: the link drops, comes back, and messages flow both ways.
+    // A restart mid-sync: the connection drops, comes back, and messages flow both ways.
     let reconnects = bot.transport.reconnects();
     ok(tokio::task::block_in_place(|| server.restart()));
     ok(alice.send_text(&room, "!after-restart").await);

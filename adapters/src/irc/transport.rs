@@ -7,7 +7,7 @@
 //! connection ends; it then reconnects with exponential backoff and jitter, rejoining
 //! every channel it should be in ([`GameTransport::leave`] takes one out of that set and
 //! PARTs it). Every connection error is logged with its whole cause ([`error_chain`]). With a
-//! login required and not achieved, the link reads [`Link::LoggedOut`] (the daemon's
+//! login required and not achieved, the connection reads [`Connection::LoggedOut`] (the daemon's
 //! `/healthz` says "not logged in") until a later connection logs in. The session
 //! answers the server's PINGs and sends its own after [`IrcOptions::ping`] of silence.
 //!
@@ -57,7 +57,7 @@ use super::{ctcp, format, split, tls};
 use crate::error_chain;
 use crate::supervise::backoff;
 
-pub use crate::supervise::Link;
+pub use crate::supervise::Connection;
 
 /// A message waiting to be written, with who to tell once it is.
 struct Job {
@@ -76,7 +76,7 @@ struct Shared {
     nicks: Mutex<HashMap<PlayerId, String>>,
     /// The bot's current nick and user@host length, for line splitting.
     me: Mutex<(String, usize)>,
-    link: watch::Sender<Link>,
+    connection: watch::Sender<Connection>,
     reconnects: std::sync::atomic::AtomicU64,
     /// `join()` calls waiting for the server's answer, by lower-cased channel name.
     joining: Mutex<HashMap<String, Vec<JoinWaiter>>>,
@@ -156,11 +156,11 @@ impl IrcTransport {
                 }
             }
         });
-        let mut link = transport.link();
+        let mut connection = transport.connection();
         let up = tokio::time::timeout(limit, async {
             tokio::select! {
                 ended = &mut attempt => Err(ended.unwrap_or(Err(Ended::Closed(String::new())))),
-                _ = link.wait_for(|l| *l == Link::Up) => Ok(()),
+                _ = connection.wait_for(|l| *l == Connection::Up) => Ok(()),
             }
         })
         .await;
@@ -186,7 +186,7 @@ impl IrcTransport {
         let (inbound_tx, inbound_rx) = mpsc::channel(1024);
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
         let (joins_tx, joins_rx) = mpsc::unbounded_channel();
-        let (link, _) = watch::channel(Link::Down);
+        let (connection, _) = watch::channel(Connection::Down);
         let nick = options.nicks.first().cloned().unwrap_or_default();
         if options.require_account == Some(false) {
             tracing::warn!(network = %options.network, "require_account = false: players without a services account are known by nick, which anyone can take when it is free; they never get game-master standing");
@@ -195,7 +195,7 @@ impl IrcTransport {
             channels: Mutex::new(options.channels.iter().cloned().collect()),
             nicks: Mutex::new(HashMap::new()),
             me: Mutex::new((nick, 0)),
-            link,
+            connection,
             reconnects: std::sync::atomic::AtomicU64::new(0),
             joining: Mutex::new(HashMap::new()),
             members: Mutex::new(Members::default()),
@@ -219,9 +219,9 @@ impl IrcTransport {
         (transport, supervisor)
     }
 
-    /// Watches the connection state (tests wait for [`Link::Up`]).
-    pub fn link(&self) -> watch::Receiver<Link> {
-        self.shared.link.subscribe()
+    /// Watches the connection state (tests wait for [`Connection::Up`]).
+    pub fn connection(&self) -> watch::Receiver<Connection> {
+        self.shared.connection.subscribe()
     }
 
     /// How many times the connection was re-established.
@@ -236,8 +236,10 @@ impl IrcTransport {
 
     /// Waits until the connection is registered, at most `limit`.
     pub async fn wait_up(&self, limit: Duration) -> bool {
-        let mut link = self.link();
-        tokio::time::timeout(limit, link.wait_for(|l| *l == Link::Up)).await.is_ok_and(|r| r.is_ok())
+        let mut connection = self.connection();
+        tokio::time::timeout(limit, connection.wait_for(|l| *l == Connection::Up))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 }
 
@@ -270,7 +272,7 @@ impl GameTransport for IrcTransport {
             });
         }
         lock(&self.shared.channels).insert(channel.clone());
-        if *self.shared.link.borrow() != Link::Up {
+        if *self.shared.connection.borrow() != Connection::Up {
             // Joined on the next registration, from the set.
             return Ok(());
         }
@@ -295,7 +297,7 @@ impl GameTransport for IrcTransport {
     async fn leave(&self, room: &RoomId) -> Result<(), TransportError> {
         let channel = room.as_str().to_owned();
         lock(&self.shared.channels).retain(|c| !c.eq_ignore_ascii_case(&channel));
-        if *self.shared.link.borrow() == Link::Up {
+        if *self.shared.connection.borrow() == Connection::Up {
             let _ = self.joins.send(Membership::Part(channel));
         }
         Ok(())
@@ -312,7 +314,7 @@ impl GameTransport for IrcTransport {
             network: network.clone(),
             reason: reason.to_owned(),
         };
-        if *self.shared.link.borrow() != Link::Up {
+        if *self.shared.connection.borrow() != Connection::Up {
             return Err(down("not connected; the message stays queued until the connection is back"));
         }
         let target = match to {
@@ -396,7 +398,11 @@ impl Supervisor {
         loop {
             let (registered, outcome) = self.session().await;
             let logged_out = matches!(outcome, Err(Ended::NotLoggedIn(_)));
-            let _ = self.shared.link.send_replace(if logged_out { Link::LoggedOut } else { Link::Down });
+            let _ = self.shared.connection.send_replace(if logged_out {
+                Connection::LoggedOut
+            } else {
+                Connection::Down
+            });
             if self.shutdown.is_cancelled() {
                 break;
             }
@@ -424,7 +430,7 @@ impl Supervisor {
             }
             self.shared.reconnects.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
-        let _ = self.shared.link.send_replace(Link::Closed);
+        let _ = self.shared.connection.send_replace(Connection::Closed);
     }
 
     /// Where to connect: the configured port, or TLS on the port an STS policy names.
@@ -748,7 +754,7 @@ impl Session {
         self.ready = true;
         self.login_deadline = None;
         *lock(&self.shared.account) = self.registration.account().map(str::to_owned);
-        let _ = self.shared.link.send_replace(Link::Up);
+        let _ = self.shared.connection.send_replace(Connection::Up);
     }
 
     async fn handle(&mut self, message: &Message, inbound: &mpsc::Sender<Inbound>) -> Result<(), Ended> {

@@ -17,7 +17,7 @@ use matrix_sdk::store::RoomLoadSettings;
 use matrix_sdk::{Client, ClientBuildError, SessionMeta, SessionTokens};
 
 use super::options::{Login, MatrixOptions};
-use super::retry::{self, Failure};
+use super::retry::{self, RequestFailure};
 use super::store::{SavedSession, StoreDir, StoreError};
 
 /// Why the client could not be made ready.
@@ -57,12 +57,12 @@ pub enum ConnectError {
 impl ConnectError {
     /// Whether this is the homeserver being unreachable (retry with the normal backoff)
     /// rather than something an operator must fix (retry slowly, log an error).
-    pub fn failure(&self) -> Failure {
+    pub fn failure(&self) -> RequestFailure {
         match self {
             ConnectError::Matrix(e) => retry::classify(e),
             ConnectError::Http(e) => retry::classify_http(e),
             ConnectError::Build(ClientBuildError::Http(e)) => retry::classify_http(e),
-            _ => Failure::Refused,
+            _ => RequestFailure::Refused,
         }
     }
 }

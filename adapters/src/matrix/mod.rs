@@ -24,7 +24,7 @@ mod sync;
 pub mod transport;
 
 pub use options::{Login, MatrixOptions};
-pub use transport::{Link, MatrixTransport};
+pub use transport::{Connection, MatrixTransport};
 
 /// The matrix-sdk this transport is built on, for tools and tests that reach past the
 /// [`GameTransport`](spellbridge_core::GameTransport) through

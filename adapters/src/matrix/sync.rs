@@ -27,8 +27,8 @@
 //! response in, and would answer a sync from the same position with nothing.)
 //!
 //! Failures: a rate limit is waited out (`retry_after_ms`); an unreachable homeserver is
-//! retried with exponential backoff (the link goes [`Link::Down`] and comes back
-//! [`Link::Up`]); a rejected access token means logging in again (a new device) when a
+//! retried with exponential backoff (the connection goes [`Connection::Down`] and comes back
+//! [`Connection::Up`]); a rejected access token means logging in again (a new device) when a
 //! password is configured. Nothing here exits before shutdown.
 
 use std::collections::{BTreeSet, HashSet};
@@ -57,9 +57,9 @@ use super::early;
 use super::gap;
 use super::inbound::{self, Read, Received};
 use super::options::Login;
-use super::retry::{self, Failure};
+use super::retry::{self, RequestFailure};
 use super::room_facts::Sender;
-use super::transport::{self, Link, Shared, lock};
+use super::transport::{self, Connection, Shared, lock};
 
 /// Timeline events asked for per room and sync: enough that a burst between two syncs,
 /// or the messages sent while the bot was down, are not cut off.
@@ -69,7 +69,7 @@ const TIMELINE_LIMIT: u32 = 100;
 pub(super) struct Supervisor {
     shared: Arc<Shared>,
     inbound: mpsc::Sender<Inbound>,
-    /// The link has been up before (so coming up again is a reconnect).
+    /// The connection has been up before (so coming up again is a reconnect).
     was_up: bool,
     /// A command was handed over since the last sync.
     commanded: AtomicBool,
@@ -112,16 +112,16 @@ impl Supervisor {
                 Err(error) => {
                     attempt = attempt.saturating_add(1);
                     let delay = match error.failure() {
-                        Failure::Connection => {
+                        RequestFailure::Connection => {
                             let delay = crate::supervise::backoff(options.backoff, attempt, &network);
                             tracing::warn!(network = %network, homeserver = %options.homeserver, error = %crate::error_chain(&error), attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
                             delay
                         }
-                        Failure::RateLimited(wait) => {
+                        RequestFailure::RateLimited(wait) => {
                             tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "login rate limited by the homeserver; waiting");
                             wait
                         }
-                        Failure::SessionGone | Failure::Refused => {
+                        RequestFailure::SessionGone | RequestFailure::Refused => {
                             tracing::error!(network = %network, homeserver = %options.homeserver, user = %options.user_id, error = %crate::error_chain(&error), retry_in_ms = options.backoff.1.as_millis() as u64, "cannot log in to Matrix; retrying (check the account settings)");
                             options.backoff.1
                         }
@@ -146,7 +146,7 @@ impl Supervisor {
             match self.session(&client).await {
                 End::Shutdown => break,
                 End::SessionGone => {
-                    self.shared.link.send_replace(Link::Down);
+                    self.shared.connection.send_replace(Connection::Down);
                     *lock(&self.shared.client) = None;
                     let pause = match options.login {
                         Login::Password(_) => {
@@ -169,7 +169,7 @@ impl Supervisor {
                 }
             }
         }
-        self.shared.link.send_replace(Link::Closed);
+        self.shared.connection.send_replace(Connection::Closed);
     }
 
     /// Syncs until shutdown or until the access token is rejected.
@@ -261,8 +261,8 @@ impl Supervisor {
                 Ok(response) => response,
                 Err(error) => {
                     let delay = match retry::classify(&error) {
-                        Failure::SessionGone => return End::SessionGone,
-                        Failure::RateLimited(wait) => {
+                        RequestFailure::SessionGone => return End::SessionGone,
+                        RequestFailure::RateLimited(wait) => {
                             tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "sync rate limited by the homeserver; waiting");
                             wait
                         }
@@ -272,7 +272,7 @@ impl Supervisor {
                             if up {
                                 tracing::warn!(network = %network, error = %crate::error_chain(&error), "lost the Matrix homeserver; reconnecting");
                             }
-                            if failure == Failure::Connection {
+                            if failure == RequestFailure::Connection {
                                 tracing::info!(network = %network, error = %crate::error_chain(&error), attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
                             } else {
                                 tracing::error!(network = %network, error = %crate::error_chain(&error), attempt, retry_in_ms = delay.as_millis() as u64, "sync failed; retrying");
@@ -283,7 +283,7 @@ impl Supervisor {
                     if up {
                         up = false;
                         reconnect_counted = false;
-                        shared.link.send_replace(Link::Down);
+                        shared.connection.send_replace(Connection::Down);
                     }
                     if !shared.pause(delay).await {
                         return End::Shutdown;
@@ -337,7 +337,7 @@ impl Supervisor {
             if first_of_session {
                 up = true;
                 self.was_up = true;
-                shared.link.send_replace(Link::Up);
+                shared.connection.send_replace(Connection::Up);
             }
         }
     }
@@ -458,7 +458,7 @@ impl Supervisor {
                         rooms.push((room, gap.events));
                     }
                     Err(error) => match retry::classify(&error) {
-                        Failure::Refused => {
+                        RequestFailure::Refused => {
                             tracing::error!(network = %network, room = %room.room_id(), %error, "the homeserver refused the messages from just before the last stop; they were not delivered");
                         }
                         failure => {
@@ -483,12 +483,12 @@ impl Supervisor {
     /// Waits before trying again after `failure`: what a rate limit asks, or the next
     /// step of the backoff (`attempt` counts them). Ends the session instead when the
     /// access token is gone or the daemon shuts down.
-    async fn pause_after(&self, failure: Failure, attempt: &mut u32) -> Result<(), End> {
+    async fn pause_after(&self, failure: RequestFailure, attempt: &mut u32) -> Result<(), End> {
         let options = &self.shared.options;
         let delay = match failure {
-            Failure::SessionGone => return Err(End::SessionGone),
-            Failure::RateLimited(wait) => wait,
-            Failure::Connection | Failure::Refused => {
+            RequestFailure::SessionGone => return Err(End::SessionGone),
+            RequestFailure::RateLimited(wait) => wait,
+            RequestFailure::Connection | RequestFailure::Refused => {
                 *attempt = attempt.saturating_add(1);
                 crate::supervise::backoff(options.backoff, *attempt, &options.network)
             }
@@ -503,7 +503,7 @@ impl Supervisor {
         room: &Room,
         prev_batch: Option<&str>,
         since: &str,
-    ) -> Result<Vec<TimelineEvent>, Failure> {
+    ) -> Result<Vec<TimelineEvent>, RequestFailure> {
         let network = &self.shared.options.network;
         let room_id = room.room_id();
         let Some(prev_batch) = prev_batch else {
@@ -520,7 +520,7 @@ impl Supervisor {
                 Ok(gap.events)
             }
             Err(error) => match retry::classify(&error) {
-                Failure::Refused => {
+                RequestFailure::Refused => {
                     tracing::error!(network = %network, room = %room_id, %error, "the homeserver cut this room's timeline short and refused the messages before it; older messages since the last sync were not delivered");
                     Ok(Vec::new())
                 }
@@ -668,11 +668,11 @@ impl Supervisor {
                 return;
             };
             let delay = match retry::classify(&error) {
-                Failure::RateLimited(wait) => wait,
-                Failure::Connection => {
+                RequestFailure::RateLimited(wait) => wait,
+                RequestFailure::Connection => {
                     crate::supervise::backoff(self.shared.options.backoff, attempt, network)
                 }
-                Failure::SessionGone | Failure::Refused => {
+                RequestFailure::SessionGone | RequestFailure::Refused => {
                     tracing::warn!(network = %network, room = %room.room_id(), inviter = %inviter, %error, accept, "cannot answer an invite");
                     return;
                 }

@@ -40,12 +40,12 @@ use super::answers::Sends;
 use super::format;
 use super::invite::InviteAllow;
 use super::options::MatrixOptions;
-use super::retry::{self, Failure};
+use super::retry::{self, RequestFailure};
 use super::room_facts::RoomFacts;
 use super::store::StoreDir;
 use super::sync::Supervisor;
 
-pub use crate::supervise::Link;
+pub use crate::supervise::Connection;
 
 /// How many times `send` (or `join`, or creating a direct room) tries when the homeserver
 /// cannot be reached while the sync loop is up.
@@ -73,7 +73,7 @@ pub(super) struct Shared {
     pub(super) sends: Sends,
     /// What is known of rooms and their members until their state changes.
     pub(super) facts: RoomFacts,
-    pub(super) link: watch::Sender<Link>,
+    pub(super) connection: watch::Sender<Connection>,
     pub(super) reconnects: AtomicU64,
     pub(super) shutdown: CancellationToken,
 }
@@ -118,23 +118,25 @@ impl Shared {
                 Err(error) => error,
             };
             let delay = match retry::classify(&error) {
-                Failure::RateLimited(wait) if waits < RATE_LIMIT_WAITS => {
+                RequestFailure::RateLimited(wait) if waits < RATE_LIMIT_WAITS => {
                     waits += 1;
                     tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "rate limited by the homeserver ({what}); waiting");
                     wait
                 }
                 // While the sync loop cannot reach the homeserver either, give up at once:
                 // the daemon keeps the message in its outbox and sends it after the reconnect.
-                Failure::Connection if attempts + 1 < REQUEST_ATTEMPTS && *self.link.borrow() == Link::Up => {
+                RequestFailure::Connection
+                    if attempts + 1 < REQUEST_ATTEMPTS && *self.connection.borrow() == Connection::Up =>
+                {
                     attempts += 1;
                     let delay = crate::supervise::backoff(self.options.backoff, attempts, network);
                     tracing::info!(network = %network, %error, attempt = attempts, delay_ms = delay.as_millis() as u64, "cannot {what}; retrying");
                     delay
                 }
-                Failure::RateLimited(_) | Failure::Connection | Failure::SessionGone => {
+                RequestFailure::RateLimited(_) | RequestFailure::Connection | RequestFailure::SessionGone => {
                     return Err(self.disconnected(format!("cannot {what}: {error}")));
                 }
-                Failure::Refused => return Err(self.refused(format!("cannot {what}: {error}"))),
+                RequestFailure::Refused => return Err(self.refused(format!("cannot {what}: {error}"))),
             };
             if !self.pause(delay).await {
                 return Err(self.disconnected("shutting down"));
@@ -180,7 +182,7 @@ impl MatrixTransport {
         shutdown: CancellationToken,
     ) -> (Arc<MatrixTransport>, tokio::task::JoinHandle<()>) {
         let (inbound_tx, inbound_rx) = mpsc::channel(1024);
-        let (link, _) = watch::channel(Link::Down);
+        let (connection, _) = watch::channel(Connection::Down);
         let allow = options.invite_allow();
         for entry in allow.rejected() {
             tracing::warn!(network = %options.network, entry = %entry, "ignoring an invite_allow entry that is not @user:server, *:server or *");
@@ -194,7 +196,7 @@ impl MatrixTransport {
             told_undecryptable: Mutex::new(HashSet::new()),
             sends: Sends::default(),
             facts: RoomFacts::default(),
-            link,
+            connection,
             reconnects: AtomicU64::new(0),
             shutdown,
             allow,
@@ -205,15 +207,17 @@ impl MatrixTransport {
         (transport, handle)
     }
 
-    /// Watches the connection state (tests wait for [`Link::Up`]).
-    pub fn link(&self) -> watch::Receiver<Link> {
-        self.shared.link.subscribe()
+    /// Watches the connection state (tests wait for [`Connection::Up`]).
+    pub fn connection(&self) -> watch::Receiver<Connection> {
+        self.shared.connection.subscribe()
     }
 
     /// Waits until logged in with a successful sync, at most `limit`.
     pub async fn wait_up(&self, limit: Duration) -> bool {
-        let mut link = self.link();
-        tokio::time::timeout(limit, link.wait_for(|l| *l == Link::Up)).await.is_ok_and(|r| r.is_ok())
+        let mut connection = self.connection();
+        tokio::time::timeout(limit, connection.wait_for(|l| *l == Connection::Up))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 
     /// How many times the sync came back after failing.
@@ -313,7 +317,9 @@ impl GameTransport for MatrixTransport {
             .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
         lock(&self.shared.rooms).remove(room.as_str());
         // Until a sync has loaded the bot's rooms, it cannot tell which it is in.
-        let Some(client) = self.shared.client().filter(|_| *self.shared.link.borrow() == Link::Up) else {
+        let Some(client) =
+            self.shared.client().filter(|_| *self.shared.connection.borrow() == Connection::Up)
+        else {
             lock(&self.shared.leaving).insert(room.as_str().to_owned());
             return Ok(());
         };

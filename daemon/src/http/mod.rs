@@ -193,7 +193,7 @@ mod tests {
         assert_eq!(response.headers()[CONTENT_TYPE], "application/json");
         let json: serde_json::Value = serde_json::from_str(&body(response).await).expect("json");
         assert_eq!(json["down"], serde_json::json!(["libera"]));
-        metrics.link(&network, true, 0);
+        metrics.connection(&network, true, 0);
         let response = respond(&Method::GET, "/healthz", &metrics);
         assert_eq!(response.status(), StatusCode::OK);
         let json: serde_json::Value = serde_json::from_str(&body(response).await).expect("json");

@@ -133,10 +133,9 @@ impl Tables {
                 self.open.insert(*table, replaying);
                 Ok(Vec::new())
             }
-            Entry::Acted { table, actor, command, typed, private, standing, now, dice_seed, .. } => {
+            Entry::Acted { table, actor, command, typed, private, role, now, dice_seed, .. } => {
                 let Some(replaying) = self.open.get_mut(table) else { return Ok(Vec::new()) };
-                let action =
-                    Action { actor, command, typed, private: *private, now: *now, standing: *standing };
+                let action = Action { actor, command, typed, private: *private, now: *now, role: *role };
                 let mut dice = Dice::from_seed(*dice_seed);
                 if let Err(refusal) = replaying.table.act(&action, &mut dice) {
                     return Err(RatingsError::Replay {

@@ -194,7 +194,7 @@ impl Router {
         if challenge.challenger == speaker.player {
             return self.decline(place, &speaker.player, reply_to);
         }
-        if speaker.standing == Standing::Player {
+        if speaker.role == Role::Player {
             let text = RichText::new()
                 .text("Only ")
                 .mention(&challenge.challenger)

@@ -6,7 +6,7 @@
 //! are one place), pending Duel challenges, the [directory](crate::identity) of who is
 //! who across networks, and the [relay](crate::relay) of chat between bridged rooms.
 //! Before a command reaches a table its sender becomes a player (linked identities act
-//! as one), names typed for players are resolved, and the sender's standing (room
+//! as one), names typed for players are resolved, and the sender's role (room
 //! operator, configured game master) is judged. Mentions are shown per network: a pill
 //! or nick where the player has an identity there, their name in bold elsewhere. It derives a
 //! fresh [`Dice`] for every action from the table's secret dice key and the action's
@@ -25,7 +25,7 @@ use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
     Action, Announcement, Audience, Destination, Dice, Form, Inbound, Message, NetworkId, PlayerId, Refusal,
-    Registry, RichText, RoomId, Said, Seat, Standing, Table, TableSetup, Timestamp,
+    Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
 };
 
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
@@ -315,7 +315,7 @@ struct Speaker<'a> {
     player: PlayerId,
     /// Where they said it (a bridge's rooms are one place: see [`Relay::hub`]).
     place: Place,
-    standing: Standing,
+    role: Role,
 }
 
 impl Router {
@@ -485,9 +485,9 @@ impl Router {
                 name: Some(inbound.display_name.clone()),
             });
         }
-        let standing = self.standing(inbound, &player);
+        let role = self.role(inbound, &player);
         let place = self.relay.hub(&Place { network: inbound.network.clone(), room: inbound.room.clone() });
-        let speaker = Speaker { inbound, player, place, standing };
+        let speaker = Speaker { inbound, player, place, role };
         let reply_to = ReplyTo {
             network: inbound.network.clone(),
             destination: if inbound.private {
@@ -528,7 +528,7 @@ impl Router {
     /// identity of their player, speaking as an identity the network vouches for:
     /// [`Inbound::verified`]) are game masters everywhere; a room's operators may stop
     /// its table.
-    fn standing(&self, inbound: &Inbound, player: &PlayerId) -> Standing {
+    fn role(&self, inbound: &Inbound, player: &PlayerId) -> Role {
         let permissions = &self.options.permissions;
         let listed = || {
             // Every command passes here: look the player's identities up only when the
@@ -542,11 +542,11 @@ impl Router {
         let anyone_listed = !permissions.admins.is_empty() || !permissions.game_masters.is_empty();
         // A bare IRC nick is whoever holds it now: never a configured game master.
         if anyone_listed && inbound.verified && listed() {
-            Standing::GameMaster
+            Role::GameMaster
         } else if inbound.operator && !inbound.private {
-            Standing::Operator
+            Role::Operator
         } else {
-            Standing::Player
+            Role::Player
         }
     }
 
@@ -724,20 +724,10 @@ impl Router {
                 self.reindex(*table);
             }
             Entry::Acted {
-                table,
-                sequence,
-                actor,
-                command,
-                typed,
-                private,
-                now,
-                standing,
-                dice_seed,
-                ..
+                table, sequence, actor, command, typed, private, now, role, dice_seed, ..
             } => {
                 let seating = self.seating_at(*table, *sequence)?;
-                let action =
-                    Action { actor, command, typed, private: *private, now: *now, standing: *standing };
+                let action = Action { actor, command, typed, private: *private, now: *now, role: *role };
                 let mut dice = seating.dice.for_action(seating.sequence);
                 same_seed(*table, *sequence, *dice_seed, &dice)?;
                 seating.table.act(&action, &mut dice).map_err(|refusal| ReplayError::Diverged {
@@ -938,7 +928,7 @@ impl Router {
                 if head == "stop"
                     && !private
                     && let Some(challenge) = self.challenges.get(place).cloned()
-                    && (speaker.standing != Standing::Player || &challenge.challenger == sender)
+                    && (speaker.role != Role::Player || &challenge.challenger == sender)
                 {
                     return self.clear_challenge(place, sender, &challenge).into();
                 }
@@ -968,8 +958,8 @@ impl Router {
         };
         let command = command.as_str();
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new().into() };
-        let standing = speaker.standing;
-        let action = Action { actor: sender, command, typed, private, now, standing };
+        let role = speaker.role;
+        let action = Action { actor: sender, command, typed, private, now, role };
         let mut dice = seating.dice.for_action(seating.sequence);
         let query = seating.table.is_query(command);
         let span = tracing::debug_span!(
@@ -1001,7 +991,7 @@ impl Router {
                     typed: typed.to_owned(),
                     private,
                     now,
-                    standing,
+                    role,
                     dice_seed: dice.seed(),
                     draws: dice.draws(),
                 };

@@ -189,7 +189,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 now,
             }
         }
-        Entry::Acted { table, sequence, actor, command, typed, private, standing, now, dice_seed, draws } => {
+        Entry::Acted { table, sequence, actor, command, typed, private, role, now, dice_seed, draws } => {
             let command = rewrite_command(&command, game_of(all, table), ids, registry);
             Entry::Acted {
                 actor: id(actor),
@@ -198,7 +198,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 sequence,
                 typed,
                 private,
-                standing,
+                role,
                 now,
                 dice_seed,
                 draws,

@@ -18,7 +18,7 @@ use super::token::{Preconditioning, Token};
 use super::wizard::{Pool, Wizard};
 use crate::dice::Dice;
 use crate::ids::PlayerId;
-use crate::plugin::Standing;
+use crate::plugin::Role;
 use crate::time::Timestamp;
 
 /// The table rules a duel is played with (copied into its state, so a restored duel
@@ -282,14 +282,14 @@ impl Duel {
         }
     }
 
-    /// Applies a command by `actor`, whom the daemon judged to have `standing` (only a
+    /// Applies a command by `actor`, whom the daemon judged to have `role` (only a
     /// room operator, game master or bot admin may `!stop` a duel, player or not). Every
     /// check comes before any change: on `Err` the duel is unchanged. `dice` rolls any
     /// concentration checks the command's steps need.
     pub fn apply(
         &mut self,
         actor: &PlayerId,
-        standing: Standing,
+        role: Role,
         command: &DuelCommand,
         now: Timestamp,
         dice: &mut Dice,
@@ -310,7 +310,7 @@ impl Duel {
             // Decision: a player of the duel has no say in `!stop` (they `!concede`); the
             // room's operators, game masters and bot admins have, seated or not.
             DuelCommand::Stop => {
-                if standing == Standing::Player {
+                if role == Role::Player {
                     return Err(DuelError::MayNotStop { actor: actor.clone() });
                 }
                 self.finish = Some(Finish { winner: None, reason: FinishReason::Stopped });

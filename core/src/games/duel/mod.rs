@@ -20,7 +20,7 @@
 //! spectators (it shows only what has been revealed); a round in which neither wizard
 //! queued anything ends the duel as abandoned (the track decides, like D-2); `!stop` is
 //! for the room's operators, game masters and bot admins (as the daemon judges the
-//! actor's [`Standing`](crate::plugin::Standing)) and ends the duel with no winner
+//! actor's [`Role`](crate::plugin::Role)) and ends the duel with no winner
 //! (`winner` null, `finish_reason` `stopped`); a player leaves with `!concede`.
 
 pub mod command;
@@ -208,7 +208,7 @@ impl Table for DuelTable {
         }
         let command = command::parse(action.command).map_err(refusal)?;
         let events =
-            self.duel.apply(action.actor, action.standing, &command, action.now, dice).map_err(|error| {
+            self.duel.apply(action.actor, action.role, &command, action.now, dice).map_err(|error| {
                 match error {
                     DuelError::UnknownCommand(word) => Refusal::UnknownCommand(word),
                     other => Refusal::Refused(render::error_in(&self.duel, &other)),

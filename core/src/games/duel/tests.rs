@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::engine::WINNING_TRACK;
 use super::round::{Check, SpellState};
 use super::*;
-use crate::plugin::{Audience, Form, Seat, Standing};
+use crate::plugin::{Audience, Form, Role, Seat};
 
 const T0: Timestamp = Timestamp::CONSOLE_EPOCH;
 
@@ -44,7 +44,7 @@ fn steady() -> DuelOptions {
 
 fn cast(duel: &mut Duel, who: &PlayerId, tokens: &str, dice: &mut Dice) -> Result<Vec<DuelEvent>, DuelError> {
     let command = command::parse(&format!("cast {tokens}"))?;
-    duel.apply(who, Standing::Player, &command, T0, dice)
+    duel.apply(who, Role::Player, &command, T0, dice)
 }
 
 fn ok(duel: &mut Duel, who: &PlayerId, tokens: &str) -> Vec<DuelEvent> {
@@ -320,7 +320,7 @@ fn every_refusal_leaves_the_duel_unchanged() {
     let before = duel.clone();
     let stranger = PlayerId::new("carol");
     assert!(matches!(
-        duel.apply(&stranger, Standing::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1)),
+        duel.apply(&stranger, Role::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1)),
         Err(DuelError::NotAPlayer { .. })
     ));
     assert_eq!(duel, before);
@@ -360,7 +360,7 @@ fn an_interruption_settles_the_round_at_once() {
 #[test]
 fn the_game_over_refuses_everything() {
     let mut duel = duel();
-    duel.apply(&bob(), Standing::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1))
+    duel.apply(&bob(), Role::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1))
         .expect("bob concedes");
     assert_eq!(duel.finish(), Some(Finish { winner: Some(0), reason: FinishReason::Conceded }));
     let before = duel.clone();
@@ -371,19 +371,19 @@ fn the_game_over_refuses_everything() {
     assert_eq!(duel, before);
 }
 
-fn stop(duel: &mut Duel, who: &PlayerId, standing: Standing) -> Result<Vec<DuelEvent>, DuelError> {
-    duel.apply(who, standing, &DuelCommand::Stop, T0, &mut Dice::from_seed(1))
+fn stop(duel: &mut Duel, who: &PlayerId, role: Role) -> Result<Vec<DuelEvent>, DuelError> {
+    duel.apply(who, role, &DuelCommand::Stop, T0, &mut Dice::from_seed(1))
 }
 
 #[test]
 fn stop_by_an_operator_or_game_master_ends_the_duel_with_no_winner() {
-    for standing in [Standing::Operator, Standing::GameMaster] {
+    for role in [Role::Operator, Role::GameMaster] {
         let mut duel = duel();
         ok(&mut duel, &alice(), "surge fire wind end");
         ok(&mut duel, &bob(), "surge end");
         assert!(duel.track() > 0, "alice leads, yet a stop makes no winner");
         let carol = PlayerId::new("carol");
-        let events = stop(&mut duel, &carol, standing).expect("stopped");
+        let events = stop(&mut duel, &carol, role).expect("stopped");
         assert_eq!(events, vec![DuelEvent::Stopped { by: carol.clone() }]);
         assert_eq!(duel.finish(), Some(Finish { winner: None, reason: FinishReason::Stopped }));
         assert_eq!(duel.next_timer(), None);
@@ -410,7 +410,7 @@ fn stop_by_an_operator_or_game_master_ends_the_duel_with_no_winner() {
 #[test]
 fn a_seated_operator_may_stop_too() {
     let mut duel = duel();
-    stop(&mut duel, &alice(), Standing::Operator).expect("an operator who plays may stop");
+    stop(&mut duel, &alice(), Role::Operator).expect("an operator who plays may stop");
     assert_eq!(duel.finish().map(|f| f.reason), Some(FinishReason::Stopped));
 }
 
@@ -420,7 +420,7 @@ fn stop_by_a_player_is_refused_and_points_to_concede() {
     ok(&mut duel, &alice(), "surge fire");
     for who in [alice(), PlayerId::new("carol")] {
         let before = duel.clone();
-        let refused = stop(&mut duel, &who, Standing::Player).expect_err("refused");
+        let refused = stop(&mut duel, &who, Role::Player).expect_err("refused");
         assert_eq!(refused, DuelError::MayNotStop { actor: who.clone() });
         let message = refused.to_string();
         assert!(
@@ -435,14 +435,13 @@ fn stop_by_a_player_is_refused_and_points_to_concede() {
 #[test]
 fn a_stopped_snapshot_must_not_name_a_winner() {
     let mut duel = duel();
-    stop(&mut duel, &alice(), Standing::GameMaster).expect("stopped");
+    stop(&mut duel, &alice(), Role::GameMaster).expect("stopped");
     let mut snapshot = duel.snapshot();
     snapshot["winner"] = Value::from("alice");
     assert!(Duel::restore(&snapshot).is_err());
     // Any other finished duel still needs its winner (or "draw").
     let mut duel = self::duel();
-    duel.apply(&bob(), Standing::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1))
-        .expect("concedes");
+    duel.apply(&bob(), Role::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1)).expect("concedes");
     let mut snapshot = duel.snapshot();
     snapshot["winner"] = Value::Null;
     assert!(Duel::restore(&snapshot).is_err());
@@ -514,7 +513,7 @@ fn the_table_refuses_a_public_cast_without_echoing_it() {
         typed: "!cast surge fire thunderr",
         private: false,
         now: T0,
-        standing: Standing::Player,
+        role: Role::Player,
     };
     let refusal = table.act(&action, &mut Dice::from_seed(1)).expect_err("public casts are refused");
     let text = refusal.to_string();
@@ -529,8 +528,7 @@ fn the_table_reveals_steps_to_all_and_queues_only_to_their_owner() {
     assert!(!table.opening().is_empty());
     let act = |table: &mut Box<dyn Table>, who: &PlayerId, command: &str, private: bool| {
         let typed = format!("!{command}");
-        let action =
-            Action { actor: who, command, typed: &typed, private, now: T0, standing: Standing::Player };
+        let action = Action { actor: who, command, typed: &typed, private, now: T0, role: Role::Player };
         table.act(&action, &mut Dice::from_seed(5)).expect("accepted")
     };
     let acks = act(&mut table, &alice(), "cast surge fire wind end", true);
@@ -628,8 +626,7 @@ fn an_interrupted_spell_keeps_its_check_and_mark_in_the_compact_form() {
     ok(&mut duel, &alice(), "surge fire wind end");
     let command = command::parse("cast surge water end").expect("parses");
     // bob ends at step 2 while alice places Wind: her check needs 6+, and a 1 fails.
-    let events =
-        duel.apply(&bob(), Standing::Player, &command, T0, &mut dice_rolling(&[1])).expect("accepted");
+    let events = duel.apply(&bob(), Role::Player, &command, T0, &mut dice_rolling(&[1])).expect("accepted");
     let said = render::announcements(&duel, &events, true);
     let compact = heard(&said, Form::Compact);
     assert_eq!(compact.len(), 3, "{compact:#?}");

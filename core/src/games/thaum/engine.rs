@@ -17,7 +17,7 @@
 
 use crate::dice::Dice;
 use crate::ids::PlayerId;
-use crate::plugin::Standing;
+use crate::plugin::Role;
 use crate::time::Timestamp;
 use crate::words::{self, Adjustment, MAX_AMOUNT};
 
@@ -37,28 +37,28 @@ pub fn open(creator: &PlayerId, options: &ThaumOptions, now: Timestamp) -> (Thau
     (state, vec![ThaumEvent::Opened { game_master: creator.clone(), next_phase }])
 }
 
-/// True when `actor`, whom the daemon judged to have `standing`, may use `command` here:
+/// True when `actor`, whom the daemon judged to have `role`, may use `command` here:
 /// anyone may use a player's command or ask a question; a game-master command needs a game
-/// master of this table or [`Standing::GameMaster`] (a game master of every table), except
-/// `!stop`, which the room's operator ([`Standing::Operator`]) may also use.
-pub fn may_use(state: &ThaumState, actor: &PlayerId, standing: Standing, command: &ThaumCommand) -> bool {
+/// master of this table or [`Role::GameMaster`] (a game master of every table), except
+/// `!stop`, which the room's operator ([`Role::Operator`]) may also use.
+pub fn may_use(state: &ThaumState, actor: &PlayerId, role: Role, command: &ThaumCommand) -> bool {
     if !command.game_master_only() {
         return true;
     }
-    match standing {
-        Standing::GameMaster => true,
-        Standing::Operator if *command == ThaumCommand::Stop => true,
-        Standing::Operator | Standing::Player => state.is_game_master(actor),
+    match role {
+        Role::GameMaster => true,
+        Role::Operator if *command == ThaumCommand::Stop => true,
+        Role::Operator | Role::Player => state.is_game_master(actor),
     }
 }
 
-/// Applies `command` by `actor`, whom the daemon judged to have `standing`, at `now`. On
+/// Applies `command` by `actor`, whom the daemon judged to have `role`, at `now`. On
 /// `Err` nothing changed.
 pub fn apply(
     state: &mut ThaumState,
     options: &ThaumOptions,
     actor: &PlayerId,
-    standing: Standing,
+    role: Role,
     command: &ThaumCommand,
     now: Timestamp,
     dice: &mut Dice,
@@ -66,7 +66,7 @@ pub fn apply(
     if state.finished && !command.is_query() {
         return Err(ThaumError::TableStopped);
     }
-    if !may_use(state, actor, standing, command) {
+    if !may_use(state, actor, role, command) {
         return Err(ThaumError::NotGameMaster {
             player: actor.clone(),
             verb: command.verb(),

@@ -24,7 +24,7 @@
 //! - `!stop` archives the running season's standings (`"ended": "stopped"`); a stopped
 //!   table answers only the questions `!status` and `!gm list`.
 //! - Who may use a game-master command: a game master of the table, or anyone the daemon
-//!   judged [`Standing::GameMaster`](crate::plugin::Standing) (a game master of every
+//!   judged [`Role::GameMaster`](crate::plugin::Role) (a game master of every
 //!   table, or a bot admin); `!stop` also the room's operator. `!gm add` makes only a
 //!   player at the table a game master, and `!gm remove` never removes the last one;
 //!   `!gm` alone lists them, for anyone.
@@ -393,7 +393,7 @@ impl Table for ThaumTable {
             &mut self.state,
             &self.options,
             action.actor,
-            action.standing,
+            action.role,
             &command,
             action.now,
             dice,
