@@ -1,11 +1,13 @@
 //! The spellbridge daemon as a library: the binary in `main.rs` is a thin command line
 //! over these modules, and the end-to-end tests drive them directly.
 //!
+//! - [`board`]: board pictures (SVG drawn in code, PNG by resvg) from a table's public state.
 //! - [`lobby`]: the daemon's own commands (`!help`, `!new`, `!duel`, …).
 //! - [`router`]: inbound message → lobby, table or relay → outbound messages.
 //! - [`identity`]: who is who across networks: linked identities, names, homes.
 //! - [`relay`]: bridges, and chat relayed between their rooms.
 //! - [`journal`]: the router's changes as data, for the store to log and replay.
+//! - [`ratings`]: Glicko-2 ratings, Thaum season standings and records, derived from the journal.
 //! - [`store`]: the SQLite store: journal, snapshots, outbox, audit.
 //! - [`engine`]: the one commit path both drivers use (redelivery, commit, apology).
 //! - [`console`]: `spellbridge console`, the router over stdin/stdout.
@@ -15,6 +17,7 @@
 //! - [`http`]: `/healthz` and `/metrics` on `[http] listen`.
 //! - [`logging`]: the log subscriber, which never shows the `irc` crate's raw lines.
 
+pub mod board;
 pub mod config;
 pub mod console;
 pub mod courier;
@@ -28,6 +31,7 @@ pub mod logging;
 pub mod metrics;
 pub mod names;
 pub mod probe;
+pub mod ratings;
 pub mod relay;
 pub mod router;
 pub mod secrets;

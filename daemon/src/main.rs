@@ -86,6 +86,20 @@ enum Command {
         #[arg(long, value_name = "KEY", requires = "table")]
         key: Vec<String>,
     },
+    /// Derive the Duel ratings (Glicko-2), Thaum standings and players' records from the
+    /// journal, keep them in the database (`verify` checks them), and print them.
+    Ratings {
+        /// The database to read.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// The daemon's TOML config, so identities linked across its networks count as one
+        /// player (without it: the console's games, other networks' ids inferred).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Print them as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a table's history and current state.
     Export {
         /// The table's number (`spellbridge verify` lists them).
@@ -114,6 +128,7 @@ fn main() -> ExitCode {
         Command::Verify { db, config, table: None, .. } => verify(&db, config.as_deref()),
         Command::Verify { db, table: Some(table), key, .. } => verify_keys(&db, table, &key),
         Command::Export { table, format, db } => export(table, format, &db),
+        Command::Ratings { db, config, json } => ratings(&db, config.as_deref(), json),
     };
     match result {
         Ok(code) => code,
@@ -226,6 +241,7 @@ fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
             row.id, row.reason
         );
     }
+    println!("ratings: {}", report.ratings);
     let bad_tables = report.tables.iter().filter(|t| !t.findings.is_empty()).count();
     println!(
         "{} tables checked, {bad_tables} with problems; {} outbox rows checked, {} bad; {} lobby rows bad",
@@ -235,6 +251,30 @@ fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
         report.lobby.len()
     );
     Ok(if report.problems() == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn ratings(db: &Path, config: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+    let mut scopes = match config {
+        Some(config) => serve::network_scopes(&Settings::load(config)?),
+        None => Default::default(),
+    };
+    scopes
+        .entry(NetworkId::new(spellbridge::console::CONSOLE_NETWORK))
+        .or_insert(spellbridge::identity::Scope::Bare);
+    let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
+    let summary = store.refresh_ratings(&Registry::standard(), &scopes)?.with_context(|| {
+        format!(
+            "the ratings cannot be derived from {}; `spellbridge verify --db {}` says why",
+            db.display(),
+            db.display()
+        )
+    })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", spellbridge::ratings::report::text(&summary));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn verify_keys(db: &Path, table: u64, keys: &[String]) -> anyhow::Result<ExitCode> {

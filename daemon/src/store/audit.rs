@@ -4,7 +4,8 @@
 //! the lobby's journal rows and the outbox; `verify --table N --key K` checks a revealed
 //! dice key against the table's commitments and replays the table with it (RULES T-10);
 //! `spellbridge export` prints a table's history and state as JSON or as MediaWiki markup
-//! that a nomic can paste into its gamestate page.
+//! that a nomic can paste into its gamestate page. `verify` also derives the stored
+//! ratings again from the journal (`ratings`) and reports a copy that differs.
 
 use std::fmt::Write as _;
 
@@ -76,13 +77,18 @@ pub struct Report {
     pub outbox: Vec<BadRow>,
     /// Outbox rows set aside at earlier starts (kept, not sent).
     pub set_aside: Vec<BadRow>,
+    /// The stored ratings, derived again from the journal and compared.
+    pub ratings: super::ratings::RatingsCheck,
 }
 
 impl Report {
     /// How many problems were found (rows set aside earlier are not counted: they were
     /// already reported, and are kept for the operator).
     pub fn problems(&self) -> usize {
-        self.tables.iter().filter(|t| !t.findings.is_empty()).count() + self.lobby.len() + self.outbox.len()
+        self.tables.iter().filter(|t| !t.findings.is_empty()).count()
+            + self.lobby.len()
+            + self.outbox.len()
+            + usize::from(self.ratings.is_problem())
     }
 }
 
@@ -150,6 +156,7 @@ pub fn verify(
     report.outbox = store.check_outbox(networks)?;
     report.outbox_rows = store.pending_count()?;
     report.set_aside = store.set_aside_rows()?;
+    report.ratings = store.check_ratings(&registry())?;
     Ok(report)
 }
 

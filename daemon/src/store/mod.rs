@@ -8,6 +8,8 @@
 //! does not match its seal or its journal, is rebuilt by replaying its journal. Outbound
 //! messages leave the outbox only when an adapter reports them sent; a row that cannot be
 //! read is set aside (`outbox`). The files are created owner-only (`files`).
+//! The ratings derived from the journal are kept in `meta` (`ratings`), and `verify`
+//! derives them again to check them.
 //! IRC STS policies are kept in `sts_policies`, through a connection of their own
 //! (`sts`), read and written by the IRC transports.
 //! The tables' secret dice keys (RULES T-10) are kept in their own table, `dice_keys`,
@@ -19,6 +21,7 @@ mod files;
 mod history;
 pub mod outbox;
 pub mod player_ids;
+pub mod ratings;
 pub mod schema;
 pub mod seal;
 pub mod startup;

@@ -1,0 +1,181 @@
+//! A small SVG writer: the few shapes the boards draw, with every text escaped, written
+//! in a fixed order and with rounded numbers so the same state gives the same text.
+
+use std::fmt::Write as _;
+
+use super::font::FAMILY;
+
+/// How text is anchored at its x.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    /// x is where the text starts.
+    Start,
+    /// x is the text's middle.
+    Middle,
+    /// x is where the text ends.
+    End,
+}
+
+impl Anchor {
+    fn word(self) -> &'static str {
+        match self {
+            Anchor::Start => "start",
+            Anchor::Middle => "middle",
+            Anchor::End => "end",
+        }
+    }
+}
+
+/// An SVG document being written.
+pub struct Svg {
+    out: String,
+}
+
+impl Svg {
+    /// A `width` × `height` picture on a `background` fill.
+    pub fn new(width: u32, height: u32, background: &str) -> Svg {
+        let mut out = String::with_capacity(8 * 1024);
+        let _ = write!(
+            out,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="{FAMILY}">"#
+        );
+        out.push('\n');
+        let mut svg = Svg { out };
+        svg.rect(0.0, 0.0, f64::from(width), f64::from(height), background);
+        svg
+    }
+
+    /// A filled rectangle.
+    pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str) {
+        let _ = writeln!(
+            self.out,
+            r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}"/>"#,
+            n(x),
+            n(y),
+            n(w),
+            n(h)
+        );
+    }
+
+    /// A filled rectangle with rounded corners and an outline.
+    pub fn card(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: &str) {
+        let _ = writeln!(
+            self.out,
+            r#"<rect x="{}" y="{}" width="{}" height="{}" rx="6" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>"#,
+            n(x),
+            n(y),
+            n(w),
+            n(h)
+        );
+    }
+
+    /// A straight line.
+    pub fn line(&mut self, (x1, y1): (f64, f64), (x2, y2): (f64, f64), stroke: &str, width: f64) {
+        let _ = writeln!(
+            self.out,
+            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" stroke-width="{}"/>"#,
+            n(x1),
+            n(y1),
+            n(x2),
+            n(y2),
+            n(width)
+        );
+    }
+
+    /// A filled circle.
+    pub fn circle(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: &str) {
+        let _ = writeln!(
+            self.out,
+            r#"<circle cx="{}" cy="{}" r="{}" fill="{fill}" stroke="{stroke}" stroke-width="2"/>"#,
+            n(cx),
+            n(cy),
+            n(r)
+        );
+    }
+
+    /// Text at (x, y) (y is the baseline), `size` pixels high.
+    pub fn text(&mut self, x: f64, y: f64, size: f64, fill: &str, anchor: Anchor, text: &str) {
+        self.text_styled(x, y, size, fill, anchor, false, text);
+    }
+
+    /// Bold text.
+    pub fn bold(&mut self, x: f64, y: f64, size: f64, fill: &str, anchor: Anchor, text: &str) {
+        self.text_styled(x, y, size, fill, anchor, true, text);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn text_styled(&mut self, x: f64, y: f64, size: f64, fill: &str, anchor: Anchor, bold: bool, text: &str) {
+        let weight = if bold { r#" font-weight="bold""# } else { "" };
+        let _ = writeln!(
+            self.out,
+            r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{}"{weight}>{}</text>"#,
+            n(x),
+            n(y),
+            n(size),
+            anchor.word(),
+            escape(text)
+        );
+    }
+
+    /// The finished document.
+    pub fn finish(mut self) -> String {
+        self.out.push_str("</svg>\n");
+        self.out
+    }
+}
+
+/// A coordinate as the SVG writes it: at most one decimal, no trailing `.0`.
+fn n(value: f64) -> String {
+    let tenths = (value * 10.0).round() / 10.0;
+    if tenths.fract() == 0.0 { format!("{}", tenths as i64) } else { format!("{tenths:.1}") }
+}
+
+/// Text made safe inside an XML element: `&`, `<`, `>` escaped, and control characters
+/// (which XML 1.0 does not allow) dropped.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Shortens a name to at most `max` characters, ending it with `…` when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_control_characters_dropped() {
+        assert_eq!(escape("<b>&\"x\"\u{7}"), "&lt;b&gt;&amp;&quot;x&quot;");
+    }
+
+    #[test]
+    fn numbers_are_short_and_stable() {
+        assert_eq!(n(3.0), "3");
+        assert_eq!(n(2.25), "2.3");
+        assert_eq!(n(-0.04), "0");
+    }
+
+    #[test]
+    fn long_names_are_clipped() {
+        assert_eq!(clip("alice", 10), "alice");
+        assert_eq!(clip("abcdefghijkl", 5), "abcd…");
+    }
+}

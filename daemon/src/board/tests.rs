@@ -1,0 +1,254 @@
+//! Board pictures: the PNG decoded back (size, and pixels in each element's and Thaum's
+//! colour for a known state), the SVG text of every scenario transcript's end state
+//! (insta), and a Duel spell queued but not revealed never drawn.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use spellbridge_core::games::duel::Element;
+
+use super::*;
+
+/// The table entries of a scenario transcript's end state (`tests/scenarios/<name>.txt`).
+fn scenario_tables(name: &str) -> Vec<Value> {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios").join(format!("{name}.txt"));
+    let script = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let seed = script
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# seed:"))
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    let (_, state) =
+        crate::console::run_script(&script, seed).unwrap_or_else(|e| panic!("playing {name}: {e:#}"));
+    state["tables"].as_array().cloned().unwrap_or_default()
+}
+
+/// The end state after a short console script.
+fn played(script: &str) -> Vec<Value> {
+    let (_, state) = crate::console::run_script(script, 7).unwrap_or_else(|e| panic!("playing: {e:#}"));
+    state["tables"].as_array().cloned().unwrap_or_default()
+}
+
+/// A decoded PNG: width, height and RGBA rows.
+struct Decoded {
+    width: u32,
+    height: u32,
+    rgba: Vec<u8>,
+}
+
+impl Decoded {
+    fn of(picture: &Picture) -> Decoded {
+        let decoder = png::Decoder::new(std::io::Cursor::new(&picture.png));
+        let mut reader = decoder.read_info().expect("the PNG's header reads");
+        let mut rgba = vec![0; reader.output_buffer_size().expect("a sane size")];
+        let info = reader.next_frame(&mut rgba).expect("the PNG's pixels read");
+        assert_eq!(info.bit_depth, png::BitDepth::Eight);
+        let rgba = match info.color_type {
+            png::ColorType::Rgba => rgba,
+            png::ColorType::Rgb => rgba.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], u8::MAX]).collect(),
+            other => panic!("a board PNG is RGB or RGBA, not {other:?}"),
+        };
+        Decoded { width: info.width, height: info.height, rgba }
+    }
+
+    fn at(&self, x: f64, y: f64) -> (u8, u8, u8) {
+        let (x, y) = (x.round() as usize, y.round() as usize);
+        let i = (y * self.width as usize + x) * 4;
+        (self.rgba[i], self.rgba[i + 1], self.rgba[i + 2])
+    }
+
+    /// How many pixels of the rectangle are not the background colour.
+    fn ink(&self, (x, y, w, h): (u32, u32, u32, u32), background: (u8, u8, u8)) -> usize {
+        (y..y + h)
+            .flat_map(|py| (x..x + w).map(move |px| (px, py)))
+            .filter(|(px, py)| self.at(f64::from(*px), f64::from(*py)) != background)
+            .count()
+    }
+}
+
+fn duel_state() -> Value {
+    json!({
+        "game": "duel",
+        "state": {
+            "players": ["alice", "bob"],
+            "wizards": {"alice": "Apprentice", "bob": "Pyromancer"},
+            "track": 7, "finished": false, "winner": null,
+            "pools": {
+                "alice": {"water": 8, "fire": 6, "thunder": 8, "wind": 7, "earth": 8, "void": 4},
+                "bob": {"water": 7, "fire": 7, "thunder": 7, "wind": 8, "earth": 7, "void": 3}
+            },
+            "seals": {"alice": {"positions": 1, "elements": ["water", "thunder"]},
+                      "bob": {"positions": 0, "elements": []}},
+            "rounds": [{"round": 1, "track_after": 7, "spells": {
+                "alice": {"tokens": ["surge", "fire", "fire", "wind"], "level": 3, "power": 13,
+                          "countered": false, "interrupted": false, "removed": []},
+                "bob": {"tokens": ["focus", "water", "void"], "level": 1, "power": 1,
+                        "countered": false, "interrupted": false, "removed": []}}}],
+            "round": {"number": 2, "step": 0, "casters": {
+                "alice": {"acted": true, "queue": ["earth"]}, "bob": {"acted": false, "queue": []}}}
+        }
+    })
+}
+
+fn thaum_state() -> Value {
+    json!({
+        "game": "thaum",
+        "state": {
+            "season": 2, "phase": 3, "loop_instability": 4,
+            "players": {
+                "alice": {"mana": 2, "coins": 12, "thaums": {"fire": 10, "water": 5, "earth": -10, "air": 3}},
+                "bob": {"mana": 0, "coins": 3, "thaums": {"fire": -4, "water": 0, "earth": 8, "air": -6}}
+            },
+            "phase_started_at": 1_767_484_800,
+            "finished": false,
+            "options": {"schedule": "cycle13"}
+        }
+    })
+}
+
+#[test]
+fn a_duel_board_is_a_png_of_its_size_with_each_elements_colour() {
+    let picture = Board::new().png(&duel_state()).expect("the duel board renders");
+    assert_eq!((picture.width, picture.height), (duel::WIDTH, duel::HEIGHT));
+    let decoded = Decoded::of(&picture);
+    assert_eq!((decoded.width, decoded.height), (duel::WIDTH, duel::HEIGHT));
+    for seat in 0..2 {
+        for element in Element::ALL {
+            let (x, y, ..) = duel::pool_chip(seat, element);
+            assert_eq!(
+                decoded.at(x + 4.0, y + 4.0),
+                palette::rgb(palette::element(element)),
+                "seat {seat}'s {element} chip"
+            );
+        }
+    }
+    // The marker sits 7 points toward alice (left of the middle), in its colour.
+    assert_eq!(decoded.at(duel::marker_x(7), 118.0), palette::rgb(palette::MARKER));
+    assert!(duel::marker_x(7) < duel::marker_x(0));
+}
+
+#[test]
+fn a_thaum_board_is_a_png_with_each_thaums_bar() {
+    let picture = Board::new().png(&thaum_state()).expect("the thaum board renders");
+    assert_eq!((picture.width, picture.height), (thaum::WIDTH, thaum::height(2)));
+    let decoded = Decoded::of(&picture);
+    // alice has the most coins: the first row.
+    for (i, (key, _)) in thaum::THAUMS.iter().enumerate() {
+        let value = thaum_state()["state"]["players"]["alice"]["thaums"][key].as_i64().unwrap_or(0);
+        let (x, y, w, h) = thaum::bar(0, i, value);
+        assert_eq!(decoded.at(x + w / 2.0, y + h / 2.0), palette::rgb(palette::thaum(key)), "alice's {key}");
+    }
+    // bob's zero Water has no bar: the panel shows through.
+    let (x, y, ..) = thaum::bar(1, 1, 5);
+    assert_eq!(decoded.at(x + 8.0, y + 8.0), palette::rgb(palette::PANEL));
+}
+
+#[test]
+fn the_thaum_board_says_season_phase_instability_and_when_the_phase_ends() {
+    let svg = svg(&thaum_state()).expect("draws");
+    assert!(svg.contains("Season 2 · Phase III"), "{svg}");
+    assert!(svg.contains("Loop Instability 4/9"), "{svg}");
+    // Sunday 2026-01-04 00:00 started it: Cycle 13 ends it on Wednesday (RULES T-2).
+    assert!(svg.contains("Phase III ends Wed 2026-01-07 00:00 UTC"), "{svg}");
+    let alice = svg.find(">alice<").expect("alice is drawn");
+    let bob = svg.find(">bob<").expect("bob is drawn");
+    assert!(alice < bob, "the standings put the player with more coins first");
+}
+
+#[test]
+fn the_font_draws_every_glyph_the_boards_use() {
+    let rasteriser = Rasteriser::new();
+    for c in font::NEEDED.chars().chain("Duel Thaum 0123456789".chars().filter(|c| *c != ' ')) {
+        let text = svg::escape(&c.to_string());
+        let doc = format!(
+            r##"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="#ffffff"/><text x="8" y="30" font-size="28" font-family="{}" fill="#000000">{text}</text></svg>"##,
+            font::FAMILY
+        );
+        let decoded = Decoded::of(&rasteriser.png(&doc).expect("renders"));
+        assert!(decoded.ink((0, 0, 40, 40), (255, 255, 255)) > 10, "the shipped font has no glyph for {c:?}");
+    }
+}
+
+#[test]
+fn a_queued_spell_is_never_drawn_before_the_reveal() {
+    let before = played("alice: !duel bob\nbob: !accept\n");
+    let after = played("alice: !duel bob\nbob: !accept\nalice (dm): !cast surge thunder thunder earth end\n");
+    let (before, after) = (&before[0], &after[0]);
+    let queue = &after["state"]["round"]["casters"]["alice"]["queue"];
+    assert!(
+        queue.as_array().is_some_and(|q| !q.is_empty()),
+        "the fixture must hold a queued, unrevealed spell: {queue}"
+    );
+    // Drawn, the state with alice's hidden spell differs from the state before it only in
+    // that she has cast.
+    let (before, after_svg) = (svg(before).expect("draws"), svg(after).expect("draws"));
+    assert_eq!(after_svg, before.replacen("not cast yet", "has cast", 1));
+    // And whatever the hidden spell is, the picture is the same.
+    let mut other = after.clone();
+    other["state"]["round"]["casters"]["alice"]["queue"] = json!(["void", "void", "fire"]);
+    other["state"]["round"]["casters"]["alice"]["elements"] = json!(["void"]);
+    other["state"]["round"]["casters"]["alice"]["preconditioning"] = json!("counter");
+    assert_eq!(svg(&other).expect("draws"), after_svg);
+}
+
+#[test]
+fn a_settled_round_shows_both_spells() {
+    let svg = svg(&duel_state()).expect("draws");
+    // Round 1's spells, revealed: alice's two Fire and Wind, bob's Water and Void.
+    for glyph in ["火", "风", "水", "虚无"] {
+        assert!(svg.matches(&format!(">{glyph}<")).count() >= 3, "{glyph} in the pools and the spells");
+    }
+    assert!(svg.contains("Round 1: power 13 · level 3"));
+    assert!(svg.contains("Sealed in the first position:"));
+    assert!(svg.contains("Track: 7 toward alice"));
+}
+
+#[test]
+fn other_games_and_broken_states_are_refused_with_a_reason() {
+    assert_eq!(svg(&json!({"game": "chess", "state": {}})), Err(BoardError::UnknownGame("chess".into())));
+    let Err(BoardError::BadState { game, reason }) =
+        svg(&json!({"game": "duel", "state": {"players": ["a"]}}))
+    else {
+        panic!("a one-player duel is refused");
+    };
+    assert_eq!(game, "duel");
+    assert!(reason.contains("two players"), "{reason}");
+    let names = json!({"game": "thaum", "state": {"players": {"<script>&": {"mana": 1}}}});
+    assert!(svg(&names).expect("draws").contains("&lt;script&gt;&amp;"));
+}
+
+macro_rules! scenario_board {
+    ($name:ident) => {
+        #[test]
+        fn $name() {
+            let tables = scenario_tables(stringify!($name));
+            assert!(!tables.is_empty(), "the scenario opens a table");
+            let board = Board::new();
+            for table in &tables {
+                let id = &table["table"];
+                let drawn = svg(table).expect("the end state draws");
+                insta::assert_snapshot!(format!("{}_table_{id}", stringify!($name)), drawn);
+                let picture = board.png(table).expect("and renders");
+                assert!(picture.png.starts_with(b"\x89PNG\r\n\x1a\n"));
+                // To look at the pictures: BOARD_PNG_DIR=/tmp/boards cargo test -p spellbridge --lib board::
+                if let Some(dir) = std::env::var_os("BOARD_PNG_DIR") {
+                    let file = PathBuf::from(dir).join(format!("{}_table_{id}.png", stringify!($name)));
+                    std::fs::write(&file, &picture.png).expect("the picture is written");
+                }
+            }
+        }
+    };
+}
+
+mod scenarios {
+    use super::*;
+
+    scenario_board!(thaum_full_loop);
+    scenario_board!(duel_complete);
+    scenario_board!(duel_interruption);
+    scenario_board!(duel_full_counter);
+    scenario_board!(duel_void);
+    scenario_board!(duel_pool_dry);
+}

@@ -1,0 +1,218 @@
+//! The Thaum board (RULES T-1 to T-9), drawn from the table's public snapshot: the
+//! season, the phase, Loop Instability out of its limit (T-3), when the phase ends (T-2),
+//! and every player's Mana, four Thaums (as bars from −10 to 10) and coins, in the
+//! season's standings order (coins, then the sum of their Thaums, then name).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use spellbridge_core::Timestamp;
+use spellbridge_core::games::thaum::Schedule;
+
+use super::palette::{self, INK, LINE, MUTED, PANEL, PAPER};
+use super::svg::{Anchor, Svg, clip};
+
+/// The picture's width.
+pub const WIDTH: u32 = 800;
+/// Loop Instability at which a season ends (RULES T-3).
+const LOOP_LIMIT: u32 = 9;
+/// The Thaums in the order the board shows them, by snapshot key.
+pub const THAUMS: [(&str, &str); 4] =
+    [("fire", "Fire"), ("water", "Water"), ("earth", "Earth"), ("air", "Air")];
+
+const TABLE_Y: f64 = 120.0;
+const ROW: f64 = 40.0;
+const NAME_X: f64 = 20.0;
+const MANA_X: f64 = 230.0;
+const THAUM_X: f64 = 270.0;
+const THAUM_W: f64 = 104.0;
+const COINS_X: f64 = 780.0;
+/// Pixels per point of a Thaum bar (10 points fill half a cell).
+const BAR_PER_POINT: f64 = 3.6;
+
+/// The public part of a Thaum snapshot (CONTRACT.md `--state-json`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Public {
+    season: u32,
+    phase: u32,
+    loop_instability: u32,
+    players: BTreeMap<String, Sheet>,
+    phase_started_at: Option<Timestamp>,
+    finished: bool,
+    options: Options,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Sheet {
+    mana: u32,
+    coins: u64,
+    debt: u64,
+    thaums: BTreeMap<String, i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Options {
+    schedule: Schedule,
+}
+
+/// The picture's height for `players` players.
+pub fn height(players: usize) -> u32 {
+    (TABLE_Y + ROW * (players.max(1) as f64) + 40.0) as u32
+}
+
+/// Where a Thaum bar of the row `row` (0 is the top) is drawn for `value`: x, y, width,
+/// height (tests read pixels there). A value of 0 has no bar.
+pub fn bar(row: usize, thaum: usize, value: i64) -> (f64, f64, f64, f64) {
+    let centre = THAUM_X + thaum as f64 * THAUM_W + 40.0;
+    let length = value.clamp(-10, 10) as f64 * BAR_PER_POINT;
+    let y = TABLE_Y + 14.0 + row as f64 * ROW;
+    if length >= 0.0 { (centre, y, length, 16.0) } else { (centre + length, y, -length, 16.0) }
+}
+
+/// The SVG of a Thaum table's state (the snapshot's `state`).
+pub fn svg(state: &serde_json::Value) -> Result<String, String> {
+    let thaum = Public::deserialize(state).map_err(|e| format!("not a Thaum state: {e}"))?;
+    let height = height(thaum.players.len());
+    let mut svg = Svg::new(WIDTH, height, PAPER);
+    heading(&mut svg, &thaum);
+    svg.card(10.0, TABLE_Y - 34.0, WIDTH as f64 - 20.0, height as f64 - TABLE_Y + 24.0, PANEL, LINE);
+    svg.text(NAME_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::Start, "Player");
+    svg.text(MANA_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::End, "Mana");
+    for (i, (key, name)) in THAUMS.iter().enumerate() {
+        let (x, ..) = bar(0, i, 0);
+        svg.text(x, TABLE_Y - 12.0, 13.0, palette::thaum(key), Anchor::Middle, name);
+    }
+    svg.text(COINS_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::End, "Coins");
+    if thaum.players.is_empty() {
+        svg.text(NAME_X, TABLE_Y + 28.0, 14.0, MUTED, Anchor::Start, "No players yet: type !join");
+    }
+    for (row, (player, sheet)) in standings(&thaum.players).into_iter().enumerate() {
+        player_row(&mut svg, row, player, sheet);
+    }
+    Ok(svg.finish())
+}
+
+/// The players in standings order: most coins (net of debt) first, then the highest sum
+/// of Thaums, then by name.
+fn standings(players: &BTreeMap<String, Sheet>) -> Vec<(&String, &Sheet)> {
+    let mut rows: Vec<(&String, &Sheet)> = players.iter().collect();
+    let net = |s: &Sheet| i128::from(s.coins) - i128::from(s.debt);
+    let sum = |s: &Sheet| s.thaums.values().sum::<i64>();
+    rows.sort_by(|(a, x), (b, y)| net(y).cmp(&net(x)).then(sum(y).cmp(&sum(x))).then(a.cmp(b)));
+    rows
+}
+
+fn heading(svg: &mut Svg, thaum: &Public) {
+    svg.bold(20.0, 36.0, 24.0, INK, Anchor::Start, "Thaum");
+    svg.text(
+        110.0,
+        36.0,
+        18.0,
+        MUTED,
+        Anchor::Start,
+        &format!("Season {} · Phase {}", thaum.season, roman(thaum.phase)),
+    );
+    // Loop Instability as nine boxes, the filled ones in the Fire colour (RULES T-3).
+    let label_x = WIDTH as f64 - 20.0 - LOOP_LIMIT as f64 * 16.0 - 8.0;
+    svg.text(
+        label_x,
+        36.0,
+        14.0,
+        INK,
+        Anchor::End,
+        &format!("Loop Instability {}/{LOOP_LIMIT}", thaum.loop_instability),
+    );
+    for i in 0..LOOP_LIMIT {
+        let fill = if i < thaum.loop_instability { palette::thaum("fire") } else { PAPER };
+        svg.card(label_x + 8.0 + f64::from(i) * 16.0, 22.0, 12.0, 16.0, fill, LINE);
+    }
+    let ends = match (thaum.finished, thaum.options.schedule, thaum.phase_started_at) {
+        (true, _, _) => "The table was stopped".to_owned(),
+        (false, Schedule::Manual, _) => "The phase ends when a game master types !phase next".to_owned(),
+        (false, schedule, Some(started)) => match schedule.next_boundary_after(started) {
+            Some(end) => format!("Phase {} ends {}", roman(thaum.phase), when(end)),
+            None => String::new(),
+        },
+        (false, _, None) => String::new(),
+    };
+    svg.text(20.0, 64.0, 15.0, INK, Anchor::Start, &ends);
+}
+
+fn player_row(svg: &mut Svg, row: usize, player: &str, sheet: &Sheet) {
+    let y = TABLE_Y + row as f64 * ROW;
+    if row > 0 {
+        svg.line((20.0, y + 2.0), (WIDTH as f64 - 20.0, y + 2.0), "#e4ded2", 1.0);
+    }
+    let baseline = y + 28.0;
+    svg.bold(NAME_X, baseline, 15.0, INK, Anchor::Start, &clip(player, 22));
+    svg.text(MANA_X, baseline, 15.0, INK, Anchor::End, &sheet.mana.to_string());
+    for (i, (key, _)) in THAUMS.iter().enumerate() {
+        let value = sheet.thaums.get(*key).copied().unwrap_or(0);
+        let (zero, ..) = bar(row, i, 0);
+        svg.line((zero, y + 10.0), (zero, y + 34.0), LINE, 1.0);
+        if value != 0 {
+            let (bx, by, bw, bh) = bar(row, i, value);
+            svg.rect(bx, by, bw, bh, palette::thaum(key));
+        }
+        svg.text(zero + 60.0, baseline, 13.0, INK, Anchor::End, &value.to_string());
+    }
+    let coins = if sheet.debt > 0 { format!("−{}", sheet.debt) } else { sheet.coins.to_string() };
+    svg.bold(COINS_X, baseline, 15.0, INK, Anchor::End, &coins);
+}
+
+/// A phase's end as people read it: `Wed 2026-01-07 00:00 UTC`.
+fn when(at: Timestamp) -> String {
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    let iso = at.to_string();
+    let day = DAYS[at.weekday().rem_euclid(7) as usize];
+    // ISO 8601 is `YYYY-MM-DDTHH:MM:SSZ`.
+    match (iso.get(..10), iso.get(11..16)) {
+        (Some(date), Some(time)) => format!("{day} {date} {time} UTC"),
+        _ => iso,
+    }
+}
+
+/// A phase number in Roman numerals, as the game names phases (past 3999, in digits).
+fn roman(n: u32) -> String {
+    if n == 0 || n > 3999 {
+        return n.to_string();
+    }
+    const PARTS: [(u32, &str); 13] = [
+        (1000, "M"),
+        (900, "CM"),
+        (500, "D"),
+        (400, "CD"),
+        (100, "C"),
+        (90, "XC"),
+        (50, "L"),
+        (40, "XL"),
+        (10, "X"),
+        (9, "IX"),
+        (5, "V"),
+        (4, "IV"),
+        (1, "I"),
+    ];
+    let (mut n, mut out) = (n, String::new());
+    for (value, numeral) in PARTS {
+        while n >= value {
+            out.push_str(numeral);
+            n -= value;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_are_roman_and_ends_are_readable() {
+        assert_eq!(roman(1), "I");
+        assert_eq!(roman(14), "XIV");
+        assert_eq!(when(Timestamp::CONSOLE_EPOCH.plus(3 * 86_400)), "Wed 2026-01-07 00:00 UTC");
+    }
+}

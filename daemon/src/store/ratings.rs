@@ -1,0 +1,188 @@
+//! The ratings the store keeps (`meta` key `ratings`): the [`Summary`] derived from the
+//! whole journal, with the network scopes it was derived under, as JSON text. Nothing in
+//! it is trusted: `spellbridge verify` derives it again from the journal and reports a
+//! stored copy that differs (a tampered or stale rating).
+
+use std::collections::BTreeMap;
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use spellbridge_core::{NetworkId, Registry};
+
+use super::{Store, StoreError};
+use crate::identity::Scope;
+use crate::journal::Entry;
+use crate::ratings::{self, RatingsError, Summary};
+
+/// The `meta` key the ratings are kept under.
+pub const META_KEY: &str = "ratings";
+
+/// What is stored: the summary and the scopes it was derived under.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    scopes: BTreeMap<NetworkId, String>,
+    summary: Summary,
+}
+
+fn scope_word(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Network => "network",
+        Scope::Global => "global",
+        Scope::Bare => "bare",
+    }
+}
+
+fn scope_of(word: &str) -> Option<Scope> {
+    match word {
+        "network" => Some(Scope::Network),
+        "global" => Some(Scope::Global),
+        "bare" => Some(Scope::Bare),
+        _ => None,
+    }
+}
+
+/// What checking the stored ratings found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum RatingsCheck {
+    /// No ratings are stored.
+    #[default]
+    NoneStored,
+    /// The stored ratings equal the ones derived from the journal.
+    Match,
+    /// They differ: the first differing path (e.g. `.summary.players.alice.duel.rating.rating`).
+    Differs(String),
+    /// The stored ratings do not read, or the journal does not derive.
+    Unreadable(String),
+}
+
+impl RatingsCheck {
+    /// True when the stored ratings are wrong or unreadable.
+    pub fn is_problem(&self) -> bool {
+        matches!(self, RatingsCheck::Differs(_) | RatingsCheck::Unreadable(_))
+    }
+}
+
+impl std::fmt::Display for RatingsCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RatingsCheck::NoneStored => f.write_str("none stored"),
+            RatingsCheck::Match => f.write_str("ok (derived again from the journal)"),
+            RatingsCheck::Differs(path) => write!(
+                f,
+                "DIFFER from the journal's at {path}; they were changed outside spellbridge or are stale (the next refresh rewrites them from the journal)"
+            ),
+            RatingsCheck::Unreadable(reason) => write!(f, "UNREADABLE: {reason}"),
+        }
+    }
+}
+
+impl Store {
+    /// Every journal entry, tables' and lobby's, in the order they were committed.
+    pub fn journal(&self) -> Result<Vec<Entry>, StoreError> {
+        let fail = |e| self.error(e);
+        let mut statement =
+            self.connection.prepare("SELECT id, entry FROM journal ORDER BY id").map_err(fail)?;
+        let rows = statement
+            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
+            .map_err(fail)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fail)?;
+        rows.into_iter()
+            .map(|(id, text)| {
+                serde_json::from_str(&text).map_err(|e| StoreError::BadRow {
+                    path: self.path.clone(),
+                    detail: format!("journal row {id}: {e}"),
+                })
+            })
+            .collect()
+    }
+
+    /// Derives the ratings from the whole journal (see [`ratings`]).
+    pub fn derive_ratings(
+        &self,
+        registry: &Registry,
+        scopes: &BTreeMap<NetworkId, Scope>,
+    ) -> Result<Result<Summary, RatingsError>, StoreError> {
+        let journal = self.journal()?;
+        Ok(ratings::derive(registry, scopes.clone(), &journal))
+    }
+
+    /// Keeps `summary`, derived under `scopes`, as the stored ratings.
+    pub fn save_ratings(
+        &self,
+        summary: &Summary,
+        scopes: &BTreeMap<NetworkId, Scope>,
+    ) -> Result<(), StoreError> {
+        let text = stored_text(summary, scopes);
+        self.connection
+            .execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![META_KEY, text],
+            )
+            .map(drop)
+            .map_err(|e| self.error(e))
+    }
+
+    /// Derives the ratings from the journal and keeps them; returns them.
+    pub fn refresh_ratings(
+        &self,
+        registry: &Registry,
+        scopes: &BTreeMap<NetworkId, Scope>,
+    ) -> Result<Result<Summary, RatingsError>, StoreError> {
+        let derived = self.derive_ratings(registry, scopes)?;
+        if let Ok(summary) = &derived {
+            self.save_ratings(summary, scopes)?;
+        }
+        Ok(derived)
+    }
+
+    /// The stored ratings, if any (as they were stored; see [`Store::check_ratings`]).
+    pub fn stored_ratings(&self) -> Result<Option<Summary>, StoreError> {
+        let Some(text) = self.meta(META_KEY)? else { return Ok(None) };
+        serde_json::from_str::<Stored>(&text).map(|stored| Some(stored.summary)).map_err(|e| {
+            StoreError::BadRow { path: self.path.clone(), detail: format!("the stored ratings: {e}") }
+        })
+    }
+
+    /// Derives the ratings from the journal again, under the scopes they were stored
+    /// with, and compares them with the stored ones.
+    pub fn check_ratings(&self, registry: &Registry) -> Result<RatingsCheck, StoreError> {
+        let Some(text) = self.meta(META_KEY)? else { return Ok(RatingsCheck::NoneStored) };
+        let stored: Stored = match serde_json::from_str(&text) {
+            Ok(stored) => stored,
+            Err(e) => return Ok(RatingsCheck::Unreadable(format!("the stored ratings do not read: {e}"))),
+        };
+        let mut scopes = BTreeMap::new();
+        for (network, word) in &stored.scopes {
+            match scope_of(word) {
+                Some(scope) => scopes.insert(network.clone(), scope),
+                None => {
+                    return Ok(RatingsCheck::Unreadable(format!(
+                        "the stored ratings name an unknown scope `{word}` for {network}"
+                    )));
+                }
+            };
+        }
+        let derived = match self.derive_ratings(registry, &scopes)? {
+            Ok(summary) => summary,
+            Err(e) => return Ok(RatingsCheck::Unreadable(e.to_string())),
+        };
+        // The text is compared, so no float is read back: the derived summary written the
+        // same way must give the same bytes.
+        let fresh = stored_text(&derived, &scopes);
+        if fresh == text {
+            return Ok(RatingsCheck::Match);
+        }
+        let path = match (serde_json::from_str(&fresh), serde_json::from_str(&text)) {
+            (Ok(fresh), Ok(stored)) => super::audit::first_difference(&fresh, &stored, String::new()),
+            _ => None,
+        };
+        Ok(RatingsCheck::Differs(path.unwrap_or_else(|| "(the text)".to_owned())))
+    }
+}
+
+fn stored_text(summary: &Summary, scopes: &BTreeMap<NetworkId, Scope>) -> String {
+    let scopes = scopes.iter().map(|(n, s)| (n.clone(), scope_word(*s).to_owned())).collect();
+    // Plain structs and maps with string keys always serialise.
+    serde_json::to_string(&Stored { scopes, summary: summary.clone() }).unwrap_or_default()
+}
