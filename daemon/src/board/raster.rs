@@ -61,11 +61,14 @@ impl Rasteriser {
 /// drawn on a full background; tiny-skia's own encoder writes RGBA at the default level,
 /// several times slower for a board). A picture with any transparency keeps its alpha.
 fn encode(pixmap: &tiny_skia::Pixmap) -> Result<Vec<u8>, png::EncodingError> {
-    if pixmap.pixels().iter().any(|p| p.alpha() != u8::MAX) {
+    if !pixmap.data().chunks_exact(4).all(|p| p[3] == u8::MAX) {
         return pixmap.encode_png();
     }
     // Opaque, so premultiplied and straight colours are the same.
-    let rgb: Vec<u8> = pixmap.data().chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+    let mut rgb = Vec::with_capacity(pixmap.data().len() / 4 * 3);
+    for pixel in pixmap.data().chunks_exact(4) {
+        rgb.extend_from_slice(&pixel[..3]);
+    }
     let mut out = Vec::with_capacity(rgb.len() / 8);
     {
         let mut encoder = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
