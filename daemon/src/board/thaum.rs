@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use spellbridge_core::Timestamp;
 use spellbridge_core::games::thaum::Schedule;
+use spellbridge_core::games::thaum::render::roman;
 
 use super::palette::{self, INK, LINE, MUTED, PANEL, PAPER};
 use super::svg::{Anchor, Svg, clip};
@@ -173,36 +174,6 @@ fn when(at: Timestamp) -> String {
         (Some(date), Some(time)) => format!("{day} {date} {time} UTC"),
         _ => iso,
     }
-}
-
-/// A phase number in Roman numerals, as the game names phases (past 3999, in digits).
-fn roman(n: u32) -> String {
-    if n == 0 || n > 3999 {
-        return n.to_string();
-    }
-    const PARTS: [(u32, &str); 13] = [
-        (1000, "M"),
-        (900, "CM"),
-        (500, "D"),
-        (400, "CD"),
-        (100, "C"),
-        (90, "XC"),
-        (50, "L"),
-        (40, "XL"),
-        (10, "X"),
-        (9, "IX"),
-        (5, "V"),
-        (4, "IV"),
-        (1, "I"),
-    ];
-    let (mut n, mut out) = (n, String::new());
-    for (value, numeral) in PARTS {
-        while n >= value {
-            out.push_str(numeral);
-            n -= value;
-        }
-    }
-    out
 }
 
 #[cfg(test)]
