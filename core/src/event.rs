@@ -5,7 +5,7 @@
 //! table or one player. Events are data: the journal keeps them as they are
 //! ([`Event::record`]), and nothing in them is English. A game turns them into words
 //! only at delivery, once per kind of destination ([`Presentation`]: today a network's
-//! [`Form`], later its language too), with [`GamePlugin::render`](crate::GamePlugin::render).
+//! [`Form`] and its [`Language`]), with [`GamePlugin::render`](crate::GamePlugin::render).
 //! So a table bridged between IRC and Matrix acts once and is told twice, compactly and
 //! in full, and a private event (a Duel wizard's queued spell) is only ever the one
 //! player's.
@@ -17,22 +17,30 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::language::Language;
 use crate::plugin::{Announcement, Audience, Form};
 use crate::text::RichText;
 
-/// How one kind of destination is shown a game's events: how many lines it wants them in
-/// (and, later, in which language). Each network has one; the console and Matrix the
-/// default, the full form in English.
+/// How one kind of destination is shown a game's events: how many lines it wants them in,
+/// and in which language. The console and Matrix have the default, the full form in
+/// English.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Presentation {
     /// Full (a line per thing that happened) or compact (IRC: as few lines as read well).
     pub form: Form,
+    /// The language the destination is told in.
+    pub language: Language,
 }
 
 impl Presentation {
-    /// The presentation of a network that asks for `form`.
+    /// The presentation of a network that asks for `form`, in English.
     pub fn of(form: Form) -> Self {
-        Presentation { form }
+        Presentation { form, language: Language::En }
+    }
+
+    /// This presentation in `language`.
+    pub fn in_language(self, language: Language) -> Self {
+        Presentation { language, ..self }
     }
 }
 

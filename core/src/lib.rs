@@ -7,6 +7,7 @@
 //! destination ([`Presentation`]), which the adapters show per network.
 //!
 //! - [`ids`]: typed names of networks, rooms and players.
+//! - [`language`]: the languages a destination can be told in.
 //! - [`text`]: the small rich-text type every announcement is written in.
 //! - [`dice`]: the seeded, auditable random generator.
 //! - [`time`]: timestamps and durations (plain numbers, no clock).
@@ -23,6 +24,7 @@ pub mod event;
 pub mod games;
 pub mod grammar;
 pub mod ids;
+pub mod language;
 pub mod options;
 pub mod plugin;
 pub mod text;
@@ -34,6 +36,7 @@ pub use dice::Dice;
 pub use event::{Event, EventRecord, Presentation};
 pub use grammar::{Command, Grammar, Parsed, PlayerArgument};
 pub use ids::{NetworkId, PlayerId, RoomId};
+pub use language::Language;
 pub use plugin::{
     Action, Announcement, Audience, Form, GamePlugin, Refusal, Registry, Role, Seat, Table, TableSetup,
 };
