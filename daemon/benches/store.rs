@@ -3,7 +3,10 @@
 //! - one durable action: handle + commit with fsync (WAL, `synchronous=FULL`), p50/p99;
 //! - a burst of 10,000 actions over 100 tables, committed one by one and with group
 //!   commit (100 messages per transaction), in actions/s;
-//! - restart: loading 10,000 stored tables, in seconds, and the process's RSS after it.
+//! - restart: loading 10,000 stored tables, in seconds, and the process's RSS after it;
+//! - snapshot bytes a commit writes per action as one Thaum table's history grows to
+//!   10,000 entries, beside the whole snapshot with its history (what was written before
+//!   the history had rows of its own, issue 16).
 
 use std::time::{Duration, Instant};
 
@@ -169,6 +172,33 @@ fn load(path: &std::path::Path) {
     );
 }
 
+/// The bytes one action makes the store write for its table (the snapshot's text without
+/// its history, and the history entries that are new), as one Thaum table's history grows,
+/// beside the snapshot with the whole history inside.
+fn snapshot_bytes() {
+    const CHECKPOINTS: [usize; 4] = [10, 100, 1_000, 10_000];
+    let mut router = Router::new(Registry::standard(), RouterOptions::default());
+    router.handle(&say(0, "!new thaum", 0), Timestamp::CONSOLE_EPOCH);
+    let table = router.table_ids().next().expect("the table");
+    let mut stored = 0;
+    for id in 1..=*CHECKPOINTS.last().expect("a checkpoint") as u64 {
+        router.handle(&say(0, "!coins alice +1", id), Timestamp::CONSOLE_EPOCH);
+        router.take_journal();
+        let written = router.stored_table(table, stored).expect("stored");
+        let history = written.history.expect("Thaum keeps a history");
+        let new: usize = history.entries.iter().map(String::len).sum();
+        stored = history.from + history.entries.len();
+        if CHECKPOINTS.contains(&(id as usize)) {
+            let whole = router.table_snapshot(table).expect("snapshot").to_string().len();
+            println!(
+                "snapshot bytes per action at history {stored:>6}: {:>5} B written ({} B snapshot + {new} B new history); whole snapshot with history {whole} B",
+                written.text.len() + new,
+                written.text.len(),
+            );
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // `cargo test --benches` runs this with `--test`-like flags; run the figures only for bench.
@@ -185,4 +215,5 @@ fn main() {
     burst(1);
     burst(100);
     restart();
+    snapshot_bytes();
 }
