@@ -29,6 +29,7 @@
 //! `tests/scripts/install-synapse.sh`); without them they fail with the harness's message,
 //! they never skip. Every wait is bounded; a failure prints the daemon's log.
 
+mod inbox;
 mod support;
 
 mod chat;

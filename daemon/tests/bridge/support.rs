@@ -3,7 +3,6 @@
 //! ([`Irc`]) and on Matrix ([`Mx`]) with everything they received kept in order, and
 //! the waits until the bot is in every room.
 
-pub(super) use std::collections::BTreeSet;
 pub(super) use std::time::Duration;
 
 pub(super) use serde_json::{Value, json};
@@ -14,6 +13,8 @@ pub(super) use spellbridge_tests::harness::irc_client::{IrcClient, Message as Ir
 pub(super) use spellbridge_tests::harness::matrix_client::{MatrixClient, Message as MxMessage};
 pub(super) use spellbridge_tests::harness::synapse::Synapse;
 pub(super) use tokio::time::Instant;
+
+pub(super) use super::inbox::{Inbox, Receiver};
 
 pub(super) const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 pub(super) const BOT: &str = "spellbridge";
@@ -123,16 +124,26 @@ rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room 
 // ---------------------------------------------------------------------------------------
 // People on IRC.
 
-/// An IRC client in `#magic`, with everything it received kept in order: `expect`
-/// takes the first message not taken yet that matches and never loses what it skips
-/// (messages may come in either order), so a test can both wait for messages and count
-/// every one that arrived.
+/// An IRC client in `#magic`, with everything it received kept in order (an [`Inbox`]).
 pub(super) struct Irc {
     pub(super) client: IrcClient,
-    pub(super) seen: Vec<IrcMessage>,
-    /// Everything before this was expected; `taken` are the ones expected after it.
-    pub(super) read: usize,
-    pub(super) taken: BTreeSet<usize>,
+    pub(super) inbox: Inbox<IrcMessage>,
+}
+
+impl Receiver for Irc {
+    type Message = IrcMessage;
+
+    fn who(&self) -> String {
+        self.nick().to_owned()
+    }
+
+    fn inbox(&mut self) -> &mut Inbox<IrcMessage> {
+        &mut self.inbox
+    }
+
+    async fn next_message(&mut self, wait: Duration) -> Option<IrcMessage> {
+        self.client.next_message(wait).await
+    }
 }
 
 impl Irc {
@@ -140,7 +151,7 @@ impl Irc {
         let mut client =
             IrcClient::connect(port, nick).await.unwrap_or_else(|e| panic!("{nick} connects: {e}"));
         client.join(CHANNEL).await.unwrap_or_else(|e| panic!("{nick} joins {CHANNEL}: {e}"));
-        Irc { client, seen: Vec::new(), read: 0, taken: BTreeSet::new() }
+        Irc { client, inbox: Inbox::new() }
     }
 
     pub(super) fn nick(&self) -> &str {
@@ -166,55 +177,14 @@ impl Irc {
     /// Reads until `quiet` passes with nothing new.
     pub(super) async fn pump(&mut self, quiet: Duration) {
         while let Some(m) = self.client.next_message(quiet).await {
-            self.seen.push(m);
+            self.inbox.push(m);
         }
     }
 
     /// Forgets everything received so far (after the setup's chatter).
     pub(super) async fn settle(&mut self) {
         self.pump(Duration::from_millis(300)).await;
-        self.seen.clear();
-        self.read = 0;
-        self.taken.clear();
-    }
-
-    /// The next message (after the cursor) for which `wanted` holds, within [`WAIT`].
-    /// The last 30 messages not taken by an `expect`, for failure messages.
-    fn unexpected(&self) -> String {
-        let left: Vec<String> = (self.read..self.seen.len())
-            .filter(|i| !self.taken.contains(i))
-            .map(|i| self.seen[i].to_string())
-            .collect();
-        left[left.len().saturating_sub(30)..].join("\n  ")
-    }
-
-    pub(super) async fn expect_where(
-        &mut self,
-        what: &str,
-        wanted: impl Fn(&IrcMessage) -> bool,
-    ) -> IrcMessage {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let taken = &self.taken;
-            if let Some(i) =
-                (self.read..self.seen.len()).find(|i| !taken.contains(i) && wanted(&self.seen[*i]))
-            {
-                self.taken.insert(i);
-                while self.taken.remove(&self.read) {
-                    self.read += 1;
-                }
-                return self.seen[i].clone();
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.client.next_message(left).await {
-                Some(m) => self.seen.push(m),
-                None => panic!(
-                    "{} waited {WAIT:?} for {what}; received and not expected (the last 30):\n  {}",
-                    self.nick(),
-                    self.unexpected()
-                ),
-            }
-        }
+        self.inbox.clear();
     }
 
     /// The next message from the bot in the channel containing `needle` (formatting
@@ -237,7 +207,8 @@ impl Irc {
 
     /// The bot's messages in the channel, formatting stripped, in order.
     pub(super) fn bot_lines(&self) -> Vec<String> {
-        self.seen
+        self.inbox
+            .all()
             .iter()
             .filter(|m| m.from == BOT && m.target == CHANNEL && m.kind == MessageKind::Privmsg)
             .map(|m| strip(&m.text))
@@ -246,7 +217,12 @@ impl Irc {
 
     /// Every message in the channel (anyone's), formatting stripped, in order.
     pub(super) fn channel_lines(&self) -> Vec<(String, String)> {
-        self.seen.iter().filter(|m| m.target == CHANNEL).map(|m| (m.from.clone(), strip(&m.text))).collect()
+        self.inbox
+            .all()
+            .iter()
+            .filter(|m| m.target == CHANNEL)
+            .map(|m| (m.from.clone(), strip(&m.text)))
+            .collect()
     }
 }
 
@@ -275,9 +251,23 @@ pub(super) struct Mx {
     pub(super) client: MatrixClient,
     pub(super) name: &'static str,
     pub(super) dm: Option<String>,
-    pub(super) seen: Vec<MxMessage>,
-    pub(super) read: usize,
-    pub(super) taken: BTreeSet<usize>,
+    pub(super) inbox: Inbox<MxMessage>,
+}
+
+impl Receiver for Mx {
+    type Message = MxMessage;
+
+    fn who(&self) -> String {
+        self.name.to_owned()
+    }
+
+    fn inbox(&mut self) -> &mut Inbox<MxMessage> {
+        &mut self.inbox
+    }
+
+    async fn next_message(&mut self, wait: Duration) -> Option<MxMessage> {
+        self.client.next_message(wait).await
+    }
 }
 
 impl Mx {
@@ -289,7 +279,7 @@ impl Mx {
         let mut client = MatrixClient::from_token(&synapse.base_url(), &user_id, &token)
             .unwrap_or_else(|e| panic!("{localpart}'s client: {e}"));
         client.set_display_name(name).await.unwrap_or_else(|e| panic!("{e}"));
-        Mx { client, name, dm: None, seen: Vec::new(), read: 0, taken: BTreeSet::new() }
+        Mx { client, name, dm: None, inbox: Inbox::new() }
     }
 
     pub(super) fn id(&self) -> &str {
@@ -308,53 +298,13 @@ impl Mx {
 
     pub(super) async fn pump(&mut self, quiet: Duration) {
         while let Some(m) = self.client.next_message(quiet).await {
-            self.seen.push(m);
+            self.inbox.push(m);
         }
     }
 
     pub(super) async fn settle(&mut self) {
         self.client.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
-        self.seen.clear();
-        self.read = 0;
-        self.taken.clear();
-    }
-
-    /// The last 30 messages not taken by an `expect`, for failure messages.
-    fn unexpected(&self) -> String {
-        let left: Vec<String> = (self.read..self.seen.len())
-            .filter(|i| !self.taken.contains(i))
-            .map(|i| self.seen[i].to_string())
-            .collect();
-        left[left.len().saturating_sub(30)..].join("\n  ")
-    }
-
-    pub(super) async fn expect_where(
-        &mut self,
-        what: &str,
-        wanted: impl Fn(&MxMessage) -> bool,
-    ) -> MxMessage {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let taken = &self.taken;
-            if let Some(i) =
-                (self.read..self.seen.len()).find(|i| !taken.contains(i) && wanted(&self.seen[*i]))
-            {
-                self.taken.insert(i);
-                while self.taken.remove(&self.read) {
-                    self.read += 1;
-                }
-                return self.seen[i].clone();
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.client.next_message(left).await {
-                Some(m) => self.seen.push(m),
-                None => panic!(
-                    "{} waited {WAIT:?} for {what}; received and not expected (the last 30):\n  {}",
-                    self.name,
-                    self.unexpected()
-                ),
-            }
-        }
+        self.inbox.clear();
     }
 
     /// The next message from the bot in `room` containing `needle`.
@@ -375,12 +325,22 @@ impl Mx {
     /// The bot's messages in `room`, in order.
     pub(super) fn bot_lines(&self, room: &str) -> Vec<String> {
         let bot = bot_id();
-        self.seen.iter().filter(|m| m.sender == bot && m.room_id == room).map(|m| m.body.clone()).collect()
+        self.inbox
+            .all()
+            .iter()
+            .filter(|m| m.sender == bot && m.room_id == room)
+            .map(|m| m.body.clone())
+            .collect()
     }
 
     /// Every message in `room` (anyone's but this user's own), in order.
     pub(super) fn room_lines(&self, room: &str) -> Vec<(String, String)> {
-        self.seen.iter().filter(|m| m.room_id == room).map(|m| (m.sender.clone(), m.body.clone())).collect()
+        self.inbox
+            .all()
+            .iter()
+            .filter(|m| m.room_id == room)
+            .map(|m| (m.sender.clone(), m.body.clone()))
+            .collect()
     }
 }
 
