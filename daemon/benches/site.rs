@@ -38,7 +38,9 @@ fn rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {
-            status.lines().find_map(|line| line.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?.trim().parse().ok())
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?.trim().parse().ok())
         })
         .unwrap_or(0)
 }
@@ -68,7 +70,8 @@ async fn client(port: u16, index: usize, seen: mpsc::UnboundedSender<(usize, u64
         let at = Instant::now();
         let text = String::from_utf8_lossy(&buffer[..read]);
         // `id: N` is each update's sequence.
-        for sequence in text.lines().filter_map(|line| line.strip_prefix("id: ")?.trim().parse::<u64>().ok()) {
+        for sequence in text.lines().filter_map(|line| line.strip_prefix("id: ")?.trim().parse::<u64>().ok())
+        {
             if sequence > last {
                 last = sequence;
                 let _ = seen.send((index, sequence, at));
@@ -80,7 +83,8 @@ async fn client(port: u16, index: usize, seen: mpsc::UnboundedSender<(usize, u64
 fn main() {
     let streams = setting("SITE_STREAMS", 1000);
     let rounds = setting("SITE_ROUNDS", 30);
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     runtime.block_on(async move {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = dir.path().join("games.db");

@@ -239,7 +239,13 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             tasks.spawn(opened.clone().follow(changes.subscribe(), shutdown.clone()));
             site = Some(opened);
         }
-        tasks.spawn(crate::http::serve_site(listener, limits, metrics.clone(), site.clone(), shutdown.clone()));
+        tasks.spawn(crate::http::serve_site(
+            listener,
+            limits,
+            metrics.clone(),
+            site.clone(),
+            shutdown.clone(),
+        ));
     }
     let transports_stop = CancellationToken::new();
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<(Inbound, Instant)>(4096);

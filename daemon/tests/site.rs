@@ -101,8 +101,11 @@ async fn a_move_over_irc_shows_on_the_open_page_and_nothing_hidden_leaks() {
         .unwrap_or_else(|e| panic!("Chromium is needed for this test: {e}"));
     let (daemon, http) = start(irc.port());
     let bot = Bot { nick: BOT, room: ROOM, daemon: &daemon };
-    let (mut alice, mut bob, mut carol) =
-        tokio::join!(bot.player(irc.port(), "alice"), bot.player(irc.port(), "bob"), bot.player(irc.port(), "carol"));
+    let (mut alice, mut bob, mut carol) = tokio::join!(
+        bot.player(irc.port(), "alice"),
+        bot.player(irc.port(), "bob"),
+        bot.player(irc.port(), "carol")
+    );
     bot.wait_until_answering(&mut alice).await;
     bob.privmsg(ROOM, "!games").await.expect("send");
     bot.expect(&mut bob, "Games:").await;
@@ -122,7 +125,9 @@ async fn a_move_over_irc_shows_on_the_open_page_and_nothing_hidden_leaks() {
     assert_eq!(status, 200, "{index}");
     assert!(index.contains("href=\"/tables/0\""), "the Duel is listed:\n{index}");
     assert!(!index.contains("/tables/1") && !index.contains(SECRET), "the hidden table is not:\n{index}");
-    for path in ["/tables/1", "/tables/1/board.png", "/tables/1/events", "/tables/2", "/tables/..%2F0", "/tables/x"] {
+    for path in
+        ["/tables/1", "/tables/1/board.png", "/tables/1/events", "/tables/2", "/tables/..%2F0", "/tables/x"]
+    {
         assert_eq!(get(&daemon, http, path).await.0, 404, "{path}");
     }
 
@@ -132,7 +137,8 @@ async fn a_move_over_irc_shows_on_the_open_page_and_nothing_hidden_leaks() {
     browse(|| browser.wait_for("document.getElementById('board').complete", SHOWN)).expect("the board loads");
     let width = browse(|| browser.evaluate("document.getElementById('board').naturalWidth")).expect("width");
     assert_eq!(width, 800, "the board picture is drawn");
-    browse(|| browser.wait_for("document.body.dataset.live === 'on'", SHOWN)).expect("the page follows the table");
+    browse(|| browser.wait_for("document.body.dataset.live === 'on'", SHOWN))
+        .expect("the page follows the table");
     browse(|| browser.evaluate("window.kept = 42")).expect("mark the page");
     let before: u64 = browse(|| browser.evaluate("Number(document.querySelector('main').dataset.sequence)"))
         .expect("sequence")
@@ -161,7 +167,11 @@ async fn a_move_over_irc_shows_on_the_open_page_and_nothing_hidden_leaks() {
     bot.expect(&mut carol, "Round 1 settles").await;
     browse(|| browser.wait_for("document.querySelector('main').innerText.includes('Power Surge')", SHOWN))
         .expect("the revealed spell reaches the open page");
-    assert_eq!(browse(|| browser.evaluate("window.kept")).expect("kept"), 42, "updated in place, not reloaded");
+    assert_eq!(
+        browse(|| browser.evaluate("window.kept")).expect("kept"),
+        42,
+        "updated in place, not reloaded"
+    );
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site");
     let table_shot = shots.join("table.png");
     browse(|| browser.screenshot(&table_shot)).expect("screenshot");

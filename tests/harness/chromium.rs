@@ -97,7 +97,6 @@ impl Chromium {
         chromium.call("Runtime.enable", json!({}))?;
         Ok(chromium)
     }
-
 }
 
 impl Process {
@@ -183,7 +182,9 @@ impl Chromium {
             }
             if Instant::now() >= deadline {
                 let text = self.evaluate("document.body ? document.body.innerText : ''").unwrap_or_default();
-                return Err(browser(format!("`{expression}` did not hold within {limit:?}; the page says:\n{text}")));
+                return Err(browser(format!(
+                    "`{expression}` did not hold within {limit:?}; the page says:\n{text}"
+                )));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -191,7 +192,8 @@ impl Chromium {
 
     /// A PNG screenshot of the whole page, written to `path`.
     pub fn screenshot(&mut self, path: &Path) -> Result<(), HarnessError> {
-        let result = self.call("Page.captureScreenshot", json!({ "format": "png", "captureBeyondViewport": true }))?;
+        let result =
+            self.call("Page.captureScreenshot", json!({ "format": "png", "captureBeyondViewport": true }))?;
         let data = result["data"].as_str().ok_or_else(|| browser("a screenshot without data"))?;
         let png = base64::engine::general_purpose::STANDARD
             .decode(data)

@@ -175,7 +175,8 @@ mod tests {
 
     #[test]
     fn the_site_is_on_by_default_with_half_the_connections_for_event_streams() {
-        let settings = http("listen = \"127.0.0.1:9180\"\nconnections = 10").expect("valid").expect("endpoint");
+        let settings =
+            http("listen = \"127.0.0.1:9180\"\nconnections = 10").expect("valid").expect("endpoint");
         assert!(settings.site);
         assert_eq!(settings.max_event_streams, 5);
         let settings = http("listen = \"127.0.0.1:9180\"\nsite = false\nmax_event_streams = 3")
@@ -225,7 +226,10 @@ mod tests {
             ("idle_timeout = \"5s\"", "add e.g. listen"),
             ("hidden_rooms = []", "add e.g. listen"),
             ("listen = \"127.0.0.1:1\"\nmax_event_streams = 0", "between 1 and connections (64)"),
-            ("listen = \"127.0.0.1:1\"\nconnections = 4\nmax_event_streams = 5", "between 1 and connections (4)"),
+            (
+                "listen = \"127.0.0.1:1\"\nconnections = 4\nmax_event_streams = 5",
+                "between 1 and connections (4)",
+            ),
         ] {
             let error = http(text).expect_err(text);
             assert!(error.contains(fix), "{text}: {error}");

@@ -113,7 +113,13 @@ fn refuse(stream: &TcpStream, peer: SocketAddr, per_ip: usize) {
 
 /// Serves one connection until it ends, goes `idle_timeout` without a byte either way,
 /// or takes longer than `read_timeout` to send a request head.
-async fn connection(stream: TcpStream, _slot: Slot, limits: HttpSettings, metrics: Metrics, site: Option<Site>) {
+async fn connection(
+    stream: TcpStream,
+    _slot: Slot,
+    limits: HttpSettings,
+    metrics: Metrics,
+    site: Option<Site>,
+) {
     let service = service_fn(move |request: Request<hyper::body::Incoming>| {
         let (metrics, site) = (metrics.clone(), site.clone());
         async move {
@@ -189,7 +195,6 @@ fn text(status: StatusCode, body: String, content_type: &'static str) -> Respons
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http_body_util::BodyExt as _;
     use spellbridge_core::NetworkId;
 
     async fn body(response: Response<Full<Bytes>>) -> String {

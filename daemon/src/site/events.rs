@@ -83,19 +83,20 @@ impl hyper::body::Body for Frames {
 
 /// The answer to `/tables/{id}/events`.
 pub async fn answer(site: &Site, id: TableId) -> Response<Body> {
-    let place = match site.blocking(move |site| Ok(site.reader().table(id)?.map(|r| (r.network, r.room)))).await
-    {
-        Ok(Some(place)) if !site.hidden().hides(&place.0, &place.1) => place,
-        Ok(_) => return not_found(spellbridge_core::Language::En),
-        Err(error) => return failed(&error),
-    };
+    let place =
+        match site.blocking(move |site| Ok(site.reader().table(id)?.map(|r| (r.network, r.room)))).await {
+            Ok(Some(place)) if !site.hidden().hides(&place.0, &place.1) => place,
+            Ok(_) => return not_found(spellbridge_core::Language::En),
+            Err(error) => return failed(&error),
+        };
     let Some(slot) = site.inner.streams.take() else {
         tracing::debug!(table = id, max = site.inner.streams.max, "refused an event stream: too many open");
         let text = format!(
             "too many live pages are open: at most {} at once ([http] max_event_streams); reload in a moment\n",
             site.inner.streams.max
         );
-        let mut refused = whole(StatusCode::SERVICE_UNAVAILABLE, Bytes::from(text), "text/plain; charset=utf-8");
+        let mut refused =
+            whole(StatusCode::SERVICE_UNAVAILABLE, Bytes::from(text), "text/plain; charset=utf-8");
         refused.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("5"));
         return refused;
     };

@@ -54,9 +54,10 @@ mod tests {
             relay: true,
             relay_lines: 5,
         };
-        let hidden = Hidden::new(&[place("matrix", "!magic:example.org"), place("libera", "#secret")], &[
-            bridge, other,
-        ]);
+        let hidden = Hidden::new(
+            &[place("matrix", "!magic:example.org"), place("libera", "#secret")],
+            &[bridge, other],
+        );
         assert!(hidden.hides(&NetworkId::new("libera"), &RoomId::new("#magic")), "the bridge's hub");
         assert!(hidden.hides(&NetworkId::new("libera"), &RoomId::new("#secret")));
         assert!(!hidden.hides(&NetworkId::new("libera"), &RoomId::new("#open")));

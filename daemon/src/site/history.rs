@@ -11,8 +11,8 @@
 
 use spellbridge_core::dice::Commitment;
 use spellbridge_core::{
-    Action, Audience, Dice, Event, Form, GamePlugin, Language, PlayerId, Presentation, Registry, Table, Timestamp,
-    grammar,
+    Action, Audience, Dice, Event, Form, GamePlugin, Language, PlayerId, Presentation, Registry, Table,
+    Timestamp, grammar,
 };
 
 use crate::journal::Entry;
@@ -106,7 +106,9 @@ pub fn rows(registry: &Registry, entries: &[Entry], language: Language) -> (Vec<
                     told: told(&replay, events),
                 });
             }
-            Entry::Acted { sequence, actor, command, typed, private, role, now, dice_seed, draws, .. } => {
+            Entry::Acted {
+                sequence, actor, command, typed, private, role, now, dice_seed, draws, ..
+            } => {
                 let events = match replay.as_mut() {
                     Some((_, table)) => match grammar::read(table.commands(), command) {
                         Ok(parsed) => {
@@ -119,7 +121,9 @@ pub fn rows(registry: &Registry, entries: &[Entry], language: Language) -> (Vec<
                                 role: *role,
                             };
                             table.act(&action, &mut Dice::from_seed(*dice_seed)).unwrap_or_else(|refusal| {
-                                problem.get_or_insert(format!("action {sequence} was refused on replay: {refusal}"));
+                                problem.get_or_insert(format!(
+                                    "action {sequence} was refused on replay: {refusal}"
+                                ));
                                 Vec::new()
                             })
                         }
@@ -177,9 +181,7 @@ fn to_table(plugin: &dyn GamePlugin, events: &[Event], presentation: &Presentati
         .render(events, presentation)
         .into_iter()
         .filter(|announcement| announcement.to == Audience::Table)
-        .flat_map(|announcement| {
-            announcement.text.plain().lines().map(str::to_owned).collect::<Vec<_>>()
-        })
+        .flat_map(|announcement| announcement.text.plain().lines().map(str::to_owned).collect::<Vec<_>>())
         .filter(|line| !line.trim().is_empty())
         .collect()
 }

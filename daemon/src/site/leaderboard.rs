@@ -72,7 +72,7 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
             h1 { (w.leaderboard) }
             h2 { (w.duel_ranking) }
             @if duel.is_empty() { p.sub { (w.none) } } @else {
-                table#duel {
+                table #duel {
                     thead { tr {
                         th.n { "#" } th { (w.players) } th.n { (w.rating) } th.n { "RD" } th.n { (w.games) }
                         th.n { (w.record) } th.n { (w.streak) } th { (w.favourite) }
@@ -97,7 +97,7 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
             }
             h2 { (w.thaum_ranking) }
             @if thaum.is_empty() { p.sub { (w.none) } } @else {
-                table#thaum {
+                table #thaum {
                     thead { tr { th.n { "#" } th { (w.players) } th.n { (w.seasons_won) } th.n { (w.seasons) } } }
                     tbody {
                         @for (place, (player, record)) in thaum.iter().enumerate() {

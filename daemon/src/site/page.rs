@@ -108,7 +108,7 @@ pub fn layout(language: Language, title: &str, main: Markup) -> Markup {
                     a.lang href=(other.0) hreflang=(if language == Language::En { "zh-CN" } else { "en" }) { (other.1) }
                 }
                 (main)
-                footer { "spellbridge · " (w.site) }
+                footer { (w.footer) }
                 script { (PreEscaped(SCRIPT)) }
             }
         }
@@ -125,7 +125,8 @@ pub fn html_response(status: StatusCode, markup: Markup) -> Response<Body> {
     let mut response = whole(status, Bytes::from(markup.into_string()), "text/html; charset=utf-8");
     response.headers_mut().insert(
         HeaderName::from_static("content-security-policy"),
-        HeaderValue::from_str(POLICY.as_str()).unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'")),
+        HeaderValue::from_str(POLICY.as_str())
+            .unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'")),
     );
     response
 }
@@ -163,7 +164,10 @@ pub fn not_found(language: Language) -> Response<Body> {
 /// The answer when the database could not be read: 500, the cause only in the log.
 pub fn failed(error: &SiteError) -> Response<Body> {
     tracing::warn!(%error, "the spectator site could not answer");
-    plain(StatusCode::INTERNAL_SERVER_ERROR, "the site could not read its games just now; try again in a moment\n")
+    plain(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the site could not read its games just now; try again in a moment\n",
+    )
 }
 
 /// `/font.otf`: the board font (SIL OFL 1.1), cached for a day.

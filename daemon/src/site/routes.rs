@@ -34,15 +34,19 @@ pub fn route(path: &str) -> Option<Route> {
         "/" => Route::Index,
         "/leaderboard" => Route::Leaderboard,
         "/font.otf" => Route::Font,
-        _ => match path.strip_prefix("/tables/").map(|rest| rest.split_once('/').unwrap_or((rest, ""))) {
-            Some((id, rest)) => match (table_id(id), rest) {
-                (Some(id), "") => Route::Table(id),
-                (Some(id), "board.png") => Route::Board(id),
-                (Some(id), "events") => Route::Events(id),
+        _ => {
+            let Some(rest) = path.strip_prefix("/tables/") else { return Some(Route::NotFound) };
+            let (id, tail) = match rest.split_once('/') {
+                Some((id, tail)) => (id, Some(tail)),
+                None => (rest, None),
+            };
+            match (table_id(id), tail) {
+                (Some(id), None) => Route::Table(id),
+                (Some(id), Some("board.png")) => Route::Board(id),
+                (Some(id), Some("events")) => Route::Events(id),
                 _ => Route::NotFound,
-            },
-            None => Route::NotFound,
-        },
+            }
+        }
     })
 }
 

@@ -1,12 +1,13 @@
 //! `/tables/{id}`: one table — its board picture, its public state (the facts people read
 //! first, and the whole public state as JSON), its dice commitments and revealed keys
-//! (RULES T-10) and its history. `<main>` names the table's event stream, which the
+//! (RULES T-10) and its history, newest first. `<main>` names the table's event stream, which the
 //! page's script follows; a table of a hidden room, like an unknown one, is 404.
 
 use hyper::Response;
 use maud::{Markup, html};
 use serde_json::Value;
 use spellbridge_core::Language;
+use spellbridge_core::dice::DiceKey;
 
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
@@ -150,15 +151,22 @@ fn thaum_facts(state: &Value, w: &Words) -> Markup {
     }
 }
 
-/// Each dice key's commitment and, once revealed, the key.
+/// Each dice key's commitment and, once revealed, the key: a revealed key is matched to
+/// the commitment it hashes to (its SHA-256, RULES T-10).
 fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
-    let mut keys: Vec<(u64, String, Option<String>)> = Vec::new();
+    let mut keys: Vec<(Option<u64>, String, Option<String>)> = Vec::new();
     for history in rows {
         match &history.what {
-            What::Opened { commitment: Some(commitment), .. } => keys.push((0, commitment.to_string(), None)),
-            What::Keyed { epoch, commitment } => keys.push((*epoch, commitment.to_string(), None)),
+            What::Opened { commitment: Some(commitment), .. } => {
+                keys.push((None, commitment.to_string(), None))
+            }
+            What::Keyed { epoch, commitment } => keys.push((Some(*epoch), commitment.to_string(), None)),
             What::Revealed { epoch, key } => {
-                if let Some(kept) = keys.iter_mut().find(|(e, _, k)| e == epoch && k.is_none()) {
+                let hashed = DiceKey::from_hex(key).map(|k| k.commitment().to_string()).ok();
+                if let Some(kept) =
+                    keys.iter_mut().find(|(_, c, k)| Some(c) == hashed.as_ref() && k.is_none())
+                {
+                    kept.0.get_or_insert(*epoch);
                     kept.2 = Some(key.clone());
                 }
             }
@@ -169,7 +177,7 @@ fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
         @if keys.is_empty() { p.sub { (w.none) } }
         @for (epoch, commitment, key) in &keys {
             div.fact {
-                b { "epoch " (epoch) " · " (w.commitment) } code { (commitment) }
+                b { @if let Some(epoch) = epoch { "epoch " (epoch) " · " } (w.commitment) } code { (commitment) }
                 b { (w.key) }
                 @match key {
                     Some(key) => { code { (key) } }
@@ -185,10 +193,10 @@ fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
 
 fn history_table(rows: &[Row], w: &Words) -> Markup {
     html! {
-        table#history {
+        table #history {
             thead { tr { th.n { "#" } th { (w.when) } th { (w.who) } th { (w.command) } th { (w.seed) } th { (w.told) } } }
             tbody {
-                @for row in rows {
+                @for row in rows.iter().rev() {
                     tr {
                         td.n { @if let Some(sequence) = row.sequence { (sequence) } }
                         td { @if let Some(when) = row.when { (when.to_string().replace('T', " ").trim_end_matches('Z')) } }

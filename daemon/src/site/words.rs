@@ -91,6 +91,8 @@ pub struct Words {
     pub not_found: &'static str,
     /// The page follows the table live.
     pub live_note: &'static str,
+    /// The footer.
+    pub footer: &'static str,
 }
 
 const EN: Words = Words {
@@ -136,6 +138,7 @@ const EN: Words = Words {
     seasons: "Seasons played",
     not_found: "There is no such page or table here.",
     live_note: "This page follows the table live.",
+    footer: "A read-only view of the games; nothing here can change them.",
 };
 
 const ZH: Words = Words {
@@ -181,6 +184,7 @@ const ZH: Words = Words {
     seasons: "参加赛季",
     not_found: "这里没有这个页面或牌桌。",
     live_note: "本页实时更新。",
+    footer: "只读观战页面；这里的一切都不会改变游戏。",
 };
 
 /// The language a query asks for (`lang=…`), English by default.
