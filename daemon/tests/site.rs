@@ -172,6 +172,9 @@ async fn a_move_over_irc_shows_on_the_open_page_and_nothing_hidden_leaks() {
         42,
         "updated in place, not reloaded"
     );
+    let drawn =
+        "document.getElementById('board').complete && document.getElementById('board').naturalWidth === 800";
+    browse(|| browser.wait_for(drawn, SHOWN)).expect("the new board picture is shown");
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site");
     let table_shot = shots.join("table.png");
     browse(|| browser.screenshot(&table_shot)).expect("screenshot");

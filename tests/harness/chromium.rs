@@ -228,12 +228,31 @@ fn page_socket_url(port: u16) -> Result<String, HarnessError> {
     Err(browser(format!("no page target on port {port} within {STARTUP:?}; /json/list said: {last}")))
 }
 
-/// A plain `GET` on the DevTools HTTP endpoint.
+/// A plain `GET` on the DevTools HTTP endpoint (which keeps the connection open: the
+/// body is read by its `Content-Length`).
 fn http_get(port: u16, path: &str) -> std::io::Result<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer)?;
-    Ok(answer.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default())
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.trim()
+                    .eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse::<usize>().ok())?
+            });
+            if length.is_none_or(|length| body.len() >= length) {
+                return Ok(body.to_owned());
+            }
+        }
+        let read = stream.read(&mut buffer)?;
+        if read == 0 {
+            return Ok(text.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default());
+        }
+        answer.extend_from_slice(&buffer[..read]);
+    }
 }

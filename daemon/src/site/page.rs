@@ -36,6 +36,7 @@ h2{font-size:1.15rem;margin:1.6rem 0 .5rem;border-bottom:1px solid var(--line);p
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:var(--panel);font-weight:600}
+td.when{white-space:nowrap;color:var(--mute)}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 code,.mono{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.85em;overflow-wrap:anywhere}
 .board{display:block;max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px;background:var(--panel)}
@@ -55,21 +56,23 @@ a{color:var(--accent)}
 "#;
 
 /// The site's one script: on a table's page, follows its event stream and, after each
-/// `update`, fetches the page again and puts its new `<main>` in place (no reload).
-pub const SCRIPT: &str = r#"
+/// `update`, fetches the page again and, once its new board picture has loaded, puts its
+/// new `<main>` in place (no reload, no blank picture in between).
+pub const SCRIPT: &str = r##"
 (()=>{const m=document.querySelector("main[data-events]");if(!m||!window.EventSource)return;
 let busy=false,again=false;
 const load=async()=>{if(busy){again=true;return}busy=true;
 try{const r=await fetch(location.href,{cache:"no-store"});
 if(r.ok){const d=new DOMParser().parseFromString(await r.text(),"text/html");const n=d.querySelector("main");
-if(n){m.replaceChildren(...Array.from(n.childNodes));m.dataset.sequence=n.dataset.sequence}}}catch(e){}
+const b=n&&n.querySelector("#board");if(b)await new Promise(k=>{const i=new Image();i.onload=i.onerror=k;i.src=b.getAttribute("src")});
+if(n){m.replaceChildren(...Array.from(n.childNodes));m.dataset.sequence=n.dataset.sequence;m.dataset.finished=n.dataset.finished}}}catch(e){}
 busy=false;if(again){again=false;load()}};
 const s=new EventSource(m.dataset.events);
 s.onopen=()=>{document.body.dataset.live="on"};
 s.onerror=()=>{document.body.dataset.live="off"};
 s.addEventListener("update",e=>{const u=JSON.parse(e.data);
 if(String(u.sequence)!==m.dataset.sequence||u.finished!==(m.dataset.finished==="true"))load()});})();
-"#;
+"##;
 
 /// The Content-Security-Policy of every page.
 pub static POLICY: LazyLock<String> = LazyLock::new(|| {

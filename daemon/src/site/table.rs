@@ -67,6 +67,9 @@ fn facts(row: &TableRow, state: &Value, w: &Words) -> Markup {
     }
 }
 
+/// The Duel's elements in the rules' order.
+const ELEMENTS: [&str; 6] = ["water", "fire", "thunder", "wind", "earth", "void"];
+
 /// An element's glyph, as the Duel's rules write it.
 fn glyph(element: &str) -> &'static str {
     match element {
@@ -106,8 +109,10 @@ fn duel_facts(state: &Value, w: &Words) -> Markup {
             @for player in &players {
                 div.fact {
                     b { (player) " · " (text(&state["wizards"][player])) }
-                    @for (element, count) in state["pools"][player].as_object().into_iter().flatten() {
-                        span.glyph title=(element) { (glyph(element)) } " " (text(count)) " "
+                    @for element in ELEMENTS {
+                        @if let Some(count) = state["pools"][player].get(element) {
+                            span.glyph title=(element) { (glyph(element)) } " " (text(count)) " "
+                        }
                     }
                     @if !state["finished"].as_bool().unwrap_or(false) {
                         br;
@@ -199,7 +204,7 @@ fn history_table(rows: &[Row], w: &Words) -> Markup {
                 @for row in rows.iter().rev() {
                     tr {
                         td.n { @if let Some(sequence) = row.sequence { (sequence) } }
-                        td { @if let Some(when) = row.when { (when.to_string().replace('T', " ").trim_end_matches('Z')) } }
+                        td.when { @if let Some(when) = row.when { (when.to_string().replace('T', " ").trim_end_matches('Z')) } }
                         @match &row.what {
                             What::Opened { seats, .. } => {
                                 td { (seats.first().map(|p| p.as_str()).unwrap_or_default()) }
