@@ -321,3 +321,42 @@ async fn the_leaderboard_lists_the_players_of_a_finished_duel() {
     let table = page(&site, "/tables/0").await;
     assert!(table.contains("<b>key</b><code>"), "the key is revealed once the duel ended: {table}");
 }
+
+#[tokio::test]
+async fn a_client_that_never_reads_holds_up_neither_the_engine_nor_other_streams() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), "alice: !new thaum\n");
+    let site = site(&db, Hidden::default(), 4);
+    let (changes, _) = broadcast::channel(4);
+    let shutdown = CancellationToken::new();
+    let follower = tokio::spawn(site.clone().follow(changes.subscribe(), shutdown.clone()));
+    // Opened, never read: its task fills its small channel and waits on its own.
+    let _stalled = get(&site, "/tables/0/events").await;
+    let mut reader = get(&site, "/tables/0/events").await.into_body();
+    let first = update(&mut reader).await["sequence"].as_u64().expect("a sequence");
+    let mut engine = engine_over(&db);
+    engine.notify_changes(changes.clone());
+    let moves = 40;
+    for n in 0..moves {
+        let gm = spellbridge_core::Inbound {
+            message_id: Some(format!("m{n}")),
+            ..spellbridge_core::Inbound::new(
+                NetworkId::new(crate::console::CONSOLE_NETWORK),
+                RoomId::new(crate::console::CONSOLE_ROOM),
+                spellbridge_core::PlayerId::new("alice"),
+                "!coins alice +1",
+            )
+        };
+        engine.handle_batch(&[gm], spellbridge_core::Timestamp::CONSOLE_EPOCH, Vec::new()).expect("handled");
+    }
+    // The reading stream may skip updates (the broadcast holds 4 notices), but it reaches
+    // the last one.
+    let last = first + moves;
+    let mut seen = first;
+    while seen < last {
+        seen = update(&mut reader).await["sequence"].as_u64().expect("a sequence");
+    }
+    assert_eq!(seen, last);
+    shutdown.cancel();
+    follower.await.expect("the follower stops");
+}
