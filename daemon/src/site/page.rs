@@ -125,7 +125,12 @@ pub fn ok(markup: Markup) -> Response<Body> {
 
 /// An HTML answer with the site's headers.
 pub fn html_response(status: StatusCode, markup: Markup) -> Response<Body> {
-    let mut response = whole(status, Bytes::from(markup.into_string()), "text/html; charset=utf-8");
+    html_bytes(status, Bytes::from(markup.into_string()))
+}
+
+/// An HTML answer, already written, with the site's headers.
+pub fn html_bytes(status: StatusCode, html: Bytes) -> Response<Body> {
+    let mut response = whole(status, html, "text/html; charset=utf-8");
     response.headers_mut().insert(
         HeaderName::from_static("content-security-policy"),
         HeaderValue::from_str(POLICY.as_str())

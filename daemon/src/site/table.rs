@@ -3,7 +3,11 @@
 //! (RULES T-10) and its history, newest first. `<main>` names the table's event stream, which the
 //! page's script follows; a table of a hidden room, like an unknown one, is 404.
 
-use hyper::Response;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
+
+use hyper::body::Bytes;
+use hyper::{Response, StatusCode};
 use maud::{Markup, html};
 use serde_json::Value;
 use spellbridge_core::Language;
@@ -11,11 +15,39 @@ use spellbridge_core::dice::DiceKey;
 
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
-use super::page::{layout, ok};
+use super::page::{html_bytes, layout};
 use super::public;
 use super::reader::TableRow;
 use super::words::{Words, words};
 use super::{Body, Site, SiteError};
+
+/// The last page written of each recently shown table, by language: after a move every
+/// open page fetches the table's page again, and all of them get the one written first.
+#[derive(Default)]
+pub struct Cache {
+    pages: Mutex<BTreeMap<(u64, Language), Written>>,
+}
+
+/// A written page: the table's sequence and whether it had finished, and the HTML.
+type Written = (u64, bool, Bytes);
+
+/// How many pages are kept.
+const KEPT: usize = 64;
+
+impl Cache {
+    fn get(&self, key: (u64, Language), sequence: u64, finished: bool) -> Option<Bytes> {
+        let pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
+        pages.get(&key).filter(|(s, f, _)| (*s, *f) == (sequence, finished)).map(|(_, _, html)| html.clone())
+    }
+
+    fn put(&self, key: (u64, Language), sequence: u64, finished: bool, html: Bytes) {
+        let mut pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
+        if pages.len() >= KEPT && !pages.contains_key(&key) {
+            pages.pop_first();
+        }
+        pages.insert(key, (sequence, finished, html));
+    }
+}
 
 /// The page, or `None` (404) when there is no such table to show.
 pub fn page(site: &Site, id: u64, language: Language) -> Result<Option<Response<Body>>, SiteError> {
@@ -23,10 +55,22 @@ pub fn page(site: &Site, id: u64, language: Language) -> Result<Option<Response<
     if site.hidden().hides(&row.network, &row.room) {
         return Ok(None);
     }
+    let cache = &site.inner.pages;
+    if let Some(html) = cache.get((id, language), row.sequence(), row.finished) {
+        return Ok(Some(html_bytes(StatusCode::OK, html)));
+    }
+    let html = Bytes::from(write(site, &row, language)?.into_string());
+    cache.put((id, language), row.sequence(), row.finished, html.clone());
+    Ok(Some(html_bytes(StatusCode::OK, html)))
+}
+
+/// Writes the page of `row`.
+fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, SiteError> {
+    let id = row.id;
     let entries = site.reader().entries(id)?;
     let (rows, problem) = history::rows(site.registry(), &entries, language);
     let w = words(language);
-    let entry = public::entry(&row);
+    let entry = public::entry(row);
     let title = format!("{} #{}", game_name(&row.game), row.id);
     let main = html! {
         main data-events={ "/tables/" (row.id) "/events" } data-sequence=(row.sequence()) data-finished=(row.finished) {
@@ -43,19 +87,19 @@ pub fn page(site: &Site, id: u64, language: Language) -> Result<Option<Response<
                     alt={ (w.board) ": " (title) };
             }
             h2 { (w.state) }
-            (facts(&row, &entry["state"], w))
+            (facts(row, &entry["state"], w))
             details {
                 summary { "JSON" }
                 pre.mono { (serde_json::to_string_pretty(&entry).unwrap_or_default()) }
             }
             h2 { (w.dice) }
-            (dice(&row, &rows, w))
+            (dice(row, &rows, w))
             h2 { (w.history) }
             @if let Some(problem) = &problem { p.sub { (problem) } }
             (history_table(&rows, w))
         }
     };
-    Ok(Some(ok(layout(language, &title, main))))
+    Ok(layout(language, &title, main))
 }
 
 /// The facts of a state people look for first.
