@@ -196,4 +196,18 @@ async fn a_move_over_irc_shows_on_the_open_page_and_nothing_hidden_leaks() {
     let board_shot = shots.join("leaderboard.png");
     browse(|| browser.screenshot(&board_shot)).expect("screenshot");
     println!("screenshot of the leaderboard: {}", board_shot.display());
+
+    // The same table in Chinese.
+    let chinese = format!("http://127.0.0.1:{http}/tables/0?lang=zh-CN");
+    browse(|| browser.navigate(&chinese)).expect("the Chinese page opens");
+    browse(|| {
+        browser.wait_for(
+            "document.documentElement.lang === 'zh-CN' && document.body.innerText.includes('历史')",
+            SHOWN,
+        )
+    })
+    .expect("the page is in Chinese");
+    let zh_shot = shots.join("table-zh.png");
+    browse(|| browser.screenshot(&zh_shot)).expect("screenshot");
+    println!("screenshot of the table page in Chinese: {}", zh_shot.display());
 }

@@ -145,10 +145,10 @@ fn duel_facts(state: &Value, w: &Words) -> Markup {
     };
     html! {
         div.facts {
-            div.fact { b { "Track" } (toward) " / 30" }
-            @if let Some(winner) = state["winner"].as_str() { div.fact { b { "Winner" } (winner) } }
+            div.fact { b { (w.track) } (toward) " / 30" }
+            @if let Some(winner) = state["winner"].as_str() { div.fact { b { (w.winner) } (winner) } }
             @if !state["finished"].as_bool().unwrap_or(false) {
-                div.fact { b { "Round" } (text(&state["round"]["number"])) }
+                div.fact { b { (w.round) } (text(&state["round"]["number"])) }
             }
             @for player in &players {
                 div.fact {
@@ -270,18 +270,23 @@ fn history_table(rows: &[Row], w: &Words) -> Markup {
                                 td { span.sub { (w.timer) } }
                                 td { @if let Some(seed) = seed { code { (seed) } } }
                             }
-                            What::Keyed { epoch, commitment } => {
+                            What::Keyed { epoch, .. } => {
                                 td {}
                                 td { "epoch " (epoch) " · " (w.commitment) }
-                                td { code { (commitment.as_str()) } }
+                                td {}
                             }
-                            What::Revealed { epoch, key } => {
+                            What::Revealed { epoch, .. } => {
                                 td {}
                                 td { "epoch " (epoch) " · " (w.key) }
-                                td { code { (key) } }
+                                td {}
                             }
                         }
                         td {
+                            @match &row.what {
+                                What::Keyed { commitment, .. } => { code { (commitment.as_str()) } }
+                                What::Revealed { key, .. } => { code { (key) } }
+                                _ => {}
+                            }
                             @if !row.told.is_empty() {
                                 ul.told { @for line in &row.told { li { (line) } } }
                             }

@@ -93,6 +93,12 @@ pub struct Words {
     pub live_note: &'static str,
     /// The footer.
     pub footer: &'static str,
+    /// The Duel's track.
+    pub track: &'static str,
+    /// The Duel's round.
+    pub round: &'static str,
+    /// The Duel's winner.
+    pub winner: &'static str,
 }
 
 const EN: Words = Words {
@@ -139,6 +145,9 @@ const EN: Words = Words {
     not_found: "There is no such page or table here.",
     live_note: "This page follows the table live.",
     footer: "A read-only view of the games; nothing here can change them.",
+    track: "Track",
+    round: "Round",
+    winner: "Winner",
 };
 
 const ZH: Words = Words {
@@ -185,6 +194,9 @@ const ZH: Words = Words {
     not_found: "这里没有这个页面或牌桌。",
     live_note: "本页实时更新。",
     footer: "只读观战页面；这里的一切都不会改变游戏。",
+    track: "轨道",
+    round: "回合",
+    winner: "胜者",
 };
 
 /// The language a query asks for (`lang=…`), English by default.
