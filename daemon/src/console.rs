@@ -121,7 +121,7 @@ pub struct Console {
 
 impl Console {
     /// The console's router options: random draws from `seed`, bare player names.
-    pub(crate) fn options(seed: u64) -> RouterOptions {
+    pub fn options(seed: u64) -> RouterOptions {
         // The console is the only network: its players keep bare names (CONTRACT.md).
         let scopes = [(NetworkId::new(CONSOLE_NETWORK), Scope::Bare)].into();
         RouterOptions { secrets: Secrets::Seeded(seed), scopes, ..RouterOptions::default() }

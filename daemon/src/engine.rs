@@ -19,9 +19,16 @@
 //!   moves the store does not: going on would announce states the journal cannot replay.
 //!   The engine reports [`EngineError::Reload`] and the driver stops (a restart loads and
 //!   checks the store).
+//!
+//! After each commit the engine says which tables it changed on a broadcast
+//! ([`Engine::notify_changes`]), for the spectator site's live updates: sending never
+//! waits, and a listener that falls behind only misses notices (it reads the store).
 
 use spellbridge_core::{Destination, Inbound, Registry, RichText, Timestamp};
 
+use tokio::sync::broadcast;
+
+use crate::journal::TableId;
 use crate::router::{Happened, Outbound, Router, RouterOptions};
 use crate::store::{MessageKey, Queued, Step, Store, StoreError};
 
@@ -34,6 +41,8 @@ pub struct Engine {
     store: Option<Store>,
     registry: RegistryFn,
     options: RouterOptions,
+    /// Told each table a commit changed (the spectator site), if anyone listens.
+    changes: Option<broadcast::Sender<TableId>>,
 }
 
 /// What became of one inbound message of a batch.
@@ -92,7 +101,7 @@ impl Engine {
     /// An engine over `router` committing to `store` (`None`: games kept in memory only).
     /// `registry` and `options` rebuild the router from the store after a failed write.
     pub fn new(router: Router, store: Option<Store>, registry: RegistryFn, options: RouterOptions) -> Engine {
-        Engine { router, store, registry, options }
+        Engine { router, store, registry, options, changes: None }
     }
 
     /// The router (its tables, timers and snapshot).
@@ -113,6 +122,11 @@ impl Engine {
     /// The store, to mark sent messages (`Store::sent_all`).
     pub fn store_mut(&mut self) -> Option<&mut Store> {
         self.store.as_mut()
+    }
+
+    /// After each commit, sends the number of every table it changed to `changes`.
+    pub fn notify_changes(&mut self, changes: broadcast::Sender<TableId>) {
+        self.changes = Some(changes);
     }
 
     /// New options (and registry) for the next reload after a failed write (SIGHUP).
@@ -220,7 +234,17 @@ impl Engine {
             return Ok((unsaved(steps), Saved::NothingToKeep));
         }
         match store.commit(&self.router, &steps) {
-            Ok(queued) => Ok((queued, Saved::Committed)),
+            Ok(queued) => {
+                if let Some(changes) = &self.changes {
+                    let tables: std::collections::BTreeSet<TableId> =
+                        steps.iter().flat_map(|s| &s.records).filter_map(|r| r.entry.table()).collect();
+                    for table in tables {
+                        // No listener is not an error; a full channel drops its oldest notice.
+                        let _ = changes.send(table);
+                    }
+                }
+                Ok((queued, Saved::Committed))
+            }
             Err(write) => {
                 tracing::error!(error = %write, "could not save; the moves are undone and the players told");
                 match store.load((self.registry)(), self.options.clone()) {

@@ -15,6 +15,8 @@
 //! - [`config`]: the TOML config, validated.
 //! - [`metrics`]: what the daemon counts (Prometheus) and its health.
 //! - [`http`]: `/healthz` and `/metrics` on `[http] listen`.
+//! - [`site`]: the read-only spectator site on the same listener (pages, board pictures,
+//!   live updates by server-sent events).
 //! - [`logging`]: the log subscriber, which never shows the `irc` crate's raw lines.
 
 pub mod board;
@@ -36,4 +38,5 @@ pub mod relay;
 pub mod router;
 pub mod secrets;
 pub mod serve;
+pub mod site;
 pub mod store;

@@ -222,9 +222,30 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     );
 
     let tasks = TaskTracker::new();
+    // The spectator site hears of each table a commit changed (`Engine::notify_changes`).
+    let changes = tokio::sync::broadcast::channel(1024).0;
+    let mut site = None;
     if let Some(limits) = settings.http {
         let listener = crate::http::bind(limits.listen).await?;
-        tasks.spawn(crate::http::serve(listener, limits, metrics.clone(), shutdown.clone()));
+        if limits.site {
+            let opened = crate::site::Site::open(
+                &settings.database,
+                settings.registry(),
+                network_scopes(&settings),
+                crate::site::hidden::Hidden::new(&settings.hidden_rooms, &settings.bridges),
+                limits.max_event_streams,
+                crate::site::Site::keepalive_for(limits.idle_timeout),
+            )?;
+            tasks.spawn(opened.clone().follow(changes.subscribe(), shutdown.clone()));
+            site = Some(opened);
+        }
+        tasks.spawn(crate::http::serve_site(
+            listener,
+            limits,
+            metrics.clone(),
+            site.clone(),
+            shutdown.clone(),
+        ));
     }
     let transports_stop = CancellationToken::new();
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<(Inbound, Instant)>(4096);
@@ -270,6 +291,9 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     options.forms = transports.iter().map(|(network, t)| (network.clone(), t.form())).collect();
     router.set_forms(options.forms.clone());
     let mut engine = Engine::new(router, Some(store), registry_of(&settings), options.clone());
+    if site.is_some() {
+        engine.notify_changes(changes.clone());
+    }
     drop(inbound_tx);
     // Only the couriers report sends: once they are done, shutdown's drain ends at once.
     drop(sent_tx);
@@ -299,6 +323,9 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
                     engine.router_mut().set_command_limits(options.command_limits.clone());
                     engine.set_options(registry_of(&reloaded), options.clone());
+                    if let Some(site) = &site {
+                        site.set_hidden(crate::site::hidden::Hidden::new(&reloaded.hidden_rooms, &reloaded.bridges));
+                    }
                     settings = reloaded;
                 }
             }

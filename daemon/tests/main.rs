@@ -20,4 +20,5 @@ mod router_identities;
 mod router_prefix;
 mod router_properties;
 mod router_turns;
+mod site;
 mod store;

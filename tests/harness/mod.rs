@@ -4,13 +4,15 @@
 //! same for Matrix; [`fault_proxy`] stands in front of a server and fails chosen requests.
 //! [`atheme`] links Atheme services (NickServ, SASL) to an InspIRCd, and [`certs`] makes
 //! the certificates for its TLS listeners and for CertFP. [`daemon`] runs `spellbridge run`
-//! as a child process and [`endpoint`] reads its `/healthz` and `/metrics`.
+//! as a child process and [`endpoint`] reads its `/healthz` and `/metrics`; [`chromium`]
+//! drives a headless Chromium over the DevTools protocol, to look at the spectator site.
 //! All report failures as a [`HarnessError`] whose message says what to do.
 
 use std::time::Duration;
 
 pub mod atheme;
 pub mod certs;
+pub mod chromium;
 pub mod daemon;
 pub mod endpoint;
 pub mod fault_proxy;
@@ -32,6 +34,18 @@ pub enum HarnessError {
         /// The path looked at.
         binary: String,
     },
+    /// Chromium is missing.
+    #[error(
+        "Chromium is not installed ({binary} is missing): run tests/scripts/install-chromium.sh \
+         (Debian's chromium package; or the README's test command, bash scripts/test.sh, which installs it)"
+    )]
+    ChromiumNotInstalled {
+        /// The path looked at.
+        binary: String,
+    },
+    /// Chromium did not do what the test asked over the DevTools protocol.
+    #[error("Chromium: {0}")]
+    Browser(String),
     /// The services binary is missing.
     #[error("Atheme is not installed ({binary} is missing): run tests/scripts/install-atheme.sh")]
     ServicesNotInstalled {

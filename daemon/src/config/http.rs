@@ -1,12 +1,17 @@
 //! `[http]`: where the health and metrics endpoint listens and how much of it one client
 //! may hold. The defaults are safe on a public address: 8 connections per client address,
 //! 64 in all, a connection closed after 5 s without a byte either way and a request head
-//! that must arrive within 10 s.
+//! that must arrive within 10 s. The spectator site (`crate::site`) is served on the same
+//! listener unless `site = false`, with at most `max_event_streams` live-update streams
+//! (default: half of `connections`, so `/metrics` always has room), and never shows the
+//! tables of `hidden_rooms` (`"network/room"`).
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use spellbridge_core::time::parse_duration;
+use spellbridge_core::{NetworkId, RoomId};
 
 use super::raw;
 
@@ -33,6 +38,10 @@ pub struct HttpSettings {
     pub idle_timeout: Duration,
     /// A request head must arrive whole within this long.
     pub read_timeout: Duration,
+    /// Whether the spectator site is served beside `/healthz` and `/metrics`.
+    pub site: bool,
+    /// The most live-update streams (`/tables/{id}/events`) open at once; more get a 503.
+    pub max_event_streams: usize,
 }
 
 impl HttpSettings {
@@ -44,6 +53,8 @@ impl HttpSettings {
             connections_per_ip: DEFAULT_CONNECTIONS_PER_IP,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
+            site: true,
+            max_event_streams: DEFAULT_CONNECTIONS / 2,
         }
     }
 }
@@ -56,7 +67,10 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
         let set = raw.connections.is_some()
             || raw.connections_per_ip.is_some()
             || raw.idle_timeout.is_some()
-            || raw.read_timeout.is_some();
+            || raw.read_timeout.is_some()
+            || raw.site.is_some()
+            || raw.max_event_streams.is_some()
+            || raw.hidden_rooms.is_some();
         return if set {
             Err("[http] has settings but no `listen` address; add e.g. listen = \"127.0.0.1:9180\""
                 .to_owned())
@@ -87,6 +101,18 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
         settings.connections_per_ip = per_ip;
     }
     settings.connections_per_ip = settings.connections_per_ip.min(settings.connections);
+    settings.max_event_streams = (settings.connections / 2).max(1);
+    if let Some(streams) = raw.max_event_streams {
+        if streams == 0 || streams > settings.connections {
+            return Err(format!(
+                "[http] max_event_streams = {streams} must be between 1 and connections ({}); \
+                 the default is half of connections",
+                settings.connections
+            ));
+        }
+        settings.max_event_streams = streams;
+    }
+    settings.site = raw.site.unwrap_or(true);
     if let Some(text) = &raw.idle_timeout {
         settings.idle_timeout = timeout(text, "idle_timeout", "5s")?;
     }
@@ -94,6 +120,26 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
         settings.read_timeout = timeout(text, "read_timeout", "10s")?;
     }
     Ok(Some(settings))
+}
+
+/// Reads `[http] hidden_rooms`: each `network/room` with a configured network (the room
+/// is everything after the first `/`).
+pub fn hidden_rooms(
+    raw: Option<&[String]>,
+    networks: &BTreeSet<String>,
+) -> Result<Vec<(NetworkId, RoomId)>, String> {
+    raw.unwrap_or_default()
+        .iter()
+        .map(|entry| match entry.split_once('/') {
+            Some((network, room)) if networks.contains(network) && !room.is_empty() => {
+                Ok((NetworkId::new(network), RoomId::new(room)))
+            }
+            _ => Err(format!(
+                "[http] hidden_rooms: `{entry}` must be network/room with a configured network, \
+                 e.g. \"libera/#secret\" or \"matrix/!abc:example.org\""
+            )),
+        })
+        .collect()
 }
 
 /// A timeout of 1 s to 1 h.
@@ -128,6 +174,32 @@ mod tests {
     }
 
     #[test]
+    fn the_site_is_on_by_default_with_half_the_connections_for_event_streams() {
+        let settings =
+            http("listen = \"127.0.0.1:9180\"\nconnections = 10").expect("valid").expect("endpoint");
+        assert!(settings.site);
+        assert_eq!(settings.max_event_streams, 5);
+        let settings = http("listen = \"127.0.0.1:9180\"\nsite = false\nmax_event_streams = 3")
+            .expect("valid")
+            .expect("endpoint");
+        assert!(!settings.site);
+        assert_eq!(settings.max_event_streams, 3);
+        let networks = BTreeSet::from(["libera".to_owned()]);
+        let rooms = ["libera/#secret".to_owned(), "libera/#a/b".to_owned()];
+        assert_eq!(
+            hidden_rooms(Some(&rooms), &networks),
+            Ok(vec![
+                (NetworkId::new("libera"), RoomId::new("#secret")),
+                (NetworkId::new("libera"), RoomId::new("#a/b"))
+            ])
+        );
+        for bad in ["oftc/#secret", "libera/", "#secret"] {
+            let error = hidden_rooms(Some(&[bad.to_owned()]), &networks).expect_err(bad);
+            assert!(error.contains("network/room") && error.contains(bad), "{error}");
+        }
+    }
+
+    #[test]
     fn limits_and_timeouts_are_read_and_bad_ones_refused_with_the_fix() {
         let settings = http(
             "listen = \"[::1]:80\"\nconnections = 10\nconnections_per_ip = 2\nidle_timeout = \"1s\"\nread_timeout = \"2m\"",
@@ -152,6 +224,12 @@ mod tests {
             ("listen = \"127.0.0.1:1\"\nidle_timeout = \"0s\"", "e.g. \"5s\""),
             ("listen = \"127.0.0.1:1\"\nread_timeout = \"soon\"", "e.g. \"10s\""),
             ("idle_timeout = \"5s\"", "add e.g. listen"),
+            ("hidden_rooms = []", "add e.g. listen"),
+            ("listen = \"127.0.0.1:1\"\nmax_event_streams = 0", "between 1 and connections (64)"),
+            (
+                "listen = \"127.0.0.1:1\"\nconnections = 4\nmax_event_streams = 5",
+                "between 1 and connections (4)",
+            ),
         ] {
             let error = http(text).expect_err(text);
             assert!(error.contains(fix), "{text}: {error}");

@@ -69,6 +69,8 @@ pub struct Settings {
     pub permissions: PermissionSettings,
     /// Where `/healthz` and `/metrics` listen, if anywhere, and their limits.
     pub http: Option<HttpSettings>,
+    /// Rooms whose tables the spectator site never shows (`[http] hidden_rooms`).
+    pub hidden_rooms: Vec<(NetworkId, RoomId)>,
     /// How log lines are written.
     pub log_format: LogFormat,
     /// The file it was read from, to read again on SIGHUP.
@@ -287,6 +289,9 @@ impl Settings {
             admins: people(permissions.admins, "admins")?,
             game_masters: people(permissions.game_masters, "game_masters")?,
         };
+        let hidden_rooms =
+            http::hidden_rooms(raw.http.as_ref().and_then(|h| h.hidden_rooms.as_deref()), &names)
+                .map_err(invalid)?;
         let http = http::settings(raw.http).map_err(invalid)?;
         Ok(Settings {
             prefix,
@@ -298,6 +303,7 @@ impl Settings {
             bridges,
             permissions,
             http,
+            hidden_rooms,
             log_format: raw.log.and_then(|l| l.format).unwrap_or_default(),
             source: None,
             catalogue: catalogue.clone(),

@@ -80,6 +80,14 @@ pub struct Http {
     pub idle_timeout: Option<String>,
     /// A request head must arrive whole within this long (default "10s").
     pub read_timeout: Option<String>,
+    /// Serve the spectator site (`/`, `/tables/…`, `/leaderboard`) beside `/metrics`
+    /// (default true).
+    pub site: Option<bool>,
+    /// The most live-update streams (`/tables/{id}/events`) open at once (default: half
+    /// of `connections`).
+    pub max_event_streams: Option<usize>,
+    /// Rooms whose tables the site never shows, as `network/room` (default none).
+    pub hidden_rooms: Option<Vec<String>>,
 }
 
 /// `[log]`.

@@ -8,6 +8,9 @@
 //! [`admission`]), a connection that moves no byte for `idle_timeout` is closed
 //! ([`idle`]: kept-alive connections between requests, stalled clients), and a request
 //! head must arrive whole within `read_timeout`.
+//!
+//! With a [`Site`], every other path is the spectator site's (`crate::site`): its pages,
+//! board pictures and event streams, within the same limits.
 
 pub mod admission;
 pub mod idle;
@@ -16,7 +19,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use http_body_util::Full;
+use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::server::conn::http1;
@@ -31,6 +34,7 @@ use self::admission::{Admission, Slot};
 use self::idle::{Activity, Watched};
 use crate::config::HttpSettings;
 use crate::metrics::Metrics;
+use crate::site::{self, Site};
 
 /// Binds the endpoint's address; an address other than loopback is allowed, with a warning.
 pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
@@ -55,6 +59,17 @@ pub async fn serve(
     metrics: Metrics,
     shutdown: CancellationToken,
 ) {
+    serve_site(listener, limits, metrics, None, shutdown).await;
+}
+
+/// [`serve`], with the spectator site on every path but `/healthz` and `/metrics`.
+pub async fn serve_site(
+    listener: TcpListener,
+    limits: HttpSettings,
+    metrics: Metrics,
+    site: Option<Site>,
+    shutdown: CancellationToken,
+) {
     let admission = Admission::new(limits.connections_per_ip);
     let mut connections = JoinSet::new();
     loop {
@@ -64,7 +79,8 @@ pub async fn serve(
             accepted = listener.accept(), if connections.len() < limits.connections => match accepted {
                 Ok((stream, peer)) => match admission.admit(peer.ip()) {
                     Some(slot) => {
-                        connections.spawn(connection(without_nagle(stream), slot, limits, metrics.clone()));
+                        let (metrics, site) = (metrics.clone(), site.clone());
+                        connections.spawn(connection(without_nagle(stream), slot, limits, metrics, site));
                     }
                     None => refuse(&stream, peer, admission.per_ip()),
                 },
@@ -97,10 +113,24 @@ fn refuse(stream: &TcpStream, peer: SocketAddr, per_ip: usize) {
 
 /// Serves one connection until it ends, goes `idle_timeout` without a byte either way,
 /// or takes longer than `read_timeout` to send a request head.
-async fn connection(stream: TcpStream, _slot: Slot, limits: HttpSettings, metrics: Metrics) {
+async fn connection(
+    stream: TcpStream,
+    _slot: Slot,
+    limits: HttpSettings,
+    metrics: Metrics,
+    site: Option<Site>,
+) {
     let service = service_fn(move |request: Request<hyper::body::Incoming>| {
-        let response = respond(request.method(), request.uri().path(), &metrics);
-        async move { Ok::<_, Infallible>(response) }
+        let (metrics, site) = (metrics.clone(), site.clone());
+        async move {
+            let (method, uri) = (request.method(), request.uri());
+            if let Some(site) = &site
+                && let Some(response) = site.respond(method, uri.path(), uri.query()).await
+            {
+                return Ok::<_, Infallible>(response);
+            }
+            Ok(respond(method, uri.path(), &metrics).map(|body| -> site::Body { body.boxed_unsync() }))
+        }
     });
     let activity = Activity::opened_now();
     let served = http1::Builder::new()
@@ -165,7 +195,6 @@ fn text(status: StatusCode, body: String, content_type: &'static str) -> Respons
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http_body_util::BodyExt as _;
     use spellbridge_core::NetworkId;
 
     async fn body(response: Response<Full<Bytes>>) -> String {

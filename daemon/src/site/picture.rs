@@ -1,0 +1,85 @@
+//! `/tables/{id}/board.png`: the table's board picture, drawn by `crate::board` from its
+//! public entry ([`super::public::entry`]: the board never sees a queued spell), on the
+//! blocking pool. The last pictures are kept by table and sequence, so a page opened by
+//! many spectators after a move is drawn once.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
+
+use hyper::body::Bytes;
+use hyper::{Response, StatusCode};
+
+use super::page::{failed, not_found, plain, whole};
+use super::{Body, Site, SiteError, public};
+use crate::journal::TableId;
+
+/// How many tables' pictures are kept.
+const KEPT: usize = 32;
+
+/// The latest picture of each recently drawn table: its sequence and PNG.
+#[derive(Default)]
+pub struct Cache {
+    pictures: Mutex<BTreeMap<TableId, (u64, Bytes)>>,
+}
+
+impl Cache {
+    fn get(&self, id: TableId, sequence: u64) -> Option<Bytes> {
+        let pictures = self.pictures.lock().unwrap_or_else(PoisonError::into_inner);
+        pictures.get(&id).filter(|(kept, _)| *kept == sequence).map(|(_, png)| png.clone())
+    }
+
+    fn put(&self, id: TableId, sequence: u64, png: Bytes) {
+        let mut pictures = self.pictures.lock().unwrap_or_else(PoisonError::into_inner);
+        if pictures.len() >= KEPT && !pictures.contains_key(&id) {
+            // The oldest table goes first: newer tables are the ones being watched.
+            pictures.pop_first();
+        }
+        pictures.insert(id, (sequence, png));
+    }
+}
+
+/// What drawing found.
+enum Drawn {
+    Png(Bytes),
+    NoTable,
+    NoBoard(String),
+}
+
+/// The answer to `/tables/{id}/board.png`.
+pub async fn answer(site: &Site, id: TableId) -> Response<Body> {
+    match site.blocking(move |site| draw(site, id)).await {
+        Ok(Drawn::Png(png)) => whole(StatusCode::OK, png, "image/png"),
+        Ok(Drawn::NoTable) => not_found(spellbridge_core::Language::En),
+        Ok(Drawn::NoBoard(reason)) => {
+            tracing::debug!(table = id, %reason, "no board picture");
+            plain(StatusCode::NOT_FOUND, "this table has no board picture\n")
+        }
+        Err(error) => failed(&error),
+    }
+}
+
+fn draw(site: &Site, id: TableId) -> Result<Drawn, SiteError> {
+    let Some(row) = site.reader().table(id)? else { return Ok(Drawn::NoTable) };
+    if site.hidden().hides(&row.network, &row.room) {
+        return Ok(Drawn::NoTable);
+    }
+    let sequence = row.sequence();
+    if let Some(png) = site.inner.pictures.get(id, sequence) {
+        return Ok(Drawn::Png(png));
+    }
+    match site.inner.board.png(&public::entry(&row)) {
+        Ok(picture) => {
+            let png = Bytes::from(picture.png);
+            site.inner.pictures.put(id, sequence, png.clone());
+            Ok(Drawn::Png(png))
+        }
+        Err(error) => Ok(Drawn::NoBoard(error.to_string())),
+    }
+}
+
+impl Site {
+    /// How many pictures are kept now (tests).
+    pub fn pictures_kept(&self) -> usize {
+        self.inner.pictures.pictures.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+}

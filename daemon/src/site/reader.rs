@@ -1,0 +1,165 @@
+//! The site's own read-only connection to the database: the tables' stored snapshots and
+//! their journal entries, only as committed (WAL lets it read beside the store's writes).
+//! A snapshot is read without its history rows (a Thaum table's accepted actions, which
+//! the site takes from the journal instead).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use serde_json::Value;
+use spellbridge_core::{NetworkId, RoomId};
+
+use super::SiteError;
+use crate::journal::{Entry, TableId};
+
+/// How many rows of each kind the index looks at.
+pub const LISTED: usize = 200;
+
+/// One stored table.
+#[derive(Clone, Debug)]
+pub struct TableRow {
+    /// Its number.
+    pub id: TableId,
+    /// Its game.
+    pub game: String,
+    /// The network of its room (a bridged table's first room).
+    pub network: NetworkId,
+    /// Its room.
+    pub room: RoomId,
+    /// Whether it has ended.
+    pub finished: bool,
+    /// Its stored snapshot (`Router::table_snapshot`, without history rows).
+    pub snapshot: Value,
+}
+
+impl TableRow {
+    /// How many actions the table has taken (its snapshot's `sequence`).
+    pub fn sequence(&self) -> u64 {
+        self.snapshot.get("sequence").and_then(Value::as_u64).unwrap_or(0)
+    }
+}
+
+/// A read-only connection.
+pub struct Reader {
+    connection: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl Reader {
+    /// Opens `path` read-only.
+    pub fn open(path: &Path) -> Result<Reader, SiteError> {
+        let fail = |source| SiteError::Sql { path: path.display().to_string(), source };
+        let connection = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(fail)?;
+        connection.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
+        Ok(Reader { connection: Mutex::new(connection), path: path.to_owned() })
+    }
+
+    fn fail(&self, source: rusqlite::Error) -> SiteError {
+        SiteError::Sql { path: self.path.display().to_string(), source }
+    }
+
+    fn with<T>(&self, read: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, SiteError> {
+        let connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        read(&connection).map_err(|e| self.fail(e))
+    }
+
+    /// One table, if it exists.
+    pub fn table(&self, id: TableId) -> Result<Option<TableRow>, SiteError> {
+        let Ok(key) = i64::try_from(id) else { return Ok(None) };
+        let row = self.with(|c| {
+            c.prepare_cached("SELECT id, game, network, room, finished, snapshot FROM tables WHERE id = ?1")?
+                .query_row([key], raw_row)
+                .optional()
+        })?;
+        row.map(table_row).transpose()
+    }
+
+    /// The newest `LISTED` tables that are still playing, or that have finished; newest first.
+    pub fn tables(&self, finished: bool) -> Result<Vec<TableRow>, SiteError> {
+        let rows = self.with(|c| {
+            c.prepare_cached(
+                "SELECT id, game, network, room, finished, snapshot FROM tables
+                 WHERE finished = ?1 ORDER BY id DESC LIMIT ?2",
+            )?
+            .query_map(rusqlite::params![finished, LISTED as i64], raw_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        rows.into_iter().map(table_row).collect()
+    }
+
+    /// Every table's place: its number, network and room.
+    pub fn places(&self) -> Result<Vec<(TableId, NetworkId, RoomId)>, SiteError> {
+        self.with(|c| {
+            c.prepare_cached("SELECT id, network, room FROM tables")?
+                .query_map([], |row| {
+                    Ok((
+                        row.get::<_, i64>(0)? as TableId,
+                        NetworkId::new(row.get::<_, String>(1)?),
+                        RoomId::new(row.get::<_, String>(2)?),
+                    ))
+                })?
+                .collect()
+        })
+    }
+
+    /// One table's journal entries, in order.
+    pub fn entries(&self, id: TableId) -> Result<Vec<Entry>, SiteError> {
+        let Ok(key) = i64::try_from(id) else { return Ok(Vec::new()) };
+        let texts = self.with(|c| {
+            c.prepare_cached("SELECT entry FROM journal WHERE table_id = ?1 ORDER BY id")?
+                .query_map([key], |row| row.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        texts.iter().map(|text| entry(text)).collect()
+    }
+
+    /// Every journal entry, in commit order, with the number of the last row.
+    pub fn journal(&self) -> Result<(i64, Vec<Entry>), SiteError> {
+        let rows = self.with(|c| {
+            c.prepare_cached("SELECT id, entry FROM journal ORDER BY id")?
+                .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        let last = rows.last().map_or(0, |(id, _)| *id);
+        let entries = rows.iter().map(|(_, text)| entry(text)).collect::<Result<_, _>>()?;
+        Ok((last, entries))
+    }
+
+    /// The number of the journal's last row (0 when empty).
+    pub fn journal_head(&self) -> Result<i64, SiteError> {
+        self.with(|c| c.query_row("SELECT COALESCE(MAX(id), 0) FROM journal", [], |row| row.get(0)))
+    }
+}
+
+type RawRow = (i64, String, String, String, bool, String);
+
+fn raw_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?))
+}
+
+fn table_row((id, game, network, room, finished, snapshot): RawRow) -> Result<TableRow, SiteError> {
+    let mut snapshot: Value = serde_json::from_str(&snapshot)
+        .map_err(|e| SiteError::BadRow(format!("the snapshot of table {id}: {e}")))?;
+    if let Some(object) = snapshot.as_object_mut() {
+        object.remove("history_rows");
+        object.remove("history_digest");
+    }
+    Ok(TableRow {
+        id: id as TableId,
+        game,
+        network: NetworkId::new(network),
+        room: RoomId::new(room),
+        finished,
+        snapshot,
+    })
+}
+
+fn entry(text: &str) -> Result<Entry, SiteError> {
+    serde_json::from_str(text).map_err(|e| SiteError::BadRow(format!("a journal entry: {e}")))
+}

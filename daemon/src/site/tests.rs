@@ -1,0 +1,362 @@
+//! The site over databases written by real console games: each route's answer, escaping,
+//! headers, hostile ids, secrecy of a Duel's queued spell, hidden rooms, the bound on event
+//! streams and an update reaching an open stream after a commit.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use http_body_util::BodyExt as _;
+use hyper::{Method, Response, StatusCode};
+use spellbridge_core::{NetworkId, Registry, RoomId};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::hidden::Hidden;
+use super::{Body, Site};
+use crate::console::run_script_with_db;
+
+/// A database after `script` (seed 3), in a temp dir kept by the caller.
+fn played(dir: &Path, script: &str) -> PathBuf {
+    let db = dir.join("games.db");
+    play(&db, script);
+    db
+}
+
+/// Plays `script` on the console into `db` (seed 3), on a thread of its own: the console
+/// runs its own runtime.
+fn play(db: &Path, script: &str) {
+    let (db, script) = (db.to_owned(), script.to_owned());
+    std::thread::spawn(move || run_script_with_db(&script, 3, &db).map(drop).map_err(|e| format!("{e:#}")))
+        .join()
+        .expect("the console thread")
+        .unwrap_or_else(|e| panic!("the script plays: {e}"));
+}
+
+fn site(db: &Path, hidden: Hidden, streams: usize) -> Site {
+    Site::open(db, Registry::standard(), BTreeMap::new(), hidden, streams, Duration::from_millis(500))
+        .expect("the site opens")
+}
+
+async fn get(site: &Site, path: &str) -> Response<Body> {
+    let (path, query) = path.split_once('?').map_or((path, None), |(p, q)| (p, Some(q)));
+    site.respond(&Method::GET, path, query).await.unwrap_or_else(|| panic!("{path} is the site's"))
+}
+
+async fn text(response: Response<Body>) -> String {
+    let bytes = response.into_body().collect().await.expect("a whole body").to_bytes();
+    String::from_utf8(bytes.to_vec()).expect("utf-8")
+}
+
+async fn page(site: &Site, path: &str) -> String {
+    let response = get(site, path).await;
+    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    text(response).await
+}
+
+/// The next frame of an event stream, within 5 s.
+async fn frame(body: &mut Body) -> String {
+    let frame = tokio::time::timeout(Duration::from_secs(5), body.frame())
+        .await
+        .expect("a frame within 5 s")
+        .expect("the stream goes on")
+        .expect("no error");
+    String::from_utf8(frame.into_data().expect("data").to_vec()).expect("utf-8")
+}
+
+/// The next `update` event's data, skipping keep-alives.
+async fn update(body: &mut Body) -> serde_json::Value {
+    for _ in 0..20 {
+        let text = frame(body).await;
+        if let Some(data) = text.lines().find_map(|line| line.strip_prefix("data: ")) {
+            assert!(text.contains("event: update"), "{text}");
+            return serde_json::from_str(data).expect("the data is JSON");
+        }
+    }
+    panic!("no update in 20 frames");
+}
+
+const DUEL_START: &str = "alice: !duel bob\nbob: !accept\n";
+
+#[tokio::test]
+async fn each_page_answers_with_the_sites_headers_and_no_cookie() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), DUEL_START);
+    let site = site(&db, Hidden::default(), 4);
+    for path in ["/", "/tables/0", "/leaderboard", "/?lang=zh-CN", "/tables/0?lang=zh-CN", "/nowhere"] {
+        let response = get(&site, path).await;
+        let headers = response.headers();
+        assert_eq!(headers["content-type"], "text/html; charset=utf-8", "{path}");
+        let policy = headers["content-security-policy"].to_str().expect("ascii");
+        assert!(
+            policy.starts_with("default-src 'none';") && policy.contains("script-src 'sha256-"),
+            "{policy}"
+        );
+        assert!(!policy.contains("unsafe-inline") && !policy.contains("http"), "{policy}");
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert!(headers.get("set-cookie").is_none(), "{path} sets no cookie");
+        let body = text(response).await;
+        assert!(body.starts_with("<!DOCTYPE html>"), "{path}");
+        assert!(!body.contains("http://") && !body.contains("https://"), "{path}: no external resource");
+    }
+    let board = get(&site, "/tables/0/board.png").await;
+    assert_eq!(board.status(), StatusCode::OK);
+    assert_eq!(board.headers()["content-type"], "image/png");
+    let png = board.into_body().collect().await.expect("body").to_bytes();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+    let font = get(&site, "/font.otf").await;
+    assert_eq!(font.headers()["content-type"], "font/otf");
+    assert_eq!(
+        site.respond(&Method::GET, "/metrics", None).await.map(|r| r.status()),
+        None,
+        "not the site's"
+    );
+    let posted = site.respond(&Method::POST, "/", None).await.expect("the site's");
+    assert_eq!(posted.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn the_pages_show_the_tables_their_history_and_dice() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let thaum = "carol: !new thaum\ncarol: !gather 1 fire\ncarol: !stop\n";
+    let db = played(dir.path(), &format!("{thaum}{DUEL_START}"));
+    let site = site(&db, Hidden::default(), 4);
+    let index = page(&site, "/").await;
+    let (live, recent) = index.split_once("Recently finished").expect("two lists");
+    assert!(live.contains("href=\"/tables/1\"") && live.contains("alice, bob"), "{index}");
+    assert!(recent.contains("href=\"/tables/0\"") && recent.contains("carol"), "{index}");
+    let table = page(&site, "/tables/1").await;
+    assert!(table.contains("src=\"/tables/1/board.png?v="), "the board picture");
+    assert!(table.contains("data-events=\"/tables/1/events\""), "the live stream");
+    assert!(table.contains("⚔ Duel! alice (Apprentice) vs bob (Apprentice)"), "what the table was told");
+    let thaum = page(&site, "/tables/0").await;
+    assert!(thaum.contains("<code>!gather 1 fire</code>"), "a command said in the room: {thaum}");
+    assert!(thaum.contains("Fire 0 → 1"), "what the table was told: {thaum}");
+    assert!(thaum.contains("<b>key</b><code>"), "the key revealed when the table stopped: {thaum}");
+    assert!(table.contains("commitment") && table.contains("revealed when the table ends"), "{table}");
+    let zh = page(&site, "/tables/1?lang=zh-CN").await;
+    assert!(zh.contains("<html lang=\"zh-CN\">") && zh.contains("历史") && zh.contains("水"), "Chinese");
+}
+
+#[tokio::test]
+async fn values_are_escaped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), "carol: !new thaum\n");
+    let writer = rusqlite::Connection::open(&db).expect("open");
+    writer.execute("UPDATE tables SET room = '<script>alert(1)</script>\"'", []).expect("update");
+    let site = site(&db, Hidden::default(), 4);
+    for path in ["/", "/tables/0"] {
+        let body = page(&site, path).await;
+        assert!(!body.contains("<script>alert"), "{path}: {body}");
+        assert!(body.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;"), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_and_hostile_ids_are_404() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), DUEL_START);
+    let site = site(&db, Hidden::default(), 4);
+    let long = format!("/tables/{}", "1".repeat(4096));
+    for path in [
+        "/tables/1",
+        "/tables/1/board.png",
+        "/tables/1/events",
+        "/tables/../games.db",
+        "/tables/%30",
+        "/tables/0%2Fevents",
+        "/tables/00",
+        "/tables/-0",
+        "/tables/zero",
+        long.as_str(),
+        "/tables/0/../../etc/passwd",
+    ] {
+        assert_eq!(get(&site, path).await.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn a_queued_spell_reaches_no_page_picture_or_event_before_the_reveal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), DUEL_START);
+    let before = site(&db, Hidden::default(), 4);
+    let page_before = page(&before, "/tables/0").await;
+    assert!(!png_of(&before).await.is_empty());
+    let mut stream = get(&before, "/tables/0/events").await.into_body();
+    let state_before = update(&mut stream).await;
+    drop(stream);
+    // alice queues a spell privately: the snapshot now holds her tokens.
+    play(&db, "alice (dm): !cast surge thunder thunder earth end\n");
+    let stored: String = rusqlite::Connection::open(&db)
+        .expect("open")
+        .query_row("SELECT snapshot FROM tables WHERE id = 0", [], |row| row.get(0))
+        .expect("a snapshot");
+    assert!(stored.contains("\"queue\":[\"surge\",\"thunder\",\"thunder\",\"earth\",\"end\"]"), "{stored}");
+    let after = site(&db, Hidden::default(), 4);
+    let mut stream = get(&after, "/tables/0/events").await.into_body();
+    let state_after = update(&mut stream).await;
+    let mut expected = state_before.clone();
+    expected["sequence"] = state_after["sequence"].clone();
+    expected["state"]["round"]["casters"]["alice"]["acted"] = true.into();
+    assert_eq!(state_after, expected, "only *that* alice cast is new");
+    let page_after = page(&after, "/tables/0").await;
+    for shown in [&page_after, &state_after.to_string()] {
+        // (`surge` alone is in the opening's example, `!cast surge fire wind end`.)
+        for secret in
+            ["Power Surge", "Your spell", "Queued", "\"queue\"", "thunder\",\"thunder", "⚡Thunder ⚡Thunder"]
+        {
+            assert!(!shown.contains(secret), "{secret:?} shown before the reveal:\n{shown}");
+        }
+    }
+    assert!(page_after.contains("has cast") && page_after.contains("(sent privately)"), "{page_after}");
+    assert_ne!(page_before, page_after);
+    assert!(!png_of(&after).await.is_empty(), "the board is drawn from the public state");
+    // Once bob casts, the steps are revealed in the room, and on the page.
+    play(&db, "bob (dm): !cast surge water thunder earth fire end\n");
+    let revealed = page(&after, "/tables/0").await;
+    assert!(revealed.contains("Power Surge"), "the revealed spell is shown:\n{revealed}");
+}
+
+/// The board picture's bytes.
+async fn png_of(site: &Site) -> Vec<u8> {
+    let response = get(site, "/tables/0/board.png").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    response.into_body().collect().await.expect("body").to_bytes().to_vec()
+}
+
+#[tokio::test]
+async fn tables_of_hidden_rooms_are_not_shown_at_all() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), DUEL_START);
+    let console = (NetworkId::new("console"), RoomId::new("console"));
+    let site = site(&db, Hidden::new(&[console], &[]), 4);
+    let index = page(&site, "/").await;
+    assert!(!index.contains("/tables/0") && !index.contains("alice"), "{index}");
+    for path in ["/tables/0", "/tables/0/board.png", "/tables/0/events"] {
+        assert_eq!(get(&site, path).await.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    site.set_hidden(Hidden::default());
+    assert_eq!(get(&site, "/tables/0").await.status(), StatusCode::OK, "shown once no longer hidden");
+}
+
+#[tokio::test]
+async fn event_streams_are_bounded_and_freed_when_closed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), DUEL_START);
+    let site = site(&db, Hidden::default(), 2);
+    let first = get(&site, "/tables/0/events").await;
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(first.headers()["content-type"], "text/event-stream; charset=utf-8");
+    let second = get(&site, "/tables/0/events").await;
+    assert_eq!(second.status(), StatusCode::OK);
+    let refused = get(&site, "/tables/0/events").await;
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let why = text(refused).await;
+    assert!(why.contains("at most 2") && why.contains("max_event_streams"), "{why}");
+    drop(first);
+    let mut again = None;
+    for _ in 0..50 {
+        let answer = get(&site, "/tables/0/events").await;
+        if answer.status() == StatusCode::OK {
+            again = Some(answer);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut body = again.expect("a closed stream frees its place").into_body();
+    assert!(frame(&mut body).await.starts_with("retry: 3000\n\nevent: update\n"));
+    let keepalive = frame(&mut body).await;
+    assert_eq!(keepalive, ": keep-alive\n\n", "a quiet stream keeps alive");
+    drop(second);
+}
+
+#[tokio::test]
+async fn a_commit_reaches_an_open_stream_as_an_update() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), DUEL_START);
+    let site = site(&db, Hidden::default(), 4);
+    let (changes, _) = broadcast::channel(16);
+    let shutdown = CancellationToken::new();
+    let follower = tokio::spawn(site.clone().follow(changes.subscribe(), shutdown.clone()));
+    let mut stream = get(&site, "/tables/0/events").await.into_body();
+    let first = update(&mut stream).await;
+    // The console commits to the same database, as the engine does; the engine says so.
+    let mut engine = engine_over(&db);
+    engine.notify_changes(changes.clone());
+    let alice = spellbridge_core::Inbound {
+        private: true,
+        ..spellbridge_core::Inbound::new(
+            NetworkId::new(crate::console::CONSOLE_NETWORK),
+            RoomId::new(crate::console::CONSOLE_ROOM),
+            spellbridge_core::PlayerId::new("alice"),
+            "!cast surge fire end",
+        )
+    };
+    engine.handle_batch(&[alice], spellbridge_core::Timestamp::CONSOLE_EPOCH, Vec::new()).expect("handled");
+    let next = update(&mut stream).await;
+    assert_eq!(next["sequence"].as_u64(), first["sequence"].as_u64().map(|s| s + 1), "{next}");
+    assert_eq!(next["state"]["round"]["casters"]["alice"]["acted"], true);
+    shutdown.cancel();
+    follower.await.expect("the follower stops");
+}
+
+fn engine_over(db: &Path) -> crate::engine::Engine {
+    use crate::store::{Durability, OpenMode, Store};
+    let store = Store::open(db, OpenMode::MustExist, Durability::Normal).expect("store opens");
+    let options = crate::console::Console::options(3);
+    let router = store.load(Registry::standard(), options.clone()).expect("loads");
+    crate::engine::Engine::new(router, Some(store), Box::new(Registry::standard), options)
+}
+
+#[tokio::test]
+async fn the_leaderboard_lists_the_players_of_a_finished_duel() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios/duel_complete.txt");
+    let script = std::fs::read_to_string(path).expect("the scenario");
+    let db = played(dir.path(), &script);
+    let site = site(&db, Hidden::default(), 4);
+    let board = page(&site, "/leaderboard").await;
+    assert!(board.contains("id=\"duel\""), "{board}");
+    assert!(board.contains("<td>alice</td>") && board.contains("<td>bob</td>"), "{board}");
+    let table = page(&site, "/tables/0").await;
+    assert!(table.contains("<b>key</b><code>"), "the key is revealed once the duel ended: {table}");
+}
+
+#[tokio::test]
+async fn a_client_that_never_reads_holds_up_neither_the_engine_nor_other_streams() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), "alice: !new thaum\n");
+    let site = site(&db, Hidden::default(), 4);
+    let (changes, _) = broadcast::channel(4);
+    let shutdown = CancellationToken::new();
+    let follower = tokio::spawn(site.clone().follow(changes.subscribe(), shutdown.clone()));
+    // Opened, never read: its task fills its small channel and waits on its own.
+    let _stalled = get(&site, "/tables/0/events").await;
+    let mut reader = get(&site, "/tables/0/events").await.into_body();
+    let first = update(&mut reader).await["sequence"].as_u64().expect("a sequence");
+    let mut engine = engine_over(&db);
+    engine.notify_changes(changes.clone());
+    let moves = 40;
+    for n in 0..moves {
+        let gm = spellbridge_core::Inbound {
+            message_id: Some(format!("m{n}")),
+            ..spellbridge_core::Inbound::new(
+                NetworkId::new(crate::console::CONSOLE_NETWORK),
+                RoomId::new(crate::console::CONSOLE_ROOM),
+                spellbridge_core::PlayerId::new("alice"),
+                "!coins alice +1",
+            )
+        };
+        engine.handle_batch(&[gm], spellbridge_core::Timestamp::CONSOLE_EPOCH, Vec::new()).expect("handled");
+    }
+    // The reading stream may skip updates (the broadcast holds 4 notices), but it reaches
+    // the last one.
+    let last = first + moves;
+    let mut seen = first;
+    while seen < last {
+        seen = update(&mut reader).await["sequence"].as_u64().expect("a sequence");
+    }
+    assert_eq!(seen, last);
+    shutdown.cancel();
+    follower.await.expect("the follower stops");
+}

@@ -1,0 +1,213 @@
+//! The spectator site of `spellbridge run` in a real browser: a real InspIRCd, raw IRC
+//! clients as the players, and Debian's headless Chromium driven over the DevTools
+//! protocol (`tests/harness/chromium.rs`). The table page shows the board; a move made
+//! over IRC appears on the open page through its event stream without a reload; the
+//! leaderboard lists the players; a Duel spell is on no page and in no event before its
+//! reveal; a hidden room's table is nowhere. Screenshots are kept under
+//! `target/tmp/site/` (the path is printed).
+//!
+//! These need InspIRCd and Chromium (`tests/scripts/install-inspircd.sh`,
+//! `tests/scripts/install-chromium.sh`); without them they fail with the harness's
+//! message, they never skip.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use spellbridge_tests::harness::chromium::Chromium;
+use spellbridge_tests::harness::daemon::Daemon;
+use spellbridge_tests::harness::endpoint;
+use spellbridge_tests::harness::irc_player::{Bot, server};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
+const BOT: &str = "spellbridge";
+const ROOM: &str = "#magic";
+const SECRET: &str = "#secret";
+/// How long a move may take to show on an open page (generous: no timing is asserted).
+const SHOWN: Duration = Duration::from_secs(15);
+
+/// Starts `spellbridge run` with the site on a free port, IRC on `irc_port`, and
+/// `#secret` hidden.
+fn start(irc_port: u16) -> (Daemon, u16) {
+    let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
+    let config = format!(
+        "prefix = \"!\"\n[store]\npath = \"games.db\"\n\
+         [http]\nlisten = \"127.0.0.1:{http}\"\nconnections_per_ip = 32\nmax_event_streams = 6\nhidden_rooms = [\"test/{SECRET}\"]\n\
+         [[irc]]\nname = \"test\"\nserver = \"127.0.0.1\"\nport = {irc_port}\ntls = false\nnick = \"{BOT}\"\n\
+         channels = [\"{ROOM}\", \"{SECRET}\"]\nrequire_account = false\n\
+         [irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n"
+    );
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    daemon.set_config(&config).unwrap_or_else(|e| panic!("{e}"));
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    (daemon, http)
+}
+
+/// `GET path` on the site: status and body (panics, with the log, if nothing answers).
+async fn get(daemon: &Daemon, http: u16, path: &str) -> (u16, String) {
+    endpoint::get(http, path).await.unwrap_or_else(|| panic!("GET {path}: no answer\n{}", daemon.log()))
+}
+
+/// An open event stream, read raw.
+struct Stream {
+    socket: tokio::net::TcpStream,
+    seen: String,
+}
+
+impl Stream {
+    async fn open(http: u16, path: &str) -> Stream {
+        let mut socket = tokio::net::TcpStream::connect(("127.0.0.1", http)).await.expect("connect");
+        let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n");
+        socket.write_all(request.as_bytes()).await.expect("write");
+        Stream { socket, seen: String::new() }
+    }
+
+    /// Reads until `needle` has been seen (bounded by `limit`); everything read so far.
+    async fn until(&mut self, needle: &str, limit: Duration) -> &str {
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut buffer = [0u8; 8192];
+        while !self.seen.contains(needle) {
+            let read = tokio::time::timeout_at(deadline, self.socket.read(&mut buffer))
+                .await
+                .unwrap_or_else(|_| panic!("the stream never said {needle:?}; it said:\n{}", self.seen))
+                .expect("read");
+            assert!(read > 0, "the stream closed; it said:\n{}", self.seen);
+            self.seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+        &self.seen
+    }
+}
+
+/// What would show alice's queued spell (`surge fire wind water thunder end`) before it
+/// is revealed: its rendered form, her private acknowledgement, the snapshot's queue.
+/// (`surge` alone is in the opening's example, `!cast surge fire wind end`.)
+const SECRETS: [&str; 5] = ["Power Surge", "Your spell", "Queued", "\"queue\"", "🔥Fire 💨Wind"];
+
+fn assert_hidden(what: &str, text: &str) {
+    for secret in SECRETS {
+        assert!(!text.contains(secret), "{what} shows {secret:?} before the reveal:\n{text}");
+    }
+}
+
+/// Runs a blocking browser call.
+fn browse<T>(call: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(call)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_over_irc_shows_on_the_open_page_and_nothing_hidden_leaks() {
+    let irc = server();
+    let mut browser = browse(|| Chromium::start(1100, 1500))
+        .unwrap_or_else(|e| panic!("Chromium is needed for this test: {e}"));
+    let (daemon, http) = start(irc.port());
+    let bot = Bot { nick: BOT, room: ROOM, daemon: &daemon };
+    let (mut alice, mut bob, mut carol) = tokio::join!(
+        bot.player(irc.port(), "alice"),
+        bot.player(irc.port(), "bob"),
+        bot.player(irc.port(), "carol")
+    );
+    bot.wait_until_answering(&mut alice).await;
+    bob.privmsg(ROOM, "!games").await.expect("send");
+    bot.expect(&mut bob, "Games:").await;
+
+    // A Duel in #magic (table 0); a Thaum table in the hidden #secret (table 1).
+    alice.privmsg(ROOM, "!duel bob").await.expect("send");
+    bot.expect(&mut bob, "challenges").await;
+    bob.privmsg(ROOM, "!accept").await.expect("send");
+    bot.expect(&mut alice, "Round 1 begins").await;
+    carol.join(SECRET).await.expect("carol joins");
+    let secret = Bot { room: SECRET, ..bot };
+    secret.wait_until_answering(&mut carol).await;
+    carol.privmsg(SECRET, "!new thaum").await.expect("send");
+    secret.expect(&mut carol, "opens a Thaum table").await;
+
+    let (status, index) = get(&daemon, http, "/").await;
+    assert_eq!(status, 200, "{index}");
+    assert!(index.contains("href=\"/tables/0\""), "the Duel is listed:\n{index}");
+    assert!(!index.contains("/tables/1") && !index.contains(SECRET), "the hidden table is not:\n{index}");
+    for path in
+        ["/tables/1", "/tables/1/board.png", "/tables/1/events", "/tables/2", "/tables/..%2F0", "/tables/x"]
+    {
+        assert_eq!(get(&daemon, http, path).await.0, 404, "{path}");
+    }
+
+    // The table page in the browser: the board is drawn, the stream is open.
+    let url = format!("http://127.0.0.1:{http}/tables/0");
+    browse(|| browser.navigate(&url)).unwrap_or_else(|e| panic!("{e}\n{}", daemon.log()));
+    browse(|| browser.wait_for("document.getElementById('board').complete", SHOWN)).expect("the board loads");
+    let width = browse(|| browser.evaluate("document.getElementById('board').naturalWidth")).expect("width");
+    assert_eq!(width, 800, "the board picture is drawn");
+    browse(|| browser.wait_for("document.body.dataset.live === 'on'", SHOWN))
+        .expect("the page follows the table");
+    browse(|| browser.evaluate("window.kept = 42")).expect("mark the page");
+    let before: u64 = browse(|| browser.evaluate("Number(document.querySelector('main').dataset.sequence)"))
+        .expect("sequence")
+        .as_u64()
+        .expect("a number");
+    let mut stream = Stream::open(http, "/tables/0/events").await;
+    stream.until("event: update", SHOWN).await;
+
+    // alice casts privately: the page learns that she cast, never what.
+    alice.privmsg(BOT, "!cast surge fire wind water thunder end").await.expect("send");
+    bot.expect_private(&mut alice, "Queued").await;
+    let after = format!("Number(document.querySelector('main').dataset.sequence) === {}", before + 1);
+    browse(|| browser.wait_for(&after, SHOWN)).expect("alice's move reaches the open page");
+    let html = browse(|| browser.evaluate("document.documentElement.outerHTML")).expect("html");
+    let html = html.as_str().unwrap_or_default().to_owned();
+    assert!(html.contains("has cast"), "{html}");
+    assert_hidden("the table page", &html);
+    let events = stream.until(&format!("\"sequence\":{}", before + 1), SHOWN).await.to_owned();
+    assert_hidden("the event stream", &events);
+    for path in ["/", "/tables/0", "/leaderboard"] {
+        assert_hidden(path, &get(&daemon, http, path).await.1);
+    }
+
+    // bob casts: the round is revealed in the room, and on the same page, without a reload.
+    bob.privmsg(BOT, "!cast focus earth earth earth earth end").await.expect("send");
+    bot.expect(&mut carol, "Round 1 settles").await;
+    browse(|| browser.wait_for("document.querySelector('main').innerText.includes('Power Surge')", SHOWN))
+        .expect("the revealed spell reaches the open page");
+    assert_eq!(
+        browse(|| browser.evaluate("window.kept")).expect("kept"),
+        42,
+        "updated in place, not reloaded"
+    );
+    let drawn =
+        "document.getElementById('board').complete && document.getElementById('board').naturalWidth === 800";
+    browse(|| browser.wait_for(drawn, SHOWN)).expect("the new board picture is shown");
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site");
+    let table_shot = shots.join("table.png");
+    browse(|| browser.screenshot(&table_shot)).expect("screenshot");
+    println!("screenshot of the table page: {}", table_shot.display());
+
+    // alice wins in round 2 (as in irc.rs); the leaderboard lists both players.
+    alice.privmsg(BOT, "!cast surge fire earth fire earth end").await.expect("send");
+    bot.expect(&mut alice, "Queued").await;
+    bob.privmsg(BOT, "!cast focus earth earth earth earth end").await.expect("send");
+    bot.expect(&mut carol, "duel is over").await;
+    browse(|| browser.wait_for("document.querySelector('main').dataset.finished === 'true'", SHOWN))
+        .expect("the page shows the duel finished");
+    let board_url = format!("http://127.0.0.1:{http}/leaderboard");
+    browse(|| browser.navigate(&board_url)).expect("the leaderboard opens");
+    let ranking = browse(|| browser.evaluate("document.getElementById('duel').innerText")).expect("ranking");
+    let ranking = ranking.as_str().unwrap_or_default();
+    assert!(ranking.contains("alice") && ranking.contains("bob"), "{ranking}");
+    assert!(ranking.find("alice") < ranking.find("bob"), "the winner ranks first:\n{ranking}");
+    let board_shot = shots.join("leaderboard.png");
+    browse(|| browser.screenshot(&board_shot)).expect("screenshot");
+    println!("screenshot of the leaderboard: {}", board_shot.display());
+
+    // The same table in Chinese.
+    let chinese = format!("http://127.0.0.1:{http}/tables/0?lang=zh-CN");
+    browse(|| browser.navigate(&chinese)).expect("the Chinese page opens");
+    browse(|| {
+        browser.wait_for(
+            "document.documentElement.lang === 'zh-CN' && document.body.innerText.includes('历史')",
+            SHOWN,
+        )
+    })
+    .expect("the page is in Chinese");
+    let zh_shot = shots.join("table-zh.png");
+    browse(|| browser.screenshot(&zh_shot)).expect("screenshot");
+    println!("screenshot of the table page in Chinese: {}", zh_shot.display());
+}
