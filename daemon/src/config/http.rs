@@ -1,7 +1,8 @@
 //! `[http]`: where the health and metrics endpoint listens and how much of it one client
 //! may hold. The defaults are safe on a public address: 8 connections per client address,
 //! 64 in all, a connection closed after 5 s without a byte either way and a request head
-//! that must arrive within 10 s.
+//! that must arrive within 10 s. `public_url` is where players reach the spectator site
+//! (`!board` on IRC links to a table's page there).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -96,6 +97,20 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
     Ok(Some(settings))
 }
 
+/// Reads `[http] public_url`: an `http://` or `https://` address, kept without a
+/// trailing `/` (`!board` adds `/tables/{id}`).
+pub fn public_url(raw: Option<&str>) -> Result<Option<String>, String> {
+    let Some(url) = raw else { return Ok(None) };
+    let trimmed = url.trim().trim_end_matches('/');
+    let host = trimmed.strip_prefix("https://").or_else(|| trimmed.strip_prefix("http://"));
+    match host {
+        Some(host) if !host.is_empty() && !host.contains(char::is_whitespace) => Ok(Some(trimmed.to_owned())),
+        _ => Err(format!(
+            "[http] public_url `{url}` is not a web address; write e.g. public_url = \"https://games.example.org\""
+        )),
+    }
+}
+
 /// A timeout of 1 s to 1 h.
 fn timeout(text: &str, key: &str, example: &str) -> Result<Duration, String> {
     parse_duration(text)
@@ -125,6 +140,17 @@ mod tests {
             (Duration::from_secs(5), Duration::from_secs(10))
         );
         assert_eq!(super::settings(None), Ok(None));
+    }
+
+    #[test]
+    fn the_public_url_is_a_web_address_kept_without_its_last_slash() {
+        assert_eq!(public_url(None), Ok(None));
+        assert_eq!(public_url(Some("https://games.example.org/")), Ok(Some("https://games.example.org".into())));
+        assert_eq!(public_url(Some("http://127.0.0.1:9180")), Ok(Some("http://127.0.0.1:9180".into())));
+        for bad in ["games.example.org", "https://", "ftp://x", "https://a b"] {
+            let error = public_url(Some(bad)).expect_err(bad);
+            assert!(error.contains("e.g. public_url = \"https://games.example.org\""), "{error}");
+        }
     }
 
     #[test]

@@ -69,6 +69,9 @@ pub struct Settings {
     pub permissions: PermissionSettings,
     /// Where `/healthz` and `/metrics` listen, if anywhere, and their limits.
     pub http: Option<HttpSettings>,
+    /// The spectator site's address as players reach it (`[http] public_url`), without a
+    /// trailing `/`.
+    pub public_url: Option<String>,
     /// How log lines are written.
     pub log_format: LogFormat,
     /// The file it was read from, to read again on SIGHUP.
@@ -287,6 +290,8 @@ impl Settings {
             admins: people(permissions.admins, "admins")?,
             game_masters: people(permissions.game_masters, "game_masters")?,
         };
+        let public_url =
+            http::public_url(raw.http.as_ref().and_then(|h| h.public_url.as_deref())).map_err(invalid)?;
         let http = http::settings(raw.http).map_err(invalid)?;
         Ok(Settings {
             prefix,
@@ -298,6 +303,7 @@ impl Settings {
             bridges,
             permissions,
             http,
+            public_url,
             log_format: raw.log.and_then(|l| l.format).unwrap_or_default(),
             source: None,
             catalogue: catalogue.clone(),

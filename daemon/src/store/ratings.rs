@@ -181,7 +181,8 @@ impl Store {
     }
 }
 
-fn stored_text(summary: &Summary, scopes: &BTreeMap<NetworkId, Scope>) -> String {
+/// The ratings as they are kept: `summary` and the `scopes` it was derived under, as JSON text.
+pub fn stored_text(summary: &Summary, scopes: &BTreeMap<NetworkId, Scope>) -> String {
     let scopes = scopes.iter().map(|(n, s)| (n.clone(), scope_word(*s).to_owned())).collect();
     // Plain structs and maps with string keys always serialise.
     serde_json::to_string(&Stored { scopes, summary: summary.clone() }).unwrap_or_default()

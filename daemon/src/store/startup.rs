@@ -99,7 +99,8 @@ impl Store {
         // A database from before player ids named their network: its journal is
         // rewritten and every table rebuilt from it (and sealed) in one step.
         if super::player_ids::needs_upgrade(self)? {
-            let router = super::player_ids::upgrade(self, registry, options)?;
+            let mut router = super::player_ids::upgrade(self, registry, options)?;
+            router.load_ratings(&self.journal()?);
             return Ok(Loaded { router, rebuilt: Vec::new() });
         }
         let mut router = Router::new(registry, options);
@@ -176,6 +177,8 @@ impl Store {
         for entry in self.entries(None)? {
             router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
         }
+        // Ratings and records are kept up to date from here on, folding each new entry.
+        router.load_ratings(&self.journal()?);
         Ok(Loaded { router, rebuilt: problems })
     }
 
