@@ -411,9 +411,12 @@ fn post_boards(engine: &mut Engine, painter: &Painter) {
         let router = engine.router();
         let rooms: Vec<(NetworkId, RoomId)> =
             router.picture_rooms(table).into_iter().map(|place| (place.network, place.room)).collect();
+        let started = Instant::now();
         let Some(stored) = router.stored_table(table, usize::MAX) else { continue };
         if !rooms.is_empty() {
             painter.post(Job { table, entry: stored.text, rooms });
+            let micros = started.elapsed().as_micros() as u64;
+            tracing::debug!(table, micros, "board picture handed to the painter (the loop's part)");
         }
     }
 }

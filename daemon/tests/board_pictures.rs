@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 use spellbridge_tests::harness::daemon::Daemon;
+use spellbridge_tests::harness::endpoint::{free_port, get};
 use spellbridge_tests::harness::matrix_client::{Event, MatrixClient};
 use spellbridge_tests::harness::synapse::Synapse;
 use tokio::time::Instant;
@@ -36,14 +37,14 @@ fn register(server: &Synapse, localpart: &str) -> String {
 }
 
 /// The daemon with one `[[matrix]]` account; `board_images` as given (`None`: the default).
-fn daemon(server: &Synapse, board_images: Option<bool>) -> Daemon {
+fn daemon(server: &Synapse, board_images: Option<bool>, http: u16) -> Daemon {
     let mut process = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
     let password_file = process
         .write("bot-password", format!("{}\n", password(BOT)))
         .unwrap_or_else(|e| panic!("writing the password file: {e}"));
     let images = board_images.map(|on| format!("board_images = {on}\n")).unwrap_or_default();
     let config = format!(
-        "prefix = \"!\"\n[store]\npath = \"games.db\"\n\
+        "prefix = \"!\"\n[store]\npath = \"games.db\"\n[http]\nlisten = \"127.0.0.1:{http}\"\n\
          [[matrix]]\nname = \"matrix\"\nhomeserver = \"{homeserver}\"\nuser_id = \"{user}\"\n\
          password = {{ file = {password_file:?} }}\nstore = {store:?}\n\
          invite_allow = [\"*:localhost\"]\nreconnect_delay = \"1s\"\n{images}\
@@ -65,8 +66,10 @@ async fn thaum_room(server: &Synapse, daemon: &Daemon) -> (MatrixClient, String)
     register(server, "carol");
     register(server, "alice");
     let base = server.base_url();
-    let mut carol = MatrixClient::login(&base, "carol", &password("carol")).await.unwrap_or_else(|e| panic!("{e}"));
-    let mut alice = MatrixClient::login(&base, "alice", &password("alice")).await.unwrap_or_else(|e| panic!("{e}"));
+    let mut carol =
+        MatrixClient::login(&base, "carol", &password("carol")).await.unwrap_or_else(|e| panic!("{e}"));
+    let mut alice =
+        MatrixClient::login(&base, "alice", &password("alice")).await.unwrap_or_else(|e| panic!("{e}"));
     let invite = [bot.clone(), alice.user_id().to_owned()];
     let room = carol.create_room("Boards", &invite, false).await.unwrap_or_else(|e| panic!("{e}"));
     alice.accept_invite(&room).await.unwrap_or_else(|e| panic!("{e}"));
@@ -83,7 +86,8 @@ async fn thaum_room(server: &Synapse, daemon: &Daemon) -> (MatrixClient, String)
     }
     carol.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
     carol.send_text(&room, "!new thaum").await.unwrap_or_else(|e| panic!("{e}"));
-    let opened = carol.expect_message_matching(|m| m.sender == bot && m.body.contains("opens a Thaum table"), WAIT);
+    let opened =
+        carol.expect_message_matching(|m| m.sender == bot && m.body.contains("opens a Thaum table"), WAIT);
     opened.await.unwrap_or_else(|e| panic!("{e}\n{}", daemon.log()));
     (carol, room)
 }
@@ -150,7 +154,8 @@ async fn a_phase_end_and_board_post_a_picture_that_replaces_the_last_even_after_
     let synapse = tokio::task::block_in_place(Synapse::start)
         .unwrap_or_else(|e| panic!("Synapse is needed for this test: {e}"));
     register(&synapse, BOT);
-    let mut daemon = daemon(&synapse, None);
+    let http = free_port().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = daemon(&synapse, None, http);
     let (mut carol, room) = thaum_room(&synapse, &daemon).await;
 
     carol.send_text(&room, "!phase next").await.unwrap_or_else(|e| panic!("{e}"));
@@ -174,6 +179,20 @@ async fn a_phase_end_and_board_post_a_picture_that_replaces_the_last_even_after_
     until_redacted(&carol, &room, &second, &daemon).await;
     let still = carol.event(&room, &third.event_id).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(still.content.get("url").is_some(), "the newest picture stays: {still}");
+
+    // Nothing failed, and what drawing cost (on the painter's thread) and the loop's part.
+    let (_, metrics) =
+        get(http, "/metrics").await.unwrap_or_else(|| panic!("no /metrics; log:\n{}", daemon.log()));
+    for stage in ["render", "upload"] {
+        let line = format!("spellbridge_board_failures_total{{stage=\"{stage}\"}} 0");
+        assert!(metrics.contains(&line), "{line} in:\n{metrics}");
+    }
+    for line in metrics.lines().filter(|l| l.starts_with("spellbridge_board_drawing_seconds_")) {
+        eprintln!("{line}");
+    }
+    for line in daemon.log().lines().filter(|l| l.contains("handed to the painter")) {
+        eprintln!("{line}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,16 +200,22 @@ async fn with_board_images_off_no_picture_is_sent_and_board_answers_in_text() {
     let synapse = tokio::task::block_in_place(Synapse::start)
         .unwrap_or_else(|e| panic!("Synapse is needed for this test: {e}"));
     register(&synapse, BOT);
-    let daemon = daemon(&synapse, Some(false));
+    let http = free_port().unwrap_or_else(|e| panic!("{e}"));
+    let daemon = daemon(&synapse, Some(false), http);
     let (mut carol, room) = thaum_room(&synapse, &daemon).await;
 
     carol.send_text(&room, "!phase next").await.unwrap_or_else(|e| panic!("{e}"));
     carol.send_text(&room, "!board").await.unwrap_or_else(|e| panic!("{e}"));
-    let text = |event: &Event| event.content["body"].as_str().unwrap_or_default().contains("Board pictures are shown");
+    let text = |event: &Event| {
+        event.content["body"].as_str().unwrap_or_default().contains("Board pictures are shown")
+    };
     next_from_bot(&mut carol, &room, "text answer to !board", &daemon, text).await;
     let bot = format!("@{BOT}:localhost");
     let until = Instant::now() + QUIET;
     while let Some(event) = carol.next_event(until.saturating_duration_since(Instant::now())).await {
-        assert!(!(event.sender == bot && is_image(&event)), "a picture was sent with board_images = false: {event}");
+        assert!(
+            !(event.sender == bot && is_image(&event)),
+            "a picture was sent with board_images = false: {event}"
+        );
     }
 }

@@ -45,8 +45,7 @@ impl Pictures {
             let text = read_optional(&self.path).ok().flatten().unwrap_or_default();
             serde_json::from_str(&text).unwrap_or_default()
         });
-        let previous =
-            last.entry(room.to_owned()).or_default().insert(thing.to_owned(), event.to_owned());
+        let previous = last.entry(room.to_owned()).or_default().insert(thing.to_owned(), event.to_owned());
         let text = serde_json::to_string(&*last).unwrap_or_default();
         if let Err(error) = write_atomically(&self.path, text.as_bytes()) {
             tracing::warn!(%error, "could not keep the board picture's event id; after a restart the previous picture stays");
@@ -82,7 +81,8 @@ pub(super) async fn send(
             room.send_attachment("board.png", &mime::IMAGE_PNG, png.clone(), config).into_future()
         })
         .await?;
-    let previous = shared.pictures.replace(room.room_id().as_str(), &picture.replaces, sent.event_id.as_str());
+    let previous =
+        shared.pictures.replace(room.room_id().as_str(), &picture.replaces, sent.event_id.as_str());
     let Some(previous) = previous.and_then(|id| EventId::parse(id).ok()) else { return Ok(()) };
     let transaction = TransactionId::new();
     let redacted = shared

@@ -35,7 +35,10 @@ pub fn redraws(events: &[Event]) -> bool {
         matches!(
             event.get::<DuelNews>(),
             Some(DuelNews::Settled { .. } | DuelNews::Finished { .. } | DuelNews::Stopped { .. })
-        ) || matches!(event.get::<ThaumEvent>(), Some(ThaumEvent::PhaseEnded { .. } | ThaumEvent::Stopped { .. }))
+        ) || matches!(
+            event.get::<ThaumEvent>(),
+            Some(ThaumEvent::PhaseEnded { .. } | ThaumEvent::Stopped { .. })
+        )
     })
 }
 
@@ -50,8 +53,7 @@ pub fn caption(table: &Value) -> String {
             let players: Vec<String> =
                 state["players"].as_array().map(|p| p.iter().map(text).collect()).unwrap_or_default();
             let wizard = |player: &str| text(&state["wizards"][player]);
-            let seated: Vec<String> =
-                players.iter().map(|p| format!("{p} ({})", wizard(p))).collect();
+            let seated: Vec<String> = players.iter().map(|p| format!("{p} ({})", wizard(p))).collect();
             let track = state["track"].as_i64().unwrap_or_default();
             let toward = match (track.signum(), players.first(), players.get(1)) {
                 (1, Some(first), _) => format!(" toward {first}"),
@@ -72,7 +74,11 @@ pub fn caption(table: &Value) -> String {
         "thaum" => {
             let mut coins: Vec<(String, u64)> = state["players"]
                 .as_object()
-                .map(|p| p.iter().map(|(name, sheet)| (name.clone(), sheet["coins"].as_u64().unwrap_or(0))).collect())
+                .map(|p| {
+                    p.iter()
+                        .map(|(name, sheet)| (name.clone(), sheet["coins"].as_u64().unwrap_or(0)))
+                        .collect()
+                })
                 .unwrap_or_default();
             coins.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             let coins: Vec<String> = coins.iter().map(|(name, n)| format!("{name} {n}")).collect();
@@ -135,7 +141,8 @@ fn paint(
     while let Ok(first) = waiting.recv() {
         let mut jobs = vec![first];
         jobs.extend(waiting.try_iter());
-        let latest: BTreeMap<TableId, usize> = jobs.iter().enumerate().map(|(i, job)| (job.table, i)).collect();
+        let latest: BTreeMap<TableId, usize> =
+            jobs.iter().enumerate().map(|(i, job)| (job.table, i)).collect();
         for (i, job) in jobs.into_iter().enumerate() {
             if latest.get(&job.table) == Some(&i) {
                 draw(&board, job, couriers, metrics);
@@ -171,7 +178,8 @@ fn draw(
     };
     for (network, room) in job.rooms {
         let Some(courier) = couriers.get(&network) else { continue };
-        let message = Message { picture: Some(picture.clone()), ..Message::from(RichText::from(caption.as_str())) };
+        let message =
+            Message { picture: Some(picture.clone()), ..Message::from(RichText::from(caption.as_str())) };
         let outbound = Outbound { network, to: Destination::Room(room), message };
         let _ = courier.send(Queued { id: -1, outbound });
     }

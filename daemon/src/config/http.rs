@@ -145,7 +145,10 @@ mod tests {
     #[test]
     fn the_public_url_is_a_web_address_kept_without_its_last_slash() {
         assert_eq!(public_url(None), Ok(None));
-        assert_eq!(public_url(Some("https://games.example.org/")), Ok(Some("https://games.example.org".into())));
+        assert_eq!(
+            public_url(Some("https://games.example.org/")),
+            Ok(Some("https://games.example.org".into()))
+        );
         assert_eq!(public_url(Some("http://127.0.0.1:9180")), Ok(Some("http://127.0.0.1:9180".into())));
         for bad in ["games.example.org", "https://", "ftp://x", "https://a b"] {
             let error = public_url(Some(bad)).expect_err(bad);

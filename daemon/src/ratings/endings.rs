@@ -17,8 +17,8 @@ use spellbridge_core::games::duel::{DuelNews, FinishReason};
 use spellbridge_core::games::thaum::{ThaumEvent, Thaums};
 use spellbridge_core::{EventRecord, PlayerId, Registry};
 
-use super::replay::{self, Ending};
 use super::RatingsError;
+use super::replay::{self, Ending};
 use crate::journal::{Entry, TableId};
 
 /// The tables of a journal being read, in journal order.
@@ -53,8 +53,18 @@ impl Tables {
             _ => return Ok(Vec::new()),
         };
         let Some(thaums) = self.read.get_mut(&table) else { return Ok(Vec::new()) };
-        Ok(events.iter().filter_map(|event| read(table, thaums, event)).collect())
+        let endings = events.iter().filter_map(|event| read(table, thaums, event)).collect();
+        // A table that finished tells nothing more: let it go.
+        if events.iter().any(|event| matches!(kind(event), "finished" | "stopped")) {
+            self.read.remove(&table);
+        }
+        Ok(endings)
     }
+}
+
+/// An event's kind (`finished`, `gathered`, …): the tag every game event is written with.
+fn kind(record: &EventRecord) -> &str {
+    record.event.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default()
 }
 
 /// The kinds of event that end a game or change a Thaum.
@@ -75,15 +85,19 @@ const TOLD: [&str; 10] = [
 /// `thaums`.
 fn read(table: TableId, thaums: &mut BTreeMap<PlayerId, Thaums>, record: &EventRecord) -> Option<Ending> {
     // Most events tell nothing here: look at their kind before reading them whole.
-    let kind = record.event.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default();
-    if !TOLD.contains(&kind) {
+    if !TOLD.contains(&kind(record)) {
         return None;
     }
     if let Ok(DuelNews::Finished { finish, view }) = DuelNews::deserialize(&record.event) {
         if finish.reason == FinishReason::Stopped {
             return None;
         }
-        return Some(Ending::Duel { table, players: view.players, wizards: view.wizards, winner: finish.winner });
+        return Some(Ending::Duel {
+            table,
+            players: view.players,
+            wizards: view.wizards,
+            winner: finish.winner,
+        });
     }
     let event = ThaumEvent::deserialize(&record.event).ok()?;
     let now = |thaums: &BTreeMap<PlayerId, Thaums>, player: &PlayerId| {
@@ -100,8 +114,11 @@ fn read(table: TableId, thaums: &mut BTreeMap<PlayerId, Thaums>, record: &EventR
                 .collect();
             return Some(Ending::Season { table, season, players });
         }
-        ThaumEvent::SeasonBegan { .. } => thaums.keys().map(|player| (player.clone(), Thaums::ZERO)).collect(),
-        ThaumEvent::Gathered { player, thaum, after, .. } | ThaumEvent::BloodMagic { player, thaum, after, .. } => {
+        ThaumEvent::SeasonBegan { .. } => {
+            thaums.keys().map(|player| (player.clone(), Thaums::ZERO)).collect()
+        }
+        ThaumEvent::Gathered { player, thaum, after, .. }
+        | ThaumEvent::BloodMagic { player, thaum, after, .. } => {
             let mut sheet = now(thaums, &player);
             sheet.set(thaum, i64::from(after));
             vec![(player, sheet)]
@@ -116,7 +133,9 @@ fn read(table: TableId, thaums: &mut BTreeMap<PlayerId, Thaums>, record: &EventR
         ThaumEvent::Bending { caster, defender, defender_after, .. } => {
             vec![(defender, defender_after), (caster, Thaums::ZERO)]
         }
-        ThaumEvent::Summoning { caster, partner, .. } => vec![(caster, Thaums::ZERO), (partner, Thaums::ZERO)],
+        ThaumEvent::Summoning { caster, partner, .. } => {
+            vec![(caster, Thaums::ZERO), (partner, Thaums::ZERO)]
+        }
         ThaumEvent::Tornado { caster, target, caster_after, target_after, .. } => {
             vec![(caster, caster_after), (target, target_after)]
         }

@@ -237,3 +237,30 @@ fn the_ratings_are_stored_live_with_the_game_that_changed_them() {
     let registry = Registry::standard();
     assert_eq!(store.check_ratings(&registry).expect("checks"), RatingsCheck::Match);
 }
+
+#[test]
+fn stats_and_top_answer_from_the_ratings_folded_on_load_and_live() {
+    use spellbridge_core::{Inbound, RoomId, Timestamp};
+    let (_dir, store) = played(&[duel_between("alice", "bob")]);
+    let options = crate::console::Console::options(1);
+    let mut router = store.load(Registry::standard(), options).expect("the database loads");
+    let mut ask = |who: &str, text: &str| -> String {
+        let network = NetworkId::new(crate::console::CONSOLE_NETWORK);
+        let inbound = Inbound::new(network, RoomId::new(crate::console::CONSOLE_ROOM), PlayerId::new(who), text);
+        let out = router.handle(&inbound, Timestamp::CONSOLE_EPOCH);
+        out.iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(
+        ask("alice", "!stats"),
+        "alice: alice has played 1 game and won 1. Duel: rating 1662 ± 290 after 1 duel (1 won, 0 lost); \
+         favourite wizard Apprentice; longest winning streak 1."
+    );
+    assert!(ask("alice", "!stats bob").starts_with("alice: bob has played 1 game and won 0. Duel: rating 1338"));
+    assert!(ask("bob", "!stats carol").contains("I know nobody called `carol`"));
+    assert_eq!(
+        ask("bob", "!top"),
+        "bob: Duel ratings (Glicko-2, 2 rated): 1. alice 1662 ± 290 (1–0); 2. bob 1338 ± 290 (0–1)."
+    );
+    assert!(ask("bob", "!top thaum").contains("No Thaum season has ended yet"));
+    assert!(ask("bob", "!top chess").contains("the leaderboards are duel and thaum"));
+}

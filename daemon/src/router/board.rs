@@ -58,7 +58,9 @@ impl Router {
             return Vec::new();
         }
         let text = match &self.options.public_url {
-            Some(url) => RichText::new().text("The board of this room's table: ").text(format!("{url}/tables/{id}")),
+            Some(url) => {
+                RichText::new().text("The board of this room's table: ").text(format!("{url}/tables/{id}"))
+            }
             None => RichText::new()
                 .text("Board pictures are shown in the table's Matrix rooms and on the spectator site; ")
                 .code("!status")
@@ -108,7 +110,10 @@ mod tests {
         assert!(router.take_boards().is_empty(), "a spell within a phase posts none");
         router.handle(&irc("alice", "!phase next"), T);
         assert_eq!(router.take_boards(), [0], "the phase ended");
-        assert_eq!(router.picture_rooms(0), [Place { network: NetworkId::new("matrix"), room: RoomId::new("!m") }]);
+        assert_eq!(
+            router.picture_rooms(0),
+            [Place { network: NetworkId::new("matrix"), room: RoomId::new("!m") }]
+        );
 
         // On Matrix the picture is the answer; on IRC the link, and Matrix's rooms get it.
         assert!(router.handle(&matrix("!board"), T).is_empty());

@@ -29,7 +29,12 @@ pub(super) struct Live {
 
 impl Live {
     pub(super) fn new(scopes: BTreeMap<NetworkId, Scope>) -> Live {
-        Live { ledger: Some(Ledger::new(scopes.clone())), summary: Summary::default(), scopes, changed: false }
+        Live {
+            ledger: Some(Ledger::new(scopes.clone())),
+            summary: Summary::default(),
+            scopes,
+            changed: false,
+        }
     }
 
     /// Folds one journal entry in; the summary is made again when a game ended or
@@ -100,11 +105,11 @@ impl Router {
         let summary = &self.ratings.summary;
         match summary.players.get(&player) {
             Some(record) => stats_text(&player, record, &summary.seasons),
-            None => RichText::new().name(&player).text(" has not finished a game yet. ").append(self.ways_to_start(
-                RichText::new().text("Start one with "),
-                false,
-            ))
-            .text("."),
+            None => RichText::new()
+                .name(&player)
+                .text(" has not finished a game yet. ")
+                .append(self.ways_to_start(RichText::new().text("Start one with "), false))
+                .text("."),
         }
     }
 
@@ -135,7 +140,7 @@ fn count(n: u32, one: &str, many: &str) -> String {
 /// favourite wizard and longest winning streak; Thaum seasons and the best standing.
 pub(super) fn stats_text(player: &PlayerId, record: &Record, seasons: &[SeasonStandings]) -> RichText {
     let mut text = String::new();
-    let _ = write!(text, ": {}, {} won.", count(record.games, "game", "games"), record.wins);
+    let _ = write!(text, " has played {} and won {}.", count(record.games, "game", "games"), record.wins);
     if let Some(duel) = &record.duel {
         let drawn = if duel.draws > 0 { format!(", {} drawn", duel.draws) } else { String::new() };
         let _ = write!(
@@ -151,14 +156,16 @@ pub(super) fn stats_text(player: &PlayerId, record: &Record, seasons: &[SeasonSt
         );
     }
     if let Some(thaum) = &record.thaum {
-        let _ = write!(text, " Thaum: {} played, {} won", count(thaum.seasons, "season", "seasons"), thaum.won);
+        let _ =
+            write!(text, " Thaum: {} played, {} won", count(thaum.seasons, "season", "seasons"), thaum.won);
         let places = seasons.iter().filter_map(|season| {
             let place = season.standings.iter().position(|s| &s.player == player)?;
             Some((place + 1, season.standings.len(), season.table, season.season))
         });
         // The best place; among equal places the first season it was reached in.
         if let Some((place, of, table, season)) = places.min_by_key(|(place, ..)| *place) {
-            let _ = write!(text, "; best standing {} of {of} (table {table}, season {season})", ordinal(place));
+            let _ =
+                write!(text, "; best standing {} of {of} (table {table}, season {season})", ordinal(place));
         }
         text.push('.');
     }
@@ -204,7 +211,11 @@ pub(super) fn top_text(summary: &Summary, ranking: Ranking) -> RichText {
             }
             let mut text = RichText::new().text(format!(
                 "Thaum standings over {} (coins, then Thaums):",
-                count(u32::try_from(summary.seasons.len()).unwrap_or(u32::MAX), "finished season", "finished seasons")
+                count(
+                    u32::try_from(summary.seasons.len()).unwrap_or(u32::MAX),
+                    "finished season",
+                    "finished seasons"
+                )
             ));
             for (place, standing) in board.iter().take(TOP).enumerate() {
                 text = text
@@ -297,14 +308,14 @@ mod tests {
         record.thaum = Some(ThaumRecord { seasons: 2, won: 1 });
         assert_eq!(
             stats_text(&player("alice"), &record, &seasons).plain(),
-            "alice: 6 games, 4 won. Duel: rating 1613 ± 200 after 4 duels (3 won, 1 lost); favourite wizard \
+            "alice has played 6 games and won 4. Duel: rating 1613 ± 200 after 4 duels (3 won, 1 lost); favourite wizard \
              Pyromancer; longest winning streak 3. Thaum: 2 seasons played, 1 won; best standing 1st of 1 \
              (table 7, season 1)."
         );
         let one = Record { games: 1, wins: 0, thaum: Some(ThaumRecord { seasons: 1, won: 0 }), duel: None };
         assert_eq!(
             stats_text(&player("alice"), &one, &seasons[..1]).plain(),
-            "alice: 1 game, 0 won. Thaum: 1 season played, 0 won; best standing 2nd of 2 (table 4, season 1)."
+            "alice has played 1 game and won 0. Thaum: 1 season played, 0 won; best standing 2nd of 2 (table 4, season 1)."
         );
     }
 
@@ -317,7 +328,10 @@ mod tests {
             summary.players.insert(player(&format!("p{i:02}")), duel(1400.0 + f64::from(i) * 10.0, i, 1));
         }
         let text = top_text(&summary, Ranking::Duel).plain();
-        assert!(text.starts_with("Duel ratings (Glicko-2, 12 rated): 1. p11 1510 ± 200 (11–1); 2. p10 1500"), "{text}");
+        assert!(
+            text.starts_with("Duel ratings (Glicko-2, 12 rated): 1. p11 1510 ± 200 (11–1); 2. p10 1500"),
+            "{text}"
+        );
         assert!(text.ends_with("10. p02 1420 ± 200 (2–1)."), "{text}");
         assert!(!text.contains("p01"), "only ten: {text}");
 
@@ -336,6 +350,9 @@ mod tests {
     #[test]
     fn ordinals_read_as_english() {
         let read: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111].map(ordinal).to_vec();
-        assert_eq!(read, ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]);
+        assert_eq!(
+            read,
+            ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
+        );
     }
 }
