@@ -275,7 +275,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     options.forms = transports.iter().map(|(network, t)| (network.clone(), t.form())).collect();
     router.set_forms(options.forms.clone());
     // Tables' board pictures go to the networks that show them (Matrix's `board_images`).
-    options.pictures = transports.iter().filter(|(_, t)| t.shows_pictures()).map(|(n, _)| n.clone()).collect();
+    options.pictures =
+        transports.iter().filter(|(_, t)| t.shows_pictures()).map(|(n, _)| n.clone()).collect();
     router.set_pictures(options.pictures.clone());
     let painter = Painter::start(couriers.clone(), metrics.clone());
     let mut engine = Engine::new(router, Some(store), registry_of(&settings), options.clone());

@@ -265,7 +265,10 @@ fn the_caption_tells_what_the_room_was_told_and_never_a_queued_spell() {
     let thaum = thaum.iter().find(|t| t["game"] == "thaum").expect("a Thaum table");
     let text = post::caption(thaum);
     assert!(text.starts_with("The Thaum board of table 0: season "), "{text}");
-    assert!(text.contains(", Phase ") && text.contains("Loop Instability ") && text.contains("coins: "), "{text}");
+    assert!(
+        text.contains(", Phase ") && text.contains("Loop Instability ") && text.contains("coins: "),
+        "{text}"
+    );
 
     // A queued spell changes nothing in it.
     let before = played("alice: !duel bob\nbob: !accept\n");

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 use spellbridge_core::games::duel::{DuelNews, FinishReason};
-use spellbridge_core::games::thaum::{ThaumEvent, Thaums};
+use spellbridge_core::games::thaum::{Thaum, ThaumEvent, Thaums};
 use spellbridge_core::{EventRecord, PlayerId, Registry};
 
 use super::RatingsError;
@@ -62,6 +62,32 @@ impl Tables {
     }
 }
 
+/// What Alchemy (`player`, its two Thaums) and Summoning (`caster` and `partner`) zero.
+/// They are read as this plain struct, not as [`ThaumEvent`]: their coin changes are
+/// `i128`, which serde cannot read through an internally tagged enum.
+#[derive(Deserialize)]
+struct Zeroed {
+    #[serde(alias = "caster")]
+    player: PlayerId,
+    partner: Option<PlayerId>,
+    first: Option<(Thaum, i8)>,
+    second: Option<(Thaum, i8)>,
+}
+
+impl Zeroed {
+    /// The Thaums it leaves, given the player's (or caster's) `now`.
+    fn after(self, mut now: Thaums) -> Vec<(PlayerId, Thaums)> {
+        match (self.first, self.second) {
+            (Some(first), Some(second)) => {
+                now.set(first.0, 0);
+                now.set(second.0, 0);
+                vec![(self.player, now)]
+            }
+            _ => std::iter::once(self.player).chain(self.partner).map(|p| (p, Thaums::ZERO)).collect(),
+        }
+    }
+}
+
 /// An event's kind (`finished`, `gathered`, …): the tag every game event is written with.
 fn kind(record: &EventRecord) -> &str {
     record.event.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default()
@@ -99,6 +125,12 @@ fn read(table: TableId, thaums: &mut BTreeMap<PlayerId, Thaums>, record: &EventR
             winner: finish.winner,
         });
     }
+    if matches!(kind(record), "alchemy" | "summoning") {
+        let zeroed = Zeroed::deserialize(&record.event).ok()?;
+        let now = thaums.get(&zeroed.player).copied().unwrap_or(Thaums::ZERO);
+        thaums.extend(zeroed.after(now));
+        return None;
+    }
     let event = ThaumEvent::deserialize(&record.event).ok()?;
     let now = |thaums: &BTreeMap<PlayerId, Thaums>, player: &PlayerId| {
         thaums.get(player).copied().unwrap_or(Thaums::ZERO)
@@ -123,18 +155,9 @@ fn read(table: TableId, thaums: &mut BTreeMap<PlayerId, Thaums>, record: &EventR
             sheet.set(thaum, i64::from(after));
             vec![(player, sheet)]
         }
-        ThaumEvent::Alchemy { player, first, second, .. } => {
-            let mut sheet = now(thaums, &player);
-            sheet.set(first.0, 0);
-            sheet.set(second.0, 0);
-            vec![(player, sheet)]
-        }
         // The attack lands first, then the caster is zeroed (a self-bend leaves 0).
         ThaumEvent::Bending { caster, defender, defender_after, .. } => {
             vec![(defender, defender_after), (caster, Thaums::ZERO)]
-        }
-        ThaumEvent::Summoning { caster, partner, .. } => {
-            vec![(caster, Thaums::ZERO), (partner, Thaums::ZERO)]
         }
         ThaumEvent::Tornado { caster, target, caster_after, target_after, .. } => {
             vec![(caster, caster_after), (target, target_after)]

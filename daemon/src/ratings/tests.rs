@@ -188,7 +188,9 @@ fn the_printed_ratings_list_the_leader_first() {
 fn without_events(journal: &[Entry]) -> Vec<Entry> {
     let mut old = journal.to_vec();
     for entry in &mut old {
-        if let Entry::Opened { events, .. } | Entry::Acted { events, .. } | Entry::Fired { events, .. } = entry {
+        if let Entry::Opened { events, .. } | Entry::Acted { events, .. } | Entry::Fired { events, .. } =
+            entry
+        {
             events.clear();
         }
     }
@@ -246,7 +248,8 @@ fn stats_and_top_answer_from_the_ratings_folded_on_load_and_live() {
     let mut router = store.load(Registry::standard(), options).expect("the database loads");
     let mut ask = |who: &str, text: &str| -> String {
         let network = NetworkId::new(crate::console::CONSOLE_NETWORK);
-        let inbound = Inbound::new(network, RoomId::new(crate::console::CONSOLE_ROOM), PlayerId::new(who), text);
+        let inbound =
+            Inbound::new(network, RoomId::new(crate::console::CONSOLE_ROOM), PlayerId::new(who), text);
         let out = router.handle(&inbound, Timestamp::CONSOLE_EPOCH);
         out.iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n")
     };
@@ -255,7 +258,9 @@ fn stats_and_top_answer_from_the_ratings_folded_on_load_and_live() {
         "alice: alice has played 1 game and won 1. Duel: rating 1662 ± 290 after 1 duel (1 won, 0 lost); \
          favourite wizard Apprentice; longest winning streak 1."
     );
-    assert!(ask("alice", "!stats bob").starts_with("alice: bob has played 1 game and won 0. Duel: rating 1338"));
+    assert!(
+        ask("alice", "!stats bob").starts_with("alice: bob has played 1 game and won 0. Duel: rating 1338")
+    );
     assert!(ask("bob", "!stats carol").contains("I know nobody called `carol`"));
     assert_eq!(
         ask("bob", "!top"),
