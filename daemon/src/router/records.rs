@@ -66,6 +66,12 @@ impl Router {
         self.ratings.changed = false;
     }
 
+    /// Stops keeping the ratings up to date (their journal did not read).
+    pub fn stop_ratings(&mut self) {
+        self.ratings.ledger = None;
+        self.ratings.changed = false;
+    }
+
     /// The ratings, standings and records of every game ended so far.
     pub fn ratings(&self) -> &Summary {
         &self.ratings.summary
