@@ -415,7 +415,7 @@ fn post_boards(engine: &mut Engine, painter: &Painter) {
         let started = Instant::now();
         let Some(stored) = router.stored_table(table, usize::MAX) else { continue };
         if !rooms.is_empty() {
-            painter.post(Job { table, entry: stored.text, rooms });
+            painter.post(Job { table, entry: stored.text, rooms, names: router.picture_names(table) });
             let micros = started.elapsed().as_micros() as u64;
             tracing::debug!(table, micros, "board picture handed to the painter (the loop's part)");
         }

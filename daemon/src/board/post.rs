@@ -19,7 +19,9 @@ use serde_json::Value;
 use spellbridge_core::games::duel::DuelNews;
 use spellbridge_core::games::thaum::ThaumEvent;
 use spellbridge_core::games::thaum::render::roman;
-use spellbridge_core::{Audience, Destination, Event, Message, NetworkId, Picture, RichText, RoomId};
+use spellbridge_core::{
+    Audience, Destination, Event, Message, NetworkId, Picture, PlayerId, RichText, RoomId,
+};
 use tokio::sync::mpsc;
 
 use super::Board;
@@ -103,6 +105,41 @@ pub struct Job {
     pub entry: String,
     /// The rooms that show pictures: each network's courier, and the room.
     pub rooms: Vec<(NetworkId, RoomId)>,
+    /// The name each player is shown under instead of their id (see [`named`]).
+    pub names: Vec<(PlayerId, String)>,
+}
+
+/// `table`'s entry with each player id in its state (a value, or a key) written as the
+/// name in `names`: the picture and its text show `alice`, not `@alice:example.org`.
+pub fn named(mut table: Value, names: &[(PlayerId, String)]) -> Value {
+    fn rename(value: &mut Value, names: &BTreeMap<&str, &str>) {
+        match value {
+            Value::String(text) => {
+                if let Some(name) = names.get(text.as_str()) {
+                    *text = (*name).to_owned();
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| rename(item, names)),
+            Value::Object(map) => {
+                for (key, mut item) in std::mem::take(map) {
+                    rename(&mut item, names);
+                    map.insert(names.get(key.as_str()).map_or(key, |name| (*name).to_owned()), item);
+                }
+            }
+            _ => {}
+        }
+    }
+    let names: BTreeMap<&str, &str> = names
+        .iter()
+        .filter(|(id, name)| id.as_str() != name)
+        .map(|(id, name)| (id.as_str(), name.as_str()))
+        .collect();
+    if !names.is_empty()
+        && let Some(state) = table.get_mut("state")
+    {
+        rename(state, &names);
+    }
+    table
 }
 
 /// Draws pictures on a thread of its own and hands them to the couriers (see the module
@@ -158,9 +195,10 @@ fn draw(
     metrics: &Metrics,
 ) {
     let started = Instant::now();
-    let drawn = serde_json::from_str::<Value>(&job.entry)
-        .map_err(|e| e.to_string())
-        .and_then(|entry| board.png(&entry).map(|png| (png, caption(&entry))).map_err(|e| e.to_string()));
+    let drawn = serde_json::from_str::<Value>(&job.entry).map_err(|e| e.to_string()).and_then(|entry| {
+        let entry = named(entry, &job.names);
+        board.png(&entry).map(|png| (png, caption(&entry))).map_err(|e| e.to_string())
+    });
     let (png, caption) = match drawn {
         Ok(drawn) => drawn,
         Err(error) => {

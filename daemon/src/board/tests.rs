@@ -275,3 +275,21 @@ fn the_caption_tells_what_the_room_was_told_and_never_a_queued_spell() {
     let after = played("alice: !duel bob\nbob: !accept\nalice (dm): !cast surge thunder thunder earth end\n");
     assert_eq!(post::caption(&before[0]), post::caption(&after[0]));
 }
+
+#[test]
+fn players_are_drawn_and_captioned_by_name_not_by_id() {
+    let duel = scenario_tables("duel_complete");
+    let duel = duel.iter().find(|t| t["game"] == "duel").expect("a duel").clone();
+    let names = [
+        (spellbridge_core::PlayerId::new("alice"), "Alice A.".to_owned()),
+        (spellbridge_core::PlayerId::new("bob"), "bob".to_owned()),
+    ];
+    let named = post::named(duel, &names);
+    let text = post::caption(&named);
+    assert!(
+        text.contains(": Alice A. (Apprentice) against bob (") && text.ends_with(" Alice A. won."),
+        "{text}"
+    );
+    let svg = svg(&named).expect("draws");
+    assert!(svg.contains("Alice A.") && !svg.contains(">alice<"), "{svg}");
+}

@@ -24,6 +24,17 @@ impl Router {
         self.relay.rooms(&seating.place).into_iter().filter(|room| pictures.contains(&room.network)).collect()
     }
 
+    /// How each player of table `id` is named in its picture: the name they are known
+    /// by, or their player id when someone else answers to that name too (never a raw
+    /// Matrix id where a name will do).
+    pub fn picture_names(&self, id: TableId) -> Vec<(PlayerId, String)> {
+        let shown = |player: &PlayerId| {
+            let name = self.directory.display_name(player);
+            if self.directory.name_is_shared(player, &name) { player.as_str().to_owned() } else { name }
+        };
+        self.index.players(id).iter().map(|player| (player.clone(), shown(player))).collect()
+    }
+
     /// Notes table `id`'s picture to be posted when one of its rooms shows pictures;
     /// true when noted.
     fn post_board(&mut self, id: TableId) -> bool {
