@@ -42,4 +42,4 @@ pub use plugin::{
 };
 pub use text::RichText;
 pub use time::Timestamp;
-pub use transport::{Destination, GameTransport, Inbound, Message, Said, TransportError, Voice};
+pub use transport::{Destination, GameTransport, Inbound, Message, Picture, Said, TransportError, Voice};

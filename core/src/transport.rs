@@ -4,6 +4,8 @@
 //! tests them all. The trait lives in the core so that the router can be written against
 //! it without knowing any network, but nothing here performs I/O itself.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -129,6 +131,37 @@ pub struct Message {
     /// per second than an IRC channel carries lines).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub chat: bool,
+    /// A picture to show (a table's board), the text being its fallback; only sent to
+    /// networks whose transport [shows pictures](GameTransport::shows_pictures). Never
+    /// kept in the outbox: a picture lost in a restart is drawn again at the next move.
+    #[serde(skip)]
+    pub picture: Option<Picture>,
+}
+
+/// A PNG picture sent with a message, such as a table's board.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Picture {
+    /// The PNG file.
+    pub png: Arc<[u8]>,
+    /// Its width in pixels.
+    pub width: u32,
+    /// Its height in pixels.
+    pub height: u32,
+    /// What it shows (`table 7`): a network that can takes the previous picture of the
+    /// same thing in the room away, so the room keeps one.
+    pub replaces: String,
+}
+
+impl std::fmt::Debug for Picture {
+    /// The size and what it shows, not the bytes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Picture")
+            .field("bytes", &self.png.len())
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("replaces", &self.replaces)
+            .finish()
+    }
 }
 
 impl From<RichText> for Message {
@@ -197,6 +230,12 @@ pub trait GameTransport: Send + Sync {
     /// lines are expensive (IRC's flood control), [`Form::Full`] (the default) elsewhere.
     fn form(&self) -> Form {
         Form::Full
+    }
+
+    /// True when this network is sent pictures ([`Message::picture`]): a Matrix account
+    /// with `board_images` on. By default it is not.
+    fn shows_pictures(&self) -> bool {
+        false
     }
 
     /// True when someone called `name` is in `room` now, as far as the transport knows

@@ -10,7 +10,9 @@
 //! carries lines; on IRC every line is its own PRIVMSG anyway, so there it is one).
 //!
 //! While the network is down the courier waits and tries again, so a disconnect loses
-//! nothing; it reports each sent message's outbox id so the loop can delete it.
+//! nothing; it reports each sent message's outbox id so the loop can delete it. A board
+//! picture (handed over by the board painter, never in the outbox) goes as game output;
+//! one the network refuses is counted in `spellbridge_board_failures_total`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -20,7 +22,7 @@ use spellbridge_core::{GameTransport, Message, TransportError, Voice};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::metrics::Metrics;
+use crate::metrics::{BoardStage, Metrics};
 use crate::store::Queued;
 
 /// The most relayed chat lines a Matrix courier sends as one message.
@@ -133,6 +135,11 @@ pub async fn run(
                         () = tokio::time::sleep(wait) => {}
                     }
                     wait = (wait * 2).min(Duration::from_secs(5));
+                }
+                Err(error) if message.picture.is_some() => {
+                    metrics.board_failure(BoardStage::Upload);
+                    tracing::warn!(%error, "a board picture was refused by the network; the game goes on");
+                    break;
                 }
                 Err(error) => {
                     tracing::warn!(%error, "a message was refused by the network and is dropped");

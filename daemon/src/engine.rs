@@ -19,6 +19,9 @@
 //!   moves the store does not: going on would announce states the journal cannot replay.
 //!   The engine reports [`EngineError::Reload`] and the driver stops (a restart loads and
 //!   checks the store).
+//! - Ratings and records are committed with the entries that change them (a game's end,
+//!   a link): the router folds each entry as it journals it and the engine keeps the new
+//!   ratings in `meta` in the same transaction.
 //!
 //! After each commit the engine says which tables it changed on a broadcast
 //! ([`Engine::notify_changes`]), for the spectator site's live updates: sending never
@@ -191,7 +194,7 @@ impl Engine {
                 message: key,
                 records: self.router.take_journal(),
                 outbound: turn.outbound,
-                ..Step::default()
+                meta: self.ratings_meta(),
             });
             if turn.happened.is_command() {
                 handled.push(inbound);
@@ -199,7 +202,7 @@ impl Engine {
             fates.push(Fate::Handled(turn.happened));
         }
         if let Some(last) = steps.last_mut() {
-            last.meta = meta;
+            last.meta.extend(meta);
         } else if !meta.is_empty() {
             steps.push(Step { meta, ..Step::default() });
         }
@@ -220,8 +223,24 @@ impl Engine {
     ) -> Result<(Vec<Queued>, Saved), EngineError> {
         let outbound = self.router.tick(now);
         let keep = !meta.is_empty();
-        let step = Step { records: self.router.take_journal(), outbound, meta, ..Step::default() };
+        let records = self.router.take_journal();
+        let mut meta = meta;
+        meta.extend(self.ratings_meta());
+        let step = Step { records, outbound, meta, ..Step::default() };
         self.commit(vec![step], keep)
+    }
+
+    /// The ratings to keep with the entries just taken, when they changed them (a game
+    /// ended): in the same transaction, so the stored ratings always match the journal.
+    fn ratings_meta(&mut self) -> Vec<(String, String)> {
+        let changed = self.router.take_ratings();
+        changed.map(|text| (crate::store::ratings::META_KEY.to_owned(), text)).into_iter().collect()
+    }
+
+    /// The tables whose picture is to be posted since the last call (their moves are
+    /// committed; after a failed write the reloaded router has none).
+    pub fn take_boards(&mut self) -> Vec<TableId> {
+        self.router.take_boards()
     }
 
     /// Commits `steps` (unless nothing in them is to be kept) and returns what to send.

@@ -3,7 +3,7 @@
 //! refusals), and read into [`LobbyCommand`] before any table sees the message.
 
 use spellbridge_core::grammar::{
-    self, Arg, Command, Kind, Parsed, PlayerArgument, Query, ReadError, Value, Who,
+    self, Arg, Choice, Command, Kind, Parsed, PlayerArgument, Query, ReadError, Value, Who,
 };
 
 /// A command for the daemon rather than for a table.
@@ -40,7 +40,30 @@ pub enum LobbyCommand {
     Ignore(Option<String>),
     /// `!unignore <player>`
     Unignore(String),
+    /// `!board`: the table's picture (in Matrix rooms), or where to see it.
+    Board,
+    /// `!stats [player]`: a player's record (no player: the asker's).
+    Stats(Option<String>),
+    /// `!top [duel|thaum]`: the ten best (the Duel's by default).
+    Top(Ranking),
 }
+
+/// Which leaderboard `!top` shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ranking {
+    /// Duel players by Glicko-2 rating.
+    #[default]
+    Duel,
+    /// Thaum players by their finished seasons' standings: coins, then Thaums.
+    Thaum,
+}
+
+/// The leaderboards `!top` knows, in [`Ranking`]'s order.
+const RANKINGS: Choice = Choice {
+    noun: Some("leaderboard"),
+    list: "the leaderboards are duel and thaum",
+    words: &[&["duel"], &["thaum"]],
+};
 
 const WORD: Kind = Kind::Word;
 const KNOWN: Kind = Kind::Player(PlayerArgument::Known);
@@ -101,6 +124,24 @@ pub const LOBBY_COMMANDS: &[Command] = &[
         .args(&[Arg::new(KNOWN, "<player>")], "the player")
         .who(Who::Admin)
         .lobby(),
+    Command::new(
+        "board",
+        "Shows the picture of this room's table in its Matrix rooms (elsewhere, says where to see it).",
+    )
+    .query(Query::Yes)
+    .lobby(),
+    Command::new(
+        "stats",
+        "A player's record: games, wins, Duel rating, favourite wizard, longest winning streak, \
+         Thaum seasons (alone: yours).",
+    )
+    .args(&[Arg::new(KNOWN, "[player]").optional()], "at most a player")
+    .query(Query::Yes)
+    .lobby(),
+    Command::new("top", "The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`).")
+        .args(&[Arg::new(Kind::Choice(&RANKINGS), "[duel|thaum]").optional()], "at most `duel` or `thaum`")
+        .query(Query::Yes)
+        .lobby(),
 ];
 
 /// The name the lobby's commands are kept under in the router's [`Grammar`](spellbridge_core::Grammar).
@@ -132,6 +173,12 @@ impl LobbyCommand {
             "unlink" => LobbyCommand::Unlink,
             "ignore" => LobbyCommand::Ignore(word(0)),
             "unignore" => LobbyCommand::Unignore(word(0)?),
+            "board" => LobbyCommand::Board,
+            "stats" => LobbyCommand::Stats(word(0)),
+            "top" => LobbyCommand::Top(match parsed.value(0) {
+                Some(Value::Choice(1)) => Ranking::Thaum,
+                _ => Ranking::Duel,
+            }),
             _ => return None,
         })
     }
@@ -160,6 +207,20 @@ mod tests {
         );
         assert_eq!(parse("help !gather"), Ok(Some(LobbyCommand::Help(Some("gather".into())))));
         assert_eq!(parse("gather 1 fire"), Ok(None));
+        assert_eq!(parse("top"), Ok(Some(LobbyCommand::Top(Ranking::Duel))));
+        assert_eq!(parse("TOP Thaum"), Ok(Some(LobbyCommand::Top(Ranking::Thaum))));
+        assert_eq!(parse("stats"), Ok(Some(LobbyCommand::Stats(None))));
+        assert_eq!(parse("stats bob"), Ok(Some(LobbyCommand::Stats(Some("bob".into())))));
+        assert_eq!(parse("board"), Ok(Some(LobbyCommand::Board)));
+    }
+
+    #[test]
+    fn a_leaderboard_nobody_keeps_says_which_there_are() {
+        let wrong = parse("top chess").expect_err("no such leaderboard");
+        assert!(wrong.0.contains("the leaderboards are duel and thaum"), "{wrong}");
+        assert!(wrong.0.contains("!top [duel|thaum]"), "{wrong}");
+        let extra = parse("stats alice bob").expect_err("one player");
+        assert!(extra.0.contains("!stats [player]"), "{extra}");
     }
 
     #[test]

@@ -102,6 +102,32 @@ struct BridgeLabel {
     bridge: String,
 }
 
+/// Where a board picture failed, as the `stage` label of `spellbridge_board_failures_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoardStage {
+    /// It could not be drawn.
+    Render,
+    /// The network refused it (upload or send).
+    Upload,
+}
+
+impl EncodeLabelValue for BoardStage {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
+        encoder.write_str(match self {
+            BoardStage::Render => "render",
+            BoardStage::Upload => "upload",
+        })
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StageLabel {
+    stage: BoardStage,
+}
+
+/// Upper bounds of the board drawing buckets, in seconds: 1 ms to 1 s.
+const BOARD_BUCKETS: [f64; 9] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0];
+
 fn network_label(network: &NetworkId) -> NetworkLabel {
     NetworkLabel { network: network.as_str().to_owned() }
 }
@@ -125,6 +151,8 @@ struct Inner {
     relayed: Family<BridgeLabel, Counter>,
     latency: Histogram,
     queueing: Histogram,
+    board_failures: Family<StageLabel, Counter>,
+    board_drawing: Histogram,
     health: Health,
 }
 
@@ -191,6 +219,22 @@ impl Metrics {
         for outcome in [Outcome::Accepted, Outcome::Refused, Outcome::Query] {
             let _ = commands.get_or_create(&OutcomeLabel { outcome });
         }
+        let board_failures = Family::<StageLabel, Counter>::default();
+        let board_drawing = Histogram::new(BOARD_BUCKETS);
+        registry.register(
+            "board_failures",
+            "Board pictures not posted, by stage (render, upload); the game went on",
+            board_failures.clone(),
+        );
+        registry.register_with_unit(
+            "board_drawing",
+            "Drawing one board picture (SVG and PNG), on the painter's thread, off the daemon loop",
+            Unit::Seconds,
+            board_drawing.clone(),
+        );
+        for stage in [BoardStage::Render, BoardStage::Upload] {
+            let _ = board_failures.get_or_create(&StageLabel { stage });
+        }
         let inner = Inner {
             registry,
             messages_in,
@@ -203,6 +247,8 @@ impl Metrics {
             relayed,
             latency,
             queueing,
+            board_failures,
+            board_drawing,
             health: Health::new(),
         };
         Metrics { inner: Arc::new(inner) }
@@ -267,6 +313,16 @@ impl Metrics {
     pub fn sent(&self, rows: usize) {
         self.inner.health.store(true);
         self.inner.outbox.dec_by(i64::try_from(rows).unwrap_or(i64::MAX));
+    }
+
+    /// A board picture failed at `stage` (it was logged; the game went on).
+    pub fn board_failure(&self, stage: BoardStage) {
+        self.inner.board_failures.get_or_create(&StageLabel { stage }).inc();
+    }
+
+    /// A board picture was drawn in `took`.
+    pub fn board_drawn(&self, took: Duration) {
+        self.inner.board_drawing.observe(took.as_secs_f64());
     }
 
     /// A chat message was relayed to the other rooms of `bridge`.

@@ -8,7 +8,9 @@
 //! network's courier. A courier sends its network's messages in order, retrying
 //! while the network is down, and reports each one sent so the loop can delete it from
 //! the outbox; game output goes before queued relayed chat ([`crate::courier`]). Timers
-//! fire through the same path. On SIGTERM or SIGINT the loop stops
+//! fire through the same path. Board pictures are drawn by the board painter's own
+//! thread from a copy of the table's state and handed to the couriers after the text
+//! ([`crate::board::post`]). On SIGTERM or SIGINT the loop stops
 //! taking messages, gives the couriers a moment to drain, and the transports say QUIT.
 
 use std::collections::BTreeMap;
@@ -22,6 +24,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::board::post::{Job, Painter};
 use crate::config::Settings;
 use crate::courier;
 use crate::engine::{Engine, EngineError, Fate, RegistryFn, Saved};
@@ -86,6 +89,8 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
         // Set once the transports run (see `run_with`).
         room_members: RoomMembersSource::default(),
         forms: BTreeMap::new(),
+        pictures: std::collections::BTreeSet::new(),
+        public_url: settings.public_url.clone(),
     }
 }
 
@@ -290,6 +295,11 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     // Each network is sent the form of games' announcements its transport asks for.
     options.forms = transports.iter().map(|(network, t)| (network.clone(), t.form())).collect();
     router.set_forms(options.forms.clone());
+    // Tables' board pictures go to the networks that show them (Matrix's `board_images`).
+    options.pictures =
+        transports.iter().filter(|(_, t)| t.shows_pictures()).map(|(n, _)| n.clone()).collect();
+    router.set_pictures(options.pictures.clone());
+    let painter = Painter::start(couriers.clone(), metrics.clone());
     let mut engine = Engine::new(router, Some(store), registry_of(&settings), options.clone());
     if site.is_some() {
         engine.notify_changes(changes.clone());
@@ -318,6 +328,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     options = RouterOptions {
                         room_members: room_members.clone(),
                         forms: options.forms.clone(),
+                        pictures: options.pictures.clone(),
                         ..router_options(&reloaded)
                     };
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
@@ -338,6 +349,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     }
                 }
                 handle_batch(&mut engine, &couriers, batch, &metrics)?;
+                post_boards(&mut engine, &painter);
             }
             Some(id) = sent_rx.recv() => {
                 // Whatever else was reported sent meanwhile goes in the same transaction.
@@ -361,11 +373,14 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     Saved::NothingToKeep => {}
                 }
                 queued.into_iter().for_each(|q| dispatch(&couriers, q));
+                post_boards(&mut engine, &painter);
             }
         }
     }
 
     tracing::info!("shutting down: sending what is queued");
+    // The painter holds the couriers' queues too: it lets go of them once its job is done.
+    drop(painter);
     // Closing the couriers' queues ends each courier once it has sent what it holds; the
     // reports of their sends end with the last of them, so this waits for the queued
     // messages and no longer (at most DRAIN, for a network that is down).
@@ -414,6 +429,24 @@ pub(crate) fn handle_batch(
     done.queued.into_iter().for_each(|q| dispatch(couriers, q));
     commands.replied();
     Ok(())
+}
+
+/// Hands the painter the tables whose picture is to be posted: each one's public snapshot
+/// entry (without its history) and its rooms that show pictures. Drawing happens on the
+/// painter's thread; this takes a copy of the state and returns.
+fn post_boards(engine: &mut Engine, painter: &Painter) {
+    for table in engine.take_boards() {
+        let router = engine.router();
+        let rooms: Vec<(NetworkId, RoomId)> =
+            router.picture_rooms(table).into_iter().map(|place| (place.network, place.room)).collect();
+        let started = Instant::now();
+        let Some(stored) = router.stored_table(table, usize::MAX) else { continue };
+        if !rooms.is_empty() {
+            painter.post(Job { table, entry: stored.text, rooms, names: router.picture_names(table) });
+            let micros = started.elapsed().as_micros() as u64;
+            tracing::debug!(table, micros, "board picture handed to the painter (the loop's part)");
+        }
+    }
 }
 
 fn dispatch(couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>, queued: Queued) {

@@ -6,6 +6,7 @@
 
 mod common;
 
+mod board_pictures;
 mod bridge;
 mod connect;
 mod dice;

@@ -84,6 +84,8 @@ struct Matrix {
     reconnect_delay: Option<String>,
     /// `[matrix.user_limit]`.
     user_limit: Option<UserLimit>,
+    /// Post tables' board pictures in this account's rooms (default true).
+    board_images: Option<bool>,
 }
 
 /// One Matrix bot account, checked.
@@ -111,6 +113,8 @@ pub struct MatrixSettings {
     pub reconnect_delay: Duration,
     /// Per-player command limit: commands per window; `None` is off.
     pub user_limit: Option<(u32, Duration)>,
+    /// Whether tables' board pictures are posted in this account's rooms.
+    pub board_images: bool,
 }
 
 /// How the Matrix bot logs in the first time.
@@ -137,6 +141,7 @@ impl MatrixSettings {
         options.invite_allow = self.invite_allow.clone();
         options.prefix = prefix.to_owned();
         options.backoff = (self.reconnect_delay, Duration::from_secs(120).max(self.reconnect_delay));
+        options.board_images = self.board_images;
         options
     }
 }
@@ -180,12 +185,13 @@ impl Network for MatrixSettings {
 
     fn describe(&self) -> String {
         format!(
-            "{} as {}, store {}, rooms {}, invites accepted from {}",
+            "{} as {}, store {}, rooms {}, invites accepted from {}{}",
             self.homeserver,
             self.user_id,
             self.store.display(),
             self.rooms.join(" "),
             if self.invite_allow.is_empty() { "nobody".to_owned() } else { self.invite_allow.join(" ") },
+            if self.board_images { "" } else { ", no board pictures" },
         )
     }
 
@@ -269,6 +275,7 @@ fn settings(raw: Matrix, base: &Path) -> Result<MatrixSettings, String> {
         rooms: raw.rooms,
         invite_allow: raw.invite_allow,
         reconnect_delay,
+        board_images: raw.board_images.unwrap_or(true),
         name,
     })
 }

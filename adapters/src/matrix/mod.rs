@@ -4,7 +4,7 @@
 //! plain messages read before matrix-sdk's own work on a response (`early`), the gaps
 //! of cut-short timelines filled (`gap`) and what is known of rooms and
 //! senders kept between state changes (`room_facts`), the next long poll held for a
-//! command's answers (`answers`), the files kept in the store directory ([`store`]), and the parts that do no I/O:
+//! command's answers (`answers`), board pictures sent as `m.image` (`picture`), the files kept in the store directory ([`store`]), and the parts that do no I/O:
 //! formatting outbound rich text ([`format`](mod@format)), reading inbound HTML ([`html`]),
 //! reading timeline events ([`inbound`]), the invite allow-list ([`invite`]) and retry
 //! decisions ([`retry`]).
@@ -19,6 +19,7 @@ pub mod html;
 pub mod inbound;
 pub mod invite;
 pub mod options;
+mod picture;
 pub mod retry;
 mod room_facts;
 pub mod store;

@@ -63,6 +63,9 @@ pub struct MatrixOptions {
     pub sync_timeout: Duration,
     /// How long an undecryptable message waits for its room key before the room is told.
     pub decrypt_grace: Duration,
+    /// Whether tables' board pictures are posted (`m.image`, the previous one of the same
+    /// table redacted): `board_images` in `[[matrix]]`, on by default.
+    pub board_images: bool,
 }
 
 impl std::fmt::Debug for MatrixOptions {
@@ -82,6 +85,7 @@ impl std::fmt::Debug for MatrixOptions {
             .field("backoff", &self.backoff)
             .field("sync_timeout", &self.sync_timeout)
             .field("decrypt_grace", &self.decrypt_grace)
+            .field("board_images", &self.board_images)
             .finish()
     }
 }
@@ -111,6 +115,7 @@ impl MatrixOptions {
             backoff: (Duration::from_millis(200), Duration::from_secs(5)),
             sync_timeout: Duration::from_secs(30),
             decrypt_grace: Duration::from_secs(5),
+            board_images: true,
         }
     }
 

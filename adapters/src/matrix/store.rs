@@ -5,7 +5,9 @@
 //!   and its E2EE identity;
 //! - `sync-token`: the `/sync` position up to which every message has been handed to the
 //!   daemon, so a restart continues from there and never replays older history;
-//! - `sdk/`: matrix-sdk's SQLite state, crypto and event-cache stores.
+//! - `sdk/`: matrix-sdk's SQLite state, crypto and event-cache stores;
+//! - `pictures.json`: the last board picture posted of each table in each room, so the
+//!   next one redacts it even after a restart (`picture`).
 //!
 //! Files are replaced atomically (written beside, then renamed). They are small and
 //! written at most once per sync, so plain blocking `std::fs` calls are used.
@@ -98,6 +100,11 @@ impl StoreDir {
     /// matrix-sdk's SQLite stores.
     pub fn sdk(&self) -> PathBuf {
         self.root.join("sdk")
+    }
+
+    /// Where the last board pictures are remembered (see `picture`).
+    pub(super) fn pictures_path(&self) -> PathBuf {
+        self.root.join("pictures.json")
     }
 
     fn session_path(&self) -> PathBuf {
@@ -208,7 +215,7 @@ fn tighten(path: &Path, warn: bool) {
     let _ = (path, warn);
 }
 
-fn read_optional(path: &Path) -> Result<Option<String>, StoreError> {
+pub(super) fn read_optional(path: &Path) -> Result<Option<String>, StoreError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -217,7 +224,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, StoreError> {
 }
 
 /// Writes `path.tmp` (mode 0600 on Unix), then renames it over `path`.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let io = |source| StoreError::Io { path: path.to_owned(), source };
     if let Some(parent) = path.parent() {
         private_dir(parent).map_err(io)?;

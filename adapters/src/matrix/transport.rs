@@ -12,6 +12,7 @@
 //! [`TransportError::Disconnected`] at once while it is down (the daemon's outbox holds
 //! the message until the reconnect). A private message goes to the direct room shared
 //! with the player, created (encrypted, `is_direct`) when there is none.
+//! A message with a picture (a table's board) goes as `m.image` (`picture`).
 //! [`GameTransport::leave`] leaves at once, or right after the next login when not logged
 //! in; a room left is no longer among those joined after a login.
 
@@ -40,6 +41,7 @@ use super::answers::Sends;
 use super::format;
 use super::invite::InviteAllow;
 use super::options::MatrixOptions;
+use super::picture::{self, Pictures};
 use super::retry::{self, RequestFailure};
 use super::room_facts::RoomFacts;
 use super::store::StoreDir;
@@ -73,6 +75,8 @@ pub(super) struct Shared {
     pub(super) sends: Sends,
     /// What is known of rooms and their members until their state changes.
     pub(super) facts: RoomFacts,
+    /// The last board picture of each table in each room (see `picture`).
+    pub(super) pictures: Pictures,
     pub(super) connection: watch::Sender<Connection>,
     pub(super) reconnects: AtomicU64,
     pub(super) shutdown: CancellationToken,
@@ -105,7 +109,7 @@ impl Shared {
 
     /// Runs a request until it succeeds, waiting out rate limits and retrying connection
     /// failures with backoff; maps the final failure to a [`TransportError`].
-    async fn with_retry<T, F, Fut>(&self, what: &str, mut request: F) -> Result<T, TransportError>
+    pub(super) async fn with_retry<T, F, Fut>(&self, what: &str, mut request: F) -> Result<T, TransportError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = matrix_sdk::Result<T>>,
@@ -189,6 +193,7 @@ impl MatrixTransport {
         }
         let shared = Arc::new(Shared {
             store: StoreDir::new(&options.store_dir),
+            pictures: Pictures::new(StoreDir::new(&options.store_dir).pictures_path()),
             rooms: Mutex::new(options.rooms.iter().cloned().collect()),
             leaving: Mutex::new(BTreeSet::new()),
             client: Mutex::new(None),
@@ -293,6 +298,10 @@ impl GameTransport for MatrixTransport {
         &self.shared.options.network
     }
 
+    fn shows_pictures(&self) -> bool {
+        self.shared.options.board_images
+    }
+
     async fn recv(&self) -> Option<Inbound> {
         self.inbound.lock().await.recv().await
     }
@@ -353,6 +362,9 @@ impl GameTransport for MatrixTransport {
                 self.direct_room(&client, &user).await?
             }
         };
+        if let Some(shown) = &message.picture {
+            return picture::send(&self.shared, &room, message, shown).await;
+        }
         let content = message_content(&room, message, &self.shared.facts).await;
         // One transaction id for every attempt: the homeserver drops repeats of it.
         let transaction = TransactionId::new();

@@ -5,12 +5,15 @@
 //! The input is a table's entry of the public snapshot ([`Router::table_snapshot`], the
 //! CONTRACT.md `--state-json` form: `game` and `state`), never a game's internals, and the
 //! boards draw only what the room was told: a Duel spell appears once its round settled.
+//! `post` says when a picture is posted and draws it off the daemon's loop for the
+//! Matrix rooms that show it.
 //!
 //! [`Router::table_snapshot`]: crate::router::Router::table_snapshot
 
 pub mod duel;
 pub mod font;
 pub mod palette;
+pub mod post;
 pub mod raster;
 pub mod svg;
 pub mod thaum;

@@ -252,3 +252,44 @@ mod scenarios {
     scenario_board!(duel_void);
     scenario_board!(duel_pool_dry);
 }
+
+#[test]
+fn the_caption_tells_what_the_room_was_told_and_never_a_queued_spell() {
+    let duel = scenario_tables("duel_complete");
+    let duel = duel.iter().find(|t| t["game"] == "duel").expect("a duel");
+    let text = post::caption(duel);
+    assert!(text.starts_with("The Duel board of table 0: alice (Apprentice) against bob ("), "{text}");
+    assert!(text.contains("the track is at ") && text.ends_with(" alice won."), "{text}");
+
+    let thaum = scenario_tables("thaum_full_loop");
+    let thaum = thaum.iter().find(|t| t["game"] == "thaum").expect("a Thaum table");
+    let text = post::caption(thaum);
+    assert!(text.starts_with("The Thaum board of table 0: season "), "{text}");
+    assert!(
+        text.contains(", Phase ") && text.contains("Loop Instability ") && text.contains("coins: "),
+        "{text}"
+    );
+
+    // A queued spell changes nothing in it.
+    let before = played("alice: !duel bob\nbob: !accept\n");
+    let after = played("alice: !duel bob\nbob: !accept\nalice (dm): !cast surge thunder thunder earth end\n");
+    assert_eq!(post::caption(&before[0]), post::caption(&after[0]));
+}
+
+#[test]
+fn players_are_drawn_and_captioned_by_name_not_by_id() {
+    let duel = scenario_tables("duel_complete");
+    let duel = duel.iter().find(|t| t["game"] == "duel").expect("a duel").clone();
+    let names = [
+        (spellbridge_core::PlayerId::new("alice"), "Alice A.".to_owned()),
+        (spellbridge_core::PlayerId::new("bob"), "bob".to_owned()),
+    ];
+    let named = post::named(duel, &names);
+    let text = post::caption(&named);
+    assert!(
+        text.contains(": Alice A. (Apprentice) against bob (") && text.ends_with(" Alice A. won."),
+        "{text}"
+    );
+    let svg = svg(&named).expect("draws");
+    assert!(svg.contains("Alice A.") && !svg.contains(">alice<"), "{svg}");
+}

@@ -4,7 +4,8 @@
 //! that must arrive within 10 s. The spectator site (`crate::site`) is served on the same
 //! listener unless `site = false`, with at most `max_event_streams` live-update streams
 //! (default: half of `connections`, so `/metrics` always has room), and never shows the
-//! tables of `hidden_rooms` (`"network/room"`).
+//! tables of `hidden_rooms` (`"network/room"`). `public_url` is where players
+//! reach the spectator site (`!board` on IRC links to a table's page there).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -142,6 +143,20 @@ pub fn hidden_rooms(
         .collect()
 }
 
+/// Reads `[http] public_url`: an `http://` or `https://` address, kept without a
+/// trailing `/` (`!board` adds `/tables/{id}`).
+pub fn public_url(raw: Option<&str>) -> Result<Option<String>, String> {
+    let Some(url) = raw else { return Ok(None) };
+    let trimmed = url.trim().trim_end_matches('/');
+    let host = trimmed.strip_prefix("https://").or_else(|| trimmed.strip_prefix("http://"));
+    match host {
+        Some(host) if !host.is_empty() && !host.contains(char::is_whitespace) => Ok(Some(trimmed.to_owned())),
+        _ => Err(format!(
+            "[http] public_url `{url}` is not a web address; write e.g. public_url = \"https://games.example.org\""
+        )),
+    }
+}
+
 /// A timeout of 1 s to 1 h.
 fn timeout(text: &str, key: &str, example: &str) -> Result<Duration, String> {
     parse_duration(text)
@@ -196,6 +211,20 @@ mod tests {
         for bad in ["oftc/#secret", "libera/", "#secret"] {
             let error = hidden_rooms(Some(&[bad.to_owned()]), &networks).expect_err(bad);
             assert!(error.contains("network/room") && error.contains(bad), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_public_url_is_a_web_address_kept_without_its_last_slash() {
+        assert_eq!(public_url(None), Ok(None));
+        assert_eq!(
+            public_url(Some("https://games.example.org/")),
+            Ok(Some("https://games.example.org".into()))
+        );
+        assert_eq!(public_url(Some("http://127.0.0.1:9180")), Ok(Some("http://127.0.0.1:9180".into())));
+        for bad in ["games.example.org", "https://", "ftp://x", "https://a b"] {
+            let error = public_url(Some(bad)).expect_err(bad);
+            assert!(error.contains("e.g. public_url = \"https://games.example.org\""), "{error}");
         }
     }
 

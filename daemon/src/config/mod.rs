@@ -71,6 +71,9 @@ pub struct Settings {
     pub http: Option<HttpSettings>,
     /// Rooms whose tables the spectator site never shows (`[http] hidden_rooms`).
     pub hidden_rooms: Vec<(NetworkId, RoomId)>,
+    /// The spectator site's address as players reach it (`[http] public_url`), without a
+    /// trailing `/`.
+    pub public_url: Option<String>,
     /// How log lines are written.
     pub log_format: LogFormat,
     /// The file it was read from, to read again on SIGHUP.
@@ -292,6 +295,8 @@ impl Settings {
         let hidden_rooms =
             http::hidden_rooms(raw.http.as_ref().and_then(|h| h.hidden_rooms.as_deref()), &names)
                 .map_err(invalid)?;
+        let public_url =
+            http::public_url(raw.http.as_ref().and_then(|h| h.public_url.as_deref())).map_err(invalid)?;
         let http = http::settings(raw.http).map_err(invalid)?;
         Ok(Settings {
             prefix,
@@ -304,6 +309,7 @@ impl Settings {
             permissions,
             http,
             hidden_rooms,
+            public_url,
             log_format: raw.log.and_then(|l| l.format).unwrap_or_default(),
             source: None,
             catalogue: catalogue.clone(),

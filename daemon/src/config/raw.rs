@@ -72,6 +72,9 @@ pub struct Permissions {
 pub struct Http {
     /// Where to listen, e.g. "127.0.0.1:9180" (default: no endpoint).
     pub listen: Option<String>,
+    /// The spectator site's address as players reach it, e.g. "https://games.example.org":
+    /// `!board` on IRC answers with the table's page there (default: none).
+    pub public_url: Option<String>,
     /// The most connections served at once (default 64).
     pub connections: Option<usize>,
     /// The most connections from one client address (default 8).

@@ -89,6 +89,10 @@ fn the_shipped_example_config_is_valid() {
         .replace("{ env = \"MATRIX_PASSWORD\" }", &file);
     let settings = Settings::parse(&text, &path).expect("the example is valid");
     assert_eq!(matrix(&settings)[0].user_id, "@spellbridge:example.org");
+    assert!(matrix(&settings)[0].board_images, "board pictures are on");
+    let off = Settings::parse(&text.replace("board_images = true", "board_images = false"), &path)
+        .expect("the example without pictures is valid");
+    assert!(!matrix(&off)[0].board_images);
     assert_eq!(
         irc(&settings)[0]
             .sasl

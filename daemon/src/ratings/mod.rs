@@ -3,9 +3,11 @@
 //! Thaums, then name), and each player's record (games, wins, favourite wizard, longest
 //! winning streak).
 //!
-//! [`Ledger`] folds journal entries in order: tables are replayed from their recorded
-//! dice seeds (`replay`) to learn how each game ended, and `!link`ed identities are
-//! followed (`Linked`/`Unlinked` entries). [`Ledger::summary`] then counts every ending
+//! [`Ledger`] folds journal entries in order: how each game ended is read from the typed
+//! events the journal keeps with each table's entries (`endings`; a table from a journal
+//! older than events is replayed from its recorded dice seeds instead, `replay`), and
+//! `!link`ed identities are followed (`Linked`/`Unlinked` entries). The router folds each
+//! entry as it journals it, so the ratings are committed with the game's end. [`Ledger::summary`] then counts every ending
 //! under the player each seat's identity is linked to at that point, so linked identities
 //! count as one player, earlier games included. The summary is a pure function of the
 //! journal: feeding it in parts gives what feeding it at once gives, and `spellbridge
@@ -14,6 +16,7 @@
 //! A Duel is rated as its own rating period (see `glicko`); a stopped Duel (no winner) is
 //! neither rated nor counted. A Duel draw counts as a game, rated ½, and ends a streak.
 
+pub mod endings;
 pub mod glicko;
 pub mod replay;
 pub mod report;
@@ -53,7 +56,7 @@ pub enum RatingsError {
 /// The journal folded so far.
 #[derive(Clone, Debug)]
 pub struct Ledger {
-    tables: replay::Tables,
+    tables: endings::Tables,
     endings: Vec<Ending>,
     /// Identities joined to a player other than their own, as the journal left them.
     links: BTreeMap<(NetworkId, PlayerId), PlayerId>,
@@ -64,7 +67,7 @@ impl Ledger {
     /// An empty ledger; `scopes` says how each network's identities become player ids (as
     /// the router's; a network not listed is inferred, see [`Scope::infer`]).
     pub fn new(scopes: BTreeMap<NetworkId, Scope>) -> Ledger {
-        Ledger { tables: replay::Tables::default(), endings: Vec::new(), links: BTreeMap::new(), scopes }
+        Ledger { tables: endings::Tables::default(), endings: Vec::new(), links: BTreeMap::new(), scopes }
     }
 
     /// Folds in the next journal entry.

@@ -146,7 +146,8 @@ fn linked_identities_count_as_one_player() {
 fn verify_catches_a_tampered_rating() {
     let (_dir, store) = played(&[duel_between("alice", "bob")]);
     let registry = Registry::standard();
-    assert_eq!(store.check_ratings(&registry).expect("checks"), RatingsCheck::NoneStored);
+    // The engine stored them live, in the commit that ended the duel.
+    assert_eq!(store.check_ratings(&registry).expect("checks"), RatingsCheck::Match);
     let summary = store.refresh_ratings(&registry, &console_scopes()).expect("reads").expect("derives");
     assert_eq!(store.stored_ratings().expect("reads"), Some(summary));
     assert_eq!(store.check_ratings(&registry).expect("checks"), RatingsCheck::Match);
@@ -181,4 +182,90 @@ fn the_printed_ratings_list_the_leader_first() {
     let first = text.lines().nth(1).unwrap_or_default();
     assert!(first.starts_with("  1. alice  1662 ±290  1 duel: 1 won, 0 lost, 0 drawn"), "{text}");
     assert!(text.contains("table 1 season 1: "), "{text}");
+}
+
+/// The journal with every table's events left out, as a journal from before events.
+fn without_events(journal: &[Entry]) -> Vec<Entry> {
+    let mut old = journal.to_vec();
+    for entry in &mut old {
+        if let Entry::Opened { events, .. } | Entry::Acted { events, .. } | Entry::Fired { events, .. } =
+            entry
+        {
+            events.clear();
+        }
+    }
+    old
+}
+
+#[test]
+fn the_journaled_events_tell_what_replaying_the_tables_tells() {
+    let names = [
+        "duel_complete",
+        "duel_interruption",
+        "duel_full_counter",
+        "duel_void",
+        "duel_pool_dry",
+        "duel_bad_input",
+        "thaum_full_loop",
+        "thaum_bad_input",
+        "lobby_and_bad_input",
+    ];
+    let (mut duels, mut seasons) = (0, 0);
+    for name in names {
+        let (_dir, store) = played(&[scenario(name)]);
+        let journal = store.journal().expect("the journal reads");
+        let read = summary_of(&journal);
+        assert_eq!(read, summary_of(&without_events(&journal)), "{name}");
+        // Events and replay mixed (an old journal that went on under a newer spellbridge).
+        let half = journal.len() / 2;
+        let mut mixed = without_events(&journal[..half]);
+        mixed.extend_from_slice(&journal[half..]);
+        assert_eq!(summary_of(&mixed), read, "{name}, its first half without events");
+        duels += read.players.values().filter_map(|r| r.duel.as_ref()).map(|d| d.games).sum::<u32>();
+        seasons += read.seasons.len();
+    }
+    assert!(duels >= 10 && seasons >= 1, "the scenarios end games: {duels} duel seats, {seasons} seasons");
+}
+
+#[test]
+fn the_ratings_are_stored_live_with_the_game_that_changed_them() {
+    let (_dir, store) = played(&[duel_between("alice", "bob"), scenario("thaum_full_loop")]);
+    let derived = summary_of(&store.journal().expect("the journal reads"));
+    assert_eq!(store.stored_ratings().expect("reads"), Some(derived.clone()));
+    // Each ending's commit kept them: the row that ended the duel is in the same
+    // transaction as the ratings that count it (the duel's alone, before the season).
+    assert_eq!(derived.seasons.len(), 1);
+    assert_eq!(duel(&derived, "alice").games, 1);
+    let registry = Registry::standard();
+    assert_eq!(store.check_ratings(&registry).expect("checks"), RatingsCheck::Match);
+}
+
+#[test]
+fn stats_and_top_answer_from_the_ratings_folded_on_load_and_live() {
+    use spellbridge_core::{Inbound, RoomId, Timestamp};
+    let (_dir, store) = played(&[duel_between("alice", "bob")]);
+    let options = crate::console::Console::options(1);
+    let mut router = store.load(Registry::standard(), options).expect("the database loads");
+    let mut ask = |who: &str, text: &str| -> String {
+        let network = NetworkId::new(crate::console::CONSOLE_NETWORK);
+        let inbound =
+            Inbound::new(network, RoomId::new(crate::console::CONSOLE_ROOM), PlayerId::new(who), text);
+        let out = router.handle(&inbound, Timestamp::CONSOLE_EPOCH);
+        out.iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(
+        ask("alice", "!stats"),
+        "alice: alice has played 1 game and won 1. Duel: rating 1662 ± 290 after 1 duel (1 won, 0 lost); \
+         favourite wizard Apprentice; longest winning streak 1."
+    );
+    assert!(
+        ask("alice", "!stats bob").starts_with("alice: bob has played 1 game and won 0. Duel: rating 1338")
+    );
+    assert!(ask("bob", "!stats carol").contains("I know nobody called `carol`"));
+    assert_eq!(
+        ask("bob", "!top"),
+        "bob: Duel ratings (Glicko-2, 2 rated): 1. alice 1662 ± 290 (1–0); 2. bob 1338 ± 290 (0–1)."
+    );
+    assert!(ask("bob", "!top thaum").contains("No Thaum season has ended yet"));
+    assert!(ask("bob", "!top chess").contains("the leaderboards are duel and thaum"));
 }

@@ -157,12 +157,12 @@ impl Relay {
         let said = |body: RichText| -> Vec<Message> {
             let head = format!("<{name}> ");
             let lines = lines::lines(&head, &body, cap).into_iter();
-            lines.map(|text| Message { text, voice: Voice::Say, thread: None, chat: true }).collect()
+            lines.map(|text| Message { text, voice: Voice::Say, chat: true, ..Message::default() }).collect()
         };
         let acted = |body: RichText| -> Vec<Message> {
             let head = format!("{name} ");
             let lines = lines::lines(&head, &body, cap).into_iter();
-            lines.map(|text| Message { text, voice: Voice::Act, thread: None, chat: true }).collect()
+            lines.map(|text| Message { text, voice: Voice::Act, chat: true, ..Message::default() }).collect()
         };
         let known = |id: &str| self.recent.get(&(inbound.network.clone(), id.to_owned()));
         let about = match &inbound.said {

@@ -12,7 +12,12 @@ impl Router {
         names.extend(self.grammar.words(|owner| owner != LOBBY && game.is_none_or(|name| owner == name)));
         let prefix = &self.options.prefix;
         let mut text = RichText::new().text("Unknown command ").code(format!("{prefix}{word}")).text(".");
-        if let Some(guess) = words::nearest(word, names) {
+        // A guess shares most of its letters with what was typed (`!foo` is not `!top`).
+        let plausible = |guess: &&str| {
+            let typed = word.to_lowercase();
+            2 * guess.chars().filter(|c| typed.contains(*c)).count() > guess.chars().count()
+        };
+        if let Some(guess) = words::nearest(word, names).filter(plausible) {
             text = text.text(" Did you mean ").code(format!("{prefix}{guess}")).text("?");
         }
         text.text(" Type ").code("!help").text(" for the list.")

@@ -18,7 +18,7 @@
 //! re-applies journal entries. It performs no I/O: the caller (the console, or the
 //! daemon's network loop) delivers what it returns.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 use spellbridge_core::dice::{Commitment, DiceKey};
@@ -37,6 +37,7 @@ use crate::lobby::{LOBBY, LOBBY_COMMANDS, LobbyCommand};
 use crate::relay::{Bridge, Relay};
 use crate::secrets::{SecretSource, Secrets};
 
+mod board;
 mod challenges;
 mod delivery;
 mod help;
@@ -48,6 +49,7 @@ mod links;
 mod members;
 mod names;
 mod prefix;
+mod records;
 mod turn;
 
 pub use challenges::CHALLENGE_LIFETIME_SECS;
@@ -125,6 +127,11 @@ pub struct RouterOptions {
     /// ([`GameTransport::form`](spellbridge_core::GameTransport::form)); a network not
     /// listed (the console) is sent the full form.
     pub forms: BTreeMap<NetworkId, Form>,
+    /// The networks whose transports show pictures (a Matrix account with
+    /// `board_images`): tables' board pictures go to their rooms there ([`board`]).
+    pub pictures: BTreeSet<NetworkId>,
+    /// The spectator site's address (`[http] public_url`): `!board` elsewhere links to it.
+    pub public_url: Option<String>,
 }
 
 impl Default for RouterOptions {
@@ -139,6 +146,8 @@ impl Default for RouterOptions {
             challenge_lifetime: challenges::CHALLENGE_LIFETIME_SECS,
             room_members: RoomMembersSource::default(),
             forms: BTreeMap::new(),
+            pictures: BTreeSet::new(),
+            public_url: None,
         }
     }
 }
@@ -184,6 +193,10 @@ pub struct Router {
     prefixer: Option<prefix::Prefixer>,
     /// Every command of the lobby and of every game, in one lookup.
     grammar: Grammar,
+    /// Tables whose picture is to be posted, not yet taken by the caller ([`board`]).
+    boards: Vec<TableId>,
+    /// Ratings and records kept up to date with the journal ([`records`]).
+    ratings: records::Live,
 }
 
 /// One table as the store keeps it.
@@ -346,6 +359,7 @@ impl Router {
             grammar.add(game.name(), game.commands());
         }
         let prefixer = prefix::Prefixer::new(&options.prefix, &grammar);
+        let options_scopes = options.scopes.clone();
         Self {
             grammar,
             registry,
@@ -363,6 +377,8 @@ impl Router {
             keys: BTreeMap::new(),
             offered: Vec::new(),
             prefixer,
+            boards: Vec::new(),
+            ratings: records::Live::new(options_scopes),
         }
     }
 
@@ -376,6 +392,12 @@ impl Router {
     /// once its transports have started).
     pub fn set_forms(&mut self, forms: BTreeMap<NetworkId, Form>) {
         self.options.forms = forms;
+    }
+
+    /// Takes the networks whose transports show pictures (the daemon, once its
+    /// transports have started).
+    pub fn set_pictures(&mut self, pictures: BTreeSet<NetworkId>) {
+        self.options.pictures = pictures;
     }
 
     /// Takes new bridges and permissions (the config was reloaded); tables keep playing.
@@ -420,6 +442,7 @@ impl Router {
     }
 
     fn log(&mut self, entry: Entry) {
+        self.ratings.apply(&self.registry, &entry);
         self.journal.push(Record { entry, announced: Vec::new() });
     }
 
@@ -604,6 +627,7 @@ impl Router {
                 seating.sequence = seating.sequence.saturating_add(1);
                 self.log(entry);
                 let outbound = self.deliver(id, &events);
+                self.board_after(id, &events);
                 out.extend(self.announced(outbound));
                 out.extend(self.settle_dice(id));
             }
@@ -882,6 +906,9 @@ impl Router {
             LobbyCommand::Accept(wizard) => self.accept(place, player, wizard, now, reply_to),
             LobbyCommand::Decline => self.decline(place, player, reply_to),
             LobbyCommand::Withdraw => self.withdraw(speaker, reply_to),
+            LobbyCommand::Board => self.board(place, reply_to),
+            LobbyCommand::Stats(name) => say(self.stats(speaker, name.as_deref())),
+            LobbyCommand::Top(ranking) => say(self.top(ranking)),
         }
     }
 
@@ -1062,6 +1089,7 @@ impl Router {
                 self.log(entry);
                 self.reindex(index);
                 let outbound = self.deliver(index, &events);
+                self.board_after(index, &events);
                 let mut out = self.announced(outbound);
                 out.extend(self.settle_dice(index));
                 out.into()

@@ -163,9 +163,12 @@ impl Store {
                 }
             };
         }
-        let derived = match self.derive_ratings(registry, &scopes)? {
-            Ok(summary) => summary,
-            Err(e) => return Ok(RatingsCheck::Unreadable(e.to_string())),
+        let derived = match self.derive_ratings(registry, &scopes) {
+            Ok(Ok(summary)) => summary,
+            Ok(Err(e)) => return Ok(RatingsCheck::Unreadable(e.to_string())),
+            // A journal row that does not read is reported with its table; the ratings
+            // cannot be checked then.
+            Err(e) => return Ok(RatingsCheck::Unreadable(format!("the journal does not read: {e}"))),
         };
         // The text is compared, so no float is read back: the derived summary written the
         // same way must give the same bytes.
@@ -181,7 +184,8 @@ impl Store {
     }
 }
 
-fn stored_text(summary: &Summary, scopes: &BTreeMap<NetworkId, Scope>) -> String {
+/// The ratings as they are kept: `summary` and the `scopes` it was derived under, as JSON text.
+pub fn stored_text(summary: &Summary, scopes: &BTreeMap<NetworkId, Scope>) -> String {
     let scopes = scopes.iter().map(|(n, s)| (n.clone(), scope_word(*s).to_owned())).collect();
     // Plain structs and maps with string keys always serialise.
     serde_json::to_string(&Stored { scopes, summary: summary.clone() }).unwrap_or_default()

@@ -99,7 +99,8 @@ impl Store {
         // A database from before player ids named their network: its journal is
         // rewritten and every table rebuilt from it (and sealed) in one step.
         if super::player_ids::needs_upgrade(self)? {
-            let router = super::player_ids::upgrade(self, registry, options)?;
+            let mut router = super::player_ids::upgrade(self, registry, options)?;
+            self.load_ratings(&mut router);
             return Ok(Loaded { router, rebuilt: Vec::new() });
         }
         let mut router = Router::new(registry, options);
@@ -176,7 +177,21 @@ impl Store {
         for entry in self.entries(None)? {
             router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
         }
+        self.load_ratings(&mut router);
         Ok(Loaded { router, rebuilt: problems })
+    }
+
+    /// Folds the whole journal into the router's ratings, kept up to date from here on
+    /// with each new entry; a journal that does not read leaves them off (logged;
+    /// `spellbridge verify` names the row).
+    fn load_ratings(&self, router: &mut Router) {
+        match self.journal() {
+            Ok(journal) => router.load_ratings(&journal),
+            Err(error) => {
+                tracing::warn!(%error, "ratings are not kept up to date: the journal does not read");
+                router.stop_ratings();
+            }
+        }
     }
 
     /// Every table's journal digest, computed from its journal rows as they are now.

@@ -1,0 +1,364 @@
+//! Ratings and records, live: the router folds every journal entry it writes into a
+//! [`Ledger`] as it writes it (`Live`), so when a game ends (or a `!link` merges two
+//! players' games) the new [`Summary`] is ready to be committed with that entry
+//! ([`Router::take_ratings`]: the engine keeps it in `meta` in the same transaction, so
+//! `spellbridge verify`, which derives it again from the journal, finds the same). On
+//! start the store folds the whole journal once ([`Router::load_ratings`]).
+//!
+//! `!stats [player]` and `!top [duel|thaum]` answer from it (the words are `stats_text`
+//! and `top_text`, pure and tested here).
+
+use std::fmt::Write as _;
+
+use super::*;
+use crate::lobby::Ranking;
+use crate::ratings::{Ledger, Record, SeasonStandings, Summary};
+
+/// How many players `!top` lists.
+const TOP: usize = 10;
+
+/// The ratings folded so far.
+pub(super) struct Live {
+    /// `None` once an entry did not fold (the ratings then wait for `spellbridge ratings`).
+    ledger: Option<Ledger>,
+    summary: Summary,
+    scopes: BTreeMap<NetworkId, Scope>,
+    /// True when `summary` changed since the last [`Router::take_ratings`].
+    changed: bool,
+}
+
+impl Live {
+    pub(super) fn new(scopes: BTreeMap<NetworkId, Scope>) -> Live {
+        Live {
+            ledger: Some(Ledger::new(scopes.clone())),
+            summary: Summary::default(),
+            scopes,
+            changed: false,
+        }
+    }
+
+    /// Folds one journal entry in; the summary is made again when a game ended or
+    /// identities were linked or unlinked (which merges or separates games).
+    pub(super) fn apply(&mut self, registry: &Registry, entry: &Entry) {
+        let Some(ledger) = &mut self.ledger else { return };
+        let before = ledger.endings().len();
+        if let Err(error) = ledger.apply(registry, entry) {
+            tracing::warn!(%error, "ratings are no longer kept up to date; `spellbridge ratings --db` derives them again");
+            self.ledger = None;
+            return;
+        }
+        let links = matches!(entry, Entry::Linked { .. } | Entry::Unlinked { .. });
+        if ledger.endings().len() > before || (links && !ledger.endings().is_empty()) {
+            self.summary = ledger.summary();
+            self.changed = true;
+        }
+    }
+}
+
+impl Router {
+    /// Folds a whole journal (in commit order) into the ratings afresh, as the store
+    /// does on start; the result is not marked for saving.
+    pub fn load_ratings(&mut self, journal: &[Entry]) {
+        self.ratings = Live::new(self.options.scopes.clone());
+        for entry in journal {
+            self.ratings.apply(&self.registry, entry);
+        }
+        self.ratings.changed = false;
+    }
+
+    /// Stops keeping the ratings up to date (their journal did not read).
+    pub fn stop_ratings(&mut self) {
+        self.ratings.ledger = None;
+        self.ratings.changed = false;
+    }
+
+    /// The ratings, standings and records of every game ended so far.
+    pub fn ratings(&self) -> &Summary {
+        &self.ratings.summary
+    }
+
+    /// The ratings as the store keeps them (`meta` key `ratings`), when they changed
+    /// since the last call: the engine commits them with the entries that changed them.
+    pub fn take_ratings(&mut self) -> Option<String> {
+        if !std::mem::take(&mut self.ratings.changed) {
+            return None;
+        }
+        Some(crate::store::ratings::stored_text(&self.ratings.summary, &self.ratings.scopes))
+    }
+
+    /// `!stats [player]`: a player's record (the asker's without a name).
+    pub(super) fn stats(&self, speaker: &Speaker<'_>, name: Option<&str>) -> RichText {
+        let player = match name {
+            None => speaker.player.clone(),
+            Some(name) => match self.resolve_name(name, &[]) {
+                Ok(Some(player)) => player,
+                Ok(None) if self.ratings.summary.players.contains_key(&PlayerId::new(name)) => {
+                    PlayerId::new(name)
+                }
+                Ok(None) => {
+                    return RichText::new()
+                        .text("I know nobody called ")
+                        .code(name)
+                        .text(". Type ")
+                        .code("!stats <player>")
+                        .text(" with a name they used here, or ")
+                        .code("!top")
+                        .text(" for the best players.");
+                }
+                Err(problem) => return problem,
+            },
+        };
+        let summary = &self.ratings.summary;
+        match summary.players.get(&player) {
+            Some(record) => stats_text(&player, record, &summary.seasons),
+            None => RichText::new()
+                .name(&player)
+                .text(" has not finished a game yet. ")
+                .append(self.ways_to_start(RichText::new().text("Start one with "), false))
+                .text("."),
+        }
+    }
+
+    /// `!top [duel|thaum]`: the ten best.
+    pub(super) fn top(&self, ranking: Ranking) -> RichText {
+        top_text(&self.ratings.summary, ranking)
+    }
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, … `11th`, `21st`.
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// `n thing` or `n things`.
+fn count(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A player's record in words: games and wins; the Duel's rating ± deviation, results,
+/// favourite wizard and longest winning streak; Thaum seasons and the best standing.
+pub(super) fn stats_text(player: &PlayerId, record: &Record, seasons: &[SeasonStandings]) -> RichText {
+    let mut text = String::new();
+    let _ = write!(text, " has played {} and won {}.", count(record.games, "game", "games"), record.wins);
+    if let Some(duel) = &record.duel {
+        let drawn = if duel.draws > 0 { format!(", {} drawn", duel.draws) } else { String::new() };
+        let _ = write!(
+            text,
+            " Duel: rating {:.0} ± {:.0} after {} ({} won, {} lost{drawn}); favourite wizard {}; longest winning streak {}.",
+            duel.rating.rating,
+            duel.rating.deviation,
+            count(duel.games, "duel", "duels"),
+            duel.wins,
+            duel.losses,
+            duel.favourite_wizard,
+            duel.longest_streak,
+        );
+    }
+    if let Some(thaum) = &record.thaum {
+        let _ =
+            write!(text, " Thaum: {} played, {} won", count(thaum.seasons, "season", "seasons"), thaum.won);
+        let places = seasons.iter().filter_map(|season| {
+            let place = season.standings.iter().position(|s| &s.player == player)?;
+            Some((place + 1, season.standings.len(), season.table, season.season))
+        });
+        // The best place; among equal places the first season it was reached in.
+        if let Some((place, of, table, season)) = places.min_by_key(|(place, ..)| *place) {
+            let _ =
+                write!(text, "; best standing {} of {of} (table {table}, season {season})", ordinal(place));
+        }
+        text.push('.');
+    }
+    RichText::new().name(player).text(text)
+}
+
+/// The ten best of a leaderboard in words, one line.
+pub(super) fn top_text(summary: &Summary, ranking: Ranking) -> RichText {
+    match ranking {
+        Ranking::Duel => {
+            let board = summary.duel_leaderboard();
+            if board.is_empty() {
+                return RichText::new()
+                    .text("Nobody has a Duel rating yet: a player is rated when a Duel ends. Challenge someone with ")
+                    .code("!duel <player>")
+                    .text(".");
+            }
+            let mut text = RichText::new().text(format!("Duel ratings (Glicko-2, {} rated):", board.len()));
+            for (place, (player, record)) in board.iter().take(TOP).enumerate() {
+                let Some(duel) = &record.duel else { continue };
+                text = text
+                    .text(format!(" {}. ", place + 1))
+                    .name(player)
+                    .text(format!(
+                        " {:.0} ± {:.0} ({}–{}{})",
+                        duel.rating.rating,
+                        duel.rating.deviation,
+                        duel.wins,
+                        duel.losses,
+                        if duel.draws > 0 { format!("–{}", duel.draws) } else { String::new() }
+                    ))
+                    .text(if place + 1 < board.len().min(TOP) { ";" } else { "." });
+            }
+            text
+        }
+        Ranking::Thaum => {
+            let board = thaum_standings(summary);
+            if board.is_empty() {
+                return RichText::new()
+                    .text("No Thaum season has ended yet. Open a table with ")
+                    .code("!new thaum")
+                    .text(".");
+            }
+            let mut text = RichText::new().text(format!(
+                "Thaum standings over {} (coins, then Thaums):",
+                count(
+                    u32::try_from(summary.seasons.len()).unwrap_or(u32::MAX),
+                    "finished season",
+                    "finished seasons"
+                )
+            ));
+            for (place, standing) in board.iter().take(TOP).enumerate() {
+                text = text
+                    .text(format!(" {}. ", place + 1))
+                    .name(&standing.player)
+                    .text(format!(
+                        " {} coins, Thaums {} ({})",
+                        standing.coins,
+                        standing.thaums,
+                        count(standing.seasons, "season", "seasons")
+                    ))
+                    .text(if place + 1 < board.len().min(TOP) { ";" } else { "." });
+            }
+            text
+        }
+    }
+}
+
+/// One player's finished Thaum seasons added up.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct ThaumStanding {
+    pub(super) player: PlayerId,
+    pub(super) coins: i128,
+    pub(super) thaums: i64,
+    pub(super) seasons: u32,
+}
+
+/// Every Thaum player by their finished seasons' coins, then Thaums (summed), then name.
+pub(super) fn thaum_standings(summary: &Summary) -> Vec<ThaumStanding> {
+    let mut by_player: BTreeMap<&PlayerId, ThaumStanding> = BTreeMap::new();
+    for place in summary.seasons.iter().flat_map(|season| &season.standings) {
+        let standing = by_player.entry(&place.player).or_insert_with(|| ThaumStanding {
+            player: place.player.clone(),
+            coins: 0,
+            thaums: 0,
+            seasons: 0,
+        });
+        standing.coins += place.coins;
+        standing.thaums += place.thaums;
+        standing.seasons += 1;
+    }
+    let mut board: Vec<ThaumStanding> = by_player.into_values().collect();
+    board.sort_by(|a, b| b.coins.cmp(&a.coins).then(b.thaums.cmp(&a.thaums)).then(a.player.cmp(&b.player)));
+    board
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ratings::{DuelRecord, Rating, SeasonPlace, ThaumRecord};
+
+    fn player(name: &str) -> PlayerId {
+        PlayerId::new(name)
+    }
+
+    fn duel(rating: f64, wins: u32, losses: u32) -> Record {
+        Record {
+            games: wins + losses,
+            wins,
+            duel: Some(DuelRecord {
+                rating: Rating { rating, deviation: 200.4, volatility: 0.06 },
+                games: wins + losses,
+                wins,
+                losses,
+                draws: 0,
+                longest_streak: wins,
+                favourite_wizard: "Pyromancer".into(),
+            }),
+            thaum: None,
+        }
+    }
+
+    fn season(table: TableId, places: &[(&str, i128, i64)]) -> SeasonStandings {
+        SeasonStandings {
+            table,
+            season: 1,
+            standings: places
+                .iter()
+                .map(|(p, coins, thaums)| SeasonPlace { player: player(p), coins: *coins, thaums: *thaums })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn stats_say_games_rating_wizard_streak_and_best_standing() {
+        let seasons = [season(4, &[("bob", 9, 1), ("alice", 3, 2)]), season(7, &[("alice", 5, 0)])];
+        let mut record = duel(1612.6, 3, 1);
+        record.games += 2;
+        record.wins += 1;
+        record.thaum = Some(ThaumRecord { seasons: 2, won: 1 });
+        assert_eq!(
+            stats_text(&player("alice"), &record, &seasons).plain(),
+            "alice has played 6 games and won 4. Duel: rating 1613 ± 200 after 4 duels (3 won, 1 lost); favourite wizard \
+             Pyromancer; longest winning streak 3. Thaum: 2 seasons played, 1 won; best standing 1st of 1 \
+             (table 7, season 1)."
+        );
+        let one = Record { games: 1, wins: 0, thaum: Some(ThaumRecord { seasons: 1, won: 0 }), duel: None };
+        assert_eq!(
+            stats_text(&player("alice"), &one, &seasons[..1]).plain(),
+            "alice has played 1 game and won 0. Thaum: 1 season played, 0 won; best standing 2nd of 2 (table 4, season 1)."
+        );
+    }
+
+    #[test]
+    fn top_lists_the_ten_best_by_rating_or_by_coins_then_thaums() {
+        let mut summary = Summary::default();
+        assert!(top_text(&summary, Ranking::Duel).plain().contains("Nobody has a Duel rating yet"));
+        assert!(top_text(&summary, Ranking::Thaum).plain().contains("No Thaum season has ended yet"));
+        for i in 0..12u32 {
+            summary.players.insert(player(&format!("p{i:02}")), duel(1400.0 + f64::from(i) * 10.0, i, 1));
+        }
+        let text = top_text(&summary, Ranking::Duel).plain();
+        assert!(
+            text.starts_with("Duel ratings (Glicko-2, 12 rated): 1. p11 1510 ± 200 (11–1); 2. p10 1500"),
+            "{text}"
+        );
+        assert!(text.ends_with("10. p02 1420 ± 200 (2–1)."), "{text}");
+        assert!(!text.contains("p01"), "only ten: {text}");
+
+        summary.seasons = vec![
+            season(1, &[("carol", 5, 1), ("alice", 5, 0), ("bob", 2, 9)]),
+            season(2, &[("bob", 4, 0), ("alice", 1, 3)]),
+        ];
+        let text = top_text(&summary, Ranking::Thaum).plain();
+        assert_eq!(
+            text,
+            "Thaum standings over 2 finished seasons (coins, then Thaums): 1. bob 6 coins, Thaums 9 (2 seasons); \
+             2. alice 6 coins, Thaums 3 (2 seasons); 3. carol 5 coins, Thaums 1 (1 season).",
+        );
+    }
+
+    #[test]
+    fn ordinals_read_as_english() {
+        let read: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111].map(ordinal).to_vec();
+        assert_eq!(
+            read,
+            ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
+        );
+    }
+}
