@@ -6,6 +6,7 @@
 
 mod common;
 
+mod appservice;
 mod bridge;
 mod connect;
 mod dice;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use spellbridge_core::NetworkId;
 
+use super::appservice::AppserviceOptions;
 use super::invite::InviteAllow;
 
 /// How the bot proves who it is the first time it starts with an empty `store_dir`.
@@ -17,6 +18,9 @@ pub enum Login {
     /// An access token issued for a device that has not uploaded E2EE keys yet (for
     /// example from a `/login` done with curl); the device id is read with `/whoami`.
     AccessToken(String),
+    /// `m.login.application_service` with the appservice's `as_token` (appservice mode:
+    /// the bot is the appservice's sender user and has no password); a new device.
+    Appservice(String),
 }
 
 impl std::fmt::Debug for Login {
@@ -25,6 +29,7 @@ impl std::fmt::Debug for Login {
         match self {
             Login::Password(_) => f.write_str("Password(<redacted>)"),
             Login::AccessToken(_) => f.write_str("AccessToken(<redacted>)"),
+            Login::Appservice(_) => f.write_str("Appservice(<redacted>)"),
         }
     }
 }
@@ -63,6 +68,9 @@ pub struct MatrixOptions {
     pub sync_timeout: Duration,
     /// How long an undecryptable message waits for its room key before the room is told.
     pub decrypt_grace: Duration,
+    /// Appservice mode (issue 17): the appservice API's listener, tokens and ghosts;
+    /// `None` in bot mode.
+    pub appservice: Option<AppserviceOptions>,
 }
 
 impl std::fmt::Debug for MatrixOptions {
@@ -82,6 +90,7 @@ impl std::fmt::Debug for MatrixOptions {
             .field("backoff", &self.backoff)
             .field("sync_timeout", &self.sync_timeout)
             .field("decrypt_grace", &self.decrypt_grace)
+            .field("appservice", &self.appservice)
             .finish()
     }
 }
@@ -111,6 +120,7 @@ impl MatrixOptions {
             backoff: (Duration::from_millis(200), Duration::from_secs(5)),
             sync_timeout: Duration::from_secs(30),
             decrypt_grace: Duration::from_secs(5),
+            appservice: None,
         }
     }
 
