@@ -4,6 +4,7 @@
 //! state of an unencrypted room) and its backup WARN on every sync stay out of the log.
 //! The run covers a first login, relayed chat both ways, commands answered in the rooms
 //! and privately on both networks, a restart that restores the session, and a SIGTERM.
+//! (The one WARN left is the test's own config choice, `require_account = false`.)
 
 use super::support::*;
 
@@ -61,6 +62,9 @@ async fn a_healthy_run_at_the_default_level_logs_no_error_or_warning() {
 
     let log = daemon.log();
     assert!(log.contains("restored the saved Matrix session"), "the second start restored: {log}");
-    let loud = loud_lines(&log);
+    // The test's own config choice is warned about once per start, as it should be:
+    // InspIRCd here has no services, so require_account = false.
+    let loud: Vec<&str> =
+        loud_lines(&log).into_iter().filter(|l| !l.contains("require_account = false")).collect();
     assert!(loud.is_empty(), "a healthy run logged {} ERROR or WARN lines:\n{}", loud.len(), loud.join("\n"));
 }

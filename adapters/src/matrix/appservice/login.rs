@@ -21,11 +21,10 @@ use matrix_sdk::store::RoomLoadSettings;
 use matrix_sdk::{Client, SessionMeta, SessionTokens};
 
 use super::super::connect::{ConnectError, REQUEST_TIMEOUT};
-use super::super::retry::{self, RequestFailure};
 
 /// Logs `user` in with `m.login.application_service` and the appservice's `as_token`;
-/// the new device is named `device_name`. A sender user the homeserver does not have yet
-/// is registered first (as bridges do: the homeserver makes no account for it).
+/// the new device is named `device_name`. The sender user is registered first if the
+/// homeserver does not have it yet (as bridges do).
 pub async fn login(
     homeserver: &str,
     user: &UserId,
@@ -36,16 +35,10 @@ pub async fn login(
     let identifier = UserIdentifier::Matrix(MatrixUserIdentifier::new(user.to_string()));
     let mut request = Request::new(LoginInfo::ApplicationService(ApplicationService::new(identifier)));
     request.initial_device_display_name = Some(device_name.to_owned());
-    let first = probe.send(request.clone()).with_request_config(forced()).await;
-    let response = match first {
-        Ok(response) => response,
-        Err(error) if retry::classify_http(&error) == RequestFailure::Refused => {
-            tracing::info!(user = %user, %error, "the appservice's sender user cannot log in; registering it");
-            register(&probe, user.localpart()).await?;
-            probe.send(request).with_request_config(forced()).await?
-        }
-        Err(error) => return Err(error.into()),
-    };
+    // The homeserver may have no account for the sender yet (Synapse makes none): make
+    // sure it has one, the appservice way (an existing one is fine).
+    register(&probe, user.localpart()).await?;
+    let response = probe.send(request).with_request_config(forced()).await?;
     Ok(MatrixSession::from(&response))
 }
 
