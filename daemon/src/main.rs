@@ -177,7 +177,8 @@ fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) 
 fn appservice_registration(config: &Path, force: bool) -> anyhow::Result<ExitCode> {
     use spellbridge_adapters::matrix::appservice::registration;
     use spellbridge_adapters::matrix::config::registration_plan;
-    let text = std::fs::read_to_string(config).with_context(|| format!("cannot read the config {}", config.display()))?;
+    let text = std::fs::read_to_string(config)
+        .with_context(|| format!("cannot read the config {}", config.display()))?;
     let mut file: toml::Table = toml::from_str(&text).with_context(|| format!("{}", config.display()))?;
     let base = config.parent().unwrap_or(Path::new("."));
     let tables = match file.remove("matrix") {
@@ -187,7 +188,8 @@ fn appservice_registration(config: &Path, force: bool) -> anyhow::Result<ExitCod
     let mut written = 0;
     for item in tables {
         let toml::Value::Table(table) = item else { continue };
-        let plan = registration_plan(table, base).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
+        let plan =
+            registration_plan(table, base).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
         if let Some((path, plan)) = plan {
             registration::write(&path, &plan, force)?;
             println!("{}", path.display());

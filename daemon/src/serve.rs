@@ -33,8 +33,8 @@ use crate::metrics::{ErrorKind, Metrics, watch_connection};
 use crate::relay;
 use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterOptions};
 use crate::secrets::Secrets;
-use crate::store::startup::Policy;
 use crate::store::appservice_txns::TxnStore;
+use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
 use crate::store::{OpenMode, Queued, Store};
 
@@ -299,7 +299,12 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let (found_tx, mut found_rx) = mpsc::unbounded_channel::<Found>();
     let mut aliases = Aliases::new();
     let mut lookup = transports_stop.child_token();
-    tasks.spawn(aliases::resolve(settings.bridges.clone(), lookups.clone(), found_tx.clone(), lookup.clone()));
+    tasks.spawn(aliases::resolve(
+        settings.bridges.clone(),
+        lookups.clone(),
+        found_tx.clone(),
+        lookup.clone(),
+    ));
 
     let mut settings = settings;
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;

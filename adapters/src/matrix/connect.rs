@@ -145,7 +145,8 @@ pub async fn connect(options: &MatrixOptions, store: &StoreDir) -> Result<(Clien
         }
         Login::AccessToken(token) => session_for_token(options, &configured, token).await?,
         Login::Appservice(token) => {
-            super::appservice::login::login(&options.homeserver, &configured, token, &options.device_name).await?
+            super::appservice::login::login(&options.homeserver, &configured, token, &options.device_name)
+                .await?
         }
     };
     let client = build(options, store).await?;

@@ -27,7 +27,9 @@ use matrix_sdk::ruma::events::room::message::{
     EmoteMessageEventContent, FormattedBody, MessageType, Relation, RoomMessageEventContent,
     TextMessageEventContent,
 };
-use matrix_sdk::ruma::{EventId, OwnedRoomId, OwnedUserId, RoomAliasId, RoomOrAliasId, TransactionId, UserId};
+use matrix_sdk::ruma::{
+    EventId, OwnedRoomId, OwnedUserId, RoomAliasId, RoomOrAliasId, TransactionId, UserId,
+};
 use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
@@ -37,14 +39,14 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::answers::Sends;
+use super::appservice::server::{self, Api};
+use super::appservice::txns::{InMemory, SeenTransactions};
 use super::format;
 use super::invite::InviteAllow;
 use super::options::MatrixOptions;
 use super::retry::{self, RequestFailure};
 use super::room_facts::RoomFacts;
 use super::store::StoreDir;
-use super::appservice::server::{self, Api};
-use super::appservice::txns::{InMemory, SeenTransactions};
 use super::sync::Supervisor;
 use crate::network::Resolved;
 

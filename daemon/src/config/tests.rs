@@ -164,7 +164,10 @@ fn a_matrix_room_in_a_bridge_is_given_by_its_id_or_alias() {
     let alias = parse(&bridge("#magic:localhost")).expect("an alias (issue 17)");
     assert_eq!(alias.bridges[0].rooms[1].1.as_str(), "#magic:localhost", "looked up when the daemon runs");
     let neither = parse(&bridge("magic")).expect_err("neither an id nor an alias");
-    assert!(neither.to_string().contains("`magic` on matrix is neither a Matrix room id nor an alias"), "{neither}");
+    assert!(
+        neither.to_string().contains("`magic` on matrix is neither a Matrix room id nor an alias"),
+        "{neither}"
+    );
     assert!(neither.to_string().contains("room = \"#magic:example.org\""), "{neither}");
     assert!(neither.to_string().contains("room = \"!abc:example.org\""), "{neither}");
     let no_server = parse(&bridge("#magic")).expect_err("an alias without its server");

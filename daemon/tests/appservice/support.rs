@@ -24,7 +24,8 @@ pub(super) fn bot_id() -> String {
 
 /// A loopback port nobody listens on now, for the appservice listener.
 pub(super) fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("binding a port: {e}"));
+    let listener =
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("binding a port: {e}"));
     listener.local_addr().unwrap_or_else(|e| panic!("{e}")).port()
 }
 
@@ -66,7 +67,11 @@ pub(super) fn prepared(port: u16, sections: &str) -> Daemon {
     let output = daemon
         .command(&["appservice-registration", "--config", "spellbridge.toml"])
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(output.status.success(), "appservice-registration failed: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "appservice-registration failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     daemon
 }
 
@@ -91,12 +96,34 @@ pub(super) async fn person(synapse: &Synapse, localpart: &str) -> MatrixClient {
     MatrixClient::from_token(&synapse.base_url(), &user_id, &token).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A room `creator` makes with the bot and a second person (bob, who joins): a room of
+/// two would be a direct chat, answered privately.
+pub(super) async fn games_room(synapse: &Synapse, creator: &mut MatrixClient) -> String {
+    let mut bob = person(synapse, "bob").await;
+    let room = creator
+        .create_room("games", &[bot_id(), bob.user_id().to_owned()], false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    bob.join(&room).await.unwrap_or_else(|e| panic!("{e}"));
+    room
+}
+
 /// Says `!games` in `room` until the bot answers there, within [`STARTUP`].
-pub(super) async fn until_bot_answers(client: &mut MatrixClient, room: &str, daemon: &Daemon) {
+pub(super) async fn until_bot_answers(
+    client: &mut MatrixClient,
+    room: &str,
+    daemon: &Daemon,
+    synapse: &Synapse,
+) {
     let bot = bot_id();
     let deadline = Instant::now() + STARTUP;
     loop {
-        assert!(Instant::now() < deadline, "the bot never answered in {room}; its log ends:\n{}", daemon.log_tail(60));
+        assert!(
+            Instant::now() < deadline,
+            "the bot never answered in {room}; its log ends:\n{}\n--- Synapse's log ends:\n{}",
+            daemon.log_tail(60),
+            synapse.log_tail(40)
+        );
         client.send_text(room, "!games").await.unwrap_or_else(|e| panic!("{e}"));
         let until = Instant::now() + Duration::from_secs(2);
         while let Some(m) = client.next_message(until.saturating_duration_since(Instant::now())).await {
@@ -110,10 +137,9 @@ pub(super) async fn until_bot_answers(client: &mut MatrixClient, room: &str, dae
 /// The device the daemon's log says the bot logged in or restored with, the last time.
 pub(super) fn bot_device(daemon: &Daemon) -> Option<String> {
     let log = daemon.log();
-    let line = log
-        .lines()
-        .rev()
-        .find(|l| l.contains("logged in to Matrix as a new device") || l.contains("restored the saved Matrix session"))?;
+    let line = log.lines().rev().find(|l| {
+        l.contains("logged in to Matrix as a new device") || l.contains("restored the saved Matrix session")
+    })?;
     let start = line.find("device=")? + "device=".len();
     Some(line[start..].split_whitespace().next()?.to_owned())
 }

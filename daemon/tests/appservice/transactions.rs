@@ -5,12 +5,12 @@
 
 use super::support::*;
 
-
 /// The registration's tokens: (as_token, hs_token).
 fn tokens(daemon: &Daemon) -> (String, String) {
     let text = std::fs::read_to_string(daemon.path(REGISTRATION)).unwrap_or_else(|e| panic!("{e}"));
-    let json: Value = serde_json::from_str(&text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let json: Value =
+        serde_json::from_str(&text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"))
+            .unwrap_or_else(|e| panic!("{e}"));
     let token = |key: &str| json[key].as_str().unwrap_or_else(|| panic!("no {key}")).to_owned();
     (token("as_token"), token("hs_token"))
 }
@@ -70,6 +70,11 @@ enum Token {
 
 /// `!games` from `sender` in `room`, as a homeserver pushes it (an event id of its own).
 fn games(id: &str, room: &str, sender: &str) -> Value {
+    said(id, room, sender, "!games")
+}
+
+/// `body` from `sender` in `room`, as a homeserver pushes it.
+fn said(id: &str, room: &str, sender: &str, body: &str) -> Value {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
     json!({
         "type": "m.room.message",
@@ -77,8 +82,20 @@ fn games(id: &str, room: &str, sender: &str) -> Value {
         "room_id": room,
         "sender": sender,
         "origin_server_ts": now as u64,
-        "content": {"msgtype": "m.text", "body": "!games"},
+        "content": {"msgtype": "m.text", "body": body},
     })
+}
+
+/// Everything the bot says in `room` until nothing comes for 3 s.
+async fn bot_says(client: &mut MatrixClient, room: &str) -> Vec<String> {
+    let bot = bot_id();
+    let mut said = Vec::new();
+    while let Some(message) = client.next_message(Duration::from_secs(3)).await {
+        if message.sender == bot && message.room_id == room {
+            said.push(message.body);
+        }
+    }
+    said
 }
 
 /// How many answers to `!games` the bot gives in `room` until nothing comes for 3 s.
@@ -102,17 +119,22 @@ async fn transactions_are_applied_once_whatever_the_homeserver_repeats() {
     start(&mut daemon, &synapse, port, "");
     let mut alice = person(&synapse, "alice").await;
     let alice_id = alice.user_id().to_owned();
-    let room = alice.create_room("games", &[bot_id()], false).await.unwrap_or_else(|e| panic!("{e}"));
-    until_bot_answers(&mut alice, &room, &daemon).await;
+    let room = games_room(&synapse, &mut alice).await;
+    until_bot_answers(&mut alice, &room, &daemon, &synapse).await;
     answers(&mut alice, &room).await;
 
     // Synapse pushes the room's events to the listener, which hands them over.
     tokio::task::block_in_place(|| daemon.wait_for_log("took in an appservice transaction", WAIT))
         .unwrap_or_else(|e| panic!("{e}"));
     // Synapse reaches the listener with its token: its ping goes through.
-    let bot_as = MatrixClient::from_token(&synapse.base_url(), &bot_id(), &as_token).unwrap_or_else(|e| panic!("{e}"));
+    let bot_as =
+        MatrixClient::from_token(&synapse.base_url(), &bot_id(), &as_token).unwrap_or_else(|e| panic!("{e}"));
     let ping = bot_as
-        .call(Method::POST, "/_matrix/client/v1/appservice/spellbridge-matrix/ping", Some(&json!({"transaction_id": "p1"})))
+        .call(
+            Method::POST,
+            "/_matrix/client/v1/appservice/spellbridge-matrix/ping",
+            Some(&json!({"transaction_id": "p1"})),
+        )
         .await
         .unwrap_or_else(|e| panic!("Synapse could not ping the appservice: {e}"));
     assert!(ping.get("duration_ms").is_some(), "{ping}");
@@ -143,9 +165,12 @@ async fn transactions_are_applied_once_whatever_the_homeserver_repeats() {
     assert_eq!(answers(&mut alice, &room).await, 2);
 
     // A transaction handed over, whose acknowledgement the homeserver never got (the
-    // daemon stopped before noting it): sent again after the restart, applied once.
-    assert_eq!(push("t4", "e", Token::Header).await, 200);
-    assert_eq!(answers(&mut alice, &room).await, 1);
+    // daemon stopped before noting it): sent again after the restart, applied once. (A
+    // move that is kept: questions such as `!games` are answered, never journaled.)
+    let open = said("e", &room, &alice_id, "!new thaum");
+    assert_eq!(homeserver.push(Token::Header, "t4", std::slice::from_ref(&open)).await, 200);
+    let opened = bot_says(&mut alice, &room).await;
+    assert!(opened.iter().any(|l| l.contains("opens a Thaum table")), "{opened:?}");
     let status = daemon.terminate(Duration::from_secs(15)).unwrap_or_else(|e| panic!("{e}"));
     assert!(status.success(), "{status}");
     let database = rusqlite::Connection::open(daemon.path("games.db")).unwrap_or_else(|e| panic!("{e}"));
@@ -155,12 +180,18 @@ async fn transactions_are_applied_once_whatever_the_homeserver_repeats() {
     assert_eq!(forgotten, 1, "t4 was noted");
     drop(database);
     daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
-    until_bot_answers(&mut alice, &room, &daemon).await;
+    until_bot_answers(&mut alice, &room, &daemon, &synapse).await;
     answers(&mut alice, &room).await;
     // The listener starts with the transport, before the bot logs in and answers.
-    assert_eq!(push("t4", "e", Token::Header).await, 200);
+    assert_eq!(homeserver.push(Token::Header, "t4", std::slice::from_ref(&open)).await, 200);
+    let again = bot_says(&mut alice, &room).await;
+    assert!(again.is_empty(), "the move was applied again after the restart: {again:?}");
     assert_eq!(push("t1", "f", Token::Header).await, 200, "t1 is still known after the restart");
-    assert_eq!(answers(&mut alice, &room).await, 0, "something was applied twice across the restart");
+    assert_eq!(
+        answers(&mut alice, &room).await,
+        0,
+        "a transaction taken in before the restart was read again"
+    );
     assert_eq!(push("t5", "g", Token::Header).await, 200);
     assert_eq!(answers(&mut alice, &room).await, 1, "a new transaction after the restart");
 
@@ -174,7 +205,8 @@ async fn transactions_are_applied_once_whatever_the_homeserver_repeats() {
         .unwrap_or_else(|e| panic!("the ghost was not registered: {e}"));
     let (status, body) = homeserver.get(&format!("/_matrix/app/v1/users/{}", encode("@bob:localhost"))).await;
     assert_eq!((status, body["errcode"].as_str()), (404, Some("M_NOT_FOUND")), "{body}");
-    let (status, body) = homeserver.get(&format!("/_matrix/app/v1/rooms/{}", encode("#magic:localhost"))).await;
+    let (status, body) =
+        homeserver.get(&format!("/_matrix/app/v1/rooms/{}", encode("#magic:localhost"))).await;
     assert_eq!((status, body["errcode"].as_str()), (404, Some("M_NOT_FOUND")), "{body}");
     daemon.ensure_running().unwrap_or_else(|e| panic!("{e}"));
 }

@@ -10,9 +10,13 @@ const ALIAS: &str = "#magic:localhost";
 /// Points `ALIAS` at `room` (removing what it pointed to before).
 async fn point_alias(user: &Mx, room: &str) {
     let path = format!("/_matrix/client/v3/directory/room/{}", encode(ALIAS));
-    let (status, answer) = user.client.request(Method::DELETE, &path, None).await.unwrap_or_else(|e| panic!("{e}"));
+    let (status, answer) =
+        user.client.request(Method::DELETE, &path, None).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(status == 200 || status == 404, "deleting the alias answered {status}: {answer}");
-    user.client.call(Method::PUT, &path, Some(&json!({"room_id": room}))).await.unwrap_or_else(|e| panic!("{e}"));
+    user.client
+        .call(Method::PUT, &path, Some(&json!({"room_id": room})))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Waits until the daemon's log says `alias` was looked up to `room`.
@@ -23,7 +27,11 @@ fn until_looked_up(daemon: &Daemon, room: &str) {
         if log.lines().any(|l| l.contains("alias looked up") && l.contains(room)) {
             return;
         }
-        assert!(Instant::now() < deadline, "the alias was not looked up to {room}; the log ends:\n{}", daemon.log_tail(40));
+        assert!(
+            Instant::now() < deadline,
+            "the alias was not looked up to {room}; the log ends:\n{}",
+            daemon.log_tail(40)
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }

@@ -10,9 +10,7 @@ use super::support::*;
 
 /// The log's lines at WARN or ERROR (the text format: time, level, target, message).
 fn loud_lines(log: &str) -> Vec<&str> {
-    log.lines()
-        .filter(|line| matches!(line.split_whitespace().nth(1), Some("WARN" | "ERROR")))
-        .collect()
+    log.lines().filter(|line| matches!(line.split_whitespace().nth(1), Some("WARN" | "ERROR"))).collect()
 }
 
 #[test]

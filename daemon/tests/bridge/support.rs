@@ -11,7 +11,9 @@ pub(super) use spellbridge_adapters::irc::format::strip;
 pub(super) use spellbridge_tests::harness::daemon::Daemon;
 pub(super) use spellbridge_tests::harness::inspircd::InspIrcd;
 pub(super) use spellbridge_tests::harness::irc_client::{IrcClient, Message as IrcMessage, MessageKind};
-pub(super) use spellbridge_tests::harness::matrix_client::{MatrixClient, Message as MxMessage, Method, encode};
+pub(super) use spellbridge_tests::harness::matrix_client::{
+    MatrixClient, Message as MxMessage, Method, encode,
+};
 pub(super) use spellbridge_tests::harness::synapse::Synapse;
 pub(super) use tokio::time::Instant;
 

@@ -4,17 +4,17 @@
 //! `access_token` query parameter; compared in constant time). A request without the
 //! token is answered 401 and one with another token 403, before its body is read.
 
-use hyper::header::{AUTHORIZATION, HeaderMap};
 use hyper::Method;
+use hyper::header::{AUTHORIZATION, HeaderMap};
 
 /// The appservice API's endpoints (Matrix application service API v1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Route {
-    /// `PUT /_matrix/app/v1/transactions/{txnId}`: the raw path segment.
+    /// `PUT /_matrix/app/v1/transactions/{txnId}`: the path segment, decoded.
     Transaction(String),
-    /// `GET /_matrix/app/v1/users/{userId}`: the raw path segment.
+    /// `GET /_matrix/app/v1/users/{userId}`: the path segment, decoded.
     User(String),
-    /// `GET /_matrix/app/v1/rooms/{roomAlias}`: the raw path segment.
+    /// `GET /_matrix/app/v1/rooms/{roomAlias}`: the path segment, decoded.
     Room(String),
     /// `POST /_matrix/app/v1/ping`.
     Ping,
@@ -31,7 +31,7 @@ pub fn route(method: &Method, path: &str) -> Route {
         rest.strip_prefix(name)
             .and_then(|s| s.strip_prefix('/'))
             .filter(|s| !s.is_empty() && !s.contains('/'))
-            .map(str::to_owned)
+            .and_then(percent_decoded)
     };
     match *method {
         Method::PUT => segment("transactions").map_or(Route::Unknown, Route::Transaction),
@@ -43,6 +43,27 @@ pub fn route(method: &Method, path: &str) -> Route {
         Method::POST if rest == "ping" => Route::Ping,
         _ => Route::Unknown,
     }
+}
+
+/// A path segment with its `%XX` escapes decoded; `None` when that is not UTF-8.
+fn percent_decoded(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push(u8::try_from(high * 16 + low).ok()?);
+                i += 3;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Whether a request may be served.
@@ -89,9 +110,14 @@ mod tests {
 
     #[test]
     fn the_four_endpoints_are_routed_and_nothing_else() {
-        assert_eq!(route(&Method::PUT, "/_matrix/app/v1/transactions/t%201"), Route::Transaction("t%201".into()));
-        assert_eq!(route(&Method::GET, "/_matrix/app/v1/users/%40a%3Ahs"), Route::User("%40a%3Ahs".into()));
-        assert_eq!(route(&Method::GET, "/_matrix/app/v1/rooms/%23r%3Ahs"), Route::Room("%23r%3Ahs".into()));
+        assert_eq!(
+            route(&Method::PUT, "/_matrix/app/v1/transactions/t%201"),
+            Route::Transaction("t 1".into())
+        );
+        assert_eq!(route(&Method::GET, "/_matrix/app/v1/users/%40a%3Ahs"), Route::User("@a:hs".into()));
+        assert_eq!(route(&Method::GET, "/_matrix/app/v1/rooms/%23r%3ahs"), Route::Room("#r:hs".into()));
+        assert_eq!(route(&Method::GET, "/_matrix/app/v1/users/@a:hs%"), Route::User("@a:hs%".into()));
+        assert_eq!(route(&Method::GET, "/_matrix/app/v1/users/%ff"), Route::Unknown, "not UTF-8");
         assert_eq!(route(&Method::POST, "/_matrix/app/v1/ping"), Route::Ping);
         for (method, path) in [
             (Method::GET, "/_matrix/app/v1/transactions/t1"),
@@ -114,7 +140,11 @@ mod tests {
         headers.insert(AUTHORIZATION, HeaderValue::from_static("Bearer secret"));
         assert_eq!(authorize(&headers, None, "secret"), Auth::Granted);
         headers.insert(AUTHORIZATION, HeaderValue::from_static("Bearer secreT"));
-        assert_eq!(authorize(&headers, Some("access_token=secret"), "secret"), Auth::Wrong, "the header wins");
+        assert_eq!(
+            authorize(&headers, Some("access_token=secret"), "secret"),
+            Auth::Wrong,
+            "the header wins"
+        );
         headers.insert(AUTHORIZATION, HeaderValue::from_static("Basic c2VjcmV0"));
         assert_eq!(authorize(&headers, None, "secret"), Auth::Missing);
         assert!(!same(b"secret", b"secre"));

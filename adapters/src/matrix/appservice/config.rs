@@ -7,7 +7,7 @@
 //! [[matrix]]
 //! name = "matrix"
 //! homeserver = "https://matrix.example.org"
-//! user_id = "@spellbridge:example.org"   # the appservice's sender user: no password
+//! user_id = "@spellbridge:example.org"   # the bot: a user of the appservice, no password
 //! mode = "appservice"
 //! registration = "appservice.yaml"       # relative to the config
 //! listen = "127.0.0.1:9009"              # the appservice API's own listener
@@ -19,9 +19,9 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use super::AppserviceSettings;
 use super::ghost::{DEFAULT_NAME, DEFAULT_USER, Ghosts};
 use super::registration::{self, Plan};
-use super::AppserviceSettings;
 
 /// The appservice keys as written, with what they are checked against.
 #[derive(Clone, Copy, Debug)]
@@ -55,8 +55,12 @@ pub struct Checked {
     pub url: String,
     /// The appservice's id in the registration.
     pub id: String,
-    /// The bot's localpart (the registration's `sender_localpart`).
+    /// The appservice's sender user's localpart: the bot's with `-appservice` (Synapse
+    /// refuses `/sync` to an appservice's sender user, so the bot is not it: the bot is a
+    /// user of the appservice's namespace).
     pub sender_localpart: String,
+    /// The bot's user id.
+    pub bot: String,
     /// The ghosts' names.
     pub ghosts: Ghosts,
 }
@@ -68,7 +72,7 @@ impl Checked {
             id: self.id.clone(),
             url: self.url.clone(),
             sender_localpart: self.sender_localpart.clone(),
-            users: self.ghosts.namespace(),
+            users: vec![self.ghosts.namespace(), format!("^{}$", super::ghost::regex_escape(&self.bot))],
         }
     }
 
@@ -86,7 +90,7 @@ impl Checked {
         })?;
         if tokens.sender_localpart != self.sender_localpart {
             return Err(format!(
-                "the registration {} is for the sender `{}`, but user_id is `@{}:…`; write a new one with \
+                "the registration {} is for the sender `{}`, but this user_id's is `{}`; write a new one with \
                  `spellbridge appservice-registration --config <this config> --force`",
                 self.registration.display(),
                 tokens.sender_localpart,
@@ -126,13 +130,16 @@ fn appservice(raw: &Raw<'_>, base: &Path) -> Result<Checked, String> {
         "appservice mode needs the registration file, e.g. registration = \"appservice.yaml\" \
          (write it with `spellbridge appservice-registration`)",
     )?;
-    let registration = if registration.is_relative() { base.join(registration) } else { registration.to_owned() };
+    let registration =
+        if registration.is_relative() { base.join(registration) } else { registration.to_owned() };
     let listen = raw.listen.ok_or("appservice mode needs its listener, e.g. listen = \"127.0.0.1:9009\"")?;
-    let listen: SocketAddr = listen
-        .parse()
-        .map_err(|_| format!("listen `{listen}` is not an address and port; write e.g. listen = \"127.0.0.1:9009\""))?;
+    let listen: SocketAddr = listen.parse().map_err(|_| {
+        format!("listen `{listen}` is not an address and port; write e.g. listen = \"127.0.0.1:9009\"")
+    })?;
     let url = match raw.url {
-        Some(url) if url.starts_with("http://") || url.starts_with("https://") => url.trim_end_matches('/').to_owned(),
+        Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+            url.trim_end_matches('/').to_owned()
+        }
         Some(url) => return Err(format!("url `{url}` must be a URL, e.g. url = \"http://127.0.0.1:9009\"")),
         None => format!("http://{listen}"),
     };
@@ -141,7 +148,8 @@ fn appservice(raw: &Raw<'_>, base: &Path) -> Result<Checked, String> {
         .strip_prefix('@')
         .and_then(|rest| rest.split_once(':'))
         .ok_or("`user_id` must be a full Matrix id, e.g. user_id = \"@spellbridge:example.org\"")?;
-    let ghosts = Ghosts::new(raw.ghost_user.unwrap_or(DEFAULT_USER), raw.ghost_name.unwrap_or(DEFAULT_NAME), server)?;
+    let ghosts =
+        Ghosts::new(raw.ghost_user.unwrap_or(DEFAULT_USER), raw.ghost_name.unwrap_or(DEFAULT_NAME), server)?;
     if ghosts.is_ghost(raw.user_id) {
         return Err(format!(
             "user_id `{}` would be one of the ghosts (ghost_user `{}`): give the bot another name",
@@ -154,7 +162,8 @@ fn appservice(raw: &Raw<'_>, base: &Path) -> Result<Checked, String> {
         listen,
         url,
         id: format!("spellbridge-{}", super::ghost::escape(raw.network)),
-        sender_localpart: localpart.to_owned(),
+        sender_localpart: format!("{localpart}-appservice"),
+        bot: raw.user_id.to_owned(),
         ghosts,
     })
 }
@@ -183,10 +192,13 @@ mod tests {
             .expect("appservice mode");
         assert_eq!(checked.registration, Path::new("/etc/sb/as.yaml"));
         assert_eq!(checked.url, "http://127.0.0.1:9009");
-        assert_eq!(checked.sender_localpart, "spellbridge");
+        assert_eq!(checked.sender_localpart, "spellbridge-appservice");
         assert_eq!(checked.id, "spellbridge-matrix");
         assert_eq!(checked.ghosts.user_id("libera", "Bob"), "@irc_libera_bob:example.org");
-        assert_eq!(checked.plan().users, checked.ghosts.namespace());
+        assert_eq!(
+            checked.plan().users,
+            [checked.ghosts.namespace(), "^@spellbridge:example\\.org$".to_owned()]
+        );
     }
 
     #[test]

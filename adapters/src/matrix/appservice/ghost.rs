@@ -45,7 +45,9 @@ impl Ghosts {
             ));
         }
         if !name.contains("{nick}") {
-            return Err(format!("ghost_name `{name}` must contain `{{nick}}`, e.g. ghost_name = \"{DEFAULT_NAME}\""));
+            return Err(format!(
+                "ghost_name `{name}` must contain `{{nick}}`, e.g. ghost_name = \"{DEFAULT_NAME}\""
+            ));
         }
         Ok(Ghosts { user: user.to_owned(), name: name.to_owned(), server: server.to_owned() })
     }
@@ -92,7 +94,8 @@ impl Ghosts {
         let Some(localpart) = self.user.strip_prefix('@').and_then(|l| l.strip_suffix(":{server}")) else {
             return false;
         };
-        let Some(theirs) = user.strip_prefix('@').and_then(|u| u.strip_suffix(&format!(":{}", self.server))) else {
+        let Some(theirs) = user.strip_prefix('@').and_then(|u| u.strip_suffix(&format!(":{}", self.server)))
+        else {
             return false;
         };
         matches_template(localpart, theirs)
@@ -133,7 +136,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// `text` with the regex metacharacters escaped.
-fn regex_escape(text: &str) -> String {
+pub(super) fn regex_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if "\\.+*?()|[]{}^$#&-~".contains(c) {
@@ -156,7 +159,10 @@ mod tests {
     fn nicks_are_lowercased_and_escaped_to_the_user_id_grammar() {
         let ghosts = ghosts();
         assert_eq!(ghosts.user_id("libera", "Alice"), "@irc_libera_alice:example.org");
-        assert_eq!(ghosts.user_id("Libera Chat", "[m]ax|away"), "@irc_libera=20chat_=5bm=5dax=7caway:example.org");
+        assert_eq!(
+            ghosts.user_id("Libera Chat", "[m]ax|away"),
+            "@irc_libera=20chat_=5bm=5dax=7caway:example.org"
+        );
         assert_eq!(ghosts.user_id("l", "a=b_c-d"), "@irc_l_a=3db_c-d:example.org");
         assert_eq!(ghosts.user_id("l", "é"), "@irc_l_=c3=a9:example.org");
         assert_eq!(ghosts.display_name("libera", "Alice"), "Alice (IRC)");
@@ -164,7 +170,9 @@ mod tests {
             let id = ghosts.user_id("libera", nick);
             let localpart = id.trim_start_matches('@').split(':').next().unwrap_or_default();
             assert!(
-                localpart.chars().all(|c| matches!(c, 'a'..='z' | '0'..='9' | '.' | '_' | '=' | '-' | '/' | '+')),
+                localpart
+                    .chars()
+                    .all(|c| matches!(c, 'a'..='z' | '0'..='9' | '.' | '_' | '=' | '-' | '/' | '+')),
                 "{id}"
             );
             assert!(ghosts.is_ghost(&id), "{id}");

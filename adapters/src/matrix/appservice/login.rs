@@ -1,5 +1,6 @@
-//! The bot's first login in appservice mode (issue 17, item 1): the bot is the
-//! appservice's sender user and has no password, so it logs in with
+//! The bot's first login in appservice mode (issue 17, item 1): the bot is a user of the
+//! appservice's namespace (not its sender, which Synapse does not let `/sync`) and has no
+//! password, so it logs in with
 //! `m.login.application_service`, proving itself with the registration's `as_token`.
 //! The answer is an ordinary session with its own device and access token, which
 //! [`connect`](super::super::connect) saves and restores like any other: matrix-sdk keeps
@@ -14,8 +15,8 @@ use matrix_sdk::authentication::matrix::MatrixSession;
 use matrix_sdk::config::RequestConfig;
 use matrix_sdk::ruma::api::client::account::register::{self, LoginType};
 use matrix_sdk::ruma::api::client::session::login::v3::{ApplicationService, LoginInfo, Request};
-use matrix_sdk::ruma::api::error::ErrorKind;
 use matrix_sdk::ruma::api::client::uiaa::{MatrixUserIdentifier, UserIdentifier};
+use matrix_sdk::ruma::api::error::ErrorKind;
 use matrix_sdk::ruma::{UserId, device_id};
 use matrix_sdk::store::RoomLoadSettings;
 use matrix_sdk::{Client, SessionMeta, SessionTokens};
@@ -57,7 +58,11 @@ pub async fn register(client: &Client, localpart: &str) -> Result<(), ConnectErr
 }
 
 /// A client whose requests carry the appservice's `as_token` (as `user`).
-pub async fn appservice_client(homeserver: &str, user: &UserId, as_token: &str) -> Result<Client, ConnectError> {
+pub async fn appservice_client(
+    homeserver: &str,
+    user: &UserId,
+    as_token: &str,
+) -> Result<Client, ConnectError> {
     let client = Client::builder()
         .homeserver_url(homeserver)
         .request_config(RequestConfig::new().disable_retry().timeout(REQUEST_TIMEOUT))

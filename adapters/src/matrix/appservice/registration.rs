@@ -4,8 +4,9 @@
 //!
 //! [`write`] makes it from the `[[matrix]]` settings with fresh tokens from the operating
 //! system's generator: the id, the URL of the appservice listener, `as_token` and
-//! `hs_token`, the bot's localpart as `sender_localpart`, one exclusive user namespace for
-//! the ghosts (no alias or room namespaces: the bridge claims neither) and
+//! `hs_token`, a `sender_localpart` that is not the bot's (Synapse refuses `/sync` to an
+//! appservice's sender user, and the bot syncs), exclusive user namespaces for the ghosts
+//! and for the bot (no alias or room namespaces: the bridge claims neither) and
 //! `rate_limited: false`. It is written owner-only (0600), and never over an existing
 //! file unless asked to. The file is YAML in its JSON form (with a comment on top), which
 //! every YAML reader, Synapse's included, reads; [`read`] reads it back with ruma's
@@ -23,10 +24,11 @@ pub struct Plan {
     pub id: String,
     /// Where the homeserver reaches the appservice API.
     pub url: String,
-    /// The bot's localpart.
+    /// The appservice's sender user's localpart (not the bot: Synapse refuses `/sync`
+    /// to an appservice's sender, and the bot syncs).
     pub sender_localpart: String,
-    /// The ghosts' user-id regex.
-    pub users: String,
+    /// The user namespace's regexes, each exclusive: the ghosts' and the bot's own id.
+    pub users: Vec<String>,
 }
 
 /// The tokens the daemon reads from the file.
@@ -55,7 +57,9 @@ impl std::fmt::Debug for Tokens {
 #[non_exhaustive]
 pub enum RegistrationError {
     /// It exists and `--force` was not given.
-    #[error("{0} exists already; give --force to replace it (the homeserver must then be given the new file)")]
+    #[error(
+        "{0} exists already; give --force to replace it (the homeserver must then be given the new file)"
+    )]
     Exists(String),
     /// Reading or writing failed.
     #[error("{path}: {source}")]
@@ -95,7 +99,7 @@ pub fn fresh_token() -> String {
 /// The registration `plan` describes, with fresh tokens.
 pub fn registration(plan: &Plan) -> Registration {
     let mut namespaces = Namespaces::new();
-    namespaces.users = vec![Namespace::new(true, plan.users.clone())];
+    namespaces.users = plan.users.iter().map(|regex| Namespace::new(true, regex.clone())).collect();
     RegistrationInit {
         id: plan.id.clone(),
         url: Some(plan.url.clone()),
@@ -115,8 +119,8 @@ pub fn write(path: &Path, plan: &Plan, force: bool) -> Result<Registration, Regi
     let shown = path.display().to_string();
     let io = |source| RegistrationError::Io { path: shown.clone(), source };
     let registration = registration(plan);
-    let json = serde_json::to_string_pretty(&registration)
-        .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+    let json =
+        serde_json::to_string_pretty(&registration).map_err(|e| io(std::io::Error::other(e.to_string())))?;
     let mut options = std::fs::OpenOptions::new();
     options.write(true);
     if force {
@@ -144,14 +148,15 @@ pub fn write(path: &Path, plan: &Plan, force: bool) -> Result<Registration, Regi
 /// Reads the tokens from a registration file.
 pub fn read(path: &Path) -> Result<Tokens, RegistrationError> {
     let shown = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|source| RegistrationError::Io { path: shown.clone(), source })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| RegistrationError::Io { path: shown.clone(), source })?;
     let json: String =
         text.lines().filter(|line| !line.trim_start().starts_with('#')).collect::<Vec<_>>().join("\n");
-    let registration: Registration = serde_json::from_str(&json).map_err(|e| RegistrationError::Unreadable {
-        path: shown.clone(),
-        reason: format!("{e}; spellbridge reads the JSON form it writes"),
-    })?;
+    let registration: Registration =
+        serde_json::from_str(&json).map_err(|e| RegistrationError::Unreadable {
+            path: shown.clone(),
+            reason: format!("{e}; spellbridge reads the JSON form it writes"),
+        })?;
     Ok(Tokens {
         as_token: registration.as_token,
         hs_token: registration.hs_token,
@@ -168,7 +173,7 @@ mod tests {
             id: "spellbridge-matrix".into(),
             url: "http://127.0.0.1:9009".into(),
             sender_localpart: "spellbridge".into(),
-            users: "^@irc_.+:hs$".into(),
+            users: vec!["^@irc_.+:hs$".into(), "^@bot:hs$".into()],
         }
     }
 
@@ -186,21 +191,29 @@ mod tests {
             assert_eq!(mode, 0o600);
         }
         let text = std::fs::read_to_string(&path).expect("read");
-        let json: serde_json::Value =
-            serde_json::from_str(&text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"))
-                .expect("json");
+        let json: serde_json::Value = serde_json::from_str(
+            &text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"),
+        )
+        .expect("json");
         assert_eq!(json["namespaces"]["users"][0]["exclusive"], true);
         assert_eq!(json["namespaces"]["users"][0]["regex"], "^@irc_.+:hs$");
+        assert_eq!(json["namespaces"]["users"][1]["exclusive"], true);
         assert!(json["namespaces"].get("aliases").is_none() && json["namespaces"].get("rooms").is_none());
         assert_eq!(json["rate_limited"], false);
         assert_eq!(json["url"], "http://127.0.0.1:9009");
         assert_eq!(json["sender_localpart"], "spellbridge");
         let tokens = read(&path).expect("read back");
-        assert_eq!((tokens.as_token.as_str(), tokens.hs_token.as_str()), (written.as_token.as_str(), written.hs_token.as_str()));
+        assert_eq!(
+            (tokens.as_token.as_str(), tokens.hs_token.as_str()),
+            (written.as_token.as_str(), written.hs_token.as_str())
+        );
         assert!(!format!("{tokens:?}").contains(&tokens.as_token), "Debug hides the tokens");
 
         let again = write(&path, &plan(), false).expect_err("exists");
-        assert!(matches!(again, RegistrationError::Exists(_)) && again.to_string().contains("--force"), "{again}");
+        assert!(
+            matches!(again, RegistrationError::Exists(_)) && again.to_string().contains("--force"),
+            "{again}"
+        );
         assert_eq!(read(&path).expect("unchanged").as_token, written.as_token);
         let forced = write(&path, &plan(), true).expect("forced");
         assert_ne!(forced.as_token, written.as_token, "fresh tokens");

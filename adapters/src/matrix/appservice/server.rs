@@ -41,10 +41,10 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::AppserviceOptions;
 use super::api::{self, Auth, Route};
 use super::login;
 use super::txns::SeenTransactions;
-use super::AppserviceOptions;
 use crate::matrix::inbound::{self, Read};
 use crate::matrix::sync::hand_over;
 use crate::matrix::transport::Shared;
@@ -125,17 +125,23 @@ impl Api {
             Auth::Missing => {
                 return error(StatusCode::UNAUTHORIZED, ErrorKind::Unauthorized, "no homeserver token");
             }
-            Auth::Wrong => return error(StatusCode::FORBIDDEN, ErrorKind::Forbidden, "not the homeserver's token"),
+            Auth::Wrong => {
+                return error(StatusCode::FORBIDDEN, ErrorKind::Forbidden, "not the homeserver's token");
+            }
         }
         match route {
             Route::Transaction(txn) => self.transaction(request, &txn).await,
             Route::User(user) => self.user(request, &user).await,
-            Route::Room(_) => error(StatusCode::NOT_FOUND, ErrorKind::NotFound, "this bridge claims no room aliases"),
+            Route::Room(_) => {
+                error(StatusCode::NOT_FOUND, ErrorKind::NotFound, "this bridge claims no room aliases")
+            }
             Route::Ping => match read::<send_ping::v1::Request>(request, &[]).await {
                 Ok(_) => ok(send_ping::v1::Response::new()),
                 Err(response) => response,
             },
-            Route::Unknown => error(StatusCode::NOT_FOUND, ErrorKind::Unrecognized, "not an appservice API endpoint"),
+            Route::Unknown => {
+                error(StatusCode::NOT_FOUND, ErrorKind::Unrecognized, "not an appservice API endpoint")
+            }
         }
     }
 
@@ -143,13 +149,21 @@ impl Api {
         let network = self.shared.options.network.as_str();
         match self.txns.seen(network, txn) {
             Ok(true) => {
-                tracing::debug!(network, txn, "an appservice transaction taken in before; acknowledged again");
+                tracing::debug!(
+                    network,
+                    txn,
+                    "an appservice transaction taken in before; acknowledged again"
+                );
                 return ok(push_events::v1::Response::new());
             }
             Ok(false) => {}
             Err(reason) => {
                 tracing::error!(network, txn, %reason, "cannot read the appservice transactions taken in; the homeserver will send it again");
-                return error(StatusCode::INTERNAL_SERVER_ERROR, ErrorKind::Unknown, "cannot read the transactions taken in");
+                return error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorKind::Unknown,
+                    "cannot read the transactions taken in",
+                );
             }
         }
         let pushed = match read::<push_events::v1::Request>(request, &[txn]).await {
@@ -157,7 +171,13 @@ impl Api {
             Err(response) => return response,
         };
         let handed = self.hand_over_all(&pushed.events).await;
-        tracing::debug!(network, txn, events = pushed.events.len(), handed, "took in an appservice transaction");
+        tracing::debug!(
+            network,
+            txn,
+            events = pushed.events.len(),
+            handed,
+            "took in an appservice transaction"
+        );
         if let Err(reason) = self.txns.note(network, txn) {
             // Its events' ids guard against applying them twice when it comes again.
             tracing::warn!(network, txn, %reason, "cannot note an appservice transaction as taken in");
@@ -207,10 +227,18 @@ impl Api {
         }
         let own = match UserId::parse(&self.shared.options.user_id) {
             Ok(own) => own,
-            Err(_) => return error(StatusCode::INTERNAL_SERVER_ERROR, ErrorKind::Unknown, "the bot's user id is wrong"),
+            Err(_) => {
+                return error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorKind::Unknown,
+                    "the bot's user id is wrong",
+                );
+            }
         };
         let registered = async {
-            let client = login::appservice_client(&self.shared.options.homeserver, &own, &self.options.as_token).await?;
+            let client =
+                login::appservice_client(&self.shared.options.homeserver, &own, &self.options.as_token)
+                    .await?;
             login::register(&client, user.localpart()).await
         };
         match registered.await {
@@ -228,12 +256,19 @@ impl Api {
 
 /// Reads the whole request (its body up to [`MOST_BODY`]) as ruma's `R`; the error is
 /// the answer to give.
-async fn read<R: IncomingRequest>(request: Request<Incoming>, path_args: &[&str]) -> Result<R, Response<Full<Bytes>>> {
+async fn read<R: IncomingRequest>(
+    request: Request<Incoming>,
+    path_args: &[&str],
+) -> Result<R, Response<Full<Bytes>>> {
     let (parts, body) = request.into_parts();
     let body = match Limited::new(body, MOST_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(reason) => {
-            return Err(error(StatusCode::BAD_REQUEST, ErrorKind::TooLarge, &format!("cannot read the body: {reason}")));
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                ErrorKind::TooLarge,
+                &format!("cannot read the body: {reason}"),
+            ));
         }
     };
     R::try_from_http_request(Request::from_parts(parts, body), path_args)
