@@ -27,9 +27,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::irc::sts::StsPolicies;
+use crate::matrix::appservice::txns::SeenTransactions;
 use crate::supervise::Connection;
 
 /// A running network's transport, whose connection can be watched.
+#[async_trait]
 pub trait Transport: GameTransport + 'static {
     /// Where its connection stands now, and each change.
     fn connection(&self) -> watch::Receiver<Connection>;
@@ -38,6 +40,26 @@ pub trait Transport: GameTransport + 'static {
     fn reconnects(&self) -> u64 {
         0
     }
+
+    /// What a room a `[[bridge]]` names is called in the messages the transport hands
+    /// over: a Matrix alias (`#magic:example.org`) is looked up to the room id it points
+    /// to now; every other room is [`Resolved::Same`] (the default).
+    async fn resolve_room(&self, _room: &str) -> Resolved {
+        Resolved::Same
+    }
+}
+
+/// What [`Transport::resolve_room`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// The room is named as its messages name it.
+    Same,
+    /// The name stands for this room (an alias's room id).
+    Room(String),
+    /// It cannot be looked up now (not logged in, the server unreachable): try later.
+    NotYet(String),
+    /// The server says the name points nowhere: why (try later too: it may be made).
+    Unknown(String),
 }
 
 /// What the daemon gives a network's transport when it starts it.
@@ -51,6 +73,9 @@ pub struct Start {
     pub stop: CancellationToken,
     /// Where IRC STS policies are kept (the daemon's database); other kinds ignore it.
     pub sts: Option<Arc<dyn StsPolicies>>,
+    /// Where the Matrix appservice transactions taken in are kept (the daemon's
+    /// database); other kinds and bot mode ignore it.
+    pub txns: Option<Arc<dyn SeenTransactions>>,
 }
 
 /// How the players a network names are known across networks.

@@ -1,6 +1,7 @@
 //! The spellbridge daemon as a library: the binary in `main.rs` is a thin command line
 //! over these modules, and the end-to-end tests drive them directly.
 //!
+//! - [`aliases`]: bridged Matrix rooms named by alias, looked up at start and on SIGHUP.
 //! - [`board`]: board pictures (SVG drawn in code, PNG by resvg) from a table's public state.
 //! - [`lobby`]: the daemon's own commands (`!help`, `!new`, `!duel`, …).
 //! - [`router`]: inbound message → lobby, table or relay → outbound messages.
@@ -19,6 +20,7 @@
 //!   live updates by server-sent events).
 //! - [`logging`]: the log subscriber, which never shows the `irc` crate's raw lines.
 
+pub mod aliases;
 pub mod board;
 pub mod config;
 pub mod console;

@@ -17,9 +17,16 @@ use tracing_subscriber::{Layer as _, Registry};
 
 use crate::config::LogFormat;
 
-/// What `RUST_LOG` means when it is not set: `info`, without matrix-sdk's warning on
-/// every sync that room keys have no backup (the bot keeps its keys in its store).
-pub const DEFAULT_FILTER: &str = "info,matrix_sdk_crypto::backups=error";
+/// What `RUST_LOG` means when it is not set: `info` for spellbridge, so that a healthy
+/// run logs no ERROR or WARN (issue 17, item 8). matrix-sdk's crates are capped at
+/// `error`: they warn on every sync that room keys have no backup (the bot keeps its
+/// keys in its store) and about other things a bot does not use. Its HTTP client is off:
+/// it logs an ERROR for every failed request, the expected ones included (the 404s of
+/// `m.secret_storage.default_key` account data and of `m.room.encryption` state in an
+/// unencrypted room); the transport logs the failures that matter itself, with what to
+/// do. `RUST_LOG` raises any of them again (`RUST_LOG=info,matrix_sdk=debug`).
+pub const DEFAULT_FILTER: &str = "info,matrix_sdk=error,matrix_sdk_base=error,matrix_sdk_crypto=error,\
+     matrix_sdk_sqlite=error,matrix_sdk_common=error,matrix_sdk::http_client=off";
 
 /// The targets whose `trace` lines carry raw protocol lines, passwords included.
 const RAW_TARGETS: &[&str] = &["irc"];
@@ -82,6 +89,32 @@ mod tests {
     impl Buffer {
         fn text(&self) -> String {
             String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
+        }
+    }
+
+    #[test]
+    fn the_default_filter_hides_matrix_sdk_noise_and_rust_log_raises_it() {
+        let lines = |filter: &str| {
+            let buffer = Buffer::default();
+            let writer = buffer.clone();
+            let subscriber = subscriber(LogFormat::Text, EnvFilter::new(filter), move || writer.clone());
+            tracing::subscriber::with_default(subscriber, || {
+                tracing::error!(target: "matrix_sdk::http_client", "Error while sending request: 404");
+                tracing::warn!(target: "matrix_sdk_crypto::backups", "no backup");
+                tracing::warn!(target: "matrix_sdk::encryption", "an sdk warning");
+                tracing::error!(target: "matrix_sdk_base::store", "an sdk error");
+                tracing::info!(target: "spellbridge::serve", "our info line");
+            });
+            buffer.text()
+        };
+        let quiet = lines(DEFAULT_FILTER);
+        for hidden in ["Error while sending request", "no backup", "an sdk warning"] {
+            assert!(!quiet.contains(hidden), "{hidden:?} shown by default: {quiet}");
+        }
+        assert!(quiet.contains("an sdk error") && quiet.contains("our info line"), "{quiet}");
+        let raised = lines("info,matrix_sdk=debug,matrix_sdk_crypto=debug");
+        for shown in ["Error while sending request", "no backup", "an sdk warning"] {
+            assert!(raised.contains(shown), "RUST_LOG did not raise {shown:?}: {raised}");
         }
     }
 

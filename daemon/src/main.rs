@@ -100,6 +100,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the Matrix appservice registration file of each `[[matrix]]` with
+    /// mode = "appservice" (fresh tokens from the OS generator, owner-only) and print its
+    /// path: give that file to the homeserver (Synapse: app_service_config_files).
+    AppserviceRegistration {
+        /// The TOML config.
+        #[arg(long, default_value = "spellbridge.toml")]
+        config: PathBuf,
+        /// Replace an existing registration file (new tokens: the homeserver must be
+        /// given the new file).
+        #[arg(long)]
+        force: bool,
+    },
     /// Print a table's history and current state.
     Export {
         /// The table's number (`spellbridge verify` lists them).
@@ -129,6 +141,7 @@ fn main() -> ExitCode {
         Command::Verify { db, table: Some(table), key, .. } => verify_keys(&db, table, &key),
         Command::Export { table, format, db } => export(table, format, &db),
         Command::Ratings { db, config, json } => ratings(&db, config.as_deref(), json),
+        Command::AppserviceRegistration { config, force } => appservice_registration(&config, force),
     };
     match result {
         Ok(code) => code,
@@ -155,6 +168,41 @@ fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) 
         std::fs::write(&path, json).with_context(|| format!("writing the state to {}", path.display()))?;
     }
     std::io::stdout().flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `spellbridge appservice-registration`: reads only the `[[matrix]]` sections (the rest
+/// of the config is checked by `run` and `check-config`), since the registration file the
+/// full check reads does not exist yet.
+fn appservice_registration(config: &Path, force: bool) -> anyhow::Result<ExitCode> {
+    use spellbridge_adapters::matrix::appservice::registration;
+    use spellbridge_adapters::matrix::config::registration_plan;
+    let text = std::fs::read_to_string(config)
+        .with_context(|| format!("cannot read the config {}", config.display()))?;
+    let mut file: toml::Table = toml::from_str(&text).with_context(|| format!("{}", config.display()))?;
+    let base = config.parent().unwrap_or(Path::new("."));
+    let tables = match file.remove("matrix") {
+        Some(toml::Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    let mut written = 0;
+    for item in tables {
+        let toml::Value::Table(table) = item else { continue };
+        let plan =
+            registration_plan(table, base).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
+        if let Some((path, plan)) = plan {
+            registration::write(&path, &plan, force)?;
+            println!("{}", path.display());
+            written += 1;
+        }
+    }
+    if written == 0 {
+        anyhow::bail!(
+            "{}: no [[matrix]] has mode = \"appservice\"; add mode = \"appservice\", \
+             registration = \"appservice.yaml\" and listen = \"127.0.0.1:9009\" to one",
+            config.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -18,12 +18,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use spellbridge_adapters::irc::sts::StsPolicies;
+use spellbridge_adapters::matrix::appservice::txns::SeenTransactions;
 use spellbridge_adapters::network::{Ids, Start, Transport};
 use spellbridge_core::{GameTransport, Inbound, NetworkId, RoomId, Timestamp};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::aliases::{self, Aliases, Found};
 use crate::board::post::{Job, Painter};
 use crate::config::Settings;
 use crate::courier;
@@ -34,6 +36,7 @@ use crate::metrics::{ErrorKind, Metrics, watch_connection};
 use crate::relay;
 use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterOptions};
 use crate::secrets::Secrets;
+use crate::store::appservice_txns::TxnStore;
 use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
 use crate::store::{OpenMode, Queued, Store};
@@ -67,12 +70,17 @@ impl RoomMembers for TransportMembers {
 
 /// The router's options from the config: bridges and permissions.
 pub fn router_options(settings: &Settings) -> RouterOptions {
+    router_options_with(settings, &Aliases::new())
+}
+
+/// [`router_options`] with the bridges' aliases that were looked up replaced by their
+/// rooms ([`crate::aliases`]).
+pub fn router_options_with(settings: &Settings, aliases: &Aliases) -> RouterOptions {
     let identities = |list: &[(NetworkId, spellbridge_core::PlayerId)]| list.to_vec();
     RouterOptions {
         prefix: settings.prefix.clone(),
         secrets: Secrets::Os,
-        bridges: settings
-            .bridges
+        bridges: aliases::apply(&settings.bridges, aliases)
             .iter()
             .map(|b| relay::Bridge {
                 relay_lines: b.relay_lines,
@@ -208,6 +216,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
     // IRC STS policies live in the same database, written by the transports' own tasks.
     let sts: Arc<dyn StsPolicies> = Arc::new(StsStore::open(&store)?);
+    // So do the Matrix appservice transactions taken in.
+    let txns: Arc<dyn SeenTransactions> = Arc::new(TxnStore::open(&store)?);
     let mut options = router_options(&settings);
     let loaded = store.load_checked(settings.registry(), options.clone(), policy)?;
     let mut router = loaded.router;
@@ -257,14 +267,18 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let (sent_tx, mut sent_rx) = mpsc::unbounded_channel::<i64>();
     let mut couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>> = BTreeMap::new();
     let mut transports: BTreeMap<NetworkId, Arc<dyn GameTransport>> = BTreeMap::new();
+    // The same transports as `Transport`s, for looking up the bridges' aliases.
+    let mut lookups: BTreeMap<NetworkId, Arc<dyn Transport>> = BTreeMap::new();
     for configured in &settings.networks {
         let (transport, supervisor): (Arc<dyn Transport>, _) = configured.start(Start {
             prefix: settings.prefix.clone(),
             rooms: rooms_on(&settings, configured.name(), configured.rooms()),
             stop: transports_stop.clone(),
             sts: Some(sts.clone()),
+            txns: Some(txns.clone()),
         });
         tasks.spawn(watch_connection(transport.clone(), metrics.clone(), transports_stop.clone()));
+        lookups.insert(NetworkId::new(configured.name()), transport.clone());
         let transport: Arc<dyn GameTransport> = transport;
         let network = transport.network().clone();
         transports.insert(network.clone(), transport.clone());
@@ -314,6 +328,18 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         dispatch(&couriers, queued);
     }
 
+    // The bridges' aliases, looked up now and again on every SIGHUP (a new lookup
+    // replaces the one before it).
+    let (found_tx, mut found_rx) = mpsc::unbounded_channel::<Found>();
+    let mut aliases = Aliases::new();
+    let mut lookup = transports_stop.child_token();
+    tasks.spawn(aliases::resolve(
+        settings.bridges.clone(),
+        lookups.clone(),
+        found_tx.clone(),
+        lookup.clone(),
+    ));
+
     let mut settings = settings;
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     loop {
@@ -329,8 +355,11 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                         room_members: room_members.clone(),
                         forms: options.forms.clone(),
                         pictures: options.pictures.clone(),
-                        ..router_options(&reloaded)
+                        ..router_options_with(&reloaded, &aliases)
                     };
+                    lookup.cancel();
+                    lookup = transports_stop.child_token();
+                    tasks.spawn(aliases::resolve(reloaded.bridges.clone(), lookups.clone(), found_tx.clone(), lookup.clone()));
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
                     engine.router_mut().set_command_limits(options.command_limits.clone());
                     engine.set_options(registry_of(&reloaded), options.clone());
@@ -338,6 +367,29 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                         site.set_hidden(crate::site::hidden::Hidden::new(&reloaded.hidden_rooms, &reloaded.bridges));
                     }
                     settings = reloaded;
+                }
+            }
+            Some(found) = found_rx.recv() => {
+                let Found { network, alias, room } = found;
+                let before = aliases.insert((network.clone(), alias.clone()), room.clone());
+                if before.as_ref() != Some(&room) {
+                    tracing::info!(network = %network, %alias, %room, moved_from = ?before, "a bridged room's alias looked up");
+                    options = RouterOptions {
+                        room_members: room_members.clone(),
+                        forms: options.forms.clone(),
+                        ..router_options_with(&settings, &aliases)
+                    };
+                    engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
+                    engine.set_options(registry_of(&settings), options.clone());
+                    // The transport joined the alias's room when it started; a room the
+                    // alias moved to is joined now.
+                    if before.is_some() && let Some(transport) = transports.get(&network).cloned() {
+                        tasks.spawn(async move {
+                            if let Err(error) = transport.join(&RoomId::new(room.clone())).await {
+                                tracing::warn!(network = %transport.network(), %room, %error, "could not join the room a bridged alias moved to");
+                            }
+                        });
+                    }
                 }
             }
             Some(first) = inbound_rx.recv() => {

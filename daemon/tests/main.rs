@@ -6,6 +6,7 @@
 
 mod common;
 
+mod appservice;
 mod board_pictures;
 mod bridge;
 mod connect;

@@ -38,6 +38,8 @@ pub struct Daemon {
     child: Option<Child>,
     starts: u32,
     env: Vec<(OsString, OsString)>,
+    /// Variables the child does not inherit (`RUST_LOG`, to run at the default level).
+    unset: Vec<OsString>,
 }
 
 impl Daemon {
@@ -57,6 +59,7 @@ impl Daemon {
             dir,
             child: None,
             starts: 0,
+            unset: Vec::new(),
             env: vec![
                 ("RUST_LOG".into(), "info".into()),
                 ("NO_COLOR".into(), "1".into()),
@@ -96,7 +99,17 @@ impl Daemon {
     pub fn env(&mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> &mut Self {
         let name = name.into();
         self.env.retain(|(n, _)| *n != name);
+        self.unset.retain(|n| *n != name);
         self.env.push((name, value.into()));
+        self
+    }
+
+    /// Leaves a variable out of the next starts' environment, even when the test process
+    /// has it (`env_remove("RUST_LOG")`: the daemon's default log level).
+    pub fn env_remove(&mut self, name: impl Into<OsString>) -> &mut Self {
+        let name = name.into();
+        self.env.retain(|(n, _)| *n != name);
+        self.unset.push(name);
         self
     }
 
@@ -164,7 +177,11 @@ impl Daemon {
             .open(self.log_path())
             .map_err(HarnessError::io("opening the daemon's log"))?;
         let _ = writeln!(log, "=== start {} ===", self.starts);
-        let child = Command::new(&self.binary)
+        let mut command = Command::new(&self.binary);
+        for name in &self.unset {
+            command.env_remove(name);
+        }
+        let child = command
             .args(["run", "--config", CONFIG])
             .current_dir(self.dir.path())
             .envs(self.env.iter().map(|(n, v)| (n, v)))
@@ -253,7 +270,11 @@ impl Daemon {
     /// Runs another subcommand of the binary (`export 0 --db games.db`, `verify …`) in
     /// the daemon's dir, to completion.
     pub fn command(&self, args: &[&str]) -> Result<Output, HarnessError> {
-        Command::new(&self.binary)
+        let mut command = Command::new(&self.binary);
+        for name in &self.unset {
+            command.env_remove(name);
+        }
+        command
             .args(args)
             .current_dir(self.dir.path())
             .envs(self.env.iter().map(|(n, v)| (n, v)))

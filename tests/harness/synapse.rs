@@ -117,6 +117,10 @@ pub struct Options {
     /// per request, with when it ended and how long it took (the Matrix benchmark's
     /// server-side steps). Off by default: the log has warnings and errors only.
     pub access_log: bool,
+    /// Appservice registration files, listed in `app_service_config_files` (issue 17):
+    /// the homeserver reads each when it starts (a restart reads them again). None by
+    /// default, so the other tests' server is as before.
+    pub app_services: Vec<PathBuf>,
 }
 
 impl Default for Options {
@@ -129,6 +133,7 @@ impl Default for Options {
             venv: venv_dir(),
             port: None,
             access_log: false,
+            app_services: Vec::new(),
         }
     }
 }
@@ -498,7 +503,7 @@ presence:
 bcrypt_rounds: 4
 enable_registration: true
 enable_registration_without_verification: true
-{rate_limits}{extra}
+{app_services}{rate_limits}{extra}
 "#,
             pid = path("homeserver.pid"),
             instance = quoted(&self.instance),
@@ -508,7 +513,18 @@ enable_registration_without_verification: true
             signing_key = path("signing.key"),
             secret = quoted(REGISTRATION_SHARED_SECRET),
             extra = self.options.extra_config,
+            app_services = self.app_services(),
         )
+    }
+
+    /// `app_service_config_files: [...]`, or nothing when there are none.
+    fn app_services(&self) -> String {
+        if self.options.app_services.is_empty() {
+            return String::new();
+        }
+        let files: Vec<String> =
+            self.options.app_services.iter().map(|p| quoted(&p.display().to_string())).collect();
+        format!("app_service_config_files: [{}]\n", files.join(", "))
     }
 
     fn log_config(&self) -> String {

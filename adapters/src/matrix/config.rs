@@ -10,15 +10,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use matrix_sdk::ruma::RoomAliasId;
 use serde::Deserialize;
 use tokio::sync::watch;
 
+use super::appservice::{self, AppserviceSettings, registration::Plan};
 use super::connect::connect;
 use super::options::{Login, MatrixOptions};
 use super::store::StoreDir;
 use super::transport::MatrixTransport;
 use crate::error_chain;
-use crate::network::{self, Ids, Network, NetworkKind, Start, Transport, UserLimit};
+use crate::network::{self, Ids, Network, NetworkKind, Resolved, Start, Transport, UserLimit};
 use crate::secret::{Secret, SecretSource};
 use crate::supervise::Connection;
 use spellbridge_core::time::parse_duration;
@@ -43,6 +45,7 @@ impl NetworkKind for MatrixKind {
     }
 }
 
+#[async_trait]
 impl Transport for MatrixTransport {
     fn connection(&self) -> watch::Receiver<Connection> {
         self.connection()
@@ -50,6 +53,10 @@ impl Transport for MatrixTransport {
 
     fn reconnects(&self) -> u64 {
         MatrixTransport::reconnects(self)
+    }
+
+    async fn resolve_room(&self, room: &str) -> Resolved {
+        MatrixTransport::resolve_room(self, room).await
     }
 }
 
@@ -86,6 +93,18 @@ struct Matrix {
     user_limit: Option<UserLimit>,
     /// Post tables' board pictures in this account's rooms (default true).
     board_images: Option<bool>,
+    /// "bot" (the default: one bot account speaks for everyone) or "appservice".
+    mode: Option<String>,
+    /// Appservice mode: the registration file (relative to the config).
+    registration: Option<PathBuf>,
+    /// Appservice mode: where the appservice API listens, e.g. "127.0.0.1:9009".
+    listen: Option<String>,
+    /// Appservice mode: where the homeserver reaches that API (default `http://{listen}`).
+    url: Option<String>,
+    /// Appservice mode: the ghosts' user id template.
+    ghost_user: Option<String>,
+    /// Appservice mode: the ghosts' display name template.
+    ghost_name: Option<String>,
 }
 
 /// One Matrix bot account, checked.
@@ -115,6 +134,8 @@ pub struct MatrixSettings {
     pub user_limit: Option<(u32, Duration)>,
     /// Whether tables' board pictures are posted in this account's rooms.
     pub board_images: bool,
+    /// Appservice mode's settings; `None` in bot mode.
+    pub appservice: Option<AppserviceSettings>,
 }
 
 /// How the Matrix bot logs in the first time.
@@ -124,6 +145,8 @@ pub enum MatrixLogin {
     Password(Secret),
     /// With an access token.
     AccessToken(Secret),
+    /// Appservice mode: `m.login.application_service` with the registration's `as_token`.
+    Appservice,
 }
 
 impl MatrixSettings {
@@ -134,7 +157,11 @@ impl MatrixSettings {
         options.login = match &self.login {
             MatrixLogin::Password(secret) => Login::Password(secret.expose().to_owned()),
             MatrixLogin::AccessToken(secret) => Login::AccessToken(secret.expose().to_owned()),
+            MatrixLogin::Appservice => Login::Appservice(
+                self.appservice.as_ref().map(|a| a.tokens.as_token.clone()).unwrap_or_default(),
+            ),
         };
+        options.appservice = self.appservice.as_ref().map(AppserviceSettings::options);
         options.device_name = self.device_name.clone();
         options.store_passphrase = self.store_passphrase.as_ref().map(|s| s.expose().to_owned());
         options.rooms = self.rooms.clone();
@@ -168,13 +195,16 @@ impl Network for MatrixSettings {
         Ids::Global
     }
 
+    /// A room id (`!abc…`) or an alias (`#magic:example.org`, looked up when the
+    /// daemon starts and on every SIGHUP, so a room the alias is moved to is followed).
     fn check_bridge_room(&self, room: &str) -> Result<(), String> {
-        if room.starts_with('!') {
+        if room.starts_with('!') || RoomAliasId::parse(room).is_ok() {
             return Ok(());
         }
         Err(format!(
-            "`{room}` on {} is not a Matrix room id; give the room's id, e.g. room = \"!abc:example.org\" \
-             (Element shows it under Room settings, Advanced): aliases are not looked up in bridges",
+            "`{room}` on {} is neither a Matrix room id nor an alias; give the room's alias, e.g. \
+             room = \"#magic:example.org\", or its id, e.g. room = \"!abc:example.org\" \
+             (Element shows both under Room settings, General and Advanced)",
             self.name
         ))
     }
@@ -184,8 +214,12 @@ impl Network for MatrixSettings {
     }
 
     fn describe(&self) -> String {
+        let mode = match &self.appservice {
+            Some(appservice) => format!(", {}", appservice.describe()),
+            None => String::new(),
+        };
         format!(
-            "{} as {}, store {}, rooms {}, invites accepted from {}{}",
+            "{} as {}, store {}, rooms {}, invites accepted from {}{}{mode}",
             self.homeserver,
             self.user_id,
             self.store.display(),
@@ -198,7 +232,7 @@ impl Network for MatrixSettings {
     fn start(&self, start: Start) -> (Arc<dyn Transport>, tokio::task::JoinHandle<()>) {
         let mut options = self.options(&start.prefix);
         options.rooms = start.rooms;
-        let (transport, supervisor) = MatrixTransport::start(options, start.stop);
+        let (transport, supervisor) = MatrixTransport::start_with(options, start.stop, start.txns);
         (transport, supervisor)
     }
 
@@ -211,7 +245,7 @@ impl Network for MatrixSettings {
         let result = tokio::time::timeout(limit, async {
             let (client, _) = connect(&options, &store).await.map_err(|e| error_chain(&e))?;
             let whoami = client.whoami().await.map_err(|e| error_chain(&e));
-            if matches!(options.login, Login::Password(_)) {
+            if matches!(options.login, Login::Password(_) | Login::Appservice(_)) {
                 // The login made a device for this check only.
                 let _ = client.matrix_auth().logout().await;
             }
@@ -237,7 +271,28 @@ fn settings(raw: Matrix, base: &Path) -> Result<MatrixSettings, String> {
     if !raw.user_id.starts_with('@') || !raw.user_id.contains(':') {
         return Err(at("`user_id` must be a full Matrix id, e.g. user_id = \"@spellbridge:example.org\""));
     }
+    let appservice = appservice::config::check(
+        &appservice::config::Raw {
+            mode: raw.mode.as_deref(),
+            registration: raw.registration.as_deref(),
+            listen: raw.listen.as_deref(),
+            url: raw.url.as_deref(),
+            ghost_user: raw.ghost_user.as_deref(),
+            ghost_name: raw.ghost_name.as_deref(),
+            network: &name,
+            user_id: &raw.user_id,
+        },
+        base,
+    )
+    .and_then(|checked| checked.map(appservice::config::Checked::read_tokens).transpose())
+    .map_err(|e| at(&e))?;
     let login = match (raw.password, raw.access_token) {
+        (None, None) if appservice.is_some() => MatrixLogin::Appservice,
+        (Some(_), _) | (_, Some(_)) if appservice.is_some() => {
+            return Err(at(
+                "in appservice mode the bot logs in with the registration's as_token: remove `password` and `access_token`",
+            ));
+        }
         (Some(password), None) => {
             MatrixLogin::Password(password.read().map_err(|e| at(&format!("password: {e}")))?)
         }
@@ -276,6 +331,31 @@ fn settings(raw: Matrix, base: &Path) -> Result<MatrixSettings, String> {
         invite_allow: raw.invite_allow,
         reconnect_delay,
         board_images: raw.board_images.unwrap_or(true),
+        appservice,
         name,
     })
+}
+
+/// What `spellbridge appservice-registration` writes for one `[[matrix]]` table: the
+/// registration file's path and what goes in it; `None` for a network in bot mode. The
+/// registration file itself is not read (it may not exist yet).
+pub fn registration_plan(table: toml::Table, base: &Path) -> Result<Option<(PathBuf, Plan)>, String> {
+    let name = network::name_of(&table, "matrix")?;
+    let raw: Matrix = network::parse_table(table, &format!("[[matrix]] `{name}`: "))?;
+    let at = |what: &str| format!("[[matrix]] `{name}`: {what}");
+    let checked = appservice::config::check(
+        &appservice::config::Raw {
+            mode: raw.mode.as_deref(),
+            registration: raw.registration.as_deref(),
+            listen: raw.listen.as_deref(),
+            url: raw.url.as_deref(),
+            ghost_user: raw.ghost_user.as_deref(),
+            ghost_name: raw.ghost_name.as_deref(),
+            network: &name,
+            user_id: &raw.user_id,
+        },
+        base,
+    )
+    .map_err(|e| at(&e))?;
+    Ok(checked.map(|c| (c.registration.clone(), c.plan())))
 }

@@ -1,5 +1,6 @@
 //! Getting a logged-in matrix-sdk [`Client`]: restore the session saved in the store
-//! directory, or, the first time, log in (password or access token) and save it.
+//! directory, or, the first time, log in (password, access token, or in appservice mode
+//! `m.login.application_service` with the registration's `as_token`) and save it.
 //!
 //! Restoring keeps the device id, so the bot stays one device with one E2EE identity
 //! across restarts; a fresh login makes a new device, so the previous stores are removed
@@ -77,7 +78,7 @@ pub enum Origin {
 }
 
 /// The timeout for ordinary requests; a `/sync` adds its long-poll time to it.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Builds a client on the store's SQLite stores, with matrix-sdk's own retries off (the
 /// supervisor retries). matrix-sdk 0.18's E2EE defaults are the ones a bot needs and are
@@ -143,6 +144,10 @@ pub async fn connect(options: &MatrixOptions, store: &StoreDir) -> Result<(Clien
             return Ok((client, Origin::LoggedIn));
         }
         Login::AccessToken(token) => session_for_token(options, &configured, token).await?,
+        Login::Appservice(token) => {
+            super::appservice::login::login(&options.homeserver, &configured, token, &options.device_name)
+                .await?
+        }
     };
     let client = build(options, store).await?;
     client.matrix_auth().restore_session(session.clone(), RoomLoadSettings::default()).await?;

@@ -7,9 +7,11 @@
 //! command's answers (`answers`), board pictures sent as `m.image` (`picture`), the files kept in the store directory ([`store`]), and the parts that do no I/O:
 //! formatting outbound rich text ([`format`](mod@format)), reading inbound HTML ([`html`]),
 //! reading timeline events ([`inbound`]), the invite allow-list ([`invite`]) and retry
-//! decisions ([`retry`]).
+//! decisions ([`retry`]). Appservice mode (registration, ghosts, the bot's login with the
+//! `as_token`) is in [`appservice`].
 
 mod answers;
+pub mod appservice;
 pub mod config;
 pub mod connect;
 mod early;

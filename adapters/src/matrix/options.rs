@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use spellbridge_core::NetworkId;
 
+use super::appservice::AppserviceOptions;
 use super::invite::InviteAllow;
 
 /// How the bot proves who it is the first time it starts with an empty `store_dir`.
@@ -17,6 +18,9 @@ pub enum Login {
     /// An access token issued for a device that has not uploaded E2EE keys yet (for
     /// example from a `/login` done with curl); the device id is read with `/whoami`.
     AccessToken(String),
+    /// `m.login.application_service` with the appservice's `as_token` (appservice mode:
+    /// the bot is the appservice's sender user and has no password); a new device.
+    Appservice(String),
 }
 
 impl std::fmt::Debug for Login {
@@ -25,6 +29,7 @@ impl std::fmt::Debug for Login {
         match self {
             Login::Password(_) => f.write_str("Password(<redacted>)"),
             Login::AccessToken(_) => f.write_str("AccessToken(<redacted>)"),
+            Login::Appservice(_) => f.write_str("Appservice(<redacted>)"),
         }
     }
 }
@@ -66,6 +71,9 @@ pub struct MatrixOptions {
     /// Whether tables' board pictures are posted (`m.image`, the previous one of the same
     /// table redacted): `board_images` in `[[matrix]]`, on by default.
     pub board_images: bool,
+    /// Appservice mode (issue 17): the appservice API's listener, tokens and ghosts;
+    /// `None` in bot mode.
+    pub appservice: Option<AppserviceOptions>,
 }
 
 impl std::fmt::Debug for MatrixOptions {
@@ -86,6 +94,7 @@ impl std::fmt::Debug for MatrixOptions {
             .field("sync_timeout", &self.sync_timeout)
             .field("decrypt_grace", &self.decrypt_grace)
             .field("board_images", &self.board_images)
+            .field("appservice", &self.appservice)
             .finish()
     }
 }
@@ -116,6 +125,7 @@ impl MatrixOptions {
             sync_timeout: Duration::from_secs(30),
             decrypt_grace: Duration::from_secs(5),
             board_images: true,
+            appservice: None,
         }
     }
 

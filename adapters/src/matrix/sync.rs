@@ -149,8 +149,8 @@ impl Supervisor {
                     self.shared.connection.send_replace(Connection::Down);
                     *lock(&self.shared.client) = None;
                     let pause = match options.login {
-                        Login::Password(_) => {
-                            tracing::error!(network = %network, user = %options.user_id, device = %device, "the homeserver no longer accepts the saved access token; logging in again with the password (a new device)");
+                        Login::Password(_) | Login::Appservice(_) => {
+                            tracing::error!(network = %network, user = %options.user_id, device = %device, "the homeserver no longer accepts the saved access token; logging in again (a new device)");
                             if let Err(error) = self.shared.store.reset() {
                                 tracing::error!(network = %network, %error, "cannot remove the old session");
                             }
@@ -566,30 +566,8 @@ impl Supervisor {
     /// private (a direct chat) and has no operators; elsewhere the sender operates the
     /// room with a power level of 50 or more (a room creator's is unbounded).
     async fn hand_over(&self, room: &Room, received: Received) {
-        let Received { event_id, sender, text, rich, said, reply_to, thread } = received;
-        let private = self.shared.facts.private(room).await;
-        let Sender { display_name, operator } = self.shared.facts.sender(room, &sender).await;
-        if said == Said::Message && text.starts_with(&self.shared.options.prefix) {
+        if hand_over(&self.shared, &self.inbound, room, received).await {
             self.commanded.store(true, Ordering::Relaxed);
-        }
-        let message = Inbound {
-            display_name,
-            private,
-            operator,
-            message_id: Some(event_id.to_string()),
-            rich,
-            said,
-            reply_to: reply_to.map(|id| id.to_string()),
-            thread: thread.map(|id| id.to_string()),
-            ..Inbound::new(
-                self.shared.options.network.clone(),
-                RoomId::new(room.room_id().as_str()),
-                transport::player(&sender),
-                text,
-            )
-        };
-        if self.inbound.send(message).await.is_err() {
-            tracing::debug!("nobody reads inbound Matrix messages any more");
         }
     }
 
@@ -727,6 +705,46 @@ impl Supervisor {
             }
         }
     }
+}
+
+/// Hands one message, edit, reaction or redaction to the daemon (from a sync, or from an
+/// appservice transaction); true when it is a command. A room of two is private (a
+/// direct chat) and has no operators; elsewhere the sender operates the room with a
+/// power level of 50 or more (a room creator's is unbounded).
+pub(super) async fn hand_over(
+    shared: &Shared,
+    inbound: &mpsc::Sender<Inbound>,
+    room: &Room,
+    received: Received,
+) -> bool {
+    let Received { event_id, sender, text, rich, said, reply_to, thread } = received;
+    // A ghost speaks for IRC: what it says came from the bridge (no echo, no loop).
+    if shared.options.appservice.as_ref().is_some_and(|a| a.ghosts.is_ghost(sender.as_str())) {
+        return false;
+    }
+    let private = shared.facts.private(room).await;
+    let Sender { display_name, operator } = shared.facts.sender(room, &sender).await;
+    let command = said == Said::Message && text.starts_with(&shared.options.prefix);
+    let message = Inbound {
+        display_name,
+        private,
+        operator,
+        message_id: Some(event_id.to_string()),
+        rich,
+        said,
+        reply_to: reply_to.map(|id| id.to_string()),
+        thread: thread.map(|id| id.to_string()),
+        ..Inbound::new(
+            shared.options.network.clone(),
+            RoomId::new(room.room_id().as_str()),
+            transport::player(&sender),
+            text,
+        )
+    };
+    if inbound.send(message).await.is_err() {
+        tracing::debug!("nobody reads inbound Matrix messages any more");
+    }
+    command
 }
 
 /// The position matrix-sdk has processed responses up to (its store's sync token).

@@ -28,7 +28,9 @@ use matrix_sdk::ruma::events::room::message::{
     EmoteMessageEventContent, FormattedBody, MessageType, Relation, RoomMessageEventContent,
     TextMessageEventContent,
 };
-use matrix_sdk::ruma::{EventId, OwnedRoomId, OwnedUserId, RoomOrAliasId, TransactionId, UserId};
+use matrix_sdk::ruma::{
+    EventId, OwnedRoomId, OwnedUserId, RoomAliasId, RoomOrAliasId, TransactionId, UserId,
+};
 use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
@@ -38,6 +40,8 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::answers::Sends;
+use super::appservice::server::{self, Api};
+use super::appservice::txns::{InMemory, SeenTransactions};
 use super::format;
 use super::invite::InviteAllow;
 use super::options::MatrixOptions;
@@ -46,6 +50,7 @@ use super::retry::{self, RequestFailure};
 use super::room_facts::RoomFacts;
 use super::store::StoreDir;
 use super::sync::Supervisor;
+use crate::network::Resolved;
 
 pub use crate::supervise::Connection;
 
@@ -185,6 +190,17 @@ impl MatrixTransport {
         options: MatrixOptions,
         shutdown: CancellationToken,
     ) -> (Arc<MatrixTransport>, tokio::task::JoinHandle<()>) {
+        MatrixTransport::start_with(options, shutdown, None)
+    }
+
+    /// [`MatrixTransport::start`], keeping the appservice transactions taken in through
+    /// `txns` (appservice mode; in memory when `None`). In appservice mode the
+    /// appservice API's listener runs beside the supervisor, until `shutdown`.
+    pub fn start_with(
+        options: MatrixOptions,
+        shutdown: CancellationToken,
+        txns: Option<Arc<dyn SeenTransactions>>,
+    ) -> (Arc<MatrixTransport>, tokio::task::JoinHandle<()>) {
         let (inbound_tx, inbound_rx) = mpsc::channel(1024);
         let (connection, _) = watch::channel(Connection::Down);
         let allow = options.invite_allow();
@@ -207,7 +223,23 @@ impl MatrixTransport {
             allow,
             options,
         });
-        let handle = tokio::spawn(Supervisor::new(shared.clone(), inbound_tx).run());
+        let api = shared.options.appservice.clone().map(|options| {
+            Arc::new(Api {
+                shared: shared.clone(),
+                inbound: inbound_tx.clone(),
+                txns: txns.unwrap_or_else(|| Arc::new(InMemory::default())),
+                options,
+            })
+        });
+        let supervisor = Supervisor::new(shared.clone(), inbound_tx).run();
+        let handle = tokio::spawn(async move {
+            match api {
+                Some(api) => {
+                    let ((), ()) = tokio::join!(supervisor, server::serve(api));
+                }
+                None => supervisor.await,
+            }
+        });
         let transport = Arc::new(MatrixTransport { shared, inbound: tokio::sync::Mutex::new(inbound_rx) });
         (transport, handle)
     }
@@ -245,6 +277,23 @@ impl MatrixTransport {
     /// [`GameTransport`] offers (creating rooms, inviting).
     pub fn client(&self) -> Option<Client> {
         self.shared.client()
+    }
+
+    /// The room a bridge's alias points to now (a room id is itself): asked of the
+    /// homeserver once logged in; [`Resolved::NotYet`] before that or while it cannot be
+    /// reached, [`Resolved::Unknown`] when it says the alias points nowhere.
+    pub async fn resolve_room(&self, room: &str) -> Resolved {
+        let Ok(alias) = RoomAliasId::parse(room) else { return Resolved::Same };
+        let Some(client) = self.shared.client() else {
+            return Resolved::NotYet("not logged in to the homeserver yet".to_owned());
+        };
+        match client.resolve_room_alias(&alias).await {
+            Ok(answer) => Resolved::Room(answer.room_id.to_string()),
+            Err(error) => match retry::classify_http(&error) {
+                RequestFailure::Refused => Resolved::Unknown(error.to_string()),
+                _ => Resolved::NotYet(error.to_string()),
+            },
+        }
     }
 
     fn refused(&self, reason: impl Into<String>) -> TransportError {

@@ -149,7 +149,7 @@ fn a_matrix_account_needs_one_way_to_log_in() {
 }
 
 #[test]
-fn a_matrix_room_in_a_bridge_is_given_by_its_id() {
+fn a_matrix_room_in_a_bridge_is_given_by_its_id_or_alias() {
     let dir = tempfile::tempdir().expect("temp dir");
     let token = dir.path().join("token");
     std::fs::write(&token, "secret\n").expect("write");
@@ -165,9 +165,17 @@ fn a_matrix_room_in_a_bridge_is_given_by_its_id() {
              {{ network = \"matrix\", room = \"{matrix_room}\" }}]\n"
         )
     };
-    let alias = parse(&bridge("#magic:localhost")).expect_err("an alias");
-    assert!(alias.to_string().contains("`#magic:localhost` on matrix is not a Matrix room id"), "{alias}");
-    assert!(alias.to_string().contains("room = \"!abc:example.org\""), "{alias}");
+    let alias = parse(&bridge("#magic:localhost")).expect("an alias (issue 17)");
+    assert_eq!(alias.bridges[0].rooms[1].1.as_str(), "#magic:localhost", "looked up when the daemon runs");
+    let neither = parse(&bridge("magic")).expect_err("neither an id nor an alias");
+    assert!(
+        neither.to_string().contains("`magic` on matrix is neither a Matrix room id nor an alias"),
+        "{neither}"
+    );
+    assert!(neither.to_string().contains("room = \"#magic:example.org\""), "{neither}");
+    assert!(neither.to_string().contains("room = \"!abc:example.org\""), "{neither}");
+    let no_server = parse(&bridge("#magic")).expect_err("an alias without its server");
+    assert!(no_server.to_string().contains("neither a Matrix room id nor an alias"), "{no_server}");
     let settings = parse(&bridge("!abc:localhost")).expect("a room id");
     assert_eq!(settings.bridges[0].rooms[1].1.as_str(), "!abc:localhost");
     assert_eq!(settings.bridges[0].relay_lines, 5, "five lines of a relayed message by default");

@@ -16,6 +16,7 @@
 //! written in the same transaction as the entry that commits to them, never in the
 //! journal or a snapshot.
 
+pub mod appservice_txns;
 pub mod audit;
 mod files;
 mod history;

@@ -16,6 +16,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_dice_keys.sql"),
     include_str!("migrations/0007_history.sql"),
     include_str!("migrations/0008_sts.sql"),
+    include_str!("migrations/0009_appservice_txns.sql"),
 ];
 
 /// The schema version this build writes.

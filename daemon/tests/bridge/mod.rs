@@ -21,8 +21,12 @@
 //!   capped and does not hold a game answer behind it, and a "direct" room a third person
 //!   joined is not private (issue 13).
 //!
+//! - a healthy run at the default log level logs no ERROR or WARN ([`quiet`]); a bridge
+//!   may name its Matrix room by alias, looked up at start and followed to the room it
+//!   moves to on SIGHUP ([`aliases`]) (issue 17, items 8 and 6).
+//!
 //! One file per feature ([`chat`], [`duel`], [`thaum`], [`restarts`], [`timeouts`],
-//! [`trust`]); what they share (the servers, the daemon's config, the people on each
+//! [`trust`], [`quiet`], [`aliases`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
 //!
 //! These need InspIRCd and Synapse (`tests/scripts/install-inspircd.sh`,
@@ -32,8 +36,10 @@
 mod inbox;
 mod support;
 
+mod aliases;
 mod chat;
 mod duel;
+mod quiet;
 mod restarts;
 mod thaum;
 mod timeouts;

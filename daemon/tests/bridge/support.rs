@@ -10,7 +10,9 @@ pub(super) use spellbridge_adapters::irc::format::strip;
 pub(super) use spellbridge_tests::harness::daemon::Daemon;
 pub(super) use spellbridge_tests::harness::inspircd::InspIrcd;
 pub(super) use spellbridge_tests::harness::irc_client::{IrcClient, Message as IrcMessage, MessageKind};
-pub(super) use spellbridge_tests::harness::matrix_client::{MatrixClient, Message as MxMessage};
+pub(super) use spellbridge_tests::harness::matrix_client::{
+    MatrixClient, Message as MxMessage, Method, encode,
+};
 pub(super) use spellbridge_tests::harness::synapse::Synapse;
 pub(super) use tokio::time::Instant;
 
@@ -58,6 +60,8 @@ pub(super) struct Extra {
     pub(super) irc_reconnect: Option<&'static str>,
     /// The body of `[irc.flood]` (default `enabled = false`).
     pub(super) irc_flood: Option<&'static str>,
+    /// Run at the daemon's default log level (no `RUST_LOG`), as an operator would.
+    pub(super) default_log: bool,
 }
 
 /// Writes the config (IRC without flood control, Matrix with the bot's password in a
@@ -65,10 +69,14 @@ pub(super) struct Extra {
 pub(super) fn start_daemon(irc: &InspIrcd, synapse: &Synapse, room: &str, extra: &Extra) -> Daemon {
     let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
     daemon.write("bot-password", format!("{}\n", password(BOT))).unwrap_or_else(|e| panic!("{e}"));
-    daemon.env(
-        "RUST_LOG",
-        "info,spellbridge=debug,matrix_sdk=warn,matrix_sdk_base=warn,matrix_sdk_crypto=error",
-    );
+    if extra.default_log {
+        daemon.env_remove("RUST_LOG");
+    } else {
+        daemon.env(
+            "RUST_LOG",
+            "info,spellbridge=debug,matrix_sdk=warn,matrix_sdk_base=warn,matrix_sdk_crypto=error",
+        );
+    }
     let config = format!(
         r#"prefix = "!"
 

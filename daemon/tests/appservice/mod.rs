@@ -1,0 +1,19 @@
+//! `spellbridge` in Matrix appservice mode (issue 17) against a real Synapse that has the
+//! registration in `app_service_config_files`:
+//!
+//! - `spellbridge appservice-registration` writes the registration (owner-only, fresh
+//!   tokens, the ghosts' exclusive namespace), refuses to overwrite it without `--force`;
+//!   the daemon reads its tokens from it, and the bot, which has no password, logs in
+//!   with `m.login.application_service` and keeps its device across restarts
+//!   ([`registration`]);
+//! - the appservice API: transactions repeated, out of order, unauthorised, or sent again
+//!   after a restart are applied once; Synapse's own transactions and ping reach the
+//!   listener; ghosts are registered when the homeserver asks ([`transactions`]).
+//!
+//! What they share is in [`support`]. These need Synapse (`tests/scripts/install-synapse.sh`);
+//! without it they fail with the harness's message, they never skip. Every wait is bounded.
+
+mod support;
+
+mod registration;
+mod transactions;
