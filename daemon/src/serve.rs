@@ -86,6 +86,8 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
         // Set once the transports run (see `run_with`).
         room_members: RoomMembersSource::default(),
         forms: BTreeMap::new(),
+        // Every network hears English until the config names a language (issue 19 item 2).
+        languages: BTreeMap::new(),
     }
 }
 
