@@ -99,6 +99,8 @@ pub fn router_options_with(settings: &Settings, aliases: &Aliases) -> RouterOpti
         forms: BTreeMap::new(),
         pictures: std::collections::BTreeSet::new(),
         public_url: settings.public_url.clone(),
+        // Every network hears English until the config names a language (issue 19 item 2).
+        languages: BTreeMap::new(),
     }
 }
 

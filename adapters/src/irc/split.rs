@@ -461,6 +461,35 @@ mod tests {
         }
     }
 
+    /// Issue 19: a Duel told in Chinese (three bytes a character, element colours and
+    /// bold names), well past one line, is split at the 512-byte limit without cutting a
+    /// character or losing a format.
+    #[test]
+    fn a_chinese_duel_reply_splits_at_the_limit_keeping_characters_and_formats() {
+        use spellbridge_core::locale::{self, Args};
+        use spellbridge_core::{Language, PlayerId, RichText};
+        let zh = Language::ZhCn;
+        let mut text = RichText::new();
+        for step in 0..12 {
+            let check = locale::rich(zh, "duel-check-failed", &Args::new().num("roll", 2).num("need", 4));
+            let placed = RichText::new()
+                .name(&PlayerId::new("alice"))
+                .text(" ")
+                .coloured("🔥火", spellbridge_core::text::Hue::Red)
+                .append(check);
+            let args = Args::new().num("round", 3).num("step", step).rich("placed", placed);
+            text = text.append(locale::rich(zh, "duel-step", &args)).text(" ");
+        }
+        let rendered = super::super::format::render(&text, super::super::format::CodeStyle::Bold);
+        assert!(rendered.len() > 3 * 512, "{}", rendered.len());
+        let lines = split_ok("#magic", &rendered);
+        assert!(lines.len() > 3);
+        for line in &lines {
+            assert!(full_line("#magic", line).len() <= 512, "{line:?}");
+        }
+        assert_eq!(styled_chars(lines.iter().map(String::as_str)), styled_chars([rendered.as_str()]));
+    }
+
     #[test]
     fn a_combining_mark_stays_with_its_letter() {
         let budget = Splitter::new(PREFIX.len()).payload_budget("#m");

@@ -94,7 +94,8 @@ impl Router {
             now,
         };
         if let Err(refusal) = duel.open(&trial) {
-            return vec![reply(reply_to, refusal_text(refusal))];
+            let language = self.presentation(&reply_to.network).language;
+            return vec![reply(reply_to, refusal_text(refusal, language))];
         }
         let text = RichText::new()
             .mention(challenger)

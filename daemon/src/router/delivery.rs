@@ -13,9 +13,12 @@ use crate::identity::local_part;
 
 impl Router {
     /// How `network` is shown games' events: in the form its transport asked for (the
-    /// full form when it asked for none: the console).
+    /// full form when it asked for none: the console), in its language (English unless
+    /// the options name one: the console's `--lang`).
     pub(super) fn presentation(&self, network: &NetworkId) -> Presentation {
-        Presentation::of(self.options.forms.get(network).copied().unwrap_or_default())
+        let form = self.options.forms.get(network).copied().unwrap_or_default();
+        let language = self.options.languages.get(network).copied().unwrap_or_default();
+        Presentation::of(form).in_language(language)
     }
 
     /// Turns a table's events into outbound messages: the game renders them once for

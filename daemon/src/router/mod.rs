@@ -26,8 +26,8 @@ use spellbridge_core::grammar::{self, Grammar, ParseError};
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Announcement, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Message, NetworkId,
-    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
+    Action, Announcement, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Language, Message,
+    NetworkId, PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
 };
 
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
@@ -132,6 +132,9 @@ pub struct RouterOptions {
     pub pictures: BTreeSet<NetworkId>,
     /// The spectator site's address (`[http] public_url`): `!board` elsewhere links to it.
     pub public_url: Option<String>,
+    /// The language each network is told games' events and refusals in (the console's
+    /// `--lang`); a network not listed hears English.
+    pub languages: BTreeMap<NetworkId, Language>,
 }
 
 impl Default for RouterOptions {
@@ -148,6 +151,7 @@ impl Default for RouterOptions {
             forms: BTreeMap::new(),
             pictures: BTreeSet::new(),
             public_url: None,
+            languages: BTreeMap::new(),
         }
     }
 }
@@ -945,7 +949,10 @@ impl Router {
         }
         let setup = TableSetup { room: place.room.clone(), seats, now };
         match plugin.open(&setup) {
-            Err(refusal) => vec![reply(reply_to, refusal_text(refusal))],
+            Err(refusal) => {
+                let language = self.presentation(&reply_to.network).language;
+                vec![reply(reply_to, refusal_text(refusal, language))]
+            }
             Ok(table) => {
                 let id = self.tables.last_key_value().map_or(0, |(id, _)| id.saturating_add(1));
                 // RULES T-10: a secret key, committed to now and revealed when the table ends.
@@ -1099,7 +1106,8 @@ impl Router {
                 vec![reply(reply_to, self.unknown_command(&word, Some(game)))].into()
             }
             Err(refusal) => {
-                let text = self.localize(&reply_to.network, refusal_text(refusal));
+                let language = self.presentation(&reply_to.network).language;
+                let text = self.localize(&reply_to.network, refusal_text(refusal, language));
                 vec![reply(reply_to, text)].into()
             }
         }
@@ -1108,7 +1116,7 @@ impl Router {
     /// A command whose arguments could not be read, answered with the usage line from its
     /// declaration and the configured prefix (every parse error is worded by the grammar).
     fn unread(&self, error: &ParseError, example_player: Option<&str>) -> RichText {
-        refusal_text(Refusal::Refused(error.render(&self.options.prefix, example_player)))
+        refusal_text(Refusal::Refused(error.render(&self.options.prefix, example_player)), Language::En)
     }
 
     /// The unfinished table a private `command` of `player`'s goes to: the one table
@@ -1187,11 +1195,12 @@ fn same_events(
 }
 
 /// A refusal as it is answered. A name echoed in it is escaped, so a hidden or reversing
-/// character in what someone typed is seen, not obeyed.
-fn refusal_text(refusal: Refusal) -> RichText {
+/// character in what someone typed is seen, not obeyed. A game's refusal is told in
+/// `language`.
+fn refusal_text(refusal: Refusal, language: Language) -> RichText {
     let text = match refusal {
-        Refusal::Refused(text) => text,
         Refusal::UnknownCommand(word) => RichText::from(format!("Unknown command `!{word}`.")),
+        said => said.text(language).unwrap_or_default(),
     };
     text.into_segments().into_iter().fold(RichText::new(), |out, segment| match segment {
         Segment::Text { text, style } => {

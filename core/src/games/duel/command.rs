@@ -53,6 +53,18 @@ pub const COMMANDS: &[Command] = &[
     .example("stop"),
 ];
 
+/// The catalogue's message for a command's help (`locales/*/duel.ftl`), which says in
+/// English exactly what [`COMMANDS`] declares.
+pub fn help_id(command: &str) -> Option<&'static str> {
+    Some(match command {
+        "cast" => "duel-help-cast",
+        "status" => "duel-help-status",
+        "concede" => "duel-help-concede",
+        "stop" => "duel-help-stop",
+        _ => return None,
+    })
+}
+
 impl DuelCommand {
     /// The command the grammar read, as the Duel's type: `None` when it is none of
     /// [`COMMANDS`]. A cast's tokens are read here (see [`DuelCommand::read_cast`]).
