@@ -86,6 +86,7 @@ pub fn router_options(settings: &Settings) -> RouterOptions {
         // Set once the transports run (see `run_with`).
         room_members: RoomMembersSource::default(),
         forms: BTreeMap::new(),
+        languages: settings.languages.clone(),
     }
 }
 
@@ -298,6 +299,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     };
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
                     engine.router_mut().set_command_limits(options.command_limits.clone());
+                    engine.router_mut().set_languages(options.languages.clone());
                     engine.set_options(registry_of(&reloaded), options.clone());
                     settings = reloaded;
                 }

@@ -215,3 +215,39 @@ fn one_lookup_holds_several_lists() {
     assert_eq!(grammar.commands("other").len(), 1);
     assert!(grammar.words(|o| o == "game").any(|w| w == "打"));
 }
+
+/// Issue 19: full-width forms read where their ASCII forms do — the command word, numbers
+/// with signs, fixed words, branches, plain words — and any Unicode space separates.
+#[test]
+fn full_width_input_reads_as_ascii() {
+    let hit = read_ok("ＨＩＴ　２\u{3000}ｆｉｒｅ");
+    assert_eq!((hit.name(), hit.number(0), hit.choice(1)), ("hit", Some(2), Some(0)));
+    let chinese = read_ok("打 １２ 火");
+    assert_eq!((chinese.name(), chinese.number(0)), ("hit", Some(12)));
+    assert_eq!(read_ok("tune ＋３").signed(0), read_ok("tune +3").signed(0));
+    assert_eq!(read_ok("tune －３").signed(0), read_ok("tune -3").signed(0));
+    assert_eq!(read_ok("crew ａｄｄ bob").choice(0), Some(1));
+    assert_eq!(read_ok("open\u{2003}ｔｈａｕｍ").word(0), Some("thaum"));
+    // Each of hit's arguments counted: no stray words from the wide space.
+    assert_eq!(read_ok("hit\u{3000}\u{3000}1\u{00A0}ice").values().count(), 2);
+}
+
+/// A player's name is never narrowed: `ａｌｉｃｅ` reaches the daemon as typed, so it cannot
+/// be taken for the ASCII `alice` (the daemon's resolution and `readable` judge it).
+#[test]
+fn a_player_is_named_exactly_as_typed() {
+    let give = read_ok("ｇｉｖｅ ａｌｉｃｅ ｈｉ");
+    assert_eq!(give.player(0).map(PlayerId::as_str), Some("ａｌｉｃｅ"));
+    assert_eq!(give.word(1), Some("hi"));
+    assert_eq!(read_ok("crew add ｂｏｂ").player(1).map(PlayerId::as_str), Some("ｂｏｂ"));
+}
+
+/// Every command is called by its Chinese name where it has one.
+#[test]
+fn a_command_has_a_name_in_each_language() {
+    let hit = &COMMANDS[0];
+    assert_eq!(hit.name_in(Language::En), "hit");
+    assert_eq!(hit.name_in(Language::ZhCn), "打");
+    assert_eq!(COMMANDS[1].name_in(Language::ZhCn), "tune", "no Chinese name: its own");
+    assert!(hit.is_called("打") && hit.is_called("ＳＴＲＩＫＥ"));
+}

@@ -1,8 +1,10 @@
 //! Where what the router says goes, and in what words: a table's events are rendered by
 //! its game once per kind of destination (a [`Presentation`]: the form its network's
-//! transport asks for, a game's compact form on IRC and its full form elsewhere), then the
-//! table's go to every room of its bridge, a player's to their home network, answers to
-//! where they were asked; mentions and names are localized per network.
+//! transport asks for, a game's compact form on IRC and its full form elsewhere, and the
+//! destination's language: each room's own, each player's for their private messages,
+//! see [`super::language`]), then the table's go to every room of its bridge, a player's
+//! to their home network, answers to where they were asked; mentions and names are
+//! localized per network.
 
 use std::collections::BTreeSet;
 
@@ -19,9 +21,9 @@ impl Router {
     }
 
     /// Turns a table's events into outbound messages: the game renders them once for
-    /// each presentation that someone who hears them is shown; the table's go to every
-    /// room of its bridge (or its one room), a player's to where their private messages
-    /// go, each in its destination's presentation.
+    /// each presentation (form and language) that someone who hears them is shown; the
+    /// table's go to every room of its bridge (or its one room), a player's to where their
+    /// private messages go, each in its destination's presentation.
     pub(super) fn deliver(&self, id: TableId, events: &[Event]) -> Vec<Outbound> {
         let Some(seating) = self.tables.get(&id) else { return Vec::new() };
         let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
@@ -29,7 +31,7 @@ impl Router {
         let rooms = self.relay.rooms(place);
         let mut shown = self.private_presentations(place, events);
         if events.iter().any(|event| event.to == Audience::Table) {
-            shown.extend(rooms.iter().map(|room| self.presentation(&room.network)));
+            shown.extend(rooms.iter().map(|room| self.room_presentation(room)));
         }
         let mut out = Vec::with_capacity(events.len() * rooms.len());
         for presentation in shown {
@@ -38,12 +40,12 @@ impl Router {
                     Audience::Table => out.extend(
                         rooms
                             .iter()
-                            .filter(|room| self.presentation(&room.network) == presentation)
+                            .filter(|room| self.room_presentation(room) == presentation)
                             .map(|room| self.to_room(room, announcement.text.clone())),
                     ),
                     Audience::Player(player) => {
                         let (network, identity) = self.home_of(place, &player);
-                        if self.presentation(&network) == presentation {
+                        if self.player_presentation(&player, &network) == presentation {
                             out.push(self.to_identity(network, identity, announcement.text));
                         }
                     }
@@ -58,7 +60,9 @@ impl Router {
         events
             .iter()
             .filter_map(|event| match &event.to {
-                Audience::Player(player) => Some(self.presentation(&self.home_of(place, player).0)),
+                Audience::Player(player) => {
+                    Some(self.player_presentation(player, &self.home_of(place, player).0))
+                }
                 Audience::Table => None,
             })
             .collect()
@@ -85,7 +89,7 @@ impl Router {
         let Some(seating) = self.tables.get(&id) else { return Vec::new() };
         let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
         let place = &seating.place;
-        let here = self.presentation(&reply_to.network);
+        let here = self.presentation(&reply_to.network).in_language(reply_to.language);
         let mut shown = self.private_presentations(place, events);
         if events.iter().any(|event| event.to == Audience::Table) {
             shown.insert(here);
@@ -106,7 +110,7 @@ impl Router {
                     Audience::Table => {}
                     Audience::Player(player) => {
                         let (network, identity) = self.home_of(place, &player);
-                        if self.presentation(&network) == presentation {
+                        if self.player_presentation(&player, &network) == presentation {
                             out.push(self.to_identity(network, identity, announcement.text));
                         }
                     }
@@ -249,7 +253,7 @@ mod tests {
     use serde_json::Value;
     use spellbridge_core::games::duel::DuelPlugin;
     use spellbridge_core::options::Challenge;
-    use spellbridge_core::{Command, GamePlugin, TableSetup};
+    use spellbridge_core::{Command, GamePlugin, Language, TableSetup};
 
     use super::*;
 
@@ -333,5 +337,48 @@ mod tests {
         let heard = |network: &str| out.iter().filter(|o| o.network.as_str() == network).count();
         assert_eq!(heard("libera"), heard("oftc"), "{out:#?}");
         assert!(heard("matrix") > heard("libera"), "the full form has more lines: {out:#?}");
+    }
+
+    /// Issue 19: a Duel bridged over an English IRC channel and a Chinese Matrix room is
+    /// rendered once per form and language; a player's private `!lang` changes only how
+    /// their own private events are rendered.
+    #[test]
+    fn each_room_and_each_players_messages_are_rendered_in_their_language() {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let rooms = [(NetworkId::new("libera"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
+        let mut languages = crate::config::LanguageSettings::default();
+        languages.rooms.insert((NetworkId::new("matrix"), RoomId::new("!m")), Language::ZhCn);
+        let options = RouterOptions {
+            bridges: vec![crate::relay::bridge("magic", &rooms, true)],
+            forms: [(NetworkId::new("libera"), Form::Compact)].into(),
+            languages,
+            ..RouterOptions::default()
+        };
+        let plugin = Rendering { duel: DuelPlugin::default(), asked: asked.clone() };
+        let mut router = Router::new(Registry::new(vec![Box::new(plugin)]), options);
+        let t = Timestamp::CONSOLE_EPOCH;
+        let mut asked_for = |inbound: Inbound| -> (Vec<Presentation>, Vec<Outbound>) {
+            let out = router.handle(&inbound, t);
+            (std::mem::take(&mut *asked.lock().expect("not poisoned")), out)
+        };
+        let compact_en = Presentation::of(Form::Compact);
+        let full_zh = Presentation::of(Form::Full).in_language(Language::ZhCn);
+        let full_en = Presentation::of(Form::Full);
+        asked_for(said("matrix", "!m", "@bob:hs", "hello"));
+        asked_for(said("libera", "#magic", "alice", "!duel bob"));
+        let (opening, out) = asked_for(said("matrix", "!m", "@bob:hs", "!接受"));
+        assert_eq!(opening, [compact_en, full_zh], "{out:#?}");
+        // bob's private messages are English (Matrix's default) until he says otherwise.
+        let (queued, _) = asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!cast surge water end") });
+        assert_eq!(queued, [full_en]);
+        let (_, told) = asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!lang zh") });
+        assert_eq!(told.len(), 1, "{told:#?}");
+        // alice's cast reveals the round: each room in its own language, bob's private
+        // events (if any) in his; alice queued in English.
+        let (round, out) = asked_for(Inbound { private: true, ..said("libera", "alice", "alice", "！施法　迸发　火　协调") });
+        assert!(round.contains(&compact_en) && round.contains(&full_zh), "{round:?} {out:#?}");
+        assert!(!round.contains(&full_en), "nobody reads the full form in English: {round:?}");
+        let rooms_told: Vec<&str> = out.iter().filter(|o| matches!(o.to, Destination::Room(_))).map(|o| o.network.as_str()).collect();
+        assert!(rooms_told.contains(&"libera") && rooms_told.contains(&"matrix"), "{out:#?}");
     }
 }

@@ -2,7 +2,13 @@
 //! commands' declarations (the router's one [`Grammar`](spellbridge_core::Grammar)), with
 //! the configured prefix.
 
+use spellbridge_core::Language;
+
 use super::*;
+
+/// Lobby commands `!help` does not list in English: its list is fixed by CONTRACT.md and
+/// every transcript (issue 19: English output does not change).
+const UNLISTED: &[&str] = &["lang"];
 
 impl Router {
     pub(super) fn unknown_command(&self, word: &str, game: Option<&str>) -> RichText {
@@ -54,7 +60,7 @@ impl Router {
         text
     }
 
-    pub(super) fn help(&self, place: &Place, topic: Option<&str>) -> RichText {
+    pub(super) fn help(&self, place: &Place, topic: Option<&str>, language: Language) -> RichText {
         let game = self.active_at(place).map(|i| self.tables[&i].table.game());
         if let Some(topic) = topic {
             let found = self.grammar.find(topic);
@@ -72,9 +78,23 @@ impl Router {
             return text;
         }
         let prefix = &self.options.prefix;
+        // English lists each command by its name (CONTRACT.md's list: `!lang`, added
+        // since, is explained by `!help lang`); Chinese by its Chinese name.
         let list = |commands: &[spellbridge_core::Command]| {
-            commands.iter().map(|c| format!("{prefix}{}", c.name)).collect::<Vec<_>>().join(" ")
+            commands
+                .iter()
+                .filter(|c| language != Language::En || !UNLISTED.contains(&c.name))
+                .map(|c| format!("{prefix}{}", c.name_in(language)))
+                .collect::<Vec<_>>()
+                .join(" ")
         };
+        if language == Language::ZhCn {
+            let mut text = RichText::new().text(format!("命令：{}", list(self.grammar.commands(LOBBY))));
+            if let Some(game) = game {
+                text = text.text(format!("。本房间的 {game} 桌：{}", list(self.grammar.commands(game))));
+            }
+            return text.text("。").code("!帮助 <命令>").text(" 解释一条命令。");
+        }
         let mut text = RichText::new().text(format!("Commands: {}", list(self.grammar.commands(LOBBY))));
         if let Some(game) = game {
             text = text.text(format!(". At this room's {game} table: {}", list(self.grammar.commands(game))));

@@ -43,6 +43,7 @@ mod help;
 mod ignore;
 mod index;
 mod keys;
+mod language;
 mod limited;
 mod links;
 mod members;
@@ -125,6 +126,9 @@ pub struct RouterOptions {
     /// ([`GameTransport::form`](spellbridge_core::GameTransport::form)); a network not
     /// listed (the console) is sent the full form.
     pub forms: BTreeMap<NetworkId, Form>,
+    /// The language each room and each network's private messages are told in, as the
+    /// config says (`!lang` overrides it: see [`language`]).
+    pub languages: crate::config::LanguageSettings,
 }
 
 impl Default for RouterOptions {
@@ -139,6 +143,7 @@ impl Default for RouterOptions {
             challenge_lifetime: challenges::CHALLENGE_LIFETIME_SECS,
             room_members: RoomMembersSource::default(),
             forms: BTreeMap::new(),
+            languages: crate::config::LanguageSettings::default(),
         }
     }
 }
@@ -184,6 +189,8 @@ pub struct Router {
     prefixer: Option<prefix::Prefixer>,
     /// Every command of the lobby and of every game, in one lookup.
     grammar: Grammar,
+    /// The languages `!lang` chose for rooms and players (see [`language`]).
+    chosen: language::Chosen,
 }
 
 /// One table as the store keeps it.
@@ -323,6 +330,8 @@ struct ReplyTo {
     addressee: PlayerId,
     /// The thread the message was said in.
     thread: Option<String>,
+    /// The language the answer is told in: the room's, or privately the sender's.
+    language: spellbridge_core::Language,
 }
 
 /// Who sent the message being handled.
@@ -363,6 +372,7 @@ impl Router {
             keys: BTreeMap::new(),
             offered: Vec::new(),
             prefixer,
+            chosen: language::Chosen::default(),
         }
     }
 
@@ -408,9 +418,10 @@ impl Router {
         inbound.said == Said::Message && self.looks_like_command(&inbound.text)
     }
 
-    /// True when `text` starts with the prefix and something follows it.
+    /// True when `text` starts with the prefix (or its full-width form: `！`) and
+    /// something follows it.
     fn looks_like_command(&self, text: &str) -> bool {
-        text.trim().strip_prefix(self.options.prefix.as_str()).is_some_and(|rest| !rest.trim().is_empty())
+        grammar::strip_prefix(text, &self.options.prefix).is_some_and(|rest| !rest.trim().is_empty())
     }
 
     /// Takes the changes made since the last call, in order. The caller commits them
@@ -493,7 +504,7 @@ impl Router {
         }
         self.relay.remember_command(inbound);
         let text = inbound.text.trim();
-        let command = text.strip_prefix(self.options.prefix.as_str()).unwrap_or(text).trim();
+        let command = grammar::strip_prefix(text, &self.options.prefix).unwrap_or(text).trim();
         let player = self.directory.player(&inbound.network, &inbound.sender);
         if let Err(instead) = self.within_limits(inbound, &player, now) {
             return Turn::new(Happened::Command(Outcome::Refused), instead);
@@ -511,6 +522,11 @@ impl Router {
         let role = self.role(inbound, &player);
         let place = self.relay.hub(&Place { network: inbound.network.clone(), room: inbound.room.clone() });
         let speaker = Speaker { inbound, player, place, role };
+        // The prefix is stripped once; the command word is looked up once, in the lobby's
+        // and every game's commands together (any case or width, any Unicode space
+        // between words).
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let head = words.first().map(|w| grammar::command_word(w)).unwrap_or_default();
         let reply_to = ReplyTo {
             network: inbound.network.clone(),
             destination: if inbound.private {
@@ -520,14 +536,18 @@ impl Router {
             },
             addressee: inbound.sender.clone(),
             thread: inbound.thread.clone(),
+            // Help asked in Chinese (`!帮助`) is answered in Chinese.
+            language: if !head.is_ascii() && self.grammar.find_in(LOBBY, &head).is_some_and(|c| c.name == "help") {
+                spellbridge_core::Language::ZhCn
+            } else if inbound.private {
+                self.player_language(&speaker.player, &inbound.network)
+            } else {
+                self.room_language(&Place { network: inbound.network.clone(), room: inbound.room.clone() })
+            },
         };
         // Everything journaled from here on is the command's doing (the player's home
         // network above is bookkeeping).
         let journaled = self.journal.len();
-        // The prefix is stripped once; the command word is looked up once, in the lobby's
-        // and every game's commands together.
-        let words: Vec<&str> = command.split_whitespace().collect();
-        let head = words.first().map(|w| w.to_lowercase()).unwrap_or_default();
         let answer = match self.grammar.find_in(LOBBY, &head).map(|spec| grammar::parse(spec, &words)) {
             Some(Err(error)) => vec![reply(&reply_to, self.unread(&error, None))].into(),
             Some(Ok(parsed)) => match LobbyCommand::from_parsed(&parsed) {
@@ -834,6 +854,10 @@ impl Router {
             Entry::Unignored { player } => {
                 self.ignored.remove(player);
             }
+            Entry::RoomLanguage { network, room, language } => {
+                self.replay_room_language(Place { network: network.clone(), room: room.clone() }, *language);
+            }
+            Entry::PlayerLanguage { player, language } => self.replay_player_language(player.clone(), *language),
         }
         Ok(())
     }
@@ -856,7 +880,7 @@ impl Router {
         let say = |text: RichText| vec![reply(reply_to, text)];
         let (place, player, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
         match command {
-            LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref())),
+            LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref(), reply_to.language)),
             LobbyCommand::Games => say(self.games()),
             LobbyCommand::Wizards => {
                 let answer = self.registry.iter().find_map(|game| game.lobby("wizards"));
@@ -882,6 +906,7 @@ impl Router {
             LobbyCommand::Accept(wizard) => self.accept(place, player, wizard, now, reply_to),
             LobbyCommand::Decline => self.decline(place, player, reply_to),
             LobbyCommand::Withdraw => self.withdraw(speaker, reply_to),
+            LobbyCommand::Lang(word) => self.choose_language(speaker, word.as_deref(), reply_to),
         }
     }
 
@@ -965,12 +990,14 @@ impl Router {
         now: Timestamp,
     ) -> Answer {
         let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
+        // The command's own name, however it was typed (`状态` is `status`).
+        let name = self.grammar.find(head).first().map_or(head, |(_, command)| command.name);
         let index = if private { self.private_table(sender, head) } else { self.active_at(place).ok_or(()) };
         // After a game ends its room can still ask how it ended.
         let index = index.or_else(|()| {
             self.finished_at(place)
                 .filter(|i| {
-                    head == "status"
+                    name == "status"
                         && self
                             .grammar
                             .find_in(self.tables[i].table.game(), head)
@@ -983,7 +1010,7 @@ impl Router {
             Ok(index) => index,
             Err(()) => {
                 // `!stop` where no table plays clears a waiting challenge.
-                if head == "stop"
+                if name == "stop"
                     && !private
                     && let Some(challenge) = self.challenges.get(place).cloned()
                     && (speaker.role != Role::Player || &challenge.challenger == sender)
@@ -1283,5 +1310,7 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod chinese_tests;
 #[cfg(test)]
 mod scale_tests;
