@@ -122,7 +122,7 @@ impl Router {
         });
         let challenge = Challenge { challenger: challenger.clone(), opponent, wizard, expires };
         self.challenges.insert(place.clone(), challenge);
-        let outbound = self.to_rooms(place, text);
+        let outbound = self.to_rooms(place, |_| text.clone());
         self.announced(outbound)
     }
 
@@ -179,7 +179,7 @@ impl Router {
                 };
                 let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
                 let text = RichText::new().mention(sender).text(verb).mention(other).text(".");
-                let outbound = self.to_rooms(place, text);
+                let outbound = self.to_rooms(place, |_| text.clone());
                 self.announced(outbound)
             }
             _ => vec![reply(
@@ -233,7 +233,7 @@ impl Router {
             .text(" to ")
             .mention(&challenge.opponent)
             .text(".");
-        let outbound = self.to_rooms(place, text);
+        let outbound = self.to_rooms(place, |_| text.clone());
         self.announced(outbound)
     }
 
@@ -257,7 +257,7 @@ impl Router {
                 .text(" expired unanswered; ")
                 .code("!duel <player>")
                 .text(" makes a new one.");
-            let outbound = self.to_rooms(&place, text);
+            let outbound = self.to_rooms(&place, |_| text.clone());
             out.extend(self.announced(outbound));
         }
         out

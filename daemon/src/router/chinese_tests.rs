@@ -30,7 +30,10 @@ fn a_duel_is_played_with_chinese_commands_and_full_width_input() {
     let alice = Inbound { private: true, ..Inbound::new(NetworkId::new("irc"), RoomId::new("alice"), PlayerId::new("alice"), "！施法　迸发　火　协调") };
     let queued = plain(&router.handle(&alice, T));
     assert_eq!(queued.len(), 1, "{queued:?}");
-    let bob = Inbound { private: true, ..matrix("@bob:hs", "!施法 专注水协调") };
+    let bob = Inbound {
+        private: true,
+        ..Inbound::new(NetworkId::new("matrix"), RoomId::new("!dm"), PlayerId::new("@bob:hs"), "!施法 专注水协调")
+    };
     let round = plain(&router.handle(&bob, T));
     assert!(round.len() > 2, "the round is settled: {round:?}");
     let status = plain(&router.handle(&irc("alice", "！状态"), T));

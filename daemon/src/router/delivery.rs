@@ -6,9 +6,9 @@
 //! to their home network, answers to where they were asked; mentions and names are
 //! localized per network.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use spellbridge_core::{Event, Presentation};
+use spellbridge_core::{Event, Language, Presentation};
 
 use super::*;
 use crate::identity::local_part;
@@ -68,18 +68,12 @@ impl Router {
             .collect()
     }
 
-    /// Turns the router's own messages about a table (its dice commitment, a revealed
-    /// key) into outbound messages, the same words for every destination.
-    pub(super) fn deliver_text(&self, id: TableId, announcements: Vec<Announcement>) -> Vec<Outbound> {
+    /// Turns the router's own message about a table (its dice commitment, a revealed key)
+    /// into outbound messages to every room of its bridge, each in its room's language:
+    /// `say` words it once per language among them.
+    pub(super) fn deliver_text(&self, id: TableId, say: impl Fn(Language) -> RichText) -> Vec<Outbound> {
         let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
-        let mut out = Vec::with_capacity(announcements.len());
-        for announcement in announcements {
-            match announcement.to {
-                Audience::Table => out.extend(self.to_rooms(&place, announcement.text)),
-                Audience::Player(player) => out.push(self.to_player(&place, &player, announcement.text)),
-            }
-        }
-        out
+        self.to_rooms(&place, say)
     }
 
     /// Turns the answer to a question (`!status`) into outbound messages: what the table
@@ -120,9 +114,19 @@ impl Router {
         out
     }
 
-    /// A message to every room of the bridge `place` is in (or to `place` alone).
-    pub(super) fn to_rooms(&self, place: &Place, text: RichText) -> Vec<Outbound> {
-        self.relay.rooms(place).iter().map(|room| self.to_room(room, text.clone())).collect()
+    /// A message to every room of the bridge `place` is in (or to `place` alone), each in
+    /// its room's language: `say` words it once per language among them.
+    pub(super) fn to_rooms(&self, place: &Place, say: impl Fn(Language) -> RichText) -> Vec<Outbound> {
+        let mut said: BTreeMap<Language, RichText> = BTreeMap::new();
+        self.relay
+            .rooms(place)
+            .iter()
+            .map(|room| {
+                let language = self.room_language(room);
+                let text = said.entry(language).or_insert_with(|| say(language)).clone();
+                self.to_room(room, text)
+            })
+            .collect()
     }
 
     /// A message to one room.
@@ -253,7 +257,7 @@ mod tests {
     use serde_json::Value;
     use spellbridge_core::games::duel::DuelPlugin;
     use spellbridge_core::options::Challenge;
-    use spellbridge_core::{Command, GamePlugin, Language, TableSetup};
+    use spellbridge_core::{Announcement, Command, GamePlugin, Language, TableSetup};
 
     use super::*;
 
@@ -367,7 +371,7 @@ mod tests {
         asked_for(said("matrix", "!m", "@bob:hs", "hello"));
         asked_for(said("libera", "#magic", "alice", "!duel bob"));
         let (opening, out) = asked_for(said("matrix", "!m", "@bob:hs", "!接受"));
-        assert_eq!(opening, [compact_en, full_zh], "{out:#?}");
+        assert_eq!(opening, [full_zh, compact_en], "{out:#?}");
         // bob's private messages are English (Matrix's default) until he says otherwise.
         let (queued, _) = asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!cast surge water end") });
         assert_eq!(queued, [full_en]);

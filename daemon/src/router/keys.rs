@@ -10,7 +10,7 @@
 
 use serde_json::{Value, json};
 use spellbridge_core::dice::{Commitment, DiceKey};
-use spellbridge_core::{Announcement, Dice, RichText};
+use spellbridge_core::{Dice, RichText};
 
 use super::{Outbound, ReplayError, Router};
 use crate::journal::{Entry, TableId};
@@ -132,7 +132,7 @@ impl Router {
             .text(" (its SHA-256 is ")
             .code(key.commitment().as_str())
             .text(", the commitment announced before these draws): anyone can now check every draw.");
-        let outbound = self.deliver_text(id, vec![Announcement::table(revealed)]);
+        let outbound = self.deliver_text(id, |_| revealed.clone());
         let mut out = self.announced(outbound);
         if finished {
             if let Some(seating) = self.tables.get_mut(&id) {
@@ -147,7 +147,7 @@ impl Router {
         }
         self.log(Entry::Keyed { table: id, epoch: next_epoch, commitment: commitment.clone() });
         let text = Self::commitment_text("New dice commitment", &commitment);
-        let outbound = self.deliver_text(id, vec![Announcement::table(text)]);
+        let outbound = self.deliver_text(id, |_| text.clone());
         out.extend(self.announced(outbound));
         out
     }

@@ -26,7 +26,7 @@ use spellbridge_core::grammar::{self, Grammar, ParseError};
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Announcement, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Message, NetworkId,
+    Action, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Message, NetworkId,
     PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
 };
 
@@ -952,7 +952,7 @@ impl Router {
                 self.keys.insert((id, epoch), key.clone());
                 let commitment = key.commitment();
                 let opening = table.opening();
-                let committed = Announcement::table(Self::commitment_text("Dice commitment", &commitment));
+                let committed = Self::commitment_text("Dice commitment", &commitment);
                 let opened_as = table.snapshot();
                 self.log(Entry::Opened {
                     table: id,
@@ -974,7 +974,7 @@ impl Router {
                 self.tables.insert(id, Seating { place: place.clone(), dice, sequence: 0, table });
                 self.reindex(id);
                 let mut outbound = self.deliver(id, &opening);
-                outbound.extend(self.deliver_text(id, vec![committed]));
+                outbound.extend(self.deliver_text(id, |_| committed.clone()));
                 self.announced(outbound)
             }
         }

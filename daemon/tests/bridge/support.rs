@@ -57,6 +57,8 @@ pub(super) struct Extra {
     pub(super) irc_reconnect: Option<&'static str>,
     /// The body of `[irc.flood]` (default `enabled = false`).
     pub(super) irc_flood: Option<&'static str>,
+    /// The Matrix room's `language` in the bridge (default: none, English).
+    pub(super) matrix_language: Option<&'static str>,
 }
 
 /// Writes the config (IRC without flood control, Matrix with the bot's password in a
@@ -104,7 +106,7 @@ enabled = false
 
 [[bridge]]
 name = "magic"
-rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}" }}]
+rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}"{language} }}]
 
 {sections}
 "#,
@@ -114,6 +116,7 @@ rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room 
         homeserver = synapse.base_url(),
         bot = bot_id(),
         sections = extra.sections,
+        language = extra.matrix_language.map(|l| format!(", language = \"{l}\"")).unwrap_or_default(),
     );
     daemon.set_config(&config).unwrap_or_else(|e| panic!("{e}"));
     daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
@@ -412,7 +415,8 @@ pub(super) async fn until_bot_in(user: &mut Mx, room: &str) {
         user.say(room, "!games").await;
         let until = Instant::now() + Duration::from_secs(3);
         while let Some(m) = user.client.next_message(until.saturating_duration_since(Instant::now())).await {
-            if m.sender == bot && m.room_id == room && m.body.contains("Games:") {
+            // `!games` is answered in the room's language.
+            if m.sender == bot && m.room_id == room && (m.body.contains("Games:") || m.body.contains("游戏：")) {
                 return;
             }
         }
