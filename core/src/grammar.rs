@@ -397,7 +397,8 @@ impl Reader<'_> {
                     .map_err(|error| self.fail(Problem::BadNumber { what: arg.what, error }))?,
             ),
             Kind::Signed => Value::Signed(
-                signed(&narrow(word)).map_err(|error| self.fail(Problem::BadNumber { what: arg.what, error }))?,
+                signed(&narrow(word))
+                    .map_err(|error| self.fail(Problem::BadNumber { what: arg.what, error }))?,
             ),
             Kind::Choice(choice) => match (choice.find(word), choice.noun) {
                 (Some(i), _) => Value::Choice(i),

@@ -205,7 +205,12 @@ mod tests {
         let lobby = words(LOBBY_COMMANDS);
         for game in registry.iter() {
             for command in LOBBY_COMMANDS.iter().chain(game.commands()) {
-                assert_ne!(command.name_in(Language::ZhCn), command.name, "{} has no Chinese name", command.name);
+                assert_ne!(
+                    command.name_in(Language::ZhCn),
+                    command.name,
+                    "{} has no Chinese name",
+                    command.name
+                );
             }
             for word in words(game.commands()) {
                 assert!(!lobby.contains(&word), "`{word}` is a lobby command and a {} one", game.name());

@@ -916,7 +916,7 @@ impl Session {
         // An emote is not a command, so it is not refused (the daemon counts commands). The
         // prefix typed full width (`！`) starts a command too, as the daemon reads it.
         let command = said == Said::Message
-            && spellbridge_core::grammar::strip_prefix(text, &self.shared.options.prefix).is_some();
+            && spellbridge_core::grammar::strip_prefix(&text, &self.shared.options.prefix).is_some();
         if command && account.is_none() && self.require_account() {
             let note = "spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.";
             return self.notice(nick, note.to_owned());

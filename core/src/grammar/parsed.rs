@@ -119,9 +119,10 @@ impl Parsed {
             Query::Yes => true,
             Query::Unless(words) => match self.values.first() {
                 None | Some((_, Value::Absent)) => true,
-                Some((at, _)) => {
-                    self.words.get(*at).is_some_and(|w| words.iter().any(|x| narrow(w).eq_ignore_ascii_case(x)))
-                }
+                Some((at, _)) => self
+                    .words
+                    .get(*at)
+                    .is_some_and(|w| words.iter().any(|x| narrow(w).eq_ignore_ascii_case(x))),
             },
         }
     }

@@ -171,12 +171,20 @@ fn hostile_input_is_read_or_refused_without_panicking() {
     // Control characters stay inside the word they were typed in.
     assert_eq!(read_ok("give bo\u{7}b").player(0), Some(&PlayerId::new("bo\u{7}b")));
     assert!(matches!(refused("hit 1\u{0} fire").problem, Problem::BadNumber { .. }));
-    // Full-width digits are not digits; an ideographic space separates words.
-    assert!(matches!(refused("hit ３ fire").problem, Problem::BadNumber { .. }));
+    // Full-width digits are digits and full-width letters the command (issue 19: see
+    // `full_width_input_reads_as_ascii`); an ideographic space separates words; other
+    // digits (Arabic-Indic, superscript) are not digits.
+    assert_eq!(read_ok("hit ３ fire").number(0), Some(3));
     assert_eq!(read_ok("hit\u{3000}3\u{3000}ice").number(0), Some(3));
+    assert!(matches!(refused("hit \u{663} fire").problem, Problem::BadNumber { .. }));
+    assert!(matches!(refused("hit \u{b3} fire").problem, Problem::BadNumber { .. }));
     // Odd Unicode in a command word is just an unknown command.
-    assert_eq!(read(COMMANDS, "ｈｉｔ 1 fire"), Err(ReadError::Unknown("ｈｉｔ".into())));
+    assert_eq!(read(COMMANDS, "ｈｉｔ 1 fire").map(|p| p.name()), Ok("hit"));
     assert!(matches!(read(COMMANDS, "\u{202e}hit 1 fire"), Err(ReadError::Unknown(_))));
+    assert_eq!(
+        read(COMMANDS, "ｈｉｔ\u{200b} 1 fire").map(|p| p.name()),
+        Err(ReadError::Unknown("hit\u{200b}".into()))
+    );
     // A backtick typed in a word is echoed as typed, inside the refusal.
     assert!(refused("hit `x fire").to_string().starts_with("`!hit`: the count ``x` is not a whole number"));
 }

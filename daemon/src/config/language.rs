@@ -47,7 +47,8 @@ impl LanguageSettings {
     /// (`libera zh-CN, matrix !abc:hs zh-CN`); `None` when the config chooses none.
     pub fn describe(&self) -> Option<String> {
         let networks = self.networks.iter().map(|(network, language)| format!("{network} {language}"));
-        let rooms = self.rooms.iter().map(|((network, room), language)| format!("{network} {room} {language}"));
+        let rooms =
+            self.rooms.iter().map(|((network, room), language)| format!("{network} {room} {language}"));
         let all: Vec<String> = networks.chain(rooms).collect();
         (!all.is_empty()).then(|| all.join(", "))
     }
@@ -125,9 +126,10 @@ mod tests {
 
     #[test]
     fn a_bad_value_says_what_to_write() {
-        let error = read(&toml::Value::String("fr".into()), "[[irc]] `libera`: language").unwrap_err();
+        let error =
+            read(&toml::Value::String("fr".into()), "[[irc]] `libera`: language").expect_err("French");
         assert!(error.contains("\"fr\" is not a language") && error.contains("\"zh-CN\""), "{error}");
-        let error = read(&toml::Value::Integer(1), "x").unwrap_err();
+        let error = read(&toml::Value::Integer(1), "x").expect_err("a number");
         assert!(error.contains("x = 1 is not"), "{error}");
     }
 }

@@ -261,7 +261,8 @@ impl Settings {
                 }
                 let place = (NetworkId::new(room.network), RoomId::new(room.room));
                 if let Some(value) = &room.language {
-                    let at = format!("[[bridge]] `{}`: the language of {} on {}", bridge.name, place.1, place.0);
+                    let at =
+                        format!("[[bridge]] `{}`: the language of {} on {}", bridge.name, place.1, place.0);
                     let language = language::read(value, &at).map_err(invalid)?;
                     if let Some(other) = languages.rooms.insert(place.clone(), language)
                         && other != language
@@ -289,7 +290,9 @@ impl Settings {
             });
         }
         for (network, room) in languages.rooms.keys() {
-            let own = networks.iter().any(|n| n.name() == network.as_str() && n.rooms().contains(&room.as_str().to_owned()));
+            let own = networks
+                .iter()
+                .any(|n| n.name() == network.as_str() && n.rooms().contains(&room.as_str().to_owned()));
             if !own && !bridged.contains_key(&(network.as_str().to_owned(), room.as_str().to_owned())) {
                 return Err(invalid(format!(
                     "`{network}`: languages names {room}, which is neither one of its rooms nor in a [[bridge]]; \

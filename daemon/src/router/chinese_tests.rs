@@ -27,12 +27,25 @@ fn a_duel_is_played_with_chinese_commands_and_full_width_input() {
     assert!(challenged.iter().any(|t| t.contains("challenges")), "{challenged:?}");
     let accepted = plain(&router.handle(&matrix("@bob:hs", "！接受"), T));
     assert!(accepted.iter().any(|t| t.contains("Round 1 begins")), "{accepted:?}");
-    let alice = Inbound { private: true, ..Inbound::new(NetworkId::new("irc"), RoomId::new("alice"), PlayerId::new("alice"), "！施法　迸发　火　协调") };
+    let alice = Inbound {
+        private: true,
+        ..Inbound::new(
+            NetworkId::new("irc"),
+            RoomId::new("alice"),
+            PlayerId::new("alice"),
+            "！施法　迸发　火　协调",
+        )
+    };
     let queued = plain(&router.handle(&alice, T));
     assert_eq!(queued.len(), 1, "{queued:?}");
     let bob = Inbound {
         private: true,
-        ..Inbound::new(NetworkId::new("matrix"), RoomId::new("!dm"), PlayerId::new("@bob:hs"), "!施法 专注水协调")
+        ..Inbound::new(
+            NetworkId::new("matrix"),
+            RoomId::new("!dm"),
+            PlayerId::new("@bob:hs"),
+            "!施法 专注水协调",
+        )
     };
     let round = plain(&router.handle(&bob, T));
     assert!(round.len() > 2, "the round is settled: {round:?}");

@@ -138,13 +138,6 @@ impl Router {
         }
     }
 
-    /// A private message to a player, on the network and identity they last used (else
-    /// as the table's network knows them).
-    pub(super) fn to_player(&self, place: &Place, player: &PlayerId, text: RichText) -> Outbound {
-        let (network, identity) = self.home_of(place, player);
-        self.to_identity(network, identity, text)
-    }
-
     /// Where a player's private messages go: the network and identity they last used
     /// (else as the table's network knows them).
     fn home_of(&self, place: &Place, player: &PlayerId) -> (NetworkId, PlayerId) {
@@ -349,7 +342,10 @@ mod tests {
     #[test]
     fn each_room_and_each_players_messages_are_rendered_in_their_language() {
         let asked = Arc::new(Mutex::new(Vec::new()));
-        let rooms = [(NetworkId::new("libera"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
+        let rooms = [
+            (NetworkId::new("libera"), RoomId::new("#magic")),
+            (NetworkId::new("matrix"), RoomId::new("!m")),
+        ];
         let mut languages = crate::config::LanguageSettings::default();
         languages.rooms.insert((NetworkId::new("matrix"), RoomId::new("!m")), Language::ZhCn);
         let options = RouterOptions {
@@ -373,16 +369,21 @@ mod tests {
         let (opening, out) = asked_for(said("matrix", "!m", "@bob:hs", "!接受"));
         assert_eq!(opening, [full_zh, compact_en], "{out:#?}");
         // bob's private messages are English (Matrix's default) until he says otherwise.
-        let (queued, _) = asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!cast surge water end") });
+        let (queued, _) =
+            asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!cast surge water end") });
         assert_eq!(queued, [full_en]);
         let (_, told) = asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!lang zh") });
         assert_eq!(told.len(), 1, "{told:#?}");
         // alice's cast reveals the round: each room in its own language, bob's private
         // events (if any) in his; alice queued in English.
-        let (round, out) = asked_for(Inbound { private: true, ..said("libera", "alice", "alice", "！施法　迸发　火　协调") });
+        let (round, out) = asked_for(Inbound {
+            private: true,
+            ..said("libera", "alice", "alice", "！施法　迸发　火　协调")
+        });
         assert!(round.contains(&compact_en) && round.contains(&full_zh), "{round:?} {out:#?}");
         assert!(!round.contains(&full_en), "nobody reads the full form in English: {round:?}");
-        let rooms_told: Vec<&str> = out.iter().filter(|o| matches!(o.to, Destination::Room(_))).map(|o| o.network.as_str()).collect();
+        let rooms_told: Vec<&str> =
+            out.iter().filter(|o| matches!(o.to, Destination::Room(_))).map(|o| o.network.as_str()).collect();
         assert!(rooms_told.contains(&"libera") && rooms_told.contains(&"matrix"), "{out:#?}");
     }
 }

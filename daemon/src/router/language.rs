@@ -31,7 +31,11 @@ impl Router {
 
     /// The language `room` is told in.
     pub(super) fn room_language(&self, room: &Place) -> Language {
-        self.chosen.rooms.get(room).copied().unwrap_or_else(|| self.options.languages.room(&room.network, &room.room))
+        self.chosen
+            .rooms
+            .get(room)
+            .copied()
+            .unwrap_or_else(|| self.options.languages.room(&room.network, &room.room))
     }
 
     /// The language `player`'s private messages are told in, on their home `network`.
@@ -199,8 +203,12 @@ mod tests {
         // The other room of the bridge keeps its own.
         let matrix = Place { network: NetworkId::new("matrix"), room: RoomId::new("!m") };
         let irc = Place { network: NetworkId::new("irc"), room: RoomId::new("#magic") };
-        assert_eq!((router.room_language(&matrix), router.room_language(&irc)), (Language::ZhCn, Language::En));
-        let unknown = plain(&router.handle(&Inbound { operator: true, ..said("irc", "#magic", "op", "!lang fr") }, T));
+        assert_eq!(
+            (router.room_language(&matrix), router.room_language(&irc)),
+            (Language::ZhCn, Language::En)
+        );
+        let unknown =
+            plain(&router.handle(&Inbound { operator: true, ..said("irc", "#magic", "op", "!lang fr") }, T));
         assert!(unknown[0].contains("I do not speak `fr`"), "{unknown:?}");
     }
 

@@ -26,8 +26,8 @@ use spellbridge_core::grammar::{self, Grammar, ParseError};
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Message, NetworkId,
-    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
+    Action, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Message, NetworkId, PlayerId,
+    Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
 };
 
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
@@ -537,7 +537,9 @@ impl Router {
             addressee: inbound.sender.clone(),
             thread: inbound.thread.clone(),
             // Help asked in Chinese (`!帮助`) is answered in Chinese.
-            language: if !head.is_ascii() && self.grammar.find_in(LOBBY, &head).is_some_and(|c| c.name == "help") {
+            language: if !head.is_ascii()
+                && self.grammar.find_in(LOBBY, &head).is_some_and(|c| c.name == "help")
+            {
                 spellbridge_core::Language::ZhCn
             } else if inbound.private {
                 self.player_language(&speaker.player, &inbound.network)
@@ -857,7 +859,9 @@ impl Router {
             Entry::RoomLanguage { network, room, language } => {
                 self.replay_room_language(Place { network: network.clone(), room: room.clone() }, *language);
             }
-            Entry::PlayerLanguage { player, language } => self.replay_player_language(player.clone(), *language),
+            Entry::PlayerLanguage { player, language } => {
+                self.replay_player_language(player.clone(), *language)
+            }
         }
         Ok(())
     }

@@ -416,7 +416,10 @@ pub(super) async fn until_bot_in(user: &mut Mx, room: &str) {
         let until = Instant::now() + Duration::from_secs(3);
         while let Some(m) = user.client.next_message(until.saturating_duration_since(Instant::now())).await {
             // `!games` is answered in the room's language.
-            if m.sender == bot && m.room_id == room && (m.body.contains("Games:") || m.body.contains("游戏：")) {
+            if m.sender == bot
+                && m.room_id == room
+                && (m.body.contains("Games:") || m.body.contains("游戏："))
+            {
                 return;
             }
         }

@@ -259,7 +259,10 @@ mod tests {
         let overspeed = Token::Preconditioning(Preconditioning::Overspeed);
         assert_eq!(parse_tokens("迸发 火 协调"), Ok(vec![SURGE, Token::Element(Element::Fire), Token::End]));
         assert_eq!(parse_tokens("专注水协调"), Ok(vec![focus, Token::Element(Element::Water), Token::End]));
-        assert_eq!(parse_tokens("超速，雷；协调"), Ok(vec![overspeed, Token::Element(Element::Thunder), Token::End]));
+        assert_eq!(
+            parse_tokens("超速，雷；协调"),
+            Ok(vec![overspeed, Token::Element(Element::Thunder), Token::End])
+        );
         assert_eq!(parse_tokens("反制 土"), Ok(vec![COUNTER, Token::Element(Element::Earth)]));
         // The long names still win over their starts.
         assert_eq!(parse_tokens("专注施法火"), Ok(vec![focus, Token::Element(Element::Fire)]));
