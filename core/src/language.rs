@@ -76,8 +76,8 @@ mod tests {
 
     #[test]
     fn serialised_as_the_config_writes_it() {
-        assert_eq!(serde_json::to_string(&Language::ZhCn).expect("json"), "\"zh-CN\"");
-        assert_eq!(serde_json::from_str::<Language>("\"en\"").expect("json"), Language::En);
+        assert_eq!(serde_json::to_string(&Language::ZhCn).expect("serialises"), "\"zh-CN\"");
+        assert_eq!(serde_json::from_str::<Language>("\"en\"").expect("reads"), Language::En);
         assert_eq!(Language::ZhCn.to_string(), "zh-CN");
     }
 }

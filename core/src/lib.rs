@@ -8,6 +8,7 @@
 //!
 //! - [`ids`]: typed names of networks, rooms and players.
 //! - [`language`]: the languages a destination can be told in.
+//! - [`locale`]: the message catalogues every player-visible sentence is said from.
 //! - [`text`]: the small rich-text type every announcement is written in.
 //! - [`dice`]: the seeded, auditable random generator.
 //! - [`time`]: timestamps and durations (plain numbers, no clock).
@@ -25,6 +26,7 @@ pub mod games;
 pub mod grammar;
 pub mod ids;
 pub mod language;
+pub mod locale;
 pub mod options;
 pub mod plugin;
 pub mod text;

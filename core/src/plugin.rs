@@ -28,6 +28,8 @@ use crate::dice::Dice;
 use crate::event::{Event, Presentation};
 use crate::grammar::{Command, Parsed};
 use crate::ids::{PlayerId, RoomId};
+use crate::language::Language;
+use crate::locale::Localized;
 use crate::text::RichText;
 use crate::time::Timestamp;
 
@@ -124,6 +126,10 @@ pub enum Refusal {
     /// type instead.
     #[error("{}", .0.plain())]
     Refused(RichText),
+    /// The command was understood but refused, the reason said in every language (a game
+    /// whose words are in the [catalogues](crate::locale)).
+    #[error("{}", .0.get(Language::En).plain())]
+    Worded(Localized),
 }
 
 impl Refusal {
@@ -131,6 +137,16 @@ impl Refusal {
     pub fn because(reason: impl Into<String>) -> Self {
         let reason: String = reason.into();
         Refusal::Refused(RichText::from(reason))
+    }
+
+    /// What the refusal says to a reader of `language` (`None` for an unknown command,
+    /// which the caller words).
+    pub fn text(&self, language: Language) -> Option<RichText> {
+        match self {
+            Refusal::UnknownCommand(_) => None,
+            Refusal::Refused(text) => Some(text.clone()),
+            Refusal::Worded(said) => Some(said.get(language).clone()),
+        }
     }
 }
 
@@ -239,6 +255,20 @@ pub trait GamePlugin: Send + Sync {
     /// Every command of the game, in the order help lists them.
     fn commands(&self) -> &'static [Command];
 
+    /// [`GamePlugin::summary`] in `language`; a game whose words are in the catalogues
+    /// says it in that language, others as `summary` does.
+    fn summary_in(&self, language: Language) -> String {
+        let _ = language;
+        self.summary().to_owned()
+    }
+
+    /// What `command` does, for `!help`, in `language`: by default its declaration's
+    /// summary (`None` for a command the game does not have).
+    fn help_in(&self, command: &str, language: Language) -> Option<String> {
+        let _ = language;
+        self.commands().iter().find(|c| c.name == command).map(|c| c.summary.to_owned())
+    }
+
     /// Opens a table. Refuses setups the game cannot take (an unknown wizard, say).
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal>;
 
@@ -257,6 +287,13 @@ pub trait GamePlugin: Send + Sync {
     /// Answers a lobby command that belongs to this game (the Duel answers `wizards`).
     fn lobby(&self, _command: &str) -> Option<RichText> {
         None
+    }
+
+    /// [`GamePlugin::lobby`] in `language`; a game whose words are in the catalogues
+    /// answers in it, others as `lobby` does.
+    fn lobby_in(&self, command: &str, language: Language) -> Option<RichText> {
+        let _ = language;
+        self.lobby(command)
     }
 
     /// The same game with the options its config section gives (`[games.<name>]`), or

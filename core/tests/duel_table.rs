@@ -339,8 +339,8 @@ fn no_duel_line_writes_a_player_id_into_its_text() {
             let role = if who.as_str() == "oscar" { Role::Operator } else { Role::Player };
             let command = &match read_for(&*table, &who, command) {
                 Ok(command) => command,
-                Err(spellbridge_core::Refusal::Refused(text)) => {
-                    said.push(text);
+                Err(refusal @ spellbridge_core::Refusal::Refused(_)) => {
+                    said.extend(refusal.text(spellbridge_core::Language::En));
                     continue;
                 }
                 Err(other) => panic!("{command}: {other}"),
@@ -348,7 +348,9 @@ fn no_duel_line_writes_a_player_id_into_its_text() {
             let action = Action { actor: &who, command, typed: &typed, private: *private, now: T0, role };
             match table.act(&action, &mut dice) {
                 Ok(out) => said.extend(full(out).into_iter().map(|a| a.text)),
-                Err(spellbridge_core::Refusal::Refused(text)) => said.push(text),
+                Err(refusal @ spellbridge_core::Refusal::Worded(_)) => {
+                    said.extend(refusal.text(spellbridge_core::Language::En));
+                }
                 Err(other) => panic!("{}: {other}", command.name()),
             }
         }

@@ -9,6 +9,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
+use spellbridge_core::Language;
 use spellbridge_core::games::thaum::command::parse;
 use spellbridge_core::games::thaum::state::{Thaum, ThaumState};
 use spellbridge_core::games::thaum::{ThaumCommand, ThaumOptions, ThaumPlugin, engine};
@@ -167,7 +168,7 @@ fn play(steps: &[Step], seed: u64, options: ThaumOptions) -> Result<(Vec<String>
                         prop_assert_eq!(&table.snapshot(), &before, "refused `{}` changed the state", text);
                         let text = match refusal {
                             Refusal::UnknownCommand(word) => format!("unknown {word}"),
-                            Refusal::Refused(text) => text.plain(),
+                            said => said.text(Language::En).unwrap_or_default().plain(),
                         };
                         prop_assert!(!text.is_empty());
                         said.push(text);

@@ -3,6 +3,7 @@
 //! of CONTRACT.md and its round trip through `restore`.
 
 use serde_json::{Value, json};
+use spellbridge_core::Language;
 use spellbridge_core::games::thaum::{Schedule, ThaumOptions, ThaumPlugin};
 use spellbridge_core::grammar::{self, ReadError, read_for};
 use spellbridge_core::text::Segment;
@@ -86,8 +87,8 @@ impl Room {
         let refusal = self.act(actor, typed, false, role).expect_err("should be refused");
         assert_eq!(self.table.snapshot(), before, "`{typed}` was refused but changed the table");
         match refusal {
-            Refusal::Refused(text) => text.plain(),
             Refusal::UnknownCommand(word) => format!("unknown command {word}"),
+            said => said.text(Language::En).unwrap_or_default().plain(),
         }
     }
 

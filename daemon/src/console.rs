@@ -10,6 +10,8 @@
 //! would through IRC or Matrix; the clock moves only with `#clock`, so a script replays
 //! the same way every time.
 //!
+//! The games are told in English, or in the language `--lang` names (`zh-CN`).
+//!
 //! Lines go through the same [`Engine`] as the daemon's messages. With a [`Store`],
 //! every step is committed before its messages are printed, and a later
 //! run on the same file continues every game (and first prints what the last run queued
@@ -23,7 +25,7 @@ use serde_json::Value;
 use spellbridge_adapters::memory::MemoryTransport;
 use spellbridge_core::time::parse_duration;
 use spellbridge_core::{
-    Destination, GameTransport, Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp,
+    Destination, GameTransport, Inbound, Language, NetworkId, PlayerId, Registry, RoomId, Timestamp,
 };
 
 use crate::engine::{Engine, EngineError, Saved};
@@ -121,10 +123,18 @@ pub struct Console {
 
 impl Console {
     /// The console's router options: random draws from `seed`, bare player names.
+    #[cfg(test)]
     pub(crate) fn options(seed: u64) -> RouterOptions {
+        Console::options_in(seed, Language::En)
+    }
+
+    /// The console's router options, its games told in `language` (`--lang`).
+    fn options_in(seed: u64, language: Language) -> RouterOptions {
         // The console is the only network: its players keep bare names (CONTRACT.md).
-        let scopes = [(NetworkId::new(CONSOLE_NETWORK), Scope::Bare)].into();
-        RouterOptions { secrets: Secrets::Seeded(seed), scopes, ..RouterOptions::default() }
+        let network = NetworkId::new(CONSOLE_NETWORK);
+        let scopes = [(network.clone(), Scope::Bare)].into();
+        let languages = crate::config::LanguageSettings::all(language);
+        RouterOptions { secrets: Secrets::Seeded(seed), scopes, languages, ..RouterOptions::default() }
     }
 
     /// A console whose random draws all derive from `seed`, keeping its games in memory.
@@ -132,10 +142,20 @@ impl Console {
         Console::with_games(seed, Registry::standard())
     }
 
+    /// As [`Console::new`], telling the games in `language` (`spellbridge console --lang`).
+    pub fn new_in(seed: u64, language: Language) -> Self {
+        Console::with_games_in(seed, Registry::standard(), language)
+    }
+
     /// A console offering the games of `games` (e.g. `Registry::standard()` with one
     /// more [`Registry::register`]ed), keeping them in memory.
     pub fn with_games(seed: u64, games: Registry) -> Self {
-        let options = Console::options(seed);
+        Console::with_games_in(seed, games, Language::En)
+    }
+
+    /// As [`Console::with_games`], telling the games in `language`.
+    pub fn with_games_in(seed: u64, games: Registry, language: Language) -> Self {
+        let options = Console::options_in(seed, language);
         let router = Router::new(games.clone(), options.clone());
         Console::over(Engine::new(router, None, Box::new(move || games.clone()), options))
     }
@@ -151,13 +171,23 @@ impl Console {
     /// A console that keeps its games in the SQLite file at `path` (created if missing),
     /// continuing whatever an earlier run left there.
     pub fn with_store(seed: u64, path: &Path) -> anyhow::Result<Self> {
+        Console::with_store_in(seed, path, Language::En)
+    }
+
+    /// As [`Console::with_store`], telling the games in `language`.
+    pub fn with_store_in(seed: u64, path: &Path, language: Language) -> anyhow::Result<Self> {
         let store = Store::open(path, OpenMode::CreateIfMissing, Durability::Full)?;
-        Console::on(seed, store)
+        Console::on_in(seed, store, language)
     }
 
     /// A console on an open `store`, continuing whatever it holds.
     pub fn on(seed: u64, store: Store) -> anyhow::Result<Self> {
-        let options = Console::options(seed);
+        Console::on_in(seed, store, Language::En)
+    }
+
+    /// As [`Console::on`], telling the games in `language`.
+    pub fn on_in(seed: u64, store: Store, language: Language) -> anyhow::Result<Self> {
+        let options = Console::options_in(seed, language);
         let router = store.load(Registry::standard(), options.clone())?;
         let clock = store.meta(CLOCK_KEY)?;
         let path = store.path().to_owned();
@@ -310,6 +340,11 @@ fn utf8_line(bytes: &[u8]) -> Result<&str, ScriptError> {
 /// unreadable line is an error. Scenario tests use this; it runs its own runtime.
 pub fn run_script(script: &str, seed: u64) -> anyhow::Result<(String, Value)> {
     run_in(Console::new(seed), script)
+}
+
+/// As [`run_script`], the games told in `language` (the zh-CN scenario transcripts).
+pub fn run_script_in(script: &str, seed: u64, language: Language) -> anyhow::Result<(String, Value)> {
+    run_in(Console::new_in(seed, language), script)
 }
 
 /// As [`run_script`], with the games of `games` (a game kept outside the core, added

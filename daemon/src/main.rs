@@ -12,9 +12,9 @@ use spellbridge::serve;
 use spellbridge::store::audit::{self, KeyCheck};
 use spellbridge::store::startup::Policy as StartPolicy;
 use spellbridge::store::{Durability, OpenMode, Store};
-use spellbridge_core::NetworkId;
 use spellbridge_core::Registry;
 use spellbridge_core::dice::{Commitment, DiceKey};
+use spellbridge_core::{Language, NetworkId};
 use tokio_util::sync::CancellationToken;
 
 /// Chat games (Thaum and Duel) on Matrix and IRC.
@@ -63,6 +63,9 @@ enum Command {
         /// At the end of input, write every table's state to this file as JSON.
         #[arg(long, value_name = "PATH")]
         state_json: Option<PathBuf>,
+        /// The language games are told in: `en` (the default) or `zh-CN`.
+        #[arg(long, value_name = "LANGUAGE", default_value = "en")]
+        lang: Language,
     },
     /// Replay every table's journal with its recorded seeds and compare it with the stored
     /// state and its checksum, and check the outbox; lists every problem and exits
@@ -124,7 +127,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run { config, strict } => run(&config, strict),
         Command::CheckConfig { config, connect } => check_config(&config, connect),
-        Command::Console { seed, db, state_json } => console(seed, db, state_json),
+        Command::Console { seed, db, state_json, lang } => console(seed, db, state_json, lang),
         Command::Verify { db, config, table: None, .. } => verify(&db, config.as_deref()),
         Command::Verify { db, table: Some(table), key, .. } => verify_keys(&db, table, &key),
         Command::Export { table, format, db } => export(table, format, &db),
@@ -139,13 +142,18 @@ fn main() -> ExitCode {
     }
 }
 
-fn console(seed: Option<u64>, db: Option<PathBuf>, state_json: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+fn console(
+    seed: Option<u64>,
+    db: Option<PathBuf>,
+    state_json: Option<PathBuf>,
+    language: Language,
+) -> anyhow::Result<ExitCode> {
     let seed = seed.unwrap_or_else(random_seed);
     eprintln!("spellbridge console: seed {seed} (replay with --seed {seed})");
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let mut console = match &db {
-        Some(path) => Console::with_store(seed, path)?,
-        None => Console::new(seed),
+        Some(path) => Console::with_store_in(seed, path, language)?,
+        None => Console::new_in(seed, language),
     };
     let stdout = BufWriter::new(std::io::stdout().lock());
     runtime.block_on(play(&mut console, std::io::stdin().lock(), stdout, std::io::stderr()))?;

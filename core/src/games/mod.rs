@@ -2,3 +2,6 @@
 
 pub mod duel;
 pub mod thaum;
+
+#[cfg(test)]
+mod zh_cn_tests;

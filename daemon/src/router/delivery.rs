@@ -15,9 +15,12 @@ use crate::identity::local_part;
 
 impl Router {
     /// How `network` is shown games' events: in the form its transport asked for (the
-    /// full form when it asked for none: the console).
+    /// full form when it asked for none: the console), in the network's configured
+    /// language (English unless the config or the console's `--lang` names one; a room's
+    /// or a player's own language is applied over it: [`super::language`]).
     pub(super) fn presentation(&self, network: &NetworkId) -> Presentation {
-        Presentation::of(self.options.forms.get(network).copied().unwrap_or_default())
+        let form = self.options.forms.get(network).copied().unwrap_or_default();
+        Presentation::of(form).in_language(self.options.languages.network(network))
     }
 
     /// Turns a table's events into outbound messages: the game renders them once for

@@ -9,8 +9,10 @@
 
 use std::collections::BTreeMap;
 
+use spellbridge_core::locale::Args;
 use spellbridge_core::{Language, Presentation};
 
+use super::said::said;
 use super::*;
 use crate::config::LanguageSettings;
 
@@ -80,18 +82,22 @@ impl Router {
         } else {
             self.room_language(&room)
         };
-        let say = |text: RichText| vec![reply(reply_to, text)];
+        let say = |language: Language, id: &str, args: Args| vec![reply(reply_to, said(language, id, args))];
+        let named =
+            |language: Language| said(language, "lobby-language", Args::new().word("code", language.code()));
         let Some(word) = word else {
-            return say(texts::current(current, private));
+            let id = if private { "lobby-lang-private" } else { "lobby-lang-room" };
+            return say(current, id, Args::new().rich("language", named(current)));
         };
         let Ok(language) = word.parse::<Language>() else {
-            return say(texts::unknown(word));
+            return say(current, "lobby-lang-unknown", Args::new().text("word", word));
         };
         if !private && speaker.role == Role::Player {
-            return say(texts::not_allowed());
+            return say(current, "lobby-lang-not-allowed", Args::new());
         }
         if language == current {
-            return say(texts::already(language, private));
+            let id = if private { "lobby-lang-private-already" } else { "lobby-lang-room-already" };
+            return say(current, id, Args::new().rich("language", named(current)));
         }
         if private {
             self.chosen.players.insert(speaker.player.clone(), language);
@@ -100,63 +106,9 @@ impl Router {
             self.chosen.rooms.insert(room.clone(), language);
             self.log(Entry::RoomLanguage { network: room.network, room: room.room, language });
         }
-        say(texts::chosen(language, private))
-    }
-}
-
-/// `!lang`'s answers.
-mod texts {
-    use spellbridge_core::{Language, RichText};
-
-    fn name(language: Language) -> &'static str {
-        match language {
-            Language::En => "English",
-            Language::ZhCn => "Simplified Chinese",
-        }
-    }
-
-    fn whose(private: bool) -> &'static str {
-        if private { "Your private messages are" } else { "This room is" }
-    }
-
-    pub(super) fn current(language: Language, private: bool) -> RichText {
-        let how = if private {
-            RichText::new().code("!lang zh").text(" or ").code("!lang en").text(" here changes them.")
-        } else {
-            RichText::new()
-                .text("Its operators change it with ")
-                .code("!lang zh")
-                .text(" or ")
-                .code("!lang en")
-                .text("; said to me privately, it changes your private messages.")
-        };
-        RichText::new()
-            .text(format!("{} told in {} ({}). ", whose(private), name(language), language.code()))
-            .append(how)
-    }
-
-    pub(super) fn unknown(word: &str) -> RichText {
-        RichText::new()
-            .text(format!("I do not speak `{word}`: type "))
-            .code("!lang en")
-            .text(" or ")
-            .code("!lang zh")
-            .text(".")
-    }
-
-    pub(super) fn not_allowed() -> RichText {
-        RichText::new()
-            .text("Only this room's operators and game masters choose its language; ")
-            .code("!lang zh")
-            .text(" said to me privately changes your private messages.")
-    }
-
-    pub(super) fn already(language: Language, private: bool) -> RichText {
-        RichText::from(format!("{} already told in {}.", whose(private), name(language)))
-    }
-
-    pub(super) fn chosen(language: Language, private: bool) -> RichText {
-        RichText::from(format!("{} now told in {}.", whose(private), name(language)))
+        // Said in the language just chosen.
+        let id = if private { "lobby-lang-private-chosen" } else { "lobby-lang-room-chosen" };
+        say(language, id, Args::new().rich("language", named(language)))
     }
 }
 
@@ -184,12 +136,14 @@ mod tests {
         let mut router = bridged(Permissions::default());
         let asked = plain(&router.handle(&said("matrix", "!m", "@mage:hs", "!lang"), T));
         assert!(asked[0].contains("This room is told in English (en)"), "{asked:?}");
+        let zh = plain(&router.handle(&said("matrix", "!m", "@mage:hs", "!帮助"), T));
+        assert!(zh[0].contains("命令：!帮助 !游戏 !开局 !决斗"), "{zh:?}");
         let refused = plain(&router.handle(&said("matrix", "!m", "@mage:hs", "!lang zh"), T));
         assert!(refused[0].contains("Only this room's operators and game masters"), "{refused:?}");
         assert!(router.take_journal().iter().all(|r| !matches!(r.entry, Entry::RoomLanguage { .. })));
         let operator = Inbound { operator: true, ..said("matrix", "!m", "@mage:hs", "!语言 中文") };
         let chosen = plain(&router.handle(&operator, T));
-        assert!(chosen[0].contains("now told in"), "{chosen:?}");
+        assert!(chosen[0].contains("本房间现在使用简体中文"), "{chosen:?}");
         let journal = router.take_journal();
         assert!(
             journal.iter().any(|r| r.entry
@@ -229,7 +183,7 @@ mod tests {
         assert_eq!(replayed.player_language(&alice, &NetworkId::new("irc")), Language::ZhCn);
         // Saying it again changes nothing and journals nothing.
         let again = plain(&replayed.handle(&private("irc", "alice", "!lang zh-CN"), T));
-        assert!(again[0].contains("already"), "{again:?}");
+        assert!(again[0].contains("已经在使用简体中文"), "{again:?}");
         assert!(replayed.take_journal().iter().all(|r| !matches!(r.entry, Entry::PlayerLanguage { .. })));
     }
 

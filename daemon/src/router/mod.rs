@@ -23,11 +23,12 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use spellbridge_core::dice::{Commitment, DiceKey};
 use spellbridge_core::grammar::{self, Grammar, ParseError};
+use spellbridge_core::locale::Args;
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Message, NetworkId, PlayerId,
-    Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
+    Action, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Language, Message, NetworkId,
+    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
 };
 
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
@@ -49,6 +50,7 @@ mod links;
 mod members;
 mod names;
 mod prefix;
+mod said;
 mod turn;
 
 pub use challenges::CHALLENGE_LIFETIME_SECS;
@@ -885,10 +887,10 @@ impl Router {
         let (place, player, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
         match command {
             LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref(), reply_to.language)),
-            LobbyCommand::Games => say(self.games()),
+            LobbyCommand::Games => say(self.games(reply_to.language)),
             LobbyCommand::Wizards => {
                 let answer = self.registry.iter().find_map(|game| game.lobby("wizards"));
-                say(answer.unwrap_or_else(|| RichText::from("No game here has wizards.")))
+                say(answer.unwrap_or_else(|| said::said(reply_to.language, "lobby-no-wizards", Args::new())))
             }
             LobbyCommand::Link(None) => self.give_link_code(speaker, reply_to, now),
             LobbyCommand::Link(Some(code)) => self.redeem_link_code(speaker, &code, reply_to, now),
@@ -897,9 +899,7 @@ impl Router {
             LobbyCommand::Unignore(name) => self.unignore(speaker, &name, reply_to),
             LobbyCommand::New(game) => {
                 if private {
-                    return say(RichText::from(
-                        "Open a table in the room where you want to play, not in a private message.",
-                    ));
+                    return say(said::said(reply_to.language, "lobby-new-private", Args::new()));
                 }
                 let seats = vec![Seat { player: player.clone(), choice: None }];
                 self.open(place, &game, seats, now, reply_to)
@@ -922,32 +922,30 @@ impl Router {
         now: Timestamp,
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
+        let language = reply_to.language;
         let Some(plugin) = self.registry.get(game) else {
             let names: Vec<&str> = self.registry.iter().map(|g| g.name()).collect();
-            let hint = words::nearest(game, names.iter().copied())
-                .map(|n| format!(" Did you mean `!new {n}`?"))
-                .unwrap_or_default();
-            return vec![reply(
-                reply_to,
-                RichText::from(format!(
-                    "There is no game called `{game}`.{hint} Games: {}.",
-                    names.join(", ")
-                )),
-            )];
+            let separator = if language == Language::En { ", " } else { "、" };
+            let args = Args::new().text("game", game).text("games", names.join(separator));
+            let text = match words::nearest(game, names.iter().copied()) {
+                Some(guess) => said::said(language, "lobby-new-unknown-guess", args.text("guess", guess)),
+                None => said::said(language, "lobby-new-unknown", args),
+            };
+            return vec![reply(reply_to, text)];
         };
         if let Some(busy) = self.active_at(place) {
             let game = self.tables[&busy].table.game();
             return vec![reply(
                 reply_to,
-                RichText::from(format!(
-                    "This room already has a {game} table; one table per room. Finish it first \
-                 (its game master types `!stop`; in a Duel, `!concede`), or play in another room."
-                )),
+                said::said(language, "lobby-new-busy", Args::new().text("game", game)),
             )];
         }
         let setup = TableSetup { room: place.room.clone(), seats, now };
         match plugin.open(&setup) {
-            Err(refusal) => vec![reply(reply_to, refusal_text(refusal))],
+            Err(refusal) => {
+                let language = reply_to.language;
+                vec![reply(reply_to, refusal_text(refusal, language))]
+            }
             Ok(table) => {
                 let id = self.tables.last_key_value().map_or(0, |(id, _)| id.saturating_add(1));
                 // RULES T-10: a secret key, committed to now and revealed when the table ends.
@@ -956,7 +954,7 @@ impl Router {
                 self.keys.insert((id, epoch), key.clone());
                 let commitment = key.commitment();
                 let opening = table.opening();
-                let committed = Self::commitment_text("Dice commitment", &commitment);
+                let committed = commitment.clone();
                 let opened_as = table.snapshot();
                 self.log(Entry::Opened {
                     table: id,
@@ -978,7 +976,9 @@ impl Router {
                 self.tables.insert(id, Seating { place: place.clone(), dice, sequence: 0, table });
                 self.reindex(id);
                 let mut outbound = self.deliver(id, &opening);
-                outbound.extend(self.deliver_text(id, |_| committed.clone()));
+                outbound.extend(self.deliver_text(id, |language| {
+                    Self::commitment_text(language, "router-dice-commitment", &committed)
+                }));
                 self.announced(outbound)
             }
         }
@@ -1022,23 +1022,24 @@ impl Router {
                     return self.clear_challenge(place, sender, &challenge).into();
                 }
                 let known = !self.grammar.find(head).is_empty();
+                let language = reply_to.language;
                 let text = if !known {
-                    self.unknown_command(head, None)
+                    self.unknown_command(head, None, language)
                 } else if private {
-                    RichText::from(self.private_table_problem(sender))
+                    self.private_table_problem(sender, language)
                 } else {
-                    self.ways_to_start(
-                        RichText::new().text("There is no game in this room yet. Start one with "),
-                        false,
+                    said::said(
+                        language,
+                        "lobby-no-game",
+                        Args::new().rich("ways", self.ways_to_start(false, language)),
                     )
-                    .text(".")
                 };
                 return vec![reply(reply_to, text)].into();
             }
         };
         let game = self.tables[&index].table.game();
         let Some(spec) = self.grammar.find_in(game, head) else {
-            return vec![reply(reply_to, self.unknown_command(head, Some(game)))].into();
+            return vec![reply(reply_to, self.unknown_command(head, Some(game), reply_to.language))].into();
         };
         let mut parsed = match grammar::parse(spec, words) {
             Ok(parsed) => parsed,
@@ -1099,10 +1100,11 @@ impl Router {
             }
             Err(Refusal::UnknownCommand(word)) => {
                 let game = self.tables[&index].table.game();
-                vec![reply(reply_to, self.unknown_command(&word, Some(game)))].into()
+                vec![reply(reply_to, self.unknown_command(&word, Some(game), reply_to.language))].into()
             }
             Err(refusal) => {
-                let text = self.localize(&reply_to.network, refusal_text(refusal));
+                let language = reply_to.language;
+                let text = self.localize(&reply_to.network, refusal_text(refusal, language));
                 vec![reply(reply_to, text)].into()
             }
         }
@@ -1111,7 +1113,7 @@ impl Router {
     /// A command whose arguments could not be read, answered with the usage line from its
     /// declaration and the configured prefix (every parse error is worded by the grammar).
     fn unread(&self, error: &ParseError, example_player: Option<&str>) -> RichText {
-        refusal_text(Refusal::Refused(error.render(&self.options.prefix, example_player)))
+        refusal_text(Refusal::Refused(error.render(&self.options.prefix, example_player)), Language::En)
     }
 
     /// The unfinished table a private `command` of `player`'s goes to: the one table
@@ -1132,20 +1134,22 @@ impl Router {
         })
     }
 
-    fn private_table_problem(&self, player: &PlayerId) -> String {
-        let rooms: Vec<String> = self
+    fn private_table_problem(&self, player: &PlayerId, language: Language) -> RichText {
+        let tables: Vec<String> = self
             .index
             .seated(player)
-            .map(|i| format!("{} in {}", self.tables[&i].table.game(), self.tables[&i].place.room))
+            .map(|i| {
+                let args = Args::new()
+                    .text("game", self.tables[&i].table.game())
+                    .text("room", self.tables[&i].place.room.as_str());
+                said::said(language, "router-table-in-room", args).plain()
+            })
             .collect();
-        if rooms.is_empty() {
-            "You are not playing at any table. Join one in its room (`!join`, or accept a `!duel`)."
-                .to_owned()
+        if tables.is_empty() {
+            said::said(language, "router-no-table", Args::new())
         } else {
-            format!(
-                "You play at several tables ({}); send this command in the table's room instead.",
-                rooms.join(", ")
-            )
+            let separator = if language == Language::En { ", " } else { "、" };
+            said::said(language, "router-several-tables", Args::new().text("tables", tables.join(separator)))
         }
     }
 
@@ -1190,11 +1194,14 @@ fn same_events(
 }
 
 /// A refusal as it is answered. A name echoed in it is escaped, so a hidden or reversing
-/// character in what someone typed is seen, not obeyed.
-fn refusal_text(refusal: Refusal) -> RichText {
+/// character in what someone typed is seen, not obeyed. A game's refusal is told in
+/// `language`.
+fn refusal_text(refusal: Refusal, language: Language) -> RichText {
     let text = match refusal {
-        Refusal::Refused(text) => text,
-        Refusal::UnknownCommand(word) => RichText::from(format!("Unknown command `!{word}`.")),
+        Refusal::UnknownCommand(word) => {
+            said::said(language, "router-unknown-command", Args::new().text("word", word))
+        }
+        said => said.text(language).unwrap_or_default(),
     };
     text.into_segments().into_iter().fold(RichText::new(), |out, segment| match segment {
         Segment::Text { text, style } => {

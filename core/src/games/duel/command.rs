@@ -50,10 +50,22 @@ pub const COMMANDS: &[Command] = &[
         "Room operators, game masters and bot admins: ends the duel with no winner \
          (a player gives up with `!concede`).",
     )
-    .aliases(&["停止"])
+    .aliases(&["停止", "中止"])
     .who(Who::GameMasterOrOperator)
     .example("stop"),
 ];
+
+/// The catalogue's message for a command's help (`locales/*/duel.ftl`), which says in
+/// English exactly what [`COMMANDS`] declares.
+pub fn help_id(command: &str) -> Option<&'static str> {
+    Some(match command {
+        "cast" => "duel-help-cast",
+        "status" => "duel-help-status",
+        "concede" => "duel-help-concede",
+        "stop" => "duel-help-stop",
+        _ => return None,
+    })
+}
 
 impl DuelCommand {
     /// The command the grammar read, as the Duel's type: `None` when it is none of

@@ -54,6 +54,8 @@ use crate::dice::Dice;
 use crate::event::{Event, Presentation};
 use crate::grammar::Command;
 use crate::ids::PlayerId;
+use crate::language::Language;
+use crate::locale;
 use crate::options::{CHALLENGE_LIFETIME_SECS, Challenge, GameOptions};
 use crate::plugin::{Action, Announcement, GamePlugin, Refusal, Table, TableSetup};
 use crate::text::RichText;
@@ -158,7 +160,7 @@ impl DuelPlugin {
 fn refusal(error: DuelError) -> Refusal {
     match error {
         DuelError::UnknownCommand(word) => Refusal::UnknownCommand(word),
-        other => Refusal::Refused(render::error(&other)),
+        other => Refusal::Worded(render::refusal(&other)),
     }
 }
 
@@ -175,6 +177,14 @@ impl GamePlugin for DuelPlugin {
         COMMANDS
     }
 
+    fn summary_in(&self, language: Language) -> String {
+        locale::text(language, "duel-summary", &locale::Args::new())
+    }
+
+    fn help_in(&self, command: &str, language: Language) -> Option<String> {
+        command::help_id(command).map(|id| locale::text(language, id, &locale::Args::new()))
+    }
+
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
         let duel = self.open_duel(setup).map_err(refusal)?;
         Ok(Box::new(DuelTable { duel }))
@@ -189,8 +199,12 @@ impl GamePlugin for DuelPlugin {
     }
 
     fn lobby(&self, command: &str) -> Option<RichText> {
+        self.lobby_in(command, Language::En)
+    }
+
+    fn lobby_in(&self, command: &str, language: Language) -> Option<RichText> {
         let (head, _) = words::split(command);
-        (head == "wizards").then(|| render::wizard_list(self.options.wizards.iter()))
+        (head == "wizards").then(|| render::wizard_list(language, self.options.wizards.iter()))
     }
 
     fn configure(&self, options: &GameOptions<'_>) -> Result<Option<Box<dyn GamePlugin>>, String> {
@@ -245,7 +259,7 @@ impl Table for DuelTable {
             self.duel.apply(action.actor, action.role, &command, action.now, dice).map_err(|error| {
                 match error {
                     DuelError::UnknownCommand(word) => Refusal::UnknownCommand(word),
-                    other => Refusal::Refused(render::error_in(&self.duel, &other)),
+                    other => Refusal::Worded(render::refusal_in(&DuelView::of(&self.duel), &other)),
                 }
             })?;
         Ok(news::told(&self.duel, &events, action.private))

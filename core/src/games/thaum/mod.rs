@@ -51,6 +51,8 @@ use crate::dice::Dice;
 use crate::event::{Event, Presentation};
 use crate::grammar::{Arg, Branch, Choice, Command, Kind, PlayerArgument, Query, Who};
 use crate::ids::PlayerId;
+use crate::language::Language;
+use crate::locale::{self, Localized};
 use crate::options::GameOptions;
 use crate::plugin::{Action, Announcement, Audience, GamePlugin, Refusal, Table, TableSetup};
 use crate::text::RichText;
@@ -143,7 +145,7 @@ pub const COMMANDS: &[Command] = &[
         "Bending: add Mana × (your Thaums × the strength matrix) to a player's Thaums (you may name yourself), \
          then all yours become 0 (T-6). Fire defeats Air, Water defeats Fire, Earth defeats Water, Air defeats Earth.",
     )
-    .aliases(&["bending", "扭转"])
+    .aliases(&["bending", "扭曲"])
     .args(&[MANA, PLAYER], "a Mana amount and a defending player (you may name yourself)")
     .example("bend 1 bob"),
     Command::new(
@@ -159,7 +161,7 @@ pub const COMMANDS: &[Command] = &[
         "Tornado on another player, once per phase: for each Mana a random Thaum of you or them moves by \
          ± your current Air (T-8); then your Air becomes 0. The dice seed is published (T-10).",
     )
-    .aliases(&["龙卷"])
+    .aliases(&["龙卷", "龙卷风"])
     .args(&[MANA, PLAYER], "a Mana amount and another player")
     .example("tornado 2 bob"),
     Command::new(
@@ -216,6 +218,28 @@ pub const COMMANDS: &[Command] = &[
     .example("stop"),
 ];
 
+/// The catalogue's message for a command's help (`locales/*/thaum.ftl`), which says in
+/// English exactly what [`COMMANDS`] declares.
+pub fn help_id(command: &str) -> Option<&'static str> {
+    Some(match command {
+        "join" => "thaum-help-join",
+        "gather" => "thaum-help-gather",
+        "blood" => "thaum-help-blood",
+        "alchemy" => "thaum-help-alchemy",
+        "bend" => "thaum-help-bend",
+        "summon" => "thaum-help-summon",
+        "tornado" => "thaum-help-tornado",
+        "status" => "thaum-help-status",
+        "phase" => "thaum-help-phase",
+        "instability" => "thaum-help-instability",
+        "coins" => "thaum-help-coins",
+        "add" => "thaum-help-add",
+        "gm" => "thaum-help-gm",
+        "stop" => "thaum-help-stop",
+        _ => return None,
+    })
+}
+
 /// `!phase`'s one word.
 const NEXT: Choice = Choice { noun: None, list: "", words: &[&["next", "下一", "下一个"]] };
 
@@ -246,13 +270,23 @@ impl GamePlugin for ThaumPlugin {
         "Nomic magic: turn each phase's Mana into Fire, Water, Earth and Air and cast spells for coins"
     }
 
+    fn summary_in(&self, language: Language) -> String {
+        locale::text(language, "thaum-summary-line", &locale::Args::new())
+    }
+
+    fn help_in(&self, command: &str, language: Language) -> Option<String> {
+        help_id(command).map(|id| locale::text(language, id, &locale::Args::new()))
+    }
+
     fn commands(&self) -> &'static [Command] {
         COMMANDS
     }
 
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
         let Some(seat) = setup.seats.first() else {
-            return Err(Refusal::because("A Thaum table needs a player to open it."));
+            return Err(Refusal::Worded(Localized::new(|language| {
+                locale::rich(language, "thaum-error-no-opener", &locale::Args::new())
+            })));
         };
         let (table, _) = ThaumTable::open(&seat.player, self.options, setup.now);
         Ok(Box::new(table))
@@ -262,10 +296,10 @@ impl GamePlugin for ThaumPlugin {
         ThaumTable::restore(snapshot, self.options).map(|t| Box::new(t) as Box<dyn Table>)
     }
 
-    /// Every destination hears the same: Thaum has one form. Commands are written with
-    /// `!`; the daemon writes them with its configured prefix.
-    fn render(&self, events: &[Event], _presentation: &Presentation) -> Vec<Announcement> {
-        render::announcements(events, "!")
+    /// Every destination hears the same in its language: Thaum has one form. Commands
+    /// are written with `!`; the daemon writes them with its configured prefix.
+    fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
+        render::announcements(events, presentation.language)
     }
 
     fn configure(&self, options: &GameOptions<'_>) -> Result<Option<Box<dyn GamePlugin>>, String> {
@@ -413,15 +447,12 @@ impl Table for ThaumTable {
 
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
         // Commands are written with `!`; the daemon shows them with its configured prefix.
-        let prefix = "!";
         let command = ThaumCommand::from_parsed(action.command)
             .ok_or_else(|| Refusal::UnknownCommand(action.command.name().to_owned()))?;
         if action.private && !command.is_query() {
-            return Err(Refusal::Refused(render::marked(
-                "Thaum actions are posted in the game room, where everyone sees them: type it there. \
-                 Only `!status` answers privately.",
-                prefix,
-            )));
+            return Err(Refusal::Worded(Localized::new(|language| {
+                locale::rich(language, "thaum-error-private", &locale::Args::new())
+            })));
         }
         let draws_before = dice.draws();
         let events = engine::apply(
@@ -435,7 +466,7 @@ impl Table for ThaumTable {
         )
         .map_err(|e| {
             let name = self.example_player_for(Verb::Add, action.actor);
-            Refusal::Refused(render::error(&e, prefix, &name))
+            Refusal::Worded(render::refusal(&e, &name))
         })?;
         if !command.is_query() {
             let draws = events.iter().flat_map(ThaumEvent::draws).collect();

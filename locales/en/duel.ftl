@@ -1,0 +1,143 @@
+### The Duel (RULES Game 2): announcements, private notes, refusals.
+### English: these must read exactly as CONTRACT.md and the transcripts have them.
+### `{" "}` keeps a space Fluent would otherwise trim at a message's start or end.
+
+-token-list = `surge` `focus` `overspeed` `counter` (pre-conditioning), `water` `fire` `thunder` `wind` `earth` `void` (also 水 火 雷 风 土 虚无), `end` (harmonize)
+
+## Words
+duel-element-water = Water
+duel-element-fire = Fire
+duel-element-thunder = Thunder
+duel-element-wind = Wind
+duel-element-earth = Earth
+duel-element-void = Void
+duel-token-surge = Power Surge
+duel-token-focus = Focused Casting
+duel-token-overspeed = Overspeed
+duel-token-counter = Full Counter
+duel-token-end = End
+duel-nothing = nothing
+duel-minutes = { $minutes } min
+duel-seconds = { $seconds } s
+duel-track-even = even (0)
+duel-track-toward = { $points } toward { $player }
+duel-seal = { $player }'s first { $positions } element position(s) may not be { $elements }
+duel-seals-more = { $first }; { $rest }
+duel-seals = { $seals }.
+
+## The table opens; a round's steps
+duel-opened = ⚔ Duel! { $first } ({ $first-wizard }) vs { $second } ({ $second-wizard }). The track starts at 0; push it to 30 on your side to win (RULES D-1). Round 1 begins: send your spell to me privately, e.g. `/msg <bot> !cast surge fire wind end` — tokens are placed one per step and revealed together; a step waits at most { $wait }. `!help cast` lists the tokens, `!status` shows the duel.
+duel-queued-complete = Queued. Your spell for round { $round }: { $tokens }. Your tokens are placed one per step and revealed with your opponent's.
+duel-queued-open = Queued. Your spell for round { $round }: { $tokens }. Add more with `!cast …` and finish with `end`.
+duel-queue = Your queued tokens (only you see this): { $tokens }.
+duel-step = Round { $round }, step { $step }: { $placed }
+duel-steps = Round { $round }, steps { $first }–{ $last }: { $placed }
+duel-spell-complete = (spell complete)
+duel-timed-out = {" "}(timed out, RULES D-9)
+duel-check-passed = {" "}(concentration: rolled { $roll }, needs { $need }+ ✓)
+duel-check-failed = {" "}(concentration: rolled { $roll }, needed { $need }+ ✗ — the element is discarded but spent, and the spell ends)
+duel-dropped-interrupted = Your concentration broke and your spell ended; these queued tokens were dropped: { $tokens }.
+duel-dropped-timed-out = The step timed out; these queued tokens were dropped: { $tokens }.
+
+## Settlement
+duel-settles = Round { $round } settles.
+duel-spell-line = { $player }: { $tokens }{ $interrupted } → { $outcome }.
+duel-interrupted = {" "}(interrupted)
+duel-outcome-countered = countered by { $opponent }'s Full Counter: counts as not cast, power 0 (RULES D-7)
+duel-counter-succeeds = Full Counter succeeds (RULES D-7);{" "}
+duel-counter-fails-level = Full Counter fails: level { $counter } is below { $opponent }'s { $target } (RULES D-7);{" "}
+duel-counter-fails-opposite = Full Counter fails: at position { $position } { $mine } is not opposite { $opponent }'s { $theirs } (RULES D-6);{" "}
+duel-counter-fails-missing = Full Counter fails: at position { $position } it has no element against { $opponent }'s { $theirs } (RULES D-6);{" "}
+duel-removal-element = { $element } at position { $position }
+duel-removal-position = at position { $position }
+duel-removals = { $remover }'s { $count ->
+    [one] Void removes
+   *[other] Voids remove
+} { $owner }'s { $removed } (RULES D-11);{" "}
+duel-outcome-level = level { $level }: base { $base }
+duel-outcome-doubled = {" "}×2 (Full Counter at equal level)
+duel-outcome-surge = {" "}+ surge { $boost }
+duel-outcome-explosion = {" "}+ explosion { $explosion }
+duel-outcome-favour = {" "}+ favour { $favour }
+duel-outcome-power = {" "}= power { $power }
+duel-outcome-attribute = ; attribute { $elements }
+duel-track-moves = Track moves { $points } toward { $player } ({ $first } { $first-power } − { $second } { $second-power }); now { $track }
+duel-track-still = Track moves not at all ({ $first } { $first-power } − { $second } { $second-power }); now { $track }
+duel-track-line = { $moves }.{ $seals }
+duel-seals-next = {" "}Seals next round (RULES D-10): { $seals }
+duel-no-seals-next = {" "}No seals next round.
+duel-compact-spell = { $player }{ $interrupted } → { $outcome }
+duel-compact-settles = Round { $round } settles: { $spells }. { $moves }.
+
+## The next round
+duel-round-begins = Round { $round } begins: send your spell to me privately (`!cast …`); step 0 times out at { $deadline }.
+duel-round-begins-compact = Round { $round } begins: send your spell to me privately (`!cast …`); each step waits at most { $wait }.{ $seals }
+duel-round-seals = {" "}Seals (RULES D-10): { $seals }
+
+## The end
+duel-over = 🏁 The duel is over: { $reason }. { $result } Start another with `!duel <player> [wizard]`.
+duel-over-track = the track reached { $track } (RULES D-1)
+duel-over-pool = { $player }'s pool is empty (RULES D-2); the track is { $track }
+duel-over-pools = { $first }'s and { $second }'s pool is empty (RULES D-2); the track is { $track }
+duel-over-conceded = { $player } conceded
+duel-over-abandoned = neither wizard cast anything this round, so the duel is abandoned; the track is { $track }
+duel-over-stopped = it was stopped; the track is { $track }
+duel-no-winner = There is no winner.
+duel-wins = 🏆 { $player } wins!
+duel-draw = It is a draw.
+duel-stopped = 🛑 { $player } stopped the Duel; no winner (the track was { $track }). Start another with `!duel <player> [wizard]`.
+
+## Status
+duel-result-stopped = stopped, no winner
+duel-result-winner = winner { $player }
+duel-result-draw = a draw
+duel-result-unfinished = not finished
+duel-status-head = Duel: { $first } ({ $first-wizard }) vs { $second } ({ $second-wizard }). { $state }Track: { $track } (30 wins).
+duel-status-finished = Finished: { $result }.{" "}
+duel-status-round = Round { $round }, step { $step }.{" "}
+duel-status-pools = Pools: { $pools }.
+duel-status-seals = Seals this round (RULES D-10): { $seals }
+duel-status-so-far = This round so far: { $placed }{ $waits }
+duel-status-complete = {" "}(complete)
+duel-status-waits = . Step { $step } waits for { $players } (times out at { $deadline }).
+
+## Wizards
+duel-wizards = Wizards: { $wizards }{ $ended ->
+    [yes] {" "}
+   *[no] .{" "}
+}Choose with `!duel <player> <wizard>` or `!accept <wizard>`.
+duel-wizard-house = {" "}(house)
+duel-wizard-no-favours = , no favours
+duel-wizard-favours = , favours
+
+## Refusals
+duel-did-you-mean = {" "}Did you mean `{ $word }`?
+duel-error-unknown-command = `{ $word }` is not a Duel command; Duel commands are `!cast`, `!status`, `!concede` and `!stop`.
+duel-error-public-cast = Don't reveal your spell! Send it privately: /msg the bot `!cast …` (spells are hidden until both wizards place their tokens).
+duel-error-no-tokens = `!cast` needs at least one token, e.g. `!cast surge fire wind end`. Tokens: { -token-list }.
+duel-error-unknown-token = `{ $word }` is not a spell token.{ $suggestion } Tokens: { -token-list }.
+duel-error-unread = { $message }
+duel-error-not-a-player = You are not playing in this duel ({ $first } vs { $second }), and this room holds one table: challenge someone in another room with `!duel <player>`, or wait for this duel to end (`!status` shows it).
+duel-error-may-not-stop = Only room operators, game masters and bot admins can stop a Duel; a player who wants out can `!concede` (the opponent wins).
+duel-error-over = This duel is over ({ $result }); start a new one with `!duel <player>`.
+duel-error-missing-preconditioning = A spell starts with its pre-conditioning, but `{ $token }` would come first (RULES Duel: exactly one pre-conditioning, then elements). Begin with `surge`, `focus`, `overspeed` or `counter`, e.g. `!cast surge { $token }`.
+duel-error-second-preconditioning = A spell has exactly one pre-conditioning (RULES Duel); this one already has `{ $first }`, so `{ $second }` cannot be added. Queue elements or `end` instead.
+duel-error-overspeed-needs-element = `overspeed` places its marker together with the first element, so `end` cannot follow it directly. Queue an element after it, e.g. `!cast overspeed fire end`.
+duel-error-conflict = `{ $element }` cannot directly follow `{ $before }` (RULES D-3: an element never directly follows one of its circle neighbours, and Void never follows Void). After `{ $before }` evoke { $allowed }, or `end`.
+duel-error-sealed = `{ $element }` is sealed for the first { $positions } element position(s) of your spell this round (RULES D-10: sealed { $sealed-words }), and it would be element number { $number }. Evoke another element there.
+duel-error-pool-empty = Your pool has no `{ $element }` left for this (RULES D-4: { $in-pool } in your pool, { $queued } already queued). Evoke another element or `end`; `!status` shows your pool.
+duel-error-after-end = Your spell already ends with `end`, so `{ $extra }` cannot follow it. Your next spell opens after this round settles.
+duel-error-spell-complete = Your spell this round is complete ({ $why ->
+    [interrupted] your concentration broke
+   *[ended] it ended with `end`
+}); wait for the round to settle, then cast the next one.
+duel-error-seats = A Duel is played by exactly two wizards, not { $count }: challenge one player with `!duel <player> [wizard]`.
+duel-error-same-player = { $player } cannot duel themselves: challenge another player with `!duel <player>`.
+duel-error-unknown-wizard = There is no wizard `{ $name }`.{ $suggestion } Wizards: { $known }; `!wizards` shows their pools.
+
+## Help (`!help`): exactly what the commands' declarations say (core/src/games/duel/command.rs)
+duel-summary = two wizards cast element spells in hidden steps and push a shared victory track to 30
+duel-help-cast = Privately to the bot: queues tokens for your spell this round, one placed per step (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, water fire thunder wind earth void, end.
+duel-help-status = Shows the round, the step, the victory track, both pools and the seals; privately, also your own queued spell.
+duel-help-concede = Gives up the duel: your opponent wins.
+duel-help-stop = Room operators, game masters and bot admins: ends the duel with no winner (a player gives up with `!concede`).

@@ -1,0 +1,112 @@
+### 魔素（Thaum，RULES 第一个游戏）：公告与拒绝理由。
+### 术语见 locales/GLOSSARY.md。`{" "}` 保留 Fluent 会去掉的首尾空格。
+
+## 词
+thaum-fire = 火
+thaum-water = 水
+thaum-earth = 土
+thaum-air = 风
+thaum-more = { $first }，{ $rest }
+thaum-nobody = 无人
+thaum-no-players = 没有玩家
+thaum-not-taken = （{ $count } 枚无法扣除：金币最少为 0，规则 T-9）
+thaum-roll = { $player } 的{ $thaum } { $step }（{ $before } → { $after }）
+thaum-rolls-more = { $first }；{ $rest }
+thaum-standing = 第 { $place } 名 { $player } { $coins } 金币
+thaum-defeats = { $attacker }克制{ $defender }
+thaum-strength = 克制表（进攻的一行对防守的 火、水、土、风）：{ $rows }。{ $defeats }。
+thaum-ends-at = 于 { $date }（{ $day }）{ $time } UTC
+thaum-ends-by-command = 在主持人输入 `!phase next` 时
+thaum-sunday = 星期日
+thaum-monday = 星期一
+thaum-tuesday = 星期二
+thaum-wednesday = 星期三
+thaum-thursday = 星期四
+thaum-friday = 星期五
+thaum-saturday = 星期六
+
+## 事件
+thaum-opened = { $player } 开了一张魔素桌并担任主持人。第 1 赛季第 1 阶段开始：{ $player } 持有 1 点法力；本阶段{ $ends }结束。输入 `!join` 加入，输入 `!status` 查看你的状况。
+thaum-joined = { $player } 加入魔素桌，持有 { $mana } 点法力。
+thaum-added = { $by } 把 { $player } 加入魔素桌，持有 { $mana } 点法力。
+thaum-gathered = { $player } 把 { $spent } 点法力聚入{ $thaum }：{ $change }{ $lost }；剩余 { $left } 点法力。
+thaum-lost-to-cap = （{ $lost } 点法力因上限 10 而损失）
+thaum-blood-magic = { $player } 对{ $thaum }施放血魔法：{ $change }，法力 +{ $granted }（现为 { $left }）。
+thaum-alchemy = { $player } 以 { $spent } 点法力对{ $first } { $first-value } 和{ $second } { $second-value } 施放炼金术：结果 = { $spent } × { $first-value } × { $second-value } = { $n }。金币 { $coins }。{ $first }和{ $second }归零；剩余 { $left } 点法力。
+thaum-bending-self = { $caster } 以 { $spent } 点法力扭曲自己的魔素：攻击 { $attack } × { $spent }；自己的魔素承受攻击后全部归零；剩余 { $left } 点法力。
+thaum-bending = { $caster } 以 { $spent } 点法力扭曲 { $defender }：攻击 { $attack } × { $spent }；{ $defender } 现在的魔素为 { $after }。{ $caster } 的魔素归零；剩余 { $left } 点法力。
+thaum-summoning = { $caster } 与 { $partner } 一同召唤（{ $spent } 点法力）：结果 = { $n }。{ $caster }：金币 { $caster-coins }；{ $partner }：金币 { $partner-coins }。双方的魔素归零；{ $caster } 剩余 { $left } 点法力。
+thaum-tornado = { $caster } 以 { $spent } 点法力对 { $target } 施放龙卷风{ $draws }。{ $caster } 现在的魔素为 { $caster-thaums }；{ $target } 为 { $target-thaums }。
+thaum-tornado-seed = （骰子种子 { $seed }）：{ $rolls }{ $more }
+thaum-tornado-nothing = ：没有掷骰
+thaum-tornado-more = ；……另有 { $count } 次（全部记录在历史中）
+thaum-phase-forced = { $player } 结束了本阶段。
+thaum-phase-ended = 第 { $season } 赛季第 { $phase } 阶段结束：循环不稳定度 { $before } → { $after }。
+thaum-loop-ended = 循环不稳定度达到 { $limit } 或以上，循环结束，第 { $season } 赛季落幕。最终排名：{ $standings }。
+thaum-season-began = 第 { $season } 赛季开始：每位玩家的法力、金币和魔素都归零。
+thaum-phase-began = 第 { $phase } 阶段开始：每位玩家获得 1 点法力；本阶段{ $ends }结束。
+thaum-instability = { $player } { $how ->
+    [set] 把循环不稳定度设为 { $before } → { $after }
+    [raise] 把循环不稳定度从 { $before } 提高到 { $after }
+    [floor] 把循环不稳定度从 { $before } 降到 { $after }（最低为 0）
+   *[lower] 把循环不稳定度从 { $before } 降到 { $after }
+}（阶段结束时达到 { $limit } 或以上即结束循环）。
+thaum-coins-adjusted = { $by } 调整了 { $player } 的金币：{ $coins }。
+thaum-gm-added = { $by } 让 { $player } 成为本桌的主持人；现在的主持人是 { $game-masters }。
+thaum-gm-stepped-down = { $player } 卸任本桌的主持人；现在的主持人是 { $game-masters }。
+thaum-gm-removed = { $by } 撤销了 { $player } 的主持人身份；现在的主持人是 { $game-masters }。
+thaum-gm-list = 这里的主持人是 { $game-masters }。主持人可以用 `!gm add <player>` 添加主持人，用 `!gm remove <player>` 撤销。
+thaum-sheet = { $player } 的角色卡：法力 { $mana }，金币 { $coins }；{ $thaums }；血魔法{ $blood-magic ->
+    [used] 本阶段已用
+   *[ready] 可用
+}，龙卷风{ $tornado ->
+    [used] 本阶段已用
+   *[ready] 可用
+}。（第 { $season } 赛季第 { $phase } 阶段，循环不稳定度 { $instability }。）
+thaum-summary = 魔素：第 { $season } 赛季第 { $phase } 阶段，循环不稳定度 { $instability }（阶段结束时达到 { $limit } 或以上即结束循环）。主持人：{ $game-masters }。玩家：{ $players }{ $state }{ $strength }
+thaum-summary-player = { $player }（法力 { $mana }，金币 { $coins }）
+thaum-summary-stopped = 。本桌已停止。
+thaum-summary-ends = 。本阶段{ $ends }结束。
+thaum-stopped = { $player } 停止了魔素桌。第 { $season } 赛季最终排名：{ $standings }。这个房间可以开新桌了（`!new thaum`）。
+
+## 拒绝理由
+thaum-did-you-mean = （你是想输入 `{ $player }` 吗？）
+thaum-spell-summoning = 召唤术
+thaum-spell-tornado = 龙卷风
+thaum-spell-bending = 扭曲术
+thaum-spell-other = 这个法术
+thaum-error-no-opener = 开魔素桌需要一位玩家。
+thaum-error-private = 魔素的行动要发在游戏房间里，让大家都看得到：请在那里输入。只有 `!status` 可以私下回答。
+thaum-error-stopped = 这张魔素桌已经停止：用 `!new thaum` 开一张新桌。
+thaum-error-not-a-player = 你还没有在这里玩魔素：请先输入 `!join`。
+thaum-error-already-joined = 你已经在这里玩魔素了（规则 T-4）：输入 `!status` 查看你的角色卡。
+thaum-error-already-playing = 本桌已经有玩家 { $player }（规则 T-4）：输入 `!status { $player }` 查看其角色卡。
+thaum-error-bad-name = `{ $typed }` 不能作为玩家名：输入 `!add <player>`，例如 `{ $example }`。
+thaum-error-unknown-player = `{ $typed }` 不是本桌的玩家{ $suggestion }；玩家有 { $players }：请用其中一个名字输入 `!{ $command } { $usage }`。
+thaum-error-not-game-master = 只有主持人可以使用 `!{ $command }`；这里的主持人是 { $game-masters }。
+thaum-error-not-seated = `{ $typed }` 不在本桌{ $suggestion }，而只有本桌的玩家才能成为主持人：先用 `!add { $typed }` 让其入座，再输入 `!gm add { $typed }`。
+thaum-error-already-game-master = 这里的主持人已经包括 { $player }（主持人是 { $game-masters }）。
+thaum-error-not-among-game-masters = `{ $typed }` 不是这里的主持人；主持人是 { $game-masters }：请用其中一个名字输入 `!gm remove <player>`。
+thaum-error-last-game-master = 魔素桌必须保留一位主持人，而 { $player } 是这里唯一的主持人：先让另一位玩家成为主持人（`!gm add <player>`），再撤销 { $player }。
+thaum-error-not-enough-mana = 你持有 { $held } 点法力，不能花费 { $wanted } 点（规则 T-9）：最多花费 { $held } 点，例如 `!{ $command } { $held } { $args }`。
+thaum-error-blood-magic-used = 血魔法每个阶段只能施放一次（规则 T-1），你在本阶段已经施放过了：下一阶段开始后再施放。
+thaum-error-tornado-used = 龙卷风每个阶段只能施放一次（规则 T-1），你在本阶段已经施放过了：下一阶段开始后再施放。
+thaum-error-same-thaum = 炼金术需要两种不同的魔素，而不是两次{ $thaum }：例如输入 `!alchemy { $mana } { $first } { $second }`。
+thaum-error-self-target = { $spell }需要另一位玩家，不能是你自己：用另一位玩家的名字输入 `!{ $command } <mana> <player>`。
+
+## 帮助（`!help`）
+thaum-summary-line = 规则可以由玩家改写的魔法游戏：把每个阶段的法力化为火、水、土、风四种魔素，施放法术赢取金币
+thaum-help-join = 加入这张魔素桌；你会得到本阶段的 1 点法力（规则 T-4）。
+thaum-help-gather = 聚能：花费法力，把一种魔素提高同样的数值（魔素保持在 -10..10 之间）。
+thaum-help-blood = 血魔法，每阶段一次：把一种魔素降低指定数值，获得与实际降低量相同的法力（规则 T-5）。
+thaum-help-alchemy = 炼金术：获得 法力 × 第一种魔素 × 第二种魔素 枚金币（结果为负则扣除金币），然后两种魔素归零。
+thaum-help-bend = 扭曲术：把 法力 ×（你的魔素 × 克制表）加到一位玩家的魔素上（可以指定你自己），然后你的魔素全部归零（规则 T-6）。火克制风，水克制火，土克制水，风克制土。
+thaum-help-summon = 与另一位玩家一同召唤：双方都获得 结果 = 你的魔素 × 克制表 × 对方的魔素 枚金币（为负则扣除）；法力不放大结果（规则 T-7）；然后双方的魔素全部归零。
+thaum-help-tornado = 对另一位玩家施放龙卷风，每阶段一次：每 1 点法力让你或对方随机一种魔素变动 ± 你当前的风值（规则 T-8）；然后你的风归零。骰子种子会公开（规则 T-10）。
+thaum-help-status = 你的角色卡、另一位玩家的角色卡或整张桌子：赛季、阶段、循环不稳定度和克制表。
+thaum-help-phase = 主持人：像日程到时一样立即结束本阶段（规则 T-2）。
+thaum-help-instability = 主持人：设定、提高或降低循环不稳定度；阶段结束时达到 9 或以上即结束循环（规则 T-3）。
+thaum-help-coins = 主持人：设定、发放或扣除一位玩家的金币（金币最少为 0，规则 T-9）。
+thaum-help-add = 主持人：登记一位玩家，其获得本阶段的 1 点法力（规则 T-4）。
+thaum-help-gm = 主持人：让本桌的一位玩家成为主持人（`!gm add bob`）或撤销一位（`!gm remove bob`；桌上始终保留一位主持人）。单独输入 `!gm` 可列出主持人，任何人都能用。
+thaum-help-stop = 主持人或房间管理员：结束这张桌子并公布最终排名；之后这个房间可以开新桌。
