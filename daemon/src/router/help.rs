@@ -18,6 +18,9 @@ impl Router {
         // every game, when no table is in question).
         let mut names: Vec<&str> = self.grammar.commands(LOBBY).iter().map(|c| c.name).collect();
         names.extend(self.grammar.words(|owner| owner != LOBBY && game.is_none_or(|name| owner == name)));
+        // A word typed in Latin letters is guessed among the Latin names, a Chinese one
+        // among the Chinese (`!foo` never suggests `!血魔法`).
+        names.retain(|name| name.is_ascii() == word.is_ascii());
         let prefix = &self.options.prefix;
         let args = Args::new().text("command", format!("{prefix}{word}"));
         match words::nearest(word, names) {
