@@ -21,7 +21,10 @@
 //!   capped and does not hold a game answer behind it, and a "direct" room a third person
 //!   joined is not private (issue 13).
 //!
-//! One file per feature ([`chat`], [`duel`], [`thaum`], [`restarts`], [`timeouts`],
+//! - a Chinese Matrix room and an English IRC channel each hear a Duel in their own
+//!   language; a player's private `!lang` changes only their private messages.
+//!
+//! One file per feature ([`chat`], [`duel`], [`language`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
 //!
@@ -33,6 +36,7 @@ mod support;
 
 mod chat;
 mod duel;
+mod language;
 mod restarts;
 mod thaum;
 mod timeouts;
