@@ -13,6 +13,10 @@
 //!   declaration, with the configured prefix ([`ParseError::render`]). Every parse error
 //!   of every game and of the lobby is worded here.
 //!
+//! Full-width input is read as its ASCII form wherever no player is named ([`width`]:
+//! `！施法　火`, `１２`, `＋３`); every command has its Chinese name among its aliases
+//! ([`Command::name_in`]).
+//!
 //! A [`Parsed`] command keeps the words as typed, so [`Parsed::text`] gives them back
 //! with the players resolved (the daemon journals that text, and replays it through this
 //! same parser). Nothing here resolves a name: the daemon does, and only for `Player`
@@ -21,12 +25,15 @@
 mod error;
 mod lookup;
 mod parsed;
+mod width;
 
 pub use error::{ParseError, Problem, ReadError};
 pub use lookup::Grammar;
 pub use parsed::{Parsed, Value};
+pub use width::{command_word, narrow, strip_prefix};
 
 use crate::ids::PlayerId;
+use crate::language::Language;
 use crate::plugin::{Refusal, Table};
 use crate::words::{self, Adjustment, AmountError};
 
@@ -57,9 +64,9 @@ pub struct Choice {
 }
 
 impl Choice {
-    /// The index of the choice `word` names, ignoring case.
+    /// The index of the choice `word` names, ignoring case and width.
     pub fn find(&self, word: &str) -> Option<usize> {
-        let lower = word.to_lowercase();
+        let lower = command_word(word);
         self.words.iter().position(|names| names.iter().any(|n| *n == lower))
     }
 
@@ -255,10 +262,19 @@ impl Command {
         Command { wording: Wording::Lobby, ..self }
     }
 
-    /// True when `word` (any case) is its name or an alias.
+    /// True when `word` (any case, ASCII or full width) is its name or an alias.
     pub fn is_called(&self, word: &str) -> bool {
-        let lower = word.to_lowercase();
+        let lower = command_word(word);
         self.name == lower || self.aliases.contains(&lower.as_str())
+    }
+
+    /// What it is called in `language`: its name in English, its first alias written in
+    /// Han characters in Chinese (`施法` for `cast`), else its name.
+    pub fn name_in(&self, language: Language) -> &'static str {
+        match language {
+            Language::En => self.name,
+            Language::ZhCn => self.aliases.iter().copied().find(|a| is_han(a)).unwrap_or(self.name),
+        }
     }
 
     /// The arguments as the usage line shows them (`<mana> <fire|water|earth|air>`).
@@ -297,12 +313,17 @@ impl Command {
     }
 }
 
+/// True when `word` is written in Han characters (a Chinese alias).
+fn is_han(word: &str) -> bool {
+    word.chars().next().is_some_and(|c| matches!(c, '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}'))
+}
+
 /// Reads `words` (the command word first) as `command`.
 pub fn parse<S: AsRef<str>>(command: &'static Command, words: &[S]) -> Result<Parsed, ParseError> {
     let words: Vec<String> = words.iter().map(|w| w.as_ref().to_owned()).collect();
     let mut reader = Reader { command, words: &words, at: 1, taken: 0, values: Vec::new() };
     if let (Some(second), Some(next)) = (command.second_word, words.get(1))
-        && next.eq_ignore_ascii_case(second)
+        && narrow(next).eq_ignore_ascii_case(second)
     {
         reader.at = 2;
     }
@@ -317,7 +338,7 @@ pub fn parse<S: AsRef<str>>(command: &'static Command, words: &[S]) -> Result<Pa
 /// Reads a line (without the prefix) as one of `commands`.
 pub fn read(commands: &'static [Command], line: &str) -> Result<Parsed, ReadError> {
     let words: Vec<&str> = line.split_whitespace().collect();
-    let head = words.first().map(|w| w.to_lowercase()).unwrap_or_default();
+    let head = words.first().map(|w| command_word(w)).unwrap_or_default();
     let command = commands.iter().find(|c| c.is_called(&head)).ok_or(ReadError::Unknown(head))?;
     Ok(parse(command, &words)?)
 }
@@ -372,11 +393,12 @@ impl Reader<'_> {
         self.taken += 1;
         let value = match arg.kind {
             Kind::Number => Value::Number(
-                words::amount(word)
+                words::amount(&narrow(word))
                     .map_err(|error| self.fail(Problem::BadNumber { what: arg.what, error }))?,
             ),
             Kind::Signed => Value::Signed(
-                signed(word).map_err(|error| self.fail(Problem::BadNumber { what: arg.what, error }))?,
+                signed(&narrow(word))
+                    .map_err(|error| self.fail(Problem::BadNumber { what: arg.what, error }))?,
             ),
             Kind::Choice(choice) => match (choice.find(word), choice.noun) {
                 (Some(i), _) => Value::Choice(i),
@@ -392,13 +414,13 @@ impl Reader<'_> {
                 (None, None) => return Err(self.fail(Problem::Expected(word.clone()))),
             },
             Kind::Player(kind) => Value::Player(kind, PlayerId::new(word.as_str())),
-            Kind::Word => Value::Word(word.clone()),
+            Kind::Word => Value::Word(narrow(word).into_owned()),
             Kind::Rest => {
                 self.at = self.words.len();
-                Value::Rest(self.words[at..].to_vec())
+                Value::Rest(self.words[at..].iter().map(|w| narrow(w).into_owned()).collect())
             }
             Kind::Branch(branches) => {
-                let Some(i) = branches.iter().position(|b| word.eq_ignore_ascii_case(b.word)) else {
+                let Some(i) = branches.iter().position(|b| narrow(word).eq_ignore_ascii_case(b.word)) else {
                     return Err(self.fail(Problem::Expected(word.clone())));
                 };
                 self.values.push((at, Value::Choice(i)));

@@ -133,7 +133,7 @@ impl Console {
         // The console is the only network: its players keep bare names (CONTRACT.md).
         let network = NetworkId::new(CONSOLE_NETWORK);
         let scopes = [(network.clone(), Scope::Bare)].into();
-        let languages = [(network, language)].into();
+        let languages = crate::config::LanguageSettings::all(language);
         RouterOptions { secrets: Secrets::Seeded(seed), scopes, languages, ..RouterOptions::default() }
     }
 

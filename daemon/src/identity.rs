@@ -318,8 +318,8 @@ impl Directory {
     /// ignoring case. `Ok(None)` when it names nobody known.
     pub fn resolve(&self, word: &str) -> Result<Option<PlayerId>, NameProblem> {
         // A Matrix id keeps its `@`; a nick may be written `@alice` or `alice:`.
-        let typed = word.trim_end_matches(',');
-        let word = word.trim_start_matches('@').trim_end_matches([':', ',']);
+        let typed = word.trim_end_matches([',', '，']);
+        let word = word.trim_start_matches('@').trim_end_matches([':', ',', '：', '，']);
         if word.is_empty() {
             return Ok(None);
         }
@@ -468,8 +468,8 @@ mod tests {
 
     /// `resolve` as a walk over every known name (how it was done before the indexes).
     fn resolve_by_walking(directory: &Directory, word: &str) -> Result<Option<PlayerId>, NameProblem> {
-        let typed = word.trim_end_matches(',');
-        let word = word.trim_start_matches('@').trim_end_matches([':', ',']);
+        let typed = word.trim_end_matches([',', '，']);
+        let word = word.trim_start_matches('@').trim_end_matches([':', ',', '：', '，']);
         if word.is_empty() {
             return Ok(None);
         }

@@ -2,7 +2,7 @@
 //!
 //! Every change to the router's state (a table opened, an action accepted, a timer fired,
 //! a challenge made or closed, an identity linked, a link code given or closed, a dice key
-//! committed to or revealed) is one [`Entry`]. Replaying a table's entries in order
+//! committed to or revealed, a room's or a player's language chosen) is one [`Entry`]. Replaying a table's entries in order
 //! with the table's dice keys rebuilds it exactly (RULES T-10), which is how a table whose
 //! snapshot cannot be loaded is recovered and how `spellbridge verify` audits a database.
 //!
@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 use spellbridge_core::dice::Commitment;
-use spellbridge_core::{EventRecord, NetworkId, PlayerId, Role, RoomId, Timestamp};
+use spellbridge_core::{EventRecord, Language, NetworkId, PlayerId, Role, RoomId, Timestamp};
 
 /// A table's number, unique within one router (and one database).
 pub type TableId = u64;
@@ -206,6 +206,23 @@ pub enum Entry {
         /// The player.
         player: PlayerId,
     },
+    /// A room's operator or game master chose the language the room is told in
+    /// (`!lang zh`); each room of a bridge has its own.
+    RoomLanguage {
+        /// The room's network.
+        network: NetworkId,
+        /// The room itself (not its bridge's hub).
+        room: RoomId,
+        /// The language (`en`, `zh-CN`).
+        language: Language,
+    },
+    /// A player chose the language of their private messages (`!lang zh`, privately).
+    PlayerLanguage {
+        /// The player (linked identities share it).
+        player: PlayerId,
+        /// The language (`en`, `zh-CN`).
+        language: Language,
+    },
 }
 
 impl Entry {
@@ -225,7 +242,9 @@ impl Entry {
             | Entry::LinkCode { .. }
             | Entry::LinkCodeClosed { .. }
             | Entry::Ignored { .. }
-            | Entry::Unignored { .. } => None,
+            | Entry::Unignored { .. }
+            | Entry::RoomLanguage { .. }
+            | Entry::PlayerLanguage { .. } => None,
         }
     }
 }
@@ -259,5 +278,22 @@ mod tests {
         let read: Entry = serde_json::from_str(older).expect("an older entry reads");
         assert!(matches!(read, Entry::Acted { role: Role::GameMaster, .. }), "{read:?}");
         assert_eq!(serde_json::from_value::<Entry>(json).expect("reads back"), entry);
+    }
+
+    /// `!lang`'s choices are journaled with the language as the config writes it.
+    #[test]
+    fn a_language_choice_is_journaled_by_its_tag() {
+        let room = Entry::RoomLanguage {
+            network: NetworkId::new("matrix"),
+            room: RoomId::new("!m:hs"),
+            language: Language::ZhCn,
+        };
+        let json = serde_json::to_string(&room).expect("json");
+        assert_eq!(json, r#"{"kind":"room_language","network":"matrix","room":"!m:hs","language":"zh-CN"}"#);
+        assert_eq!(serde_json::from_str::<Entry>(&json).expect("reads back"), room);
+        let player = Entry::PlayerLanguage { player: PlayerId::new("libera:alice"), language: Language::En };
+        let json = serde_json::to_string(&player).expect("json");
+        assert_eq!(json, r#"{"kind":"player_language","player":"libera:alice","language":"en"}"#);
+        assert_eq!(player.table(), None);
     }
 }

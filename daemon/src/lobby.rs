@@ -46,6 +46,9 @@ pub enum LobbyCommand {
     Stats(Option<String>),
     /// `!top [duel|thaum]`: the ten best (the Duel's by default).
     Top(Ranking),
+    /// `!lang [en|zh]`: the language of this room (its operators and game masters) or,
+    /// privately, of the sender's private messages; alone, which one and how to change it.
+    Lang(Option<String>),
 }
 
 /// Which leaderboard `!top` shows.
@@ -69,58 +72,68 @@ const WORD: Kind = Kind::Word;
 const KNOWN: Kind = Kind::Player(PlayerArgument::Known);
 
 /// Every lobby command, declared once (arguments, help, who may use it), in the order
-/// `!help` lists them. The lobby's players are named as typed: each command resolves its
-/// own (a challenge, say, names someone heard already).
+/// `!help` lists them, each with its Chinese name among its aliases (the first alias
+/// written in Han characters: `locales/GLOSSARY.md`). The lobby's players are named as
+/// typed: each command resolves its own (a challenge, say, names someone heard already).
 pub const LOBBY_COMMANDS: &[Command] = &[
     Command::new("help", "Lists the commands, or explains one.")
-        .aliases(&["commands"])
+        .aliases(&["commands", "帮助", "命令"])
         .args(&[Arg::new(WORD, "[command]").optional()], "at most a command")
         .query(Query::Yes)
         .lobby(),
-    Command::new("games", "Lists the games you can play.").query(Query::Yes).lobby(),
+    Command::new("games", "Lists the games you can play.").aliases(&["游戏"]).query(Query::Yes).lobby(),
     Command::new(
         "new",
         "Opens a table of that game in this room; you become its game master (`!new thaum`).",
     )
+    .aliases(&["开局"])
     .args(&[Arg::new(WORD, "<game>")], "a game")
     .hint("type `!new thaum` (for a Duel, `!duel <player>`).")
     .lobby(),
     Command::new("duel", "Challenges a player to a Duel in this room.")
-        .aliases(&["challenge"])
+        .aliases(&["challenge", "决斗", "挑战"])
         .args(
             &[Arg::new(KNOWN, "<player>"), Arg::new(WORD, "[wizard]").optional()],
             "the player you challenge",
         )
         .lobby(),
     Command::new("accept", "Accepts the Duel you were challenged to.")
+        .aliases(&["接受"])
         .args(&[Arg::new(WORD, "[wizard]").optional()], "at most a wizard")
         .lobby(),
-    Command::new("decline", "Declines a challenge (or withdraws your own).").lobby(),
+    Command::new("decline", "Declines a challenge (or withdraws your own).").aliases(&["拒绝"]).lobby(),
     Command::new(
         "withdraw",
         "Withdraws the challenge you made in this room; a game master or room operator clears \
          anyone's (so does `!stop`). A challenge also expires by itself (after ten minutes \
          unless the operator set `[duel] challenge_lifetime`).",
     )
+    .aliases(&["撤回"])
     .lobby(),
-    Command::new("wizards", "Lists the Duel wizards and their element pools.").query(Query::Yes).lobby(),
+    Command::new("wizards", "Lists the Duel wizards and their element pools.")
+        .aliases(&["魔法师"])
+        .query(Query::Yes)
+        .lobby(),
     Command::new(
         "link",
         "Links your identities on two networks into one player: `!link` gives a code privately; \
          send `!link <code>` to the bot privately from the other network.",
     )
+    .aliases(&["绑定"])
     .args(&[Arg::new(WORD, "[code]").optional()], "at most a code")
     .lobby(),
-    Command::new("unlink", "Separates the identities you linked.").lobby(),
+    Command::new("unlink", "Separates the identities you linked.").aliases(&["解绑"]).lobby(),
     Command::new(
         "ignore",
         "Bot admins: drop a player's commands and chat (told once); alone, lists who is ignored.",
     )
+    .aliases(&["屏蔽"])
     .args(&[Arg::new(KNOWN, "[player]").optional()], "at most a player")
     .query(Query::Unless(&[]))
     .who(Who::Admin)
     .lobby(),
     Command::new("unignore", "Bot admins: take an ignored player's commands and chat again.")
+        .aliases(&["取消屏蔽"])
         .args(&[Arg::new(KNOWN, "<player>")], "the player")
         .who(Who::Admin)
         .lobby(),
@@ -128,6 +141,7 @@ pub const LOBBY_COMMANDS: &[Command] = &[
         "board",
         "Shows the picture of this room's table in its Matrix rooms (elsewhere, says where to see it).",
     )
+    .aliases(&["棋盘"])
     .query(Query::Yes)
     .lobby(),
     Command::new(
@@ -135,13 +149,24 @@ pub const LOBBY_COMMANDS: &[Command] = &[
         "A player's record: games, wins, Duel rating, favourite wizard, longest winning streak, \
          Thaum seasons (alone: yours).",
     )
+    .aliases(&["战绩"])
     .args(&[Arg::new(KNOWN, "[player]").optional()], "at most a player")
     .query(Query::Yes)
     .lobby(),
     Command::new("top", "The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`).")
+        .aliases(&["排行"])
         .args(&[Arg::new(Kind::Choice(&RANKINGS), "[duel|thaum]").optional()], "at most `duel` or `thaum`")
         .query(Query::Yes)
         .lobby(),
+    Command::new(
+        "lang",
+        "Says which language this room (or, privately, your private messages) is told in; \
+         `!lang zh` or `!lang en` changes it (in a room, for its operators and game masters).",
+    )
+    .aliases(&["language", "语言"])
+    .args(&[Arg::new(WORD, "[en|zh]").optional()], "at most a language")
+    .query(Query::Unless(&[]))
+    .lobby(),
 ];
 
 /// The name the lobby's commands are kept under in the router's [`Grammar`](spellbridge_core::Grammar).
@@ -179,6 +204,7 @@ impl LobbyCommand {
                 Some(Value::Choice(1)) => Ranking::Thaum,
                 _ => Ranking::Duel,
             }),
+            "lang" => LobbyCommand::Lang(word(0)),
             _ => return None,
         })
     }
@@ -229,5 +255,34 @@ mod tests {
         assert!(missing.0.contains("!duel <player>"), "{missing}");
         let extra = parse("games now please").expect_err("no arguments");
         assert!(extra.0.contains("does not take `now please`"), "{extra}");
+    }
+
+    /// Issue 19: every command of the lobby and of both games has a Chinese name, and no
+    /// word (English or Chinese) names a lobby command and a game's.
+    #[test]
+    fn every_command_has_a_chinese_name_and_no_word_is_two_commands() {
+        use spellbridge_core::{Language, Registry};
+        let registry = Registry::standard();
+        let words = |commands: &'static [Command]| -> Vec<&'static str> {
+            commands.iter().flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied())).collect()
+        };
+        let lobby = words(LOBBY_COMMANDS);
+        for game in registry.iter() {
+            for command in LOBBY_COMMANDS.iter().chain(game.commands()) {
+                assert_ne!(
+                    command.name_in(Language::ZhCn),
+                    command.name,
+                    "{} has no Chinese name",
+                    command.name
+                );
+            }
+            for word in words(game.commands()) {
+                assert!(!lobby.contains(&word), "`{word}` is a lobby command and a {} one", game.name());
+            }
+        }
+        assert_eq!(parse("决斗 bob"), Ok(Some(LobbyCommand::Duel { opponent: "bob".into(), wizard: None })));
+        assert_eq!(parse("接受"), Ok(Some(LobbyCommand::Accept(None))));
+        assert_eq!(parse("语言 zh"), Ok(Some(LobbyCommand::Lang(Some("zh".into())))));
+        assert_eq!(parse("ｌａｎｇ"), Ok(Some(LobbyCommand::Lang(None))));
     }
 }

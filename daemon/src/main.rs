@@ -256,6 +256,9 @@ fn check_config(config: &Path, connect: bool) -> anyhow::Result<ExitCode> {
     for network in &settings.networks {
         println!("{}", spellbridge::probe::describe(network.as_ref()));
     }
+    if let Some(languages) = settings.languages.describe() {
+        println!("languages: {languages}");
+    }
     if !connect {
         return Ok(ExitCode::SUCCESS);
     }

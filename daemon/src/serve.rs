@@ -99,8 +99,7 @@ pub fn router_options_with(settings: &Settings, aliases: &Aliases) -> RouterOpti
         forms: BTreeMap::new(),
         pictures: std::collections::BTreeSet::new(),
         public_url: settings.public_url.clone(),
-        // Every network hears English until the config names a language (issue 19 item 2).
-        languages: BTreeMap::new(),
+        languages: settings.languages.clone(),
     }
 }
 
@@ -364,6 +363,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     tasks.spawn(aliases::resolve(reloaded.bridges.clone(), lookups.clone(), found_tx.clone(), lookup.clone()));
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
                     engine.router_mut().set_command_limits(options.command_limits.clone());
+                    engine.router_mut().set_languages(options.languages.clone());
                     engine.set_options(registry_of(&reloaded), options.clone());
                     if let Some(site) = &site {
                         site.set_hidden(crate::site::hidden::Hidden::new(&reloaded.hidden_rooms, &reloaded.bridges));

@@ -490,6 +490,41 @@ mod tests {
         assert_eq!(styled_chars(lines.iter().map(String::as_str)), styled_chars([rendered.as_str()]));
     }
 
+    /// Issue 19: a Chinese reply (no spaces to break at, three bytes a character, bold
+    /// runs) at the 512-byte limit: every line is as full as a whole character allows,
+    /// never cut inside one, and the lines give back the reply, whatever ASCII comes
+    /// before the first character (`alice: `, a shorter or longer nick).
+    #[test]
+    fn a_chinese_reply_at_the_limit_keeps_every_character_whole() {
+        let budget = Splitter::new(PREFIX.len()).payload_budget("#magic");
+        let sentence = "魔法师向对手发起决斗！元素池中的水、火、雷、风、土与虚无都在等待下一回合。";
+        for nick in ["a: ", "ab: ", "alice: "] {
+            let text = format!("{nick}{}", sentence.repeat(12));
+            let lines = split_ok("#magic", &text);
+            assert!(lines.len() > 2, "{lines:?}");
+            for line in &lines {
+                assert!(full_line("#magic", line).len() <= 512, "{line:?}");
+            }
+            for line in &lines[..lines.len() - 1] {
+                assert!(line.len() + 3 > budget, "a line left room for another character: {line:?}");
+            }
+            assert_eq!(lines.concat(), text);
+        }
+        // Exactly the budget in characters stays one line; one character more is two.
+        let whole = "中".repeat(budget / 3);
+        assert_eq!(split_ok("#magic", &whole), vec![whole.clone()]);
+        let over = format!("{whole}文");
+        assert_eq!(split_ok("#magic", &over), vec![whole, "文".to_owned()]);
+        // Bold runs (the code of a command) are closed and reopened at a cut, and every
+        // character keeps its style.
+        let styled = format!("输入 \x02!施法 迸发 火 协调\x02 ：{}", "决斗".repeat(200));
+        let lines = split_ok("#magic", &styled);
+        for line in &lines {
+            assert!(full_line("#magic", line).len() <= 512);
+        }
+        assert_eq!(styled_chars(lines.iter().map(String::as_str)), styled_chars([styled.as_str()]));
+    }
+
     #[test]
     fn a_combining_mark_stays_with_its_letter() {
         let budget = Splitter::new(PREFIX.len()).payload_budget("#m");

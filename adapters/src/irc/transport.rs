@@ -913,9 +913,10 @@ impl Session {
         // carry their command count over (with an account the id does not change).
         let renamed = self.renames.speaks(nick);
         let formerly = renamed.filter(|_| account.is_none()).map(PlayerId::new);
-        // An emote is not a command, so it is not refused (the daemon counts commands).
-        let command =
-            said == Said::Message && text.trim_start().starts_with(self.shared.options.prefix.as_str());
+        // An emote is not a command, so it is not refused (the daemon counts commands). The
+        // prefix typed full width (`！`) starts a command too, as the daemon reads it.
+        let command = said == Said::Message
+            && spellbridge_core::grammar::strip_prefix(&text, &self.shared.options.prefix).is_some();
         if command && account.is_none() && self.require_account() {
             let note = "spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.";
             return self.notice(nick, note.to_owned());

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use super::Command;
+use super::{Command, command_word};
 
 /// One lookup over several lists of commands (the lobby's and each game's), by name and
-/// alias, ignoring case.
+/// alias, ignoring case and width (`ＣＡＳＴ`).
 #[derive(Clone, Debug, Default)]
 pub struct Grammar {
     /// Every name and alias, lower case → each owner's command of that name.
@@ -24,15 +24,15 @@ impl Grammar {
     pub fn add(&mut self, owner: &'static str, commands: &'static [Command]) {
         for command in commands {
             for word in std::iter::once(command.name).chain(command.aliases.iter().copied()) {
-                self.by_word.entry(word.to_lowercase()).or_default().push((owner, command));
+                self.by_word.entry(command_word(word)).or_default().push((owner, command));
             }
         }
         self.lists.push((owner, commands));
     }
 
-    /// Every owner's command that `word` (any case) names.
+    /// Every owner's command that `word` (any case or width) names.
     pub fn find(&self, word: &str) -> &[(&'static str, &'static Command)] {
-        self.by_word.get(&word.to_lowercase()).map_or(&[], Vec::as_slice)
+        self.by_word.get(&command_word(word)).map_or(&[], Vec::as_slice)
     }
 
     /// `owner`'s command that `word` names.

@@ -1,7 +1,7 @@
 //! A command as the grammar read it: typed values in the order of its arguments, and
 //! the words as typed (to give them back with the players resolved).
 
-use super::{Command, PlayerArgument, Query};
+use super::{Command, PlayerArgument, Query, narrow};
 use crate::ids::PlayerId;
 use crate::words::Adjustment;
 
@@ -18,9 +18,9 @@ pub enum Value {
     Choice(usize),
     /// A `Player`: the name as typed, or the player id the daemon resolved it to.
     Player(PlayerArgument, PlayerId),
-    /// A `Word`, as typed.
+    /// A `Word`, as typed (its full-width forms as ASCII).
     Word(String),
-    /// `Rest`: the words to the end of the line, as typed.
+    /// `Rest`: the words to the end of the line, as typed (full-width forms as ASCII).
     Rest(Vec<String>),
 }
 
@@ -119,9 +119,10 @@ impl Parsed {
             Query::Yes => true,
             Query::Unless(words) => match self.values.first() {
                 None | Some((_, Value::Absent)) => true,
-                Some((at, _)) => {
-                    self.words.get(*at).is_some_and(|w| words.iter().any(|x| w.eq_ignore_ascii_case(x)))
-                }
+                Some((at, _)) => self
+                    .words
+                    .get(*at)
+                    .is_some_and(|w| words.iter().any(|x| narrow(w).eq_ignore_ascii_case(x))),
             },
         }
     }

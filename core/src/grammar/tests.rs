@@ -171,12 +171,20 @@ fn hostile_input_is_read_or_refused_without_panicking() {
     // Control characters stay inside the word they were typed in.
     assert_eq!(read_ok("give bo\u{7}b").player(0), Some(&PlayerId::new("bo\u{7}b")));
     assert!(matches!(refused("hit 1\u{0} fire").problem, Problem::BadNumber { .. }));
-    // Full-width digits are not digits; an ideographic space separates words.
-    assert!(matches!(refused("hit ３ fire").problem, Problem::BadNumber { .. }));
+    // Full-width digits are digits and full-width letters the command (issue 19: see
+    // `full_width_input_reads_as_ascii`); an ideographic space separates words; other
+    // digits (Arabic-Indic, superscript) are not digits.
+    assert_eq!(read_ok("hit ３ fire").number(0), Some(3));
     assert_eq!(read_ok("hit\u{3000}3\u{3000}ice").number(0), Some(3));
+    assert!(matches!(refused("hit \u{663} fire").problem, Problem::BadNumber { .. }));
+    assert!(matches!(refused("hit \u{b3} fire").problem, Problem::BadNumber { .. }));
     // Odd Unicode in a command word is just an unknown command.
-    assert_eq!(read(COMMANDS, "ｈｉｔ 1 fire"), Err(ReadError::Unknown("ｈｉｔ".into())));
+    assert_eq!(read(COMMANDS, "ｈｉｔ 1 fire").map(|p| p.name()), Ok("hit"));
     assert!(matches!(read(COMMANDS, "\u{202e}hit 1 fire"), Err(ReadError::Unknown(_))));
+    assert_eq!(
+        read(COMMANDS, "ｈｉｔ\u{200b} 1 fire").map(|p| p.name()),
+        Err(ReadError::Unknown("hit\u{200b}".into()))
+    );
     // A backtick typed in a word is echoed as typed, inside the refusal.
     assert!(refused("hit `x fire").to_string().starts_with("`!hit`: the count ``x` is not a whole number"));
 }
@@ -214,4 +222,40 @@ fn one_lookup_holds_several_lists() {
     assert!(grammar.find_in("lobby", "hit").is_none());
     assert_eq!(grammar.commands("other").len(), 1);
     assert!(grammar.words(|o| o == "game").any(|w| w == "打"));
+}
+
+/// Issue 19: full-width forms read where their ASCII forms do — the command word, numbers
+/// with signs, fixed words, branches, plain words — and any Unicode space separates.
+#[test]
+fn full_width_input_reads_as_ascii() {
+    let hit = read_ok("ＨＩＴ　２\u{3000}ｆｉｒｅ");
+    assert_eq!((hit.name(), hit.number(0), hit.choice(1)), ("hit", Some(2), Some(0)));
+    let chinese = read_ok("打 １２ 火");
+    assert_eq!((chinese.name(), chinese.number(0)), ("hit", Some(12)));
+    assert_eq!(read_ok("tune ＋３").signed(0), read_ok("tune +3").signed(0));
+    assert_eq!(read_ok("tune －３").signed(0), read_ok("tune -3").signed(0));
+    assert_eq!(read_ok("crew ａｄｄ bob").choice(0), Some(1));
+    assert_eq!(read_ok("open\u{2003}ｔｈａｕｍ").word(0), Some("thaum"));
+    // Each of hit's arguments counted: no stray words from the wide space.
+    assert_eq!(read_ok("hit\u{3000}\u{3000}1\u{00A0}ice").values().count(), 2);
+}
+
+/// A player's name is never narrowed: `ａｌｉｃｅ` reaches the daemon as typed, so it cannot
+/// be taken for the ASCII `alice` (the daemon's resolution and `readable` judge it).
+#[test]
+fn a_player_is_named_exactly_as_typed() {
+    let give = read_ok("ｇｉｖｅ ａｌｉｃｅ ｈｉ");
+    assert_eq!(give.player(0).map(PlayerId::as_str), Some("ａｌｉｃｅ"));
+    assert_eq!(give.word(1), Some("hi"));
+    assert_eq!(read_ok("crew add ｂｏｂ").player(1).map(PlayerId::as_str), Some("ｂｏｂ"));
+}
+
+/// Every command is called by its Chinese name where it has one.
+#[test]
+fn a_command_has_a_name_in_each_language() {
+    let hit = &COMMANDS[0];
+    assert_eq!(hit.name_in(Language::En), "hit");
+    assert_eq!(hit.name_in(Language::ZhCn), "打");
+    assert_eq!(COMMANDS[1].name_in(Language::ZhCn), "tune", "no Chinese name: its own");
+    assert!(hit.is_called("打") && hit.is_called("ＳＴＲＩＫＥ"));
 }

@@ -37,4 +37,5 @@ macro_rules! area {
 }
 
 /// Every catalogue file.
-pub const AREAS: &[Area] = &[area!("common"), area!("duel"), area!("thaum")];
+pub const AREAS: &[Area] =
+    &[area!("common"), area!("duel"), area!("thaum"), area!("lobby"), area!("link"), area!("router")];

@@ -4,6 +4,7 @@
 //! `Settings` reaches the rest of the daemon. `spellbridge check-config` prints it.
 
 pub mod http;
+pub mod language;
 pub mod raw;
 mod sections;
 
@@ -16,6 +17,7 @@ use spellbridge_core::{NetworkId, PlayerId, Registry, RoomId};
 
 use crate::store::Durability;
 pub use http::HttpSettings;
+pub use language::LanguageSettings;
 pub use raw::LogFormat;
 pub use spellbridge_adapters::irc::config::{IrcSettings, SaslSettings};
 pub use spellbridge_adapters::matrix::config::{MatrixLogin, MatrixSettings};
@@ -67,6 +69,8 @@ pub struct Settings {
     pub bridges: Vec<BridgeSettings>,
     /// Bot admins and game masters of every table.
     pub permissions: PermissionSettings,
+    /// The language each room and each network's private messages are told in.
+    pub languages: LanguageSettings,
     /// Where `/healthz` and `/metrics` listen, if anywhere, and their limits.
     pub http: Option<HttpSettings>,
     /// Rooms whose tables the spectator site never shows (`[http] hidden_rooms`).
@@ -193,9 +197,12 @@ impl Settings {
         }
         let mut names = std::collections::BTreeSet::new();
         let mut networks: Vec<Arc<dyn Network>> = Vec::new();
+        let mut languages = LanguageSettings::default();
         for kind in catalogue.networks.iter() {
-            for table in sections.networks.remove(kind.section()).unwrap_or_default() {
+            for mut table in sections.networks.remove(kind.section()).unwrap_or_default() {
+                let chosen = language::take(&mut table);
                 let network = kind.configure(table, base).map_err(invalid)?;
+                chosen.apply(kind.section(), network.name(), &mut languages).map_err(invalid)?;
                 if !names.insert(network.name().to_owned()) {
                     return Err(invalid(format!(
                         "two networks are called `{}`; give each [[{}]] a different name",
@@ -257,7 +264,20 @@ impl Settings {
                         room.room, room.network
                     )));
                 }
-                rooms.push((NetworkId::new(room.network), RoomId::new(room.room)));
+                let place = (NetworkId::new(room.network), RoomId::new(room.room));
+                if let Some(value) = &room.language {
+                    let at =
+                        format!("[[bridge]] `{}`: the language of {} on {}", bridge.name, place.1, place.0);
+                    let language = language::read(value, &at).map_err(invalid)?;
+                    if let Some(other) = languages.rooms.insert(place.clone(), language)
+                        && other != language
+                    {
+                        return Err(invalid(format!(
+                            "{at} is {language}, but its network's `languages` says {other}; say it once"
+                        )));
+                    }
+                }
+                rooms.push(place);
             }
             let relay_lines = bridge.relay_lines.unwrap_or(crate::relay::DEFAULT_LINES);
             if relay_lines == 0 {
@@ -273,6 +293,17 @@ impl Settings {
                 relay: bridge.relay.unwrap_or(true),
                 relay_lines,
             });
+        }
+        for (network, room) in languages.rooms.keys() {
+            let own = networks
+                .iter()
+                .any(|n| n.name() == network.as_str() && n.rooms().contains(&room.as_str().to_owned()));
+            if !own && !bridged.contains_key(&(network.as_str().to_owned(), room.as_str().to_owned())) {
+                return Err(invalid(format!(
+                    "`{network}`: languages names {room}, which is neither one of its rooms nor in a [[bridge]]; \
+                     add it to the network's rooms or take it out of languages"
+                )));
+            }
         }
         let permissions = raw.permissions.unwrap_or_default();
         let people = |list: Vec<String>, what: &str| -> Result<Vec<(NetworkId, PlayerId)>, ConfigError> {
@@ -307,6 +338,7 @@ impl Settings {
             challenge_lifetime,
             bridges,
             permissions,
+            languages,
             http,
             hidden_rooms,
             public_url,

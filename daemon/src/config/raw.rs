@@ -52,6 +52,9 @@ pub struct BridgeRoom {
     pub network: String,
     /// The IRC channel, or the Matrix room id (`!…`).
     pub room: String,
+    /// The language the room is told in (`"en"`, the default, or `"zh-CN"`); read by
+    /// [`super::language`].
+    pub language: Option<toml::Value>,
 }
 
 /// `[permissions]`.

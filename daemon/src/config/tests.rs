@@ -245,3 +245,31 @@ fn p256_key_pem() -> &'static str {
      eb4i6f0Q+XOjDLxxjeDYuATfpXz49Km63Q==\n\
      -----END EC PRIVATE KEY-----\n"
 }
+
+/// Issue 19: a network's `language`, its `languages` per room and a bridge room's
+/// `language`; a value spellbridge does not speak says what to write.
+#[test]
+fn languages_are_chosen_per_network_room_and_bridge_room() {
+    let text = "[[irc]]\nname = \"libera\"\nserver = \"s\"\nnick = \"n\"\nchannels = [\"#magic\", \"#mofa\"]\n\
+                languages = { \"#mofa\" = \"zh-CN\" }\n\
+                [[irc]]\nname = \"oftc\"\nserver = \"t\"\nnick = \"n\"\nlanguage = \"zh\"\n\
+                [[bridge]]\nname = \"b\"\nrooms = [{ network = \"libera\", room = \"#magic\" }, \
+                { network = \"oftc\", room = \"#magic\", language = \"en\" }]\n";
+    let settings = parse(text).expect("valid");
+    let languages = &settings.languages;
+    let (libera, oftc) = (NetworkId::new("libera"), NetworkId::new("oftc"));
+    assert_eq!(languages.room(&libera, &RoomId::new("#magic")), spellbridge_core::Language::En);
+    assert_eq!(languages.room(&libera, &RoomId::new("#mofa")), spellbridge_core::Language::ZhCn);
+    assert_eq!(languages.room(&oftc, &RoomId::new("#magic")), spellbridge_core::Language::En);
+    assert_eq!(languages.network(&oftc), spellbridge_core::Language::ZhCn);
+    let bad = parse(&text.replace("\"zh\"", "\"fr\"")).expect_err("no French");
+    assert!(
+        bad.to_string().contains("[[irc]] `oftc`: language = \"fr\" is not a language")
+            && bad.to_string().contains("\"zh-CN\""),
+        "{bad}"
+    );
+    let stray = parse(&text.replace("\"#mofa\" =", "\"#nowhere\" =")).expect_err("not a room");
+    assert!(stray.to_string().contains("languages names #nowhere"), "{stray}");
+    let bridge = parse(&text.replace("language = \"en\" }", "language = \"de\" }")).expect_err("bad");
+    assert!(bridge.to_string().contains("[[bridge]] `b`: the language of #magic on oftc"), "{bridge}");
+}

@@ -58,8 +58,9 @@ impl Router {
     /// the table's page, or says where to see it.
     pub(super) fn board(&mut self, place: &Place, reply_to: &ReplyTo) -> Vec<Outbound> {
         let Some(id) = self.active_at(place).or_else(|| self.finished_at(place)) else {
-            let text = RichText::new().text("There is no game in this room yet. Start one with ");
-            return vec![reply(reply_to, self.ways_to_start(text, false).text("."))];
+            let ways = self.ways_to_start(false, reply_to.language);
+            let text = said::said(reply_to.language, "lobby-no-game", Args::new().rich("ways", ways));
+            return vec![reply(reply_to, text)];
         };
         let posted = self.post_board(id);
         let shown_here = matches!(reply_to.destination, Destination::Room(_))

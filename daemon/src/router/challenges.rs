@@ -5,6 +5,9 @@
 //! (`[duel] challenge_lifetime`, by default [`CHALLENGE_LIFETIME_SECS`]). Each of those
 //! is journaled.
 
+use spellbridge_core::locale::Args;
+
+use super::said::said;
 use super::*;
 use crate::names::escaped;
 
@@ -16,15 +19,16 @@ pub use spellbridge_core::options::CHALLENGE_LIFETIME_SECS;
 pub const CHALLENGE_WORD: &str = "duel";
 
 /// A challenge's lifetime in words: "ten minutes" (the default), "90 seconds", "2 hours".
-fn lifetime_words(seconds: i64) -> String {
-    match seconds {
-        600 => "ten minutes".to_owned(),
-        60 => "one minute".to_owned(),
-        3600 => "one hour".to_owned(),
-        s if s % 3600 == 0 => format!("{} hours", s / 3600),
-        s if s % 60 == 0 => format!("{} minutes", s / 60),
-        s => format!("{s} seconds"),
-    }
+fn lifetime_words(seconds: i64, language: Language) -> RichText {
+    let (unit, count) = match seconds {
+        600 => ("ten-minutes", 10),
+        60 => ("one-minute", 1),
+        3600 => ("one-hour", 1),
+        s if s % 3600 == 0 => ("hours", s / 3600),
+        s if s % 60 == 0 => ("minutes", s / 60),
+        s => ("seconds", s),
+    };
+    said(language, "lobby-lifetime", Args::new().word("unit", unit).num("count", count))
 }
 
 impl Router {
@@ -37,9 +41,10 @@ impl Router {
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
         let (place, challenger) = (&speaker.place, &speaker.player);
-        let say = |text: &str| vec![reply(reply_to, RichText::from(text))];
+        let language = reply_to.language;
+        let say = |id: &str| vec![reply(reply_to, said(language, id, Args::new()))];
         if speaker.inbound.private {
-            return say("Challenge in the room where you want to play: `!duel <player> [wizard]` there.");
+            return say("lobby-challenge-private");
         }
         let network = &speaker.inbound.network;
         let typed = PlayerId::new(opponent.as_str());
@@ -54,35 +59,27 @@ impl Router {
                 typed
             }
             Ok(None) => {
-                let text = RichText::new()
-                    .text("I know nobody called ")
-                    .code(escaped(&opponent))
-                    .text(". Challenge someone who has spoken where I can hear: ")
-                    .code("!duel <nick, display name or Matrix id>")
-                    .text(" (they can say anything first).");
+                let text =
+                    said(language, "lobby-challenge-nobody", Args::new().text("name", escaped(&opponent)));
                 return vec![reply(reply_to, text)];
             }
         };
         if &opponent == challenger {
-            return say("You cannot duel yourself: type `!duel <player>` with another player's name.");
+            return say("lobby-challenge-self");
         }
         if self.active_at(place).is_some() {
-            return say(
-                "This room already has a table; one table per room. Finish it first, or challenge in another room.",
-            );
+            return say("lobby-challenge-busy");
         }
         if let Some(pending) = self.challenges.get(place) {
-            let text = RichText::new()
-                .mention(&pending.challenger)
-                .text(" has already challenged ")
-                .mention(&pending.opponent)
-                .text(" here; wait for `!accept` or `!decline`.");
+            let args =
+                Args::new().mention("challenger", &pending.challenger).mention("opponent", &pending.opponent);
+            let text = said(language, "lobby-challenge-pending", args);
             let text = self.localize(&reply_to.network, text);
             return vec![reply(reply_to, text)];
         }
         // The game `!duel` challenges to, as the registry says (a game's `challenge`).
         let Some(duel) = self.registry.challenged_by(CHALLENGE_WORD) else {
-            return say("The Duel game is not enabled on this bot.");
+            return say("lobby-no-duel");
         };
         // Check the challenger's wizard now, so a typo is caught before the opponent answers.
         let trial = TableSetup {
@@ -94,24 +91,14 @@ impl Router {
             now,
         };
         if let Err(refusal) = duel.open(&trial) {
-            let language = self.presentation(&reply_to.network).language;
+            let language = reply_to.language;
             return vec![reply(reply_to, refusal_text(refusal, language))];
         }
-        let text = RichText::new()
-            .mention(challenger)
-            .text(" challenges ")
-            .mention(&opponent)
-            .text(" to a Duel")
-            .text(wizard.as_deref().map(|w| format!(" as {w}")).unwrap_or_default())
-            .text("! ")
-            .mention(&opponent)
-            .text(": type ")
-            .code("!accept [wizard]")
-            .text(" or ")
-            .code("!decline")
-            .text(" (")
-            .code("!wizards")
-            .text(" lists the wizards).");
+        let args = Args::new().mention("challenger", challenger).mention("opponent", &opponent);
+        let (id, args) = match &wizard {
+            Some(wizard) => ("lobby-challenge-as", args.text("wizard", wizard.as_str())),
+            None => ("lobby-challenge", args),
+        };
         let expires = now.plus(self.options.challenge_lifetime);
         self.log(Entry::Challenged {
             network: place.network.clone(),
@@ -123,7 +110,7 @@ impl Router {
         });
         let challenge = Challenge { challenger: challenger.clone(), opponent, wizard, expires };
         self.challenges.insert(place.clone(), challenge);
-        let outbound = self.to_rooms(place, text);
+        let outbound = self.to_rooms(place, |language| said(language, id, args.clone()));
         self.announced(outbound)
     }
 
@@ -137,19 +124,14 @@ impl Router {
     ) -> Vec<Outbound> {
         let Some(challenge) = self.challenges.get(place).filter(|c| self.challenged(c, sender)).cloned()
         else {
-            return vec![reply(
-                reply_to,
-                RichText::from(
-                    "Nobody has challenged you in this room. Challenge someone with `!duel <player> [wizard]`.",
-                ),
-            )];
+            return vec![reply(reply_to, said(reply_to.language, "lobby-accept-none", Args::new()))];
         };
         let seats = vec![
             Seat { player: challenge.challenger.clone(), choice: challenge.wizard.clone() },
             Seat { player: sender.clone(), choice: wizard },
         ];
         let Some(game) = self.registry.challenged_by(CHALLENGE_WORD).map(|g| g.name()) else {
-            return vec![reply(reply_to, RichText::from("The Duel game is not enabled on this bot."))];
+            return vec![reply(reply_to, said(reply_to.language, "lobby-no-duel", Args::new()))];
         };
         let before = self.tables.len();
         let out = self.open(place, game, seats, now, reply_to);
@@ -173,20 +155,13 @@ impl Router {
                     c.opponent = sender.clone();
                 }
                 self.close_challenge(place);
-                let verb = if &c.opponent == sender {
-                    " declines the Duel with "
-                } else {
-                    " withdraws the challenge to "
-                };
+                let id = if &c.opponent == sender { "lobby-declined" } else { "lobby-withdrawn" };
                 let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
-                let text = RichText::new().mention(sender).text(verb).mention(other).text(".");
-                let outbound = self.to_rooms(place, text);
+                let args = Args::new().mention("player", sender).mention("other", other);
+                let outbound = self.to_rooms(place, |language| said(language, id, args.clone()));
                 self.announced(outbound)
             }
-            _ => vec![reply(
-                reply_to,
-                RichText::from("There is no challenge for you to decline in this room."),
-            )],
+            _ => vec![reply(reply_to, said(reply_to.language, "lobby-decline-none", Args::new()))],
         }
     }
 
@@ -195,23 +170,18 @@ impl Router {
     pub(super) fn withdraw(&mut self, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Vec<Outbound> {
         let place = &speaker.place;
         let Some(challenge) = self.challenges.get(place).cloned() else {
-            return vec![reply(
-                reply_to,
-                RichText::from("There is no challenge to withdraw in this room; `!duel <player>` makes one."),
-            )];
+            return vec![reply(reply_to, said(reply_to.language, "lobby-withdraw-none", Args::new()))];
         };
         if challenge.challenger == speaker.player {
             return self.decline(place, &speaker.player, reply_to);
         }
         if speaker.role == Role::Player {
-            let text = RichText::new()
-                .text("Only ")
-                .mention(&challenge.challenger)
-                .text(", who made the challenge, a game master or a room operator can withdraw it; ")
-                .mention(&challenge.opponent)
-                .text(" can `!decline` it. It expires by itself ")
-                .text(lifetime_words(self.options.challenge_lifetime))
-                .text(" after it was made.");
+            let language = reply_to.language;
+            let args = Args::new()
+                .mention("challenger", &challenge.challenger)
+                .mention("opponent", &challenge.opponent)
+                .rich("lifetime", lifetime_words(self.options.challenge_lifetime, language));
+            let text = said(language, "lobby-withdraw-not-yours", args);
             let text = self.localize(&reply_to.network, text);
             return vec![reply(reply_to, text)];
         }
@@ -227,14 +197,12 @@ impl Router {
         challenge: &Challenge,
     ) -> Vec<Outbound> {
         self.close_challenge(place);
-        let text = RichText::new()
-            .mention(by)
-            .text(" clears the challenge from ")
-            .mention(&challenge.challenger)
-            .text(" to ")
-            .mention(&challenge.opponent)
-            .text(".");
-        let outbound = self.to_rooms(place, text);
+        let args = Args::new()
+            .mention("player", by)
+            .mention("challenger", &challenge.challenger)
+            .mention("opponent", &challenge.opponent);
+        let outbound =
+            self.to_rooms(place, |language| said(language, "lobby-challenge-cleared", args.clone()));
         self.announced(outbound)
     }
 
@@ -250,15 +218,11 @@ impl Router {
         let mut out = Vec::new();
         for (place, challenge) in expired {
             self.close_challenge(&place);
-            let text = RichText::new()
-                .text("The challenge from ")
-                .mention(&challenge.challenger)
-                .text(" to ")
-                .mention(&challenge.opponent)
-                .text(" expired unanswered; ")
-                .code("!duel <player>")
-                .text(" makes a new one.");
-            let outbound = self.to_rooms(&place, text);
+            let args = Args::new()
+                .mention("challenger", &challenge.challenger)
+                .mention("opponent", &challenge.opponent);
+            let outbound =
+                self.to_rooms(&place, |language| said(language, "lobby-challenge-expired", args.clone()));
             out.extend(self.announced(outbound));
         }
         out

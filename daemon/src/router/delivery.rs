@@ -1,30 +1,32 @@
 //! Where what the router says goes, and in what words: a table's events are rendered by
 //! its game once per kind of destination (a [`Presentation`]: the form its network's
-//! transport asks for, a game's compact form on IRC and its full form elsewhere), then the
-//! table's go to every room of its bridge, a player's to their home network, answers to
-//! where they were asked; mentions and names are localized per network.
+//! transport asks for, a game's compact form on IRC and its full form elsewhere, and the
+//! destination's language: each room's own, each player's for their private messages,
+//! see [`super::language`]), then the table's go to every room of its bridge, a player's
+//! to their home network, answers to where they were asked; mentions and names are
+//! localized per network.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use spellbridge_core::{Event, Presentation};
+use spellbridge_core::{Event, Language, Presentation};
 
 use super::*;
 use crate::identity::local_part;
 
 impl Router {
     /// How `network` is shown games' events: in the form its transport asked for (the
-    /// full form when it asked for none: the console), in its language (English unless
-    /// the options name one: the console's `--lang`).
+    /// full form when it asked for none: the console), in the network's configured
+    /// language (English unless the config or the console's `--lang` names one; a room's
+    /// or a player's own language is applied over it: [`super::language`]).
     pub(super) fn presentation(&self, network: &NetworkId) -> Presentation {
         let form = self.options.forms.get(network).copied().unwrap_or_default();
-        let language = self.options.languages.get(network).copied().unwrap_or_default();
-        Presentation::of(form).in_language(language)
+        Presentation::of(form).in_language(self.options.languages.network(network))
     }
 
     /// Turns a table's events into outbound messages: the game renders them once for
-    /// each presentation that someone who hears them is shown; the table's go to every
-    /// room of its bridge (or its one room), a player's to where their private messages
-    /// go, each in its destination's presentation.
+    /// each presentation (form and language) that someone who hears them is shown; the
+    /// table's go to every room of its bridge (or its one room), a player's to where their
+    /// private messages go, each in its destination's presentation.
     pub(super) fn deliver(&self, id: TableId, events: &[Event]) -> Vec<Outbound> {
         let Some(seating) = self.tables.get(&id) else { return Vec::new() };
         let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
@@ -32,7 +34,7 @@ impl Router {
         let rooms = self.relay.rooms(place);
         let mut shown = self.private_presentations(place, events);
         if events.iter().any(|event| event.to == Audience::Table) {
-            shown.extend(rooms.iter().map(|room| self.presentation(&room.network)));
+            shown.extend(rooms.iter().map(|room| self.room_presentation(room)));
         }
         let mut out = Vec::with_capacity(events.len() * rooms.len());
         for presentation in shown {
@@ -41,12 +43,12 @@ impl Router {
                     Audience::Table => out.extend(
                         rooms
                             .iter()
-                            .filter(|room| self.presentation(&room.network) == presentation)
+                            .filter(|room| self.room_presentation(room) == presentation)
                             .map(|room| self.to_room(room, announcement.text.clone())),
                     ),
                     Audience::Player(player) => {
                         let (network, identity) = self.home_of(place, &player);
-                        if self.presentation(&network) == presentation {
+                        if self.player_presentation(&player, &network) == presentation {
                             out.push(self.to_identity(network, identity, announcement.text));
                         }
                     }
@@ -61,24 +63,20 @@ impl Router {
         events
             .iter()
             .filter_map(|event| match &event.to {
-                Audience::Player(player) => Some(self.presentation(&self.home_of(place, player).0)),
+                Audience::Player(player) => {
+                    Some(self.player_presentation(player, &self.home_of(place, player).0))
+                }
                 Audience::Table => None,
             })
             .collect()
     }
 
-    /// Turns the router's own messages about a table (its dice commitment, a revealed
-    /// key) into outbound messages, the same words for every destination.
-    pub(super) fn deliver_text(&self, id: TableId, announcements: Vec<Announcement>) -> Vec<Outbound> {
+    /// Turns the router's own message about a table (its dice commitment, a revealed key)
+    /// into outbound messages to every room of its bridge, each in its room's language:
+    /// `say` words it once per language among them.
+    pub(super) fn deliver_text(&self, id: TableId, say: impl Fn(Language) -> RichText) -> Vec<Outbound> {
         let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
-        let mut out = Vec::with_capacity(announcements.len());
-        for announcement in announcements {
-            match announcement.to {
-                Audience::Table => out.extend(self.to_rooms(&place, announcement.text)),
-                Audience::Player(player) => out.push(self.to_player(&place, &player, announcement.text)),
-            }
-        }
-        out
+        self.to_rooms(&place, say)
     }
 
     /// Turns the answer to a question (`!status`) into outbound messages: what the table
@@ -88,7 +86,7 @@ impl Router {
         let Some(seating) = self.tables.get(&id) else { return Vec::new() };
         let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
         let place = &seating.place;
-        let here = self.presentation(&reply_to.network);
+        let here = self.presentation(&reply_to.network).in_language(reply_to.language);
         let mut shown = self.private_presentations(place, events);
         if events.iter().any(|event| event.to == Audience::Table) {
             shown.insert(here);
@@ -109,7 +107,7 @@ impl Router {
                     Audience::Table => {}
                     Audience::Player(player) => {
                         let (network, identity) = self.home_of(place, &player);
-                        if self.presentation(&network) == presentation {
+                        if self.player_presentation(&player, &network) == presentation {
                             out.push(self.to_identity(network, identity, announcement.text));
                         }
                     }
@@ -119,9 +117,19 @@ impl Router {
         out
     }
 
-    /// A message to every room of the bridge `place` is in (or to `place` alone).
-    pub(super) fn to_rooms(&self, place: &Place, text: RichText) -> Vec<Outbound> {
-        self.relay.rooms(place).iter().map(|room| self.to_room(room, text.clone())).collect()
+    /// A message to every room of the bridge `place` is in (or to `place` alone), each in
+    /// its room's language: `say` words it once per language among them.
+    pub(super) fn to_rooms(&self, place: &Place, say: impl Fn(Language) -> RichText) -> Vec<Outbound> {
+        let mut said: BTreeMap<Language, RichText> = BTreeMap::new();
+        self.relay
+            .rooms(place)
+            .iter()
+            .map(|room| {
+                let language = self.room_language(room);
+                let text = said.entry(language).or_insert_with(|| say(language)).clone();
+                self.to_room(room, text)
+            })
+            .collect()
     }
 
     /// A message to one room.
@@ -131,13 +139,6 @@ impl Router {
             message: self.localize(&room.network, text).into(),
             network: room.network.clone(),
         }
-    }
-
-    /// A private message to a player, on the network and identity they last used (else
-    /// as the table's network knows them).
-    pub(super) fn to_player(&self, place: &Place, player: &PlayerId, text: RichText) -> Outbound {
-        let (network, identity) = self.home_of(place, player);
-        self.to_identity(network, identity, text)
     }
 
     /// Where a player's private messages go: the network and identity they last used
@@ -252,7 +253,7 @@ mod tests {
     use serde_json::Value;
     use spellbridge_core::games::duel::DuelPlugin;
     use spellbridge_core::options::Challenge;
-    use spellbridge_core::{Command, GamePlugin, TableSetup};
+    use spellbridge_core::{Announcement, Command, GamePlugin, Language, TableSetup};
 
     use super::*;
 
@@ -336,5 +337,56 @@ mod tests {
         let heard = |network: &str| out.iter().filter(|o| o.network.as_str() == network).count();
         assert_eq!(heard("libera"), heard("oftc"), "{out:#?}");
         assert!(heard("matrix") > heard("libera"), "the full form has more lines: {out:#?}");
+    }
+
+    /// Issue 19: a Duel bridged over an English IRC channel and a Chinese Matrix room is
+    /// rendered once per form and language; a player's private `!lang` changes only how
+    /// their own private events are rendered.
+    #[test]
+    fn each_room_and_each_players_messages_are_rendered_in_their_language() {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let rooms = [
+            (NetworkId::new("libera"), RoomId::new("#magic")),
+            (NetworkId::new("matrix"), RoomId::new("!m")),
+        ];
+        let mut languages = crate::config::LanguageSettings::default();
+        languages.rooms.insert((NetworkId::new("matrix"), RoomId::new("!m")), Language::ZhCn);
+        let options = RouterOptions {
+            bridges: vec![crate::relay::bridge("magic", &rooms, true)],
+            forms: [(NetworkId::new("libera"), Form::Compact)].into(),
+            languages,
+            ..RouterOptions::default()
+        };
+        let plugin = Rendering { duel: DuelPlugin::default(), asked: asked.clone() };
+        let mut router = Router::new(Registry::new(vec![Box::new(plugin)]), options);
+        let t = Timestamp::CONSOLE_EPOCH;
+        let mut asked_for = |inbound: Inbound| -> (Vec<Presentation>, Vec<Outbound>) {
+            let out = router.handle(&inbound, t);
+            (std::mem::take(&mut *asked.lock().expect("not poisoned")), out)
+        };
+        let compact_en = Presentation::of(Form::Compact);
+        let full_zh = Presentation::of(Form::Full).in_language(Language::ZhCn);
+        let full_en = Presentation::of(Form::Full);
+        asked_for(said("matrix", "!m", "@bob:hs", "hello"));
+        asked_for(said("libera", "#magic", "alice", "!duel bob"));
+        let (opening, out) = asked_for(said("matrix", "!m", "@bob:hs", "!接受"));
+        assert_eq!(opening, [full_zh, compact_en], "{out:#?}");
+        // bob's private messages are English (Matrix's default) until he says otherwise.
+        let (queued, _) =
+            asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!cast surge water end") });
+        assert_eq!(queued, [full_en]);
+        let (_, told) = asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!lang zh") });
+        assert_eq!(told.len(), 1, "{told:#?}");
+        // alice's cast reveals the round: each room in its own language, bob's private
+        // events (if any) in his; alice queued in English.
+        let (round, out) = asked_for(Inbound {
+            private: true,
+            ..said("libera", "alice", "alice", "！施法　迸发　火　协调")
+        });
+        assert!(round.contains(&compact_en) && round.contains(&full_zh), "{round:?} {out:#?}");
+        assert!(!round.contains(&full_en), "nobody reads the full form in English: {round:?}");
+        let rooms_told: Vec<&str> =
+            out.iter().filter(|o| matches!(o.to, Destination::Room(_))).map(|o| o.network.as_str()).collect();
+        assert!(rooms_told.contains(&"libera") && rooms_told.contains(&"matrix"), "{out:#?}");
     }
 }

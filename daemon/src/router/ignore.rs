@@ -3,6 +3,9 @@
 //! start of the daemon) and then dropped silently; nothing they say is relayed. The list
 //! is journaled, so it survives a restart.
 
+use spellbridge_core::locale::Args;
+
+use super::said::said;
 use super::*;
 
 impl Router {
@@ -32,9 +35,10 @@ impl Router {
         Some(vec![Outbound {
             network: inbound.network.clone(),
             to: Destination::Private(inbound.sender.clone()),
-            message: RichText::from(
-                "The bot's admins have asked me to ignore you: I will not take your commands or relay \
-                 what you say. Ask an admin if you think this is a mistake.",
+            message: said(
+                self.player_language(&player, &inbound.network),
+                "lobby-ignored-notice",
+                Args::new(),
             )
             .into(),
         }])
@@ -47,47 +51,38 @@ impl Router {
         name: Option<&str>,
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
-        let say = |text: RichText| vec![reply(reply_to, text)];
+        let language = reply_to.language;
+        let say = |id: &str, args: Args| vec![reply(reply_to, said(language, id, args))];
         if !self.is_admin(speaker.inbound, &speaker.player) {
-            return say(RichText::from(
-                "Only the bot's admins (`[permissions] admins` in its config) can ignore players.",
-            ));
+            return say("lobby-ignore-not-admin", Args::new());
         }
         let Some(name) = name else {
             if self.ignored.is_empty() {
-                return say(RichText::from("Nobody is ignored. `!ignore <player>` ignores one."));
+                return say("lobby-ignore-nobody", Args::new());
             }
             let list: Vec<&str> = self.ignored.keys().map(PlayerId::as_str).collect();
-            return say(RichText::from(format!(
-                "Ignored: {}. `!unignore <player>` takes one back.",
-                list.join(", ")
-            )));
+            return say("lobby-ignore-list", Args::new().text("players", list.join(", ")));
         };
         let player = match self.resolve_name(name, &[]) {
             Ok(player) => player.unwrap_or_else(|| self.named_elsewhere(speaker, name)),
-            Err(problem) => return say(problem),
+            Err(problem) => return vec![reply(reply_to, problem)],
         };
         if player == speaker.player {
-            return say(RichText::from("You cannot ignore yourself."));
+            return say("lobby-ignore-self", Args::new());
         }
         let admin =
             self.directory.identities(&player).iter().any(|i| self.options.permissions.admins.contains(i));
         if admin {
-            return say(RichText::new().code(player.as_str()).text(
-                " is a bot admin and cannot be ignored; remove them from `[permissions] admins` first.",
-            ));
+            let args = Args::new().text("player", player.as_str()).text("setting", "`[permissions] admins`");
+            return say("lobby-ignore-admin", args);
         }
         if self.ignored.contains_key(&player) {
-            return say(RichText::new().code(player.as_str()).text(" is already ignored."));
+            return say("lobby-ignore-already", Args::new().text("player", player.as_str()));
         }
         self.ignored.insert(player.clone(), false);
         self.log(Entry::Ignored { player: player.clone() });
-        say(RichText::new()
-            .text("Ignoring ")
-            .code(player.as_str())
-            .text(": their commands and chat are dropped after one notice. ")
-            .code(format!("{}unignore {player}", self.options.prefix))
-            .text(" undoes it."))
+        let undo = format!("{}unignore {player}", self.options.prefix);
+        say("lobby-ignoring", Args::new().text("player", player.as_str()).text("undo", undo))
     }
 
     /// `!unignore <player>`.
@@ -97,23 +92,20 @@ impl Router {
         name: &str,
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
-        let say = |text: RichText| vec![reply(reply_to, text)];
+        let language = reply_to.language;
+        let say = |id: &str, args: Args| vec![reply(reply_to, said(language, id, args))];
         if !self.is_admin(speaker.inbound, &speaker.player) {
-            return say(RichText::from(
-                "Only the bot's admins (`[permissions] admins` in its config) can take players back.",
-            ));
+            return say("lobby-unignore-not-admin", Args::new());
         }
         let player = match self.resolve_name(name, &[]) {
             Ok(player) => player.unwrap_or_else(|| self.named_elsewhere(speaker, name)),
-            Err(problem) => return say(problem),
+            Err(problem) => return vec![reply(reply_to, problem)],
         };
         if self.ignored.remove(&player).is_none() {
-            return say(RichText::new()
-                .code(player.as_str())
-                .text(" is not ignored; `!ignore` lists who is."));
+            return say("lobby-unignore-not", Args::new().text("player", player.as_str()));
         }
         self.log(Entry::Unignored { player: player.clone() });
-        say(RichText::new().text("No longer ignoring ").code(player.as_str()).text("."))
+        say("lobby-unignored", Args::new().text("player", player.as_str()))
     }
 }
 

@@ -10,9 +10,10 @@
 
 use serde_json::{Value, json};
 use spellbridge_core::dice::{Commitment, DiceKey};
-use spellbridge_core::{Announcement, Dice, RichText};
+use spellbridge_core::locale::Args;
+use spellbridge_core::{Dice, Language, RichText};
 
-use super::{Outbound, ReplayError, Router};
+use super::{Outbound, ReplayError, Router, said};
 use crate::journal::{Entry, TableId};
 
 /// How a table's dice are derived.
@@ -105,12 +106,10 @@ impl Router {
         Ok(key)
     }
 
-    /// The table's announcement of a new key's commitment.
-    pub(super) fn commitment_text(lead: &str, commitment: &Commitment) -> RichText {
-        RichText::new()
-            .text(format!("{lead}: "))
-            .code(commitment.as_str())
-            .text(" (the SHA-256 of this table's secret dice key, revealed when the table ends or takes a new key; RULES T-10).")
+    /// The table's announcement of a key's commitment (`router-dice-commitment` at the
+    /// opening, `router-dice-new-commitment` later), in `language`.
+    pub(super) fn commitment_text(language: Language, id: &str, commitment: &Commitment) -> RichText {
+        said::said(language, id, Args::new().text("commitment", commitment.as_str()))
     }
 
     /// After an accepted action or a fired timer: a table that ended reveals its key; a
@@ -126,13 +125,9 @@ impl Router {
             return Vec::new();
         }
         self.log(Entry::Revealed { table: id, epoch, key: key.reveal() });
-        let revealed = RichText::new()
-            .text("Dice key revealed: ")
-            .code(key.reveal())
-            .text(" (its SHA-256 is ")
-            .code(key.commitment().as_str())
-            .text(", the commitment announced before these draws): anyone can now check every draw.");
-        let outbound = self.deliver_text(id, vec![Announcement::table(revealed)]);
+        let args = Args::new().text("key", key.reveal()).text("commitment", key.commitment().as_str());
+        let outbound =
+            self.deliver_text(id, |language| said::said(language, "router-dice-revealed", args.clone()));
         let mut out = self.announced(outbound);
         if finished {
             if let Some(seating) = self.tables.get_mut(&id) {
@@ -146,8 +141,9 @@ impl Router {
             seating.dice = TableDice::Keyed { epoch: next_epoch, key: new, revealed: false };
         }
         self.log(Entry::Keyed { table: id, epoch: next_epoch, commitment: commitment.clone() });
-        let text = Self::commitment_text("New dice commitment", &commitment);
-        let outbound = self.deliver_text(id, vec![Announcement::table(text)]);
+        let outbound = self.deliver_text(id, |language| {
+            Self::commitment_text(language, "router-dice-new-commitment", &commitment)
+        });
         out.extend(self.announced(outbound));
         out
     }

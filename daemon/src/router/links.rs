@@ -6,10 +6,12 @@
 //! did not work in an hour ([`GuessLimits`]), every failure reads the same, and the
 //! code's owner is told privately which identity joined them, with `!unlink` at hand.
 
+use spellbridge_core::locale::Args;
+
+use super::said::said;
+use super::*;
 use crate::identity::LinkError;
 use crate::limits::WRONG_CODES_PER_HOUR;
-
-use super::*;
 
 impl Router {
     /// `!link`: a one-time code, sent privately, to say from the other network.
@@ -31,21 +33,18 @@ impl Router {
         });
         let code = given.code;
         let prefix = &self.options.prefix;
+        // The code goes to the sender's private messages, in their language.
+        let private = self.player_language(&speaker.player, &inbound.network);
+        let args = Args::new().text("code", code.clone()).text("command", format!("{prefix}link {code}"));
         let secret = Outbound {
             network: inbound.network.clone(),
             to: Destination::Private(inbound.sender.clone()),
-            message: RichText::new()
-                .text("Your link code is ")
-                .code(code.clone())
-                .text(". From your identity on the other network, send me privately ")
-                .code(format!("{prefix}link {code}"))
-                .text(" within ten minutes; then you play as one player from both networks.")
-                .into(),
+            message: said(private, "link-code", args).into(),
         };
         if inbound.private {
             vec![secret]
         } else {
-            vec![secret, reply(reply_to, RichText::from("I sent you a link code privately."))]
+            vec![secret, reply(reply_to, said(reply_to.language, "link-sent", Args::new()))]
         }
     }
 
@@ -58,29 +57,23 @@ impl Router {
         now: Timestamp,
     ) -> Vec<Outbound> {
         let inbound = speaker.inbound;
-        let say = |text: RichText| vec![reply(reply_to, text)];
+        let language = reply_to.language;
+        let say = |id: &str, args: Args| vec![reply(reply_to, said(language, id, args))];
         if !inbound.private {
             // Anyone in the room could use the code now: it is void.
             self.close_code(code, now);
-            return say(RichText::from(
-                "Send link codes to me privately: anyone here could have used that one, so it no longer \
-                 works. Type `!link` on your other network for a new code.",
-            ));
+            return say("link-in-room", Args::new());
         }
         let identity = (inbound.network.clone(), inbound.sender.clone());
         if let Some(until) = self.guesses.blocked_until(&identity, now) {
             let minutes = (until.0 - now.0 + 59) / 60;
-            return say(RichText::from(format!(
-                "You sent {WRONG_CODES_PER_HOUR} link codes that did not work within an hour, so I am not \
-                 reading codes from you for {minutes} more minutes. Then type `!link` on your other \
-                 network for a fresh code and send it to me privately from here."
-            )));
+            return say(
+                "link-blocked",
+                Args::new().num("tries", WRONG_CODES_PER_HOUR as i64).num("minutes", minutes),
+            );
         }
         if self.index.seated(&self.directory.own_player(&identity.0, &identity.1)).next().is_some() {
-            return say(RichText::from(
-                "You are playing at a table as this identity; link once its game is over (or link \
-                 first, then sit down).",
-            ));
+            return say("link-seated", Args::new());
         }
         let was_pending = self.directory.is_pending(code, now);
         match self.directory.redeem(code, &identity.0, &identity.1, now) {
@@ -92,7 +85,13 @@ impl Router {
                         self.log(Entry::LinkCodeClosed { code: crate::identity::digits(code) });
                     }
                 }
-                say(RichText::from(format!("That did not link: {error}")))
+                match error {
+                    LinkError::NotValid => say("link-not-valid", Args::new()),
+                    LinkError::AlreadyLinked(player) => {
+                        say("link-already-linked", Args::new().text("player", player.as_str()))
+                    }
+                    LinkError::HasLinks => say("link-has-links", Args::new()),
+                }
             }
             Ok(redeemed) => {
                 let player = redeemed.player;
@@ -114,23 +113,20 @@ impl Router {
                 let prefix = &self.options.prefix;
                 let (owner_network, owner) = redeemed.owner;
                 // The owner hears of it where they asked, so a stolen code is undone at once.
+                // The owner is told in their own private messages' language.
+                let owner_language = self.player_language(&player, &owner_network);
+                let args = Args::new()
+                    .text("identity", identity.1.as_str())
+                    .text("network", identity.0.as_str())
+                    .text("unlink", format!("{prefix}unlink"));
                 let told = Outbound {
                     network: owner_network,
                     to: Destination::Private(owner),
-                    message: RichText::new()
-                        .text("Your link code was just used: ")
-                        .code(identity.1.as_str())
-                        .text(format!(" on {} now plays as you. If that was not you, type ", identity.0))
-                        .code(format!("{prefix}unlink"))
-                        .text(" now to separate it.")
-                        .into(),
+                    message: said(owner_language, "link-used", args).into(),
                 };
-                let answer = reply(
-                    reply_to,
-                    RichText::new()
-                        .text(format!("Linked: here you now play as {name}, the same player as on "))
-                        .text(format!("the other network. Type `{prefix}unlink` to undo it.")),
-                );
+                // `!unlink` is written in backticks as plain text, as it always was.
+                let args = Args::new().text("name", name).text("unlink", format!("`{prefix}unlink`"));
+                let answer = reply(reply_to, said(language, "link-linked", args));
                 vec![answer, told]
             }
         }
@@ -146,17 +142,24 @@ impl Router {
 
     /// `!unlink`: separates every identity joined to the sender's player.
     pub(super) fn unlink(&mut self, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Vec<Outbound> {
+        let language = reply_to.language;
         let separated = self.directory.unlink(&speaker.player);
         if separated.is_empty() {
-            return vec![reply(
-                reply_to,
-                RichText::from("You have no linked identities; `!link` links one."),
-            )];
+            return vec![reply(reply_to, said(language, "link-none", Args::new()))];
         }
         self.log(Entry::Unlinked { player: speaker.player.clone() });
-        let list: Vec<String> =
-            separated.iter().map(|(network, identity)| format!("{identity} on {network}")).collect();
-        vec![reply(reply_to, RichText::from(format!("Unlinked {}.", list.join(", "))))]
+        let list: Vec<String> = separated
+            .iter()
+            .map(|(network, identity)| {
+                let args = Args::new().text("identity", identity.as_str()).text("network", network.as_str());
+                said(language, "link-identity-on", args).plain()
+            })
+            .collect();
+        let separator = if language == Language::En { ", " } else { "、" };
+        vec![reply(
+            reply_to,
+            said(language, "link-unlinked", Args::new().text("identities", list.join(separator))),
+        )]
     }
 }
 

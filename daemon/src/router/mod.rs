@@ -23,11 +23,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 use spellbridge_core::dice::{Commitment, DiceKey};
 use spellbridge_core::grammar::{self, Grammar, ParseError};
+use spellbridge_core::locale::Args;
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Announcement, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Language, Message,
-    NetworkId, PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
+    Action, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Language, Message, NetworkId,
+    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
 };
 
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
@@ -44,12 +45,14 @@ mod help;
 mod ignore;
 mod index;
 mod keys;
+mod language;
 mod limited;
 mod links;
 mod members;
 mod names;
 mod prefix;
 mod records;
+mod said;
 mod turn;
 
 pub use challenges::CHALLENGE_LIFETIME_SECS;
@@ -132,9 +135,9 @@ pub struct RouterOptions {
     pub pictures: BTreeSet<NetworkId>,
     /// The spectator site's address (`[http] public_url`): `!board` elsewhere links to it.
     pub public_url: Option<String>,
-    /// The language each network is told games' events and refusals in (the console's
-    /// `--lang`); a network not listed hears English.
-    pub languages: BTreeMap<NetworkId, Language>,
+    /// The language each room and each network's private messages are told in, as the
+    /// config says (`!lang` overrides it: see [`language`]).
+    pub languages: crate::config::LanguageSettings,
 }
 
 impl Default for RouterOptions {
@@ -151,7 +154,7 @@ impl Default for RouterOptions {
             forms: BTreeMap::new(),
             pictures: BTreeSet::new(),
             public_url: None,
-            languages: BTreeMap::new(),
+            languages: crate::config::LanguageSettings::default(),
         }
     }
 }
@@ -201,6 +204,8 @@ pub struct Router {
     boards: Vec<TableId>,
     /// Ratings and records kept up to date with the journal ([`records`]).
     ratings: records::Live,
+    /// The languages `!lang` chose for rooms and players (see [`language`]).
+    chosen: language::Chosen,
 }
 
 /// One table as the store keeps it.
@@ -340,6 +345,8 @@ struct ReplyTo {
     addressee: PlayerId,
     /// The thread the message was said in.
     thread: Option<String>,
+    /// The language the answer is told in: the room's, or privately the sender's.
+    language: spellbridge_core::Language,
 }
 
 /// Who sent the message being handled.
@@ -383,6 +390,7 @@ impl Router {
             prefixer,
             boards: Vec::new(),
             ratings: records::Live::new(options_scopes),
+            chosen: language::Chosen::default(),
         }
     }
 
@@ -434,9 +442,10 @@ impl Router {
         inbound.said == Said::Message && self.looks_like_command(&inbound.text)
     }
 
-    /// True when `text` starts with the prefix and something follows it.
+    /// True when `text` starts with the prefix (or its full-width form: `！`) and
+    /// something follows it.
     fn looks_like_command(&self, text: &str) -> bool {
-        text.trim().strip_prefix(self.options.prefix.as_str()).is_some_and(|rest| !rest.trim().is_empty())
+        grammar::strip_prefix(text, &self.options.prefix).is_some_and(|rest| !rest.trim().is_empty())
     }
 
     /// Takes the changes made since the last call, in order. The caller commits them
@@ -520,7 +529,7 @@ impl Router {
         }
         self.relay.remember_command(inbound);
         let text = inbound.text.trim();
-        let command = text.strip_prefix(self.options.prefix.as_str()).unwrap_or(text).trim();
+        let command = grammar::strip_prefix(text, &self.options.prefix).unwrap_or(text).trim();
         let player = self.directory.player(&inbound.network, &inbound.sender);
         if let Err(instead) = self.within_limits(inbound, &player, now) {
             return Turn::new(Happened::Command(Outcome::Refused), instead);
@@ -538,6 +547,11 @@ impl Router {
         let role = self.role(inbound, &player);
         let place = self.relay.hub(&Place { network: inbound.network.clone(), room: inbound.room.clone() });
         let speaker = Speaker { inbound, player, place, role };
+        // The prefix is stripped once; the command word is looked up once, in the lobby's
+        // and every game's commands together (any case or width, any Unicode space
+        // between words).
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let head = words.first().map(|w| grammar::command_word(w)).unwrap_or_default();
         let reply_to = ReplyTo {
             network: inbound.network.clone(),
             destination: if inbound.private {
@@ -547,14 +561,20 @@ impl Router {
             },
             addressee: inbound.sender.clone(),
             thread: inbound.thread.clone(),
+            // Help asked in Chinese (`!帮助`) is answered in Chinese.
+            language: if !head.is_ascii()
+                && self.grammar.find_in(LOBBY, &head).is_some_and(|c| c.name == "help")
+            {
+                spellbridge_core::Language::ZhCn
+            } else if inbound.private {
+                self.player_language(&speaker.player, &inbound.network)
+            } else {
+                self.room_language(&Place { network: inbound.network.clone(), room: inbound.room.clone() })
+            },
         };
         // Everything journaled from here on is the command's doing (the player's home
         // network above is bookkeeping).
         let journaled = self.journal.len();
-        // The prefix is stripped once; the command word is looked up once, in the lobby's
-        // and every game's commands together.
-        let words: Vec<&str> = command.split_whitespace().collect();
-        let head = words.first().map(|w| w.to_lowercase()).unwrap_or_default();
         let answer = match self.grammar.find_in(LOBBY, &head).map(|spec| grammar::parse(spec, &words)) {
             Some(Err(error)) => vec![reply(&reply_to, self.unread(&error, None))].into(),
             Some(Ok(parsed)) => match LobbyCommand::from_parsed(&parsed) {
@@ -862,6 +882,12 @@ impl Router {
             Entry::Unignored { player } => {
                 self.ignored.remove(player);
             }
+            Entry::RoomLanguage { network, room, language } => {
+                self.replay_room_language(Place { network: network.clone(), room: room.clone() }, *language);
+            }
+            Entry::PlayerLanguage { player, language } => {
+                self.replay_player_language(player.clone(), *language)
+            }
         }
         Ok(())
     }
@@ -884,11 +910,11 @@ impl Router {
         let say = |text: RichText| vec![reply(reply_to, text)];
         let (place, player, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
         match command {
-            LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref())),
-            LobbyCommand::Games => say(self.games()),
+            LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref(), reply_to.language)),
+            LobbyCommand::Games => say(self.games(reply_to.language)),
             LobbyCommand::Wizards => {
                 let answer = self.registry.iter().find_map(|game| game.lobby("wizards"));
-                say(answer.unwrap_or_else(|| RichText::from("No game here has wizards.")))
+                say(answer.unwrap_or_else(|| said::said(reply_to.language, "lobby-no-wizards", Args::new())))
             }
             LobbyCommand::Link(None) => self.give_link_code(speaker, reply_to, now),
             LobbyCommand::Link(Some(code)) => self.redeem_link_code(speaker, &code, reply_to, now),
@@ -897,9 +923,7 @@ impl Router {
             LobbyCommand::Unignore(name) => self.unignore(speaker, &name, reply_to),
             LobbyCommand::New(game) => {
                 if private {
-                    return say(RichText::from(
-                        "Open a table in the room where you want to play, not in a private message.",
-                    ));
+                    return say(said::said(reply_to.language, "lobby-new-private", Args::new()));
                 }
                 let seats = vec![Seat { player: player.clone(), choice: None }];
                 self.open(place, &game, seats, now, reply_to)
@@ -913,6 +937,7 @@ impl Router {
             LobbyCommand::Board => self.board(place, reply_to),
             LobbyCommand::Stats(name) => say(self.stats(speaker, name.as_deref())),
             LobbyCommand::Top(ranking) => say(self.top(ranking)),
+            LobbyCommand::Lang(word) => self.choose_language(speaker, word.as_deref(), reply_to),
         }
     }
 
@@ -924,33 +949,28 @@ impl Router {
         now: Timestamp,
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
+        let language = reply_to.language;
         let Some(plugin) = self.registry.get(game) else {
             let names: Vec<&str> = self.registry.iter().map(|g| g.name()).collect();
-            let hint = words::nearest(game, names.iter().copied())
-                .map(|n| format!(" Did you mean `!new {n}`?"))
-                .unwrap_or_default();
-            return vec![reply(
-                reply_to,
-                RichText::from(format!(
-                    "There is no game called `{game}`.{hint} Games: {}.",
-                    names.join(", ")
-                )),
-            )];
+            let separator = if language == Language::En { ", " } else { "、" };
+            let args = Args::new().text("game", game).text("games", names.join(separator));
+            let text = match words::nearest(game, names.iter().copied()) {
+                Some(guess) => said::said(language, "lobby-new-unknown-guess", args.text("guess", guess)),
+                None => said::said(language, "lobby-new-unknown", args),
+            };
+            return vec![reply(reply_to, text)];
         };
         if let Some(busy) = self.active_at(place) {
             let game = self.tables[&busy].table.game();
             return vec![reply(
                 reply_to,
-                RichText::from(format!(
-                    "This room already has a {game} table; one table per room. Finish it first \
-                 (its game master types `!stop`; in a Duel, `!concede`), or play in another room."
-                )),
+                said::said(language, "lobby-new-busy", Args::new().text("game", game)),
             )];
         }
         let setup = TableSetup { room: place.room.clone(), seats, now };
         match plugin.open(&setup) {
             Err(refusal) => {
-                let language = self.presentation(&reply_to.network).language;
+                let language = reply_to.language;
                 vec![reply(reply_to, refusal_text(refusal, language))]
             }
             Ok(table) => {
@@ -961,7 +981,7 @@ impl Router {
                 self.keys.insert((id, epoch), key.clone());
                 let commitment = key.commitment();
                 let opening = table.opening();
-                let committed = Announcement::table(Self::commitment_text("Dice commitment", &commitment));
+                let committed = commitment.clone();
                 let opened_as = table.snapshot();
                 self.log(Entry::Opened {
                     table: id,
@@ -983,7 +1003,9 @@ impl Router {
                 self.tables.insert(id, Seating { place: place.clone(), dice, sequence: 0, table });
                 self.reindex(id);
                 let mut outbound = self.deliver(id, &opening);
-                outbound.extend(self.deliver_text(id, vec![committed]));
+                outbound.extend(self.deliver_text(id, |language| {
+                    Self::commitment_text(language, "router-dice-commitment", &committed)
+                }));
                 self.announced(outbound)
             }
         }
@@ -999,12 +1021,14 @@ impl Router {
         now: Timestamp,
     ) -> Answer {
         let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
+        // The command's own name, however it was typed (`状态` is `status`).
+        let name = self.grammar.find(head).first().map_or(head, |(_, command)| command.name);
         let index = if private { self.private_table(sender, head) } else { self.active_at(place).ok_or(()) };
         // After a game ends its room can still ask how it ended.
         let index = index.or_else(|()| {
             self.finished_at(place)
                 .filter(|i| {
-                    head == "status"
+                    name == "status"
                         && self
                             .grammar
                             .find_in(self.tables[i].table.game(), head)
@@ -1017,7 +1041,7 @@ impl Router {
             Ok(index) => index,
             Err(()) => {
                 // `!stop` where no table plays clears a waiting challenge.
-                if head == "stop"
+                if name == "stop"
                     && !private
                     && let Some(challenge) = self.challenges.get(place).cloned()
                     && (speaker.role != Role::Player || &challenge.challenger == sender)
@@ -1025,23 +1049,24 @@ impl Router {
                     return self.clear_challenge(place, sender, &challenge).into();
                 }
                 let known = !self.grammar.find(head).is_empty();
+                let language = reply_to.language;
                 let text = if !known {
-                    self.unknown_command(head, None)
+                    self.unknown_command(head, None, language)
                 } else if private {
-                    RichText::from(self.private_table_problem(sender))
+                    self.private_table_problem(sender, language)
                 } else {
-                    self.ways_to_start(
-                        RichText::new().text("There is no game in this room yet. Start one with "),
-                        false,
+                    said::said(
+                        language,
+                        "lobby-no-game",
+                        Args::new().rich("ways", self.ways_to_start(false, language)),
                     )
-                    .text(".")
                 };
                 return vec![reply(reply_to, text)].into();
             }
         };
         let game = self.tables[&index].table.game();
         let Some(spec) = self.grammar.find_in(game, head) else {
-            return vec![reply(reply_to, self.unknown_command(head, Some(game)))].into();
+            return vec![reply(reply_to, self.unknown_command(head, Some(game), reply_to.language))].into();
         };
         let mut parsed = match grammar::parse(spec, words) {
             Ok(parsed) => parsed,
@@ -1103,10 +1128,10 @@ impl Router {
             }
             Err(Refusal::UnknownCommand(word)) => {
                 let game = self.tables[&index].table.game();
-                vec![reply(reply_to, self.unknown_command(&word, Some(game)))].into()
+                vec![reply(reply_to, self.unknown_command(&word, Some(game), reply_to.language))].into()
             }
             Err(refusal) => {
-                let language = self.presentation(&reply_to.network).language;
+                let language = reply_to.language;
                 let text = self.localize(&reply_to.network, refusal_text(refusal, language));
                 vec![reply(reply_to, text)].into()
             }
@@ -1137,20 +1162,22 @@ impl Router {
         })
     }
 
-    fn private_table_problem(&self, player: &PlayerId) -> String {
-        let rooms: Vec<String> = self
+    fn private_table_problem(&self, player: &PlayerId, language: Language) -> RichText {
+        let tables: Vec<String> = self
             .index
             .seated(player)
-            .map(|i| format!("{} in {}", self.tables[&i].table.game(), self.tables[&i].place.room))
+            .map(|i| {
+                let args = Args::new()
+                    .text("game", self.tables[&i].table.game())
+                    .text("room", self.tables[&i].place.room.as_str());
+                said::said(language, "router-table-in-room", args).plain()
+            })
             .collect();
-        if rooms.is_empty() {
-            "You are not playing at any table. Join one in its room (`!join`, or accept a `!duel`)."
-                .to_owned()
+        if tables.is_empty() {
+            said::said(language, "router-no-table", Args::new())
         } else {
-            format!(
-                "You play at several tables ({}); send this command in the table's room instead.",
-                rooms.join(", ")
-            )
+            let separator = if language == Language::En { ", " } else { "、" };
+            said::said(language, "router-several-tables", Args::new().text("tables", tables.join(separator)))
         }
     }
 
@@ -1199,7 +1226,9 @@ fn same_events(
 /// `language`.
 fn refusal_text(refusal: Refusal, language: Language) -> RichText {
     let text = match refusal {
-        Refusal::UnknownCommand(word) => RichText::from(format!("Unknown command `!{word}`.")),
+        Refusal::UnknownCommand(word) => {
+            said::said(language, "router-unknown-command", Args::new().text("word", word))
+        }
         said => said.text(language).unwrap_or_default(),
     };
     text.into_segments().into_iter().fold(RichText::new(), |out, segment| match segment {
@@ -1320,5 +1349,7 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod chinese_tests;
 #[cfg(test)]
 mod scale_tests;

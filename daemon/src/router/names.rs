@@ -44,7 +44,7 @@ impl Router {
     ) -> Result<(), RichText> {
         for (argument, id) in command.players_mut() {
             let word = id.as_str().to_owned();
-            let plain = word.trim_start_matches('@').trim_end_matches([':', ',']);
+            let plain = word.trim_start_matches('@').trim_end_matches([':', ',', '：', '，']);
             if seated.iter().any(|p| p.as_str() == word || p.as_str() == plain) {
                 continue;
             }

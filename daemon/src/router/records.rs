@@ -114,7 +114,8 @@ impl Router {
             None => RichText::new()
                 .name(&player)
                 .text(" has not finished a game yet. ")
-                .append(self.ways_to_start(RichText::new().text("Start one with "), false))
+                .text("Start one with ")
+                .append(self.ways_to_start(false, Language::En))
                 .text("."),
         }
     }

@@ -578,6 +578,11 @@ impl<'a> JournalRow<'a> {
                 row.kind = "unignored";
                 row.player = Some(player.as_str());
             }
+            Entry::RoomLanguage { .. } => row.kind = "room_language",
+            Entry::PlayerLanguage { player, .. } => {
+                row.kind = "player_language";
+                row.player = Some(player.as_str());
+            }
         }
         row
     }

@@ -110,13 +110,15 @@ fn row_player(entry: &Entry) -> Option<&str> {
         | Entry::Home { player, .. }
         | Entry::LinkCode { player, .. }
         | Entry::Ignored { player }
-        | Entry::Unignored { player } => Some(player.as_str()),
+        | Entry::Unignored { player }
+        | Entry::PlayerLanguage { player, .. } => Some(player.as_str()),
         Entry::Opened { .. }
         | Entry::Fired { .. }
         | Entry::Keyed { .. }
         | Entry::Revealed { .. }
         | Entry::ChallengeClosed { .. }
-        | Entry::LinkCodeClosed { .. } => None,
+        | Entry::LinkCodeClosed { .. }
+        | Entry::RoomLanguage { .. } => None,
     }
 }
 
@@ -226,6 +228,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
         Entry::Unlinked { player } => Entry::Unlinked { player: id(player) },
         Entry::Ignored { player } => Entry::Ignored { player: id(player) },
         Entry::Unignored { player } => Entry::Unignored { player: id(player) },
+        Entry::PlayerLanguage { player, language } => Entry::PlayerLanguage { player: id(player), language },
         Entry::Home { player, network, identity, name } => {
             Entry::Home { player: id(player), network, identity, name }
         }
@@ -238,7 +241,8 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
         other @ (Entry::Keyed { .. }
         | Entry::Revealed { .. }
         | Entry::ChallengeClosed { .. }
-        | Entry::LinkCodeClosed { .. }) => other,
+        | Entry::LinkCodeClosed { .. }
+        | Entry::RoomLanguage { .. }) => other,
     }
 }
 

@@ -25,7 +25,10 @@
 //!   may name its Matrix room by alias, looked up at start and followed to the room it
 //!   moves to on SIGHUP ([`aliases`]) (issue 17, items 8 and 6).
 //!
-//! One file per feature ([`chat`], [`duel`], [`thaum`], [`restarts`], [`timeouts`],
+//! - a Chinese Matrix room and an English IRC channel each hear a Duel in their own
+//!   language; a player's private `!lang` changes only their private messages.
+//!
+//! One file per feature ([`chat`], [`duel`], [`language`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`], [`quiet`], [`aliases`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
 //!
@@ -39,6 +42,7 @@ mod support;
 mod aliases;
 mod chat;
 mod duel;
+mod language;
 mod quiet;
 mod restarts;
 mod thaum;

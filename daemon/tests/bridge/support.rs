@@ -62,6 +62,8 @@ pub(super) struct Extra {
     pub(super) irc_flood: Option<&'static str>,
     /// Run at the daemon's default log level (no `RUST_LOG`), as an operator would.
     pub(super) default_log: bool,
+    /// The Matrix room's `language` in the bridge (default: none, English).
+    pub(super) matrix_language: Option<&'static str>,
 }
 
 /// Writes the config (IRC without flood control, Matrix with the bot's password in a
@@ -113,7 +115,7 @@ enabled = false
 
 [[bridge]]
 name = "magic"
-rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}" }}]
+rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}"{language} }}]
 
 {sections}
 "#,
@@ -123,6 +125,7 @@ rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room 
         homeserver = synapse.base_url(),
         bot = bot_id(),
         sections = extra.sections,
+        language = extra.matrix_language.map(|l| format!(", language = \"{l}\"")).unwrap_or_default(),
     );
     daemon.set_config(&config).unwrap_or_else(|e| panic!("{e}"));
     daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
@@ -380,7 +383,11 @@ pub(super) async fn until_bot_in(user: &mut Mx, room: &str) {
         user.say(room, "!games").await;
         let until = Instant::now() + Duration::from_secs(3);
         while let Some(m) = user.client.next_message(until.saturating_duration_since(Instant::now())).await {
-            if m.sender == bot && m.room_id == room && m.body.contains("Games:") {
+            // `!games` is answered in the room's language.
+            if m.sender == bot
+                && m.room_id == room
+                && (m.body.contains("Games:") || m.body.contains("游戏："))
+            {
                 return;
             }
         }

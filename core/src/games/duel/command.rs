@@ -38,17 +38,19 @@ pub const COMMANDS: &[Command] = &[
         "Shows the round, the step, the victory track, both pools and the seals; \
          privately, also your own queued spell.",
     )
+    .aliases(&["状态"])
     .args(&[Arg::new(Kind::Rest, "").optional()], "nothing after it")
     .query(Query::Yes)
     .example("status"),
     Command::new("concede", "Gives up the duel: your opponent wins.")
-        .aliases(&["resign", "surrender"])
+        .aliases(&["resign", "surrender", "认输"])
         .example("concede"),
     Command::new(
         "stop",
         "Room operators, game masters and bot admins: ends the duel with no winner \
          (a player gives up with `!concede`).",
     )
+    .aliases(&["停止", "中止"])
     .who(Who::GameMasterOrOperator)
     .example("stop"),
 ];

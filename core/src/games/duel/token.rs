@@ -135,17 +135,21 @@ const ALIASES: &[(&str, Token)] = &[
     ("powersurge", Token::Preconditioning(Preconditioning::Surge)),
     ("power-surge", Token::Preconditioning(Preconditioning::Surge)),
     ("魔力迸发", Token::Preconditioning(Preconditioning::Surge)),
+    ("迸发", Token::Preconditioning(Preconditioning::Surge)),
     ("focus", Token::Preconditioning(Preconditioning::Focus)),
     ("focused", Token::Preconditioning(Preconditioning::Focus)),
     ("focused casting", Token::Preconditioning(Preconditioning::Focus)),
     ("专注施法", Token::Preconditioning(Preconditioning::Focus)),
+    ("专注", Token::Preconditioning(Preconditioning::Focus)),
     ("overspeed", Token::Preconditioning(Preconditioning::Overspeed)),
     ("超速魔法", Token::Preconditioning(Preconditioning::Overspeed)),
+    ("超速", Token::Preconditioning(Preconditioning::Overspeed)),
     ("counter", Token::Preconditioning(Preconditioning::Counter)),
     ("full counter", Token::Preconditioning(Preconditioning::Counter)),
     ("fullcounter", Token::Preconditioning(Preconditioning::Counter)),
     ("full-counter", Token::Preconditioning(Preconditioning::Counter)),
     ("完全反制", Token::Preconditioning(Preconditioning::Counter)),
+    ("反制", Token::Preconditioning(Preconditioning::Counter)),
     ("water", Token::Element(Element::Water)),
     ("水", Token::Element(Element::Water)),
     ("fire", Token::Element(Element::Fire)),
@@ -192,7 +196,7 @@ fn split_run(word: &str) -> Option<Vec<Token>> {
 pub fn parse_tokens(text: &str) -> Result<Vec<Token>, DuelError> {
     let lowered = text.to_lowercase();
     let words: Vec<&str> = lowered
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '，' | '、' | ';'))
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '，' | '、' | ';' | '；'))
         .filter(|w| !w.is_empty())
         .collect();
     let mut tokens = Vec::with_capacity(words.len());
@@ -245,6 +249,23 @@ mod tests {
         let expected = vec![SURGE, Token::Element(Element::Fire), Token::Element(Element::Void), Token::End];
         assert_eq!(parse_tokens("魔力迸发 火 虚无 协调"), Ok(expected.clone()));
         assert_eq!(parse_tokens("魔力迸发火虚无协调"), Ok(expected));
+    }
+
+    /// Issue 19: the specials' short names, alone, run together and after a full-width
+    /// comma or semicolon.
+    #[test]
+    fn the_specials_short_chinese_names_read() {
+        let focus = Token::Preconditioning(Preconditioning::Focus);
+        let overspeed = Token::Preconditioning(Preconditioning::Overspeed);
+        assert_eq!(parse_tokens("迸发 火 协调"), Ok(vec![SURGE, Token::Element(Element::Fire), Token::End]));
+        assert_eq!(parse_tokens("专注水协调"), Ok(vec![focus, Token::Element(Element::Water), Token::End]));
+        assert_eq!(
+            parse_tokens("超速，雷；协调"),
+            Ok(vec![overspeed, Token::Element(Element::Thunder), Token::End])
+        );
+        assert_eq!(parse_tokens("反制 土"), Ok(vec![COUNTER, Token::Element(Element::Earth)]));
+        // The long names still win over their starts.
+        assert_eq!(parse_tokens("专注施法火"), Ok(vec![focus, Token::Element(Element::Fire)]));
     }
 
     #[test]

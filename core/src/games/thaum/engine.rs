@@ -214,7 +214,7 @@ fn join(state: &mut ThaumState, player: &PlayerId, added_by: Option<&PlayerId>) 
 }
 
 fn add(state: &mut ThaumState, game_master: &PlayerId, typed: &PlayerId) -> Result<Vec<ThaumEvent>> {
-    let name = typed.as_str().trim_end_matches([':', ',']);
+    let name = typed.as_str().trim_end_matches([':', ',', '：', '，']);
     if name.is_empty() || name.starts_with('!') {
         return Err(ThaumError::BadName { typed: typed.to_string() });
     }

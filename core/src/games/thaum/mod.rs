@@ -98,12 +98,14 @@ const GM_BRANCHES: &[Branch] = &[
 /// Every Thaum command, declared once (arguments, help, who may use it), in the order help
 /// lists them (and [`Verb::ALL`] follows).
 pub const COMMANDS: &[Command] = &[
-    Command::new("join", "Join this Thaum table; you get this phase's 1 Mana (T-4).").example("join"),
+    Command::new("join", "Join this Thaum table; you get this phase's 1 Mana (T-4).")
+        .aliases(&["加入"])
+        .example("join"),
     Command::new(
         "gather",
         "Gather Power: spend Mana to raise one Thaum by that much (Thaums stay within -10..10).",
     )
-    .aliases(&["gatherpower"])
+    .aliases(&["gatherpower", "聚能"])
     .second_word("power")
     .args(
         &[MANA, Arg::new(Kind::Choice(&THAUMS), "<fire|water|earth|air>").missing("the Thaum is missing")],
@@ -114,7 +116,7 @@ pub const COMMANDS: &[Command] = &[
         "blood",
         "Blood Magic, once per phase: lower one Thaum by the amount and gain Mana equal to the actual decrease (T-5).",
     )
-    .aliases(&["bloodmagic"])
+    .aliases(&["bloodmagic", "血魔法"])
     .second_word("magic")
     .args(
         &[
@@ -128,6 +130,7 @@ pub const COMMANDS: &[Command] = &[
         "alchemy",
         "Alchemy: gain Mana × first × second coins (a negative result revokes coins), then both Thaums become 0.",
     )
+    .aliases(&["炼金"])
     .args(
         &[
             MANA,
@@ -142,7 +145,7 @@ pub const COMMANDS: &[Command] = &[
         "Bending: add Mana × (your Thaums × the strength matrix) to a player's Thaums (you may name yourself), \
          then all yours become 0 (T-6). Fire defeats Air, Water defeats Fire, Earth defeats Water, Air defeats Earth.",
     )
-    .aliases(&["bending"])
+    .aliases(&["bending", "扭曲"])
     .args(&[MANA, PLAYER], "a Mana amount and a defending player (you may name yourself)")
     .example("bend 1 bob"),
     Command::new(
@@ -150,7 +153,7 @@ pub const COMMANDS: &[Command] = &[
         "Summoning with another player: both gain N = your Thaums × strength matrix × theirs coins \
          (negative revokes); the Mana does not scale N (T-7); then all Thaums of both become 0.",
     )
-    .aliases(&["summoning"])
+    .aliases(&["summoning", "召唤"])
     .args(&[MANA, PLAYER], "a Mana amount and another player")
     .example("summon 0 bob"),
     Command::new(
@@ -158,17 +161,19 @@ pub const COMMANDS: &[Command] = &[
         "Tornado on another player, once per phase: for each Mana a random Thaum of you or them moves by \
          ± your current Air (T-8); then your Air becomes 0. The dice seed is published (T-10).",
     )
+    .aliases(&["龙卷", "龙卷风"])
     .args(&[MANA, PLAYER], "a Mana amount and another player")
     .example("tornado 2 bob"),
     Command::new(
         "status",
         "Your sheet, another player's, or the whole table: season, phase, Loop Instability, and the strength matrix.",
     )
-    .aliases(&["sheet"])
+    .aliases(&["sheet", "状态"])
     .args(&[Arg::new(KNOWN, "[player|table]").optional()], "at most one player")
     .query(Query::Yes)
     .example("status bob"),
     Command::new("phase", "Game master: end this phase now, as the schedule would (T-2).")
+        .aliases(&["阶段"])
         .args(&[Arg::new(Kind::Choice(&NEXT), "next")], "the word `next`")
         .who(Who::GameMaster)
         .example("phase next"),
@@ -176,15 +181,17 @@ pub const COMMANDS: &[Command] = &[
         "instability",
         "Game master: set, raise or lower Loop Instability; at a phase's end, 9 or more ends the loop (T-3).",
     )
+    .aliases(&["不稳定"])
     .args(&[ADJUSTMENT], "a number: `n` sets it, `+n` adds, `-n` takes away")
     .who(Who::GameMaster)
     .example("instability +1"),
     Command::new("coins", "Game master: set, grant or revoke a player's coins (coins stop at 0, T-9).")
+        .aliases(&["金币"])
         .args(&[PLAYER, ADJUSTMENT], "a player and a number: `n` sets, `+n` grants, `-n` revokes")
         .who(Who::GameMaster)
         .example("coins bob +5"),
     Command::new("add", "Game master: register a player, who gets this phase's 1 Mana (T-4).")
-        .aliases(&["register"])
+        .aliases(&["register", "添加"])
         .args(&[Arg::new(Kind::Player(PlayerArgument::New), "<player>").missing("the player is missing")], "one player")
         .who(Who::GameMaster)
         .example("add bob"),
@@ -193,7 +200,7 @@ pub const COMMANDS: &[Command] = &[
         "Game master: make a player at the table a game master (`!gm add bob`) or remove one \
          (`!gm remove bob`; a table always keeps one). `!gm` alone lists them, for anyone.",
     )
-    .aliases(&["gamemaster"])
+    .aliases(&["gamemaster", "主持"])
     .args(
         &[Arg::new(Kind::Branch(GM_BRANCHES), "[list | add <player> | remove <player>]").optional()],
         "`add <player>`, `remove <player>` or `list`",
@@ -206,6 +213,7 @@ pub const COMMANDS: &[Command] = &[
         "Game master or room operator: end this table and post the final standings; \
          the room can then host another table.",
     )
+    .aliases(&["停止"])
     .who(Who::GameMasterOrOperator)
     .example("stop"),
 ];
@@ -233,7 +241,7 @@ pub fn help_id(command: &str) -> Option<&'static str> {
 }
 
 /// `!phase`'s one word.
-const NEXT: Choice = Choice { noun: None, list: "", words: &[&["next"]] };
+const NEXT: Choice = Choice { noun: None, list: "", words: &[&["next", "下一", "下一个"]] };
 
 /// The Thaum game, with the options its new tables get.
 #[derive(Clone, Copy, Debug, Default)]

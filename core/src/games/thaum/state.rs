@@ -383,7 +383,7 @@ impl ThaumState {
                 _ => None,
             }
         };
-        let trimmed = typed.trim_end_matches([':', ',']);
+        let trimmed = typed.trim_end_matches([':', ',', '：', '，']);
         let bare = trimmed.strip_prefix('@').unwrap_or(trimmed);
         exact(typed)
             .or_else(|| folded(typed))

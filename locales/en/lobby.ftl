@@ -1,0 +1,97 @@
+### The daemon's lobby: `!help`, `!games`, `!new`, Duel challenges, `!lang` and the
+### bot admins' `!ignore` (daemon/src/router/help.rs, mod.rs, challenges.rs,
+### language.rs, ignore.rs). `backticked` text is shown as code; the commands in it take
+### the configured prefix. Ids start with the file's name.
+
+## `!help` and `!games`
+lobby-help = Commands: { $commands }. `!help <command>` explains one.
+lobby-help-at-table = Commands: { $commands }. At this room's { $game } table: { $table }. `!help <command>` explains one.
+# One command explained: its usage line, then what it does.
+lobby-help-topic = `{ $usage }` — { $summary }
+lobby-help-topic-separator = {" | "}
+lobby-games = Games: { $games }. Start one with { $ways }.
+lobby-games-entry = { $game } — { $summary }
+lobby-games-separator = {"; "}
+lobby-unknown = Unknown command `{ $command }`. Type `!help` for the list.
+lobby-unknown-guess = Unknown command `{ $command }`. Did you mean `{ $guess }`? Type `!help` for the list.
+lobby-no-game = There is no game in this room yet. Start one with { $ways }.
+lobby-no-wizards = No game here has wizards.
+
+## The lobby's commands, as `!help <command>` explains them.
+lobby-summary-help = Lists the commands, or explains one.
+lobby-summary-games = Lists the games you can play.
+lobby-summary-new = Opens a table of that game in this room; you become its game master (`!new thaum`).
+lobby-summary-duel = Challenges a player to a Duel in this room.
+lobby-summary-accept = Accepts the Duel you were challenged to.
+lobby-summary-decline = Declines a challenge (or withdraws your own).
+lobby-summary-withdraw = Withdraws the challenge you made in this room; a game master or room operator clears anyone's (so does `!stop`). A challenge also expires by itself (after ten minutes unless the operator set `[duel] challenge_lifetime`).
+lobby-summary-wizards = Lists the Duel wizards and their element pools.
+lobby-summary-link = Links your identities on two networks into one player: `!link` gives a code privately; send `!link <code>` to the bot privately from the other network.
+lobby-summary-unlink = Separates the identities you linked.
+lobby-summary-ignore = Bot admins: drop a player's commands and chat (told once); alone, lists who is ignored.
+lobby-summary-unignore = Bot admins: take an ignored player's commands and chat again.
+lobby-summary-board = Shows the picture of this room's table in its Matrix rooms (elsewhere, says where to see it).
+lobby-summary-stats = A player's record: games, wins, Duel rating, favourite wizard, longest winning streak, Thaum seasons (alone: yours).
+lobby-summary-top = The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`).
+lobby-summary-lang = Says which language this room (or, privately, your private messages) is told in; `!lang zh` or `!lang en` changes it (in a room, for its operators and game masters).
+
+## `!new`
+lobby-new-private = Open a table in the room where you want to play, not in a private message.
+lobby-new-unknown = There is no game called `{ $game }`. Games: { $games }.
+lobby-new-unknown-guess = There is no game called `{ $game }`. Did you mean `!new { $guess }`? Games: { $games }.
+lobby-new-busy = This room already has a { $game } table; one table per room. Finish it first (its game master types `!stop`; in a Duel, `!concede`), or play in another room.
+
+## Duel challenges
+lobby-challenge = { $challenger } challenges { $opponent } to a Duel! { $opponent }: type `!accept [wizard]` or `!decline` (`!wizards` lists the wizards).
+lobby-challenge-as = { $challenger } challenges { $opponent } to a Duel as { $wizard }! { $opponent }: type `!accept [wizard]` or `!decline` (`!wizards` lists the wizards).
+lobby-challenge-private = Challenge in the room where you want to play: `!duel <player> [wizard]` there.
+lobby-challenge-nobody = I know nobody called `{ $name }`. Challenge someone who has spoken where I can hear: `!duel <nick, display name or Matrix id>` (they can say anything first).
+lobby-challenge-self = You cannot duel yourself: type `!duel <player>` with another player's name.
+lobby-challenge-busy = This room already has a table; one table per room. Finish it first, or challenge in another room.
+lobby-challenge-pending = { $challenger } has already challenged { $opponent } here; wait for `!accept` or `!decline`.
+lobby-no-duel = The Duel game is not enabled on this bot.
+lobby-accept-none = Nobody has challenged you in this room. Challenge someone with `!duel <player> [wizard]`.
+lobby-declined = { $player } declines the Duel with { $other }.
+lobby-withdrawn = { $player } withdraws the challenge to { $other }.
+lobby-decline-none = There is no challenge for you to decline in this room.
+lobby-withdraw-none = There is no challenge to withdraw in this room; `!duel <player>` makes one.
+lobby-withdraw-not-yours = Only { $challenger }, who made the challenge, a game master or a room operator can withdraw it; { $opponent } can `!decline` it. It expires by itself { $lifetime } after it was made.
+lobby-challenge-cleared = { $player } clears the challenge from { $challenger } to { $opponent }.
+lobby-challenge-expired = The challenge from { $challenger } to { $opponent } expired unanswered; `!duel <player>` makes a new one.
+# How long a challenge waits: `[duel] challenge_lifetime` in words.
+lobby-lifetime = { $unit ->
+    [ten-minutes] ten minutes
+    [one-minute] one minute
+    [one-hour] one hour
+    [hours] { $count } hours
+    [minutes] { $count } minutes
+   *[seconds] { $count } seconds
+}
+
+## `!lang`
+lobby-lang-room = This room is told in { $language }. Its operators change it with `!lang zh` or `!lang en`; said to me privately, it changes your private messages.
+lobby-lang-private = Your private messages are told in { $language }. `!lang zh` or `!lang en` here changes them.
+lobby-lang-unknown = I do not speak `{ $word }`: type `!lang en` or `!lang zh`.
+lobby-lang-not-allowed = Only this room's operators and game masters choose its language; `!lang zh` said to me privately changes your private messages.
+lobby-lang-room-already = This room is already told in { $language }.
+lobby-lang-private-already = Your private messages are already told in { $language }.
+lobby-lang-room-chosen = This room is now told in { $language }.
+lobby-lang-private-chosen = Your private messages are now told in { $language }.
+lobby-language = { $code ->
+    [zh-CN] Simplified Chinese (zh-CN)
+   *[en] English (en)
+}
+
+## `!ignore` and `!unignore` (bot admins)
+lobby-ignored-notice = The bot's admins have asked me to ignore you: I will not take your commands or relay what you say. Ask an admin if you think this is a mistake.
+lobby-ignore-not-admin = Only the bot's admins (`[permissions] admins` in its config) can ignore players.
+lobby-unignore-not-admin = Only the bot's admins (`[permissions] admins` in its config) can take players back.
+lobby-ignore-nobody = Nobody is ignored. `!ignore <player>` ignores one.
+lobby-ignore-list = Ignored: { $players }. `!unignore <player>` takes one back.
+lobby-ignore-self = You cannot ignore yourself.
+# { $setting } is `[permissions] admins`, backticks and all.
+lobby-ignore-admin = `{ $player }` is a bot admin and cannot be ignored; remove them from { $setting } first.
+lobby-ignore-already = `{ $player }` is already ignored.
+lobby-ignoring = Ignoring `{ $player }`: their commands and chat are dropped after one notice. `{ $undo }` undoes it.
+lobby-unignore-not = `{ $player }` is not ignored; `!ignore` lists who is.
+lobby-unignored = No longer ignoring `{ $player }`.

@@ -1,0 +1,11 @@
+### What the router itself answers: refusals of commands it cannot route, names it
+### cannot resolve, and the dice key announcements of a table (daemon/src/router/).
+### Ids start with the file's name.
+
+router-unknown-command = Unknown command `!{ $word }`.
+router-no-table = You are not playing at any table. Join one in its room (`!join`, or accept a `!duel`).
+router-several-tables = You play at several tables ({ $tables }); send this command in the table's room instead.
+router-table-in-room = { $game } in { $room }
+router-dice-commitment = Dice commitment: `{ $commitment }` (the SHA-256 of this table's secret dice key, revealed when the table ends or takes a new key; RULES T-10).
+router-dice-new-commitment = New dice commitment: `{ $commitment }` (the SHA-256 of this table's secret dice key, revealed when the table ends or takes a new key; RULES T-10).
+router-dice-revealed = Dice key revealed: `{ $key }` (its SHA-256 is `{ $commitment }`, the commitment announced before these draws): anyone can now check every draw.
