@@ -5,39 +5,27 @@
 //! [`SeenTransactions`] from its own task, over a connection of its own to the same file
 //! (as the STS policies, [`super::sts`]).
 
-use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
-
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use spellbridge_adapters::matrix::appservice::txns::SeenTransactions;
 
-use super::{Store, StoreError, classify};
+use super::side::Side;
+use super::{Store, StoreError};
 
 /// The transactions in the database of an open [`Store`].
 pub struct TxnStore {
-    connection: Mutex<Connection>,
-    path: PathBuf,
+    side: Side,
 }
 
 impl TxnStore {
     /// A connection of its own to the database `store` opened (and brought up to date).
     pub fn open(store: &Store) -> Result<TxnStore, StoreError> {
-        let path = store.path().to_path_buf();
-        let fail = |e| classify(&path, e);
-        let connection = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(fail)?;
-        connection.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
-        Ok(TxnStore { connection: Mutex::new(connection), path })
+        Ok(TxnStore { side: Side::open(store)? })
     }
 }
 
 impl SeenTransactions for TxnStore {
     fn seen(&self, network: &str, txn: &str) -> Result<bool, String> {
-        let connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        let connection = self.side.lock();
         connection
             .query_row(
                 "SELECT 1 FROM appservice_txns WHERE network = ?1 AND txn_id = ?2",
@@ -46,18 +34,18 @@ impl SeenTransactions for TxnStore {
             )
             .optional()
             .map(|row| row.is_some())
-            .map_err(|e| format!("{}: {e}", self.path.display()))
+            .map_err(|e| format!("{}: {e}", self.side.path().display()))
     }
 
     fn note(&self, network: &str, txn: &str) -> Result<(), String> {
-        let connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        let connection = self.side.lock();
         connection
             .execute(
                 "INSERT OR IGNORE INTO appservice_txns (network, txn_id) VALUES (?1, ?2)",
                 params![network, txn],
             )
             .map(drop)
-            .map_err(|e| format!("{}: {e}", self.path.display()))
+            .map_err(|e| format!("{}: {e}", self.side.path().display()))
     }
 }
 

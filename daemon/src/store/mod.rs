@@ -25,6 +25,7 @@ pub mod player_ids;
 pub mod ratings;
 pub mod schema;
 pub mod seal;
+mod side;
 pub mod startup;
 pub mod sts;
 

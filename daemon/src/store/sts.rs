@@ -5,37 +5,28 @@
 //! A policy that cannot be read or written is logged, never fatal: the transport then
 //! behaves as without a stored policy for that connection.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use spellbridge_adapters::irc::sts::{StsPolicies, StsPolicy};
 
-use super::{Store, StoreError, classify};
+use super::side::Side;
+use super::{Store, StoreError};
 
 /// The policies in the database of an open [`Store`].
 pub struct StsStore {
-    connection: Mutex<Connection>,
-    path: PathBuf,
+    side: Side,
 }
 
 impl StsStore {
     /// A connection of its own to the database `store` opened (and brought up to date).
     pub fn open(store: &Store) -> Result<StsStore, StoreError> {
-        let path = store.path().to_path_buf();
-        let fail = |e| classify(&path, e);
-        let connection = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(fail)?;
-        connection.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
-        Ok(StsStore { connection: Mutex::new(connection), path })
+        Ok(StsStore { side: Side::open(store)? })
     }
 
     fn read(&self, host: &str) -> rusqlite::Result<Option<StsPolicy>> {
-        let connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        let connection = self.side.lock();
         let row = connection
             .query_row("SELECT port, expires FROM sts_policies WHERE host = ?1", [host], |row| {
                 Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))
@@ -50,7 +41,7 @@ impl StsStore {
     }
 
     fn write(&self, host: &str, policy: Option<StsPolicy>) -> rusqlite::Result<()> {
-        let connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        let connection = self.side.lock();
         match policy {
             Some(policy) => {
                 let expires = policy.expires.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -69,21 +60,21 @@ impl StsStore {
 
     /// The database file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.side.path()
     }
 }
 
 impl StsPolicies for StsStore {
     fn get(&self, host: &str) -> Option<StsPolicy> {
         self.read(&host.to_lowercase()).unwrap_or_else(|error| {
-            tracing::warn!(host, database = %self.path.display(), %error, "cannot read the stored STS policy");
+            tracing::warn!(host, database = %self.side.path().display(), %error, "cannot read the stored STS policy");
             None
         })
     }
 
     fn set(&self, host: &str, policy: Option<StsPolicy>) {
         if let Err(error) = self.write(&host.to_lowercase(), policy) {
-            tracing::warn!(host, database = %self.path.display(), %error, "cannot store the STS policy");
+            tracing::warn!(host, database = %self.side.path().display(), %error, "cannot store the STS policy");
         }
     }
 }
