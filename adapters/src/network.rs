@@ -179,7 +179,7 @@ impl Networks {
 pub fn parse_table<T: serde::de::DeserializeOwned>(table: toml::Table, at: &str) -> Result<T, String> {
     toml::Value::Table(table)
         .try_into()
-        .map_err(|e: toml::de::Error| format!("{at}{}", e.message().trim_end()))
+        .map_err(|e: toml::de::Error| format!("{at}{}", spellbridge_core::options::describe(&e)))
 }
 
 /// A network's name in `at` form: `[[irc]] `libera`: `, from its table (before it is

@@ -29,7 +29,7 @@ impl GameOptions<'_> {
     pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
         toml::Value::Table(self.table.clone())
             .try_into()
-            .map_err(|e: toml::de::Error| format!("{}: {}", self.section, e.message().trim_end()))
+            .map_err(|e: toml::de::Error| format!("{}: {}", self.section, describe(&e)))
     }
 
     /// A duration option (`"10m"`, `"90s"`) in seconds, from `least` to `most`; `hint`
@@ -38,6 +38,17 @@ impl GameOptions<'_> {
         parse_duration(text)
             .filter(|s| (least..=most).contains(s))
             .ok_or_else(|| format!("{} {key} `{text}` is not a duration{what}", self.section))
+    }
+}
+
+/// A config value that did not read, with the key it was read for: `` `port`: invalid
+/// type: string "six", expected u16 `` (serde names the key only in its `Display`, as a
+/// last line `` in `port` ``).
+pub fn describe(error: &toml::de::Error) -> String {
+    let text = error.to_string();
+    match text.trim_end().rsplit_once("\nin `") {
+        Some((message, key)) => format!("`{}`: {}", key.trim_end_matches('`'), message.trim_end()),
+        None => error.message().trim_end().to_owned(),
     }
 }
 

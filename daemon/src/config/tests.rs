@@ -47,6 +47,15 @@ fn unknown_keys_and_bad_values_are_refused_with_the_fix() {
     let twice = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n[[irc]]\nname = \"x\"\nserver = \"t\"\nnick = \"m\"\n")
         .expect_err("duplicate");
     assert!(twice.to_string().contains("different name"), "{twice}");
+    // A value of the wrong type names its key, in a network's section and in a game's.
+    let port = parse("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\nport = \"six\"\n")
+        .expect_err("a port in words");
+    assert!(
+        port.to_string().ends_with("[[irc]] `x`: `port`: invalid type: string \"six\", expected u16"),
+        "{port}"
+    );
+    let cap = parse("[games.thaum]\ncoin_debt = \"yes\"\n").expect_err("a word for a flag");
+    assert!(cap.to_string().contains("[games.thaum]: `coin_debt`: invalid type"), "{cap}");
 }
 
 #[test]
