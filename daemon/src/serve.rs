@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use spellbridge_adapters::irc::sts::StsPolicies;
 use spellbridge_adapters::matrix::appservice::txns::SeenTransactions;
 use spellbridge_adapters::network::{Ids, Start, Transport};
-use spellbridge_core::{GameTransport, Inbound, NetworkId, RoomId, Timestamp};
+use spellbridge_core::{GameTransport, Inbound, Language, NetworkId, RoomId, Timestamp};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -491,8 +491,14 @@ pub(crate) fn handle_batch(
 fn post_boards(engine: &mut Engine, painter: &Painter) {
     for table in engine.take_boards() {
         let router = engine.router();
-        let rooms: Vec<(NetworkId, RoomId)> =
-            router.picture_rooms(table).into_iter().map(|place| (place.network, place.room)).collect();
+        let rooms: Vec<(NetworkId, RoomId, Language)> = router
+            .picture_rooms(table)
+            .into_iter()
+            .map(|place| {
+                let language = router.room_language(&place);
+                (place.network, place.room, language)
+            })
+            .collect();
         let started = Instant::now();
         let Some(stored) = router.stored_table(table, usize::MAX) else { continue };
         if !rooms.is_empty() {

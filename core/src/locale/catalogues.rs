@@ -37,5 +37,12 @@ macro_rules! area {
 }
 
 /// Every catalogue file.
-pub const AREAS: &[Area] =
-    &[area!("common"), area!("duel"), area!("thaum"), area!("lobby"), area!("link"), area!("router")];
+pub const AREAS: &[Area] = &[
+    area!("common"),
+    area!("duel"),
+    area!("thaum"),
+    area!("lobby"),
+    area!("link"),
+    area!("router"),
+    area!("board"),
+];

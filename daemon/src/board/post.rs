@@ -19,8 +19,9 @@ use serde_json::Value;
 use spellbridge_core::games::duel::DuelNews;
 use spellbridge_core::games::thaum::ThaumEvent;
 use spellbridge_core::games::thaum::render::roman;
+use spellbridge_core::locale::{self, Args};
 use spellbridge_core::{
-    Audience, Destination, Event, Message, NetworkId, Picture, PlayerId, RichText, RoomId,
+    Audience, Destination, Event, Language, Message, NetworkId, Picture, PlayerId, RichText, RoomId,
 };
 use tokio::sync::mpsc;
 
@@ -44,34 +45,46 @@ pub fn redraws(events: &[Event]) -> bool {
     })
 }
 
-/// The text a picture is sent with, for clients that show no images (Matrix `body`), from
-/// the table's public snapshot entry: only what the room was told.
-pub fn caption(table: &Value) -> String {
-    let id = table.get("table").and_then(Value::as_u64).unwrap_or_default();
+/// The text a picture is sent with, for clients that show no images (Matrix `body`), in
+/// the room's `language`, from the table's public snapshot entry: only what the room was
+/// told.
+pub fn caption(table: &Value, language: Language) -> String {
+    let id = table.get("table").and_then(Value::as_u64).unwrap_or_default().to_string();
     let state = table.get("state").unwrap_or(&Value::Null);
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let say = |id: &str, args: Args| locale::text(language, id, &args);
     match table.get("game").and_then(Value::as_str).unwrap_or_default() {
         "duel" => {
             let players: Vec<String> =
                 state["players"].as_array().map(|p| p.iter().map(text).collect()).unwrap_or_default();
-            let wizard = |player: &str| text(&state["wizards"][player]);
-            let seated: Vec<String> = players.iter().map(|p| format!("{p} ({})", wizard(p))).collect();
+            let seated: Vec<String> = players
+                .iter()
+                .map(|p| {
+                    let args =
+                        Args::new().text("player", p.as_str()).text("wizard", text(&state["wizards"][p]));
+                    say("board-duel-seat", args)
+                })
+                .collect();
+            let seated = seated.join(&say("board-duel-against", Args::new()));
             let track = state["track"].as_i64().unwrap_or_default();
-            let toward = match (track.signum(), players.first(), players.get(1)) {
-                (1, Some(first), _) => format!(" toward {first}"),
-                (-1, _, Some(second)) => format!(" toward {second}"),
-                _ => String::new(),
+            let args =
+                Args::new().text("table", id).text("seated", seated).text("track", track.abs().to_string());
+            let leader = match track.signum() {
+                1 => players.first(),
+                -1 => players.get(1),
+                _ => None,
             };
-            let ended = match state["winner"].as_str() {
-                Some("draw") => " It ended in a draw.".to_owned(),
-                Some(winner) => format!(" {winner} won."),
-                None => String::new(),
+            let board = match leader {
+                Some(leader) => say("board-duel-toward", args.text("leader", leader.as_str())),
+                None => say("board-duel", args),
             };
-            format!(
-                "The Duel board of table {id}: {}; the track is at {}{toward}.{ended}",
-                seated.join(" against "),
-                track.abs()
-            )
+            match state["winner"].as_str() {
+                Some("draw") => format!("{board} {}", say("board-duel-draw", Args::new())),
+                Some(winner) => {
+                    format!("{board} {}", say("board-duel-won", Args::new().text("winner", winner)))
+                }
+                None => board,
+            }
         }
         "thaum" => {
             let mut coins: Vec<(String, u64)> = state["players"]
@@ -83,17 +96,30 @@ pub fn caption(table: &Value) -> String {
                 })
                 .unwrap_or_default();
             coins.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            let coins: Vec<String> = coins.iter().map(|(name, n)| format!("{name} {n}")).collect();
+            let coins: Vec<String> = coins
+                .iter()
+                .map(|(name, n)| {
+                    say(
+                        "board-thaum-coins",
+                        Args::new().text("player", name.as_str()).text("coins", n.to_string()),
+                    )
+                })
+                .collect();
             let number = |key: &str| state[key].as_u64().unwrap_or(0);
-            format!(
-                "The Thaum board of table {id}: season {}, Phase {}, Loop Instability {}/9; coins: {}.",
-                number("season"),
-                roman(u32::try_from(number("phase")).unwrap_or(0)),
-                number("loop_instability"),
-                coins.join(", ")
-            )
+            // RULES: Phases are Roman numerals in English; the glossary writes digits in Chinese.
+            let phase = match language {
+                Language::En => roman(u32::try_from(number("phase")).unwrap_or(0)),
+                _ => number("phase").to_string(),
+            };
+            let args = Args::new()
+                .text("table", id)
+                .text("season", number("season").to_string())
+                .text("phase", phase)
+                .text("instability", number("loop_instability").to_string())
+                .text("coins", coins.join(&say("board-thaum-separator", Args::new())));
+            say("board-thaum", args)
         }
-        game => format!("The {game} board of table {id}."),
+        game => say("board-other", Args::new().text("game", game).text("table", id)),
     }
 }
 
@@ -103,8 +129,9 @@ pub struct Job {
     pub table: TableId,
     /// Its entry of the public snapshot, as JSON text (without a game's history).
     pub entry: String,
-    /// The rooms that show pictures: each network's courier, and the room.
-    pub rooms: Vec<(NetworkId, RoomId)>,
+    /// The rooms that show pictures: each network's courier, the room, and the language
+    /// its text is written in.
+    pub rooms: Vec<(NetworkId, RoomId, Language)>,
     /// The name each player is shown under instead of their id (see [`named`]).
     pub names: Vec<(PlayerId, String)>,
 }
@@ -197,9 +224,9 @@ fn draw(
     let started = Instant::now();
     let drawn = serde_json::from_str::<Value>(&job.entry).map_err(|e| e.to_string()).and_then(|entry| {
         let entry = named(entry, &job.names);
-        board.png(&entry).map(|png| (png, caption(&entry))).map_err(|e| e.to_string())
+        board.png(&entry).map(|png| (png, entry)).map_err(|e| e.to_string())
     });
-    let (png, caption) = match drawn {
+    let (png, entry) = match drawn {
         Ok(drawn) => drawn,
         Err(error) => {
             metrics.board_failure(BoardStage::Render);
@@ -214,8 +241,9 @@ fn draw(
         height: png.height,
         replaces: format!("table {}", job.table),
     };
-    for (network, room) in job.rooms {
+    for (network, room, language) in job.rooms {
         let Some(courier) = couriers.get(&network) else { continue };
+        let caption = caption(&entry, language);
         let message =
             Message { picture: Some(picture.clone()), ..Message::from(RichText::from(caption.as_str())) };
         let outbound = Outbound { network, to: Destination::Room(room), message };

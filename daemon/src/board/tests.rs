@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
+use spellbridge_core::Language;
 use spellbridge_core::games::duel::Element;
 
 use super::*;
@@ -257,13 +258,17 @@ mod scenarios {
 fn the_caption_tells_what_the_room_was_told_and_never_a_queued_spell() {
     let duel = scenario_tables("duel_complete");
     let duel = duel.iter().find(|t| t["game"] == "duel").expect("a duel");
-    let text = post::caption(duel);
+    let text = post::caption(duel, Language::En);
     assert!(text.starts_with("The Duel board of table 0: alice (Apprentice) against bob ("), "{text}");
     assert!(text.contains("the track is at ") && text.ends_with(" alice won."), "{text}");
+    // Issue 19: a Chinese room gets the caption in Chinese (wizard names are config data).
+    let text = post::caption(duel, Language::ZhCn);
+    assert!(text.starts_with("第 0 桌的决斗局面：alice（Apprentice） 对 bob（"), "{text}");
+    assert!(text.ends_with(" alice 获胜。"), "{text}");
 
     let thaum = scenario_tables("thaum_full_loop");
     let thaum = thaum.iter().find(|t| t["game"] == "thaum").expect("a Thaum table");
-    let text = post::caption(thaum);
+    let text = post::caption(thaum, Language::En);
     assert!(text.starts_with("The Thaum board of table 0: season "), "{text}");
     assert!(
         text.contains(", Phase ") && text.contains("Loop Instability ") && text.contains("coins: "),
@@ -273,7 +278,7 @@ fn the_caption_tells_what_the_room_was_told_and_never_a_queued_spell() {
     // A queued spell changes nothing in it.
     let before = played("alice: !duel bob\nbob: !accept\n");
     let after = played("alice: !duel bob\nbob: !accept\nalice (dm): !cast surge thunder thunder earth end\n");
-    assert_eq!(post::caption(&before[0]), post::caption(&after[0]));
+    assert_eq!(post::caption(&before[0], Language::En), post::caption(&after[0], Language::En));
 }
 
 #[test]
@@ -285,7 +290,7 @@ fn players_are_drawn_and_captioned_by_name_not_by_id() {
         (spellbridge_core::PlayerId::new("bob"), "bob".to_owned()),
     ];
     let named = post::named(duel, &names);
-    let text = post::caption(&named);
+    let text = post::caption(&named, Language::En);
     assert!(
         text.contains(": Alice A. (Apprentice) against bob (") && text.ends_with(" Alice A. won."),
         "{text}"

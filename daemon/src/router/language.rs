@@ -32,7 +32,7 @@ impl Router {
     }
 
     /// The language `room` is told in.
-    pub(super) fn room_language(&self, room: &Place) -> Language {
+    pub fn room_language(&self, room: &Place) -> Language {
         self.chosen
             .rooms
             .get(room)
