@@ -263,7 +263,7 @@ impl Network for MatrixSettings {
 }
 
 fn settings(raw: Matrix, base: &Path) -> Result<MatrixSettings, String> {
-    let name = raw.name;
+    let name = raw.name.clone();
     let at = |what: &str| format!("[[matrix]] `{name}`: {what}");
     if !(raw.homeserver.starts_with("https://") || raw.homeserver.starts_with("http://")) {
         return Err(at("`homeserver` must be a URL, e.g. homeserver = \"https://matrix.example.org\""));
@@ -271,21 +271,9 @@ fn settings(raw: Matrix, base: &Path) -> Result<MatrixSettings, String> {
     if !raw.user_id.starts_with('@') || !raw.user_id.contains(':') {
         return Err(at("`user_id` must be a full Matrix id, e.g. user_id = \"@spellbridge:example.org\""));
     }
-    let appservice = appservice::config::check(
-        &appservice::config::Raw {
-            mode: raw.mode.as_deref(),
-            registration: raw.registration.as_deref(),
-            listen: raw.listen.as_deref(),
-            url: raw.url.as_deref(),
-            ghost_user: raw.ghost_user.as_deref(),
-            ghost_name: raw.ghost_name.as_deref(),
-            network: &name,
-            user_id: &raw.user_id,
-        },
-        base,
-    )
-    .and_then(|checked| checked.map(appservice::config::Checked::read_tokens).transpose())
-    .map_err(|e| at(&e))?;
+    let appservice = appservice::config::check(&appservice_keys(&raw, &name), base)
+        .and_then(|checked| checked.map(appservice::config::Checked::read_tokens).transpose())
+        .map_err(|e| at(&e))?;
     let login = match (raw.password, raw.access_token) {
         (None, None) if appservice.is_some() => MatrixLogin::Appservice,
         (Some(_), _) | (_, Some(_)) if appservice.is_some() => {
@@ -343,19 +331,20 @@ pub fn registration_plan(table: toml::Table, base: &Path) -> Result<Option<(Path
     let name = network::name_of(&table, "matrix")?;
     let raw: Matrix = network::parse_table(table, &format!("[[matrix]] `{name}`: "))?;
     let at = |what: &str| format!("[[matrix]] `{name}`: {what}");
-    let checked = appservice::config::check(
-        &appservice::config::Raw {
-            mode: raw.mode.as_deref(),
-            registration: raw.registration.as_deref(),
-            listen: raw.listen.as_deref(),
-            url: raw.url.as_deref(),
-            ghost_user: raw.ghost_user.as_deref(),
-            ghost_name: raw.ghost_name.as_deref(),
-            network: &name,
-            user_id: &raw.user_id,
-        },
-        base,
-    )
-    .map_err(|e| at(&e))?;
+    let checked = appservice::config::check(&appservice_keys(&raw, &name), base).map_err(|e| at(&e))?;
     Ok(checked.map(|c| (c.registration.clone(), c.plan())))
+}
+
+/// The appservice keys of a `[[matrix]]` table, for `appservice::config::check`.
+fn appservice_keys<'a>(raw: &'a Matrix, name: &'a str) -> appservice::config::Raw<'a> {
+    appservice::config::Raw {
+        mode: raw.mode.as_deref(),
+        registration: raw.registration.as_deref(),
+        listen: raw.listen.as_deref(),
+        url: raw.url.as_deref(),
+        ghost_user: raw.ghost_user.as_deref(),
+        ghost_name: raw.ghost_name.as_deref(),
+        network: name,
+        user_id: &raw.user_id,
+    }
 }

@@ -473,17 +473,20 @@ impl Store {
         transaction.commit().map_err(fail)
     }
 
-    /// Every table's number with its stored snapshot, in order.
-    pub fn stored_tables(&self) -> Result<Vec<(TableId, Value)>, StoreError> {
+    /// The rows of `sql`, a query of a number and a text (`SELECT id, entry …`).
+    pub(crate) fn numbered_rows(&self, sql: &str) -> Result<Vec<(i64, String)>, StoreError> {
         let fail = |e| self.error(e);
-        let mut statement =
-            self.connection.prepare("SELECT id, snapshot FROM tables ORDER BY id").map_err(fail)?;
+        let mut statement = self.connection.prepare(sql).map_err(fail)?;
         let rows = statement
             .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
-            .map_err(fail)?
-            .collect::<Result<Vec<_>, _>>()
             .map_err(fail)?;
-        rows.into_iter()
+        rows.collect::<Result<Vec<_>, _>>().map_err(fail)
+    }
+
+    /// Every table's number with its stored snapshot, in order.
+    pub fn stored_tables(&self) -> Result<Vec<(TableId, Value)>, StoreError> {
+        self.numbered_rows("SELECT id, snapshot FROM tables ORDER BY id")?
+            .into_iter()
             .map(|(id, text)| {
                 let id = id as TableId;
                 let value = self.assembled(id, text.as_bytes()).map_err(|e| StoreError::BadRow {

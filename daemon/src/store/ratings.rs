@@ -79,15 +79,8 @@ impl std::fmt::Display for RatingsCheck {
 impl Store {
     /// Every journal entry, tables' and lobby's, in the order they were committed.
     pub fn journal(&self) -> Result<Vec<Entry>, StoreError> {
-        let fail = |e| self.error(e);
-        let mut statement =
-            self.connection.prepare("SELECT id, entry FROM journal ORDER BY id").map_err(fail)?;
-        let rows = statement
-            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
-            .map_err(fail)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(fail)?;
-        rows.into_iter()
+        self.numbered_rows("SELECT id, entry FROM journal ORDER BY id")?
+            .into_iter()
             .map(|(id, text)| {
                 serde_json::from_str(&text).map_err(|e| StoreError::BadRow {
                     path: self.path.clone(),
