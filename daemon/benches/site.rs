@@ -61,7 +61,7 @@ async fn client(port: u16, index: usize, seen: mpsc::UnboundedSender<(usize, u64
         .await
         .expect("write");
     let mut buffer = vec![0u8; 4096];
-    let mut last = 0;
+    let mut last = None;
     loop {
         let Ok(read) = socket.read(&mut buffer).await else { return };
         if read == 0 {
@@ -72,8 +72,8 @@ async fn client(port: u16, index: usize, seen: mpsc::UnboundedSender<(usize, u64
         // `id: N` is each update's sequence.
         for sequence in text.lines().filter_map(|line| line.strip_prefix("id: ")?.trim().parse::<u64>().ok())
         {
-            if sequence > last {
-                last = sequence;
+            if last.is_none_or(|last| sequence > last) {
+                last = Some(sequence);
                 let _ = seen.send((index, sequence, at));
             }
         }
@@ -83,12 +83,13 @@ async fn client(port: u16, index: usize, seen: mpsc::UnboundedSender<(usize, u64
 fn main() {
     let streams = setting("SITE_STREAMS", 1000);
     let rounds = setting("SITE_ROUNDS", 30);
+    // The console plays on its own runtime: the table is made before the bench's starts.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("games.db");
+    run_script_with_db("alice: !new thaum\nalice: !join\n", 1, &db).expect("a Thaum table");
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     runtime.block_on(async move {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let db = dir.path().join("games.db");
-        run_script_with_db("alice: !new thaum\nalice: !join\n", 1, &db).expect("a Thaum table");
         let store = Store::open(&db, OpenMode::MustExist, Durability::Normal).expect("store");
         let options = Console::options(1);
         let router = store.load(Registry::standard(), options.clone()).expect("loads");
