@@ -35,7 +35,7 @@
 //! Environment: `SCALE_NS=1,10,100` picks the Ns, `SCALE_SECS=5` the steady phase's and
 //! `SCALE_SAT_SECS=5` the saturation phase's length (a quick run: `SCALE_NS=1,10,100
 //! SCALE_SECS=5 SCALE_SAT_SECS=3`); `SCALE_PERF=DIR` records the daemon with
-//! `perf record -e cpu-clock -g` during each saturation phase into `DIR/perf-<N>.data`.
+//! `perf record -e cpu-clock --call-graph dwarf` during each saturation phase into `DIR/perf-<N>.data`.
 //!
 //! Needs InspIRCd (`tests/scripts/install-inspircd.sh`).
 
@@ -147,7 +147,19 @@ impl Perf {
     fn start(dir: &Path, pid: u32, n: usize) -> Option<Perf> {
         let output = dir.join(format!("perf-{n}.data"));
         let child = Command::new("perf")
-            .args(["record", "-e", "cpu-clock", "-F", "499", "-g", "-p", &pid.to_string(), "-o"])
+            // DWARF call graphs: the release build keeps no frame pointers.
+            .args([
+                "record",
+                "-e",
+                "cpu-clock",
+                "-F",
+                "499",
+                "--call-graph",
+                "dwarf,16384",
+                "-p",
+                &pid.to_string(),
+                "-o",
+            ])
             .arg(&output)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

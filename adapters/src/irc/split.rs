@@ -166,14 +166,16 @@ pub fn split(prefix_len: usize, target: &str, text: &str) -> Result<Vec<String>,
 /// One source line with its control characters (other than formatting codes) removed and
 /// tabs as spaces. The formatting meaning of the line is that of this text.
 fn sanitize(line: &str) -> String {
-    lex(line)
-        .filter_map(|piece| match piece {
-            Piece::Char('\t') => Some(" ".to_owned()),
-            Piece::Char(c) if c.is_control() => None,
-            Piece::Char(c) => Some(c.to_string()),
-            Piece::Code { raw, .. } => Some(raw.to_owned()),
-        })
-        .collect()
+    let mut clean = String::with_capacity(line.len());
+    for piece in lex(line) {
+        match piece {
+            Piece::Char('\t') => clean.push(' '),
+            Piece::Char(c) if c.is_control() => {}
+            Piece::Char(c) => clean.push(c),
+            Piece::Code { raw, .. } => clean.push_str(raw),
+        }
+    }
+    clean
 }
 
 /// The lines being built, and the formatting state at the end of what was pushed.

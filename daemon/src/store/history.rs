@@ -30,11 +30,8 @@ fn extend(digest: &Digest, entry: &str) -> Digest {
 /// How many history rows the store has for `table`, and their digest.
 pub(super) fn kept(connection: &Connection, table: TableId) -> rusqlite::Result<(usize, Digest)> {
     let stored: Option<(i64, String)> = connection
-        .query_row(
-            "SELECT history_rows, history_digest FROM history_heads WHERE table_id = ?1",
-            [sql_u64(table)],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
+        .prepare_cached("SELECT history_rows, history_digest FROM history_heads WHERE table_id = ?1")?
+        .query_row([sql_u64(table)], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?;
     Ok(match stored {
         Some((rows, digest)) => match seal::from_hex(&digest) {

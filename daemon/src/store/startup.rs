@@ -279,7 +279,8 @@ pub(super) fn trust(row: &Row, journal: &Digest) -> Trust {
 /// table with no row yet starts empty, and one not sealed yet is hashed from its journal.
 pub(super) fn stored_digest(connection: &Connection, table: TableId) -> rusqlite::Result<Digest> {
     let stored: Option<Option<String>> = connection
-        .query_row("SELECT journal_digest FROM tables WHERE id = ?1", [sql_u64(table)], |row| row.get(0))
+        .prepare_cached("SELECT journal_digest FROM tables WHERE id = ?1")?
+        .query_row([sql_u64(table)], |row| row.get(0))
         .optional()?;
     match stored {
         None => Ok(seal::EMPTY),
