@@ -25,6 +25,7 @@ pub mod player_ids;
 pub mod ratings;
 pub mod schema;
 pub mod seal;
+pub mod relayed;
 mod side;
 pub mod startup;
 pub mod sts;

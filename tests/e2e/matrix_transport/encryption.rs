@@ -15,8 +15,11 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     // alice's transport is a bot too: it must not tell the room about carol's garbage.
     let mut alice_options = options(&server, "alice", alice_store.path());
     alice_options.decrypt_grace = Duration::from_secs(3600);
+    // The bot is configured to encrypt the direct rooms it creates (`dm_encryption`).
+    let mut bot_options = options(&server, "spellbot", bot_store.path());
+    bot_options.dm_encryption = true;
     let (bot, alice) = tokio::join!(
-        Running::started(options(&server, "spellbot", bot_store.path()), &server),
+        Running::started(bot_options, &server),
         Running::started(alice_options, &server),
     );
 
@@ -62,7 +65,8 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
         eprintln!("matrix latency, encrypted room, send()→recv() {name}: p50 {p50:?}, p90 {p90:?} over 30");
     }
 
-    // A private message: the bot creates an encrypted direct room and invites alice,
+    // A private message: the bot creates an encrypted direct room (as `dm_encryption`
+    // asks) and invites alice,
     // whose transport accepts and decrypts; her answer uses the same room.
     let secret = RichText::new().text("Your hidden move, ").mention(&PlayerId::new(&alice_id));
     bot.transport
