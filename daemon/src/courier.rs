@@ -22,7 +22,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use spellbridge_core::{Destination, GameTransport, Message, NetworkId, PlayerId, Relayed, Sent, TransportError, Voice};
+use spellbridge_core::{
+    Destination, GameTransport, Message, NetworkId, PlayerId, Relayed, Sent, TransportError, Voice,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -280,7 +282,10 @@ mod tests {
             [Learned::Relayed { network: matrix.clone(), id: "$e".into(), line }]
         );
         assert!(learned(&matrix, &room, &relayed, Sent::default()).is_empty(), "no id (IRC)");
-        assert!(learned(&matrix, &room, &Message::from("Round 1"), with_id("$g")).is_empty(), "the bot's own words");
+        assert!(
+            learned(&matrix, &room, &Message::from("Round 1"), with_id("$g")).is_empty(),
+            "the bot's own words"
+        );
         let alice = PlayerId::new("@alice:hs");
         let private = Destination::Private(alice.clone());
         let opened = Sent { id: Some("$p".into()), opened_private: true };

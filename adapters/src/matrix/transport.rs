@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use matrix_sdk::ruma::events::Mentions;
 use matrix_sdk::ruma::api::client::room::create_room::v3::{Request as CreateRoom, RoomPreset};
+use matrix_sdk::ruma::events::Mentions;
 use matrix_sdk::ruma::events::relation::{Reply, Thread};
 use matrix_sdk::ruma::events::room::member::MembershipState;
 use matrix_sdk::ruma::events::room::message::{
@@ -359,10 +359,13 @@ impl MatrixTransport {
             }
             let Ok(members) = room.members_no_sync(RoomMemberships::ACTIVE).await else { continue };
             let ids: BTreeSet<&UserId> = members.iter().map(|m| m.user_id()).collect();
-            let joined = members
-                .iter()
-                .any(|m| m.user_id() == user && *m.membership() == MembershipState::Join);
-            if ids.len() == 2 && ids.contains(user) && client.user_id().is_some_and(|bot| ids.contains(bot)) && joined {
+            let joined =
+                members.iter().any(|m| m.user_id() == user && *m.membership() == MembershipState::Join);
+            if ids.len() == 2
+                && ids.contains(user)
+                && client.user_id().is_some_and(|bot| ids.contains(bot))
+                && joined
+            {
                 return Some(room);
             }
         }

@@ -148,7 +148,12 @@ impl Relay {
     /// What to relay for a message that is not a command, said at `now`. `taken` says
     /// whether a (clean) name also answers for another identity; the speaker is then
     /// shown with their id.
-    pub fn relay(&mut self, inbound: &Inbound, now: Timestamp, taken: impl Fn(&str) -> bool) -> Vec<Outbound> {
+    pub fn relay(
+        &mut self,
+        inbound: &Inbound,
+        now: Timestamp,
+        taken: impl Fn(&str) -> bool,
+    ) -> Vec<Outbound> {
         if inbound.private {
             return Vec::new();
         }
@@ -551,7 +556,10 @@ mod tests {
         assert_eq!(carried.name, "alice");
         assert_eq!(carried.text.chars().count(), EXCERPT_CHARS + 1, "only what an excerpt needs");
         assert!(long.starts_with(&carried.text));
-        let reaction = untaken(&mut relay, &from_matrix("$9", "x", Said::Reaction { target: "$1".into(), key: "👍".into() }));
+        let reaction = untaken(
+            &mut relay,
+            &from_matrix("$9", "x", Said::Reaction { target: "$1".into(), key: "👍".into() }),
+        );
         assert_eq!(reaction[0].message.relayed, None, "a reaction line is nobody's words");
     }
 
@@ -559,7 +567,8 @@ mod tests {
     fn a_reply_or_reaction_to_a_relayed_line_names_its_irc_speaker() {
         let mut relay = relay();
         let matrix = NetworkId::new("matrix");
-        let out = untaken(&mut relay, &from_irc("alice", "the first words of a long line, and then some more"));
+        let out =
+            untaken(&mut relay, &from_irc("alice", "the first words of a long line, and then some more"));
         // The Matrix transport sent it as the bot's event `$bot1`.
         relay.learn(&matrix, "$bot1", out[0].message.relayed.clone().expect("carried"));
         let mut reply = from_matrix("$2", "indeed", Said::Message);
@@ -568,7 +577,11 @@ mod tests {
         let reaction = from_matrix("$3", "👍", Said::Reaction { target: "$bot1".into(), key: "👍".into() });
         assert_eq!(
             texts(&untaken(&mut relay, &reaction))[0],
-            ("irc".into(), Voice::Act, "Bob reacted 👍 to alice's “the first words of a long line, and th…”".into())
+            (
+                "irc".into(),
+                Voice::Act,
+                "Bob reacted 👍 to alice's “the first words of a long line, and then…”".into()
+            )
         );
         // A reply to a line the bot never relayed (or forgot) reads as before.
         let mut unknown = from_matrix("$4", "what?", Said::Message);

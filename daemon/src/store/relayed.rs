@@ -101,7 +101,8 @@ mod tests {
             assert_eq!(kept.len(), LEARNED, "pruned to the latest");
             assert_eq!(kept.first().map(|(_, id, _)| id.as_str()), Some("$e5"), "the oldest rows went");
             // The same id again replaces its row.
-            let again = (NetworkId::new("matrix"), "$e20".to_owned(), Relayed { name: "x".into(), text: "y".into() });
+            let again =
+                (NetworkId::new("matrix"), "$e20".to_owned(), Relayed { name: "x".into(), text: "y".into() });
             store.keep_relayed(&[again]).expect("kept");
         }
         let store = Store::open(&path, OpenMode::MustExist, Durability::Full).expect("reopened");

@@ -32,7 +32,9 @@ fn sections(irc_port: u16, room: Option<&str>) -> String {
 /// contains `needle`, within [`WAIT`].
 async fn irc_expect(client: &mut IrcClient, needle: &str, daemon: &Daemon) -> IrcMessage {
     let wanted = |m: &IrcMessage| {
-        m.from == BOT && m.target == CHANNEL && spellbridge_adapters::irc::format::strip(&m.text).contains(needle)
+        m.from == BOT
+            && m.target == CHANNEL
+            && spellbridge_adapters::irc::format::strip(&m.text).contains(needle)
     };
     client
         .expect_privmsg_matching(wanted, WAIT)
@@ -75,7 +77,10 @@ async fn replies_and_reactions_find_their_speakers_in_appservice_mode() {
         assert!(Instant::now() < deadline, "the bot never answered in {CHANNEL}:\n{}", daemon.log_tail(40));
         alice.privmsg(CHANNEL, "!games").await.unwrap_or_else(|e| panic!("{e}"));
         let answered = alice
-            .expect_privmsg_matching(|m| m.from == BOT && m.target == CHANNEL && m.text.contains("Games:"), Duration::from_secs(2))
+            .expect_privmsg_matching(
+                |m| m.from == BOT && m.target == CHANNEL && m.text.contains("Games:"),
+                Duration::from_secs(2),
+            )
             .await;
         if answered.is_ok() {
             break;

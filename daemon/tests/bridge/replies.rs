@@ -98,7 +98,8 @@ async fn replies_reactions_and_edits_find_their_speakers_both_ways_and_across_a_
     bobby.client.react(&room, &relayed.event_id, "👍").await.unwrap_or_else(|e| panic!("{e}"));
     let reaction = ircwatch.expect("Bobby reacted 👍").await;
     assert_eq!(
-        reaction.text, "\u{1}ACTION Bobby reacted 👍 to alice's \u{201c}the first words of a line long enough to…\u{201d}\u{1}",
+        reaction.text,
+        "\u{1}ACTION Bobby reacted 👍 to alice's \u{201c}the first words of a line long enough to…\u{201d}\u{1}",
         "{reaction}"
     );
 
@@ -152,8 +153,11 @@ async fn replies_reactions_and_edits_find_their_speakers_both_ways_and_across_a_
     // never came.
     ircwatch.pump(QUIET).await;
     // (The bot's answers to `!games` on IRC, asked to see it back after the restart, aside.)
-    let heard: Vec<String> =
-        ircwatch.bot_lines().into_iter().filter(|l| l.starts_with("<Bobby>") || l.starts_with("ACTION Bobby")).collect();
+    let heard: Vec<String> = ircwatch
+        .bot_lines()
+        .into_iter()
+        .filter(|l| l.starts_with("<Bobby>") || l.starts_with("ACTION Bobby"))
+        .collect();
     assert_eq!(
         heard,
         [

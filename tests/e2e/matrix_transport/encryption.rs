@@ -18,10 +18,8 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     // The bot is configured to encrypt the direct rooms it creates (`dm_encryption`).
     let mut bot_options = options(&server, "spellbot", bot_store.path());
     bot_options.dm_encryption = true;
-    let (bot, alice) = tokio::join!(
-        Running::started(bot_options, &server),
-        Running::started(alice_options, &server),
-    );
+    let (bot, alice) =
+        tokio::join!(Running::started(bot_options, &server), Running::started(alice_options, &server),);
 
     // alice (a second transport, with E2EE) creates an encrypted room and invites the bot.
     let client = alice.transport.client().expect("logged in");
