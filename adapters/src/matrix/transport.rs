@@ -320,19 +320,26 @@ impl MatrixTransport {
     /// before, else one the sdk knows as a DM with them (`m.direct`: they opened it, or the
     /// bot did) where they are still joined or invited, else a room of exactly the two of
     /// them that is not one of the rooms the bot is configured or bridged into, else a new
-    /// one (see [`MatrixTransport::create_direct_room`]).
+    /// one (see [`MatrixTransport::create_direct_room`]). A room a third person is in now
+    /// (joined or invited) is never used: what is said privately (a Duel spell) would be
+    /// read there.
     async fn direct_room(&self, client: &Client, user: &UserId) -> Result<(Room, bool), TransportError> {
         // Held across the creation so two messages to one player make one room.
         let mut dms = self.shared.dms.lock().await;
+        // A room a third person has joined since is no private chat any more.
+        let facts = &self.shared.facts;
         if let Some(room) =
             dms.get(user).and_then(|id| client.get_room(id)).filter(|r| r.state() == RoomState::Joined)
+            && facts.private(&room).await
         {
             return Ok((room, false));
         }
         for room in client.get_dm_rooms(user) {
             // Members are lazy-loaded: an unknown membership is taken as still there.
             let member = room.get_member_no_sync(user).await.ok().flatten();
-            if member.is_none_or(|m| RoomMemberships::ACTIVE.matches(m.membership())) {
+            if member.is_none_or(|m| RoomMemberships::ACTIVE.matches(m.membership()))
+                && facts.private(&room).await
+            {
                 dms.insert(user.to_owned(), room.room_id().to_owned());
                 return Ok((room, false));
             }
