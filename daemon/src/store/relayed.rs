@@ -17,8 +17,22 @@ pub type RelayedLine = (NetworkId, String, Relayed);
 
 impl Store {
     /// Keeps `lines` (a later row for the same id replaces the earlier one) and deletes
-    /// all but the latest [`LEARNED`] rows, in one transaction.
+    /// all but the latest [`LEARNED`] rows, in one transaction. It is written without an
+    /// fsync of its own (`synchronous = NORMAL` for it, the WAL keeps it consistent): the
+    /// next commit of moves syncs it too, and a power cut before that only leaves replies
+    /// to the last lines unnamed. The daemon loop is not held up by a sync per line sent.
     pub fn keep_relayed(&mut self, lines: &[RelayedLine]) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let fail = |e| classify(&path, e);
+        let synchronous: i64 =
+            self.connection.query_row("PRAGMA synchronous", [], |row| row.get(0)).map_err(fail)?;
+        self.connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
+        let kept = self.keep_relayed_rows(lines);
+        self.connection.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
+        kept
+    }
+
+    fn keep_relayed_rows(&mut self, lines: &[RelayedLine]) -> Result<(), StoreError> {
         let path = self.path.clone();
         let fail = |e| classify(&path, e);
         let transaction = self.connection.transaction().map_err(fail)?;
@@ -104,6 +118,9 @@ mod tests {
             let again =
                 (NetworkId::new("matrix"), "$e20".to_owned(), Relayed { name: "x".into(), text: "y".into() });
             store.keep_relayed(&[again]).expect("kept");
+            let synchronous: i64 =
+                store.connection().query_row("PRAGMA synchronous", [], |row| row.get(0)).expect("pragma");
+            assert_eq!(synchronous, 2, "the store's own durability (FULL) is back");
         }
         let store = Store::open(&path, OpenMode::MustExist, Durability::Full).expect("reopened");
         let kept = store.relayed().expect("read");
