@@ -136,6 +136,34 @@ pub struct Message {
     /// kept in the outbox: a picture lost in a restart is drawn again at the next move.
     #[serde(skip)]
     pub picture: Option<Picture>,
+    /// A relayed line's speaker and words ([`Relayed`]): a network that gives the line an
+    /// id (a Matrix event) lets the daemon map that id back to them, so a reply or a
+    /// reaction to the line names its speaker, not the bot. `None` for the bot's own words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relayed: Option<Relayed>,
+    /// The network's id of the message this one answers (sent as a Matrix reply,
+    /// `m.in_reply_to`); networks without replies ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<String>,
+}
+
+/// Who said a relayed line, and how it starts (see [`Message::relayed`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relayed {
+    /// The speaker's name, as the relayed line shows it.
+    pub name: String,
+    /// The start of what they said, plain (enough to quote in a reaction's excerpt).
+    pub text: String,
+}
+
+/// What sending a message brought to light ([`GameTransport::send_noted`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sent {
+    /// The network's id for the message sent (a Matrix event id), where it gives one.
+    pub id: Option<String>,
+    /// True when a private chat had to be opened for it: the player had none with the bot
+    /// (Matrix: a direct room was created and they were invited to it).
+    pub opened_private: bool,
 }
 
 /// A PNG picture sent with a message, such as a table's board.
@@ -225,6 +253,12 @@ pub trait GameTransport: Send + Sync {
 
     /// Sends a message.
     async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError>;
+
+    /// [`GameTransport::send`], saying also what the network made of it ([`Sent`]: the
+    /// message's id, a private chat opened for it). By default nothing is learned.
+    async fn send_noted(&self, to: &Destination, message: &Message) -> Result<Sent, TransportError> {
+        self.send(to, message).await.map(|()| Sent::default())
+    }
 
     /// The form of games' announcements this network is sent: [`Form::Compact`] where
     /// lines are expensive (IRC's flood control), [`Form::Full`] (the default) elsewhere.

@@ -126,6 +126,7 @@ mod tests {
             rooms: rooms.iter().map(|(n, r)| (NetworkId::new(*n), RoomId::new(*r))).collect(),
             relay: true,
             relay_lines: 5,
+            edits: crate::relay::Edits::Diff,
         }
     }
 

@@ -13,12 +13,18 @@
 //! nothing; it reports each sent message's outbox id so the loop can delete it. A board
 //! picture (handed over by the board painter, never in the outbox) goes as game output;
 //! one the network refuses is counted in `spellbridge_board_failures_total`.
+//!
+//! What a send brings to light ([`spellbridge_core::Sent`]) is reported too, as
+//! [`Learned`]: the network's id of a relayed line (a Matrix event id: replies and
+//! reactions to it then name its speaker), and a private chat opened for a player.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use spellbridge_core::{GameTransport, Message, TransportError, Voice};
+use spellbridge_core::{
+    Destination, GameTransport, Message, NetworkId, PlayerId, Relayed, Sent, TransportError, Voice,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -29,6 +35,40 @@ use crate::store::Queued;
 pub const MATRIX_MERGE_LINES: usize = spellbridge_adapters::matrix::config::MERGE_LINES;
 /// The most characters in one merged message.
 const MERGE_CHARS: usize = 4000;
+
+/// What a courier learned by sending, for the daemon loop to hand to the router and store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Learned {
+    /// A relayed line went out on `network` as the message `id` (of a merged message, the
+    /// first line's speaker stands for it).
+    Relayed {
+        /// The network.
+        network: NetworkId,
+        /// Its id for the message.
+        id: String,
+        /// The line's speaker and words.
+        line: Relayed,
+    },
+    /// `network` opened a private chat with `player`, who had none with the bot.
+    OpenedPrivate {
+        /// The network.
+        network: NetworkId,
+        /// Who it was opened with.
+        player: PlayerId,
+    },
+}
+
+/// What `sent` teaches about `message`, sent to `to` on `network`.
+pub fn learned(network: &NetworkId, to: &Destination, message: &Message, sent: Sent) -> Vec<Learned> {
+    let mut learned = Vec::new();
+    if let (Some(id), Some(line)) = (sent.id, &message.relayed) {
+        learned.push(Learned::Relayed { network: network.clone(), id, line: line.clone() });
+    }
+    if let (true, Destination::Private(player)) = (sent.opened_private, to) {
+        learned.push(Learned::OpenedPrivate { network: network.clone(), player: player.clone() });
+    }
+    learned
+}
 
 /// What a courier has been handed and not sent yet: game output and relayed chat, each
 /// in the order it came.
@@ -54,8 +94,9 @@ impl Waiting {
     }
 
     /// What to send next: the oldest game message alone; else the oldest chat line with
-    /// the said (not acted) chat lines right behind it for the same room and thread, up to
-    /// `merge_lines` lines and [`MERGE_CHARS`] characters. Empty when nothing waits.
+    /// the said (not acted) chat lines right behind it for the same room and thread (but
+    /// no reply: it starts a message of its own), up to `merge_lines` lines and
+    /// [`MERGE_CHARS`] characters. Empty when nothing waits.
     pub fn next(&mut self, merge_lines: usize) -> Vec<Queued> {
         if let Some(game) = self.game.pop_front() {
             return vec![game];
@@ -74,6 +115,8 @@ impl Waiting {
             let fits = mergeable(&next.outbound.message)
                 && next.outbound.to == head.to
                 && next.outbound.message.thread == head.message.thread
+                // A reply starts a message of its own, which it answers as a whole.
+                && next.outbound.message.reply_to.is_none()
                 && chars + 1 + length <= MERGE_CHARS;
             if !fits {
                 break;
@@ -102,6 +145,7 @@ pub async fn run(
     transport: Arc<dyn GameTransport>,
     mut queue: mpsc::UnboundedReceiver<Queued>,
     sent: mpsc::UnboundedSender<i64>,
+    learned: mpsc::UnboundedSender<Learned>,
     stop: CancellationToken,
     metrics: Metrics,
     merge_lines: usize,
@@ -123,8 +167,11 @@ pub async fn run(
         let message = merged(&batch);
         let mut wait = Duration::from_millis(100);
         loop {
-            match transport.send(to, &message).await {
-                Ok(()) => {
+            match transport.send_noted(to, &message).await {
+                Ok(noted) => {
+                    for news in self::learned(transport.network(), to, &message, noted) {
+                        let _ = learned.send(news);
+                    }
                     metrics.message_out(transport.network());
                     tracing::debug!(network = %transport.network(), ?to, lines = batch.len(), "message out");
                     break;
@@ -222,5 +269,42 @@ mod tests {
         }
         let expected: Vec<i64> = [200, 201].into_iter().chain(1..=141).collect();
         assert_eq!(order, expected);
+    }
+    #[test]
+    fn a_sent_relayed_lines_id_and_an_opened_private_chat_are_learned() {
+        let matrix = NetworkId::new("matrix");
+        let room = Destination::Room(RoomId::new("!a"));
+        let line = Relayed { name: "alice".into(), text: "hi".into() };
+        let relayed = Message { relayed: Some(line.clone()), chat: true, ..Message::from("<alice> hi") };
+        let with_id = |id: &str| Sent { id: Some(id.into()), opened_private: false };
+        assert_eq!(
+            learned(&matrix, &room, &relayed, with_id("$e")),
+            [Learned::Relayed { network: matrix.clone(), id: "$e".into(), line }]
+        );
+        assert!(learned(&matrix, &room, &relayed, Sent::default()).is_empty(), "no id (IRC)");
+        assert!(
+            learned(&matrix, &room, &Message::from("Round 1"), with_id("$g")).is_empty(),
+            "the bot's own words"
+        );
+        let alice = PlayerId::new("@alice:hs");
+        let private = Destination::Private(alice.clone());
+        let opened = Sent { id: Some("$p".into()), opened_private: true };
+        assert_eq!(
+            learned(&matrix, &private, &Message::from("Your link code"), opened),
+            [Learned::OpenedPrivate { network: matrix, player: alice }]
+        );
+    }
+    #[test]
+    fn a_reply_is_never_merged_behind_other_lines() {
+        let mut waiting = Waiting::default();
+        let mut answer = queued(2, "!a", "<alice> bob: me!", true);
+        answer.outbound.message.reply_to = Some("$bob".into());
+        for q in [queued(1, "!a", "<alice> hi", true), answer, queued(3, "!a", "<alice> and you?", true)] {
+            waiting.push(q);
+        }
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES)), [1]);
+        let batch = waiting.next(MATRIX_MERGE_LINES);
+        assert_eq!(ids(&batch), [2, 3], "lines may follow a reply");
+        assert_eq!(merged(&batch).reply_to.as_deref(), Some("$bob"));
     }
 }

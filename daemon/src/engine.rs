@@ -31,6 +31,7 @@ use spellbridge_core::{Destination, Inbound, Registry, RichText, Timestamp};
 
 use tokio::sync::broadcast;
 
+use crate::courier::Learned;
 use crate::journal::TableId;
 use crate::router::{Happened, Outbound, Router, RouterOptions};
 use crate::store::{MessageKey, Queued, Step, Store, StoreError};
@@ -235,6 +236,35 @@ impl Engine {
     fn ratings_meta(&mut self) -> Vec<(String, String)> {
         let changed = self.router.take_ratings();
         changed.map(|text| (crate::store::ratings::META_KEY.to_owned(), text)).into_iter().collect()
+    }
+
+    /// Takes what the couriers learned by sending ([`Learned`]): relayed lines' ids go
+    /// to the router and the store (so replies and reactions to them name their speaker,
+    /// after a restart too); a private chat opened for a player is said in the room where
+    /// they last asked, returned to be sent (not kept in the outbox: it only says where to
+    /// look). A failed write is logged; the ids stay known until the next start.
+    pub fn learn(&mut self, learned: Vec<Learned>, now: Timestamp) -> Vec<Queued> {
+        let mut lines = Vec::new();
+        let mut told = Vec::new();
+        for news in learned {
+            match news {
+                Learned::Relayed { network, id, line } => {
+                    self.router.learn_relayed(&network, &id, line.clone());
+                    lines.push((network, id, line));
+                }
+                Learned::OpenedPrivate { network, player } => {
+                    tracing::info!(network = %network, player = %player, "opened a private chat with a player who had none");
+                    told.extend(self.router.opened_private(&network, &player, now));
+                }
+            }
+        }
+        if let Some(store) = self.store.as_mut()
+            && !lines.is_empty()
+            && let Err(error) = store.keep_relayed(&lines)
+        {
+            tracing::error!(%error, "could not keep the ids of relayed lines; replies to them will not name their speaker after a restart");
+        }
+        told.into_iter().map(|outbound| Queued { id: -1, outbound }).collect()
     }
 
     /// The tables whose picture is to be posted since the last call (their moves are

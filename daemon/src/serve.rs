@@ -84,6 +84,7 @@ pub fn router_options_with(settings: &Settings, aliases: &Aliases) -> RouterOpti
             .iter()
             .map(|b| relay::Bridge {
                 relay_lines: b.relay_lines,
+                edits: b.edits,
                 ..relay::bridge(&b.name, &b.rooms, b.relay)
             })
             .collect(),
@@ -266,6 +267,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let transports_stop = CancellationToken::new();
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<(Inbound, Instant)>(4096);
     let (sent_tx, mut sent_rx) = mpsc::unbounded_channel::<i64>();
+    // What the couriers learn by sending: relayed lines' ids, private chats opened.
+    let (learned_tx, mut learned_rx) = mpsc::unbounded_channel::<courier::Learned>();
     let mut couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>> = BTreeMap::new();
     let mut transports: BTreeMap<NetworkId, Arc<dyn GameTransport>> = BTreeMap::new();
     // The same transports as `Transport`s, for looking up the bridges' aliases.
@@ -297,6 +300,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             transport.clone(),
             courier_rx,
             sent_tx.clone(),
+            learned_tx.clone(),
             transports_stop.clone(),
             metrics.clone(),
             merge_lines,
@@ -322,6 +326,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     drop(inbound_tx);
     // Only the couriers report sends: once they are done, shutdown's drain ends at once.
     drop(sent_tx);
+    drop(learned_tx);
     tasks.close();
 
     metrics.committed(&pending);
@@ -419,6 +424,13 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     }
                 }
             }
+            Some(news) = learned_rx.recv() => {
+                let mut learned = vec![news];
+                while let Ok(more) = learned_rx.try_recv() {
+                    learned.push(more);
+                }
+                engine.learn(learned, now()).into_iter().for_each(|q| dispatch(&couriers, q));
+            }
             () = sleep_for(timer), if timer.is_some() => {
                 let (queued, saved) = engine.tick(now(), Vec::new()).inspect_err(|_| metrics.error(ErrorKind::Reload))?;
                 match saved {
@@ -447,6 +459,12 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         }
     });
     let _ = drained.await;
+    // The ids of the last relayed lines sent are kept too.
+    let mut learned = Vec::new();
+    while let Ok(news) = learned_rx.try_recv() {
+        learned.push(news);
+    }
+    let _ = engine.learn(learned, now());
     transports_stop.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(3), tasks.wait()).await;
     tracing::info!("stopped");

@@ -131,6 +131,8 @@ impl Player {
         let mut options = MatrixOptions::local(name, &server.base_url(), &id, &password(name), store.path());
         // A player must not tell the room it cannot decrypt something: it is no bot.
         options.decrypt_grace = Duration::from_secs(3600);
+        // Its client encrypts the direct rooms it opens, as Element does.
+        options.dm_encryption = true;
         let shutdown = CancellationToken::new();
         let (transport, _task) = MatrixTransport::start(options, shutdown.clone());
         assert!(transport.wait_up(WAIT).await, "{name}'s client did not log in and sync within {WAIT:?}");

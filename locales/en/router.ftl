@@ -9,3 +9,6 @@ router-table-in-room = { $game } in { $room }
 router-dice-commitment = Dice commitment: `{ $commitment }` (the SHA-256 of this table's secret dice key, revealed when the table ends or takes a new key; RULES T-10).
 router-dice-new-commitment = New dice commitment: `{ $commitment }` (the SHA-256 of this table's secret dice key, revealed when the table ends or takes a new key; RULES T-10).
 router-dice-revealed = Dice key revealed: `{ $key }` (its SHA-256 is `{ $commitment }`, the commitment announced before these draws): anyone can now check every draw.
+# A Matrix player with no private chat with the bot: one was opened (unencrypted unless the
+# config asks) so the bot could write to them privately; said where they last asked.
+router-private-opened = I've opened a private chat with you and sent you a message there: accept its invitation to read it.

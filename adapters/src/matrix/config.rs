@@ -93,6 +93,9 @@ struct Matrix {
     user_limit: Option<UserLimit>,
     /// Post tables' board pictures in this account's rooms (default true).
     board_images: Option<bool>,
+    /// Encrypt the direct rooms the bot creates for players who have none (default
+    /// false: every client can read them).
+    dm_encryption: Option<bool>,
     /// "bot" (the default: one bot account speaks for everyone) or "appservice".
     mode: Option<String>,
     /// Appservice mode: the registration file (relative to the config).
@@ -134,6 +137,8 @@ pub struct MatrixSettings {
     pub user_limit: Option<(u32, Duration)>,
     /// Whether tables' board pictures are posted in this account's rooms.
     pub board_images: bool,
+    /// Whether the direct rooms the bot creates are encrypted.
+    pub dm_encryption: bool,
     /// Appservice mode's settings; `None` in bot mode.
     pub appservice: Option<AppserviceSettings>,
 }
@@ -169,6 +174,7 @@ impl MatrixSettings {
         options.prefix = prefix.to_owned();
         options.backoff = (self.reconnect_delay, Duration::from_secs(120).max(self.reconnect_delay));
         options.board_images = self.board_images;
+        options.dm_encryption = self.dm_encryption;
         options
     }
 }
@@ -219,13 +225,14 @@ impl Network for MatrixSettings {
             None => String::new(),
         };
         format!(
-            "{} as {}, store {}, rooms {}, invites accepted from {}{}{mode}",
+            "{} as {}, store {}, rooms {}, invites accepted from {}{}{}{mode}",
             self.homeserver,
             self.user_id,
             self.store.display(),
             self.rooms.join(" "),
             if self.invite_allow.is_empty() { "nobody".to_owned() } else { self.invite_allow.join(" ") },
             if self.board_images { "" } else { ", no board pictures" },
+            if self.dm_encryption { ", the direct rooms it creates encrypted" } else { "" },
         )
     }
 
@@ -319,6 +326,7 @@ fn settings(raw: Matrix, base: &Path) -> Result<MatrixSettings, String> {
         invite_allow: raw.invite_allow,
         reconnect_delay,
         board_images: raw.board_images.unwrap_or(true),
+        dm_encryption: raw.dm_encryption.unwrap_or(false),
         appservice,
         name,
     })

@@ -71,6 +71,10 @@ pub struct MatrixOptions {
     /// Whether tables' board pictures are posted (`m.image`, the previous one of the same
     /// table redacted): `board_images` in `[[matrix]]`, on by default.
     pub board_images: bool,
+    /// Whether a direct room the bot creates (for a player who has none with it) is
+    /// encrypted: `dm_encryption` in `[[matrix]]`, off by default so that every client can
+    /// read it (a room the player opened is used as it is, encrypted or not).
+    pub dm_encryption: bool,
     /// Appservice mode (issue 17): the appservice API's listener, tokens and ghosts;
     /// `None` in bot mode.
     pub appservice: Option<AppserviceOptions>,
@@ -94,6 +98,7 @@ impl std::fmt::Debug for MatrixOptions {
             .field("sync_timeout", &self.sync_timeout)
             .field("decrypt_grace", &self.decrypt_grace)
             .field("board_images", &self.board_images)
+            .field("dm_encryption", &self.dm_encryption)
             .field("appservice", &self.appservice)
             .finish()
     }
@@ -125,6 +130,7 @@ impl MatrixOptions {
             sync_timeout: Duration::from_secs(30),
             decrypt_grace: Duration::from_secs(5),
             board_images: true,
+            dm_encryption: false,
             appservice: None,
         }
     }

@@ -11,7 +11,13 @@
 //! failure is retried with backoff while the sync loop is up and reported as
 //! [`TransportError::Disconnected`] at once while it is down (the daemon's outbox holds
 //! the message until the reconnect). A private message goes to the direct room shared
-//! with the player, created (encrypted, `is_direct`) when there is none.
+//! with the player: one marked as a DM with them (`m.direct`, as when they opened it), else
+//! a room of just the two of them that no bridge or config names; when there is none, one
+//! is created (`is_direct`; unencrypted, so a client without encryption reads it, unless
+//! `dm_encryption` asks) and [`Sent::opened_private`] says so, for the daemon to tell the
+//! room where the player asked. [`GameTransport::send_noted`] returns the event id sent
+//! (a relayed line's, which the daemon maps back to its speaker); a message naming one it
+//! answers (`Message::reply_to`) goes as a Matrix reply (`m.in_reply_to`).
 //! A message with a picture (a table's board) goes as `m.image` (`picture`).
 //! [`GameTransport::leave`] leaves at once, or right after the next login when not logged
 //! in; a room left is no longer among those joined after a login.
@@ -22,8 +28,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use matrix_sdk::ruma::api::client::room::create_room::v3::{Request as CreateRoom, RoomPreset};
 use matrix_sdk::ruma::events::Mentions;
-use matrix_sdk::ruma::events::relation::Thread;
+use matrix_sdk::ruma::events::relation::{Reply, Thread};
+use matrix_sdk::ruma::events::room::member::MembershipState;
 use matrix_sdk::ruma::events::room::message::{
     EmoteMessageEventContent, FormattedBody, MessageType, Relation, RoomMessageEventContent,
     TextMessageEventContent,
@@ -34,7 +42,7 @@ use matrix_sdk::ruma::{
 use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
-    Destination, GameTransport, Inbound, Message, NetworkId, PlayerId, RoomId, TransportError, Voice,
+    Destination, GameTransport, Inbound, Message, NetworkId, PlayerId, RoomId, Sent, TransportError, Voice,
 };
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -308,27 +316,88 @@ impl MatrixTransport {
         self.shared.client().ok_or_else(|| self.disconnected("not logged in to the homeserver yet"))
     }
 
-    /// The direct room shared with `user`: the one used before, else one the sdk knows as
-    /// a DM with them where they are still joined or invited, else a new encrypted one.
-    async fn direct_room(&self, client: &Client, user: &UserId) -> Result<Room, TransportError> {
+    /// The direct room shared with `user`, and whether it was just created: the one used
+    /// before, else one the sdk knows as a DM with them (`m.direct`: they opened it, or the
+    /// bot did) where they are still joined or invited, else a room of exactly the two of
+    /// them that is not one of the rooms the bot is configured or bridged into, else a new
+    /// one (see [`MatrixTransport::create_direct_room`]). A room a third person is in now
+    /// (joined or invited) is never used: what is said privately (a Duel spell) would be
+    /// read there.
+    async fn direct_room(&self, client: &Client, user: &UserId) -> Result<(Room, bool), TransportError> {
         // Held across the creation so two messages to one player make one room.
         let mut dms = self.shared.dms.lock().await;
+        // A room a third person has joined since is no private chat any more.
+        let facts = &self.shared.facts;
         if let Some(room) =
             dms.get(user).and_then(|id| client.get_room(id)).filter(|r| r.state() == RoomState::Joined)
+            && facts.private(&room).await
         {
-            return Ok(room);
+            return Ok((room, false));
         }
         for room in client.get_dm_rooms(user) {
             // Members are lazy-loaded: an unknown membership is taken as still there.
             let member = room.get_member_no_sync(user).await.ok().flatten();
-            if member.is_none_or(|m| RoomMemberships::ACTIVE.matches(m.membership())) {
+            if member.is_none_or(|m| RoomMemberships::ACTIVE.matches(m.membership()))
+                && facts.private(&room).await
+            {
                 dms.insert(user.to_owned(), room.room_id().to_owned());
-                return Ok(room);
+                return Ok((room, false));
             }
         }
-        let room = self.with_retry("create a direct room", || client.create_dm(user)).await?;
-        tracing::info!(network = %self.shared.options.network, player = %user, room = %room.room_id(), "created an encrypted direct room");
+        if let Some(room) = self.room_of_two(client, user).await {
+            tracing::info!(network = %self.shared.options.network, player = %user, room = %room.room_id(), "using a room of just the player and the bot as their direct room");
+            dms.insert(user.to_owned(), room.room_id().to_owned());
+            return Ok((room, false));
+        }
+        let room = self.create_direct_room(client, user).await?;
         dms.insert(user.to_owned(), room.room_id().to_owned());
+        Ok((room, true))
+    }
+
+    /// A joined room whose only members (joined or invited) are the bot and `user`, who
+    /// has joined it, and that no config or bridge names (a bridged room of two is a room,
+    /// not a private chat).
+    async fn room_of_two(&self, client: &Client, user: &UserId) -> Option<Room> {
+        let named = lock(&self.shared.rooms).clone();
+        for room in client.joined_rooms() {
+            let alias = room.canonical_alias().map(|a| a.to_string());
+            if named.contains(room.room_id().as_str()) || alias.is_some_and(|a| named.contains(&a)) {
+                continue;
+            }
+            let Ok(members) = room.members_no_sync(RoomMemberships::ACTIVE).await else { continue };
+            let ids: BTreeSet<&UserId> = members.iter().map(|m| m.user_id()).collect();
+            let joined =
+                members.iter().any(|m| m.user_id() == user && *m.membership() == MembershipState::Join);
+            if ids.len() == 2
+                && ids.contains(user)
+                && client.user_id().is_some_and(|bot| ids.contains(bot))
+                && joined
+            {
+                return Some(room);
+            }
+        }
+        None
+    }
+
+    /// Creates a direct room with `user` (`is_direct`, marked in the bot's `m.direct`):
+    /// unencrypted, so a client without encryption can read it, unless `dm_encryption`
+    /// is set (matrix-sdk's `create_dm`: encrypted).
+    async fn create_direct_room(&self, client: &Client, user: &UserId) -> Result<Room, TransportError> {
+        let network = &self.shared.options.network;
+        if self.shared.options.dm_encryption {
+            let room = self.with_retry("create a direct room", || client.create_dm(user)).await?;
+            tracing::info!(network = %network, player = %user, room = %room.room_id(), "created an encrypted direct room");
+            return Ok(room);
+        }
+        let create = || {
+            let mut request = CreateRoom::new();
+            request.invite = vec![user.to_owned()];
+            request.is_direct = true;
+            request.preset = Some(RoomPreset::TrustedPrivateChat);
+            client.create_room(request)
+        };
+        let room = self.with_retry("create a direct room", create).await?;
+        tracing::info!(network = %network, player = %user, room = %room.room_id(), "created an unencrypted direct room");
         Ok(room)
     }
 
@@ -390,12 +459,18 @@ impl GameTransport for MatrixTransport {
     }
 
     async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError> {
+        self.send_noted(to, message).await.map(drop)
+    }
+
+    /// Sends, and says the event id sent and whether a direct room was created for it.
+    async fn send_noted(&self, to: &Destination, message: &Message) -> Result<Sent, TransportError> {
         let text = &message.text;
         if text.is_empty() {
-            return Ok(());
+            return Ok(Sent::default());
         }
         let _sending = self.shared.sends.start();
         let client = self.logged_in()?;
+        let mut opened_private = false;
         let room = match to {
             Destination::Room(id) => {
                 let id = matrix_sdk::ruma::RoomId::parse(id.as_str())
@@ -408,20 +483,24 @@ impl GameTransport for MatrixTransport {
             Destination::Private(player) => {
                 let user = UserId::parse(player.as_str())
                     .map_err(|e| self.refused(format!("`{player}` is not a Matrix user id: {e}")))?;
-                self.direct_room(&client, &user).await?
+                let (room, created) = self.direct_room(&client, &user).await?;
+                opened_private = created;
+                room
             }
         };
         if let Some(shown) = &message.picture {
-            return picture::send(&self.shared, &room, message, shown).await;
+            picture::send(&self.shared, &room, message, shown).await?;
+            return Ok(Sent { id: None, opened_private });
         }
         let content = message_content(&room, message, &self.shared.facts).await;
         // One transaction id for every attempt: the homeserver drops repeats of it.
         let transaction = TransactionId::new();
-        self.with_retry("send the message", || {
-            room.send(content.clone()).with_transaction_id(transaction.clone()).into_future()
-        })
-        .await?;
-        Ok(())
+        let sent = self
+            .with_retry("send the message", || {
+                room.send(content.clone()).with_transaction_id(transaction.clone()).into_future()
+            })
+            .await?;
+        Ok(Sent { id: Some(sent.response.event_id.to_string()), opened_private })
     }
 }
 
@@ -430,7 +509,8 @@ impl GameTransport for MatrixTransport {
 /// pills named by each player's display name in that room (from `facts`), and
 /// `m.mentions` listing them. A message for a thread is sent in it, with the thread's
 /// reply fallback pointing at the root, as clients without threads expect; a thread id
-/// that is not an event id is ignored (the message goes to the room).
+/// that is not an event id is ignored (the message goes to the room). A message that
+/// answers another (`Message::reply_to`) is a reply to it (in its thread, if any).
 async fn message_content(room: &Room, message: &Message, facts: &RoomFacts) -> RoomMessageEventContent {
     let text = &message.text;
     let mut names = HashMap::new();
@@ -459,13 +539,28 @@ async fn message_content(room: &Room, message: &Message, facts: &RoomFacts) -> R
         }
     };
     let mut content = RoomMessageEventContent::new(msgtype).add_mentions(Mentions::with_user_ids(mentioned));
+    let answered = message.reply_to.as_deref().and_then(|id| match EventId::parse(id) {
+        Ok(id) => Some(id),
+        Err(error) => {
+            tracing::warn!(room = %room.room_id(), reply_to = %id, %error, "not an event id; sending as no reply");
+            None
+        }
+    });
     if let Some(root) = &message.thread {
         match EventId::parse(root) {
-            Ok(root) => content.relates_to = Some(Relation::Thread(Thread::plain(root.clone(), root))),
+            Ok(root) => {
+                let thread = match answered {
+                    Some(answered) => Thread::reply(root, answered),
+                    None => Thread::plain(root.clone(), root),
+                };
+                content.relates_to = Some(Relation::Thread(thread));
+            }
             Err(error) => {
                 tracing::warn!(room = %room.room_id(), thread = %root, %error, "not an event id; sending outside the thread");
             }
         }
+    } else if let Some(answered) = answered {
+        content.relates_to = Some(Relation::Reply(Reply::with_event_id(answered)));
     }
     content
 }

@@ -97,6 +97,8 @@ pub struct BridgeSettings {
     pub relay: bool,
     /// The most lines one relayed message becomes (then a line saying how many more).
     pub relay_lines: usize,
+    /// How a Matrix edit reaches the other rooms (`edits`, default "diff").
+    pub edits: crate::relay::Edits,
 }
 
 /// Who may do more than play.
@@ -287,11 +289,21 @@ impl Settings {
                         .to_owned(),
                 ));
             }
+            let edits = match bridge.edits.as_deref() {
+                None => crate::relay::Edits::Diff,
+                Some(word) => crate::relay::Edits::parse(word).ok_or_else(|| {
+                    at(format!(
+                        "edits = \"{word}\" is not a way to relay edits; write \"diff\" (the default: `s/old/new/`), \
+                         \"resend\" (the whole new text) or \"off\""
+                    ))
+                })?,
+            };
             bridges.push(BridgeSettings {
                 name: bridge.name,
                 rooms,
                 relay: bridge.relay.unwrap_or(true),
                 relay_lines,
+                edits,
             });
         }
         for (network, room) in languages.rooms.keys() {

@@ -42,6 +42,9 @@ pub struct Bridge {
     /// The most lines one relayed message becomes (default 5), then a line saying how
     /// many more there were.
     pub relay_lines: Option<usize>,
+    /// How a Matrix edit is relayed: "diff" (default, `s/old/new/`), "resend" (the whole
+    /// new text, `<alice> * new text`) or "off".
+    pub edits: Option<String>,
 }
 
 /// One room of a `[[bridge]]`.

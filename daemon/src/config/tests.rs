@@ -102,6 +102,11 @@ fn the_shipped_example_config_is_valid() {
     let off = Settings::parse(&text.replace("board_images = true", "board_images = false"), &path)
         .expect("the example without pictures is valid");
     assert!(!matrix(&off)[0].board_images);
+    assert!(!matrix(&settings)[0].dm_encryption, "the direct rooms the bot creates are unencrypted");
+    let encrypted = Settings::parse(&text.replace("dm_encryption = false", "dm_encryption = true"), &path)
+        .expect("the example with encrypted direct rooms is valid");
+    assert!(matrix(&encrypted)[0].dm_encryption);
+    assert_eq!(settings.bridges[0].edits, crate::relay::Edits::Diff);
     assert_eq!(
         irc(&settings)[0]
             .sasl
@@ -192,6 +197,14 @@ fn a_matrix_room_in_a_bridge_is_given_by_its_id_or_alias() {
     assert_eq!(capped.bridges[0].relay_lines, 2);
     let none = parse(&format!("{}relay_lines = 0\n", bridge("!abc:localhost"))).expect_err("zero lines");
     assert!(none.to_string().contains("give at least 1"), "{none}");
+    assert_eq!(settings.bridges[0].edits, crate::relay::Edits::Diff, "edits as `s/old/new/` by default");
+    for (word, edits) in [("resend", crate::relay::Edits::Resend), ("off", crate::relay::Edits::Off)] {
+        let set = parse(&format!("{}edits = \"{word}\"\n", bridge("!abc:localhost"))).expect("edits");
+        assert_eq!(set.bridges[0].edits, edits);
+    }
+    let wrong = parse(&format!("{}edits = \"all\"\n", bridge("!abc:localhost"))).expect_err("no such way");
+    assert!(wrong.to_string().contains("edits = \"all\" is not a way to relay edits"), "{wrong}");
+    assert!(wrong.to_string().contains("\"resend\""), "it says what to write instead: {wrong}");
 }
 
 #[test]

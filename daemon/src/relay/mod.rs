@@ -3,8 +3,11 @@
 //!
 //! A message said in one room of a bridge is relayed to the others as `<name> text`
 //! with its formatting; an emote as an action; a Matrix edit as a short `s/old/new/`
-//! correction; a reaction or a deletion as an action line; a reply with the name of
-//! whom it answers. Commands are not relayed (their answers reach every room of a
+//! correction, the whole new text or nothing, as the bridge's [`Edits`] say; a reaction or
+//! a deletion as an action line; a reply with the name of whom it answers: the IRC
+//! speaker of a relayed line too, by the network ids of relayed lines that [`replies`]
+//! keeps. An IRC line addressing someone (`alice: hi`) goes into a Matrix room as a reply
+//! to alice's latest line there ([`replies`]). Commands are not relayed (their answers reach every room of a
 //! bridged table anyway), nor what refers to them (an edit, a reaction, a deletion), nor
 //! private messages. The bot never hears its own
 //! messages, so relaying cannot loop.
@@ -16,11 +19,14 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use spellbridge_core::{Destination, Inbound, Message, NetworkId, RichText, RoomId, Said, Voice};
+use spellbridge_core::{
+    Destination, Inbound, Message, NetworkId, Relayed, RichText, RoomId, Said, Timestamp, Voice,
+};
 
 use crate::router::{Outbound, Place};
 
 pub mod lines;
+pub mod replies;
 pub mod speaker;
 
 pub use lines::DEFAULT_LINES;
@@ -41,6 +47,33 @@ pub struct Bridge {
     pub relay: bool,
     /// The most lines one relayed message becomes (then a line saying how many more).
     pub relay_lines: usize,
+    /// How a Matrix edit reaches the other rooms.
+    pub edits: Edits,
+}
+
+/// How a bridge relays an edit (`[[bridge]] edits`): users of other bridges find a flood
+/// of edits the worst part, so it can be shortened or left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Edits {
+    /// A short correction in the IRC manner, `<alice> s/old/new/` (the default).
+    #[default]
+    Diff,
+    /// The whole new text as a fresh line marked as an edit: `<alice> * new text`.
+    Resend,
+    /// Not relayed at all.
+    Off,
+}
+
+impl Edits {
+    /// The setting as written in the config: `"diff"`, `"resend"` or `"off"`.
+    pub fn parse(word: &str) -> Option<Edits> {
+        match word {
+            "diff" => Some(Edits::Diff),
+            "resend" => Some(Edits::Resend),
+            "off" => Some(Edits::Off),
+            _ => None,
+        }
+    }
 }
 
 /// A message remembered for later edits, reactions and replies.
@@ -53,6 +86,13 @@ struct Remembered {
     command: bool,
 }
 
+impl Remembered {
+    /// A relayed line the network knows by an id of the bot's message.
+    fn relayed(line: &Relayed) -> Remembered {
+        Remembered { name: line.name.clone(), text: line.text.clone(), command: false }
+    }
+}
+
 /// The bridges, and what the relay remembers.
 #[derive(Debug, Default)]
 pub struct Relay {
@@ -61,6 +101,8 @@ pub struct Relay {
     by_place: BTreeMap<Place, usize>,
     recent: BTreeMap<(NetworkId, String), Remembered>,
     order: VecDeque<(NetworkId, String)>,
+    /// Relayed lines by their network ids, and speakers' latest lines.
+    replies: replies::Replies,
 }
 
 impl Relay {
@@ -97,9 +139,21 @@ impl Relay {
         self.bridge(place).and_then(|bridge| bridge.rooms.first().cloned()).unwrap_or_else(|| place.clone())
     }
 
-    /// What to relay for a message that is not a command. `taken` says whether a (clean)
-    /// name also answers for another identity; the speaker is then shown with their id.
-    pub fn relay(&mut self, inbound: &Inbound, taken: impl Fn(&str) -> bool) -> Vec<Outbound> {
+    /// Notes that a relayed line went out on `network` as the message `id` (its transport
+    /// said so once it was sent), so replies and reactions to it find its speaker.
+    pub fn learn(&mut self, network: &NetworkId, id: &str, line: Relayed) {
+        self.replies.learn(network, id, line);
+    }
+
+    /// What to relay for a message that is not a command, said at `now`. `taken` says
+    /// whether a (clean) name also answers for another identity; the speaker is then
+    /// shown with their id.
+    pub fn relay(
+        &mut self,
+        inbound: &Inbound,
+        now: Timestamp,
+        taken: impl Fn(&str) -> bool,
+    ) -> Vec<Outbound> {
         if inbound.private {
             return Vec::new();
         }
@@ -107,11 +161,21 @@ impl Relay {
         let id = inbound.sender.as_str();
         let clean = speaker::clean(&inbound.display_name, id);
         let name = speaker::shown(&clean, id, taken(&clean));
-        let cap = self.bridge(&place).map_or(DEFAULT_LINES, |b| b.relay_lines);
-        let message = self.render(inbound, &name, cap);
+        let (cap, edits) =
+            self.bridge(&place).map_or((DEFAULT_LINES, Edits::Diff), |b| (b.relay_lines, b.edits));
+        let message = self.render(inbound, &name, cap, edits);
+        // Who said it, carried with each line so the network's id for it can be mapped back.
+        let words = match inbound.said {
+            Said::Message | Said::Emote => Some(inbound.text.as_str()),
+            Said::Edit { .. } if edits == Edits::Resend => Some(inbound.text.as_str()),
+            _ => None,
+        };
+        let line = words
+            .map(|text| Relayed { name: name.clone(), text: text.chars().take(EXCERPT_CHARS + 1).collect() });
         if let Some(id) = &inbound.message_id
             && matches!(inbound.said, Said::Message | Said::Emote)
         {
+            self.replies.heard(&place, &clean, id, now);
             self.remember(
                 &inbound.network,
                 id,
@@ -126,15 +190,23 @@ impl Relay {
         }
         let Some(bridge) = self.bridge(&place).filter(|b| b.relay) else { return Vec::new() };
         let Some(lines) = message else { return Vec::new() };
+        // A line addressing someone (`alice: hi`) answers their latest line in each room.
+        let addressed = inbound.said == Said::Message && inbound.reply_to.is_none();
+        let line = line.as_ref();
         bridge
             .rooms
             .iter()
             .filter(|other| **other != place)
             .flat_map(|other| {
-                lines.iter().map(|line| Outbound {
+                let answered = addressed.then(|| self.replies.answered(other, &inbound.text, now)).flatten();
+                lines.iter().enumerate().map(move |(i, message)| Outbound {
                     network: other.network.clone(),
                     to: Destination::Room(other.room.clone()),
-                    message: line.clone(),
+                    message: Message {
+                        relayed: line.cloned(),
+                        reply_to: answered.filter(|_| i == 0).map(str::to_owned),
+                        ..message.clone()
+                    },
                 })
             })
             .collect()
@@ -153,7 +225,7 @@ impl Relay {
     }
 
     /// The lines to relay, each a message of its own that starts with the speaker.
-    fn render(&self, inbound: &Inbound, name: &str, cap: usize) -> Option<Vec<Message>> {
+    fn render(&self, inbound: &Inbound, name: &str, cap: usize, edits: Edits) -> Option<Vec<Message>> {
         let said = |body: RichText| -> Vec<Message> {
             let head = format!("<{name}> ");
             let lines = lines::lines(&head, &body, cap).into_iter();
@@ -164,7 +236,18 @@ impl Relay {
             let lines = lines::lines(&head, &body, cap).into_iter();
             lines.map(|text| Message { text, voice: Voice::Act, chat: true, ..Message::default() }).collect()
         };
-        let known = |id: &str| self.recent.get(&(inbound.network.clone(), id.to_owned()));
+        // A message said in the room, or a relayed line the bot said there (owned either way).
+        let known = |id: &str| -> Option<Remembered> {
+            self.recent
+                .get(&(inbound.network.clone(), id.to_owned()))
+                .cloned()
+                .or_else(|| self.replies.learned(&inbound.network, id).map(Remembered::relayed))
+        };
+        // A reaction to a relayed line names its speaker as the line's own (`nick's`).
+        let relayed = |id: &str| {
+            !self.recent.contains_key(&(inbound.network.clone(), id.to_owned()))
+                && self.replies.learned(&inbound.network, id).is_some()
+        };
         let about = match &inbound.said {
             Said::Edit { original: target } | Said::Reaction { target, .. } | Said::Redaction { target } => {
                 known(target)
@@ -172,6 +255,9 @@ impl Relay {
             Said::Message | Said::Emote => None,
         };
         if about.is_some_and(|m| m.command) {
+            return None;
+        }
+        if matches!(inbound.said, Said::Edit { .. }) && edits == Edits::Off {
             return None;
         }
         let lines = match &inbound.said {
@@ -183,6 +269,12 @@ impl Relay {
                 said(body.append(inbound.rich.clone()))
             }
             Said::Emote => acted(inbound.rich.clone()),
+            Said::Edit { original } if edits == Edits::Resend => {
+                if known(original).is_some_and(|before| before.text.trim() == inbound.text.trim()) {
+                    return None;
+                }
+                said(RichText::new().text("* ").append(inbound.rich.clone()))
+            }
             Said::Edit { original } => {
                 let correction = match known(original) {
                     Some(before) => correction(&before.text, &inbound.text)?,
@@ -192,7 +284,14 @@ impl Relay {
             }
             Said::Reaction { target, key } => {
                 let about = known(target)
-                    .map(|m| format!(" to {}: \u{201c}{}\u{201d}", m.name, excerpt(&m.text)))
+                    .map(|m| {
+                        let quoted = excerpt(&m.text);
+                        if relayed(target) {
+                            format!(" to {}'s \u{201c}{quoted}\u{201d}", m.name)
+                        } else {
+                            format!(" to {}: \u{201c}{quoted}\u{201d}", m.name)
+                        }
+                    })
                     .unwrap_or_default();
                 acted(RichText::new().text(format!("reacted {}{about}", excerpt(key))))
             }
@@ -274,6 +373,7 @@ pub fn bridge(name: &str, rooms: &[(NetworkId, RoomId)], relay: bool) -> Bridge 
             .collect(),
         relay,
         relay_lines: DEFAULT_LINES,
+        edits: Edits::Diff,
     }
 }
 
@@ -292,6 +392,7 @@ mod tests {
             rooms: vec![place("irc", "#magic"), place("matrix", "!room:hs")],
             relay: true,
             relay_lines: DEFAULT_LINES,
+            edits: Edits::Diff,
         }])
     }
 
@@ -306,7 +407,7 @@ mod tests {
 
     /// What is relayed when no name is taken by someone else.
     fn untaken(relay: &mut Relay, inbound: &Inbound) -> Vec<Outbound> {
-        relay.relay(inbound, |_| false)
+        relay.relay(inbound, Timestamp(0), |_| false)
     }
 
     fn texts(out: &[Outbound]) -> Vec<(String, Voice, String)> {
@@ -413,9 +514,9 @@ mod tests {
         let mut impostor = from_matrix("$1", "I concede", Said::Message);
         impostor.display_name = "alice".into();
         impostor.sender = PlayerId::new("@alice:evil.org");
-        let out = relay.relay(&impostor, |name| name.eq_ignore_ascii_case("alice"));
+        let out = relay.relay(&impostor, Timestamp(0), |name| name.eq_ignore_ascii_case("alice"));
         assert_eq!(texts(&out)[0].2, "<alice (@alice:evil.org)> I concede");
-        let out = relay.relay(&from_matrix("$2", "hi", Said::Message), |name| name == "alice");
+        let out = relay.relay(&from_matrix("$2", "hi", Said::Message), Timestamp(0), |name| name == "alice");
         assert_eq!(texts(&out)[0].2, "<Bob> hi", "a name nobody else uses is shown alone");
     }
 
@@ -432,5 +533,112 @@ mod tests {
         assert!(lines[..3].iter().all(|l| l.starts_with("<Bob> word") && l.len() <= lines::LINE_BYTES));
         assert!(lines[3].starts_with("<Bob> … (") && lines[3].ends_with(" more lines)"), "{}", lines[3]);
         assert!(out.iter().all(|o| o.message.chat), "relayed lines are chat, behind game output");
+    }
+    fn from_irc(nick: &str, text: &str) -> Inbound {
+        Inbound {
+            display_name: nick.into(),
+            verified: false,
+            ..Inbound::new(
+                NetworkId::new("irc"),
+                RoomId::new("#magic"),
+                PlayerId::new(format!("irc:{nick}")),
+                text,
+            )
+        }
+    }
+
+    #[test]
+    fn each_relayed_line_carries_its_speaker_and_the_start_of_their_words() {
+        let mut relay = relay();
+        let long = "the first words of a line long enough to be cut short somewhere";
+        let out = untaken(&mut relay, &from_irc("alice", long));
+        let carried = out[0].message.relayed.clone().expect("carried");
+        assert_eq!(carried.name, "alice");
+        assert_eq!(carried.text.chars().count(), EXCERPT_CHARS + 1, "only what an excerpt needs");
+        assert!(long.starts_with(&carried.text));
+        let reaction = untaken(
+            &mut relay,
+            &from_matrix("$9", "x", Said::Reaction { target: "$1".into(), key: "👍".into() }),
+        );
+        assert_eq!(reaction[0].message.relayed, None, "a reaction line is nobody's words");
+    }
+
+    #[test]
+    fn a_reply_or_reaction_to_a_relayed_line_names_its_irc_speaker() {
+        let mut relay = relay();
+        let matrix = NetworkId::new("matrix");
+        let out =
+            untaken(&mut relay, &from_irc("alice", "the first words of a long line, and then some more"));
+        // The Matrix transport sent it as the bot's event `$bot1`.
+        relay.learn(&matrix, "$bot1", out[0].message.relayed.clone().expect("carried"));
+        let mut reply = from_matrix("$2", "indeed", Said::Message);
+        reply.reply_to = Some("$bot1".into());
+        assert_eq!(texts(&untaken(&mut relay, &reply))[0].2, "<Bob> alice: indeed");
+        let reaction = from_matrix("$3", "👍", Said::Reaction { target: "$bot1".into(), key: "👍".into() });
+        assert_eq!(
+            texts(&untaken(&mut relay, &reaction))[0],
+            (
+                "irc".into(),
+                Voice::Act,
+                "Bob reacted 👍 to alice's “the first words of a long line, and then…”".into()
+            )
+        );
+        // A reply to a line the bot never relayed (or forgot) reads as before.
+        let mut unknown = from_matrix("$4", "what?", Said::Message);
+        unknown.reply_to = Some("$unknown".into());
+        assert_eq!(texts(&untaken(&mut relay, &unknown))[0].2, "<Bob> what?");
+    }
+
+    #[test]
+    fn an_irc_line_addressing_a_matrix_user_answers_their_latest_recent_line() {
+        let mut relay = relay();
+        relay.relay(&from_matrix("$1", "anyone for a duel?", Said::Message), Timestamp(100), |_| false);
+        relay.relay(&from_matrix("$2", "anyone at all?", Said::Message), Timestamp(110), |_| false);
+        let out = relay.relay(&from_irc("alice", "bob: me!"), Timestamp(120), |_| false);
+        assert_eq!(texts(&out)[0].2, "<alice> bob: me!");
+        assert_eq!(out[0].message.reply_to.as_deref(), Some("$2"), "Bob's latest line, any case");
+        let out = relay.relay(&from_irc("alice", "carol: hi"), Timestamp(120), |_| false);
+        assert_eq!(out[0].message.reply_to, None, "nobody called carol spoke in the room");
+        let late = Timestamp(110 + replies::REPLY_WITHIN + 1);
+        let out = relay.relay(&from_irc("alice", "Bob: still there?"), late, |_| false);
+        assert_eq!(out[0].message.reply_to, None, "too long ago: plain chat");
+        // Only the first line of a message is the reply.
+        let mut two = from_irc("alice", "Bob: one\ntwo");
+        two.rich = RichText::new().text("Bob: one\ntwo");
+        let out = relay.relay(&two, Timestamp(130), |_| false);
+        let answers: Vec<Option<&str>> = out.iter().map(|o| o.message.reply_to.as_deref()).collect();
+        assert_eq!(answers, [Some("$2"), None]);
+    }
+
+    #[test]
+    fn edits_are_relayed_as_a_correction_the_whole_new_text_or_not_at_all() {
+        let edit = || from_matrix("$2", "hello world, how are you", Said::Edit { original: "$1".into() });
+        let mut relay = relay();
+        for (edits, expected) in [
+            (Edits::Diff, vec!["<Bob> s/wrold,/world,/".to_owned()]),
+            (Edits::Resend, vec!["<Bob> * hello world, how are you".to_owned()]),
+            (Edits::Off, vec![]),
+        ] {
+            relay.set_bridges(vec![Bridge { edits, ..relay.bridges[0].clone() }]);
+            untaken(&mut relay, &from_matrix("$1", "hello wrold, how are you", Said::Message));
+            let out = untaken(&mut relay, &edit());
+            let lines: Vec<String> = texts(&out).into_iter().map(|(_, _, text)| text).collect();
+            assert_eq!(lines, expected, "{edits:?}");
+        }
+        // A resent edit keeps its formatting, and one that changes nothing is not resent.
+        relay.set_bridges(vec![Bridge { edits: Edits::Resend, ..relay.bridges[0].clone() }]);
+        untaken(&mut relay, &from_matrix("$1", "hello world", Said::Message));
+        let mut bold = from_matrix("$3", "hello world", Said::Edit { original: "$1".into() });
+        bold.rich = RichText::new().bold("hello").text(" world");
+        assert!(untaken(&mut relay, &bold).is_empty(), "the same words");
+        bold.text = "hello world!".into();
+        let out = untaken(&mut relay, &bold);
+        assert_eq!(out[0].message.text.plain(), "<Bob> * hello world");
+        let bolded = out[0].message.text.segments().iter().any(|segment| {
+            matches!(segment, spellbridge_core::text::Segment::Text { text, style: spellbridge_core::text::Style::Bold } if text == "hello")
+        });
+        assert!(bolded, "{:?}", out[0].message.text);
+        assert_eq!(Edits::parse("resend"), Some(Edits::Resend));
+        assert_eq!(Edits::parse("Diff"), None);
     }
 }

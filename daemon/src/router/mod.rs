@@ -53,6 +53,7 @@ mod names;
 mod prefix;
 mod records;
 mod said;
+mod sent;
 mod turn;
 
 pub use challenges::CHALLENGE_LIFETIME_SECS;
@@ -206,6 +207,8 @@ pub struct Router {
     ratings: records::Live,
     /// The languages `!lang` chose for rooms and players (see [`language`]).
     chosen: language::Chosen,
+    /// Where each player last asked something in a room (see [`sent`]).
+    asked: sent::AskedIn,
 }
 
 /// One table as the store keeps it.
@@ -391,6 +394,7 @@ impl Router {
             boards: Vec::new(),
             ratings: records::Live::new(options_scopes),
             chosen: language::Chosen::default(),
+            asked: sent::AskedIn::default(),
         }
     }
 
@@ -522,12 +526,13 @@ impl Router {
                 };
                 known || elsewhere.iter().any(|p| members.is_member(&p.network, &p.room, name))
             };
-            let relayed = self.relay.relay(inbound, taken);
+            let relayed = self.relay.relay(inbound, now, taken);
             let bridge =
                 (!relayed.is_empty()).then(|| self.relay.bridge(&here).map(|b| b.name.clone())).flatten();
             return Turn::new(Happened::Chat { bridge }, relayed);
         }
         self.relay.remember_command(inbound);
+        self.asked.note(inbound, now);
         let text = inbound.text.trim();
         let command = grammar::strip_prefix(text, &self.options.prefix).unwrap_or(text).trim();
         let player = self.directory.player(&inbound.network, &inbound.sender);

@@ -47,12 +47,14 @@ mod tests {
             rooms: vec![place("libera", "#magic"), place("matrix", "!magic:example.org")],
             relay: true,
             relay_lines: 5,
+            edits: crate::relay::Edits::Diff,
         };
         let other = BridgeSettings {
             name: "open".into(),
             rooms: vec![place("libera", "#open"), place("matrix", "!open:example.org")],
             relay: true,
             relay_lines: 5,
+            edits: crate::relay::Edits::Diff,
         };
         let hidden = Hidden::new(
             &[place("matrix", "!magic:example.org"), place("libera", "#secret")],

@@ -23,6 +23,7 @@ mod history;
 pub mod outbox;
 pub mod player_ids;
 pub mod ratings;
+pub mod relayed;
 pub mod schema;
 pub mod seal;
 mod side;

@@ -101,6 +101,7 @@ impl Store {
         if super::player_ids::needs_upgrade(self)? {
             let mut router = super::player_ids::upgrade(self, registry, options)?;
             self.load_ratings(&mut router);
+            self.load_relayed(&mut router);
             return Ok(Loaded { router, rebuilt: Vec::new() });
         }
         let mut router = Router::new(registry, options);
@@ -178,6 +179,7 @@ impl Store {
             router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
         }
         self.load_ratings(&mut router);
+        self.load_relayed(&mut router);
         Ok(Loaded { router, rebuilt: problems })
     }
 

@@ -8,7 +8,10 @@
 //!   ([`registration`]);
 //! - the appservice API: transactions repeated, out of order, unauthorised, or sent again
 //!   after a restart are applied once; Synapse's own transactions and ping reach the
-//!   listener; ghosts are registered when the homeserver asks ([`transactions`]).
+//!   listener; ghosts are registered when the homeserver asks ([`transactions`]);
+//! - a bridge with a real InspIRCd channel: Matrix replies and reactions to an IRC user's
+//!   relayed line name that user on IRC, and an IRC line addressing a Matrix user is a
+//!   Matrix reply to their latest line ([`replies`], item 4).
 //!
 //! What they share is in [`support`]. These need Synapse (`tests/scripts/install-synapse.sh`);
 //! without it they fail with the harness's message, they never skip. Every wait is bounded.
@@ -16,4 +19,5 @@
 mod support;
 
 mod registration;
+mod replies;
 mod transactions;

@@ -28,8 +28,14 @@
 //! - a Chinese Matrix room and an English IRC channel each hear a Duel in their own
 //!   language; a player's private `!lang` changes only their private messages.
 //!
+//! - a Matrix reply or reaction to an IRC user's relayed line names that user on IRC (and
+//!   still does after a restart), an IRC `Bobby: hi` is a Matrix reply to Bobby's latest
+//!   line, edits follow `[[bridge]] edits`; a private message to a Matrix user with no
+//!   direct chat opens an unencrypted one and the room is told ([`replies`]; issue 17,
+//!   items 4, 7 and 9).
+//!
 //! One file per feature ([`chat`], [`duel`], [`language`], [`thaum`], [`restarts`], [`timeouts`],
-//! [`trust`], [`quiet`], [`aliases`]); what they share (the servers, the daemon's config, the people on each
+//! [`trust`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
 //!
 //! These need InspIRCd and Synapse (`tests/scripts/install-inspircd.sh`,
@@ -44,6 +50,7 @@ mod chat;
 mod duel;
 mod language;
 mod quiet;
+mod replies;
 mod restarts;
 mod thaum;
 mod timeouts;

@@ -12,9 +12,10 @@
 //! - Private messages go through an unencrypted direct room that the peer opened with
 //!   the bot (`is_direct`) before the test, as a human's client would have: the bot
 //!   accepts the invite and finds the room as its direct room with the peer. A direct
-//!   room the bot creates itself is encrypted, which the raw client could not read; that
-//!   path is covered by `matrix_transport::encrypted_rooms_and_direct_messages_work_both_ways`
-//!   with a second transport as the human.
+//!   room the bot creates itself is unencrypted by default (the daemon's bridge tests,
+//!   `daemon/tests/bridge/replies.rs`), or encrypted with `dm_encryption`, covered by
+//!   `matrix_transport::encrypted_rooms_and_direct_messages_work_both_ways` with a second
+//!   transport as the human.
 //! - Formatting arrives as `org.matrix.custom.html` in `formatted_body`; the peer's
 //!   visible text is that HTML reduced with its own small code here (not the
 //!   transport's), falling back to `body`. What the peer says formatted has the visible

@@ -1,5 +1,6 @@
-//! E2EE: an encrypted direct room and an encrypted room work both ways, and a room is
-//! told once when the bot cannot decrypt a message. The other side is a second
+//! E2EE: an encrypted direct room and an encrypted room work both ways, a room of just
+//! the player and the bot is their private chat until a third joins, and a room is told
+//! once when the bot cannot decrypt a message. The other side is a second
 //! `MatrixTransport` (the raw client has no E2EE).
 
 use super::support::*;
@@ -15,10 +16,11 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     // alice's transport is a bot too: it must not tell the room about carol's garbage.
     let mut alice_options = options(&server, "alice", alice_store.path());
     alice_options.decrypt_grace = Duration::from_secs(3600);
-    let (bot, alice) = tokio::join!(
-        Running::started(options(&server, "spellbot", bot_store.path()), &server),
-        Running::started(alice_options, &server),
-    );
+    // The bot is configured to encrypt the direct rooms it creates (`dm_encryption`).
+    let mut bot_options = options(&server, "spellbot", bot_store.path());
+    bot_options.dm_encryption = true;
+    let (bot, alice) =
+        tokio::join!(Running::started(bot_options, &server), Running::started(alice_options, &server),);
 
     // alice (a second transport, with E2EE) creates an encrypted room and invites the bot.
     let client = alice.transport.client().expect("logged in");
@@ -62,8 +64,41 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
         eprintln!("matrix latency, encrypted room, send()→recv() {name}: p50 {p50:?}, p90 {p90:?} over 30");
     }
 
-    // A private message: the bot creates an encrypted direct room and invites alice,
-    // whose transport accepts and decrypts; her answer uses the same room.
+    // While the room alice made has just the two of them, it is her private chat with
+    // the bot: a private message goes there (no new room).
+    bot.transport.send(&Destination::Private(PlayerId::new(&alice_id)), &"psst".into()).await.expect("sent");
+    let psst = recv(&alice.transport, WAIT).await;
+    assert_eq!((psst.text.as_str(), psst.room.as_str(), psst.private), ("psst", room.as_str(), true));
+
+    // carol (raw client, no E2EE) joins and sends what nobody can decrypt: the bot waits
+    // briefly for a key, then tells the room once (alice reads the notice).
+    let mut carol = login(&server, "carol").await;
+    let alice_client = alice.transport.client().expect("logged in");
+    let alice_room =
+        alice_client.get_room(<&_>::try_from(room.as_str()).expect("room id")).expect("in the room");
+    alice_room
+        .invite_user_by_id(&OwnedUserId::try_from(carol_id.as_str()).expect("user id"))
+        .await
+        .expect("invited");
+    ok(carol.accept_invite(&room).await);
+    let garbage = serde_json::json!({
+        "algorithm": "m.megolm.v1.aes-sha2",
+        "ciphertext": "AwgAEnB1bm5pbmc",
+        "sender_key": "wqzGCNoyV9ELj6k6PA5E9/nUM0tKU5ojYVzKo8vh0RE",
+        "device_id": "NOSUCHDEVICE",
+        "session_id": "nosuchsession",
+    });
+    ok(carol.send_event(&room, "m.room.encrypted", garbage.clone()).await);
+    let notice = recv(&alice.transport, WAIT).await;
+    assert_eq!(notice.sender.as_str(), bot_id);
+    assert!(notice.text.contains("could not decrypt a message from @carol:localhost"), "{notice:?}");
+    ok(carol.send_event(&room, "m.room.encrypted", garbage).await);
+    nothing_more(&alice.transport, Duration::from_secs(3)).await;
+    nothing_more(&bot.transport, Duration::ZERO).await;
+
+    // Now that carol is in that room it is no private chat: a private message makes the
+    // bot create a direct room, encrypted as `dm_encryption` asks, and invite alice, whose
+    // transport accepts and decrypts; her answer uses the same room.
     let secret = RichText::new().text("Your hidden move, ").mention(&PlayerId::new(&alice_id));
     bot.transport
         .send(&Destination::Private(PlayerId::new(&alice_id)), &secret.clone().into())
@@ -93,32 +128,6 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     bot.transport.send(&Destination::Private(PlayerId::new(&alice_id)), &"again".into()).await.expect("sent");
     let again = recv(&alice.transport, WAIT).await;
     assert_eq!((again.text.as_str(), again.room.as_str()), ("again", dm.room.as_str()));
-
-    // carol (raw client, no E2EE) joins and sends what nobody can decrypt: the bot waits
-    // briefly for a key, then tells the room once (alice reads the notice).
-    let mut carol = login(&server, "carol").await;
-    let alice_client = alice.transport.client().expect("logged in");
-    let alice_room =
-        alice_client.get_room(<&_>::try_from(room.as_str()).expect("room id")).expect("in the room");
-    alice_room
-        .invite_user_by_id(&OwnedUserId::try_from(carol_id.as_str()).expect("user id"))
-        .await
-        .expect("invited");
-    ok(carol.accept_invite(&room).await);
-    let garbage = serde_json::json!({
-        "algorithm": "m.megolm.v1.aes-sha2",
-        "ciphertext": "AwgAEnB1bm5pbmc",
-        "sender_key": "wqzGCNoyV9ELj6k6PA5E9/nUM0tKU5ojYVzKo8vh0RE",
-        "device_id": "NOSUCHDEVICE",
-        "session_id": "nosuchsession",
-    });
-    ok(carol.send_event(&room, "m.room.encrypted", garbage.clone()).await);
-    let notice = recv(&alice.transport, WAIT).await;
-    assert_eq!(notice.sender.as_str(), bot_id);
-    assert!(notice.text.contains("could not decrypt a message from @carol:localhost"), "{notice:?}");
-    ok(carol.send_event(&room, "m.room.encrypted", garbage).await);
-    nothing_more(&alice.transport, Duration::from_secs(3)).await;
-    nothing_more(&bot.transport, Duration::ZERO).await;
 
     tokio::join!(bot.stop(), alice.stop());
 }
