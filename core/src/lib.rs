@@ -44,4 +44,7 @@ pub use plugin::{
 };
 pub use text::RichText;
 pub use time::Timestamp;
-pub use transport::{Destination, GameTransport, Inbound, Message, Picture, Said, TransportError, Voice};
+pub use transport::{
+    Destination, GameTransport, Inbound, MemberChange, Message, Picture, Presence, Said, Speaker, TransportError,
+    Voice,
+};

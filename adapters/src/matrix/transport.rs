@@ -34,12 +34,14 @@ use matrix_sdk::ruma::{
 use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
-    Destination, GameTransport, Inbound, Message, NetworkId, PlayerId, RoomId, TransportError, Voice,
+    Destination, GameTransport, Inbound, MemberChange, Message, NetworkId, PlayerId, RoomId, TransportError,
+    Voice,
 };
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::answers::Sends;
+use super::appservice::haunt::Haunt;
 use super::appservice::server::{self, Api};
 use super::appservice::txns::{InMemory, SeenTransactions};
 use super::format;
@@ -82,6 +84,9 @@ pub(super) struct Shared {
     pub(super) facts: RoomFacts,
     /// The last board picture of each table in each room (see `picture`).
     pub(super) pictures: Pictures,
+    /// Appservice mode: the ghosts (relayed lines sent as their speakers, IRC members
+    /// mirrored).
+    pub(super) haunt: Option<Arc<Haunt>>,
     pub(super) connection: watch::Sender<Connection>,
     pub(super) reconnects: AtomicU64,
     pub(super) shutdown: CancellationToken,
@@ -210,6 +215,9 @@ impl MatrixTransport {
         let shared = Arc::new(Shared {
             store: StoreDir::new(&options.store_dir),
             pictures: Pictures::new(StoreDir::new(&options.store_dir).pictures_path()),
+            haunt: options.appservice.clone().map(|appservice| {
+                Arc::new(Haunt::new(appservice, Some(StoreDir::new(&options.store_dir).ghosts_path())))
+            }),
             rooms: Mutex::new(options.rooms.iter().cloned().collect()),
             leaving: Mutex::new(BTreeSet::new()),
             client: Mutex::new(None),
@@ -389,6 +397,39 @@ impl GameTransport for MatrixTransport {
         left
     }
 
+    /// Appservice mode: IRC members are ghosts in the bridged rooms.
+    fn mirrors(&self) -> bool {
+        self.shared.haunt.is_some()
+    }
+
+    /// Appservice mode: an IRC member's join, leave, quit or nick change, shown by their
+    /// ghost in `room` (an id or an alias).
+    async fn mirror(&self, room: &RoomId, change: &MemberChange) -> Result<(), TransportError> {
+        let Some(haunt) = &self.shared.haunt else { return Ok(()) };
+        if change.network == self.shared.options.network {
+            return Ok(());
+        }
+        let client = self.logged_in()?;
+        let target = RoomOrAliasId::parse(room.as_str())
+            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
+        let id: OwnedRoomId = match <&matrix_sdk::ruma::RoomId>::try_from(&*target) {
+            Ok(id) => id.to_owned(),
+            Err(alias) => {
+                let resolve = || async { client.resolve_room_alias(alias).await.map_err(Into::into) };
+                self.with_retry("resolve the room alias", resolve).await?.room_id
+            }
+        };
+        let Some(joined) = client.get_room(&id).filter(|r| r.state() == RoomState::Joined) else {
+            // Soon joined while it is one of the rooms to be in (the bot is starting).
+            return Err(if lock(&self.shared.rooms).contains(room.as_str()) {
+                self.disconnected(format!("the bot is not in room {id} yet"))
+            } else {
+                self.refused(format!("the bot is not in room {id}"))
+            });
+        };
+        haunt.mirror(&self.shared, &joined, change).await
+    }
+
     async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError> {
         let text = &message.text;
         if text.is_empty() {
@@ -414,6 +455,14 @@ impl GameTransport for MatrixTransport {
         if let Some(shown) = &message.picture {
             return picture::send(&self.shared, &room, message, shown).await;
         }
+        // Appservice mode: another network's line goes as its speaker's ghost (not in an
+        // encrypted room, where only the bot has a device to encrypt with).
+        if let (Some(haunt), Some(speaker), Destination::Room(_)) = (&self.shared.haunt, &message.speaker, to)
+            && speaker.network != self.shared.options.network
+            && !room.encryption_state().is_encrypted()
+        {
+            return haunt.send(&self.shared, &room, message, speaker).await;
+        }
         let content = message_content(&room, message, &self.shared.facts).await;
         // One transaction id for every attempt: the homeserver drops repeats of it.
         let transaction = TransactionId::new();
@@ -431,7 +480,7 @@ impl GameTransport for MatrixTransport {
 /// `m.mentions` listing them. A message for a thread is sent in it, with the thread's
 /// reply fallback pointing at the root, as clients without threads expect; a thread id
 /// that is not an event id is ignored (the message goes to the room).
-async fn message_content(room: &Room, message: &Message, facts: &RoomFacts) -> RoomMessageEventContent {
+pub(super) async fn message_content(room: &Room, message: &Message, facts: &RoomFacts) -> RoomMessageEventContent {
     let text = &message.text;
     let mut names = HashMap::new();
     for segment in text.segments() {
