@@ -8,12 +8,16 @@
 //!   ([`registration`]);
 //! - the appservice API: transactions repeated, out of order, unauthorised, or sent again
 //!   after a restart are applied once; Synapse's own transactions and ping reach the
-//!   listener; ghosts are registered when the homeserver asks ([`transactions`]).
+//!   listener; ghosts are registered when the homeserver asks ([`transactions`]);
+//! - IRC people as ghosts in a room bridged by alias: named from the template, joining,
+//!   leaving, renamed, a netsplit of 20 held back, and speaking as themselves
+//!   ([`ghosts`]).
 //!
 //! What they share is in [`support`]. These need Synapse (`tests/scripts/install-synapse.sh`);
 //! without it they fail with the harness's message, they never skip. Every wait is bounded.
 
 mod support;
 
+mod ghosts;
 mod registration;
 mod transactions;

@@ -28,6 +28,10 @@
 //! - a Chinese Matrix room and an English IRC channel each hear a Duel in their own
 //!   language; a player's private `!lang` changes only their private messages.
 //!
+//! - in Matrix appservice mode, with the bridge naming its room by alias, a whole Duel
+//!   and a short Thaum across the bridge, IRC players' chat coming from their ghosts
+//!   ([`appservice`]; issue 17, item 5).
+//!
 //! One file per feature ([`chat`], [`duel`], [`language`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`], [`quiet`], [`aliases`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
@@ -40,6 +44,7 @@ mod inbox;
 mod support;
 
 mod aliases;
+mod appservice;
 mod chat;
 mod duel;
 mod language;

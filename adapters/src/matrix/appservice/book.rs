@@ -2,9 +2,10 @@
 //! (`ghosts.json`, written atomically like the rest of the store) so that it outlives a
 //! restart. A nick's ghost is made from the template the first time it is needed; a
 //! nick change moves the ghost to the new nick (its user id keeps the nick it was made
-//! with, its display name follows); a quit lets it go, and the next user of the nick gets
-//! the ghost of the nick's name again. When that id is held by someone who renamed away
-//! from it, the new nick gets the next free numbered one (`@irc_net_bob.2:server`).
+//! with, its display name follows). A nick keeps its ghost after a quit (the next user of
+//! the nick is that ghost again, as IRC knows people by nick). When a nick's own id is
+//! held by someone who renamed away from it, the nick gets the next free numbered one
+//! (`@irc_net_bob.2:server`).
 //! Nicks are compared with IRC's case rules.
 
 use std::collections::BTreeMap;
@@ -79,14 +80,6 @@ impl Book {
         })
     }
 
-    /// `nick` left the network: its ghost is let go (kept no more for the nick).
-    pub(in crate::matrix) fn forget(&self, network: &str, nick: &str) {
-        self.with(|kept| {
-            let removed = kept.ghosts.get_mut(network).and_then(|n| n.remove(&fold(nick)));
-            ((), removed.is_some())
-        });
-    }
-
     /// Reads or changes the map; `write` (the second value) keeps it in the file.
     fn with<T>(&self, change: impl FnOnce(&mut Kept) -> (T, bool)) -> T {
         let mut kept = lock(&self.kept);
@@ -122,16 +115,15 @@ mod tests {
         let book = Book::new(Some(path.clone()));
         let bob = book.ghost(&ghosts, "irc", "Bob");
         assert_eq!(bob, Found { user_id: "@irc_irc_bob:hs".into(), new: true });
-        assert_eq!(book.ghost(&ghosts, "irc", "BOB").new, false, "IRC case rules");
+        assert!(!book.ghost(&ghosts, "irc", "BOB").new, "IRC case rules");
         assert_eq!(book.renamed("irc", "bob", "Robert").as_deref(), Some("@irc_irc_bob:hs"));
         let book = Book::new(Some(path));
         assert_eq!(book.known("irc", "robert").as_deref(), Some("@irc_irc_bob:hs"), "kept in the file");
         assert_eq!(book.known("irc", "bob"), None);
         let newcomer = book.ghost(&ghosts, "irc", "bob");
         assert_eq!(newcomer.user_id, "@irc_irc_bob.2:hs", "the plain id is Robert's");
-        book.forget("irc", "Robert");
-        book.forget("irc", "bob");
-        assert_eq!(book.ghost(&ghosts, "irc", "bob").user_id, "@irc_irc_bob:hs", "free again");
+        assert_eq!(book.renamed("irc", "Robert", "bob").as_deref(), Some("@irc_irc_bob:hs"), "back to bob");
+        assert_eq!(book.ghost(&ghosts, "irc", "bob").user_id, "@irc_irc_bob:hs");
         assert_eq!(book.renamed("irc", "nobody", "x"), None);
         assert_eq!(book.ghost(&ghosts, "other", "bob").user_id, "@irc_other_bob:hs");
     }
