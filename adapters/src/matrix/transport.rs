@@ -420,8 +420,12 @@ impl GameTransport for MatrixTransport {
             }
         };
         let Some(joined) = client.get_room(&id).filter(|r| r.state() == RoomState::Joined) else {
-            // Soon joined while it is one of the rooms to be in (the bot is starting).
-            return Err(if lock(&self.shared.rooms).contains(room.as_str()) {
+            // Soon joined while the bot is starting, invited, or it is one of the rooms to
+            // be in (named by its id; an alias's room is looked up once the bot is in).
+            let soon = *self.shared.connection.borrow() != Connection::Up
+                || client.get_room(&id).is_some_and(|r| r.state() == RoomState::Invited)
+                || lock(&self.shared.rooms).contains(room.as_str());
+            return Err(if soon {
                 self.disconnected(format!("the bot is not in room {id} yet"))
             } else {
                 self.refused(format!("the bot is not in room {id}"))
@@ -461,7 +465,14 @@ impl GameTransport for MatrixTransport {
             && speaker.network != self.shared.options.network
             && !room.encryption_state().is_encrypted()
         {
-            return haunt.send(&self.shared, &room, message, speaker).await;
+            match haunt.send(&self.shared, &room, message, speaker).await {
+                // The ghost cannot speak (the homeserver refused it): the bot says the
+                // line as in bot mode, so it is not lost.
+                Err(TransportError::Refused { reason, .. }) => {
+                    tracing::warn!(network = %self.shared.options.network, room = %room.room_id(), nick = %speaker.nick, %reason, "a ghost could not say a line; the bot says it");
+                }
+                sent => return sent,
+            }
         }
         let content = message_content(&room, message, &self.shared.facts).await;
         // One transaction id for every attempt: the homeserver drops repeats of it.

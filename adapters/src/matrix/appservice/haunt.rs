@@ -261,11 +261,7 @@ impl Haunt {
     /// display name or localpart) or the ghost (by IRC nick, on the speaker's network)
     /// of that name; unchanged when nobody is called so.
     async fn pilled(&self, shared: &Shared, room: &Room, network: &str, text: RichText) -> RichText {
-        let Some(Segment::Text { text: first, style: Style::Plain }) = text.segments().first() else { return text };
-        let Some((name, rest)) = first.split_once(':') else { return text };
-        if name.is_empty() || name.contains(char::is_whitespace) || !(rest.is_empty() || rest.starts_with(' ')) {
-            return text;
-        }
+        let Some((name, rest)) = addressed(&text) else { return text };
         let Some(user) = self.named_user(shared, room, network, name).await else { return text };
         let mut pilled = RichText::new().mention(&PlayerId::new(user.as_str())).text(format!(":{rest}"));
         for segment in &text.segments()[1..] {
@@ -277,6 +273,11 @@ impl Haunt {
     /// Who `name` is in `room`: a Matrix member of that display name or localpart (not a
     /// ghost), else the ghost of that IRC nick (set up in the room if it is not yet).
     async fn named_user(&self, shared: &Shared, room: &Room, network: &str, name: &str) -> Option<OwnedUserId> {
+        if !room.are_members_synced()
+            && let Err(error) = room.sync_members().await
+        {
+            tracing::debug!(room = %room.room_id(), %error, "cannot fetch the room's members; looking among those known");
+        }
         let members = room.members_no_sync(RoomMemberships::JOIN).await.unwrap_or_default();
         let is_ghost = |user: &UserId| self.options.ghosts.is_ghost(user.as_str());
         let member = members.iter().find(|m| {
@@ -292,10 +293,36 @@ impl Haunt {
     }
 }
 
+/// The name a line starts by addressing (`nick: …`, or a bare `nick:`), and what
+/// follows the colon; `None` when it does not start so (in plain text).
+fn addressed(text: &RichText) -> Option<(&str, &str)> {
+    let Some(Segment::Text { text: first, style: Style::Plain }) = text.segments().first() else { return None };
+    let (name, rest) = first.split_once(':')?;
+    let word = !name.is_empty() && !name.contains(char::is_whitespace);
+    (word && (rest.is_empty() || rest.starts_with(' '))).then_some((name, rest))
+}
+
 fn refused(shared: &Shared, reason: impl Into<String>) -> TransportError {
     TransportError::Refused { network: shared.options.network.clone(), reason: reason.into() }
 }
 
 fn disconnected(shared: &Shared, reason: impl Into<String>) -> TransportError {
     TransportError::Disconnected { network: shared.options.network.clone(), reason: reason.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_addresses_a_name_only_with_a_word_and_a_colon_at_its_start() {
+        let plain = |t: &str| RichText::new().text(t);
+        assert_eq!(addressed(&plain("alice: hi there")), Some(("alice", " hi there")));
+        assert_eq!(addressed(&plain("Bo[b]:")), Some(("Bo[b]", "")));
+        assert_eq!(addressed(&RichText::new().text("alice: ").bold("hi")), Some(("alice", " ")));
+        for not in ["hi alice: there", "http://example.org", ": hi", "no colon", "time:12"] {
+            assert_eq!(addressed(&plain(not)), None, "{not}");
+        }
+        assert_eq!(addressed(&RichText::new().bold("alice: hi")), None, "bold is not plain");
+    }
 }
