@@ -45,6 +45,6 @@ pub use plugin::{
 pub use text::RichText;
 pub use time::Timestamp;
 pub use transport::{
-    Destination, GameTransport, Inbound, MemberChange, Message, Picture, Presence, Said, Speaker, TransportError,
-    Voice,
+    Destination, GameTransport, Inbound, MemberChange, Message, Picture, Presence, Said, Speaker,
+    TransportError, Voice,
 };

@@ -353,12 +353,17 @@ mod tests {
     fn a_relayed_line_said_by_its_speaker_loses_only_its_head() {
         let text = RichText::new().text("<bob> ").bold("hi").text(" there");
         let speaker = Speaker { network: NetworkId::new("irc"), nick: "bob".into(), head: "<bob> ".len() };
-        let message = Message { text: text.clone(), chat: true, speaker: Some(speaker.clone()), ..Message::default() };
+        let message =
+            Message { text: text.clone(), chat: true, speaker: Some(speaker.clone()), ..Message::default() };
         assert_eq!(message.said(), RichText::new().bold("hi").text(" there"));
         let merged = RichText::new().text("<bob> one");
         let message = Message { text: merged, speaker: Some(speaker.clone()), ..Message::default() };
         assert_eq!(message.said().plain(), "one");
-        let no_head = Message { text: text.clone(), speaker: Some(Speaker { head: 0, ..speaker }), ..Message::default() };
+        let no_head = Message {
+            text: text.clone(),
+            speaker: Some(Speaker { head: 0, ..speaker }),
+            ..Message::default()
+        };
         assert_eq!(no_head.said(), text, "no head: the text as it is");
         assert_eq!(Message::from(text.clone()).said(), text, "no speaker: the text as it is");
     }

@@ -155,7 +155,8 @@ fn main() {
     if args.iter().any(|a| a == "--test" || a == "--list") {
         return;
     }
-    let as_dir = tempfile::Builder::new().prefix("spellbridge-appservice-bench-").tempdir().expect("temp dir");
+    let as_dir =
+        tempfile::Builder::new().prefix("spellbridge-appservice-bench-").tempdir().expect("temp dir");
     let as_port = free_port();
     let registration = registration(as_dir.path(), as_port);
     let irc = InspIrcd::start()
@@ -191,12 +192,17 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
     ivy.join(FLOOR_CHANNEL).await.unwrap_or_else(|e| panic!("joining {FLOOR_CHANNEL}: {e}"));
 
     // Three rooms of three: each bot's, and the floor's.
-    let mut alice = MatrixClient::from_token(&base, &alice_id, &alice_token).unwrap_or_else(|e| panic!("{e}"));
-    let mut bob_client = MatrixClient::from_token(&base, &bob_id, &bob_token).unwrap_or_else(|e| panic!("{e}"));
-    let mut carol = MatrixClient::from_token(&base, &carol_id, &carol_token).unwrap_or_else(|e| panic!("{e}"));
+    let mut alice =
+        MatrixClient::from_token(&base, &alice_id, &alice_token).unwrap_or_else(|e| panic!("{e}"));
+    let mut bob_client =
+        MatrixClient::from_token(&base, &bob_id, &bob_token).unwrap_or_else(|e| panic!("{e}"));
+    let mut carol =
+        MatrixClient::from_token(&base, &carol_id, &carol_token).unwrap_or_else(|e| panic!("{e}"));
     let create = |with: String| [bob_id.clone(), with];
-    let plain_room = alice.create_room("plain", &create(bot_id.clone()), false).await.unwrap_or_else(|e| panic!("{e}"));
-    let ghost_room = alice.create_room("ghosts", &create(as_bot.clone()), false).await.unwrap_or_else(|e| panic!("{e}"));
+    let plain_room =
+        alice.create_room("plain", &create(bot_id.clone()), false).await.unwrap_or_else(|e| panic!("{e}"));
+    let ghost_room =
+        alice.create_room("ghosts", &create(as_bot.clone()), false).await.unwrap_or_else(|e| panic!("{e}"));
     let floor_room =
         alice.create_room("floor", &create(carol_id.clone()), false).await.unwrap_or_else(|e| panic!("{e}"));
     for room in [&plain_room, &ghost_room, &floor_room] {
@@ -206,8 +212,10 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
     let mut bob = Listener::start(&base, &bob_id, &bob_token).await;
 
     // The daemons.
-    let plain_dir = tempfile::Builder::new().prefix("spellbridge-botmode-bench-").tempdir().expect("temp dir");
-    std::fs::write(plain_dir.path().join("bot-password"), format!("{}\n", password(BOT_MODE))).expect("password");
+    let plain_dir =
+        tempfile::Builder::new().prefix("spellbridge-botmode-bench-").tempdir().expect("temp dir");
+    std::fs::write(plain_dir.path().join("bot-password"), format!("{}\n", password(BOT_MODE)))
+        .expect("password");
     let plain_config = format!(
         "prefix = \"!\"\n[store]\npath = \"games.db\"\n\
          [[matrix]]\nname = \"matrix\"\nhomeserver = \"{base}\"\nuser_id = \"{bot_id}\"\n\
@@ -242,7 +250,10 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
             }
         }
     }
-    eprintln!("appservice bench: both daemons relay, {:.1} s after their start", started.elapsed().as_secs_f64());
+    eprintln!(
+        "appservice bench: both daemons relay, {:.1} s after their start",
+        started.elapsed().as_secs_f64()
+    );
     tokio::time::sleep(Duration::from_secs(1)).await;
     bob.drain(Duration::from_millis(500)).await;
 
@@ -269,18 +280,22 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
             .unwrap_or_else(|skipped| panic!("alice's message to bob; skipped {skipped:?}"));
         round[1] = at - start;
         // IRC → Matrix in bot mode, then in appservice mode.
-        for (kind, channel, sender, room, process) in [
-            (2, PLAIN, &bot_id, &plain_room, &plain_bot),
-            (3, GHOSTS, &ghost, &ghost_room, &as_bot_process),
-        ] {
+        for (kind, channel, sender, room, process) in
+            [(2, PLAIN, &bot_id, &plain_room, &plain_bot), (3, GHOSTS, &ghost, &ghost_room, &as_bot_process)]
+        {
             tokio::time::sleep(PACE).await;
             let text = format!("i2m {n}");
             let shown = if kind == 2 { format!("<ian> {text}") } else { text.clone() };
             let start = Instant::now();
             ian.privmsg(channel, &text).await.unwrap_or_else(|e| panic!("{e}"));
-            let at = bob.wait_for(REPLY_LIMIT, |e| said(e, sender, room, &shown)).await.unwrap_or_else(|skipped| {
-                panic!("ian's line in {channel} did not arrive ({skipped:?}); the daemon's log:\n{}", process.log())
-            });
+            let at = bob.wait_for(REPLY_LIMIT, |e| said(e, sender, room, &shown)).await.unwrap_or_else(
+                |skipped| {
+                    panic!(
+                        "ian's line in {channel} did not arrive ({skipped:?}); the daemon's log:\n{}",
+                        process.log()
+                    )
+                },
+            );
             round[kind] = at - start;
         }
         if n >= WARMUP {

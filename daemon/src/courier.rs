@@ -250,11 +250,17 @@ mod tests {
         let said_by = |id: i64, nick: &str, text: &str| {
             let mut q = queued(id, "!a", &format!("<{nick}> {text}"), true);
             let head = nick.len() + 3;
-            q.outbound.message.speaker = Some(Speaker { network: NetworkId::new("irc"), nick: nick.into(), head });
+            q.outbound.message.speaker =
+                Some(Speaker { network: NetworkId::new("irc"), nick: nick.into(), head });
             q
         };
         let mut waiting = Waiting::default();
-        for q in [said_by(1, "bob", "one"), said_by(2, "bob", "two"), said_by(3, "alice", "hi"), said_by(4, "bob", "three")] {
+        for q in [
+            said_by(1, "bob", "one"),
+            said_by(2, "bob", "two"),
+            said_by(3, "alice", "hi"),
+            said_by(4, "bob", "three"),
+        ] {
             waiting.push(q);
         }
         let batch = waiting.next(MATRIX_MERGE_LINES, true);

@@ -39,7 +39,8 @@ use async_trait::async_trait;
 use futures_util::{SinkExt as _, StreamExt as _};
 use irc::client::prelude::{Command, Message, Response};
 use spellbridge_core::{
-    Destination, Form, GameTransport, Inbound, MemberChange, NetworkId, PlayerId, RoomId, Said, TransportError, Voice,
+    Destination, Form, GameTransport, Inbound, MemberChange, NetworkId, PlayerId, RoomId, Said,
+    TransportError, Voice,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;

@@ -491,7 +491,11 @@ impl GameTransport for MatrixTransport {
 /// `m.mentions` listing them. A message for a thread is sent in it, with the thread's
 /// reply fallback pointing at the root, as clients without threads expect; a thread id
 /// that is not an event id is ignored (the message goes to the room).
-pub(super) async fn message_content(room: &Room, message: &Message, facts: &RoomFacts) -> RoomMessageEventContent {
+pub(super) async fn message_content(
+    room: &Room,
+    message: &Message,
+    facts: &RoomFacts,
+) -> RoomMessageEventContent {
     let text = &message.text;
     let mut names = HashMap::new();
     for segment in text.segments() {

@@ -350,7 +350,11 @@ mod tests {
         assert_eq!(out[0].message.text, RichText::new().text("<Bob> ").bold("hello").text(" there"));
         let speaker = out[0].message.speaker.clone().expect("a speaker");
         assert_eq!((speaker.network.as_str(), speaker.nick.as_str()), ("matrix", "Bob"));
-        assert_eq!(out[0].message.said(), RichText::new().bold("hello").text(" there"), "said by the speaker");
+        assert_eq!(
+            out[0].message.said(),
+            RichText::new().bold("hello").text(" there"),
+            "said by the speaker"
+        );
         assert_eq!(out[0].to, Destination::Room(RoomId::new("#magic")));
     }
 

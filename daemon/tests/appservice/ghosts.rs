@@ -153,8 +153,10 @@ async fn irc_people_are_ghosts_that_join_leave_rename_and_speak_as_themselves() 
     let mut seen = Seen { client: watcher, room: room.clone(), events: Vec::new() };
 
     // A ghost per IRC user in the room, named from the template.
-    seen.until("alice's and bob's ghosts joined", &daemon, |e| joined(e, &ghost("alice")) && joined(e, &bob_ghost))
-        .await;
+    seen.until("alice's and bob's ghosts joined", &daemon, |e| {
+        joined(e, &ghost("alice")) && joined(e, &bob_ghost)
+    })
+    .await;
     assert_eq!(display_name(&seen.events, &ghost("alice")).as_deref(), Some("Alice (IRC)"));
     assert_eq!(display_name(&seen.events, &bob_ghost).as_deref(), Some("Bo[b] (IRC)"));
     assert!(!joined(&seen.events, &ghost(BOT)), "the bot's own IRC nick has no ghost");
@@ -164,15 +166,19 @@ async fn irc_people_are_ghosts_that_join_leave_rename_and_speak_as_themselves() 
     let from = seen.events.len();
     alice.privmsg(CHANNEL, "hello \x02brave\x02 world").await.unwrap_or_else(|e| panic!("{e}"));
     seen.until("alice's line", &daemon, |e| e[from..].iter().any(|e| e.message().is_some())).await;
-    let line = seen.message_from(from, &ghost("alice")).unwrap_or_else(|| panic!("not alice's ghost:\n{}", seen.listing()));
+    let line = seen
+        .message_from(from, &ghost("alice"))
+        .unwrap_or_else(|| panic!("not alice's ghost:\n{}", seen.listing()));
     assert_eq!((line.msgtype.as_str(), line.body.as_str()), ("m.text", "hello brave world"));
     assert!(line.formatted_body.as_deref().is_some_and(|h| h.contains("<strong>brave</strong>")), "{line}");
     assert!(seen.message_from(from, &bot_id()).is_none(), "the bot did not say it");
     let from = seen.events.len();
     alice.action(CHANNEL, "waves").await.unwrap_or_else(|e| panic!("{e}"));
     bob.privmsg(CHANNEL, "watcher: and Alice: hi both").await.unwrap_or_else(|e| panic!("{e}"));
-    seen.until("the emote and bob's line", &daemon, |e| e[from..].iter().filter(|e| e.message().is_some()).count() >= 2)
-        .await;
+    seen.until("the emote and bob's line", &daemon, |e| {
+        e[from..].iter().filter(|e| e.message().is_some()).count() >= 2
+    })
+    .await;
     let emote = seen.message_from(from, &ghost("alice")).unwrap_or_else(|| panic!("{}", seen.listing()));
     assert_eq!((emote.msgtype.as_str(), emote.body.as_str()), ("m.emote", "waves"));
     let pill = seen.message_from(from, &bob_ghost).unwrap_or_else(|| panic!("{}", seen.listing()));
@@ -208,7 +214,11 @@ async fn irc_people_are_ghosts_that_join_leave_rename_and_speak_as_themselves() 
     let from = seen.events.len();
     alice.privmsg(CHANNEL, "still me").await.unwrap_or_else(|e| panic!("{e}"));
     seen.until("alicia's line", &daemon, |e| e[from..].iter().any(|e| e.message().is_some())).await;
-    assert!(seen.message_from(from, &ghost("alice")).is_some_and(|m| m.body == "still me"), "{}", seen.listing());
+    assert!(
+        seen.message_from(from, &ghost("alice")).is_some_and(|m| m.body == "still me"),
+        "{}",
+        seen.listing()
+    );
     raw(&mut bob, "QUIT :gone fishing").await;
     seen.until("bob's ghost left", &daemon, |e| !joined(e, &bob_ghost)).await;
 
@@ -232,11 +242,16 @@ async fn irc_people_are_ghosts_that_join_leave_rename_and_speak_as_themselves() 
     for nick in &nicks[..COMING_BACK] {
         back.push(irc_user(irc.port(), nick).await);
     }
-    seen.until("the 10 who stayed away left", &daemon, |e| nicks[COMING_BACK..].iter().all(|n| !joined(e, &ghost(n))))
-        .await;
+    seen.until("the 10 who stayed away left", &daemon, |e| {
+        nicks[COMING_BACK..].iter().all(|n| !joined(e, &ghost(n)))
+    })
+    .await;
     for nick in &nicks[..COMING_BACK] {
         let after = memberships(&seen.events[from..], &ghost(nick));
-        assert!(!after.iter().any(|m| m == "leave"), "{nick} came back within the hold and never left: {after:?}");
+        assert!(
+            !after.iter().any(|m| m == "leave"),
+            "{nick} came back within the hold and never left: {after:?}"
+        );
         assert!(joined(&seen.events, &ghost(nick)), "{nick}");
     }
     for nick in &nicks[COMING_BACK..] {

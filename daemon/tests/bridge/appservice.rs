@@ -16,7 +16,10 @@ fn ghost(nick: &str) -> String {
 /// Points `ALIAS` at `room`.
 async fn alias(user: &Mx, room: &str) {
     let path = format!("/_matrix/client/v3/directory/room/{}", encode(ALIAS));
-    user.client.call(Method::PUT, &path, Some(&json!({"room_id": room}))).await.unwrap_or_else(|e| panic!("{e}"));
+    user.client
+        .call(Method::PUT, &path, Some(&json!({"room_id": room})))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -30,7 +33,8 @@ async fn a_duel_and_a_thaum_across_the_bridge_in_appservice_mode() {
     direct_rooms(&mut [&mut bobby]).await;
     let (mut alice, mut ircwatch) =
         tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "ircwatch"));
-    let daemon = start_daemon(&irc, &synapse, ALIAS, &Extra { appservice: Some(appservice), ..Extra::default() });
+    let daemon =
+        start_daemon(&irc, &synapse, ALIAS, &Extra { appservice: Some(appservice), ..Extra::default() });
     until_bot_on_irc(&mut alice).await;
     until_bot_everywhere(&room, &mut watcher, &mut [&mut bobby]).await;
     for client in [&mut alice, &mut ircwatch] {
@@ -132,7 +136,11 @@ async fn a_duel_and_a_thaum_across_the_bridge_in_appservice_mode() {
     ircwatch.expect("Bobby stops the Thaum table").await;
     watcher.expect_in(&room, "Bobby stops the Thaum table").await;
     alice.say("good game").await;
-    watcher.expect_where("alice's last word from her ghost", |m| m.body == "good game" && m.sender == alice_ghost).await;
+    watcher
+        .expect_where("alice's last word from her ghost", |m| {
+            m.body == "good game" && m.sender == alice_ghost
+        })
+        .await;
     drop(daemon);
     eprintln!("the test took {:?}", started.elapsed());
 }

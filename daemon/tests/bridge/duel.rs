@@ -31,7 +31,11 @@ pub(super) struct RoundPlan {
 /// begins` and `Round n settles`, no token is shown before the marker, the step lines
 /// come in order 0, 1, 2… showing exactly the planned tokens, and no other message names
 /// a token. Nowhere does a private answer (`Queued`, a sealed refusal) show up.
-pub(super) fn assert_nothing_revealed_early(room: &str, transcript: &[(String, String)], rounds: &[RoundPlan]) {
+pub(super) fn assert_nothing_revealed_early(
+    room: &str,
+    transcript: &[(String, String)],
+    rounds: &[RoundPlan],
+) {
     let listing = || {
         transcript
             .iter()

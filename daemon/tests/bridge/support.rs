@@ -118,9 +118,9 @@ pub(super) fn appservice_servers() -> (InspIrcd, Synapse, Appservice) {
 fn matrix_section(homeserver: &str, appservice: Option<(u16, &str)>) -> String {
     let login = match appservice {
         None => "password = { file = \"bot-password\" }".to_owned(),
-        Some((port, registration)) => format!(
-            "mode = \"appservice\"\nregistration = \"{registration}\"\nlisten = \"127.0.0.1:{port}\""
-        ),
+        Some((port, registration)) => {
+            format!("mode = \"appservice\"\nregistration = \"{registration}\"\nlisten = \"127.0.0.1:{port}\"")
+        }
     };
     format!(
         r#"[[matrix]]

@@ -47,7 +47,8 @@ impl<R: OutgoingRequest> OutgoingRequest for As<R> {
         authentication_input: <Self::Authentication as AuthScheme>::Input<'_>,
         path_builder_input: <Self::PathBuilder as PathBuilder>::Input<'_>,
     ) -> Result<http::Request<T>, IntoHttpError> {
-        let mut request = self.request.try_into_http_request(base_url, authentication_input, path_builder_input)?;
+        let mut request =
+            self.request.try_into_http_request(base_url, authentication_input, path_builder_input)?;
         AppserviceUserIdentity::new(&self.user).maybe_add_to_uri(request.uri_mut())?;
         Ok(request)
     }
@@ -57,9 +58,9 @@ impl<R: OutgoingRequest> OutgoingRequest for As<R> {
 mod tests {
     use matrix_sdk::ruma::api::auth_scheme::SendAccessToken;
     use matrix_sdk::ruma::api::client::profile::set_profile_field;
-    use matrix_sdk::ruma::profile::ProfileFieldValue;
     use matrix_sdk::ruma::api::{MatrixVersion, SupportedVersions};
     use matrix_sdk::ruma::owned_user_id;
+    use matrix_sdk::ruma::profile::ProfileFieldValue;
 
     use super::*;
 
@@ -68,7 +69,8 @@ mod tests {
         let ghost = owned_user_id!("@irc_libera_bob:example.org");
         let name = ProfileFieldValue::DisplayName("bob (IRC)".into());
         let request = As::new(ghost.clone(), set_profile_field::v3::Request::new(ghost, name));
-        let versions = SupportedVersions { versions: [MatrixVersion::V1_1].into(), features: Default::default() };
+        let versions =
+            SupportedVersions { versions: [MatrixVersion::V1_1].into(), features: Default::default() };
         let http: http::Request<Vec<u8>> = request
             .try_into_http_request(
                 "https://hs.example.org",

@@ -174,7 +174,9 @@ fn appservice(raw: &Raw<'_>, base: &Path) -> Result<Checked, String> {
         Some(text) => spellbridge_core::time::parse_duration(text)
             .and_then(|secs| u64::try_from(secs).ok())
             .map(Duration::from_secs)
-            .ok_or_else(|| format!("netsplit_hold `{text}` is not a duration; write e.g. netsplit_hold = \"30s\""))?,
+            .ok_or_else(|| {
+                format!("netsplit_hold `{text}` is not a duration; write e.g. netsplit_hold = \"30s\"")
+            })?,
     };
     Ok(Checked {
         netsplit_hold,

@@ -76,9 +76,12 @@ impl Haunt {
 
     /// The appservice's client (its requests carry the `as_token`).
     async fn client(&self, shared: &Shared) -> Result<Client, TransportError> {
-        let own = UserId::parse(&shared.options.user_id).map_err(|e| refused(shared, format!("the bot's user id: {e}")))?;
+        let own = UserId::parse(&shared.options.user_id)
+            .map_err(|e| refused(shared, format!("the bot's user id: {e}")))?;
         self.client
-            .get_or_try_init(|| login::appservice_client(&shared.options.homeserver, &own, &self.options.as_token))
+            .get_or_try_init(|| {
+                login::appservice_client(&shared.options.homeserver, &own, &self.options.as_token)
+            })
             .await
             .cloned()
             .map_err(|e| disconnected(shared, format!("cannot reach the homeserver for the ghosts: {e}")))
@@ -107,7 +110,8 @@ impl Haunt {
         let client = self.client(shared).await?;
         let name = self.options.ghosts.display_name(network, nick);
         if !lock(&self.named).contains_key(ghost.as_str()) {
-            let register = || async { login::register_user(&client, ghost.localpart()).await.map_err(Into::into) };
+            let register =
+                || async { login::register_user(&client, ghost.localpart()).await.map_err(Into::into) };
             shared.with_retry("register a ghost", register).await?;
             if found.new {
                 tracing::info!(network = %shared.options.network, ghost = %ghost, nick, "made a ghost");
@@ -115,7 +119,9 @@ impl Haunt {
         }
         let member = room.get_member_no_sync(&ghost).await.ok().flatten();
         let name_there = member.as_ref().and_then(|m| m.display_name().map(str::to_owned));
-        if lock(&self.named).get(ghost.as_str()) != Some(&name) && name_there.as_deref() != Some(name.as_str()) {
+        if lock(&self.named).get(ghost.as_str()) != Some(&name)
+            && name_there.as_deref() != Some(name.as_str())
+        {
             self.set_name(shared, &client, &ghost, &name).await?;
         }
         lock(&self.named).insert(ghost.to_string(), name);
@@ -127,7 +133,8 @@ impl Haunt {
                 tracing::debug!(room = %room.room_id(), ghost = %ghost, %error, "the bot's invite of a ghost was refused");
             }
             let join = join_room_by_id::v3::Request::new(room.room_id().to_owned());
-            let send = || async { client.send(As::new(ghost.clone(), join.clone())).await.map_err(Into::into) };
+            let send =
+                || async { client.send(As::new(ghost.clone(), join.clone())).await.map_err(Into::into) };
             shared.with_retry("join a ghost to the room", send).await?;
             tracing::debug!(room = %room.room_id(), ghost = %ghost, "a ghost joined");
         }
@@ -143,9 +150,12 @@ impl Haunt {
         ghost: &UserId,
         name: &str,
     ) -> Result<(), TransportError> {
-        let request =
-            set_profile_field::v3::Request::new(ghost.to_owned(), ProfileFieldValue::DisplayName(name.to_owned()));
-        let send = || async { client.send(As::new(ghost.to_owned(), request.clone())).await.map_err(Into::into) };
+        let request = set_profile_field::v3::Request::new(
+            ghost.to_owned(),
+            ProfileFieldValue::DisplayName(name.to_owned()),
+        );
+        let send =
+            || async { client.send(As::new(ghost.to_owned(), request.clone())).await.map_err(Into::into) };
         shared.with_retry("set a ghost's display name", send).await?;
         lock(&self.named).insert(ghost.to_string(), name.to_owned());
         Ok(())
@@ -188,21 +198,19 @@ impl Haunt {
                 Ok(())
             }
             Presence::Quit { .. } => self.leave(shared, room.room_id(), network, &change.nick).await,
-            Presence::Renamed { to } => {
-                match self.book.renamed(network, &change.nick, to) {
-                    Some(ghost) => {
-                        let ghost = UserId::parse(&ghost).map_err(|e| refused(shared, e.to_string()))?;
-                        let client = self.client(shared).await?;
-                        let name = self.options.ghosts.display_name(network, to);
-                        if lock(&self.named).get(ghost.as_str()) != Some(&name) {
-                            self.set_name(shared, &client, &ghost, &name).await?;
-                            tracing::debug!(ghost = %ghost, from = %change.nick, to = %to, "a ghost renamed");
-                        }
-                        self.ensure(shared, room, network, to).await.map(drop)
+            Presence::Renamed { to } => match self.book.renamed(network, &change.nick, to) {
+                Some(ghost) => {
+                    let ghost = UserId::parse(&ghost).map_err(|e| refused(shared, e.to_string()))?;
+                    let client = self.client(shared).await?;
+                    let name = self.options.ghosts.display_name(network, to);
+                    if lock(&self.named).get(ghost.as_str()) != Some(&name) {
+                        self.set_name(shared, &client, &ghost, &name).await?;
+                        tracing::debug!(ghost = %ghost, from = %change.nick, to = %to, "a ghost renamed");
                     }
-                    None => self.ensure(shared, room, network, to).await.map(drop),
+                    self.ensure(shared, room, network, to).await.map(drop)
                 }
-            }
+                None => self.ensure(shared, room, network, to).await.map(drop),
+            },
         }
     }
 
@@ -224,7 +232,12 @@ impl Haunt {
     }
 
     /// `ghost` leaves `room`.
-    async fn leave_as(&self, shared: &Shared, room: &matrix_sdk::ruma::RoomId, ghost: &str) -> Result<(), TransportError> {
+    async fn leave_as(
+        &self,
+        shared: &Shared,
+        room: &matrix_sdk::ruma::RoomId,
+        ghost: &str,
+    ) -> Result<(), TransportError> {
         let user = UserId::parse(ghost).map_err(|e| refused(shared, e.to_string()))?;
         lock(&self.joined).remove(&(room.to_owned(), ghost.to_owned()));
         let client = self.client(shared).await?;
@@ -252,7 +265,8 @@ impl Haunt {
             send_message_event::v3::Request::new(room.room_id().to_owned(), TransactionId::new(), &content)
                 .map_err(|e| refused(shared, format!("cannot write the message: {e}")))?;
         let client = self.client(shared).await?;
-        let send = || async { client.send(As::new(ghost.clone(), request.clone())).await.map_err(Into::into) };
+        let send =
+            || async { client.send(As::new(ghost.clone(), request.clone())).await.map_err(Into::into) };
         shared.with_retry("send a message as a ghost", send).await?;
         Ok(())
     }
@@ -272,7 +286,13 @@ impl Haunt {
 
     /// Who `name` is in `room`: a Matrix member of that display name or localpart (not a
     /// ghost), else the ghost of that IRC nick (set up in the room if it is not yet).
-    async fn named_user(&self, shared: &Shared, room: &Room, network: &str, name: &str) -> Option<OwnedUserId> {
+    async fn named_user(
+        &self,
+        shared: &Shared,
+        room: &Room,
+        network: &str,
+        name: &str,
+    ) -> Option<OwnedUserId> {
         if !room.are_members_synced()
             && let Err(error) = room.sync_members().await
         {
@@ -296,7 +316,9 @@ impl Haunt {
 /// The name a line starts by addressing (`nick: …`, or a bare `nick:`), and what
 /// follows the colon; `None` when it does not start so (in plain text).
 fn addressed(text: &RichText) -> Option<(&str, &str)> {
-    let Some(Segment::Text { text: first, style: Style::Plain }) = text.segments().first() else { return None };
+    let Some(Segment::Text { text: first, style: Style::Plain }) = text.segments().first() else {
+        return None;
+    };
     let (name, rest) = first.split_once(':')?;
     let word = !name.is_empty() && !name.contains(char::is_whitespace);
     (word && (rest.is_empty() || rest.starts_with(' '))).then_some((name, rest))

@@ -15,9 +15,9 @@ pub fn is_netsplit(reason: &str) -> bool {
     let server = |name: &str| {
         let labels: Vec<&str> = name.split('.').collect();
         labels.len() >= 2
-            && labels
-                .iter()
-                .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '*')))
+            && labels.iter().all(|l| {
+                !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '*'))
+            })
     };
     match reason.split(' ').collect::<Vec<_>>().as_slice() {
         [one, other] => server(one) && server(other),
@@ -27,10 +27,16 @@ pub fn is_netsplit(reason: &str) -> bool {
 
 /// The leaves held, each by its key (a room and a member) with the number of its hold,
 /// so that a hold that was released and taken again is not fired by the first one's timer.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Held<K> {
     holds: HashMap<K, u64>,
     next: u64,
+}
+
+impl<K> Default for Held<K> {
+    fn default() -> Self {
+        Held { holds: HashMap::new(), next: 0 }
+    }
 }
 
 impl<K: std::hash::Hash + Eq + Clone> Held<K> {
