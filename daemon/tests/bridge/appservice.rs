@@ -33,8 +33,9 @@ async fn a_duel_and_a_thaum_across_the_bridge_in_appservice_mode() {
     direct_rooms(&mut [&mut bobby]).await;
     let (mut alice, mut ircwatch) =
         tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "ircwatch"));
-    let daemon =
-        start_daemon(&irc, &synapse, ALIAS, &Extra { appservice: Some(appservice), ..Extra::default() });
+    // The registration's directory lives as long as `extra`: to the end.
+    let extra = Extra { appservice: Some(appservice), ..Extra::default() };
+    let daemon = start_daemon(&irc, &synapse, ALIAS, &extra);
     until_bot_on_irc(&mut alice).await;
     until_bot_everywhere(&room, &mut watcher, &mut [&mut bobby]).await;
     for client in [&mut alice, &mut ircwatch] {
@@ -142,5 +143,6 @@ async fn a_duel_and_a_thaum_across_the_bridge_in_appservice_mode() {
         })
         .await;
     drop(daemon);
+    drop(extra);
     eprintln!("the test took {:?}", started.elapsed());
 }
