@@ -3,7 +3,8 @@
 //! display-named from the template; joins, parts, quits and nick changes are mirrored;
 //! a netsplit of 20 users is held back and those who come back never leave; IRC lines
 //! reach Matrix as their speakers' ghosts (formatting, `/me` as `m.emote`, `nick: ` as a
-//! pill) and Matrix lines reach IRC through the bot as before.
+//! pill) and Matrix lines reach IRC through the bot as before; a renamed nick is still
+//! its first ghost after a restart.
 //!
 //! The netsplit: the test InspIRCd sets no `prefixquit`, so a client's own QUIT reason
 //! reaches the other clients, and the bot, as it was written; 20 clients quitting with
@@ -219,6 +220,32 @@ async fn irc_people_are_ghosts_that_join_leave_rename_and_speak_as_themselves() 
         "{}",
         seen.listing()
     );
+    // Which ghost a renamed nick is outlives a restart (the store directory keeps it).
+    daemon.restart().unwrap_or_else(|e| panic!("{e}"));
+    let deadline = Instant::now() + STARTUP;
+    let mut n = 0;
+    loop {
+        assert!(Instant::now() < deadline, "no line after the restart:\n{}", daemon.log_tail(60));
+        let from = seen.events.len();
+        let line = format!("back {n}");
+        alice.privmsg(CHANNEL, &line).await.unwrap_or_else(|e| panic!("{e}"));
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until && !seen.events[from..].iter().any(|e| e.message().is_some()) {
+            if let Some(event) = seen.client.next_event(Duration::from_millis(200)).await
+                && event.room_id == room
+            {
+                seen.events.push(event);
+            }
+        }
+        if let Some(said) = seen.events[from..].iter().find_map(Event::message) {
+            // The line of this try or of an earlier one that arrived late.
+            assert_eq!(said.sender, ghost("alice"), "{said}");
+            assert!(said.body.starts_with("back "), "{said}");
+            break;
+        }
+        n += 1;
+    }
+    assert!(memberships(&seen.events, &ghost("alicia")).is_empty(), "still no ghost for the new nick");
     raw(&mut bob, "QUIT :gone fishing").await;
     seen.until("bob's ghost left", &daemon, |e| !joined(e, &bob_ghost)).await;
 
