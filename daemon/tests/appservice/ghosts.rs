@@ -1,6 +1,6 @@
 //! Item 3: ghosts. A real InspIRCd channel bridged (by alias) with a real Synapse room in
 //! appservice mode: each IRC user in the channel is a ghost in the room, named and
-//! display-named from the template; joins, parts, quits and nick changes are mirrored;
+//! display-named from the template; joins, parts, kicks, quits and nick changes are mirrored;
 //! a netsplit of 20 users is held back and those who come back never leave; IRC lines
 //! reach Matrix as their speakers' ghosts (formatting, `/me` as `m.emote`, `nick: ` as a
 //! pill) and Matrix lines reach IRC through the bot as before; a renamed nick is still
@@ -205,6 +205,15 @@ async fn irc_people_are_ghosts_that_join_leave_rename_and_speak_as_themselves() 
     seen.until("carol's ghost joined", &daemon, |e| joined(e, &ghost("carol"))).await;
     raw(&mut carol, &format!("PART {CHANNEL} :bye")).await;
     seen.until("carol's ghost left", &daemon, |e| !joined(e, &ghost("carol"))).await;
+    // Alice came first, so she operates the channel: she kicks carol once back.
+    raw(&mut carol, &format!("JOIN {CHANNEL}")).await;
+    seen.until("carol's ghost back", &daemon, |e| joined(e, &ghost("carol"))).await;
+    raw(&mut alice, &format!("KICK {CHANNEL} carol :out")).await;
+    seen.until("carol's ghost kicked out", &daemon, |e| !joined(e, &ghost("carol"))).await;
+    assert_eq!(
+        memberships(&seen.events, &ghost("carol")),
+        ["invite", "join", "leave", "invite", "join", "leave"]
+    );
     raw(&mut alice, "NICK Alicia").await;
     seen.until("alice's ghost renamed", &daemon, |e| {
         display_name(e, &ghost("alice")).as_deref() == Some("Alicia (IRC)")

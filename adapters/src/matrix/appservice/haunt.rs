@@ -53,6 +53,8 @@ pub(in crate::matrix) struct Haunt {
     named: Mutex<std::collections::HashMap<String, String>>,
     /// Ghosts known to be in each room.
     joined: Mutex<HashSet<InRoom>>,
+    /// Ghosts made to leave a room in this run (the bot's store may not know it yet).
+    gone: Mutex<HashSet<InRoom>>,
     /// Leaves held for a netsplit.
     held: Arc<Mutex<Held<InRoom>>>,
     /// One ghost set up at a time.
@@ -69,6 +71,7 @@ impl Haunt {
             client: tokio::sync::OnceCell::new(),
             named: Mutex::new(std::collections::HashMap::new()),
             joined: Mutex::new(HashSet::new()),
+            gone: Mutex::new(HashSet::new()),
             held: Arc::new(Mutex::new(Held::default())),
             setting_up: tokio::sync::Mutex::new(()),
         }
@@ -125,7 +128,8 @@ impl Haunt {
             self.set_name(shared, &client, &ghost, &name).await?;
         }
         lock(&self.named).insert(ghost.to_string(), name);
-        let joined = member.is_some_and(|m| *m.membership() == MembershipState::Join);
+        let joined = !lock(&self.gone).contains(&key)
+            && member.is_some_and(|m| *m.membership() == MembershipState::Join);
         if !joined {
             // The bot invites (a room need not be public); an invite to someone there
             // already is refused, which is fine: the join says the rest.
@@ -138,6 +142,7 @@ impl Haunt {
             shared.with_retry("join a ghost to the room", send).await?;
             tracing::debug!(room = %room.room_id(), ghost = %ghost, "a ghost joined");
         }
+        lock(&self.gone).remove(&key);
         lock(&self.joined).insert(key);
         Ok(ghost)
     }
@@ -239,7 +244,9 @@ impl Haunt {
         ghost: &str,
     ) -> Result<(), TransportError> {
         let user = UserId::parse(ghost).map_err(|e| refused(shared, e.to_string()))?;
-        lock(&self.joined).remove(&(room.to_owned(), ghost.to_owned()));
+        let key = (room.to_owned(), ghost.to_owned());
+        lock(&self.joined).remove(&key);
+        lock(&self.gone).insert(key);
         let client = self.client(shared).await?;
         let request = leave_room::v3::Request::new(room.to_owned());
         let send = || async { client.send(As::new(user.clone(), request.clone())).await.map_err(Into::into) };
