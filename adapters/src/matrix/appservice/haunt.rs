@@ -11,8 +11,9 @@
 //! one at a time, so one ghost is never made twice at once.
 //!
 //! Membership follows IRC: a join joins, a part or a kick leaves, a quit leaves (a
-//! netsplit's after [`netsplit_hold`](super::AppserviceOptions::netsplit_hold), and not
-//! at all for a member who rejoins meanwhile: [`split`](super::split)), a nick change
+//! netsplit's after [`netsplit_hold`](super::AppserviceOptions::netsplit_hold) and up to
+//! half of it more, and not at all for a member who rejoins meanwhile:
+//! [`split`](super::split)), a nick change
 //! sets the same ghost's display name from the new nick.
 //!
 //! A line is sent as `m.text` or `m.emote` with its formatting, without the head that
@@ -37,7 +38,7 @@ use super::AppserviceOptions;
 use super::asserted::As;
 use super::book::Book;
 use super::login;
-use super::split::{Held, is_netsplit};
+use super::split::{Held, held_for, is_netsplit};
 use crate::matrix::transport::{Shared, lock};
 
 /// A ghost in a room: the room's id and the ghost's user id.
@@ -190,7 +191,8 @@ impl Haunt {
                 let key = (room.room_id().to_owned(), ghost);
                 let number = lock(&self.held).hold(key.clone());
                 let (haunt, shared, nick) = (self.clone(), shared.clone(), change.nick.clone());
-                let (hold, room_id) = (self.options.netsplit_hold, room.room_id().to_owned());
+                let (hold, room_id) =
+                    (held_for(self.options.netsplit_hold, &key.1), room.room_id().to_owned());
                 tracing::debug!(room = %room_id, nick = %nick, hold_ms = hold.as_millis() as u64, "a netsplit's quit: holding the leave");
                 tokio::spawn(async move {
                     if !shared.pause(hold).await || !lock(&haunt.held).fire(&key, number) {

@@ -4,8 +4,9 @@
 //! servers), and most come back within seconds when the link heals. Mirrored as they
 //! come, a split floods the Matrix room with leaves and joins; so, as
 //! matrix-appservice-irc does, a split's leaves are held ([`Held`]) for a while
-//! (`netsplit_hold`) and a member who rejoins meanwhile never leaves. Pure: the ghosts'
-//! runtime holds, releases and fires.
+//! (`netsplit_hold`) and a member who rejoins meanwhile never leaves; the leaves of a
+//! split that did not heal are spread over half a hold more ([`held_for`]), not all at
+//! once. Pure: the ghosts' runtime holds, releases and fires.
 
 use std::collections::HashMap;
 
@@ -23,6 +24,15 @@ pub fn is_netsplit(reason: &str) -> bool {
         [one, other] => server(one) && server(other),
         _ => false,
     }
+}
+
+/// How long the leave of `who` is held: `hold`, and up to half of it more, the same for
+/// the same `who` (from a hash of it), so a split's leaves do not all come at once.
+pub fn held_for(hold: std::time::Duration, who: &str) -> std::time::Duration {
+    // FNV-1a: a spread, not a secret.
+    let hash =
+        who.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    hold + (hold / 2).mul_f64((hash % 1000) as f64 / 1000.0)
 }
 
 /// The leaves held, each by its key (a room and a member) with the number of its hold,
@@ -96,6 +106,16 @@ mod tests {
         ] {
             assert!(!is_netsplit(quit), "{quit}");
         }
+    }
+
+    #[test]
+    fn leaves_are_held_between_one_and_one_and_a_half_holds_spread_by_who() {
+        let hold = std::time::Duration::from_secs(30);
+        let times: Vec<_> = (0..20).map(|i| held_for(hold, &format!("@irc_x_split{i:02}:hs"))).collect();
+        assert!(times.iter().all(|t| *t >= hold && *t <= hold + hold / 2), "{times:?}");
+        let distinct: std::collections::BTreeSet<_> = times.iter().collect();
+        assert!(distinct.len() > 10, "spread: {times:?}");
+        assert_eq!(held_for(hold, "@a:hs"), held_for(hold, "@a:hs"));
     }
 
     #[test]
