@@ -4,7 +4,9 @@
 //! `Joined`, one parting or kicked `Left`, one quitting `Quit` in every channel they
 //! were in (with the reason as the server relayed it: a netsplit's names two servers),
 //! and a nick change `Renamed` in every channel they are in. The bot itself is never
-//! reported. Pure: the session shows it every message from the server.
+//! reported. After a reconnect ([`Roster::resuming`] the last connection's), the end
+//! of a channel's first NAMES reply reports as `Left` those the last connection saw
+//! there who are gone now. Pure: the session shows it every message from the server.
 
 use std::collections::HashMap;
 
@@ -25,12 +27,21 @@ struct Channel {
 #[derive(Debug, Default)]
 pub(crate) struct Roster {
     channels: HashMap<String, Channel>,
+    /// The last connection's channels, until each one's NAMES reply has ended.
+    before: HashMap<String, Channel>,
 }
 
 /// A change: the channel (as the server names it), the nick (before a rename), what.
 pub(crate) type Change = (String, String, Presence);
 
 impl Roster {
+    /// A new connection's roster, after `last` connection's.
+    pub(crate) fn resuming(last: Roster) -> Roster {
+        let mut before = last.before;
+        before.extend(last.channels);
+        Roster { channels: HashMap::new(), before }
+    }
+
     /// Reads one message from the server; `own_nick` is the bot's. Returns the changes
     /// of membership it makes, in order.
     pub(crate) fn observe(&mut self, message: &Message, own_nick: &str) -> Vec<Change> {
@@ -48,6 +59,19 @@ impl Roster {
                         let nick = nick.split('!').next().unwrap_or(nick);
                         if !own(nick) && known.nicks.insert(fold(nick), nick.to_owned()).is_none() {
                             changes.push((known.name.clone(), nick.to_owned(), Presence::Joined));
+                        }
+                    }
+                }
+            }
+            // [our nick, channel, text]
+            Command::Response(Response::RPL_ENDOFNAMES, args) => {
+                if let Some(channel) = args.get(1)
+                    && let Some(known) = self.channels.get(&fold(channel))
+                    && let Some(last) = self.before.remove(&fold(channel))
+                {
+                    for (folded, nick) in last.nicks {
+                        if !known.nicks.contains_key(&folded) {
+                            changes.push((known.name.clone(), nick, Presence::Left));
                         }
                     }
                 }
@@ -142,6 +166,31 @@ mod tests {
         );
         assert!(read(&mut roster, &[":op!o@h KICK #magic spellbot :out"]).is_empty());
         assert!(read(&mut roster, &[":op!o@h PART #magic"]).is_empty(), "the channel is forgotten");
+    }
+
+    #[test]
+    fn after_a_reconnect_those_gone_meanwhile_are_reported_left_once() {
+        let mut last = Roster::default();
+        read(&mut last, &[":spellbot!b@h JOIN #magic", ":irc.test 353 spellbot = #magic :alice Bob carol"]);
+        let mut roster = Roster::resuming(last);
+        let changes = read(
+            &mut roster,
+            &[
+                ":spellbot!b@h JOIN #magic",
+                ":irc.test 353 spellbot = #magic :alice carol dave",
+                ":irc.test 366 spellbot #magic :End of /NAMES list.",
+                ":irc.test 366 spellbot #magic :End of /NAMES list.",
+            ],
+        );
+        assert_eq!(
+            changes,
+            [
+                change("#magic", "alice", Presence::Joined),
+                change("#magic", "carol", Presence::Joined),
+                change("#magic", "dave", Presence::Joined),
+                change("#magic", "Bob", Presence::Left),
+            ]
+        );
     }
 
     #[test]

@@ -219,6 +219,7 @@ impl IrcTransport {
             joins: joins_rx,
             shutdown,
             upgraded: None,
+            roster: Roster::default(),
         };
         let transport = Arc::new(IrcTransport {
             shared,
@@ -369,6 +370,9 @@ struct Supervisor {
     shutdown: CancellationToken,
     /// A plaintext connection's STS policy named this TLS port (for this run).
     upgraded: Option<u16>,
+    /// The channels' members as the last connection knew them, for the next one to
+    /// report those who left meanwhile.
+    roster: Roster,
 }
 
 /// Why a connection ended.
@@ -502,7 +506,7 @@ impl Supervisor {
             slot: None,
             bucket: options.flood.map_or_else(Flood::off, |(burst, interval)| Flood::new(burst, interval)),
             renames: Renames::default(),
-            roster: Roster::default(),
+            roster: Roster::resuming(std::mem::take(&mut self.roster)),
             heard: Instant::now(),
             pinged: None,
             login_deadline: None,
@@ -510,6 +514,7 @@ impl Supervisor {
             closing: None,
         };
         let outcome = self.drive(&mut session, stream, writing).await;
+        self.roster = std::mem::take(&mut session.roster);
         (session.registration.registered(), outcome)
     }
 
