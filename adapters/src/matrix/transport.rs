@@ -13,6 +13,9 @@
 //! the message until the reconnect). A private message goes to the direct room shared
 //! with the player, created (encrypted, `is_direct`) when there is none.
 //! A message with a picture (a table's board) goes as `m.image` (`picture`).
+//! In appservice mode a relayed line from another network goes as its speaker's ghost,
+//! and IRC members' changes are shown by their ghosts ([`GameTransport::mirror`];
+//! `appservice::haunt`).
 //! [`GameTransport::leave`] leaves at once, or right after the next login when not logged
 //! in; a room left is no longer among those joined after a login.
 
