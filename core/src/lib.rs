@@ -45,5 +45,6 @@ pub use plugin::{
 pub use text::RichText;
 pub use time::Timestamp;
 pub use transport::{
-    Destination, GameTransport, Inbound, Message, Picture, Relayed, Said, Sent, TransportError, Voice,
+    Destination, GameTransport, Inbound, MemberChange, Message, Picture, Presence, Relayed, Said, Sent,
+    Speaker, TransportError, Voice,
 };

@@ -145,6 +145,11 @@ pub struct Message {
     /// `m.in_reply_to`); networks without replies ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
+    /// Relayed chat: who said it on the network it came from. A network that can show
+    /// another network's people as themselves (a Matrix appservice's ghosts) sends the
+    /// line as its speaker, without the head that names them; others ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<Speaker>,
 }
 
 /// Who said a relayed line, and how it starts (see [`Message::relayed`]).
@@ -164,6 +169,79 @@ pub struct Sent {
     /// True when a private chat had to be opened for it: the player had none with the bot
     /// (Matrix: a direct room was created and they were invited to it).
     pub opened_private: bool,
+}
+
+/// Who said a relayed line, and how much of the line's text names them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Speaker {
+    /// The network the line was said on.
+    pub network: NetworkId,
+    /// The speaker's name there (an IRC nick).
+    pub nick: String,
+    /// How many bytes at the start of the text name the speaker (`<bob> `, or `bob ` for
+    /// an acted line); 0 when the text has no such head.
+    pub head: usize,
+}
+
+impl Message {
+    /// The text without the speaker's head (the text itself when there is no speaker).
+    pub fn said(&self) -> RichText {
+        match &self.speaker {
+            Some(speaker) => without_head(&self.text, speaker.head),
+            None => self.text.clone(),
+        }
+    }
+}
+
+/// `text` without its first `head` bytes, where they are the plain text that starts it
+/// (as a relayed line's head is); else `text` unchanged.
+fn without_head(text: &RichText, head: usize) -> RichText {
+    use crate::text::{Segment, Style};
+    let mut segments = text.segments().iter();
+    match segments.next() {
+        Some(Segment::Text { text: first, style: Style::Plain })
+            if head > 0 && first.len() >= head && first.is_char_boundary(head) =>
+        {
+            let rest = &first[head..];
+            let start = RichText::new().text(rest);
+            segments.fold(start, |rich, segment| rich.push(segment.clone()))
+        }
+        _ => text.clone(),
+    }
+}
+
+/// A change of who is in a room on a network that has members to show elsewhere (IRC:
+/// JOIN, PART, KICK, QUIT, NICK, and the member list the bot finds on joining). A Matrix
+/// appservice shows them as its ghosts joining, leaving and changing names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberChange {
+    /// The network the member is on.
+    pub network: NetworkId,
+    /// The room (channel).
+    pub room: RoomId,
+    /// The member's name there (an IRC nick; before the change for a rename).
+    pub nick: String,
+    /// What happened.
+    pub presence: Presence,
+}
+
+/// What a [`MemberChange`] is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Presence {
+    /// In the room (joined, or found there).
+    Joined,
+    /// Left the room (parted, or kicked).
+    Left,
+    /// Left the network, saying `reason` (a netsplit's reason names two servers).
+    Quit {
+        /// The quit message as the server relayed it.
+        reason: String,
+    },
+    /// Now called `to`.
+    Renamed {
+        /// The new name.
+        to: String,
+    },
 }
 
 /// A PNG picture sent with a message, such as a table's board.
@@ -278,5 +356,49 @@ pub trait GameTransport: Send + Sync {
     fn is_member(&self, room: &RoomId, name: &str) -> bool {
         let _ = (room, name);
         false
+    }
+
+    /// Waits for the next change of a room's members that this network reports (IRC);
+    /// `None` once there will be none (by default at once: none are reported).
+    async fn member_change(&self) -> Option<MemberChange> {
+        None
+    }
+
+    /// True when this network shows other networks' people as themselves: their changes
+    /// of membership are [mirrored](GameTransport::mirror) and relayed lines are sent as
+    /// their [`Speaker`] (a Matrix appservice). By default it does not.
+    fn mirrors(&self) -> bool {
+        false
+    }
+
+    /// Shows, in `room` (a room bridged with the change's room), another network's member
+    /// change. By default nothing is done.
+    async fn mirror(&self, room: &RoomId, change: &MemberChange) -> Result<(), TransportError> {
+        let _ = (room, change);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relayed_line_said_by_its_speaker_loses_only_its_head() {
+        let text = RichText::new().text("<bob> ").bold("hi").text(" there");
+        let speaker = Speaker { network: NetworkId::new("irc"), nick: "bob".into(), head: "<bob> ".len() };
+        let message =
+            Message { text: text.clone(), chat: true, speaker: Some(speaker.clone()), ..Message::default() };
+        assert_eq!(message.said(), RichText::new().bold("hi").text(" there"));
+        let merged = RichText::new().text("<bob> one");
+        let message = Message { text: merged, speaker: Some(speaker.clone()), ..Message::default() };
+        assert_eq!(message.said().plain(), "one");
+        let no_head = Message {
+            text: text.clone(),
+            speaker: Some(Speaker { head: 0, ..speaker }),
+            ..Message::default()
+        };
+        assert_eq!(no_head.said(), text, "no head: the text as it is");
+        assert_eq!(Message::from(text.clone()).said(), text, "no speaker: the text as it is");
     }
 }

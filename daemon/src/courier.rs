@@ -7,7 +7,9 @@
 //! So a long burst of relayed chat holds a game answer back by one send at most. Chat
 //! lines queued for one room may go as one message of several lines (`merge_lines` at
 //! most: a Matrix homeserver takes far fewer events per second than an IRC channel
-//! carries lines; on IRC every line is its own PRIVMSG anyway, so there it is one).
+//! carries lines; on IRC every line is its own PRIVMSG anyway, so there it is one). On a
+//! network that sends each line as its speaker (a Matrix appservice's ghosts,
+//! [`GameTransport::mirrors`]) only one speaker's lines go together, each without its head.
 //!
 //! While the network is down the courier waits and tries again, so a disconnect loses
 //! nothing; it reports each sent message's outbox id so the loop can delete it. A board
@@ -94,10 +96,10 @@ impl Waiting {
     }
 
     /// What to send next: the oldest game message alone; else the oldest chat line with
-    /// the said (not acted) chat lines right behind it for the same room and thread (but
-    /// no reply: it starts a message of its own), up to `merge_lines` lines and
-    /// [`MERGE_CHARS`] characters. Empty when nothing waits.
-    pub fn next(&mut self, merge_lines: usize) -> Vec<Queued> {
+    /// the said (not acted) chat lines right behind it for the same room and thread (and,
+    /// `by_speaker`, the same speaker; but no reply: it starts a message of its own), up to `merge_lines` lines and [`MERGE_CHARS`]
+    /// characters. Empty when nothing waits.
+    pub fn next(&mut self, merge_lines: usize, by_speaker: bool) -> Vec<Queued> {
         if let Some(game) = self.game.pop_front() {
             return vec![game];
         }
@@ -117,6 +119,7 @@ impl Waiting {
                 && next.outbound.message.thread == head.message.thread
                 // A reply starts a message of its own, which it answers as a whole.
                 && next.outbound.message.reply_to.is_none()
+                && (!by_speaker || same_speaker(&next.outbound.message, &head.message))
                 && chars + 1 + length <= MERGE_CHARS;
             if !fits {
                 break;
@@ -128,13 +131,28 @@ impl Waiting {
     }
 }
 
-/// One message saying every line of the batch, in order.
-pub fn merged(batch: &[Queued]) -> Message {
+/// True when two lines were said by the same speaker (or neither has one).
+fn same_speaker(one: &Message, other: &Message) -> bool {
+    let who = |m: &Message| m.speaker.as_ref().map(|s| (s.network.clone(), s.nick.clone()));
+    who(one) == who(other)
+}
+
+/// One message saying every line of the batch, in order. `by_speaker` (the batch is one
+/// speaker's): the lines without their heads, the speaker's head then empty.
+pub fn merged(batch: &[Queued], by_speaker: bool) -> Message {
     let mut lines = batch.iter().map(|q| &q.outbound.message);
     let Some(first) = lines.next() else { return Message::default() };
+    if batch.len() == 1 {
+        return first.clone();
+    }
     let mut message = first.clone();
+    let text = |line: &Message| if by_speaker { line.said() } else { line.text.clone() };
+    message.text = text(first);
     for line in lines {
-        message.text = std::mem::take(&mut message.text).text("\n").append(line.text.clone());
+        message.text = std::mem::take(&mut message.text).text("\n").append(text(line));
+    }
+    if by_speaker && let Some(speaker) = &mut message.speaker {
+        speaker.head = 0;
     }
     message
 }
@@ -150,12 +168,13 @@ pub async fn run(
     metrics: Metrics,
     merge_lines: usize,
 ) {
+    let by_speaker = transport.mirrors();
     let mut waiting = Waiting::default();
     loop {
         while let Ok(more) = queue.try_recv() {
             waiting.push(more);
         }
-        let batch = waiting.next(merge_lines);
+        let batch = waiting.next(merge_lines, by_speaker);
         if batch.is_empty() {
             match queue.recv().await {
                 Some(first) => waiting.push(first),
@@ -164,7 +183,7 @@ pub async fn run(
             continue;
         }
         let to = &batch[0].outbound.to;
-        let message = merged(&batch);
+        let message = merged(&batch, by_speaker);
         let mut wait = Duration::from_millis(100);
         loop {
             match transport.send_noted(to, &message).await {
@@ -229,25 +248,25 @@ mod tests {
         ] {
             waiting.push(q);
         }
-        let batch = waiting.next(MATRIX_MERGE_LINES);
+        let batch = waiting.next(MATRIX_MERGE_LINES, false);
         assert_eq!(ids(&batch), [1, 2, 3]);
-        assert_eq!(merged(&batch).text.plain(), "<bob> one\n<bob> two\n<bob> three");
+        assert_eq!(merged(&batch, false).text.plain(), "<bob> one\n<bob> two\n<bob> three");
         assert_eq!(
-            ids(&waiting.next(MATRIX_MERGE_LINES)),
+            ids(&waiting.next(MATRIX_MERGE_LINES, false)),
             [4],
             "another room's line waits for the next send"
         );
-        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES)), [5]);
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [5]);
         // An announcement is never merged, nor is anything merged into it.
         waiting.push(queued(6, "!a", "Duel begins", false));
         waiting.push(queued(7, "!a", "Round 1 begins", false));
-        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES)), [6]);
-        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES)), [7]);
-        assert!(waiting.next(MATRIX_MERGE_LINES).is_empty());
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [6]);
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [7]);
+        assert!(waiting.next(MATRIX_MERGE_LINES, false).is_empty());
         // On IRC every chat line goes on its own.
         waiting.push(queued(8, "#a", "<bob> one", true));
         waiting.push(queued(9, "#a", "<bob> two", true));
-        assert_eq!(ids(&waiting.next(1)), [8]);
+        assert_eq!(ids(&waiting.next(1, false)), [8]);
     }
 
     #[test]
@@ -261,7 +280,7 @@ mod tests {
         waiting.push(queued(141, "#magic", "<bob> after", true));
         let mut order = Vec::new();
         loop {
-            let batch = waiting.next(1);
+            let batch = waiting.next(1, false);
             if batch.is_empty() {
                 break;
             }
@@ -302,9 +321,42 @@ mod tests {
         for q in [queued(1, "!a", "<alice> hi", true), answer, queued(3, "!a", "<alice> and you?", true)] {
             waiting.push(q);
         }
-        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES)), [1]);
-        let batch = waiting.next(MATRIX_MERGE_LINES);
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [1]);
+        let batch = waiting.next(MATRIX_MERGE_LINES, false);
         assert_eq!(ids(&batch), [2, 3], "lines may follow a reply");
-        assert_eq!(merged(&batch).reply_to.as_deref(), Some("$bob"));
+        assert_eq!(merged(&batch, false).reply_to.as_deref(), Some("$bob"));
+    }
+
+    #[test]
+    fn where_lines_go_as_their_speakers_only_one_speakers_lines_go_together() {
+        use spellbridge_core::Speaker;
+        let said_by = |id: i64, nick: &str, text: &str| {
+            let mut q = queued(id, "!a", &format!("<{nick}> {text}"), true);
+            let head = nick.len() + 3;
+            q.outbound.message.speaker =
+                Some(Speaker { network: NetworkId::new("irc"), nick: nick.into(), head });
+            q
+        };
+        let mut waiting = Waiting::default();
+        for q in [
+            said_by(1, "bob", "one"),
+            said_by(2, "bob", "two"),
+            said_by(3, "alice", "hi"),
+            said_by(4, "bob", "three"),
+        ] {
+            waiting.push(q);
+        }
+        let batch = waiting.next(MATRIX_MERGE_LINES, true);
+        assert_eq!(ids(&batch), [1, 2]);
+        let message = merged(&batch, true);
+        assert_eq!(message.said().plain(), "one\ntwo", "said by bob, without the heads");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, true)), [3]);
+        assert_eq!(merged(&[said_by(4, "bob", "alone")], true).said().plain(), "alone");
+        // Bot mode merges them all, heads and all, as before.
+        let mut waiting = Waiting::default();
+        waiting.push(said_by(1, "bob", "one"));
+        waiting.push(said_by(2, "alice", "hi"));
+        let batch = waiting.next(MATRIX_MERGE_LINES, false);
+        assert_eq!(merged(&batch, false).text.plain(), "<bob> one\n<alice> hi");
     }
 }

@@ -7,6 +7,7 @@
 //! - [`router`]: inbound message → lobby, table or relay → outbound messages.
 //! - [`identity`]: who is who across networks: linked identities, names, homes.
 //! - [`relay`]: bridges, and chat relayed between their rooms.
+//! - [`mirror`]: IRC members' joins, leaves and renames shown in bridged rooms (appservice ghosts).
 //! - [`journal`]: the router's changes as data, for the store to log and replay.
 //! - [`ratings`]: Glicko-2 ratings, Thaum season standings and records, derived from the journal.
 //! - [`store`]: the SQLite store: journal, snapshots, outbox, audit.
@@ -33,6 +34,7 @@ pub mod limits;
 pub mod lobby;
 pub mod logging;
 pub mod metrics;
+pub mod mirror;
 pub mod names;
 pub mod probe;
 pub mod ratings;

@@ -319,6 +319,10 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         transports.iter().filter(|(_, t)| t.shows_pictures()).map(|(n, _)| n.clone()).collect();
     router.set_pictures(options.pictures.clone());
     let painter = Painter::start(couriers.clone(), metrics.clone());
+    // IRC members' comings and goings, shown by the networks that mirror them (a Matrix
+    // appservice's ghosts), in the rooms of the bridges as they are now.
+    let (bridges_tx, bridges_rx) = tokio::sync::watch::channel(options.bridges.clone());
+    crate::mirror::start(&transports, bridges_rx, &tasks, &transports_stop);
     let mut engine = Engine::new(router, Some(store), registry_of(&settings), options.clone());
     if site.is_some() {
         engine.notify_changes(changes.clone());
@@ -367,6 +371,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     lookup = transports_stop.child_token();
                     tasks.spawn(aliases::resolve(reloaded.bridges.clone(), lookups.clone(), found_tx.clone(), lookup.clone()));
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
+                    bridges_tx.send_replace(options.bridges.clone());
                     engine.router_mut().set_command_limits(options.command_limits.clone());
                     engine.router_mut().set_languages(options.languages.clone());
                     engine.set_options(registry_of(&reloaded), options.clone());
@@ -387,6 +392,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                         ..router_options_with(&settings, &aliases)
                     };
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
+                    bridges_tx.send_replace(options.bridges.clone());
                     engine.set_options(registry_of(&settings), options.clone());
                     // The transport joined the alias's room when it started; a room the
                     // alias moved to is joined now.

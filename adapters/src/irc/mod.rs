@@ -4,7 +4,8 @@
 //! capability negotiation ([`cap`]), SASL login ([`sasl`], [`scram`], [`ecdsa`]), services accounts
 //! ([`accounts`]), STS policies ([`sts`]), mIRC formatting ([`format`]), line splitting to
 //! the 512-byte limit ([`split`]), flood control ([`flood`]), CTCP requests and answers
-//! ([`ctcp`]) and the channel members' prefixes (`members`).
+//! ([`ctcp`]) the channel members' prefixes (`members`) and the changes of who is in a channel
+//! reported to the daemon (`roster`).
 
 pub mod accounts;
 pub mod cap;
@@ -14,10 +15,11 @@ pub mod ctcp;
 pub mod ecdsa;
 pub mod flood;
 pub mod format;
-mod members;
+pub(crate) mod members;
 pub mod options;
 pub mod register;
 pub mod renames;
+mod roster;
 pub mod sasl;
 pub mod scram;
 pub mod split;

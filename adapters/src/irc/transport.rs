@@ -39,7 +39,8 @@ use async_trait::async_trait;
 use futures_util::{SinkExt as _, StreamExt as _};
 use irc::client::prelude::{Command, Message, Response};
 use spellbridge_core::{
-    Destination, Form, GameTransport, Inbound, NetworkId, PlayerId, RoomId, Said, TransportError, Voice,
+    Destination, Form, GameTransport, Inbound, MemberChange, NetworkId, PlayerId, RoomId, Said,
+    TransportError, Voice,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -52,6 +53,7 @@ use super::members::Members;
 use super::options::IrcOptions;
 use super::register::{Action, Registration};
 use super::renames::Renames;
+use super::roster::Roster;
 use super::sts::StsPolicy;
 use super::{ctcp, format, split, tls};
 use crate::error_chain;
@@ -85,6 +87,10 @@ struct Shared {
     members: Mutex<Members>,
     /// The services account the bot was logged in to when it became ready.
     account: Mutex<Option<String>>,
+    /// Channel members' changes for the daemon ([`GameTransport::member_change`]), sent
+    /// only once it has asked for them.
+    member_changes: mpsc::UnboundedSender<MemberChange>,
+    reporting_members: std::sync::atomic::AtomicBool,
 }
 
 /// A `join()` call waiting for the server: `Ok` once joined, `Err(reason)` if refused.
@@ -118,6 +124,7 @@ pub struct IrcTransport {
     inbound: tokio::sync::Mutex<mpsc::Receiver<Inbound>>,
     jobs: mpsc::UnboundedSender<Job>,
     joins: mpsc::UnboundedSender<Membership>,
+    member_changes: tokio::sync::Mutex<mpsc::UnboundedReceiver<MemberChange>>,
 }
 
 /// A change of channel the connection task makes.
@@ -186,6 +193,7 @@ impl IrcTransport {
         let (inbound_tx, inbound_rx) = mpsc::channel(1024);
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
         let (joins_tx, joins_rx) = mpsc::unbounded_channel();
+        let (changes_tx, changes_rx) = mpsc::unbounded_channel();
         let (connection, _) = watch::channel(Connection::Down);
         let nick = options.nicks.first().cloned().unwrap_or_default();
         if options.require_account == Some(false) {
@@ -200,6 +208,8 @@ impl IrcTransport {
             joining: Mutex::new(HashMap::new()),
             members: Mutex::new(Members::default()),
             account: Mutex::new(None),
+            member_changes: changes_tx,
+            reporting_members: std::sync::atomic::AtomicBool::new(false),
             options,
         });
         let supervisor = Supervisor {
@@ -209,12 +219,14 @@ impl IrcTransport {
             joins: joins_rx,
             shutdown,
             upgraded: None,
+            roster: Roster::default(),
         };
         let transport = Arc::new(IrcTransport {
             shared,
             inbound: tokio::sync::Mutex::new(inbound_rx),
             jobs: jobs_tx,
             joins: joins_tx,
+            member_changes: tokio::sync::Mutex::new(changes_rx),
         });
         (transport, supervisor)
     }
@@ -261,6 +273,13 @@ impl GameTransport for IrcTransport {
 
     fn is_member(&self, room: &RoomId, name: &str) -> bool {
         lock(&self.shared.members).contains(room.as_str(), name)
+    }
+
+    /// Joins, parts, kicks, quits and nick changes in the bot's channels, and the
+    /// members found on joining one (`roster`), from the first call on.
+    async fn member_change(&self) -> Option<MemberChange> {
+        self.shared.reporting_members.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.member_changes.lock().await.recv().await
     }
 
     async fn join(&self, room: &RoomId) -> Result<(), TransportError> {
@@ -351,6 +370,9 @@ struct Supervisor {
     shutdown: CancellationToken,
     /// A plaintext connection's STS policy named this TLS port (for this run).
     upgraded: Option<u16>,
+    /// The channels' members as the last connection knew them, for the next one to
+    /// report those who left meanwhile.
+    roster: Roster,
 }
 
 /// Why a connection ended.
@@ -484,6 +506,7 @@ impl Supervisor {
             slot: None,
             bucket: options.flood.map_or_else(Flood::off, |(burst, interval)| Flood::new(burst, interval)),
             renames: Renames::default(),
+            roster: Roster::resuming(std::mem::take(&mut self.roster)),
             heard: Instant::now(),
             pinged: None,
             login_deadline: None,
@@ -491,6 +514,7 @@ impl Supervisor {
             closing: None,
         };
         let outcome = self.drive(&mut session, stream, writing).await;
+        self.roster = std::mem::take(&mut session.roster);
         (session.registration.registered(), outcome)
     }
 
@@ -620,6 +644,8 @@ struct Session {
     slot: Option<Instant>,
     /// Nick changes since each user last spoke (the daemon's command limit follows them).
     renames: Renames,
+    /// The channels' members as they write their nicks, for the member changes reported.
+    roster: Roster,
     /// When the server last said anything.
     heard: Instant,
     /// When the bot's unanswered PING went out.
@@ -766,6 +792,14 @@ impl Session {
             let mut members = lock(&self.shared.members);
             members.observe(message, &before);
             self.accounts.observe(message, &members);
+        }
+        let changes = self.roster.observe(message, &before);
+        if self.shared.reporting_members.load(std::sync::atomic::Ordering::Relaxed) {
+            for (channel, nick, presence) in changes {
+                let room = RoomId::new(channel);
+                let change = MemberChange { network: network.clone(), room, nick, presence };
+                let _ = self.shared.member_changes.send(change);
+            }
         }
         for action in self.registration.read(message) {
             match action {

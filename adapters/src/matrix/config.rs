@@ -108,6 +108,8 @@ struct Matrix {
     ghost_user: Option<String>,
     /// Appservice mode: the ghosts' display name template.
     ghost_name: Option<String>,
+    /// Appservice mode: how long the leaves of a netsplit's quits are held (default "30s").
+    netsplit_hold: Option<String>,
 }
 
 /// One Matrix bot account, checked.
@@ -352,6 +354,7 @@ fn appservice_keys<'a>(raw: &'a Matrix, name: &'a str) -> appservice::config::Ra
         url: raw.url.as_deref(),
         ghost_user: raw.ghost_user.as_deref(),
         ghost_name: raw.ghost_name.as_deref(),
+        netsplit_hold: raw.netsplit_hold.as_deref(),
         network: name,
         user_id: &raw.user_id,
     }

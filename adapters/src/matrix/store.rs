@@ -7,7 +7,9 @@
 //!   daemon, so a restart continues from there and never replays older history;
 //! - `sdk/`: matrix-sdk's SQLite state, crypto and event-cache stores;
 //! - `pictures.json`: the last board picture posted of each table in each room, so the
-//!   next one redacts it even after a restart (`picture`).
+//!   next one redacts it even after a restart (`picture`);
+//! - `ghosts.json` (appservice mode): which ghost each IRC nick is, so a renamed nick
+//!   keeps its ghost across a restart (`appservice::book`).
 //!
 //! Files are replaced atomically (written beside, then renamed). They are small and
 //! written at most once per sync, so plain blocking `std::fs` calls are used.
@@ -100,6 +102,11 @@ impl StoreDir {
     /// matrix-sdk's SQLite stores.
     pub fn sdk(&self) -> PathBuf {
         self.root.join("sdk")
+    }
+
+    /// Where the ghost of each IRC nick is remembered (appservice mode, `appservice::book`).
+    pub(super) fn ghosts_path(&self) -> PathBuf {
+        self.root.join("ghosts.json")
     }
 
     /// Where the last board pictures are remembered (see `picture`).

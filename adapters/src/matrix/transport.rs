@@ -19,6 +19,9 @@
 //! (a relayed line's, which the daemon maps back to its speaker); a message naming one it
 //! answers (`Message::reply_to`) goes as a Matrix reply (`m.in_reply_to`).
 //! A message with a picture (a table's board) goes as `m.image` (`picture`).
+//! In appservice mode a relayed line from another network goes as its speaker's ghost,
+//! and IRC members' changes are shown by their ghosts ([`GameTransport::mirror`];
+//! `appservice::haunt`).
 //! [`GameTransport::leave`] leaves at once, or right after the next login when not logged
 //! in; a room left is no longer among those joined after a login.
 
@@ -42,12 +45,14 @@ use matrix_sdk::ruma::{
 use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
-    Destination, GameTransport, Inbound, Message, NetworkId, PlayerId, RoomId, Sent, TransportError, Voice,
+    Destination, GameTransport, Inbound, MemberChange, Message, NetworkId, PlayerId, RoomId, Sent,
+    TransportError, Voice,
 };
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::answers::Sends;
+use super::appservice::haunt::Haunt;
 use super::appservice::server::{self, Api};
 use super::appservice::txns::{InMemory, SeenTransactions};
 use super::format;
@@ -90,6 +95,9 @@ pub(super) struct Shared {
     pub(super) facts: RoomFacts,
     /// The last board picture of each table in each room (see `picture`).
     pub(super) pictures: Pictures,
+    /// Appservice mode: the ghosts (relayed lines sent as their speakers, IRC members
+    /// mirrored).
+    pub(super) haunt: Option<Arc<Haunt>>,
     pub(super) connection: watch::Sender<Connection>,
     pub(super) reconnects: AtomicU64,
     pub(super) shutdown: CancellationToken,
@@ -218,6 +226,9 @@ impl MatrixTransport {
         let shared = Arc::new(Shared {
             store: StoreDir::new(&options.store_dir),
             pictures: Pictures::new(StoreDir::new(&options.store_dir).pictures_path()),
+            haunt: options.appservice.clone().map(|appservice| {
+                Arc::new(Haunt::new(appservice, Some(StoreDir::new(&options.store_dir).ghosts_path())))
+            }),
             rooms: Mutex::new(options.rooms.iter().cloned().collect()),
             leaving: Mutex::new(BTreeSet::new()),
             client: Mutex::new(None),
@@ -458,6 +469,43 @@ impl GameTransport for MatrixTransport {
         left
     }
 
+    /// Appservice mode: IRC members are ghosts in the bridged rooms.
+    fn mirrors(&self) -> bool {
+        self.shared.haunt.is_some()
+    }
+
+    /// Appservice mode: an IRC member's join, leave, quit or nick change, shown by their
+    /// ghost in `room` (an id or an alias).
+    async fn mirror(&self, room: &RoomId, change: &MemberChange) -> Result<(), TransportError> {
+        let Some(haunt) = &self.shared.haunt else { return Ok(()) };
+        if change.network == self.shared.options.network {
+            return Ok(());
+        }
+        let client = self.logged_in()?;
+        let target = RoomOrAliasId::parse(room.as_str())
+            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
+        let id: OwnedRoomId = match <&matrix_sdk::ruma::RoomId>::try_from(&*target) {
+            Ok(id) => id.to_owned(),
+            Err(alias) => {
+                let resolve = || async { client.resolve_room_alias(alias).await.map_err(Into::into) };
+                self.with_retry("resolve the room alias", resolve).await?.room_id
+            }
+        };
+        let Some(joined) = client.get_room(&id).filter(|r| r.state() == RoomState::Joined) else {
+            // Soon joined while the bot is starting, invited, or it is one of the rooms to
+            // be in (named by its id; an alias's room is looked up once the bot is in).
+            let soon = *self.shared.connection.borrow() != Connection::Up
+                || client.get_room(&id).is_some_and(|r| r.state() == RoomState::Invited)
+                || lock(&self.shared.rooms).contains(room.as_str());
+            return Err(if soon {
+                self.disconnected(format!("the bot is not in room {id} yet"))
+            } else {
+                self.refused(format!("the bot is not in room {id}"))
+            });
+        };
+        haunt.mirror(&self.shared, &joined, change).await
+    }
+
     async fn send(&self, to: &Destination, message: &Message) -> Result<(), TransportError> {
         self.send_noted(to, message).await.map(drop)
     }
@@ -492,6 +540,22 @@ impl GameTransport for MatrixTransport {
             picture::send(&self.shared, &room, message, shown).await?;
             return Ok(Sent { id: None, opened_private });
         }
+        // Appservice mode: another network's line goes as its speaker's ghost (not in an
+        // encrypted room, where only the bot has a device to encrypt with).
+        if let (Some(haunt), Some(speaker), Destination::Room(_)) = (&self.shared.haunt, &message.speaker, to)
+            && speaker.network != self.shared.options.network
+            && !room.encryption_state().is_encrypted()
+        {
+            match haunt.send(&self.shared, &room, message, speaker).await {
+                // The ghost cannot speak (the homeserver refused it): the bot says the
+                // line as in bot mode, so it is not lost.
+                Err(TransportError::Refused { reason, .. }) => {
+                    tracing::warn!(network = %self.shared.options.network, room = %room.room_id(), nick = %speaker.nick, %reason, "a ghost could not say a line; the bot says it");
+                }
+                Err(error) => return Err(error),
+                Ok(id) => return Ok(Sent { id: Some(id), opened_private }),
+            }
+        }
         let content = message_content(&room, message, &self.shared.facts).await;
         // One transaction id for every attempt: the homeserver drops repeats of it.
         let transaction = TransactionId::new();
@@ -511,7 +575,11 @@ impl GameTransport for MatrixTransport {
 /// reply fallback pointing at the root, as clients without threads expect; a thread id
 /// that is not an event id is ignored (the message goes to the room). A message that
 /// answers another (`Message::reply_to`) is a reply to it (in its thread, if any).
-async fn message_content(room: &Room, message: &Message, facts: &RoomFacts) -> RoomMessageEventContent {
+pub(super) async fn message_content(
+    room: &Room,
+    message: &Message,
+    facts: &RoomFacts,
+) -> RoomMessageEventContent {
     let text = &message.text;
     let mut names = HashMap::new();
     for segment in text.segments() {

@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use spellbridge_core::{
-    Destination, Inbound, Message, NetworkId, Relayed, RichText, RoomId, Said, Timestamp, Voice,
+    Destination, Inbound, Message, NetworkId, Relayed, RichText, RoomId, Said, Speaker, Timestamp, Voice,
 };
 
 use crate::router::{Outbound, Place};
@@ -224,17 +224,44 @@ impl Relay {
         }
     }
 
-    /// The lines to relay, each a message of its own that starts with the speaker.
+    /// The lines to relay, each a message of its own that starts with the speaker. A
+    /// message or emote also names its [`Speaker`] (its nick on its network and the
+    /// head's length), for a network that shows the speaker as themselves (issue 17).
     fn render(&self, inbound: &Inbound, name: &str, cap: usize, edits: Edits) -> Option<Vec<Message>> {
+        let speaker = |head: &str| {
+            matches!(inbound.said, Said::Message | Said::Emote).then(|| Speaker {
+                network: inbound.network.clone(),
+                nick: inbound.display_name.clone(),
+                head: head.len(),
+            })
+        };
         let said = |body: RichText| -> Vec<Message> {
             let head = format!("<{name}> ");
             let lines = lines::lines(&head, &body, cap).into_iter();
-            lines.map(|text| Message { text, voice: Voice::Say, chat: true, ..Message::default() }).collect()
+            let speaker = speaker(&head);
+            lines
+                .map(|text| Message {
+                    text,
+                    voice: Voice::Say,
+                    chat: true,
+                    speaker: speaker.clone(),
+                    ..Message::default()
+                })
+                .collect()
         };
         let acted = |body: RichText| -> Vec<Message> {
             let head = format!("{name} ");
             let lines = lines::lines(&head, &body, cap).into_iter();
-            lines.map(|text| Message { text, voice: Voice::Act, chat: true, ..Message::default() }).collect()
+            let speaker = speaker(&head);
+            lines
+                .map(|text| Message {
+                    text,
+                    voice: Voice::Act,
+                    chat: true,
+                    speaker: speaker.clone(),
+                    ..Message::default()
+                })
+                .collect()
         };
         // A message said in the room, or a relayed line the bot said there (owned either way).
         let known = |id: &str| -> Option<Remembered> {
@@ -422,6 +449,13 @@ mod tests {
         let out = untaken(&mut relay, &inbound);
         assert_eq!(texts(&out), [("irc".to_owned(), Voice::Say, "<Bob> hello there".to_owned())]);
         assert_eq!(out[0].message.text, RichText::new().text("<Bob> ").bold("hello").text(" there"));
+        let speaker = out[0].message.speaker.clone().expect("a speaker");
+        assert_eq!((speaker.network.as_str(), speaker.nick.as_str()), ("matrix", "Bob"));
+        assert_eq!(
+            out[0].message.said(),
+            RichText::new().bold("hello").text(" there"),
+            "said by the speaker"
+        );
         assert_eq!(out[0].to, Destination::Room(RoomId::new("#magic")));
     }
 
@@ -447,6 +481,8 @@ mod tests {
         assert_eq!(texts(&untaken(&mut relay, &reply))[0].2, "<Bob> Bob: fine");
         let out = untaken(&mut relay, &from_matrix("$6", "waves", Said::Emote));
         assert_eq!(texts(&out)[0], ("irc".into(), Voice::Act, "Bob waves".into()));
+        assert_eq!(out[0].message.said().plain(), "waves", "an emote's speaker is its subject");
+        assert_eq!(edit[0].message.speaker, None, "a correction is the bridge's report, not a line said");
     }
 
     #[test]

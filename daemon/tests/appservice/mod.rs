@@ -12,12 +12,16 @@
 //! - a bridge with a real InspIRCd channel: Matrix replies and reactions to an IRC user's
 //!   relayed line name that user on IRC, and an IRC line addressing a Matrix user is a
 //!   Matrix reply to their latest line ([`replies`], item 4).
+//! - IRC people as ghosts in a room bridged by alias: named from the template, joining,
+//!   leaving, renamed, a netsplit of 20 held back, and speaking as themselves
+//!   ([`ghosts`]).
 //!
 //! What they share is in [`support`]. These need Synapse (`tests/scripts/install-synapse.sh`);
 //! without it they fail with the harness's message, they never skip. Every wait is bounded.
 
 mod support;
 
+mod ghosts;
 mod registration;
 mod replies;
 mod transactions;

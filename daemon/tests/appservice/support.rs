@@ -32,6 +32,11 @@ pub(super) fn free_port() -> u16 {
 /// The daemon's config in appservice mode: the bot without a password, the registration
 /// beside the config, the appservice API on `port`.
 pub(super) fn config(homeserver: &str, port: u16, sections: &str) -> String {
+    config_with(homeserver, port, "", sections)
+}
+
+/// [`config`] with `matrix_keys` (lines) added to the `[[matrix]]` table.
+pub(super) fn config_with(homeserver: &str, port: u16, matrix_keys: &str, sections: &str) -> String {
     format!(
         r#"prefix = "!"
 
@@ -48,6 +53,7 @@ listen = "127.0.0.1:{port}"
 store = "matrix-store"
 invite_allow = ["*:localhost"]
 reconnect_delay = "1s"
+{matrix_keys}
 
 [matrix.user_limit]
 enabled = false

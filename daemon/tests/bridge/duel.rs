@@ -21,17 +21,21 @@ const TOKEN_NAMES: &[&str] = &[
 
 /// One round as the rooms must see it: the chat line said after the first caster
 /// queued and before the second cast, and each step's tokens (first player, second).
-struct RoundPlan {
-    number: u32,
-    marker: &'static str,
-    steps: &'static [(&'static str, &'static str)],
+pub(super) struct RoundPlan {
+    pub(super) number: u32,
+    pub(super) marker: &'static str,
+    pub(super) steps: &'static [(&'static str, &'static str)],
 }
 
 /// Checks one room's transcript (every message in order, anyone's): between `Round n
 /// begins` and `Round n settles`, no token is shown before the marker, the step lines
 /// come in order 0, 1, 2… showing exactly the planned tokens, and no other message names
 /// a token. Nowhere does a private answer (`Queued`, a sealed refusal) show up.
-fn assert_nothing_revealed_early(room: &str, transcript: &[(String, String)], rounds: &[RoundPlan]) {
+pub(super) fn assert_nothing_revealed_early(
+    room: &str,
+    transcript: &[(String, String)],
+    rounds: &[RoundPlan],
+) {
     let listing = || {
         transcript
             .iter()

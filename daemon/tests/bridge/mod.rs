@@ -33,6 +33,9 @@
 //!   line, edits follow `[[bridge]] edits`; a private message to a Matrix user with no
 //!   direct chat opens an unencrypted one and the room is told ([`replies`]; issue 17,
 //!   items 4, 7 and 9).
+//! - in Matrix appservice mode, with the bridge naming its room by alias, a whole Duel
+//!   and a short Thaum across the bridge, IRC players' chat coming from their ghosts
+//!   ([`appservice`]; issue 17, item 5).
 //!
 //! One file per feature ([`chat`], [`duel`], [`language`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
@@ -46,6 +49,7 @@ mod inbox;
 mod support;
 
 mod aliases;
+mod appservice;
 mod chat;
 mod duel;
 mod language;

@@ -64,6 +64,79 @@ pub(super) struct Extra {
     pub(super) default_log: bool,
     /// The Matrix room's `language` in the bridge (default: none, English).
     pub(super) matrix_language: Option<&'static str>,
+    /// Appservice mode (issue 17), with this registration (see [`appservice_servers`]);
+    /// default: bot mode, the bot logging in with its password.
+    pub(super) appservice: Option<Appservice>,
+}
+
+/// An appservice registration written by `spellbridge appservice-registration` (in a
+/// directory of its own, kept while this lives) and the port of the listener it names.
+pub(super) struct Appservice {
+    pub(super) port: u16,
+    pub(super) registration: std::path::PathBuf,
+    _dir: Daemon,
+}
+
+/// Appservice mode: the registration written first, then InspIRCd and Synapse (with the
+/// registration in `app_service_config_files`) side by side.
+pub(super) fn appservice_servers() -> (InspIrcd, Synapse, Appservice) {
+    let dir = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap_or_else(|e| panic!("a free port: {e}"))
+        .port();
+    let config = format!(
+        "[store]\npath = \"games.db\"\n\n{}",
+        matrix_section("http://127.0.0.1:1", Some((port, "appservice.yaml")))
+    );
+    dir.set_config(&config).unwrap_or_else(|e| panic!("{e}"));
+    let output = dir
+        .command(&["appservice-registration", "--config", "spellbridge.toml"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(output.status.success(), "appservice-registration: {}", String::from_utf8_lossy(&output.stderr));
+    let registration = dir.path("appservice.yaml");
+    let options = spellbridge_tests::harness::synapse::Options {
+        app_services: vec![registration.clone()],
+        ..spellbridge_tests::harness::synapse::Options::default()
+    };
+    let (irc, synapse) = tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            let synapse = scope.spawn(|| Synapse::start_with(options));
+            let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+            let synapse = synapse
+                .join()
+                .unwrap_or_else(|_| panic!("starting Synapse panicked"))
+                .unwrap_or_else(|e| panic!("Synapse is needed for this test: {e}"));
+            (irc, synapse)
+        })
+    });
+    (irc, synapse, Appservice { port, registration, _dir: dir })
+}
+
+/// The `[[matrix]]` table: the bot with its password, or in appservice mode with the
+/// registration and the listener's port.
+fn matrix_section(homeserver: &str, appservice: Option<(u16, &str)>) -> String {
+    let login = match appservice {
+        None => "password = { file = \"bot-password\" }".to_owned(),
+        Some((port, registration)) => {
+            format!("mode = \"appservice\"\nregistration = \"{registration}\"\nlisten = \"127.0.0.1:{port}\"")
+        }
+    };
+    format!(
+        r#"[[matrix]]
+name = "matrix"
+homeserver = "{homeserver}"
+user_id = "{bot}"
+{login}
+store = "matrix-store"
+invite_allow = ["*:localhost"]
+reconnect_delay = "1s"
+
+[matrix.user_limit]
+enabled = false
+"#,
+        bot = bot_id(),
+    )
 }
 
 /// Writes the config (IRC without flood control, Matrix with the bot's password in a
@@ -101,18 +174,7 @@ reconnect_delay = "{reconnect}"
 [irc.user_limit]
 enabled = false
 
-[[matrix]]
-name = "matrix"
-homeserver = "{homeserver}"
-user_id = "{bot}"
-password = {{ file = "bot-password" }}
-store = "matrix-store"
-invite_allow = ["*:localhost"]
-reconnect_delay = "1s"
-
-[matrix.user_limit]
-enabled = false
-
+{matrix}
 [[bridge]]
 name = "magic"
 rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}"{language} }}]
@@ -122,8 +184,10 @@ rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room 
         port = irc.port(),
         reconnect = extra.irc_reconnect.unwrap_or("1s"),
         flood = extra.irc_flood.unwrap_or("enabled = false"),
-        homeserver = synapse.base_url(),
-        bot = bot_id(),
+        matrix = matrix_section(
+            &synapse.base_url(),
+            extra.appservice.as_ref().map(|a| (a.port, a.registration.to_str().unwrap_or_default()))
+        ),
         sections = extra.sections,
         language = extra.matrix_language.map(|l| format!(", language = \"{l}\"")).unwrap_or_default(),
     );

@@ -14,10 +14,12 @@
 //! # url = "http://127.0.0.1:9009"        # how the homeserver reaches it (default)
 //! # ghost_user = "@irc_{network}_{nick}:{server}"
 //! # ghost_name = "{nick} (IRC)"
+//! # netsplit_hold = "30s"                # how long a netsplit's quits wait for a rejoin
 //! ```
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::AppserviceSettings;
 use super::ghost::{DEFAULT_NAME, DEFAULT_USER, Ghosts};
@@ -38,6 +40,8 @@ pub struct Raw<'a> {
     pub ghost_user: Option<&'a str>,
     /// `ghost_name`.
     pub ghost_name: Option<&'a str>,
+    /// `netsplit_hold`.
+    pub netsplit_hold: Option<&'a str>,
     /// The network's name.
     pub network: &'a str,
     /// The bot's user id.
@@ -63,7 +67,14 @@ pub struct Checked {
     pub bot: String,
     /// The ghosts' names.
     pub ghosts: Ghosts,
+    /// How long the ghosts' leaves for a netsplit's quits are held: a member who comes
+    /// back within it never leaves.
+    pub netsplit_hold: Duration,
 }
+
+/// How long a netsplit's leaves are held by default (matrix-appservice-irc's order of
+/// magnitude: most splits heal within seconds).
+pub const NETSPLIT_HOLD: Duration = Duration::from_secs(30);
 
 impl Checked {
     /// What the registration file says besides its tokens.
@@ -112,6 +123,7 @@ pub fn check(raw: &Raw<'_>, base: &Path) -> Result<Option<Checked>, String> {
                 ("url", raw.url.is_some()),
                 ("ghost_user", raw.ghost_user.is_some()),
                 ("ghost_name", raw.ghost_name.is_some()),
+                ("netsplit_hold", raw.netsplit_hold.is_some()),
             ];
             match stray.iter().find(|(_, given)| *given) {
                 Some((key, _)) => Err(format!(
@@ -157,7 +169,17 @@ fn appservice(raw: &Raw<'_>, base: &Path) -> Result<Checked, String> {
             raw.ghost_user.unwrap_or(DEFAULT_USER)
         ));
     }
+    let netsplit_hold = match raw.netsplit_hold {
+        None => NETSPLIT_HOLD,
+        Some(text) => spellbridge_core::time::parse_duration(text)
+            .and_then(|secs| u64::try_from(secs).ok())
+            .map(Duration::from_secs)
+            .ok_or_else(|| {
+                format!("netsplit_hold `{text}` is not a duration; write e.g. netsplit_hold = \"30s\"")
+            })?,
+    };
     Ok(Checked {
+        netsplit_hold,
         registration,
         listen,
         url,
@@ -180,6 +202,7 @@ mod tests {
             url: None,
             ghost_user: None,
             ghost_name: None,
+            netsplit_hold: None,
             network: "matrix",
             user_id: "@spellbridge:example.org",
         }
@@ -193,6 +216,7 @@ mod tests {
         assert_eq!(checked.registration, Path::new("/etc/sb/as.yaml"));
         assert_eq!(checked.url, "http://127.0.0.1:9009");
         assert_eq!(checked.sender_localpart, "spellbridge-appservice");
+        assert_eq!(checked.netsplit_hold, NETSPLIT_HOLD);
         assert_eq!(checked.id, "spellbridge-matrix");
         assert_eq!(checked.ghosts.user_id("libera", "Bob"), "@irc_libera_bob:example.org");
         assert_eq!(

@@ -65,6 +65,19 @@ impl Ghosts {
             .replace("{server}", &self.server)
     }
 
+    /// The `n`th ghost made for `nick` (from 2: when the first's id is held by someone
+    /// who was `nick` and changed names): its user id with `.n` after the nick, which no
+    /// nick's own id has (IRC nicks have no `.`).
+    pub fn numbered_user_id(&self, network: &str, nick: &str, n: u32) -> String {
+        if n < 2 {
+            return self.user_id(network, nick);
+        }
+        self.user
+            .replace("{network}", &escape(network))
+            .replace("{nick}", &format!("{}.{n}", escape(nick)))
+            .replace("{server}", &self.server)
+    }
+
     /// The display name of `nick`'s ghost.
     pub fn display_name(&self, network: &str, nick: &str) -> String {
         self.name.replace("{network}", network).replace("{nick}", nick)
@@ -166,6 +179,9 @@ mod tests {
         assert_eq!(ghosts.user_id("l", "a=b_c-d"), "@irc_l_a=3db_c-d:example.org");
         assert_eq!(ghosts.user_id("l", "é"), "@irc_l_=c3=a9:example.org");
         assert_eq!(ghosts.display_name("libera", "Alice"), "Alice (IRC)");
+        assert_eq!(ghosts.numbered_user_id("libera", "Alice", 1), "@irc_libera_alice:example.org");
+        assert_eq!(ghosts.numbered_user_id("libera", "Alice", 2), "@irc_libera_alice.2:example.org");
+        assert!(ghosts.is_ghost(&ghosts.numbered_user_id("libera", "Alice", 2)));
         for nick in ["Alice", "[m]ax|away", "é", "a=b", "^_^", "x`y\\z{}"] {
             let id = ghosts.user_id("libera", nick);
             let localpart = id.trim_start_matches('@').split(':').next().unwrap_or_default();

@@ -46,6 +46,11 @@ pub async fn login(
 /// Registers `localpart` on the homeserver as a user of the appservice
 /// (`m.login.application_service`, no device); a user that exists already is fine.
 pub async fn register(client: &Client, localpart: &str) -> Result<(), ConnectError> {
+    register_user(client, localpart).await.map_err(Into::into)
+}
+
+/// [`register`], with the homeserver's own error (for the transport's retries).
+pub async fn register_user(client: &Client, localpart: &str) -> Result<(), matrix_sdk::HttpError> {
     let mut request = register::v3::Request::new();
     request.username = Some(localpart.to_owned());
     request.login_type = Some(LoginType::ApplicationService);
@@ -53,7 +58,7 @@ pub async fn register(client: &Client, localpart: &str) -> Result<(), ConnectErr
     match client.send(request).with_request_config(forced()).await {
         Ok(_) => Ok(()),
         Err(error) if error.client_api_error_kind() == Some(&ErrorKind::UserInUse) => Ok(()),
-        Err(error) => Err(error.into()),
+        Err(error) => Err(error),
     }
 }
 

@@ -9,16 +9,25 @@
 //!   the user-id grammar, and the registration's user namespace.
 //! - [`login`]: the bot's first login, `m.login.application_service` with the `as_token`,
 //!   and registering the appservice's users.
+//! - [`asserted`]: a client-server request sent as a ghost (identity assertion).
+//! - `haunt`: the ghosts at work: registered when first needed, joined to the bridged
+//!   rooms and leaving them as their IRC users do (a netsplit's quits held, [`split`]),
+//!   renamed, and saying the relayed lines of their IRC users; which ghost each nick is
+//!   is kept by `book`.
 //! - `server`: the appservice API's own listener (transactions, users, rooms, ping), with
 //!   its routes and token check in [`api`] and the transactions taken in kept through
 //!   [`txns`].
 
 pub mod api;
+pub mod asserted;
+mod book;
 pub mod config;
 pub mod ghost;
+pub(super) mod haunt;
 pub mod login;
 pub mod registration;
 pub(super) mod server;
+pub mod split;
 pub mod txns;
 
 use std::net::SocketAddr;
@@ -55,6 +64,7 @@ impl AppserviceSettings {
             hs_token: self.tokens.hs_token.clone(),
             as_token: self.tokens.as_token.clone(),
             ghosts: self.checked.ghosts.clone(),
+            netsplit_hold: self.checked.netsplit_hold,
         }
     }
 }
@@ -70,6 +80,8 @@ pub struct AppserviceOptions {
     pub as_token: String,
     /// The ghosts' names.
     pub ghosts: Ghosts,
+    /// How long a netsplit's leaves are held.
+    pub netsplit_hold: std::time::Duration,
 }
 
 impl std::fmt::Debug for AppserviceOptions {
@@ -80,6 +92,7 @@ impl std::fmt::Debug for AppserviceOptions {
             .field("hs_token", &"<redacted>")
             .field("as_token", &"<redacted>")
             .field("ghosts", &self.ghosts)
+            .field("netsplit_hold", &self.netsplit_hold)
             .finish()
     }
 }
