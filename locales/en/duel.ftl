@@ -136,6 +136,8 @@ duel-error-same-player = { $player } cannot duel themselves: challenge another p
 duel-error-unknown-wizard = There is no wizard `{ $name }`.{ $suggestion } Wizards: { $known }; `!wizards` shows their pools.
 
 ## Help (`!help`): exactly what the commands' declarations say (core/src/games/duel/command.rs)
+# The game's name, as `!new` takes it.
+duel-name = duel
 duel-summary = two wizards cast element spells in hidden steps and push a shared victory track to 30
 duel-help-cast = Privately to the bot: queues tokens for your spell this round, one placed per step (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, water fire thunder wind earth void, end.
 duel-help-status = Shows the round, the step, the victory track, both pools and the seals; privately, also your own queued spell.

@@ -99,3 +99,137 @@ fn a_new_player_cannot_be_added_under_a_full_width_name() {
     let players = state["tables"][0]["state"]["players"].to_string();
     assert!(players.contains("irc:bob") && !players.contains('ｂ'), "{state:#}");
 }
+
+/// Words that may stay Latin in a Chinese answer: the players and wizards these tests
+/// name, networks, and names of things.
+const LATIN_OK: &[&str] = &[
+    "alice", "bob", "carol", "dave", "mallory", "irc", "matrix", "hs", "Apprentice", "Pyromancer",
+    "Stormcaller", "Geomancer", "UTC", "Glicko",
+];
+
+/// The Latin words of an answer outside code (code segments, and backticked runs of a
+/// plain answer), names and [`LATIN_OK`].
+fn english(text: &RichText) -> Vec<String> {
+    let mut found = Vec::new();
+    for segment in text.segments() {
+        let Segment::Text { text, style: spellbridge_core::text::Style::Plain } = segment else { continue };
+        for (i, part) in text.split('`').enumerate() {
+            if i % 2 == 1 {
+                continue;
+            }
+            for token in part.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+                let id = token.chars().any(|c| c.is_ascii_digit());
+                if token.chars().any(|c| c.is_ascii_alphabetic()) && !id && !LATIN_OK.contains(&token) {
+                    found.push(token.to_owned());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A room, its players' private messages and its network all in Chinese: every refusal
+/// the router, the grammar, the names, the records, the command limit and the games
+/// give is Chinese (issue 19: no player-visible English literal).
+#[test]
+fn every_refusal_in_a_chinese_room_is_chinese() {
+    let limit = CommandLimit { commands: 200, window_secs: 10 };
+    let options = RouterOptions {
+        languages: crate::config::LanguageSettings::all(Language::ZhCn),
+        command_limits: [(NetworkId::new("irc"), limit)].into(),
+        ..RouterOptions::default()
+    };
+    let mut router = Router::new(Registry::standard(), options);
+    let dm = |nick: &str, text: &str| Inbound {
+        private: true,
+        ..Inbound::new(NetworkId::new("irc"), RoomId::new(nick), PlayerId::new(nick), text)
+    };
+    let said: Vec<Inbound> = [
+        // The lobby's grammar, names, records.
+        "!duel",
+        "!accept a b",
+        "!new",
+        "!new chess",
+        "!top x",
+        "!help a b",
+        "!stats nobody",
+        "!stats",
+        "!top",
+        "!top 魔素",
+        "!duel ｂｏｂ",
+        "!frob",
+        "!status",
+        // A Thaum table, opened by its Chinese name, and its grammar's refusals.
+        "!开局 魔素",
+        "!help",
+        "!new 魔素",
+        "!gather",
+        "!gather x fire",
+        "!gather 1",
+        "!gather 1 fier",
+        "!gather 1 zzz",
+        "!gather -1 fire",
+        "!gather 99999999999 fire",
+        "!phase x",
+        "!gm x",
+        "!join now",
+        "!coins bob ++1",
+        "!add ｂｏｂ",
+        "!add bob",
+        "!status nobody",
+        "!主持 列表",
+        "!主持 添加 dave",
+        "!主持 移除 carol",
+        "!bend 1",
+        "!alchemy 1 fire fire",
+        "!tornado 5 bob",
+        "!stop",
+        // A Duel and its refusals.
+        "!决斗 bob",
+        "!cast fire",
+    ]
+    .iter()
+    .map(|text| irc("alice", text))
+    .chain([
+        irc("bob", "!接受"),
+        dm("alice", "!cast"),
+        dm("alice", "!cast lava"),
+        dm("alice", "!cast fire"),
+        dm("alice", "!cast surge water water"),
+        dm("alice", "!cast surge end fire"),
+        dm("alice", "!cast overspeed end"),
+        dm("alice", "!concede now"),
+        irc("carol", "!concede"),
+        irc("carol", "!stop"),
+        dm("carol", "!cast fire"),
+        dm("dave", "!link nonsense"),
+    ])
+    .collect();
+    let mut bad = Vec::new();
+    let mut answers = 0;
+    for inbound in &said {
+        for out in router.handle(inbound, T) {
+            answers += 1;
+            let words = english(&out.message.text);
+            if !words.is_empty() {
+                bad.push(format!("{}: {words:?} in {}", inbound.text, out.message.text.plain()));
+            }
+        }
+    }
+    assert!(answers > said.len(), "every line is answered");
+    assert!(bad.is_empty(), "English in a Chinese room:\n{}", bad.join("\n"));
+    // The command limit's notice, to a player who floods.
+    let mut flooded = Router::new(
+        Registry::standard(),
+        RouterOptions {
+            languages: crate::config::LanguageSettings::all(Language::ZhCn),
+            command_limits: [(NetworkId::new("irc"), CommandLimit { commands: 1, window_secs: 10 })].into(),
+            ..RouterOptions::default()
+        },
+    );
+    let notices: Vec<RichText> =
+        (0..3).flat_map(|_| flooded.handle(&irc("alice", "!games"), T)).map(|o| o.message.text).collect();
+    let notice = notices.last().expect("a notice");
+    assert!(notice.plain().contains("请慢一点"), "{}", notice.plain());
+    assert!(english(notice).is_empty(), "{}", notice.plain());
+}

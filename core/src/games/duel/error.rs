@@ -47,7 +47,7 @@ pub enum DuelError {
     /// A command's words could not be read against the grammar (the grammar's own
     /// message, with the usage line: used where a Duel command is read without the daemon).
     #[error("{0}")]
-    Unread(String),
+    Unread(crate::grammar::ParseError),
 
     /// Someone who is not one of the two wizards tried to play.
     #[error(

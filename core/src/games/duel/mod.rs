@@ -177,6 +177,10 @@ impl GamePlugin for DuelPlugin {
         COMMANDS
     }
 
+    fn name_in(&self, language: Language) -> String {
+        locale::text(language, "duel-name", &locale::Args::new())
+    }
+
     fn summary_in(&self, language: Language) -> String {
         locale::text(language, "duel-summary", &locale::Args::new())
     }
