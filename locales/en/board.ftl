@@ -63,3 +63,7 @@ board-label-day = { $day ->
     [5] Fri
    *[6] Sat
 }
+
+# `!board` where pictures are not shown (daemon/src/router/board.rs).
+board-where = The board of this room's table: { $link }
+board-where-not = Board pictures are shown in the table's Matrix rooms and on the spectator site; `!status` tells the table here.

@@ -60,3 +60,7 @@ board-label-day = { $day ->
     [5] 星期五
    *[6] 星期六
 }
+
+# 在不显示图片的地方输入 `!棋盘`（daemon/src/router/board.rs）。
+board-where = 本房间桌子的局面图：{ $link }
+board-where-not = 局面图显示在本桌的 Matrix 房间和观战网站上；在这里输入 `!状态` 可以查看本桌。
