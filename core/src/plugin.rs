@@ -385,11 +385,15 @@ impl Registry {
 
     /// The game called `name` (case-insensitive), by its name in any language.
     pub fn get(&self, name: &str) -> Option<&dyn GamePlugin> {
-        let named = |p: &&Box<dyn GamePlugin>| {
-            p.name().eq_ignore_ascii_case(name)
-                || Language::ALL.into_iter().any(|language| p.name_in(language).eq_ignore_ascii_case(name))
-        };
-        self.plugins.iter().find(named).map(AsRef::as_ref)
+        self.plugins
+            .iter()
+            .find(|p| {
+                p.name().eq_ignore_ascii_case(name)
+                    || Language::ALL
+                        .into_iter()
+                        .any(|language| p.name_in(language).eq_ignore_ascii_case(name))
+            })
+            .map(AsRef::as_ref)
     }
 
     /// Every game.

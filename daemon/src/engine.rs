@@ -173,7 +173,11 @@ impl Engine {
                     Err(error) => {
                         tracing::error!(network = %key.network, id = %key.id, %error, "could not check for a redelivery; the message is not taken and its sender told");
                         unchecked = true;
-                        apologies.push(not_taken(inbound, &error.to_string(), self.router.language_of(inbound)));
+                        apologies.push(not_taken(
+                            inbound,
+                            &error.to_string(),
+                            self.router.language_of(inbound),
+                        ));
                         fates.push(Fate::Unchecked);
                         continue;
                     }
@@ -211,7 +215,9 @@ impl Engine {
         if let Saved::Failed(error) = &saved {
             let reason = error.to_string();
             let router = &self.router;
-            apologies.extend(handled.into_iter().map(|inbound| not_taken(inbound, &reason, router.language_of(inbound))));
+            apologies.extend(
+                handled.into_iter().map(|inbound| not_taken(inbound, &reason, router.language_of(inbound))),
+            );
         }
         queued.extend(apologies.into_iter().map(|outbound| Queued { id: -1, outbound }));
         Ok(Batch { fates, queued, saved, unchecked })

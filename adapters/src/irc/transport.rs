@@ -919,7 +919,11 @@ impl Session {
             && spellbridge_core::grammar::strip_prefix(&text, &self.shared.options.prefix).is_some();
         if command && account.is_none() && self.require_account() {
             let language = self.shared.options.language;
-            let note = spellbridge_core::locale::text(language, "notice-log-in", &spellbridge_core::locale::Args::new());
+            let note = spellbridge_core::locale::text(
+                language,
+                "notice-log-in",
+                &spellbridge_core::locale::Args::new(),
+            );
             return self.notice(nick, note);
         }
         let options = &self.shared.options;

@@ -565,7 +565,12 @@ fn every_parse_error_is_chinese() {
     let mut said = Vec::new();
     let mut seen = Vec::new();
     for game in crate::plugin::Registry::standard().iter() {
-        assert!(grammar::untranslated(game.commands()).is_empty(), "{}: {:?}", game.name(), grammar::untranslated(game.commands()));
+        assert!(
+            grammar::untranslated(game.commands()).is_empty(),
+            "{}: {:?}",
+            game.name(),
+            grammar::untranslated(game.commands())
+        );
         for command in game.commands() {
             for words in tries {
                 let line: Vec<&str> = std::iter::once(command.name).chain(words.iter().copied()).collect();
@@ -574,7 +579,8 @@ fn every_parse_error_is_chinese() {
                 let chinese = error.render_in("!", None, zh);
                 assert!(
                     chinese.plain().contains(&format!("!{}", command.name_in(zh))),
-                    "{}", chinese.plain()
+                    "{}",
+                    chinese.plain()
                 );
                 said.push((line.join(" "), chinese));
                 assert_eq!(error.message_in("!", "bob", Language::En), error.message("!", "bob"));

@@ -71,10 +71,16 @@ impl ParseError {
         let args = Args::new().text("command", format!("{prefix}{}", c.name_in(language)));
         match &self.problem {
             Problem::Missing { clause } => {
-                let hint = if c.hint.is_empty() { hint } else { phrase(c.hint).replace("`!", &format!("`{prefix}")) };
+                let hint = if c.hint.is_empty() {
+                    hint
+                } else {
+                    phrase(c.hint).replace("`!", &format!("`{prefix}"))
+                };
                 let args = args.text("needs", phrase(c.needs)).text("hint", hint);
                 match clause {
-                    Some(clause) => said(language, "grammar-missing-clause", args.text("clause", phrase(*clause))),
+                    Some(clause) => {
+                        said(language, "grammar-missing-clause", args.text("clause", phrase(clause)))
+                    }
                     None => said(language, "grammar-missing", args),
                 }
             }
@@ -84,9 +90,11 @@ impl ParseError {
                     Wording::Game if c.needs == NOTHING => {
                         said(language, "grammar-extra-nothing", args.text("hint", hint))
                     }
-                    Wording::Game => {
-                        said(language, "grammar-extra", args.text("needs", phrase(c.needs)).text("hint", hint))
-                    }
+                    Wording::Game => said(
+                        language,
+                        "grammar-extra",
+                        args.text("needs", phrase(c.needs)).text("hint", hint),
+                    ),
                     Wording::Lobby => said(
                         language,
                         "grammar-extra-lobby",
@@ -97,13 +105,15 @@ impl ParseError {
             Problem::BadNumber { what, error } => said(
                 language,
                 "grammar-bad-number",
-                args.text("what", phrase(*what)).text("error", amount_error(language, error)).text("hint", hint),
+                args.text("what", phrase(what))
+                    .text("error", amount_error(language, error))
+                    .text("hint", hint),
             ),
             Problem::NotOne { noun, list, word, suggestion } => {
                 let args = args
                     .text("word", word.as_str())
-                    .text("noun", phrase(*noun))
-                    .text("list", phrase(*list))
+                    .text("noun", phrase(noun))
+                    .text("list", phrase(list))
                     .text("hint", hint);
                 match suggestion {
                     Some(guess) => said(language, "grammar-not-one-guess", args.text("guess", *guess)),
@@ -151,7 +161,9 @@ fn amount_error(language: Language, error: &AmountError) -> String {
         AmountError::NotANumber(word) => {
             said(language, "grammar-not-a-number", Args::new().text("word", word.as_str()))
         }
-        AmountError::Negative(word) => said(language, "grammar-negative", Args::new().text("word", word.as_str())),
+        AmountError::Negative(word) => {
+            said(language, "grammar-negative", Args::new().text("word", word.as_str()))
+        }
         AmountError::TooLarge { word, max } => said(
             language,
             "grammar-too-large",

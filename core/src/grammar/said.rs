@@ -170,7 +170,8 @@ impl Command {
             return None;
         }
         let example = phrase(language, self.example);
-        let words: Vec<&str> = example.split(' ').map(|w| if w == EXAMPLE_PLAYER { player } else { w }).collect();
+        let words: Vec<&str> =
+            example.split(' ').map(|w| if w == EXAMPLE_PLAYER { player } else { w }).collect();
         Some(format!("{prefix}{}", words.join(" ")))
     }
 

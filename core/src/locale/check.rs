@@ -208,7 +208,8 @@ pub fn variables(id: &str) -> BTreeSet<String> {
 
 /// Latin words a Chinese catalogue may write outside code: names of things that have no
 /// other (the bot, services, protocols, units and the rating system).
-pub const LATIN_NAMES: &[&str] = &["spellbridge", "NickServ", "IDENTIFY", "msg", "Matrix", "IRC", "UTC", "PNG"];
+pub const LATIN_NAMES: &[&str] =
+    &["spellbridge", "NickServ", "IDENTIFY", "msg", "Matrix", "IRC", "UTC", "PNG"];
 
 /// Messages that are what a player types, always shown as code (a usage line's
 /// arguments, an example).

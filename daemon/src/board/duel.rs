@@ -14,8 +14,8 @@ use spellbridge_core::Language;
 use spellbridge_core::games::duel::{Element, Token};
 use spellbridge_core::locale::Args;
 
-use super::palette::{self, INK, LINE, MARKER, MUTED, ON_CHIP, PANEL, PAPER};
 use super::label;
+use super::palette::{self, INK, LINE, MARKER, MUTED, ON_CHIP, PANEL, PAPER};
 use super::svg::{Anchor, Svg, clip};
 
 /// The picture's width.
@@ -197,7 +197,8 @@ fn panel(svg: &mut Svg, duel: &Public, seat: usize, language: Language) {
     if !duel.finished {
         let cast = duel.round.casters.get(player).is_some_and(|c| c.acted);
         // Only *that* the wizard cast this round, never what.
-        let cast = label(language, if cast { "board-label-cast" } else { "board-label-not-cast" }, Args::new());
+        let cast =
+            label(language, if cast { "board-label-cast" } else { "board-label-not-cast" }, Args::new());
         svg.text(x + PANEL_W - 14.0, PANEL_Y + 28.0, 13.0, MUTED, Anchor::End, &cast);
     }
     pool(svg, duel.pools.get(player), seat);

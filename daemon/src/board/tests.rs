@@ -314,9 +314,11 @@ const NAMED: &str = "alicebob carol Apprentice Pyromancer Stormcaller Geomancer"
 /// Every character of a drawn text is one the shipped font has: ASCII, or in
 /// [`font::NEEDED`] or [`font::LABELS`].
 fn assert_drawable(svg: &str) {
-    let texts = svg.split("<text").skip(1).filter_map(|t| t.split_once('>')).map(|(_, rest)| {
-        rest.split_once("</text>").map_or(rest, |(text, _)| text)
-    });
+    let texts = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>'))
+        .map(|(_, rest)| rest.split_once("</text>").map_or(rest, |(text, _)| text));
     for text in texts {
         for c in text.chars().filter(|c| !c.is_ascii() && !NAMED.contains(*c)) {
             assert!(
@@ -370,12 +372,31 @@ fn every_chinese_label_is_in_the_font() {
 #[test]
 fn a_chinese_room_sees_chinese_labels() {
     let duel = svg_in(&duel_state(), Language::ZhCn).expect("draws");
-    for label in ["决斗", "alice 对 bob", "第 2 回合", "胜利点数条：偏向 alice 7 点", "已施法", "尚未施法", "前 1 个元素位置被封印：", "第 1 回合：威力 13 · 3 级", "迸发", "专注"] {
+    for label in [
+        "决斗",
+        "alice 对 bob",
+        "第 2 回合",
+        "胜利点数条：偏向 alice 7 点",
+        "已施法",
+        "尚未施法",
+        "前 1 个元素位置被封印：",
+        "第 1 回合：威力 13 · 3 级",
+        "迸发",
+        "专注",
+    ] {
         assert!(duel.contains(label), "{label} in {duel}");
     }
     assert_drawable(&duel);
     let thaum = svg_in(&thaum_state(), Language::ZhCn).expect("draws");
-    for label in ["魔素", "第 2 赛季 · 第 3 阶段", "循环不稳定度 4/9", "第 3 阶段于 2026-01-07（星期三）00:00 UTC 结束", "玩家", "法力", "金币"] {
+    for label in [
+        "魔素",
+        "第 2 赛季 · 第 3 阶段",
+        "循环不稳定度 4/9",
+        "第 3 阶段于 2026-01-07（星期三）00:00 UTC 结束",
+        "玩家",
+        "法力",
+        "金币",
+    ] {
         assert!(thaum.contains(label), "{label} in {thaum}");
     }
     assert_drawable(&thaum);
@@ -386,7 +407,9 @@ fn a_chinese_room_sees_chinese_labels() {
         let words: Vec<&str> = drawn
             .split("<text")
             .skip(1)
-            .filter_map(|t| t.split_once('>').and_then(|(_, rest)| rest.split_once("</text>")).map(|(t, _)| t))
+            .filter_map(|t| {
+                t.split_once('>').and_then(|(_, rest)| rest.split_once("</text>")).map(|(t, _)| t)
+            })
             .flat_map(|t| t.split(|c: char| !c.is_ascii_alphabetic()))
             .filter(|w| !w.is_empty() && !NAMED.split(' ').any(|n| n.contains(w)) && *w != "UTC")
             .collect();

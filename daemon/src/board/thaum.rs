@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use spellbridge_core::locale::Args;
-use spellbridge_core::{Language, Timestamp};
 use spellbridge_core::games::thaum::Schedule;
 use spellbridge_core::games::thaum::render::roman;
+use spellbridge_core::locale::Args;
+use spellbridge_core::{Language, Timestamp};
 
-use super::palette::{self, INK, LINE, MUTED, PANEL, PAPER};
 use super::label;
+use super::palette::{self, INK, LINE, MUTED, PANEL, PAPER};
 use super::svg::{Anchor, Svg, clip};
 
 /// The picture's width.
@@ -24,7 +24,8 @@ pub const THAUMS: [(&str, &str); 4] =
     [("fire", "Fire"), ("water", "Water"), ("earth", "Earth"), ("air", "Air")];
 
 /// The labels of [`THAUMS`], in its order.
-const THAUM_LABELS: [&str; 4] = ["board-label-fire", "board-label-water", "board-label-earth", "board-label-air"];
+const THAUM_LABELS: [&str; 4] =
+    ["board-label-fire", "board-label-water", "board-label-earth", "board-label-air"];
 
 const TABLE_Y: f64 = 120.0;
 const ROW: f64 = 40.0;

@@ -9,8 +9,8 @@
 //! many were left out: `<bob> … (135 more lines)`.
 
 use spellbridge_core::locale::{self, Args};
-use spellbridge_core::{Language, RichText};
 use spellbridge_core::text::{Hue, Segment, Style};
+use spellbridge_core::{Language, RichText};
 
 /// How many lines of one message are relayed when the bridge does not say.
 pub const DEFAULT_LINES: usize = 5;

@@ -103,8 +103,20 @@ fn a_new_player_cannot_be_added_under_a_full_width_name() {
 /// Words that may stay Latin in a Chinese answer: the players and wizards these tests
 /// name, networks, and names of things.
 const LATIN_OK: &[&str] = &[
-    "alice", "bob", "carol", "dave", "mallory", "irc", "matrix", "hs", "Apprentice", "Pyromancer",
-    "Stormcaller", "Geomancer", "UTC", "Glicko",
+    "alice",
+    "bob",
+    "carol",
+    "dave",
+    "mallory",
+    "irc",
+    "matrix",
+    "hs",
+    "Apprentice",
+    "Pyromancer",
+    "Stormcaller",
+    "Geomancer",
+    "UTC",
+    "Glicko",
 ];
 
 /// The Latin words of an answer outside code (code segments, and backticked runs of a
@@ -144,7 +156,7 @@ fn every_refusal_in_a_chinese_room_is_chinese() {
         private: true,
         ..Inbound::new(NetworkId::new("irc"), RoomId::new(nick), PlayerId::new(nick), text)
     };
-    let said: Vec<Inbound> = [
+    let said = [
         // The lobby's grammar, names, records.
         "!duel",
         "!accept a b",
@@ -184,32 +196,36 @@ fn every_refusal_in_a_chinese_room_is_chinese() {
         "!alchemy 1 fire fire",
         "!tornado 5 bob",
         "!stop",
-        // A Duel and its refusals.
-        "!决斗 bob",
-        "!cast fire",
     ]
-    .iter()
-    .map(|text| irc("alice", text))
-    .chain([
-        irc("bob", "!接受"),
-        dm("alice", "!cast"),
-        dm("alice", "!cast lava"),
-        dm("alice", "!cast fire"),
-        dm("alice", "!cast surge water water"),
-        dm("alice", "!cast surge end fire"),
-        dm("alice", "!cast overspeed end"),
-        dm("alice", "!concede now"),
-        irc("carol", "!concede"),
-        irc("carol", "!stop"),
-        dm("carol", "!cast fire"),
-        dm("dave", "!link nonsense"),
-    ])
-    .collect();
+    .into_iter()
+    .map(|text| irc("alice", text));
+    // A Duel and its refusals (bob speaks first, so his name is known).
+    let said: Vec<Inbound> = std::iter::once(irc("bob", "你好"))
+        .chain(said)
+        .chain([
+            irc("alice", "!决斗 bob"),
+            irc("bob", "!接受"),
+            irc("alice", "!cast fire"),
+            dm("alice", "!cast"),
+            dm("alice", "!cast lava"),
+            dm("alice", "!cast fire"),
+            dm("alice", "!cast surge water water"),
+            dm("alice", "!cast surge end fire"),
+            dm("alice", "!cast overspeed end"),
+            dm("alice", "!concede now"),
+            irc("carol", "!concede"),
+            irc("carol", "!stop"),
+            dm("carol", "!cast fire"),
+            dm("dave", "!link nonsense"),
+        ])
+        .collect();
     let mut bad = Vec::new();
     let mut answers = 0;
+    let mut all = Vec::new();
     for inbound in &said {
         for out in router.handle(inbound, T) {
             answers += 1;
+            all.push(out.message.text.plain());
             let words = english(&out.message.text);
             if !words.is_empty() {
                 bad.push(format!("{}: {words:?} in {}", inbound.text, out.message.text.plain()));
@@ -218,6 +234,26 @@ fn every_refusal_in_a_chinese_room_is_chinese() {
     }
     assert!(answers > said.len(), "every line is answered");
     assert!(bad.is_empty(), "English in a Chinese room:\n{}", bad.join("\n"));
+    if std::env::var_os("SHOW_ANSWERS").is_some() {
+        eprintln!("{}", all.join("\n"));
+    }
+    // Each kind was met: the grammar's refusals, a name refused, the records, the games.
+    for expected in [
+        "`!决斗` 需要你要挑战的玩家：请输入 `!决斗 <玩家> [魔法师]`。",
+        "`!聚能`：`fier` 不是魔素（你是想输入 `fire` 吗？）；魔素有 火、水、土、风",
+        "`!聚能`：法力数量 `-1` 是负数",
+        "`!阶段` 需要 `下一` 这个词，而不是 `x`",
+        "`!加入` 后面不接任何内容，但多出了 `now`：直接输入 `!加入` 即可。",
+        "玩家名字只能由",
+        "我不认识叫 `nobody` 的人",
+        "还没有人有决斗等级分",
+        "还没有结束的魔素赛季",
+        "这里的主持人是",
+        "别暴露你的法术",
+        "`lava` 不是法术标记",
+    ] {
+        assert!(all.iter().any(|t| t.contains(expected)), "no answer says {expected:?}:\n{}", all.join("\n"));
+    }
     // The command limit's notice, to a player who floods.
     let mut flooded = Router::new(
         Registry::standard(),

@@ -15,7 +15,7 @@ const UNLISTED: &[&str] = &["lang"];
 /// One argument of a usage line (`<player>`) as `language` shows it (`<玩家>`).
 fn said_shown(shown: &str, language: Language) -> String {
     match spellbridge_core::grammar::PHRASES.iter().find(|(phrase, _)| *phrase == shown) {
-        Some((phrase, _)) => spellbridge_core::grammar::phrase(language, *phrase),
+        Some((phrase, _)) => spellbridge_core::grammar::phrase(language, phrase),
         None => shown.to_owned(),
     }
 }

@@ -964,7 +964,11 @@ impl Router {
             let game = self.tables[&busy].table.game();
             return vec![reply(
                 reply_to,
-                said::said(language, "lobby-new-busy", Args::new().text("game", self.game_name(game, language))),
+                said::said(
+                    language,
+                    "lobby-new-busy",
+                    Args::new().text("game", self.game_name(game, language)),
+                ),
             )];
         }
         let setup = TableSetup { room: place.room.clone(), seats, now };
@@ -1078,7 +1082,9 @@ impl Router {
             }
         };
         let seated = self.index.players(index);
-        if let Err(problem) = self.resolve_players(&mut parsed, seated, &speaker.inbound.network, reply_to.language) {
+        if let Err(problem) =
+            self.resolve_players(&mut parsed, seated, &speaker.inbound.network, reply_to.language)
+        {
             return vec![reply(reply_to, problem)].into();
         }
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new().into() };
@@ -1142,7 +1148,10 @@ impl Router {
     /// A command whose arguments could not be read, answered with the usage line from its
     /// declaration and the configured prefix (every parse error is worded by the grammar).
     fn unread(&self, error: &ParseError, example_player: Option<&str>, language: Language) -> RichText {
-        refusal_text(Refusal::Refused(error.render_in(&self.options.prefix, example_player, language)), language)
+        refusal_text(
+            Refusal::Refused(error.render_in(&self.options.prefix, example_player, language)),
+            language,
+        )
     }
 
     /// The unfinished table a private `command` of `player`'s goes to: the one table

@@ -5,8 +5,8 @@
 
 use spellbridge_core::{Parsed, PlayerArgument};
 
-use super::*;
 use super::said::said;
+use super::*;
 use crate::names::{NameRefusal, readable};
 use spellbridge_core::locale::{self, Args};
 

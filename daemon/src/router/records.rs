@@ -349,8 +349,14 @@ mod tests {
     #[test]
     fn top_lists_the_ten_best_by_rating_or_by_coins_then_thaums() {
         let mut summary = Summary::default();
-        assert!(top_text(Language::En, &summary, Ranking::Duel).plain().contains("Nobody has a Duel rating yet"));
-        assert!(top_text(Language::En, &summary, Ranking::Thaum).plain().contains("No Thaum season has ended yet"));
+        assert!(
+            top_text(Language::En, &summary, Ranking::Duel).plain().contains("Nobody has a Duel rating yet")
+        );
+        assert!(
+            top_text(Language::En, &summary, Ranking::Thaum)
+                .plain()
+                .contains("No Thaum season has ended yet")
+        );
         for i in 0..12u32 {
             summary.players.insert(player(&format!("p{i:02}")), duel(1400.0 + f64::from(i) * 10.0, i, 1));
         }

@@ -73,7 +73,8 @@ pub fn error(language: Language, error: &DuelError) -> RichText {
         ),
         DuelError::OverspeedNeedsElement => say("duel-error-overspeed-needs-element", Args::new()),
         DuelError::Conflict { before, element, .. } => {
-            let allowed = codes(super::super::element::may_follow(*before).iter().map(|e| e.typed_in(language)));
+            let allowed =
+                codes(super::super::element::may_follow(*before).iter().map(|e| e.typed_in(language)));
             say(
                 "duel-error-conflict",
                 Args::new()
@@ -98,7 +99,10 @@ pub fn error(language: Language, error: &DuelError) -> RichText {
         }
         DuelError::PoolEmpty { element, in_pool, queued } => say(
             "duel-error-pool-empty",
-            Args::new().text("element", element.typed_in(language)).num("in-pool", *in_pool).num("queued", *queued),
+            Args::new()
+                .text("element", element.typed_in(language))
+                .num("in-pool", *in_pool)
+                .num("queued", *queued),
         ),
         DuelError::AfterEnd { extra } => {
             let extra: Vec<&str> = extra.iter().map(|t| t.typed_in(language)).collect();
