@@ -4,7 +4,7 @@
 
 ## `!帮助` 与 `!游戏`
 lobby-help = 命令：{ $commands }。`!帮助 <命令>` 解释其中一条。
-lobby-help-at-table = 命令：{ $commands }。本房间的 { $game } 桌：{ $table }。`!帮助 <命令>` 解释其中一条。
+lobby-help-at-table = 命令：{ $commands }。本房间的{ $game }桌：{ $table }。`!帮助 <命令>` 解释其中一条。
 lobby-help-topic = `{ $usage }` —— { $summary }
 lobby-help-topic-separator = {" | "}
 lobby-games = 游戏：{ $games }。开局方式：{ $ways }。
@@ -37,7 +37,7 @@ lobby-summary-lang = 说明本房间（私聊时：你的私信）使用哪种�
 lobby-new-private = 请在你想玩的房间里开桌，而不是在私信里。
 lobby-new-unknown = 没有叫 `{ $game }` 的游戏。游戏：{ $games }。
 lobby-new-unknown-guess = 没有叫 `{ $game }` 的游戏。你是想输入 `!开局 { $guess }` 吗？游戏：{ $games }。
-lobby-new-busy = 本房间已经有一张 { $game } 桌了；每个房间只能有一张桌子。请先结束它（由主持人输入 `!停止`；决斗中输入 `!认输`），或者去别的房间玩。
+lobby-new-busy = 本房间已经有一张{ $game }桌了；每个房间只能有一张桌子。请先结束它（由主持人输入 `!停止`；决斗中输入 `!认输`），或者去别的房间玩。
 
 ## 决斗挑战
 lobby-challenge = { $challenger } 向 { $opponent } 发起决斗！{ $opponent }：输入 `!接受 [魔法师]` 或 `!拒绝`（`!魔法师` 列出所有魔法师）。

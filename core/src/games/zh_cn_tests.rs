@@ -24,7 +24,8 @@ use crate::time::Timestamp;
 use crate::words::Adjustment;
 
 /// Names of players and wizards the samples use: words that may stay Latin.
-const NAMES: &[&str] = &["alice", "bob", "carol", "Apprentice", "Pyromancer", "UTC"];
+const NAMES: &[&str] =
+    &["alice", "bob", "carol", "Apprentice", "Pyromancer", "Stormcaller", "Geomancer", "UTC"];
 
 /// The Latin words of `text` outside names, code, ids and numbers.
 fn latin_words(text: &RichText) -> Vec<String> {
@@ -478,15 +479,16 @@ fn every_duel_event_and_refusal_is_chinese() {
         said.push((format!("{error:?}"), duel_render::refusal(error).get(zh).clone()));
         said.push((format!("{error:?}"), duel_render::refusal_in(&view(None), error).get(zh).clone()));
     }
-    // A wizard's description is the config's own words (English in config/wizards.toml).
-    let house = Wizard { description: String::new(), house: true, ..Wizard::apprentice() };
-    let favoured = Wizard {
-        name: "Pyromancer".into(),
-        favours: vec![super::duel::Favour { attribute: Element::Fire, bonus: 2 }],
-        ..house.clone()
-    };
-    let wizards = [house, favoured];
-    said.push(("wizards".into(), duel_render::wizard_list(zh, wizards.iter())));
+    // The shipped wizards (config/wizards.toml) each have a Chinese description.
+    let wizards = super::duel::Wizards::from_toml(super::duel::wizard::DEFAULT_WIZARDS_TOML)
+        .expect("the shipped wizards");
+    said.push(("wizards".into(), duel_render::wizard_list(zh, &wizards)));
+    let english = duel_render::wizard_list(Language::En, &wizards).plain();
+    assert!(english.contains("Fire-heavy pool"), "{english}");
+    // A wizard the config describes only in English is described in English.
+    let plain = super::duel::Wizards::new(vec![Wizard::apprentice()]).expect("valid");
+    let told = duel_render::wizard_list(zh, &plain).plain();
+    assert!(told.contains(&Wizard::apprentice().description), "{told}");
     check(said);
 }
 

@@ -913,7 +913,8 @@ impl Router {
             LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref(), reply_to.language)),
             LobbyCommand::Games => say(self.games(reply_to.language)),
             LobbyCommand::Wizards => {
-                let answer = self.registry.iter().find_map(|game| game.lobby("wizards"));
+                let answer =
+                    self.registry.iter().find_map(|game| game.lobby_in("wizards", reply_to.language));
                 say(answer.unwrap_or_else(|| said::said(reply_to.language, "lobby-no-wizards", Args::new())))
             }
             LobbyCommand::Link(None) => self.give_link_code(speaker, reply_to, now),

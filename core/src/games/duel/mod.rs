@@ -208,7 +208,7 @@ impl GamePlugin for DuelPlugin {
 
     fn lobby_in(&self, command: &str, language: Language) -> Option<RichText> {
         let (head, _) = words::split(command);
-        (head == "wizards").then(|| render::wizard_list(language, self.options.wizards.iter()))
+        (head == "wizards").then(|| render::wizard_list(language, &self.options.wizards))
     }
 
     fn configure(&self, options: &GameOptions<'_>) -> Result<Option<Box<dyn GamePlugin>>, String> {

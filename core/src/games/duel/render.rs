@@ -27,7 +27,7 @@ pub use words::pool;
 use super::engine::{Duel, Finish, FinishReason};
 use super::news::{self, DuelNews, DuelView, Revealed};
 use super::token::Token;
-use super::wizard::Wizard;
+use super::wizard::Wizards;
 use crate::event::{Event, Presentation};
 use crate::ids::PlayerId;
 use crate::language::Language;
@@ -288,6 +288,6 @@ pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
 }
 
 /// The wizard list for `!wizards`, in `language`.
-pub fn wizard_list<'a>(language: Language, wizards: impl Iterator<Item = &'a Wizard>) -> RichText {
+pub fn wizard_list(language: Language, wizards: &Wizards) -> RichText {
     status::wizard_list(language, wizards)
 }
