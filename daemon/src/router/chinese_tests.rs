@@ -109,6 +109,7 @@ const LATIN_OK: &[&str] = &[
     "dave",
     "mallory",
     "irc",
+    "Matrix",
     "matrix",
     "hs",
     "Apprentice",
@@ -174,6 +175,7 @@ fn every_refusal_in_a_chinese_room_is_chinese() {
         // A Thaum table, opened by its Chinese name, and its grammar's refusals.
         "!开局 魔素",
         "!help",
+        "!board",
         "!new 魔素",
         "!gather",
         "!gather x fire",
@@ -251,6 +253,7 @@ fn every_refusal_in_a_chinese_room_is_chinese() {
         "这里的主持人是",
         "别暴露你的法术",
         "`lava` 不是法术标记",
+        "局面图显示在本桌的 Matrix 房间",
     ] {
         assert!(all.iter().any(|t| t.contains(expected)), "no answer says {expected:?}:\n{}", all.join("\n"));
     }
