@@ -198,7 +198,7 @@ fn duel_errors() -> Vec<DuelError> {
         DuelError::UnknownWizard {
             name: "Pyro".into(),
             suggestion: Some("Pyromancer".into()),
-            known: "Apprentice, Pyromancer".into(),
+            known: vec!["Apprentice".into(), "Pyromancer".into()],
         },
         super::duel::command::parse("concede now").expect_err("refused"),
     ]

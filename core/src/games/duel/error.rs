@@ -197,8 +197,9 @@ pub enum DuelError {
 
     /// The chosen wizard does not exist.
     #[error(
-        "There is no wizard `{name}`.{} Wizards: {known}; `!wizards` shows their pools.",
-        suggestion.as_ref().map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default()
+        "There is no wizard `{name}`.{} Wizards: {}; `!wizards` shows their pools.",
+        suggestion.as_ref().map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default(),
+        known.join(", ")
     )]
     UnknownWizard {
         /// The name as typed.
@@ -206,6 +207,6 @@ pub enum DuelError {
         /// The nearest wizard name.
         suggestion: Option<String>,
         /// Every wizard's name.
-        known: String,
+        known: Vec<String>,
     },
 }

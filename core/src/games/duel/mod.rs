@@ -148,7 +148,7 @@ impl DuelPlugin {
                 Some(name) => wizards.get(name).cloned().ok_or_else(|| DuelError::UnknownWizard {
                     name: name.to_owned(),
                     suggestion: wizards.nearest(name).map(str::to_owned),
-                    known: wizards.names(),
+                    known: wizards.iter().map(|w| w.name.clone()).collect(),
                 }),
             }
         };

@@ -119,7 +119,7 @@ pub fn error(language: Language, error: &DuelError) -> RichText {
             Args::new()
                 .text("name", name.as_str())
                 .rich("suggestion", did_you_mean(language, suggestion.as_ref()))
-                .text("known", known.as_str()),
+                .text("known", known.join(if language == Language::En { ", " } else { "、" })),
         ),
     }
 }
