@@ -70,6 +70,8 @@ duel-compact-spell = { $player }{ $interrupted } → { $outcome }
 duel-compact-settles = Round { $round } settles: { $spells }. { $moves }.
 
 ## The next round
+# A deadline: ISO 8601 in UTC.
+duel-when = { $date }T{ $time }Z
 duel-round-begins = Round { $round } begins: send your spell to me privately (`!cast …`); step 0 times out at { $deadline }.
 duel-round-begins-compact = Round { $round } begins: send your spell to me privately (`!cast …`); each step waits at most { $wait }.{ $seals }
 duel-round-seals = {" "}Seals (RULES D-10): { $seals }

@@ -67,6 +67,8 @@ duel-compact-spell = { $player }{ $interrupted } → { $outcome }
 duel-compact-settles = 第 { $round } 回合结算：{ $spells }。{ $moves }。
 
 ## 下一回合
+# 截止时间（UTC）。
+duel-when = { $date } { $time } UTC
 duel-round-begins = 第 { $round } 回合开始：请私信把法术发给我（`!施法 …`）；第 0 步在 { $deadline } 超时。
 duel-round-begins-compact = 第 { $round } 回合开始：请私信把法术发给我（`!施法 …`）；每步最多等待 { $wait }。{ $seals }
 duel-round-seals = 元素封印（规则 D-10）：{ $seals }

@@ -221,7 +221,8 @@ fn compact_steps(language: Language, steps: &[(u32, u32, &[PlayerId; 2], &[Revea
 }
 
 fn round_started(language: Language, round: u32, deadline: Timestamp) -> RichText {
-    say(language, "duel-round-begins", Args::new().num("round", round).text("deadline", deadline.to_string()))
+    let deadline = words::when(language, deadline);
+    say(language, "duel-round-begins", Args::new().num("round", round).text("deadline", deadline))
 }
 
 fn finished(language: Language, view: &DuelView, finish: &Finish) -> RichText {

@@ -77,7 +77,7 @@ pub(super) fn status_lines(language: Language, view: &DuelView, round: &RoundVie
             Args::new()
                 .num("step", round.step)
                 .rich("players", list(language, waiting))
-                .text("deadline", deadline.to_string()),
+                .text("deadline", super::words::when(language, deadline)),
         ),
         None => RichText::new(),
     };
