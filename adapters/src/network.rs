@@ -76,6 +76,9 @@ pub struct Start {
     /// Where the Matrix appservice transactions taken in are kept (the daemon's
     /// database); other kinds and bot mode ignore it.
     pub txns: Option<Arc<dyn SeenTransactions>>,
+    /// The language the network's own notices are told in (its `language`; IRC's
+    /// "log in first" notice).
+    pub language: spellbridge_core::Language,
 }
 
 /// How the players a network names are known across networks.

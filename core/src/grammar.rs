@@ -25,11 +25,13 @@
 mod error;
 mod lookup;
 mod parsed;
+mod said;
 mod width;
 
 pub use error::{ParseError, Problem, ReadError};
 pub use lookup::Grammar;
 pub use parsed::{Parsed, Value};
+pub use said::{PHRASES, phrase, untranslated};
 pub use width::{command_word, narrow, strip_prefix};
 
 use crate::ids::PlayerId;
@@ -81,8 +83,18 @@ impl Choice {
 pub struct Branch {
     /// The word (`add`).
     pub word: &'static str,
+    /// Other words that mean the same (`添加`).
+    pub aliases: &'static [&'static str],
     /// What follows it.
     pub args: &'static [Arg],
+}
+
+impl Branch {
+    /// True when `word` (any case, ASCII or full width) is its word or an alias.
+    pub fn is_called(&self, word: &str) -> bool {
+        let lower = command_word(word);
+        self.word == lower || self.aliases.contains(&lower.as_str())
+    }
 }
 
 /// What an argument is.
@@ -215,7 +227,7 @@ impl Command {
             query: Query::No,
             who: Who::Anyone,
             summary,
-            needs: "nothing after it",
+            needs: error::NOTHING,
             example: "",
             hint: "",
             wording: Wording::Game,
@@ -420,7 +432,7 @@ impl Reader<'_> {
                 Value::Rest(self.words[at..].iter().map(|w| narrow(w).into_owned()).collect())
             }
             Kind::Branch(branches) => {
-                let Some(i) = branches.iter().position(|b| narrow(word).eq_ignore_ascii_case(b.word)) else {
+                let Some(i) = branches.iter().position(|b| b.is_called(word)) else {
                     return Err(self.fail(Problem::Expected(word.clone())));
                 };
                 self.values.push((at, Value::Choice(i)));

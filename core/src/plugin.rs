@@ -252,6 +252,13 @@ pub trait GamePlugin: Send + Sync {
     /// One line saying what the game is.
     fn summary(&self) -> &'static str;
 
+    /// The game's name in `language` (`!开局 魔素`): [`GamePlugin::name`] by default.
+    /// Each name opens the game ([`Registry::get`]).
+    fn name_in(&self, language: Language) -> String {
+        let _ = language;
+        self.name().to_owned()
+    }
+
     /// Every command of the game, in the order help lists them.
     fn commands(&self) -> &'static [Command];
 
@@ -376,9 +383,17 @@ impl Registry {
         ])
     }
 
-    /// The game called `name` (case-insensitive).
+    /// The game called `name` (case-insensitive), by its name in any language.
     pub fn get(&self, name: &str) -> Option<&dyn GamePlugin> {
-        self.plugins.iter().find(|p| p.name().eq_ignore_ascii_case(name)).map(AsRef::as_ref)
+        self.plugins
+            .iter()
+            .find(|p| {
+                p.name().eq_ignore_ascii_case(name)
+                    || Language::ALL
+                        .into_iter()
+                        .any(|language| p.name_in(language).eq_ignore_ascii_case(name))
+            })
+            .map(AsRef::as_ref)
     }
 
     /// Every game.

@@ -27,7 +27,8 @@
 //! ([`Engine::notify_changes`]), for the spectator site's live updates: sending never
 //! waits, and a listener that falls behind only misses notices (it reads the store).
 
-use spellbridge_core::{Destination, Inbound, Registry, RichText, Timestamp};
+use spellbridge_core::locale::{self, Args};
+use spellbridge_core::{Destination, Inbound, Language, Registry, Timestamp};
 
 use tokio::sync::broadcast;
 
@@ -173,7 +174,11 @@ impl Engine {
                     Err(error) => {
                         tracing::error!(network = %key.network, id = %key.id, %error, "could not check for a redelivery; the message is not taken and its sender told");
                         unchecked = true;
-                        apologies.push(not_taken(inbound, &error.to_string()));
+                        apologies.push(not_taken(
+                            inbound,
+                            &error.to_string(),
+                            self.router.language_of(inbound),
+                        ));
                         fates.push(Fate::Unchecked);
                         continue;
                     }
@@ -210,7 +215,10 @@ impl Engine {
         let (mut queued, saved) = self.commit(steps, keep)?;
         if let Saved::Failed(error) = &saved {
             let reason = error.to_string();
-            apologies.extend(handled.into_iter().map(|inbound| not_taken(inbound, &reason)));
+            let router = &self.router;
+            apologies.extend(
+                handled.into_iter().map(|inbound| not_taken(inbound, &reason, router.language_of(inbound))),
+            );
         }
         queued.extend(apologies.into_iter().map(|outbound| Queued { id: -1, outbound }));
         Ok(Batch { fates, queued, saved, unchecked })
@@ -310,11 +318,11 @@ impl Engine {
     }
 }
 
-/// "That was not taken": to a message's sender, where they said it.
-fn not_taken(inbound: &Inbound, reason: &str) -> Outbound {
-    let text = RichText::new().mention(&inbound.sender).text(format!(
-        ": that was not taken, because it could not be saved ({reason}). Try again in a moment."
-    ));
+/// "That was not taken": to a message's sender, where they said it, in `language` (the
+/// room's, or privately the sender's).
+fn not_taken(inbound: &Inbound, reason: &str, language: Language) -> Outbound {
+    let args = Args::new().mention("player", &inbound.sender).text("reason", reason);
+    let text = locale::rich(language, "notice-not-taken", &args);
     let to = if inbound.private {
         Destination::Private(inbound.sender.clone())
     } else {

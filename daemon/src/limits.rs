@@ -14,7 +14,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 
-use spellbridge_core::Timestamp;
+use spellbridge_core::locale::{self, Args};
+use spellbridge_core::{Language, Timestamp};
 
 /// Wrong link codes an identity may send in any hour.
 pub const WRONG_CODES_PER_HOUR: usize = 5;
@@ -159,11 +160,13 @@ impl<K: Eq + Hash + Clone> CommandLimits<K> {
 impl CommandLimit {
     /// The notice for a player whose commands were refused.
     pub fn notice(&self) -> String {
-        format!(
-            "Slow down, please: your commands are arriving faster than {} per {} s. I skipped the last \
-             ones; try again in a few seconds.",
-            self.commands, self.window_secs
-        )
+        self.notice_in(Language::En)
+    }
+
+    /// [`CommandLimit::notice`] in `language`.
+    pub fn notice_in(&self, language: Language) -> String {
+        let args = Args::new().num("commands", self.commands).num("seconds", self.window_secs);
+        locale::text(language, "notice-slow-down", &args)
     }
 }
 

@@ -65,7 +65,7 @@ pub enum Ranking {
 const RANKINGS: Choice = Choice {
     noun: Some("leaderboard"),
     list: "the leaderboards are duel and thaum",
-    words: &[&["duel"], &["thaum"]],
+    words: &[&["duel", "决斗"], &["thaum", "魔素"]],
 };
 
 const WORD: Kind = Kind::Word;

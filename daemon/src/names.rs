@@ -5,6 +5,8 @@
 //! Wherever a name typed by someone is echoed back, [`escaped`] writes such characters
 //! as `\u{…}` so they are seen, not obeyed.
 
+use spellbridge_core::Language;
+use spellbridge_core::locale::{self, Args};
 use unicode_security::MixedScript;
 use unicode_security::confusable_detection::skeleton;
 
@@ -46,6 +48,26 @@ pub enum NameRefusal {
         /// What it passes for.
         looks_like: String,
     },
+}
+
+impl NameRefusal {
+    /// The refusal in `language` (the English is its `Display`), the name escaped.
+    pub fn said(&self, language: Language) -> String {
+        let named = |id: &str, name: &str, character: char| {
+            locale::text(language, id, &Args::new().text("name", escaped(name)).text("code", code(character)))
+        };
+        match self {
+            NameRefusal::Empty => locale::text(language, "names-empty", &Args::new()),
+            NameRefusal::Control { name, character } => named("names-control", name, *character),
+            NameRefusal::Invisible { name, character } => named("names-invisible", name, *character),
+            NameRefusal::Bidi { name, character } => named("names-bidi", name, *character),
+            NameRefusal::LookAlike { name, looks_like } => locale::text(
+                language,
+                "names-look-alike",
+                &Args::new().text("name", escaped(name)).text("looks", looks_like.as_str()),
+            ),
+        }
+    }
 }
 
 /// Checks that `name` can be a new player's name.

@@ -280,6 +280,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             stop: transports_stop.clone(),
             sts: Some(sts.clone()),
             txns: Some(txns.clone()),
+            language: settings.languages.network(&NetworkId::new(configured.name())),
         });
         tasks.spawn(watch_connection(transport.clone(), metrics.clone(), transports_stop.clone()));
         lookups.insert(NetworkId::new(configured.name()), transport.clone());

@@ -70,6 +70,8 @@ duel-compact-spell = { $player }{ $interrupted } → { $outcome }
 duel-compact-settles = Round { $round } settles: { $spells }. { $moves }.
 
 ## The next round
+# A deadline: ISO 8601 in UTC.
+duel-when = { $date }T{ $time }Z
 duel-round-begins = Round { $round } begins: send your spell to me privately (`!cast …`); step 0 times out at { $deadline }.
 duel-round-begins-compact = Round { $round } begins: send your spell to me privately (`!cast …`); each step waits at most { $wait }.{ $seals }
 duel-round-seals = {" "}Seals (RULES D-10): { $seals }
@@ -136,6 +138,8 @@ duel-error-same-player = { $player } cannot duel themselves: challenge another p
 duel-error-unknown-wizard = There is no wizard `{ $name }`.{ $suggestion } Wizards: { $known }; `!wizards` shows their pools.
 
 ## Help (`!help`): exactly what the commands' declarations say (core/src/games/duel/command.rs)
+# The game's name, as `!new` takes it.
+duel-name = duel
 duel-summary = two wizards cast element spells in hidden steps and push a shared victory track to 30
 duel-help-cast = Privately to the bot: queues tokens for your spell this round, one placed per step (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, water fire thunder wind earth void, end.
 duel-help-status = Shows the round, the step, the victory track, both pools and the seals; privately, also your own queued spell.

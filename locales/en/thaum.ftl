@@ -96,6 +96,8 @@ thaum-error-same-thaum = Alchemy needs two different Thaums, not { $thaum } twic
 thaum-error-self-target = { $spell } needs another player, not yourself: type `!{ $command } <mana> <player>` with another player's name.
 
 ## Help (`!help`): exactly what the commands' declarations say (core/src/games/thaum/mod.rs)
+# The game's name, as `!new` takes it.
+thaum-name = thaum
 thaum-summary-line = Nomic magic: turn each phase's Mana into Fire, Water, Earth and Air and cast spells for coins
 thaum-help-join = Join this Thaum table; you get this phase's 1 Mana (T-4).
 thaum-help-gather = Gather Power: spend Mana to raise one Thaum by that much (Thaums stay within -10..10).

@@ -2,7 +2,7 @@
 ### 术语以原作（seeds/002）为准，见 locales/GLOSSARY.md。
 ### `{" "}` 保留 Fluent 会去掉的首尾空格。
 
--token-list = `surge` `focus` `overspeed` `counter`（元素预调理），`water` `fire` `thunder` `wind` `earth` `void`（也可写 水 火 雷 风 土 虚无），`end`（协调元素波动）
+-token-list = `迸发` `专注` `超速` `反制`（元素预调理），`水` `火` `雷` `风` `土` `虚无`（元素），`协调`（协调元素波动）；也可写全称（`魔力迸发`）或英文（`surge` `fire` `end`）
 
 ## 词
 duel-element-water = 水
@@ -26,9 +26,9 @@ duel-seals-more = { $first }；{ $rest }
 duel-seals = { $seals }。
 
 ## 开局与施法的每一步
-duel-opened = ⚔ 决斗！{ $first }（{ $first-wizard }）对 { $second }（{ $second-wizard }）。胜利点数条从 0 开始，推到你这边 30 点即获胜（规则 D-1）。第 1 回合开始：请私信把法术发给我，例如 `/msg <bot> !cast surge fire wind end`——标记每步放置一个，双方同时揭示；每步最多等待 { $wait }。`!help cast` 列出所有标记，`!status` 查看决斗状况。
+duel-opened = ⚔ 决斗！{ $first }（{ $first-wizard }）对 { $second }（{ $second-wizard }）。胜利点数条从 0 开始，推到你这边 30 点即获胜（规则 D-1）。第 1 回合开始：请私信把法术发给我，例如 `/msg <bot> !施法 迸发 火 风 协调`——标记每步放置一个，双方同时揭示；每步最多等待 { $wait }。`!帮助 施法` 列出所有标记，`!状态` 查看决斗状况。
 duel-queued-complete = 已记下。你第 { $round } 回合的法术：{ $tokens }。你的标记每步放置一个，与对手的标记同时揭示。
-duel-queued-open = 已记下。你第 { $round } 回合的法术：{ $tokens }。可用 `!cast …` 继续添加，以 `end` 结束。
+duel-queued-open = 已记下。你第 { $round } 回合的法术：{ $tokens }。可用 `!施法 …` 继续添加，以 `协调` 结束。
 duel-queue = 你排队中的标记（只有你能看到）：{ $tokens }。
 duel-step = 第 { $round } 回合第 { $step } 步：{ $placed }
 duel-steps = 第 { $round } 回合第 { $first }–{ $last } 步：{ $placed }
@@ -67,12 +67,14 @@ duel-compact-spell = { $player }{ $interrupted } → { $outcome }
 duel-compact-settles = 第 { $round } 回合结算：{ $spells }。{ $moves }。
 
 ## 下一回合
-duel-round-begins = 第 { $round } 回合开始：请私信把法术发给我（`!cast …`）；第 0 步在 { $deadline } 超时。
-duel-round-begins-compact = 第 { $round } 回合开始：请私信把法术发给我（`!cast …`）；每步最多等待 { $wait }。{ $seals }
+# 截止时间（UTC）。
+duel-when = { $date } { $time } UTC
+duel-round-begins = 第 { $round } 回合开始：请私信把法术发给我（`!施法 …`）；第 0 步在 { $deadline } 超时。
+duel-round-begins-compact = 第 { $round } 回合开始：请私信把法术发给我（`!施法 …`）；每步最多等待 { $wait }。{ $seals }
 duel-round-seals = 元素封印（规则 D-10）：{ $seals }
 
 ## 结束
-duel-over = 🏁 决斗结束：{ $reason }。{ $result }用 `!duel <player> [wizard]` 再来一局。
+duel-over = 🏁 决斗结束：{ $reason }。{ $result }用 `!决斗 <玩家> [魔法师]` 再来一局。
 duel-over-track = 胜利点数条到达{ $track }（规则 D-1）
 duel-over-pool = { $player } 的元素池干涸了（规则 D-2）；胜利点数条为{ $track }
 duel-over-pools = { $first } 和 { $second } 的元素池都干涸了（规则 D-2）；胜利点数条为{ $track }
@@ -82,7 +84,7 @@ duel-over-stopped = 决斗被中止；胜利点数条为{ $track }
 duel-no-winner = 没有胜者。
 duel-wins = 🏆 { $player } 获胜！
 duel-draw = 平局。
-duel-stopped = 🛑 { $player } 中止了决斗，没有胜者（胜利点数条为{ $track }）。用 `!duel <player> [wizard]` 再来一局。
+duel-stopped = 🛑 { $player } 中止了决斗，没有胜者（胜利点数条为{ $track }）。用 `!决斗 <玩家> [魔法师]` 再来一局。
 
 ## 状态
 duel-result-stopped = 已中止，没有胜者
@@ -102,39 +104,41 @@ duel-status-waits = 。第 { $step } 步正在等待 { $players }（{ $deadline 
 duel-wizards = 魔法师：{ $wizards }{ $ended ->
     [yes] {""}
    *[no] 。
-}用 `!duel <player> <wizard>` 或 `!accept <wizard>` 选择魔法师。
+}用 `!决斗 <玩家> <魔法师>` 或 `!接受 <魔法师>` 选择魔法师。
 duel-wizard-house = （内置）
 duel-wizard-no-favours = ，没有擅长的元素
 duel-wizard-favours = ，擅长
 
 ## 拒绝理由
 duel-did-you-mean = 你是想输入 `{ $word }` 吗？
-duel-error-unknown-command = `{ $word }` 不是决斗命令；决斗命令有 `!cast`、`!status`、`!concede` 和 `!stop`。
-duel-error-public-cast = 别暴露你的法术！请私信机器人发送 `!cast …`（双方魔法师放置标记之前，法术是隐藏的）。
-duel-error-no-tokens = `!cast` 至少需要一个标记，例如 `!cast surge fire wind end`。标记：{ -token-list }。
+duel-error-unknown-command = `{ $word }` 不是决斗命令；决斗命令有 `!施法`、`!状态`、`!认输` 和 `!停止`。
+duel-error-public-cast = 别暴露你的法术！请私信机器人发送 `!施法 …`（双方魔法师放置标记之前，法术是隐藏的）。
+duel-error-no-tokens = `!施法` 至少需要一个标记，例如 `!施法 迸发 火 风 协调`。标记：{ -token-list }。
 duel-error-unknown-token = `{ $word }` 不是法术标记。{ $suggestion }标记：{ -token-list }。
 duel-error-unread = { $message }
-duel-error-not-a-player = 你没有参加这场决斗（{ $first } 对 { $second }），而这个房间只能有一张桌子：到别的房间用 `!duel <player>` 挑战别人，或者等这场决斗结束（`!status` 可以查看）。
-duel-error-may-not-stop = 只有房间管理员、游戏主持人和机器人管理员可以中止决斗；想退出的玩家可以 `!concede`（对手获胜）。
-duel-error-over = 这场决斗已经结束（{ $result }）；用 `!duel <player>` 开始新的决斗。
-duel-error-missing-preconditioning = 法术以元素预调理开始，但 `{ $token }` 会排在最前面（规则：恰好一个元素预调理，然后是元素）。请以 `surge`、`focus`、`overspeed` 或 `counter` 开头，例如 `!cast surge { $token }`。
-duel-error-second-preconditioning = 一个法术只有一个元素预调理（规则）；这个法术已经有 `{ $first }`，不能再加 `{ $second }`。请改为排入元素或 `end`。
-duel-error-overspeed-needs-element = `overspeed` 的标记与第一个元素一起放置，所以 `end` 不能紧跟其后。请在它后面排入一个元素，例如 `!cast overspeed fire end`。
-duel-error-conflict = `{ $element }` 不能紧接着 `{ $before }` 唤起（规则 D-3：相冲突的元素不能紧接着唤起，虚无也不能连续唤起）。在 `{ $before }` 之后可以唤起 { $allowed }，或 `end`。
+duel-error-not-a-player = 你没有参加这场决斗（{ $first } 对 { $second }），而这个房间只能有一张桌子：到别的房间用 `!决斗 <玩家>` 挑战别人，或者等这场决斗结束（`!状态` 可以查看）。
+duel-error-may-not-stop = 只有房间管理员、游戏主持人和机器人管理员可以中止决斗；想退出的玩家可以 `!认输`（对手获胜）。
+duel-error-over = 这场决斗已经结束（{ $result }）；用 `!决斗 <玩家>` 开始新的决斗。
+duel-error-missing-preconditioning = 法术以元素预调理开始，但 `{ $token }` 会排在最前面（规则：恰好一个元素预调理，然后是元素）。请以 `迸发`、`专注`、`超速` 或 `反制` 开头，例如 `!施法 迸发 { $token }`。
+duel-error-second-preconditioning = 一个法术只有一个元素预调理（规则）；这个法术已经有 `{ $first }`，不能再加 `{ $second }`。请改为排入元素或 `协调`。
+duel-error-overspeed-needs-element = `超速` 的标记与第一个元素一起放置，所以 `协调` 不能紧跟其后。请在它后面排入一个元素，例如 `!施法 超速 火 协调`。
+duel-error-conflict = `{ $element }` 不能紧接着 `{ $before }` 唤起（规则 D-3：相冲突的元素不能紧接着唤起，虚无也不能连续唤起）。在 `{ $before }` 之后可以唤起 { $allowed }，或 `协调`。
 duel-error-sealed = 本回合你法术的前 { $positions } 个元素位置不能唤起 `{ $element }`（规则 D-10：被元素封印的是 { $sealed-names }），而它会是第 { $number } 个元素。请在那里唤起别的元素。
-duel-error-pool-empty = 你的元素池里已经没有 `{ $element }` 可用了（规则 D-4：元素池中有 { $in-pool } 个，已排队 { $queued } 个）。请唤起别的元素或 `end`；`!status` 可以查看你的元素池。
-duel-error-after-end = 你的法术已经以 `end` 结束，`{ $extra }` 不能跟在后面。你的下一个法术在本回合结算后开始。
+duel-error-pool-empty = 你的元素池里已经没有 `{ $element }` 可用了（规则 D-4：元素池中有 { $in-pool } 个，已排队 { $queued } 个）。请唤起别的元素或 `协调`；`!状态` 可以查看你的元素池。
+duel-error-after-end = 你的法术已经以 `协调` 结束，`{ $extra }` 不能跟在后面。你的下一个法术在本回合结算后开始。
 duel-error-spell-complete = 你本回合的法术已经完成（{ $why ->
     [interrupted] 你的专注被打断了
-   *[ended] 它以 `end` 结束
+   *[ended] 它以 `协调` 结束
 }）；请等本回合结算，再释放下一个法术。
-duel-error-seats = 决斗恰好由两位魔法师进行，而不是 { $count } 位：用 `!duel <player> [wizard]` 挑战一位玩家。
-duel-error-same-player = { $player } 不能和自己决斗：用 `!duel <player>` 挑战别的玩家。
-duel-error-unknown-wizard = 没有名为 `{ $name }` 的魔法师。{ $suggestion }魔法师：{ $known }；`!wizards` 可以查看他们的元素池。
+duel-error-seats = 决斗恰好由两位魔法师进行，而不是 { $count } 位：用 `!决斗 <玩家> [魔法师]` 挑战一位玩家。
+duel-error-same-player = { $player } 不能和自己决斗：用 `!决斗 <玩家>` 挑战别的玩家。
+duel-error-unknown-wizard = 没有名为 `{ $name }` 的魔法师。{ $suggestion }魔法师：{ $known }；`!魔法师` 可以查看他们的元素池。
 
-## 帮助（`!help`）
+## 帮助（`!帮助`）
+# 游戏名，`!开局` 接受它。
+duel-name = 决斗
 duel-summary = 两位魔法师分步秘密释放元素法术，把共同的胜利点数条推到 30
-duel-help-cast = 私信机器人：为你本回合的法术排入标记，每步放置一个（`!cast surge fire wind end`）。标记：`surge` `focus` `overspeed` `counter`（元素预调理），`water` `fire` `thunder` `wind` `earth` `void`（也可写 水 火 雷 风 土 虚无），`end`（协调元素波动）。
+duel-help-cast = 私信机器人：为你本回合的法术排入标记，每步放置一个（`!施法 迸发 火 风 协调`）。标记：{ -token-list }。
 duel-help-status = 显示回合、步、胜利点数条、双方的元素池和元素封印；私信查询时还显示你自己排队中的法术。
 duel-help-concede = 认输：对手获胜。
-duel-help-stop = 房间管理员、游戏主持人和机器人管理员：中止决斗，没有胜者（玩家想退出请用 `!concede`）。
+duel-help-stop = 房间管理员、游戏主持人和机器人管理员：中止决斗，没有胜者（玩家想退出请用 `!认输`）。

@@ -4,7 +4,7 @@
 
 ## `!帮助` 与 `!游戏`
 lobby-help = 命令：{ $commands }。`!帮助 <命令>` 解释其中一条。
-lobby-help-at-table = 命令：{ $commands }。本房间的 { $game } 桌：{ $table }。`!帮助 <命令>` 解释其中一条。
+lobby-help-at-table = 命令：{ $commands }。本房间的{ $game }桌：{ $table }。`!帮助 <命令>` 解释其中一条。
 lobby-help-topic = `{ $usage }` —— { $summary }
 lobby-help-topic-separator = {" | "}
 lobby-games = 游戏：{ $games }。开局方式：{ $ways }。
@@ -18,7 +18,7 @@ lobby-no-wizards = 这里没有哪个游戏有魔法师。
 ## 大厅命令的说明（`!帮助 <命令>`）。
 lobby-summary-help = 列出所有命令，或解释其中一条。
 lobby-summary-games = 列出可以玩的游戏。
-lobby-summary-new = 在本房间开一张该游戏的桌子，你成为主持人（`!开局 thaum`）。
+lobby-summary-new = 在本房间开一张该游戏的桌子，你成为主持人（`!开局 魔素`）。
 lobby-summary-duel = 在本房间向一名玩家发起决斗。
 lobby-summary-accept = 接受向你发起的决斗。
 lobby-summary-decline = 拒绝挑战（或撤回你自己的挑战）。
@@ -29,15 +29,15 @@ lobby-summary-unlink = 解除你绑定的身份。
 lobby-summary-ignore = 机器人管理员：屏蔽一名玩家的命令和聊天（只通知一次）；不带参数时列出被屏蔽的人。
 lobby-summary-unignore = 机器人管理员：恢复接收被屏蔽玩家的命令和聊天。
 lobby-summary-board = 在本房间的 Matrix 房间里显示本桌的局面图（在别处则说明去哪里看）。
-lobby-summary-stats = 一名玩家的战绩：对局数、胜场、决斗等级分、最常用的魔法师、最长连胜、Thaum 赛季（不带参数时：你自己的）。
-lobby-summary-top = 前十名：按等级分排列的决斗玩家（`!排行 duel`，默认）或按赛季金币排列的 Thaum 玩家（`!排行 thaum`）。
+lobby-summary-stats = 一名玩家的战绩：对局数、胜场、决斗等级分、最常用的魔法师、最长连胜、魔素赛季（不带参数时：你自己的）。
+lobby-summary-top = 前十名：按等级分排列的决斗玩家（`!排行 决斗`，默认）或按赛季金币排列的魔素玩家（`!排行 魔素`）。
 lobby-summary-lang = 说明本房间（私聊时：你的私信）使用哪种语言；`!语言 zh` 或 `!语言 en` 可以更改（在房间里只有房间管理员和主持人可以更改）。
 
 ## `!开局`
 lobby-new-private = 请在你想玩的房间里开桌，而不是在私信里。
 lobby-new-unknown = 没有叫 `{ $game }` 的游戏。游戏：{ $games }。
 lobby-new-unknown-guess = 没有叫 `{ $game }` 的游戏。你是想输入 `!开局 { $guess }` 吗？游戏：{ $games }。
-lobby-new-busy = 本房间已经有一张 { $game } 桌了；每个房间只能有一张桌子。请先结束它（由主持人输入 `!停止`；决斗中输入 `!认输`），或者去别的房间玩。
+lobby-new-busy = 本房间已经有一张{ $game }桌了；每个房间只能有一张桌子。请先结束它（由主持人输入 `!停止`；决斗中输入 `!认输`），或者去别的房间玩。
 
 ## 决斗挑战
 lobby-challenge = { $challenger } 向 { $opponent } 发起决斗！{ $opponent }：输入 `!接受 [魔法师]` 或 `!拒绝`（`!魔法师` 列出所有魔法师）。
@@ -75,8 +75,8 @@ lobby-lang-private-already = 你的私信已经在使用{ $language }。
 lobby-lang-room-chosen = 本房间现在使用{ $language }。
 lobby-lang-private-chosen = 你的私信现在使用{ $language }。
 lobby-language = { $code ->
-    [zh-CN] 简体中文（zh-CN）
-   *[en] 英语（en）
+    [zh-CN] 简体中文（`zh`）
+   *[en] 英语（`en`）
 }
 
 ## `!屏蔽` 与 `!取消屏蔽`（机器人管理员）

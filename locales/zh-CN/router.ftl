@@ -4,7 +4,7 @@
 router-unknown-command = 未知命令 `!{ $word }`。
 router-no-table = 你没有在任何桌子上游戏。请在桌子所在的房间加入（`!加入`，或接受一场 `!决斗`）。
 router-several-tables = 你在多张桌子上游戏（{ $tables }）；请到该桌子所在的房间发送这条命令。
-router-table-in-room = { $room } 的 { $game }
+router-table-in-room = { $room } 的{ $game }桌
 router-dice-commitment = 骰子承诺：`{ $commitment }`（本桌秘密骰子密钥的 SHA-256；桌子结束或换用新密钥时公开；规则 T-10）。
 router-dice-new-commitment = 新的骰子承诺：`{ $commitment }`（本桌秘密骰子密钥的 SHA-256；桌子结束或换用新密钥时公开；规则 T-10）。
 router-dice-revealed = 骰子密钥公开：`{ $key }`（它的 SHA-256 是 `{ $commitment }`，即这些掷骰之前公布的承诺）：现在任何人都可以核对每一次掷骰。

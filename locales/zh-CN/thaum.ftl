@@ -16,7 +16,7 @@ thaum-standing = 第 { $place } 名 { $player } { $coins } 金币
 thaum-defeats = { $attacker }克制{ $defender }
 thaum-strength = 克制表（进攻的一行对防守的 火、水、土、风）：{ $rows }。{ $defeats }。
 thaum-ends-at = 于 { $date }（{ $day }）{ $time } UTC{" "}
-thaum-ends-by-command = 在主持人输入 `!phase next` 时
+thaum-ends-by-command = 在主持人输入 `!阶段 下一` 时
 thaum-sunday = 星期日
 thaum-monday = 星期一
 thaum-tuesday = 星期二
@@ -26,7 +26,7 @@ thaum-friday = 星期五
 thaum-saturday = 星期六
 
 ## 事件
-thaum-opened = { $player } 开了一张魔素桌并担任主持人。第 1 赛季第 1 阶段开始：{ $player } 持有 1 点法力；本阶段{ $ends }结束。输入 `!join` 加入，输入 `!status` 查看你的状况。
+thaum-opened = { $player } 开了一张魔素桌并担任主持人。第 1 赛季第 1 阶段开始：{ $player } 持有 1 点法力；本阶段{ $ends }结束。输入 `!加入` 加入，输入 `!状态` 查看你的状况。
 thaum-joined = { $player } 加入魔素桌，持有 { $mana } 点法力。
 thaum-added = { $by } 把 { $player } 加入魔素桌，持有 { $mana } 点法力。
 thaum-gathered = { $player } 把 { $spent } 点法力聚入{ $thaum }：{ $change }{ $lost }；剩余 { $left } 点法力。
@@ -55,7 +55,7 @@ thaum-coins-adjusted = { $by } 调整了 { $player } 的金币：{ $coins }。
 thaum-gm-added = { $by } 让 { $player } 成为本桌的主持人；现在的主持人是 { $game-masters }。
 thaum-gm-stepped-down = { $player } 卸任本桌的主持人；现在的主持人是 { $game-masters }。
 thaum-gm-removed = { $by } 撤销了 { $player } 的主持人身份；现在的主持人是 { $game-masters }。
-thaum-gm-list = 这里的主持人是 { $game-masters }。主持人可以用 `!gm add <player>` 添加主持人，用 `!gm remove <player>` 撤销。
+thaum-gm-list = 这里的主持人是 { $game-masters }。主持人可以用 `!主持 添加 <玩家>` 添加主持人，用 `!主持 移除 <玩家>` 撤销。
 thaum-sheet = { $player } 的角色卡：法力 { $mana }，金币 { $coins }；{ $thaums }；血魔法{ $blood-magic ->
     [used] 本阶段已用
    *[ready] 可用
@@ -67,7 +67,7 @@ thaum-summary = 魔素：第 { $season } 赛季第 { $phase } 阶段，循环不
 thaum-summary-player = { $player }（法力 { $mana }，金币 { $coins }）
 thaum-summary-stopped = 。本桌已停止。
 thaum-summary-ends = 。本阶段{ $ends }结束。
-thaum-stopped = { $player } 停止了魔素桌。第 { $season } 赛季最终排名：{ $standings }。这个房间可以开新桌了（`!new thaum`）。
+thaum-stopped = { $player } 停止了魔素桌。第 { $season } 赛季最终排名：{ $standings }。这个房间可以开新桌了（`!开局 魔素`）。
 
 ## 拒绝理由
 thaum-did-you-mean = （你是想输入 `{ $player }` 吗？）
@@ -76,25 +76,27 @@ thaum-spell-tornado = 龙卷风
 thaum-spell-bending = 扭曲术
 thaum-spell-other = 这个法术
 thaum-error-no-opener = 开魔素桌需要一位玩家。
-thaum-error-private = 魔素的行动要发在游戏房间里，让大家都看得到：请在那里输入。只有 `!status` 可以私下回答。
-thaum-error-stopped = 这张魔素桌已经停止：用 `!new thaum` 开一张新桌。
-thaum-error-not-a-player = 你还没有在这里玩魔素：请先输入 `!join`。
-thaum-error-already-joined = 你已经在这里玩魔素了（规则 T-4）：输入 `!status` 查看你的角色卡。
-thaum-error-already-playing = 本桌已经有玩家 { $player }（规则 T-4）：输入 `!status { $player }` 查看其角色卡。
-thaum-error-bad-name = `{ $typed }` 不能作为玩家名：输入 `!add <player>`，例如 `{ $example }`。
+thaum-error-private = 魔素的行动要发在游戏房间里，让大家都看得到：请在那里输入。只有 `!状态` 可以私下回答。
+thaum-error-stopped = 这张魔素桌已经停止：用 `!开局 魔素` 开一张新桌。
+thaum-error-not-a-player = 你还没有在这里玩魔素：请先输入 `!加入`。
+thaum-error-already-joined = 你已经在这里玩魔素了（规则 T-4）：输入 `!状态` 查看你的角色卡。
+thaum-error-already-playing = 本桌已经有玩家 { $player }（规则 T-4）：输入 `!状态 { $player }` 查看其角色卡。
+thaum-error-bad-name = `{ $typed }` 不能作为玩家名：输入 `!添加 <玩家>`，例如 `{ $example }`。
 thaum-error-unknown-player = `{ $typed }` 不是本桌的玩家{ $suggestion }；玩家有 { $players }：请用其中一个名字输入 `!{ $command } { $usage }`。
 thaum-error-not-game-master = 只有主持人可以使用 `!{ $command }`；这里的主持人是 { $game-masters }。
-thaum-error-not-seated = `{ $typed }` 不在本桌{ $suggestion }，而只有本桌的玩家才能成为主持人：先用 `!add { $typed }` 让其入座，再输入 `!gm add { $typed }`。
+thaum-error-not-seated = `{ $typed }` 不在本桌{ $suggestion }，而只有本桌的玩家才能成为主持人：先用 `!添加 { $typed }` 让其入座，再输入 `!主持 添加 { $typed }`。
 thaum-error-already-game-master = 这里的主持人已经包括 { $player }（主持人是 { $game-masters }）。
-thaum-error-not-among-game-masters = `{ $typed }` 不是这里的主持人；主持人是 { $game-masters }：请用其中一个名字输入 `!gm remove <player>`。
-thaum-error-last-game-master = 魔素桌必须保留一位主持人，而 { $player } 是这里唯一的主持人：先让另一位玩家成为主持人（`!gm add <player>`），再撤销 { $player }。
+thaum-error-not-among-game-masters = `{ $typed }` 不是这里的主持人；主持人是 { $game-masters }：请用其中一个名字输入 `!主持 移除 <玩家>`。
+thaum-error-last-game-master = 魔素桌必须保留一位主持人，而 { $player } 是这里唯一的主持人：先让另一位玩家成为主持人（`!主持 添加 <玩家>`），再撤销 { $player }。
 thaum-error-not-enough-mana = 你持有 { $held } 点法力，不能花费 { $wanted } 点（规则 T-9）：最多花费 { $held } 点，例如 `!{ $command } { $held } { $args }`。
 thaum-error-blood-magic-used = 血魔法每个阶段只能施放一次（规则 T-1），你在本阶段已经施放过了：下一阶段开始后再施放。
 thaum-error-tornado-used = 龙卷风每个阶段只能施放一次（规则 T-1），你在本阶段已经施放过了：下一阶段开始后再施放。
-thaum-error-same-thaum = 炼金术需要两种不同的魔素，而不是两次{ $thaum }：例如输入 `!alchemy { $mana } { $first } { $second }`。
-thaum-error-self-target = { $spell }需要另一位玩家，不能是你自己：用另一位玩家的名字输入 `!{ $command } <mana> <player>`。
+thaum-error-same-thaum = 炼金术需要两种不同的魔素，而不是两次{ $thaum }：例如输入 `!炼金 { $mana } { $first } { $second }`。
+thaum-error-self-target = { $spell }需要另一位玩家，不能是你自己：用另一位玩家的名字输入 `!{ $command } <法力> <玩家>`。
 
-## 帮助（`!help`）
+## 帮助（`!帮助`）
+# 游戏名，`!开局` 接受它。
+thaum-name = 魔素
 thaum-summary-line = 规则可以由玩家改写的魔法游戏：把每个阶段的法力化为火、水、土、风四种魔素，施放法术赢取金币
 thaum-help-join = 加入这张魔素桌；你会得到本阶段的 1 点法力（规则 T-4）。
 thaum-help-gather = 聚能：花费法力，把一种魔素提高同样的数值（魔素保持在 -10..10 之间）。
@@ -108,5 +110,5 @@ thaum-help-phase = 主持人：像日程到时一样立即结束本阶段（规�
 thaum-help-instability = 主持人：设定、提高或降低循环不稳定度；阶段结束时达到 9 或以上即结束循环（规则 T-3）。
 thaum-help-coins = 主持人：设定、发放或扣除一位玩家的金币（金币最少为 0，规则 T-9）。
 thaum-help-add = 主持人：登记一位玩家，其获得本阶段的 1 点法力（规则 T-4）。
-thaum-help-gm = 主持人：让本桌的一位玩家成为主持人（`!gm add bob`）或撤销一位（`!gm remove bob`；桌上始终保留一位主持人）。单独输入 `!gm` 可列出主持人，任何人都能用。
+thaum-help-gm = 主持人：让本桌的一位玩家成为主持人（`!主持 添加 bob`）或撤销一位（`!主持 移除 bob`；桌上始终保留一位主持人）。单独输入 `!主持` 可列出主持人，任何人都能用。
 thaum-help-stop = 主持人或房间管理员：结束这张桌子并公布最终排名；之后这个房间可以开新桌。

@@ -233,6 +233,7 @@ impl IrcSettings {
             code_style: self.code_style,
             backoff: (self.reconnect_delay, Duration::from_secs(120).max(self.reconnect_delay)),
             ping: (Duration::from_secs(120), Duration::from_secs(60)),
+            language: spellbridge_core::Language::En,
         }
     }
 }
@@ -278,6 +279,7 @@ impl Network for IrcSettings {
         let mut options = self.options(&start.prefix);
         options.channels = start.rooms;
         options.sts = start.sts;
+        options.language = start.language;
         let (transport, supervisor) = IrcTransport::start(options, start.stop);
         (transport, supervisor)
     }

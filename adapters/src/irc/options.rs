@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use spellbridge_core::NetworkId;
+use spellbridge_core::{Language, NetworkId};
 
 use super::format::CodeStyle;
 use super::sasl::SaslOptions;
@@ -64,6 +64,8 @@ pub struct IrcOptions {
     pub backoff: (Duration, Duration),
     /// Send a PING after this much silence, and give up after this much more.
     pub ping: (Duration, Duration),
+    /// The language of the transport's own notices ("log in first").
+    pub language: Language,
 }
 
 impl std::fmt::Debug for IrcOptions {
@@ -115,6 +117,7 @@ impl IrcOptions {
             code_style: CodeStyle::default(),
             backoff: (Duration::from_millis(200), Duration::from_secs(5)),
             ping: (Duration::from_secs(60), Duration::from_secs(30)),
+            language: Language::En,
         }
     }
 }

@@ -952,8 +952,13 @@ impl Session {
         let command = said == Said::Message
             && spellbridge_core::grammar::strip_prefix(&text, &self.shared.options.prefix).is_some();
         if command && account.is_none() && self.require_account() {
-            let note = "spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.";
-            return self.notice(nick, note.to_owned());
+            let language = self.shared.options.language;
+            let note = spellbridge_core::locale::text(
+                language,
+                "notice-log-in",
+                &spellbridge_core::locale::Args::new(),
+            );
+            return self.notice(nick, note);
         }
         let options = &self.shared.options;
         let private = !target.starts_with(['#', '&']);

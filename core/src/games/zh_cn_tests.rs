@@ -15,6 +15,7 @@ use super::thaum::render as thaum_render;
 use super::thaum::spells::{Side, TornadoRoll};
 use super::thaum::state::{CoinChange, PlayerSheet, Standing, Thaum, Thaums};
 use crate::event::{Event, Presentation};
+use crate::grammar::{self, Problem};
 use crate::ids::PlayerId;
 use crate::language::Language;
 use crate::plugin::Form;
@@ -23,7 +24,8 @@ use crate::time::Timestamp;
 use crate::words::Adjustment;
 
 /// Names of players and wizards the samples use: words that may stay Latin.
-const NAMES: &[&str] = &["alice", "bob", "carol", "Apprentice", "Pyromancer", "UTC"];
+const NAMES: &[&str] =
+    &["alice", "bob", "carol", "Apprentice", "Pyromancer", "Stormcaller", "Geomancer", "UTC"];
 
 /// The Latin words of `text` outside names, code, ids and numbers.
 fn latin_words(text: &RichText) -> Vec<String> {
@@ -196,20 +198,20 @@ fn duel_errors() -> Vec<DuelError> {
         DuelError::UnknownWizard {
             name: "Pyro".into(),
             suggestion: Some("Pyromancer".into()),
-            known: "Apprentice, Pyromancer".into(),
+            known: vec!["Apprentice".into(), "Pyromancer".into()],
         },
+        super::duel::command::parse("concede now").expect_err("refused"),
     ]
 }
 
-/// Which kind of error this is (exhaustive). `Unread` carries the grammar's English
-/// message, which is not the Duel's to word.
+/// Which kind of error this is (exhaustive).
 fn duel_error_kind(error: &DuelError) -> Option<usize> {
     Some(match error {
         DuelError::UnknownCommand(_) => 0,
         DuelError::PublicCast => 1,
         DuelError::NoTokens => 2,
         DuelError::UnknownToken { .. } => 3,
-        DuelError::Unread(_) => return None,
+        DuelError::Unread(_) => 18,
         DuelError::NotAPlayer { .. } => 4,
         DuelError::MayNotStop { .. } => 5,
         DuelError::Over { .. } => 6,
@@ -472,20 +474,21 @@ fn every_duel_event_and_refusal_is_chinese() {
         }
     }
     let errors = duel_errors();
-    all_seen(&errors.iter().filter_map(duel_error_kind).collect::<Vec<_>>(), 18, "DuelError");
+    all_seen(&errors.iter().filter_map(duel_error_kind).collect::<Vec<_>>(), 19, "DuelError");
     for error in &errors {
         said.push((format!("{error:?}"), duel_render::refusal(error).get(zh).clone()));
         said.push((format!("{error:?}"), duel_render::refusal_in(&view(None), error).get(zh).clone()));
     }
-    // A wizard's description is the config's own words (English in config/wizards.toml).
-    let house = Wizard { description: String::new(), house: true, ..Wizard::apprentice() };
-    let favoured = Wizard {
-        name: "Pyromancer".into(),
-        favours: vec![super::duel::Favour { attribute: Element::Fire, bonus: 2 }],
-        ..house.clone()
-    };
-    let wizards = [house, favoured];
-    said.push(("wizards".into(), duel_render::wizard_list(zh, wizards.iter())));
+    // The shipped wizards (config/wizards.toml) each have a Chinese description.
+    let wizards = super::duel::Wizards::from_toml(super::duel::wizard::DEFAULT_WIZARDS_TOML)
+        .expect("the shipped wizards");
+    said.push(("wizards".into(), duel_render::wizard_list(zh, &wizards)));
+    let english = duel_render::wizard_list(Language::En, &wizards).plain();
+    assert!(english.contains("Fire-heavy pool"), "{english}");
+    // A wizard the config describes only in English is described in English.
+    let plain = super::duel::Wizards::new(vec![Wizard::apprentice()]).expect("valid");
+    let told = duel_render::wizard_list(zh, &plain).plain();
+    assert!(told.contains(&Wizard::apprentice().description), "{told}");
     check(said);
 }
 
@@ -525,5 +528,77 @@ fn help_is_the_declarations_in_english_and_chinese_in_zh_cn() {
             said.push((format!("{} {}", game.name(), command.name), RichText::from(chinese)));
         }
         check(said);
+    }
+}
+
+/// Which kind of problem a parse error is (exhaustive: a new kind needs a sample).
+fn problem_kind(problem: &Problem) -> usize {
+    match problem {
+        Problem::Missing { clause: None } => 0,
+        Problem::Missing { clause: Some(_) } => 1,
+        Problem::Extra(_) => 2,
+        Problem::BadNumber { .. } => 3,
+        Problem::NotOne { suggestion: None, .. } => 4,
+        Problem::NotOne { suggestion: Some(_), .. } => 5,
+        Problem::Expected(_) => 6,
+    }
+}
+
+/// Every command of both games read wrongly in every way the grammar refuses: in Chinese
+/// each refusal has no English, names the command by its Chinese name, and shows the
+/// usage and example in Chinese; in English it is the declaration's own words.
+#[test]
+fn every_parse_error_is_chinese() {
+    let zh = Language::ZhCn;
+    let tries: &[&[&str]] = &[
+        &[],
+        &["x"],
+        &["1"],
+        &["-1"],
+        &["99999999999"],
+        &["1", "fier"],
+        &["1", "zzz"],
+        &["1", "fire"],
+        &["add"],
+        &["remove"],
+        &["bob", "++1"],
+        &["a", "b", "c", "d", "e", "f"],
+    ];
+    let mut said = Vec::new();
+    let mut seen = Vec::new();
+    for game in crate::plugin::Registry::standard().iter() {
+        assert!(
+            grammar::untranslated(game.commands()).is_empty(),
+            "{}: {:?}",
+            game.name(),
+            grammar::untranslated(game.commands())
+        );
+        for command in game.commands() {
+            for words in tries {
+                let line: Vec<&str> = std::iter::once(command.name).chain(words.iter().copied()).collect();
+                let Err(error) = grammar::parse(command, &line) else { continue };
+                seen.push(problem_kind(&error.problem));
+                let chinese = error.render_in("!", None, zh);
+                assert!(
+                    chinese.plain().contains(&format!("!{}", command.name_in(zh))),
+                    "{}",
+                    chinese.plain()
+                );
+                said.push((line.join(" "), chinese));
+                assert_eq!(error.message_in("!", "bob", Language::En), error.message("!", "bob"));
+            }
+        }
+    }
+    all_seen(&seen, 7, "grammar Problem");
+    check(said);
+}
+
+/// Each phrase the grammar translates is, in the English catalogue, exactly the
+/// declarations' English.
+#[test]
+fn every_phrase_is_the_declarations_in_english() {
+    for (english, id) in grammar::PHRASES {
+        assert_eq!(crate::locale::text(Language::En, id, &crate::locale::Args::new()), *english, "{id}");
+        assert_eq!(grammar::phrase(Language::En, english), *english);
     }
 }

@@ -2,7 +2,10 @@
 //! the lobby: what was wrong, and the usage line (with the configured prefix) made from
 //! the command's declaration.
 
+use super::said::{self, said};
 use super::{Command, EXAMPLE_PLAYER, Wording};
+use crate::language::Language;
+use crate::locale::Args;
 use crate::text::RichText;
 use crate::words::AmountError;
 
@@ -56,35 +59,83 @@ impl ParseError {
     /// What was wrong and what to type instead, with `prefix`, the example naming
     /// `player` (backticked runs are what to type).
     pub fn message(&self, prefix: &str, player: &str) -> String {
+        self.message_in(prefix, player, Language::En)
+    }
+
+    /// [`ParseError::message`] in `language` (`locales/*/grammar.ftl`; the command's own
+    /// phrases as [`said::phrase`] says them).
+    pub fn message_in(&self, prefix: &str, player: &str, language: Language) -> String {
         let c = self.command;
-        let name = c.name;
-        let hint = c.usage_hint(prefix, player);
+        let phrase = |english: &'static str| said::phrase(language, english);
+        let hint = c.usage_hint_in(prefix, player, language);
+        let args = Args::new().text("command", format!("{prefix}{}", c.name_in(language)));
         match &self.problem {
             Problem::Missing { clause } => {
-                let clause = clause.map(|m| format!(" ({m})")).unwrap_or_default();
-                let hint = if c.hint.is_empty() { hint } else { c.hint.replace("`!", &format!("`{prefix}")) };
-                format!("`{prefix}{name}` needs {}{clause}: {hint}", c.needs)
+                let hint = if c.hint.is_empty() {
+                    hint
+                } else {
+                    phrase(c.hint).replace("`!", &format!("`{prefix}"))
+                };
+                let args = args.text("needs", phrase(c.needs)).text("hint", hint);
+                match clause {
+                    Some(clause) => {
+                        said(language, "grammar-missing-clause", args.text("clause", phrase(clause)))
+                    }
+                    None => said(language, "grammar-missing", args),
+                }
             }
-            Problem::Extra(extra) => match c.wording {
-                Wording::Game => {
-                    format!("`{prefix}{name}` takes {}, but `{extra}` is left over: {hint}", c.needs)
+            Problem::Extra(extra) => {
+                let args = args.text("extra", extra.as_str());
+                match c.wording {
+                    Wording::Game if c.needs == NOTHING => {
+                        said(language, "grammar-extra-nothing", args.text("hint", hint))
+                    }
+                    Wording::Game => said(
+                        language,
+                        "grammar-extra",
+                        args.text("needs", phrase(c.needs)).text("hint", hint),
+                    ),
+                    Wording::Lobby => said(
+                        language,
+                        "grammar-extra-lobby",
+                        args.text("usage", c.usage_line_in(prefix, language)),
+                    ),
                 }
-                Wording::Lobby => {
-                    format!("`{prefix}{name}` does not take `{extra}`: type `{}`.", c.usage_line(prefix))
-                }
-            },
-            Problem::BadNumber { what, error } => format!("`{prefix}{name}`: the {what} {error}: {hint}"),
+            }
+            Problem::BadNumber { what, error } => said(
+                language,
+                "grammar-bad-number",
+                args.text("what", phrase(what))
+                    .text("error", amount_error(language, error))
+                    .text("hint", hint),
+            ),
             Problem::NotOne { noun, list, word, suggestion } => {
-                let guess = suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default();
-                format!("`{prefix}{name}`: `{word}` is not a {noun}{guess}; {list}: {hint}")
+                let args = args
+                    .text("word", word.as_str())
+                    .text("noun", phrase(noun))
+                    .text("list", phrase(list))
+                    .text("hint", hint);
+                match suggestion {
+                    Some(guess) => said(language, "grammar-not-one-guess", args.text("guess", *guess)),
+                    None => said(language, "grammar-not-one", args),
+                }
             }
-            Problem::Expected(word) => format!("`{prefix}{name}` takes {}, not `{word}`: {hint}", c.needs),
+            Problem::Expected(word) => said(
+                language,
+                "grammar-expected",
+                args.text("needs", phrase(c.needs)).text("word", word.as_str()).text("hint", hint),
+            ),
         }
     }
 
     /// [`ParseError::message`] as rich text: each backticked run is code.
     pub fn render(&self, prefix: &str, player: Option<&str>) -> RichText {
-        let text = self.message(prefix, player.unwrap_or(EXAMPLE_PLAYER));
+        self.render_in(prefix, player, Language::En)
+    }
+
+    /// [`ParseError::render`] in `language`.
+    pub fn render_in(&self, prefix: &str, player: Option<&str>, language: Language) -> RichText {
+        let text = self.message_in(prefix, player.unwrap_or(EXAMPLE_PLAYER), language);
         match self.command.wording {
             Wording::Lobby => RichText::from(text),
             Wording::Game => {
@@ -98,6 +149,26 @@ impl ParseError {
                 })
             }
         }
+    }
+}
+
+/// What a command needs when it takes no arguments ([`Command::new`]'s).
+pub(super) const NOTHING: &str = "nothing after it";
+
+/// Why a number could not be read, in `language`.
+fn amount_error(language: Language, error: &AmountError) -> String {
+    match error {
+        AmountError::NotANumber(word) => {
+            said(language, "grammar-not-a-number", Args::new().text("word", word.as_str()))
+        }
+        AmountError::Negative(word) => {
+            said(language, "grammar-negative", Args::new().text("word", word.as_str()))
+        }
+        AmountError::TooLarge { word, max } => said(
+            language,
+            "grammar-too-large",
+            Args::new().text("word", word.as_str()).text("max", max.to_string()),
+        ),
     }
 }
 

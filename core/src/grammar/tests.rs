@@ -10,9 +10,10 @@ const ELEMENTS: Choice = Choice {
 };
 
 const BRANCHES: &[Branch] = &[
-    Branch { word: "list", args: &[] },
+    Branch { word: "list", aliases: &[], args: &[] },
     Branch {
         word: "add",
+        aliases: &[],
         args: &[Arg::new(Kind::Player(PlayerArgument::Known), "<player>").missing("the player is missing")],
     },
 ];

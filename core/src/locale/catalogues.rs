@@ -45,4 +45,8 @@ pub const AREAS: &[Area] = &[
     area!("link"),
     area!("router"),
     area!("board"),
+    area!("grammar"),
+    area!("records"),
+    area!("names"),
+    area!("notice"),
 ];

@@ -206,6 +206,89 @@ pub fn variables(id: &str) -> BTreeSet<String> {
     VARIABLES.get(id).cloned().unwrap_or_default()
 }
 
+/// Latin words a Chinese catalogue may write outside code: names of things that have no
+/// other (the bot, services, protocols, units and the rating system).
+pub const LATIN_NAMES: &[&str] =
+    &["spellbridge", "NickServ", "IDENTIFY", "msg", "Matrix", "IRC", "UTC", "PNG"];
+
+/// Messages that are what a player types, always shown as code (a usage line's
+/// arguments, an example).
+const TYPED: &[&str] = &["grammar-shown-", "grammar-example-"];
+
+/// Each message of `language`'s catalogues that writes a Latin word outside code
+/// (`backticked` runs), variables and [`LATIN_NAMES`], with the words: read from the
+/// files themselves, so every variant of every message is seen, whatever code says it.
+pub fn latin_outside_code(language: Language) -> Vec<(String, Vec<String>)> {
+    let mut found = Vec::new();
+    for area in AREAS {
+        let Ok(resource) = parser::parse(area.source(language)) else { continue };
+        for entry in &resource.body {
+            let Entry::Message(message) = entry else { continue };
+            if TYPED.iter().any(|prefix| message.id.name.starts_with(prefix)) {
+                continue;
+            }
+            let Some(pattern) = &message.value else { continue };
+            let mut words = Vec::new();
+            latin_in_pattern(pattern, &mut false, &mut words);
+            if !words.is_empty() {
+                found.push((message.id.name.to_owned(), words));
+            }
+        }
+    }
+    found
+}
+
+fn latin_in_pattern(pattern: &Pattern<&str>, code: &mut bool, words: &mut Vec<String>) {
+    for element in &pattern.elements {
+        match element {
+            PatternElement::TextElement { value } => latin_in_text(value, code, words),
+            PatternElement::Placeable { expression } => latin_in_expression(expression, code, words),
+        }
+    }
+}
+
+fn latin_in_expression(expression: &Expression<&str>, code: &mut bool, words: &mut Vec<String>) {
+    match expression {
+        Expression::Select { variants, .. } => {
+            let mut after = *code;
+            for variant in variants {
+                let mut here = *code;
+                latin_in_pattern(&variant.value, &mut here, words);
+                if variant.default {
+                    after = here;
+                }
+            }
+            *code = after;
+        }
+        Expression::Inline(InlineExpression::StringLiteral { value }) => latin_in_text(value, code, words),
+        Expression::Inline(InlineExpression::Placeable { expression }) => {
+            latin_in_expression(expression, code, words);
+        }
+        Expression::Inline(_) => {}
+    }
+}
+
+/// The Latin words of `text` outside code; `code` says whether it starts inside a
+/// backticked run, and is left as it ends.
+fn latin_in_text(text: &str, code: &mut bool, words: &mut Vec<String>) {
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            *code = !*code;
+        }
+        if *code {
+            continue;
+        }
+        for token in part.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) {
+            let has_letter = token.chars().any(|c| c.is_ascii_alphabetic());
+            // A token with a digit is a number or an id (D-9, SHA-256, Glicko-2).
+            let is_id = token.chars().any(|c| c.is_ascii_digit());
+            if has_letter && !is_id && !LATIN_NAMES.contains(&token) {
+                words.push(token.to_owned());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +322,30 @@ mod tests {
                 out.push(std::fs::read_to_string(&path).unwrap_or_default());
             }
         }
+    }
+
+    /// No Chinese message writes English: every message of every area (the games', the
+    /// lobby's, the grammar's, the daemon's notices, the pictures'), every variant,
+    /// outside code, variables and a few names (issue 19).
+    #[test]
+    fn no_chinese_message_writes_english() {
+        let found = latin_outside_code(Language::ZhCn);
+        assert!(found.is_empty(), "English in zh-CN messages: {found:?}");
+        // And the check finds it where it is.
+        let english = latin_outside_code(Language::En);
+        assert!(english.iter().any(|(id, _)| id == "grammar-missing"), "{english:?}");
+    }
+
+    #[test]
+    fn latin_is_found_outside_code_and_variants_only() {
+        let mut words = Vec::new();
+        latin_in_text("第 1 回合 wins `!cast fire` D-9 ok", &mut false, &mut words);
+        assert_eq!(words, ["wins", "ok"]);
+        let mut code = false;
+        let mut words = Vec::new();
+        latin_in_text("`!{", &mut code, &mut words);
+        latin_in_text("} word` 水", &mut code, &mut words);
+        assert!(words.is_empty() && !code, "{words:?}");
     }
 
     #[test]

@@ -10,8 +10,11 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use spellbridge_core::games::duel::Element;
+use spellbridge_core::Language;
+use spellbridge_core::games::duel::{Element, Token};
+use spellbridge_core::locale::Args;
 
+use super::label;
 use super::palette::{self, INK, LINE, MARKER, MUTED, ON_CHIP, PANEL, PAPER};
 use super::svg::{Anchor, Svg, clip};
 
@@ -107,37 +110,46 @@ fn panel_x(seat: usize) -> f64 {
     if seat == 0 { 20.0 } else { WIDTH as f64 - 20.0 - PANEL_W }
 }
 
-/// The SVG of a Duel table's state (the snapshot's `state`).
+/// The SVG of a Duel table's state (the snapshot's `state`), labelled in English.
 pub fn svg(state: &serde_json::Value) -> Result<String, String> {
+    svg_in(state, Language::En)
+}
+
+/// The SVG of a Duel table's state, labelled in `language`.
+pub fn svg_in(state: &serde_json::Value, language: Language) -> Result<String, String> {
     let duel = Public::deserialize(state).map_err(|e| format!("not a Duel state: {e}"))?;
     if duel.players.len() != 2 {
         return Err(format!("a Duel state seats two players, this one {}", duel.players.len()));
     }
     let mut svg = Svg::new(WIDTH, HEIGHT, PAPER);
-    heading(&mut svg, &duel);
-    track(&mut svg, &duel);
+    heading(&mut svg, &duel, language);
+    track(&mut svg, &duel, language);
     for seat in 0..2 {
-        panel(&mut svg, &duel, seat);
+        panel(&mut svg, &duel, seat, language);
     }
     Ok(svg.finish())
 }
 
-fn heading(svg: &mut Svg, duel: &Public) {
+fn heading(svg: &mut Svg, duel: &Public, language: Language) {
     let (a, b) = (&duel.players[0], &duel.players[1]);
-    svg.bold(20.0, 36.0, 24.0, INK, Anchor::Start, "Duel");
-    svg.text(90.0, 36.0, 18.0, MUTED, Anchor::Start, &format!("{} vs {}", clip(a, 24), clip(b, 24)));
+    let said = |id: &str, args: Args| label(language, id, args);
+    svg.bold(20.0, 36.0, 24.0, INK, Anchor::Start, &said("board-label-duel", Args::new()));
+    let versus = Args::new().text("first", clip(a, 24)).text("second", clip(b, 24));
+    svg.text(90.0, 36.0, 18.0, MUTED, Anchor::Start, &said("board-label-versus", versus));
     let status = match (duel.finished, duel.winner.as_deref(), duel.finish_reason.as_deref()) {
-        (true, Some("draw"), _) => "Finished: a draw".to_owned(),
-        (true, Some(winner), _) => format!("Finished: {} wins", clip(winner, 24)),
-        (true, None, Some("stopped")) => "Stopped: no winner".to_owned(),
-        (true, None, _) => "Finished".to_owned(),
-        (false, _, _) => format!("Round {}", duel.round.number),
+        (true, Some("draw"), _) => said("board-label-draw", Args::new()),
+        (true, Some(winner), _) => said("board-label-winner", Args::new().text("winner", clip(winner, 24))),
+        (true, None, Some("stopped")) => said("board-label-stopped", Args::new()),
+        (true, None, _) => said("board-label-finished", Args::new()),
+        (false, _, _) => said("board-label-round", Args::new().num("round", duel.round.number)),
     };
     svg.bold(WIDTH as f64 - 20.0, 36.0, 20.0, INK, Anchor::End, &status);
 }
 
-fn track(svg: &mut Svg, duel: &Public) {
+fn track(svg: &mut Svg, duel: &Public, language: Language) {
     let (a, b) = (&duel.players[0], &duel.players[1]);
+    let said = |id: &str, args: Args| label(language, id, args);
+    let goal = |player: &str| said("board-label-goal", Args::new().text("player", clip(player, 20)));
     svg.line((TRACK_LEFT, TRACK_Y), (TRACK_RIGHT, TRACK_Y), LINE, 4.0);
     for point in (-GOAL..=GOAL).step_by(5) {
         let x = marker_x(point);
@@ -155,35 +167,43 @@ fn track(svg: &mut Svg, duel: &Public) {
     }
     // The goals: players[0]'s on the left, players[1]'s on the right (RULES D-1).
     svg.bold(TRACK_LEFT, TRACK_Y + 38.0, 15.0, INK, Anchor::Middle, &GOAL.to_string());
-    svg.text(TRACK_LEFT, TRACK_Y - 24.0, 12.0, MUTED, Anchor::Start, &format!("{}'s goal", clip(a, 20)));
+    svg.text(TRACK_LEFT, TRACK_Y - 24.0, 12.0, MUTED, Anchor::Start, &goal(a));
     svg.bold(TRACK_RIGHT, TRACK_Y + 38.0, 15.0, INK, Anchor::Middle, &GOAL.to_string());
-    svg.text(TRACK_RIGHT, TRACK_Y - 24.0, 12.0, MUTED, Anchor::End, &format!("{}'s goal", clip(b, 20)));
+    svg.text(TRACK_RIGHT, TRACK_Y - 24.0, 12.0, MUTED, Anchor::End, &goal(b));
     let x = marker_x(duel.track);
     svg.circle(x, TRACK_Y, 11.0, MARKER, PANEL);
-    let where_ = match duel.track {
-        0 => "even (0)".to_owned(),
-        t if t > 0 => format!("{t} toward {}", clip(a, 20)),
-        t => format!("{} toward {}", -t, clip(b, 20)),
+    let toward = |points: i64, player: &str| {
+        said("board-label-toward", Args::new().num("points", points).text("player", clip(player, 20)))
     };
-    svg.bold(WIDTH as f64 / 2.0, 70.0, 16.0, MARKER, Anchor::Middle, &format!("Track: {where_}"));
+    let where_ = match duel.track {
+        0 => said("board-label-even", Args::new()),
+        t if t > 0 => toward(t, a),
+        t => toward(-t, b),
+    };
+    let heading = said("board-label-track", Args::new().text("where", where_));
+    svg.bold(WIDTH as f64 / 2.0, 70.0, 16.0, MARKER, Anchor::Middle, &heading);
 }
 
-fn panel(svg: &mut Svg, duel: &Public, seat: usize) {
+fn panel(svg: &mut Svg, duel: &Public, seat: usize, language: Language) {
     let player = &duel.players[seat];
     let x = panel_x(seat);
     svg.card(x, PANEL_Y, PANEL_W, HEIGHT as f64 - PANEL_Y - 16.0, PANEL, LINE);
     svg.bold(x + 14.0, PANEL_Y + 28.0, 18.0, INK, Anchor::Start, &clip(player, 22));
-    let wizard = duel.wizards.get(player).map(String::as_str).unwrap_or("wizard");
-    svg.text(x + 14.0, PANEL_Y + 48.0, 13.0, MUTED, Anchor::Start, &clip(wizard, 30));
+    let wizard = match duel.wizards.get(player) {
+        Some(wizard) => wizard.clone(),
+        None => label(language, "board-label-wizard", Args::new()),
+    };
+    svg.text(x + 14.0, PANEL_Y + 48.0, 13.0, MUTED, Anchor::Start, &clip(&wizard, 30));
     if !duel.finished {
         let cast = duel.round.casters.get(player).is_some_and(|c| c.acted);
         // Only *that* the wizard cast this round, never what.
-        let label = if cast { "has cast" } else { "not cast yet" };
-        svg.text(x + PANEL_W - 14.0, PANEL_Y + 28.0, 13.0, MUTED, Anchor::End, label);
+        let cast =
+            label(language, if cast { "board-label-cast" } else { "board-label-not-cast" }, Args::new());
+        svg.text(x + PANEL_W - 14.0, PANEL_Y + 28.0, 13.0, MUTED, Anchor::End, &cast);
     }
     pool(svg, duel.pools.get(player), seat);
-    seal(svg, duel.seals.get(player), x);
-    last_spell(svg, duel, seat, x);
+    seal(svg, duel.seals.get(player), x, language);
+    last_spell(svg, duel, seat, x, language);
 }
 
 fn pool(svg: &mut Svg, pool: Option<&BTreeMap<Element, u32>>, seat: usize) {
@@ -204,17 +224,16 @@ fn glyph_chip(svg: &mut Svg, x: f64, y: f64, element: Element) {
     svg.text(x + 14.0, y + 20.0, size, ON_CHIP, Anchor::Middle, element.chinese());
 }
 
-fn seal(svg: &mut Svg, seal: Option<&SealView>, x: f64) {
+fn seal(svg: &mut Svg, seal: Option<&SealView>, x: f64, language: Language) {
     let y = PANEL_Y + 150.0;
     match seal.filter(|s| s.positions > 0 && !s.elements.is_empty()) {
-        None => svg.text(x + 14.0, y, 13.0, MUTED, Anchor::Start, "No seal on the next spell"),
+        None => {
+            let none = label(language, "board-label-no-seal", Args::new());
+            svg.text(x + 14.0, y, 13.0, MUTED, Anchor::Start, &none);
+        }
         Some(seal) => {
-            let positions = if seal.positions == 1 {
-                "the first position".to_owned()
-            } else {
-                format!("the first {} positions", seal.positions)
-            };
-            svg.text(x + 14.0, y, 13.0, INK, Anchor::Start, &format!("Sealed in {positions}:"));
+            let sealed = label(language, "board-label-sealed", Args::new().num("positions", seal.positions));
+            svg.text(x + 14.0, y, 13.0, INK, Anchor::Start, &sealed);
             for (i, element) in seal.elements.iter().enumerate() {
                 glyph_chip(svg, x + 200.0 + i as f64 * 32.0, y - 20.0, *element);
             }
@@ -222,25 +241,27 @@ fn seal(svg: &mut Svg, seal: Option<&SealView>, x: f64) {
     }
 }
 
-fn last_spell(svg: &mut Svg, duel: &Public, seat: usize, x: f64) {
+fn last_spell(svg: &mut Svg, duel: &Public, seat: usize, x: f64, language: Language) {
     let y = PANEL_Y + 192.0;
+    let said = |id: &str, args: Args| label(language, id, args);
     let Some(round) = duel.rounds.last() else {
-        svg.text(x + 14.0, y, 13.0, MUTED, Anchor::Start, "No round settled yet");
+        svg.text(x + 14.0, y, 13.0, MUTED, Anchor::Start, &said("board-label-no-round", Args::new()));
         return;
     };
     let player = &duel.players[seat];
     let Some(spell) = round.spells.get(player) else { return };
-    let mut words = vec![format!("Round {}: power {}", round.round, spell.power)];
+    let mut words =
+        vec![said("board-label-spell", Args::new().num("round", round.round).num("power", spell.power))];
     if spell.level > 0 {
-        words.push(format!("level {}", spell.level));
+        words.push(said("board-label-level", Args::new().num("level", spell.level)));
     }
     if spell.countered {
-        words.push("countered".to_owned());
+        words.push(said("board-label-countered", Args::new()));
     }
     if spell.interrupted {
-        words.push("interrupted".to_owned());
+        words.push(said("board-label-interrupted", Args::new()));
     }
-    svg.text(x + 14.0, y, 13.0, INK, Anchor::Start, &words.join(" · "));
+    svg.text(x + 14.0, y, 13.0, INK, Anchor::Start, &words.join(&said("board-label-separator", Args::new())));
     let mut cx = x + 14.0;
     let mut position = 0u32;
     for token in &spell.tokens {
@@ -255,8 +276,11 @@ fn last_spell(svg: &mut Svg, duel: &Public, seat: usize, x: f64) {
                 cx += 32.0;
             }
             Err(_) => {
-                svg.text(cx, y + 30.0, 12.0, MUTED, Anchor::Start, token);
-                cx += 8.0 * token.chars().count() as f64 + 10.0;
+                let shown = typed(token, language);
+                svg.text(cx, y + 30.0, 12.0, MUTED, Anchor::Start, shown);
+                // A Latin letter is about 8 pixels wide here, a Chinese character 12.
+                let width: f64 = shown.chars().map(|c| if c.is_ascii() { 8.0 } else { 12.0 }).sum();
+                cx += width + 10.0;
             }
         }
         if cx > x + PANEL_W - 40.0 {
@@ -264,18 +288,21 @@ fn last_spell(svg: &mut Svg, duel: &Public, seat: usize, x: f64) {
         }
     }
     if seat == 0 {
-        let after = match round.track_after {
-            0 => "even".to_owned(),
-            t if t > 0 => format!("{t} toward {}", clip(&duel.players[0], 16)),
-            t => format!("{} toward {}", -t, clip(&duel.players[1], 16)),
+        let toward = |points: i64, player: &str| {
+            said("board-label-toward", Args::new().num("points", points).text("player", clip(player, 16)))
         };
-        svg.text(
-            WIDTH as f64 / 2.0,
-            HEIGHT as f64 - 2.0,
-            11.0,
-            MUTED,
-            Anchor::Middle,
-            &format!("after round {}: {after}", round.round),
-        );
+        let after = match round.track_after {
+            0 => said("board-label-after-even", Args::new()),
+            t if t > 0 => toward(t, &duel.players[0]),
+            t => toward(-t, &duel.players[1]),
+        };
+        let after = said("board-label-after", Args::new().num("round", round.round).text("where", after));
+        svg.text(WIDTH as f64 / 2.0, HEIGHT as f64 - 2.0, 11.0, MUTED, Anchor::Middle, &after);
     }
+}
+
+/// A token of a spell that is not an element (`surge`, `end`) as a player of `language`
+/// types it (`迸发`, `协调`); an unknown word as it is.
+fn typed(token: &str, language: Language) -> &str {
+    Token::from_word(token).map_or(token, |t| t.typed_in(language))
 }

@@ -19,8 +19,15 @@ pub mod svg;
 pub mod thaum;
 
 use serde_json::Value;
+use spellbridge_core::Language;
+use spellbridge_core::locale::{self, Args};
 
 pub use raster::{Picture, Rasteriser};
+
+/// A label drawn in a picture, in `language` (`locales/*/board.ftl`, `board-label-…`).
+pub(crate) fn label(language: Language, id: &str, args: Args) -> String {
+    locale::text(language, id, &args)
+}
 
 /// Why a board could not be drawn.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -45,13 +52,19 @@ pub enum BoardError {
     Raster(String),
 }
 
-/// The SVG of a table's board, from its public snapshot entry (`game`, `state`).
+/// The SVG of a table's board, from its public snapshot entry (`game`, `state`),
+/// labelled in English.
 pub fn svg(table: &Value) -> Result<String, BoardError> {
+    svg_in(table, Language::En)
+}
+
+/// The SVG of a table's board, labelled in `language` (`locales/*/board.ftl`).
+pub fn svg_in(table: &Value, language: Language) -> Result<String, BoardError> {
     let game = table.get("game").and_then(Value::as_str).unwrap_or_default();
     let state = table.get("state").unwrap_or(&Value::Null);
     let drawn = match game {
-        "duel" => duel::svg(state),
-        "thaum" => thaum::svg(state),
+        "duel" => duel::svg_in(state, language),
+        "thaum" => thaum::svg_in(state, language),
         other => return Err(BoardError::UnknownGame(other.to_owned())),
     };
     drawn.map_err(|reason| BoardError::BadState { game: game.to_owned(), reason })
@@ -72,6 +85,11 @@ impl Board {
     /// The PNG of a table's board, from its public snapshot entry.
     pub fn png(&self, table: &Value) -> Result<Picture, BoardError> {
         self.rasteriser.png(&svg(table)?)
+    }
+
+    /// The PNG of a table's board, labelled in `language`.
+    pub fn png_in(&self, table: &Value, language: Language) -> Result<Picture, BoardError> {
+        self.rasteriser.png(&svg_in(table, language)?)
     }
 
     /// The rasteriser, for pictures of other SVGs.

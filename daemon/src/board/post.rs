@@ -221,28 +221,42 @@ fn draw(
     couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
     metrics: &Metrics,
 ) {
-    let started = Instant::now();
-    let drawn = serde_json::from_str::<Value>(&job.entry).map_err(|e| e.to_string()).and_then(|entry| {
-        let entry = named(entry, &job.names);
-        board.png(&entry).map(|png| (png, entry)).map_err(|e| e.to_string())
-    });
-    let (png, entry) = match drawn {
-        Ok(drawn) => drawn,
+    let entry = match serde_json::from_str::<Value>(&job.entry) {
+        Ok(entry) => named(entry, &job.names),
         Err(error) => {
             metrics.board_failure(BoardStage::Render);
             tracing::warn!(table = job.table, %error, "the board picture could not be drawn; the game goes on");
             return;
         }
     };
-    metrics.board_drawn(started.elapsed());
-    let picture = Picture {
-        png: Arc::from(png.png),
-        width: png.width,
-        height: png.height,
-        replaces: format!("table {}", job.table),
-    };
+    // One picture per language among the rooms, its labels in that language.
+    let mut pictures: BTreeMap<Language, Picture> = BTreeMap::new();
+    for (_, _, language) in &job.rooms {
+        if pictures.contains_key(language) {
+            continue;
+        }
+        let started = Instant::now();
+        match board.png_in(&entry, *language) {
+            Ok(png) => {
+                metrics.board_drawn(started.elapsed());
+                let picture = Picture {
+                    png: Arc::from(png.png),
+                    width: png.width,
+                    height: png.height,
+                    replaces: format!("table {}", job.table),
+                };
+                pictures.insert(*language, picture);
+            }
+            Err(error) => {
+                metrics.board_failure(BoardStage::Render);
+                tracing::warn!(table = job.table, %error, "the board picture could not be drawn; the game goes on");
+                return;
+            }
+        }
+    }
     for (network, room, language) in job.rooms {
         let Some(courier) = couriers.get(&network) else { continue };
+        let Some(picture) = pictures.get(&language) else { continue };
         let caption = caption(&entry, language);
         let message =
             Message { picture: Some(picture.clone()), ..Message::from(RichText::from(caption.as_str())) };

@@ -161,7 +161,8 @@ fn the_thaum_board_says_season_phase_instability_and_when_the_phase_ends() {
 #[test]
 fn the_font_draws_every_glyph_the_boards_use() {
     let rasteriser = Rasteriser::new();
-    for c in font::NEEDED.chars().chain("Duel Thaum 0123456789".chars().filter(|c| *c != ' ')) {
+    let labels = font::LABELS.chars();
+    for c in font::NEEDED.chars().chain(labels).chain("Duel Thaum 0123456789".chars().filter(|c| *c != ' ')) {
         let text = svg::escape(&c.to_string());
         let doc = format!(
             r##"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="#ffffff"/><text x="8" y="30" font-size="28" font-family="{}" fill="#000000">{text}</text></svg>"##,
@@ -233,10 +234,17 @@ macro_rules! scenario_board {
                 insta::assert_snapshot!(format!("{}_table_{id}", stringify!($name)), drawn);
                 let picture = board.png(table).expect("and renders");
                 assert!(picture.png.starts_with(b"\x89PNG\r\n\x1a\n"));
+                // Issue 19: the same picture labelled in Chinese, for a Chinese room.
+                let chinese = svg_in(table, Language::ZhCn).expect("the end state draws in Chinese");
+                insta::assert_snapshot!(format!("{}_table_{id}_zh_cn", stringify!($name)), chinese);
+                assert_drawable(&chinese);
+                let zh_picture = board.png_in(table, Language::ZhCn).expect("and renders");
                 // To look at the pictures: BOARD_PNG_DIR=/tmp/boards cargo test -p spellbridge --lib board::
                 if let Some(dir) = std::env::var_os("BOARD_PNG_DIR") {
-                    let file = PathBuf::from(dir).join(format!("{}_table_{id}.png", stringify!($name)));
+                    let file = PathBuf::from(&dir).join(format!("{}_table_{id}.png", stringify!($name)));
                     std::fs::write(&file, &picture.png).expect("the picture is written");
+                    let file = PathBuf::from(dir).join(format!("{}_table_{id}_zh_cn.png", stringify!($name)));
+                    std::fs::write(&file, &zh_picture.png).expect("the picture is written");
                 }
             }
         }
@@ -297,4 +305,114 @@ fn players_are_drawn_and_captioned_by_name_not_by_id() {
     );
     let svg = svg(&named).expect("draws");
     assert!(svg.contains("Alice A.") && !svg.contains(">alice<"), "{svg}");
+}
+
+/// The players and wizards the tests' states name: their characters are theirs, not the
+/// labels'.
+const NAMED: &str = "alicebob carol Apprentice Pyromancer Stormcaller Geomancer";
+
+/// Every character of a drawn text is one the shipped font has: ASCII, or in
+/// [`font::NEEDED`] or [`font::LABELS`].
+fn assert_drawable(svg: &str) {
+    let texts = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>'))
+        .map(|(_, rest)| rest.split_once("</text>").map_or(rest, |(text, _)| text));
+    for text in texts {
+        for c in text.chars().filter(|c| !c.is_ascii() && !NAMED.contains(*c)) {
+            assert!(
+                font::NEEDED.contains(c) || font::LABELS.contains(c),
+                "`{c}` in `{text}` is not in the shipped font: add it to font::LABELS and scripts/subset-font.sh EXTRA"
+            );
+        }
+    }
+}
+
+/// Every Chinese label, in every variant, uses only characters the font has (read from
+/// the catalogue itself, so a label added there is checked before any state draws it).
+#[test]
+fn every_chinese_label_is_in_the_font() {
+    let area = spellbridge_core::locale::AREAS.iter().find(|a| a.name == "board").expect("the board area");
+    let mut in_label = false;
+    for line in area.source(Language::ZhCn).lines() {
+        if line.starts_with('#') {
+            continue;
+        }
+        if let Some((id, _)) = line.split_once(" = ") {
+            in_label = id.starts_with("board-label-");
+        } else if !line.starts_with(' ') && !line.starts_with('}') {
+            in_label = false;
+        }
+        if !in_label {
+            continue;
+        }
+        let text = line.split_once(" = ").map_or(line, |(_, value)| value);
+        let mut depth = 0;
+        for c in text.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                c if depth == 0 && !c.is_ascii() => assert!(
+                    font::NEEDED.contains(c) || font::LABELS.contains(c),
+                    "`{c}` of `{line}` is not in the shipped font: add it to font::LABELS and scripts/subset-font.sh EXTRA"
+                ),
+                _ => {}
+            }
+        }
+        // A variant's text: `[3] 星期三`.
+        if let Some((_, variant)) = line.trim_start().trim_start_matches('*').split_once("] ") {
+            for c in variant.chars().filter(|c| !c.is_ascii()) {
+                assert!(font::NEEDED.contains(c) || font::LABELS.contains(c), "`{c}` of `{line}`");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_chinese_room_sees_chinese_labels() {
+    let duel = svg_in(&duel_state(), Language::ZhCn).expect("draws");
+    for label in [
+        "决斗",
+        "alice 对 bob",
+        "第 2 回合",
+        "胜利点数条：偏向 alice 7 点",
+        "已施法",
+        "尚未施法",
+        "前 1 个元素位置被封印：",
+        "第 1 回合：威力 13 · 3 级",
+        "迸发",
+        "专注",
+    ] {
+        assert!(duel.contains(label), "{label} in {duel}");
+    }
+    assert_drawable(&duel);
+    let thaum = svg_in(&thaum_state(), Language::ZhCn).expect("draws");
+    for label in [
+        "魔素",
+        "第 2 赛季 · 第 3 阶段",
+        "循环不稳定度 4/9",
+        "第 3 阶段于 2026-01-07（星期三）00:00 UTC 结束",
+        "玩家",
+        "法力",
+        "金币",
+    ] {
+        assert!(thaum.contains(label), "{label} in {thaum}");
+    }
+    assert_drawable(&thaum);
+    // English stays as it was.
+    assert_eq!(svg(&duel_state()), svg_in(&duel_state(), Language::En));
+    // No English word is drawn in the Chinese pictures but names.
+    for drawn in [&duel, &thaum] {
+        let words: Vec<&str> = drawn
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                t.split_once('>').and_then(|(_, rest)| rest.split_once("</text>")).map(|(t, _)| t)
+            })
+            .flat_map(|t| t.split(|c: char| !c.is_ascii_alphabetic()))
+            .filter(|w| !w.is_empty() && !NAMED.split(' ').any(|n| n.contains(w)) && *w != "UTC")
+            .collect();
+        assert!(words.is_empty(), "English in a Chinese picture: {words:?}");
+    }
 }

@@ -6,10 +6,12 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use spellbridge_core::Timestamp;
 use spellbridge_core::games::thaum::Schedule;
 use spellbridge_core::games::thaum::render::roman;
+use spellbridge_core::locale::Args;
+use spellbridge_core::{Language, Timestamp};
 
+use super::label;
 use super::palette::{self, INK, LINE, MUTED, PANEL, PAPER};
 use super::svg::{Anchor, Svg, clip};
 
@@ -20,6 +22,10 @@ const LOOP_LIMIT: u32 = 9;
 /// The Thaums in the order the board shows them, by snapshot key.
 pub const THAUMS: [(&str, &str); 4] =
     [("fire", "Fire"), ("water", "Water"), ("earth", "Earth"), ("air", "Air")];
+
+/// The labels of [`THAUMS`], in its order.
+const THAUM_LABELS: [&str; 4] =
+    ["board-label-fire", "board-label-water", "board-label-earth", "board-label-air"];
 
 const TABLE_Y: f64 = 120.0;
 const ROW: f64 = 40.0;
@@ -73,22 +79,29 @@ pub fn bar(row: usize, thaum: usize, value: i64) -> (f64, f64, f64, f64) {
     if length >= 0.0 { (centre, y, length, 16.0) } else { (centre + length, y, -length, 16.0) }
 }
 
-/// The SVG of a Thaum table's state (the snapshot's `state`).
+/// The SVG of a Thaum table's state (the snapshot's `state`), labelled in English.
 pub fn svg(state: &serde_json::Value) -> Result<String, String> {
+    svg_in(state, Language::En)
+}
+
+/// The SVG of a Thaum table's state, labelled in `language`.
+pub fn svg_in(state: &serde_json::Value, language: Language) -> Result<String, String> {
     let thaum = Public::deserialize(state).map_err(|e| format!("not a Thaum state: {e}"))?;
+    let said = |id: &str| label(language, id, Args::new());
     let height = height(thaum.players.len());
     let mut svg = Svg::new(WIDTH, height, PAPER);
-    heading(&mut svg, &thaum);
+    heading(&mut svg, &thaum, language);
     svg.card(10.0, TABLE_Y - 34.0, WIDTH as f64 - 20.0, height as f64 - TABLE_Y + 24.0, PANEL, LINE);
-    svg.text(NAME_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::Start, "Player");
-    svg.text(MANA_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::End, "Mana");
-    for (i, (key, name)) in THAUMS.iter().enumerate() {
+    svg.text(NAME_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::Start, &said("board-label-player"));
+    svg.text(MANA_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::End, &said("board-label-mana"));
+    for (i, (key, _)) in THAUMS.iter().enumerate() {
         let (x, ..) = bar(0, i, 0);
-        svg.text(x, TABLE_Y - 12.0, 13.0, palette::thaum(key), Anchor::Middle, name);
+        let name = said(THAUM_LABELS[i]);
+        svg.text(x, TABLE_Y - 12.0, 13.0, palette::thaum(key), Anchor::Middle, &name);
     }
-    svg.text(COINS_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::End, "Coins");
+    svg.text(COINS_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::End, &said("board-label-coins"));
     if thaum.players.is_empty() {
-        svg.text(NAME_X, TABLE_Y + 28.0, 14.0, MUTED, Anchor::Start, "No players yet: type !join");
+        svg.text(NAME_X, TABLE_Y + 28.0, 14.0, MUTED, Anchor::Start, &said("board-label-no-players"));
     }
     for (row, (player, sheet)) in standings(&thaum.players).into_iter().enumerate() {
         player_row(&mut svg, row, player, sheet);
@@ -106,16 +119,20 @@ fn standings(players: &BTreeMap<String, Sheet>) -> Vec<(&String, &Sheet)> {
     rows
 }
 
-fn heading(svg: &mut Svg, thaum: &Public) {
-    svg.bold(20.0, 36.0, 24.0, INK, Anchor::Start, "Thaum");
-    svg.text(
-        110.0,
-        36.0,
-        18.0,
-        MUTED,
-        Anchor::Start,
-        &format!("Season {} · Phase {}", thaum.season, roman(thaum.phase)),
-    );
+/// A phase's number as `language` writes it: Roman numerals in English, digits in
+/// Chinese (`locales/GLOSSARY.md`).
+fn phase(language: Language, phase: u32) -> String {
+    match language {
+        Language::En => roman(phase),
+        _ => phase.to_string(),
+    }
+}
+
+fn heading(svg: &mut Svg, thaum: &Public, language: Language) {
+    let said = |id: &str, args: Args| label(language, id, args);
+    svg.bold(20.0, 36.0, 24.0, INK, Anchor::Start, &said("board-label-thaum", Args::new()));
+    let season = Args::new().num("season", thaum.season).text("phase", phase(language, thaum.phase));
+    svg.text(110.0, 36.0, 18.0, MUTED, Anchor::Start, &said("board-label-season", season));
     // Loop Instability as nine boxes, the filled ones in the Fire colour (RULES T-3).
     let label_x = WIDTH as f64 - 20.0 - LOOP_LIMIT as f64 * 16.0 - 8.0;
     svg.text(
@@ -124,17 +141,23 @@ fn heading(svg: &mut Svg, thaum: &Public) {
         14.0,
         INK,
         Anchor::End,
-        &format!("Loop Instability {}/{LOOP_LIMIT}", thaum.loop_instability),
+        &said(
+            "board-label-instability",
+            Args::new().num("instability", thaum.loop_instability).num("limit", LOOP_LIMIT),
+        ),
     );
     for i in 0..LOOP_LIMIT {
         let fill = if i < thaum.loop_instability { palette::thaum("fire") } else { PAPER };
         svg.card(label_x + 8.0 + f64::from(i) * 16.0, 22.0, 12.0, 16.0, fill, LINE);
     }
     let ends = match (thaum.finished, thaum.options.schedule, thaum.phase_started_at) {
-        (true, _, _) => "The table was stopped".to_owned(),
-        (false, Schedule::Manual, _) => "The phase ends when a game master types !phase next".to_owned(),
+        (true, _, _) => said("board-label-table-stopped", Args::new()),
+        (false, Schedule::Manual, _) => said("board-label-manual", Args::new()),
         (false, schedule, Some(started)) => match schedule.next_boundary_after(started) {
-            Some(end) => format!("Phase {} ends {}", roman(thaum.phase), when(end)),
+            Some(end) => said(
+                "board-label-phase-ends",
+                Args::new().text("phase", phase(language, thaum.phase)).text("when", when(end, language)),
+            ),
             None => String::new(),
         },
         (false, _, None) => String::new(),
@@ -164,14 +187,17 @@ fn player_row(svg: &mut Svg, row: usize, player: &str, sheet: &Sheet) {
     svg.bold(COINS_X, baseline, 15.0, INK, Anchor::End, &coins);
 }
 
-/// A phase's end as people read it: `Wed 2026-01-07 00:00 UTC`.
-fn when(at: Timestamp) -> String {
-    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+/// A phase's end as people read it: `Wed 2026-01-07 00:00 UTC`, `2026-01-07（星期三）00:00 UTC`.
+fn when(at: Timestamp, language: Language) -> String {
     let iso = at.to_string();
-    let day = DAYS[at.weekday().rem_euclid(7) as usize];
+    let day = label(language, "board-label-day", Args::new().num("day", at.weekday().rem_euclid(7)));
     // ISO 8601 is `YYYY-MM-DDTHH:MM:SSZ`.
     match (iso.get(..10), iso.get(11..16)) {
-        (Some(date), Some(time)) => format!("{day} {date} {time} UTC"),
+        (Some(date), Some(time)) => label(
+            language,
+            "board-label-when",
+            Args::new().text("day", day).text("date", date).text("time", time),
+        ),
         _ => iso,
     }
 }
@@ -184,6 +210,10 @@ mod tests {
     fn phases_are_roman_and_ends_are_readable() {
         assert_eq!(roman(1), "I");
         assert_eq!(roman(14), "XIV");
-        assert_eq!(when(Timestamp::CONSOLE_EPOCH.plus(3 * 86_400)), "Wed 2026-01-07 00:00 UTC");
+        assert_eq!(when(Timestamp::CONSOLE_EPOCH.plus(3 * 86_400), Language::En), "Wed 2026-01-07 00:00 UTC");
+        assert_eq!(
+            when(Timestamp::CONSOLE_EPOCH.plus(3 * 86_400), Language::ZhCn),
+            "2026-01-07（星期三）00:00 UTC"
+        );
     }
 }

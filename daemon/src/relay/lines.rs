@@ -8,8 +8,9 @@
 //! begin a line that looks said by someone else. Past the cap, one more line says how
 //! many were left out: `<bob> … (135 more lines)`.
 
-use spellbridge_core::RichText;
+use spellbridge_core::locale::{self, Args};
 use spellbridge_core::text::{Hue, Segment, Style};
+use spellbridge_core::{Language, RichText};
 
 /// How many lines of one message are relayed when the bridge does not say.
 pub const DEFAULT_LINES: usize = 5;
@@ -72,6 +73,12 @@ fn breaks_line(c: char) -> bool {
 /// `body`, at most `cap` of them (at least one) and then, if any were left out, a line
 /// saying how many. Empty when the body has no visible text.
 pub fn lines(head: &str, body: &RichText, cap: usize) -> Vec<RichText> {
+    lines_in(head, body, cap, Language::En)
+}
+
+/// [`lines`] with the line saying how many were left out in `language` (the room's the
+/// lines go to).
+pub fn lines_in(head: &str, body: &RichText, cap: usize, language: Language) -> Vec<RichText> {
     let budget = LINE_BYTES.saturating_sub(head.len()).max(MIN_TEXT);
     let all: Vec<Vec<Unit>> = source_lines(body).into_iter().flat_map(|line| wrap(&line, budget)).collect();
     let cap = cap.max(1);
@@ -79,8 +86,8 @@ pub fn lines(head: &str, body: &RichText, cap: usize) -> Vec<RichText> {
     let mut lines: Vec<RichText> =
         all.into_iter().take(cap).map(|line| RichText::new().text(head).append(rebuild(&line))).collect();
     if left_out > 0 {
-        let plural = if left_out == 1 { "" } else { "s" };
-        lines.push(RichText::new().text(format!("{head}… ({left_out} more line{plural})")));
+        let args = Args::new().text("head", head).num("count", left_out);
+        lines.push(RichText::new().text(locale::text(language, "notice-more-lines", &args)));
     }
     lines
 }
@@ -261,6 +268,9 @@ mod tests {
         assert_eq!(out[5], "<bob> … (135 more lines)");
         let two = plain(&lines("bob ", &RichText::new().text("a\nb\nc"), 2));
         assert_eq!(two, ["bob a", "bob b", "bob … (1 more line)"]);
+        // In a Chinese room (issue 19).
+        let zh = plain(&lines_in("<bob> ", &body, 5, Language::ZhCn));
+        assert_eq!(zh[5], "<bob> ……（还有 135 行）");
     }
 
     #[test]

@@ -69,14 +69,18 @@ impl Router {
             // The picture is the answer.
             return Vec::new();
         }
+        let language = reply_to.language;
         let text = match &self.options.public_url {
             Some(url) => {
-                RichText::new().text("The board of this room's table: ").text(format!("{url}/tables/{id}"))
+                // The page in the asker's language (`?lang=zh-CN`; English has none).
+                let query = match language {
+                    Language::En => "",
+                    Language::ZhCn => "?lang=zh-CN",
+                };
+                let link = format!("{url}/tables/{id}{query}");
+                said::said(language, "board-where", Args::new().text("link", link))
             }
-            None => RichText::new()
-                .text("Board pictures are shown in the table's Matrix rooms and on the spectator site; ")
-                .code("!status")
-                .text(" tells the table here."),
+            None => said::said(language, "board-where-not", Args::new()),
         };
         vec![reply(reply_to, text)]
     }

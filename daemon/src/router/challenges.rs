@@ -48,13 +48,13 @@ impl Router {
         }
         let network = &speaker.inbound.network;
         let typed = PlayerId::new(opponent.as_str());
-        let opponent = match self.resolve_name(&opponent, &[]) {
+        let opponent = match self.resolve_name(&opponent, &[], language) {
             Err(problem) => return vec![reply(reply_to, problem)],
             Ok(Some(opponent)) => opponent,
             // On the console, the one network there is, a name is the player it names.
             Ok(None) if self.directory.scope(network, &typed) == Scope::Bare => {
                 if let Err(refusal) = crate::names::readable(&opponent) {
-                    return vec![reply(reply_to, names::refusal_of_name(&refusal))];
+                    return vec![reply(reply_to, names::refusal_of_name(&refusal, language))];
                 }
                 typed
             }

@@ -12,6 +12,14 @@ use super::*;
 /// every transcript (issue 19: English output does not change). `!help lang` explains it.
 const UNLISTED: &[&str] = &["lang"];
 
+/// One argument of a usage line (`<player>`) as `language` shows it (`<玩家>`).
+fn said_shown(shown: &str, language: Language) -> String {
+    match spellbridge_core::grammar::PHRASES.iter().find(|(phrase, _)| *phrase == shown) {
+        Some((phrase, _)) => spellbridge_core::grammar::phrase(language, phrase),
+        None => shown.to_owned(),
+    }
+}
+
 impl Router {
     pub(super) fn unknown_command(&self, word: &str, game: Option<&str>, language: Language) -> RichText {
         // The lobby's names (not its aliases), and every name and alias of the game (or of
@@ -42,7 +50,7 @@ impl Router {
             .iter()
             .map(|game| {
                 let args = Args::new()
-                    .rich("game", RichText::new().bold(game.name()))
+                    .rich("game", RichText::new().bold(game.name_in(language)))
                     .text("summary", game.summary_in(language));
                 said(language, "lobby-games-entry", args)
             })
@@ -61,16 +69,28 @@ impl Router {
             .registry
             .iter()
             .map(|game| match game.challenge() {
-                Some(challenge) if choices => format!("!{} {}", challenge.word, challenge.usage),
                 Some(challenge) => {
-                    let first = challenge.usage.split_whitespace().next().unwrap_or_default();
-                    format!("!{} {first}", challenge.word).trim_end().to_owned()
+                    let word = self.lobby_name(challenge.word, language);
+                    let shown = challenge.usage.split_whitespace().take(if choices { usize::MAX } else { 1 });
+                    let usage: Vec<String> = shown.map(|shown| said_shown(shown, language)).collect();
+                    format!("!{word} {}", usage.join(" ")).trim_end().to_owned()
                 }
-                None => format!("!new {}", game.name()),
+                None => format!("!{} {}", self.lobby_name("new", language), game.name_in(language)),
             })
             .map(|way| RichText::new().code(way))
             .collect();
         or_list(language, ways)
+    }
+
+    /// A lobby command's name in `language` (`new`, `开局`).
+    fn lobby_name(&self, name: &str, language: Language) -> String {
+        let command = self.grammar.commands(LOBBY).iter().find(|c| c.name == name);
+        command.map_or(name, |c| c.name_in(language)).to_owned()
+    }
+
+    /// A game's name in `language` (`thaum`, `魔素`).
+    pub(super) fn game_name(&self, game: &str, language: Language) -> String {
+        self.registry.get(game).map_or_else(|| game.to_owned(), |g| g.name_in(language))
     }
 
     pub(super) fn help(&self, place: &Place, topic: Option<&str>, language: Language) -> RichText {
@@ -90,11 +110,7 @@ impl Router {
                     } else {
                         self.registry.get(owner).and_then(|g| g.help_in(c.name, language)).map(RichText::from)
                     };
-                    let usage = c.usage_line(prefix);
-                    let usage = match language {
-                        Language::En => usage,
-                        _ => usage.replacen(c.name, c.name_in(language), 1),
-                    };
+                    let usage = c.usage_line_in(prefix, language);
                     let args = Args::new()
                         .text("usage", usage)
                         .rich("summary", summary.unwrap_or_else(|| RichText::from(c.summary)));
@@ -120,7 +136,7 @@ impl Router {
                 "lobby-help-at-table",
                 Args::new()
                     .text("commands", commands)
-                    .text("game", game)
+                    .text("game", self.game_name(game, language))
                     .text("table", list(self.grammar.commands(game))),
             ),
             None => said(language, "lobby-help", Args::new().text("commands", commands)),

@@ -40,6 +40,17 @@ impl Router {
             .unwrap_or_else(|| self.options.languages.room(&room.network, &room.room))
     }
 
+    /// The language an answer to `inbound` is told in where it was said: its room's, or
+    /// privately its sender's.
+    pub fn language_of(&self, inbound: &Inbound) -> Language {
+        if inbound.private {
+            let player = self.directory.player(&inbound.network, &inbound.sender);
+            self.player_language(&player, &inbound.network)
+        } else {
+            self.room_language(&Place { network: inbound.network.clone(), room: inbound.room.clone() })
+        }
+    }
+
     /// The language `player`'s private messages are told in, on their home `network`.
     pub(super) fn player_language(&self, player: &PlayerId, network: &NetworkId) -> Language {
         self.chosen.players.get(player).copied().unwrap_or_else(|| self.options.languages.network(network))

@@ -28,7 +28,8 @@ impl Router {
             Verdict::DropWithNotice => Err(vec![Outbound {
                 network: inbound.network.clone(),
                 to: Destination::Private(inbound.sender.clone()),
-                message: RichText::from(limit.notice()).into(),
+                message: RichText::from(limit.notice_in(self.player_language(player, &inbound.network)))
+                    .into(),
             }]),
         }
     }

@@ -581,7 +581,7 @@ impl Router {
         // network above is bookkeeping).
         let journaled = self.journal.len();
         let answer = match self.grammar.find_in(LOBBY, &head).map(|spec| grammar::parse(spec, &words)) {
-            Some(Err(error)) => vec![reply(&reply_to, self.unread(&error, None))].into(),
+            Some(Err(error)) => vec![reply(&reply_to, self.unread(&error, None, reply_to.language))].into(),
             Some(Ok(parsed)) => match LobbyCommand::from_parsed(&parsed) {
                 Some(lobby_command) => {
                     let query = parsed.is_query();
@@ -918,7 +918,8 @@ impl Router {
             LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref(), reply_to.language)),
             LobbyCommand::Games => say(self.games(reply_to.language)),
             LobbyCommand::Wizards => {
-                let answer = self.registry.iter().find_map(|game| game.lobby("wizards"));
+                let answer =
+                    self.registry.iter().find_map(|game| game.lobby_in("wizards", reply_to.language));
                 say(answer.unwrap_or_else(|| said::said(reply_to.language, "lobby-no-wizards", Args::new())))
             }
             LobbyCommand::Link(None) => self.give_link_code(speaker, reply_to, now),
@@ -940,8 +941,8 @@ impl Router {
             LobbyCommand::Decline => self.decline(place, player, reply_to),
             LobbyCommand::Withdraw => self.withdraw(speaker, reply_to),
             LobbyCommand::Board => self.board(place, reply_to),
-            LobbyCommand::Stats(name) => say(self.stats(speaker, name.as_deref())),
-            LobbyCommand::Top(ranking) => say(self.top(ranking)),
+            LobbyCommand::Stats(name) => say(self.stats(speaker, name.as_deref(), reply_to.language)),
+            LobbyCommand::Top(ranking) => say(self.top(ranking, reply_to.language)),
             LobbyCommand::Lang(word) => self.choose_language(speaker, word.as_deref(), reply_to),
         }
     }
@@ -956,10 +957,10 @@ impl Router {
     ) -> Vec<Outbound> {
         let language = reply_to.language;
         let Some(plugin) = self.registry.get(game) else {
-            let names: Vec<&str> = self.registry.iter().map(|g| g.name()).collect();
+            let names: Vec<String> = self.registry.iter().map(|g| g.name_in(language)).collect();
             let separator = if language == Language::En { ", " } else { "、" };
             let args = Args::new().text("game", game).text("games", names.join(separator));
-            let text = match words::nearest(game, names.iter().copied()) {
+            let text = match words::nearest(game, names.iter().map(String::as_str)) {
                 Some(guess) => said::said(language, "lobby-new-unknown-guess", args.text("guess", guess)),
                 None => said::said(language, "lobby-new-unknown", args),
             };
@@ -969,7 +970,11 @@ impl Router {
             let game = self.tables[&busy].table.game();
             return vec![reply(
                 reply_to,
-                said::said(language, "lobby-new-busy", Args::new().text("game", game)),
+                said::said(
+                    language,
+                    "lobby-new-busy",
+                    Args::new().text("game", self.game_name(game, language)),
+                ),
             )];
         }
         let setup = TableSetup { room: place.room.clone(), seats, now };
@@ -1077,12 +1082,15 @@ impl Router {
             Ok(parsed) => parsed,
             Err(error) => {
                 let example = self.tables[&index].table.example_player(spec.name, sender);
-                let text = self.localize(&reply_to.network, self.unread(&error, example.as_deref()));
+                let unread = self.unread(&error, example.as_deref(), reply_to.language);
+                let text = self.localize(&reply_to.network, unread);
                 return vec![reply(reply_to, text)].into();
             }
         };
         let seated = self.index.players(index);
-        if let Err(problem) = self.resolve_players(&mut parsed, seated, &speaker.inbound.network) {
+        if let Err(problem) =
+            self.resolve_players(&mut parsed, seated, &speaker.inbound.network, reply_to.language)
+        {
             return vec![reply(reply_to, problem)].into();
         }
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new().into() };
@@ -1145,8 +1153,11 @@ impl Router {
 
     /// A command whose arguments could not be read, answered with the usage line from its
     /// declaration and the configured prefix (every parse error is worded by the grammar).
-    fn unread(&self, error: &ParseError, example_player: Option<&str>) -> RichText {
-        refusal_text(Refusal::Refused(error.render(&self.options.prefix, example_player)), Language::En)
+    fn unread(&self, error: &ParseError, example_player: Option<&str>, language: Language) -> RichText {
+        refusal_text(
+            Refusal::Refused(error.render_in(&self.options.prefix, example_player, language)),
+            language,
+        )
     }
 
     /// The unfinished table a private `command` of `player`'s goes to: the one table
@@ -1173,7 +1184,7 @@ impl Router {
             .seated(player)
             .map(|i| {
                 let args = Args::new()
-                    .text("game", self.tables[&i].table.game())
+                    .text("game", self.game_name(self.tables[&i].table.game(), language))
                     .text("room", self.tables[&i].place.room.as_str());
                 said::said(language, "router-table-in-room", args).plain()
             })

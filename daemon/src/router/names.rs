@@ -5,8 +5,10 @@
 
 use spellbridge_core::{Parsed, PlayerArgument};
 
+use super::said::said;
 use super::*;
 use crate::names::{NameRefusal, readable};
+use spellbridge_core::locale::{self, Args};
 
 impl Router {
     /// The player a name typed in a command means: a nick, display name, Matrix id or
@@ -14,7 +16,12 @@ impl Router {
     /// command by …"). `Ok(None)` when it names nobody known; several candidates are an
     /// error that lists them, unless exactly one of them is in `prefer` (the players
     /// seated at the table the command is for).
-    pub(super) fn resolve_name(&self, word: &str, prefer: &[PlayerId]) -> Result<Option<PlayerId>, RichText> {
+    pub(super) fn resolve_name(
+        &self,
+        word: &str,
+        prefer: &[PlayerId],
+        language: Language,
+    ) -> Result<Option<PlayerId>, RichText> {
         match self.directory.resolve(word) {
             Ok(found) => Ok(found),
             Err(NameProblem::Ambiguous(players)) => {
@@ -22,11 +29,16 @@ impl Router {
                 if let (Some(one), None) = (seated.next(), seated.next()) {
                     return Ok(Some(one.clone()));
                 }
-                let mut text = RichText::new().code(word).text(" could be ");
+                let or = said(language, "names-or", Args::new());
+                let mut ids = RichText::new();
                 for (i, player) in players.iter().enumerate() {
-                    text = text.text(if i == 0 { "" } else { " or " }).code(player.as_str());
+                    if i > 0 {
+                        ids = ids.append(or.clone());
+                    }
+                    ids = ids.code(player.as_str());
                 }
-                Err(text.text("; name them by one of those ids."))
+                let args = Args::new().rich("word", RichText::new().code(word)).rich("players", ids);
+                Err(said(language, "names-ambiguous", args))
             }
         }
     }
@@ -41,6 +53,7 @@ impl Router {
         command: &mut Parsed,
         seated: &[PlayerId],
         network: &NetworkId,
+        language: Language,
     ) -> Result<(), RichText> {
         for (argument, id) in command.players_mut() {
             let word = id.as_str().to_owned();
@@ -51,13 +64,13 @@ impl Router {
             // A known player's name means the one seated here, if only one of those it
             // could mean is; a new player is nobody seated yet.
             let prefer = if argument == PlayerArgument::Known { seated } else { &[] };
-            let resolved = match self.resolve_name(&word, prefer)? {
+            let resolved = match self.resolve_name(&word, prefer, language)? {
                 Some(player) => Some(player),
                 None => {
                     let own = self.directory.would_be(network, plain);
                     match argument {
                         PlayerArgument::New => {
-                            readable(plain).map_err(|refusal| refusal_of_name(&refusal))?;
+                            readable(plain).map_err(|refusal| refusal_of_name(&refusal, language))?;
                             own
                         }
                         // A seated player not heard since the start (added by `!add`).
@@ -73,10 +86,9 @@ impl Router {
     }
 }
 
-/// Why a new player's name was refused, and what to type instead.
-pub(super) fn refusal_of_name(refusal: &NameRefusal) -> RichText {
-    RichText::new()
-        .text(format!("{refusal}: "))
-        .text("a player's name must be letters, digits and ordinary punctuation that everyone reads the same way; ")
-        .text("type their nick as their network shows it, or ask them to speak first so I know them.")
+/// Why a new player's name was refused, and what to type instead, in `language` (plain
+/// text: the name it echoes is escaped, never code).
+pub(super) fn refusal_of_name(refusal: &NameRefusal, language: Language) -> RichText {
+    let why = refusal.said(language);
+    RichText::new().text(locale::text(language, "names-refused", &Args::new().text("why", why)))
 }

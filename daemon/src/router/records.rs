@@ -8,8 +8,7 @@
 //! `!stats [player]` and `!top [duel|thaum]` answer from it (the words are `stats_text`
 //! and `top_text`, pure and tested here).
 
-use std::fmt::Write as _;
-
+use super::said::{joined, said};
 use super::*;
 use crate::lobby::Ranking;
 use crate::ratings::{Ledger, Record, SeasonStandings, Summary};
@@ -86,43 +85,33 @@ impl Router {
         Some(crate::store::ratings::stored_text(&self.ratings.summary, &self.ratings.scopes))
     }
 
-    /// `!stats [player]`: a player's record (the asker's without a name).
-    pub(super) fn stats(&self, speaker: &Speaker<'_>, name: Option<&str>) -> RichText {
+    /// `!stats [player]`: a player's record (the asker's without a name), in `language`.
+    pub(super) fn stats(&self, speaker: &Speaker<'_>, name: Option<&str>, language: Language) -> RichText {
         let player = match name {
             None => speaker.player.clone(),
-            Some(name) => match self.resolve_name(name, &[]) {
+            Some(name) => match self.resolve_name(name, &[], language) {
                 Ok(Some(player)) => player,
                 Ok(None) if self.ratings.summary.players.contains_key(&PlayerId::new(name)) => {
                     PlayerId::new(name)
                 }
-                Ok(None) => {
-                    return RichText::new()
-                        .text("I know nobody called ")
-                        .code(name)
-                        .text(". Type ")
-                        .code("!stats <player>")
-                        .text(" with a name they used here, or ")
-                        .code("!top")
-                        .text(" for the best players.");
-                }
+                Ok(None) => return said(language, "records-nobody", Args::new().text("name", name)),
                 Err(problem) => return problem,
             },
         };
         let summary = &self.ratings.summary;
         match summary.players.get(&player) {
-            Some(record) => stats_text(&player, record, &summary.seasons),
-            None => RichText::new()
-                .name(&player)
-                .text(" has not finished a game yet. ")
-                .text("Start one with ")
-                .append(self.ways_to_start(false, Language::En))
-                .text("."),
+            Some(record) => stats_text(language, &player, record, &summary.seasons),
+            None => said(
+                language,
+                "records-no-games",
+                Args::new().name("player", &player).rich("ways", self.ways_to_start(false, language)),
+            ),
         }
     }
 
-    /// `!top [duel|thaum]`: the ten best.
-    pub(super) fn top(&self, ranking: Ranking) -> RichText {
-        top_text(&self.ratings.summary, ranking)
+    /// `!top [duel|thaum]`: the ten best, in `language`.
+    pub(super) fn top(&self, ranking: Ranking, language: Language) -> RichText {
+        top_text(language, &self.ratings.summary, ranking)
     }
 }
 
@@ -138,105 +127,136 @@ fn ordinal(n: usize) -> String {
     format!("{n}{suffix}")
 }
 
-/// `n thing` or `n things`.
-fn count(n: u32, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// A rating or its deviation as said: rounded to a whole number.
+fn rounded(value: f64) -> String {
+    format!("{value:.0}")
 }
 
 /// A player's record in words: games and wins; the Duel's rating ± deviation, results,
 /// favourite wizard and longest winning streak; Thaum seasons and the best standing.
-pub(super) fn stats_text(player: &PlayerId, record: &Record, seasons: &[SeasonStandings]) -> RichText {
-    let mut text = String::new();
-    let _ = write!(text, " has played {} and won {}.", count(record.games, "game", "games"), record.wins);
-    if let Some(duel) = &record.duel {
-        let drawn = if duel.draws > 0 { format!(", {} drawn", duel.draws) } else { String::new() };
-        let _ = write!(
-            text,
-            " Duel: rating {:.0} ± {:.0} after {} ({} won, {} lost{drawn}); favourite wizard {}; longest winning streak {}.",
-            duel.rating.rating,
-            duel.rating.deviation,
-            count(duel.games, "duel", "duels"),
-            duel.wins,
-            duel.losses,
-            duel.favourite_wizard,
-            duel.longest_streak,
-        );
-    }
-    if let Some(thaum) = &record.thaum {
-        let _ =
-            write!(text, " Thaum: {} played, {} won", count(thaum.seasons, "season", "seasons"), thaum.won);
-        let places = seasons.iter().filter_map(|season| {
-            let place = season.standings.iter().position(|s| &s.player == player)?;
-            Some((place + 1, season.standings.len(), season.table, season.season))
-        });
-        // The best place; among equal places the first season it was reached in.
-        if let Some((place, of, table, season)) = places.min_by_key(|(place, ..)| *place) {
-            let _ =
-                write!(text, "; best standing {} of {of} (table {table}, season {season})", ordinal(place));
+pub(super) fn stats_text(
+    language: Language,
+    player: &PlayerId,
+    record: &Record,
+    seasons: &[SeasonStandings],
+) -> RichText {
+    let duel = match &record.duel {
+        Some(duel) => {
+            let drawn = if duel.draws > 0 {
+                said(language, "records-drawn", Args::new().num("draws", duel.draws))
+            } else {
+                RichText::new()
+            };
+            said(
+                language,
+                "records-duel",
+                Args::new()
+                    .text("rating", rounded(duel.rating.rating))
+                    .text("deviation", rounded(duel.rating.deviation))
+                    .num("duels", duel.games)
+                    .num("won", duel.wins)
+                    .num("lost", duel.losses)
+                    .rich("drawn", drawn)
+                    .text("wizard", duel.favourite_wizard.as_str())
+                    .num("streak", duel.longest_streak),
+            )
         }
-        text.push('.');
-    }
-    RichText::new().name(player).text(text)
+        None => RichText::new(),
+    };
+    let thaum = match &record.thaum {
+        Some(thaum) => {
+            let places = seasons.iter().filter_map(|season| {
+                let place = season.standings.iter().position(|s| &s.player == player)?;
+                Some((place + 1, season.standings.len(), season.table, season.season))
+            });
+            // The best place; among equal places the first season it was reached in.
+            let best = match places.min_by_key(|(place, ..)| *place) {
+                Some((place, of, table, season)) => said(
+                    language,
+                    "records-best",
+                    Args::new()
+                        .text("place", ordinal(place))
+                        .num("rank", place)
+                        .num("of", of)
+                        .num("table", table)
+                        .num("season", season),
+                ),
+                None => RichText::new(),
+            };
+            said(
+                language,
+                "records-thaum",
+                Args::new().num("seasons", thaum.seasons).num("won", thaum.won).rich("best", best),
+            )
+        }
+        None => RichText::new(),
+    };
+    said(
+        language,
+        "records-played",
+        Args::new()
+            .name("player", player)
+            .num("games", record.games)
+            .num("wins", record.wins)
+            .rich("duel", duel)
+            .rich("thaum", thaum),
+    )
 }
 
-/// The ten best of a leaderboard in words, one line.
-pub(super) fn top_text(summary: &Summary, ranking: Ranking) -> RichText {
+/// The ten best of a leaderboard in words, one line, in `language`.
+pub(super) fn top_text(language: Language, summary: &Summary, ranking: Ranking) -> RichText {
     match ranking {
         Ranking::Duel => {
             let board = summary.duel_leaderboard();
             if board.is_empty() {
-                return RichText::new()
-                    .text("Nobody has a Duel rating yet: a player is rated when a Duel ends. Challenge someone with ")
-                    .code("!duel <player>")
-                    .text(".");
+                return said(language, "records-top-duel-none", Args::new());
             }
-            let mut text = RichText::new().text(format!("Duel ratings (Glicko-2, {} rated):", board.len()));
-            for (place, (player, record)) in board.iter().take(TOP).enumerate() {
-                let Some(duel) = &record.duel else { continue };
-                text = text
-                    .text(format!(" {}. ", place + 1))
-                    .name(player)
-                    .text(format!(
-                        " {:.0} ± {:.0} ({}–{}{})",
-                        duel.rating.rating,
-                        duel.rating.deviation,
-                        duel.wins,
-                        duel.losses,
-                        if duel.draws > 0 { format!("–{}", duel.draws) } else { String::new() }
-                    ))
-                    .text(if place + 1 < board.len().min(TOP) { ";" } else { "." });
-            }
-            text
+            let entries = board.iter().take(TOP).enumerate().filter_map(|(place, (player, record))| {
+                let duel = record.duel.as_ref()?;
+                let drawn = if duel.draws > 0 {
+                    said(language, "records-top-drawn", Args::new().num("draws", duel.draws))
+                } else {
+                    RichText::new()
+                };
+                Some(said(
+                    language,
+                    "records-top-duel-entry",
+                    Args::new()
+                        .num("place", place + 1)
+                        .name("player", player)
+                        .text("rating", rounded(duel.rating.rating))
+                        .text("deviation", rounded(duel.rating.deviation))
+                        .num("won", duel.wins)
+                        .num("lost", duel.losses)
+                        .rich("drawn", drawn),
+                ))
+            });
+            let entries = joined(language, "records-top-separator", entries.collect());
+            said(language, "records-top-duel", Args::new().num("rated", board.len()).rich("entries", entries))
         }
         Ranking::Thaum => {
             let board = thaum_standings(summary);
             if board.is_empty() {
-                return RichText::new()
-                    .text("No Thaum season has ended yet. Open a table with ")
-                    .code("!new thaum")
-                    .text(".");
+                return said(language, "records-top-thaum-none", Args::new());
             }
-            let mut text = RichText::new().text(format!(
-                "Thaum standings over {} (coins, then Thaums):",
-                count(
-                    u32::try_from(summary.seasons.len()).unwrap_or(u32::MAX),
-                    "finished season",
-                    "finished seasons"
+            let entries = board.iter().take(TOP).enumerate().map(|(place, standing)| {
+                said(
+                    language,
+                    "records-top-thaum-entry",
+                    Args::new()
+                        .num("place", place + 1)
+                        .name("player", &standing.player)
+                        .num("coins", standing.coins)
+                        .num("thaums", standing.thaums)
+                        .num("seasons", standing.seasons),
                 )
-            ));
-            for (place, standing) in board.iter().take(TOP).enumerate() {
-                text = text
-                    .text(format!(" {}. ", place + 1))
-                    .name(&standing.player)
-                    .text(format!(
-                        " {} coins, Thaums {} ({})",
-                        standing.coins,
-                        standing.thaums,
-                        count(standing.seasons, "season", "seasons")
-                    ))
-                    .text(if place + 1 < board.len().min(TOP) { ";" } else { "." });
-            }
-            text
+            });
+            let entries = joined(language, "records-top-separator", entries.collect());
+            said(
+                language,
+                "records-top-thaum",
+                Args::new().num("seasons", summary.seasons.len()).rich("entries", entries),
+            )
         }
     }
 }
@@ -314,14 +334,14 @@ mod tests {
         record.wins += 1;
         record.thaum = Some(ThaumRecord { seasons: 2, won: 1 });
         assert_eq!(
-            stats_text(&player("alice"), &record, &seasons).plain(),
+            stats_text(Language::En, &player("alice"), &record, &seasons).plain(),
             "alice has played 6 games and won 4. Duel: rating 1613 ± 200 after 4 duels (3 won, 1 lost); favourite wizard \
              Pyromancer; longest winning streak 3. Thaum: 2 seasons played, 1 won; best standing 1st of 1 \
              (table 7, season 1)."
         );
         let one = Record { games: 1, wins: 0, thaum: Some(ThaumRecord { seasons: 1, won: 0 }), duel: None };
         assert_eq!(
-            stats_text(&player("alice"), &one, &seasons[..1]).plain(),
+            stats_text(Language::En, &player("alice"), &one, &seasons[..1]).plain(),
             "alice has played 1 game and won 0. Thaum: 1 season played, 0 won; best standing 2nd of 2 (table 4, season 1)."
         );
     }
@@ -329,12 +349,18 @@ mod tests {
     #[test]
     fn top_lists_the_ten_best_by_rating_or_by_coins_then_thaums() {
         let mut summary = Summary::default();
-        assert!(top_text(&summary, Ranking::Duel).plain().contains("Nobody has a Duel rating yet"));
-        assert!(top_text(&summary, Ranking::Thaum).plain().contains("No Thaum season has ended yet"));
+        assert!(
+            top_text(Language::En, &summary, Ranking::Duel).plain().contains("Nobody has a Duel rating yet")
+        );
+        assert!(
+            top_text(Language::En, &summary, Ranking::Thaum)
+                .plain()
+                .contains("No Thaum season has ended yet")
+        );
         for i in 0..12u32 {
             summary.players.insert(player(&format!("p{i:02}")), duel(1400.0 + f64::from(i) * 10.0, i, 1));
         }
-        let text = top_text(&summary, Ranking::Duel).plain();
+        let text = top_text(Language::En, &summary, Ranking::Duel).plain();
         assert!(
             text.starts_with("Duel ratings (Glicko-2, 12 rated): 1. p11 1510 ± 200 (11–1); 2. p10 1500"),
             "{text}"
@@ -346,7 +372,7 @@ mod tests {
             season(1, &[("carol", 5, 1), ("alice", 5, 0), ("bob", 2, 9)]),
             season(2, &[("bob", 4, 0), ("alice", 1, 3)]),
         ];
-        let text = top_text(&summary, Ranking::Thaum).plain();
+        let text = top_text(Language::En, &summary, Ranking::Thaum).plain();
         assert_eq!(
             text,
             "Thaum standings over 2 finished seasons (coins, then Thaums): 1. bob 6 coins, Thaums 9 (2 seasons); \

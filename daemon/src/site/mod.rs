@@ -168,7 +168,7 @@ impl Site {
             Route::Index => self.page(language, move |site| index::page(site, language)).await,
             Route::Table(id) => self.page(language, move |site| table::page(site, id, language)).await,
             Route::Leaderboard => self.page(language, move |site| leaderboard::page(site, language)).await,
-            Route::Board(id) => picture::answer(self, id).await,
+            Route::Board(id) => picture::answer(self, id, language).await,
             Route::Events(id) => events::answer(self, id).await,
             Route::Font => page::font(),
             Route::NotFound => page::not_found(language),

@@ -83,7 +83,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
                 @if !row.finished { " · " (w.live_note) }
             }
             @if matches!(row.game.as_str(), "duel" | "thaum") {
-                img.board id="board" src={ "/tables/" (row.id) "/board.png?v=" (row.sequence()) }
+                img.board id="board" src={ "/tables/" (row.id) "/board.png?v=" (row.sequence()) (board_language(language)) }
                     alt={ (w.board) ": " (title) };
             }
             h2 { (w.state) }
@@ -295,5 +295,13 @@ fn history_table(rows: &[Row], w: &Words) -> Markup {
                 }
             }
         }
+    }
+}
+
+/// What the board picture's address adds to draw it in `language` (nothing for English).
+fn board_language(language: Language) -> &'static str {
+    match language {
+        Language::En => "",
+        Language::ZhCn => "&lang=zh-CN",
     }
 }

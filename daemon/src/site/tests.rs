@@ -104,6 +104,13 @@ async fn each_page_answers_with_the_sites_headers_and_no_cookie() {
     assert_eq!(board.headers()["content-type"], "image/png");
     let png = board.into_body().collect().await.expect("body").to_bytes();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+    // Issue 19: `?lang=zh-CN` draws the labels in Chinese: another picture, kept apart.
+    let zh = get(&site, "/tables/0/board.png?lang=zh-CN").await;
+    assert_eq!(zh.status(), StatusCode::OK);
+    let zh = zh.into_body().collect().await.expect("body").to_bytes();
+    assert!(zh.starts_with(b"\x89PNG\r\n\x1a\n") && zh != png, "a Chinese picture");
+    let again = get(&site, "/tables/0/board.png").await.into_body().collect().await.expect("body").to_bytes();
+    assert_eq!(again, png, "the English picture is still the English one");
     let font = get(&site, "/font.otf").await;
     assert_eq!(font.headers()["content-type"], "font/otf");
     assert_eq!(
@@ -136,6 +143,8 @@ async fn the_pages_show_the_tables_their_history_and_dice() {
     assert!(table.contains("commitment") && table.contains("revealed when the table ends"), "{table}");
     let zh = page(&site, "/tables/1?lang=zh-CN").await;
     assert!(zh.contains("<html lang=\"zh-CN\">") && zh.contains("历史") && zh.contains("水"), "Chinese");
+    assert!(zh.contains("/board.png?v=") && zh.contains("&amp;lang=zh-CN\""), "the Chinese picture: {zh}");
+    assert!(!table.contains("lang=zh-CN\" alt"), "the English page shows the English picture");
 }
 
 #[tokio::test]

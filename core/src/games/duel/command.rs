@@ -96,7 +96,7 @@ impl DuelCommand {
 pub fn parse(command: &str) -> Result<DuelCommand, DuelError> {
     let parsed = grammar::read(COMMANDS, command).map_err(|error| match error {
         ReadError::Unknown(word) => DuelError::UnknownCommand(word),
-        ReadError::Bad(error) => DuelError::Unread(error.to_string()),
+        ReadError::Bad(error) => DuelError::Unread(error),
     })?;
     DuelCommand::from_parsed(&parsed)
         .unwrap_or_else(|| Err(DuelError::UnknownCommand(parsed.name().to_owned())))

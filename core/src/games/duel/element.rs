@@ -77,6 +77,14 @@ impl Element {
         }
     }
 
+    /// The word a player types in `language` (`fire`, `火`).
+    pub fn typed_in(self, language: crate::language::Language) -> &'static str {
+        match language {
+            crate::language::Language::En => self.word(),
+            crate::language::Language::ZhCn => self.chinese(),
+        }
+    }
+
     /// The Chinese name from the original rules (`火`).
     pub fn chinese(self) -> &'static str {
         match self {

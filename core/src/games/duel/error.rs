@@ -47,7 +47,7 @@ pub enum DuelError {
     /// A command's words could not be read against the grammar (the grammar's own
     /// message, with the usage line: used where a Duel command is read without the daemon).
     #[error("{0}")]
-    Unread(String),
+    Unread(crate::grammar::ParseError),
 
     /// Someone who is not one of the two wizards tried to play.
     #[error(
@@ -197,8 +197,9 @@ pub enum DuelError {
 
     /// The chosen wizard does not exist.
     #[error(
-        "There is no wizard `{name}`.{} Wizards: {known}; `!wizards` shows their pools.",
-        suggestion.as_ref().map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default()
+        "There is no wizard `{name}`.{} Wizards: {}; `!wizards` shows their pools.",
+        suggestion.as_ref().map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default(),
+        known.join(", ")
     )]
     UnknownWizard {
         /// The name as typed.
@@ -206,6 +207,6 @@ pub enum DuelError {
         /// The nearest wizard name.
         suggestion: Option<String>,
         /// Every wizard's name.
-        known: String,
+        known: Vec<String>,
     },
 }

@@ -148,7 +148,7 @@ impl DuelPlugin {
                 Some(name) => wizards.get(name).cloned().ok_or_else(|| DuelError::UnknownWizard {
                     name: name.to_owned(),
                     suggestion: wizards.nearest(name).map(str::to_owned),
-                    known: wizards.names(),
+                    known: wizards.iter().map(|w| w.name.clone()).collect(),
                 }),
             }
         };
@@ -175,6 +175,10 @@ impl GamePlugin for DuelPlugin {
 
     fn commands(&self) -> &'static [Command] {
         COMMANDS
+    }
+
+    fn name_in(&self, language: Language) -> String {
+        locale::text(language, "duel-name", &locale::Args::new())
     }
 
     fn summary_in(&self, language: Language) -> String {
@@ -204,7 +208,7 @@ impl GamePlugin for DuelPlugin {
 
     fn lobby_in(&self, command: &str, language: Language) -> Option<RichText> {
         let (head, _) = words::split(command);
-        (head == "wizards").then(|| render::wizard_list(language, self.options.wizards.iter()))
+        (head == "wizards").then(|| render::wizard_list(language, &self.options.wizards))
     }
 
     fn configure(&self, options: &GameOptions<'_>) -> Result<Option<Box<dyn GamePlugin>>, String> {

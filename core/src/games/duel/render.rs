@@ -27,7 +27,7 @@ pub use words::pool;
 use super::engine::{Duel, Finish, FinishReason};
 use super::news::{self, DuelNews, DuelView, Revealed};
 use super::token::Token;
-use super::wizard::Wizard;
+use super::wizard::Wizards;
 use crate::event::{Event, Presentation};
 use crate::ids::PlayerId;
 use crate::language::Language;
@@ -221,7 +221,8 @@ fn compact_steps(language: Language, steps: &[(u32, u32, &[PlayerId; 2], &[Revea
 }
 
 fn round_started(language: Language, round: u32, deadline: Timestamp) -> RichText {
-    say(language, "duel-round-begins", Args::new().num("round", round).text("deadline", deadline.to_string()))
+    let deadline = words::when(language, deadline);
+    say(language, "duel-round-begins", Args::new().num("round", round).text("deadline", deadline))
 }
 
 fn finished(language: Language, view: &DuelView, finish: &Finish) -> RichText {
@@ -288,6 +289,6 @@ pub fn status(duel: &Duel, private_to: Option<&PlayerId>) -> Vec<RichText> {
 }
 
 /// The wizard list for `!wizards`, in `language`.
-pub fn wizard_list<'a>(language: Language, wizards: impl Iterator<Item = &'a Wizard>) -> RichText {
+pub fn wizard_list(language: Language, wizards: &Wizards) -> RichText {
     status::wizard_list(language, wizards)
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::element::Element;
 use super::error::DuelError;
+use crate::language::Language;
 use crate::words;
 
 /// The pre-conditioning that opens every spell (exactly one per spell).
@@ -32,6 +33,18 @@ impl Preconditioning {
             Preconditioning::Focus => "focus",
             Preconditioning::Overspeed => "overspeed",
             Preconditioning::Counter => "counter",
+        }
+    }
+
+    /// The word a player types in `language`: [`Preconditioning::word`], or the short
+    /// Chinese one (`迸发`, `专注`, `超速`, `反制`).
+    pub fn typed_in(self, language: Language) -> &'static str {
+        match (language, self) {
+            (Language::En, _) => self.word(),
+            (Language::ZhCn, Preconditioning::Surge) => "迸发",
+            (Language::ZhCn, Preconditioning::Focus) => "专注",
+            (Language::ZhCn, Preconditioning::Overspeed) => "超速",
+            (Language::ZhCn, Preconditioning::Counter) => "反制",
         }
     }
 
@@ -64,6 +77,17 @@ impl Token {
             Token::Preconditioning(p) => p.word(),
             Token::Element(e) => e.word(),
             Token::End => "end",
+        }
+    }
+
+    /// The word a player types in `language` (`surge`, `火`, `协调`): each reads back as
+    /// this token.
+    pub fn typed_in(self, language: Language) -> &'static str {
+        match (language, self) {
+            (Language::En, _) => self.word(),
+            (_, Token::Preconditioning(p)) => p.typed_in(language),
+            (_, Token::Element(e)) => e.chinese(),
+            (Language::ZhCn, Token::End) => "协调",
         }
     }
 

@@ -2,6 +2,8 @@
 //! attributes that add power, read from TOML and validated once. The default list is
 //! `config/wizards.toml`, compiled in.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -189,13 +191,33 @@ pub enum WizardError {
 #[serde(deny_unknown_fields)]
 struct WizardFile {
     #[serde(default)]
-    wizard: Vec<Wizard>,
+    wizard: Vec<WizardEntry>,
+}
+
+/// A `[[wizard]]` table: a [`Wizard`] and its description in other languages.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WizardEntry {
+    name: String,
+    #[serde(default)]
+    house: bool,
+    #[serde(default)]
+    description: String,
+    /// The description in other languages, by tag: `descriptions = { "zh-CN" = "…" }`.
+    #[serde(default)]
+    descriptions: BTreeMap<String, String>,
+    pool: Pool,
+    #[serde(default)]
+    favours: Vec<Favour>,
 }
 
 /// The wizards players may choose from, validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Wizards {
     list: Vec<Wizard>,
+    /// Each wizard's description in other languages (by its name, then the language's
+    /// tag), from the config only: a table names its wizards, the config describes them.
+    descriptions: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// The shipped wizard list (`config/wizards.toml`).
@@ -205,7 +227,26 @@ impl Wizards {
     /// Reads and validates a wizard list written as `[[wizard]]` tables.
     pub fn from_toml(text: &str) -> Result<Wizards, WizardError> {
         let file: WizardFile = toml::from_str(text).map_err(|e| WizardError::Toml(e.to_string()))?;
-        Wizards::new(file.wizard)
+        let mut descriptions = BTreeMap::new();
+        let list = file
+            .wizard
+            .into_iter()
+            .map(|entry| {
+                if !entry.descriptions.is_empty() {
+                    descriptions.insert(entry.name.clone(), entry.descriptions);
+                }
+                let WizardEntry { name, house, description, pool, favours, .. } = entry;
+                Wizard { name, house, description, pool, favours }
+            })
+            .collect();
+        Ok(Wizards { descriptions, ..Wizards::new(list)? })
+    }
+
+    /// The line about `wizard` in `language`: the config's `descriptions` entry for it,
+    /// else its `description`.
+    pub fn description_in<'a>(&'a self, wizard: &'a Wizard, language: crate::language::Language) -> &'a str {
+        let translated = self.descriptions.get(&wizard.name).and_then(|d| d.get(language.code()));
+        translated.map_or(wizard.description.as_str(), String::as_str)
     }
 
     /// Validates a wizard list: one-word names, unique ignoring case, the Apprentice
@@ -244,7 +285,7 @@ impl Wizards {
         if !list.iter().any(|w| w.name.eq_ignore_ascii_case(APPRENTICE)) {
             return Err(WizardError::MissingApprentice);
         }
-        Ok(Wizards { list })
+        Ok(Wizards { list, descriptions: BTreeMap::new() })
     }
 
     /// The wizard called `name`, ignoring case.
@@ -280,7 +321,7 @@ impl Default for Wizards {
     /// The shipped list; a test checks it is valid, so this never falls back in practice.
     fn default() -> Self {
         Wizards::from_toml(DEFAULT_WIZARDS_TOML)
-            .unwrap_or_else(|_| Wizards { list: vec![Wizard::apprentice()] })
+            .unwrap_or_else(|_| Wizards { list: vec![Wizard::apprentice()], descriptions: BTreeMap::new() })
     }
 }
 

@@ -413,7 +413,7 @@ fn status(
         None => state.players.contains_key(actor).then(|| actor.clone()),
         Some(typed) => match state.resolve_player(typed.as_str()) {
             Some(id) => Some(id.clone()),
-            None if ["table", "all"].iter().any(|w| typed.as_str().eq_ignore_ascii_case(w)) => None,
+            None if ["table", "all", "全桌"].iter().any(|w| typed.as_str().eq_ignore_ascii_case(w)) => None,
             None => return Err(unknown_player(state, typed.as_str(), Verb::Status)),
         },
     };

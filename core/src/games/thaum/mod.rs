@@ -90,9 +90,9 @@ const KNOWN: Kind = Kind::Player(PlayerArgument::Known);
 const PLAYER: Arg = Arg::new(KNOWN, "<player>").missing("the player is missing");
 const ADJUSTMENT: Arg = Arg::new(Kind::Signed, "<n|+n|-n>").what("number").missing("the number is missing");
 const GM_BRANCHES: &[Branch] = &[
-    Branch { word: "list", args: &[] },
-    Branch { word: "add", args: &[PLAYER] },
-    Branch { word: "remove", args: &[PLAYER] },
+    Branch { word: "list", aliases: &["列表"], args: &[] },
+    Branch { word: "add", aliases: &["添加"], args: &[PLAYER] },
+    Branch { word: "remove", aliases: &["移除"], args: &[PLAYER] },
 ];
 
 /// Every Thaum command, declared once (arguments, help, who may use it), in the order help
@@ -205,7 +205,7 @@ pub const COMMANDS: &[Command] = &[
         &[Arg::new(Kind::Branch(GM_BRANCHES), "[list | add <player> | remove <player>]").optional()],
         "`add <player>`, `remove <player>` or `list`",
     )
-    .query(Query::Unless(&["list"]))
+    .query(Query::Unless(&["list", "列表"]))
     .who(Who::GameMaster)
     .example("gm add bob"),
     Command::new(
@@ -268,6 +268,10 @@ impl GamePlugin for ThaumPlugin {
 
     fn summary(&self) -> &'static str {
         "Nomic magic: turn each phase's Mana into Fire, Water, Earth and Air and cast spells for coins"
+    }
+
+    fn name_in(&self, language: Language) -> String {
+        locale::text(language, "thaum-name", &locale::Args::new())
     }
 
     fn summary_in(&self, language: Language) -> String {

@@ -55,8 +55,9 @@ pub fn error(language: Language, error: &DuelError) -> RichText {
                 .text("word", word.as_str())
                 .rich("suggestion", did_you_mean(language, suggestion.as_ref())),
         ),
-        DuelError::Unread(message) => {
-            say("duel-error-unread", Args::new().rich("message", with_code(message)))
+        DuelError::Unread(unread) => {
+            let message = unread.message_in("!", crate::grammar::EXAMPLE_PLAYER, language);
+            say("duel-error-unread", Args::new().rich("message", with_code(&message)))
         }
         DuelError::NotAPlayer { players, .. } => {
             say("duel-error-not-a-player", Args::new().name("first", &players[0]).name("second", &players[1]))
@@ -64,20 +65,21 @@ pub fn error(language: Language, error: &DuelError) -> RichText {
         DuelError::MayNotStop { .. } => say("duel-error-may-not-stop", Args::new()),
         DuelError::Over { result } => say("duel-error-over", Args::new().text("result", result.as_str())),
         DuelError::MissingPreconditioning { token } => {
-            say("duel-error-missing-preconditioning", Args::new().text("token", token.word()))
+            say("duel-error-missing-preconditioning", Args::new().text("token", token.typed_in(language)))
         }
         DuelError::SecondPreconditioning { first, second } => say(
             "duel-error-second-preconditioning",
-            Args::new().text("first", first.word()).text("second", second.word()),
+            Args::new().text("first", first.typed_in(language)).text("second", second.typed_in(language)),
         ),
         DuelError::OverspeedNeedsElement => say("duel-error-overspeed-needs-element", Args::new()),
         DuelError::Conflict { before, element, .. } => {
-            let allowed = codes(super::super::element::may_follow(*before).iter().map(|e| e.word()));
+            let allowed =
+                codes(super::super::element::may_follow(*before).iter().map(|e| e.typed_in(language)));
             say(
                 "duel-error-conflict",
                 Args::new()
-                    .text("element", element.word())
-                    .text("before", before.word())
+                    .text("element", element.typed_in(language))
+                    .text("before", before.typed_in(language))
                     .rich("allowed", allowed),
             )
         }
@@ -88,7 +90,7 @@ pub fn error(language: Language, error: &DuelError) -> RichText {
             say(
                 "duel-error-sealed",
                 Args::new()
-                    .text("element", element_word.word())
+                    .text("element", element_word.typed_in(language))
                     .num("positions", seal.positions)
                     .text("sealed-words", sealed.join(", "))
                     .rich("sealed-names", list(language, names))
@@ -97,10 +99,13 @@ pub fn error(language: Language, error: &DuelError) -> RichText {
         }
         DuelError::PoolEmpty { element, in_pool, queued } => say(
             "duel-error-pool-empty",
-            Args::new().text("element", element.word()).num("in-pool", *in_pool).num("queued", *queued),
+            Args::new()
+                .text("element", element.typed_in(language))
+                .num("in-pool", *in_pool)
+                .num("queued", *queued),
         ),
         DuelError::AfterEnd { extra } => {
-            let extra: Vec<&str> = extra.iter().map(|t| t.word()).collect();
+            let extra: Vec<&str> = extra.iter().map(|t| t.typed_in(language)).collect();
             say("duel-error-after-end", Args::new().text("extra", extra.join(" ")))
         }
         DuelError::SpellComplete { interrupted } => {
@@ -114,7 +119,7 @@ pub fn error(language: Language, error: &DuelError) -> RichText {
             Args::new()
                 .text("name", name.as_str())
                 .rich("suggestion", did_you_mean(language, suggestion.as_ref()))
-                .text("known", known.as_str()),
+                .text("known", known.join(if language == Language::En { ", " } else { "、" })),
         ),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::super::engine::{Finish, FinishReason};
 use super::super::news::{DuelView, RoundView};
-use super::super::wizard::Wizard;
+use super::super::wizard::Wizards;
 use super::words::{element, italic, list, pool, say, seals, tokens, track};
 use crate::language::Language;
 use crate::locale::Args;
@@ -77,7 +77,7 @@ pub(super) fn status_lines(language: Language, view: &DuelView, round: &RoundVie
             Args::new()
                 .num("step", round.step)
                 .rich("players", list(language, waiting))
-                .text("deadline", deadline.to_string()),
+                .text("deadline", super::words::when(language, deadline)),
         ),
         None => RichText::new(),
     };
@@ -86,10 +86,10 @@ pub(super) fn status_lines(language: Language, view: &DuelView, round: &RoundVie
 }
 
 /// The wizard list for `!wizards`. A wizard's name and description are the config's own
-/// words, said as they are.
-pub(super) fn wizard_list<'a>(language: Language, wizards: impl Iterator<Item = &'a Wizard>) -> RichText {
+/// words, said as they are (the description in `language` where the config gives one).
+pub(super) fn wizard_list(language: Language, wizards: &Wizards) -> RichText {
     let mut text = RichText::new();
-    for (i, wizard) in wizards.enumerate() {
+    for (i, wizard) in wizards.iter().enumerate() {
         if i > 0 {
             text = text.text(" · ");
         }
@@ -107,8 +107,9 @@ pub(super) fn wizard_list<'a>(language: Language, wizards: impl Iterator<Item = 
                     element(language, text.text(" "), favour.attribute).text(format!(" +{}", favour.bonus));
             }
         }
-        if !wizard.description.is_empty() {
-            text = text.text(format!(" — {}", wizard.description));
+        let description = wizards.description_in(wizard, language);
+        if !description.is_empty() {
+            text = text.text(format!(" — {description}"));
         }
     }
     // A description may end its own sentence.

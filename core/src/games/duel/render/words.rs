@@ -175,3 +175,15 @@ pub(super) fn wait(language: Language, seconds: i64) -> String {
         locale::text(language, "duel-seconds", &Args::new().num("seconds", seconds))
     }
 }
+
+/// A deadline as `language` writes it: ISO 8601 in English (`2026-01-04T00:10:00Z`),
+/// `2026-01-04 00:10:00 UTC` in Chinese (`duel-when`).
+pub(super) fn when(language: Language, at: crate::time::Timestamp) -> String {
+    let iso = at.to_string();
+    match (iso.get(..10), iso.get(11..19)) {
+        (Some(date), Some(time)) => {
+            say(language, "duel-when", Args::new().text("date", date).text("time", time)).plain()
+        }
+        _ => iso,
+    }
+}

@@ -35,6 +35,17 @@ fn other(thaum: Thaum) -> Thaum {
     if thaum == Thaum::Air { Thaum::Fire } else { Thaum::Air }
 }
 
+/// A Thaum as a player types it in `language` (`fire`, `火`): the first of its words
+/// written in that language's script.
+fn typed(language: Language, thaum: Thaum) -> &'static str {
+    let words = Thaum::ALL.iter().position(|t| *t == thaum).and_then(|i| super::super::THAUMS.words.get(i));
+    let chinese = words.and_then(|words| words.iter().copied().find(|w| !w.is_ascii()));
+    match (language, chinese) {
+        (Language::ZhCn, Some(word)) => word,
+        _ => thaum.key(),
+    }
+}
+
 /// A refusal from the engine in `language`; a usage example in it names
 /// `example_player` (see [`Verb::example_naming`]).
 pub fn error(language: Language, err: &ThaumError, example_player: &str) -> RichText {
@@ -45,6 +56,10 @@ pub fn error(language: Language, err: &ThaumError, example_player: &str) -> Rich
         ThaumError::AlreadyJoined { .. } => say("thaum-error-already-joined", Args::new()),
         ThaumError::AlreadyPlaying { player } => {
             say("thaum-error-already-playing", Args::new().text("player", player.as_str()))
+        }
+        ThaumError::BadName { typed } if language != Language::En => {
+            let example = Verb::Add.help().example_line_in("!", example_player, language).unwrap_or_default();
+            say("thaum-error-bad-name", Args::new().text("typed", typed.as_str()).text("example", example))
         }
         ThaumError::BadName { typed } => {
             let example = format!("`{}`", Verb::Add.example());
@@ -60,12 +75,14 @@ pub fn error(language: Language, err: &ThaumError, example_player: &str) -> Rich
                 .text("typed", typed.as_str())
                 .rich("suggestion", did_you_mean(language, suggestion.as_ref()))
                 .rich("players", names(language, players))
-                .text("command", verb.name())
-                .text("usage", verb.usage()),
+                .text("command", verb.help().name_in(language))
+                .text("usage", verb.help().usage_in(language)),
         ),
         ThaumError::NotGameMaster { verb, game_masters, .. } => say(
             "thaum-error-not-game-master",
-            Args::new().text("command", verb.name()).rich("game-masters", names(language, game_masters)),
+            Args::new()
+                .text("command", verb.help().name_in(language))
+                .rich("game-masters", names(language, game_masters)),
         ),
         ThaumError::NotSeated { typed, suggestion } => say(
             "thaum-error-not-seated",
@@ -89,7 +106,7 @@ pub fn error(language: Language, err: &ThaumError, example_player: &str) -> Rich
             Args::new()
                 .num("held", *held)
                 .num("wanted", *wanted)
-                .text("command", verb.name())
+                .text("command", verb.help().name_in(language))
                 .text("args", args.as_str()),
         ),
         ThaumError::BloodMagicUsed => say("thaum-error-blood-magic-used", Args::new()),
@@ -99,12 +116,12 @@ pub fn error(language: Language, err: &ThaumError, example_player: &str) -> Rich
             Args::new()
                 .text("thaum", thaum_name(language, *thaum))
                 .num("mana", *mana)
-                .text("first", thaum.key())
-                .text("second", other(*thaum).key()),
+                .text("first", typed(language, *thaum))
+                .text("second", typed(language, other(*thaum))),
         ),
         ThaumError::SelfTarget { verb } => say(
             "thaum-error-self-target",
-            Args::new().rich("spell", spell(language, *verb)).text("command", verb.name()),
+            Args::new().rich("spell", spell(language, *verb)).text("command", verb.help().name_in(language)),
         ),
     }
 }

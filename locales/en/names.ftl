@@ -1,0 +1,13 @@
+### Names typed for players: a name that could mean several players, and a new player's
+### name that cannot be read the same way by everyone (daemon/src/names.rs,
+### daemon/src/router/names.rs). The name is shown escaped, as typed. Ids start with the
+### file's name.
+
+names-ambiguous = { $word } could be { $players }; name them by one of those ids.
+names-or = {" or "}
+names-refused = { $why }: a player's name must be letters, digits and ordinary punctuation that everyone reads the same way; type their nick as their network shows it, or ask them to speak first so I know them.
+names-empty = a player's name cannot be empty
+names-control = `{ $name }` has a control character ({ $code })
+names-invisible = `{ $name }` has an invisible character ({ $code })
+names-bidi = `{ $name }` has a character that reverses the text around it ({ $code })
+names-look-alike = `{ $name }` mixes look-alike letters of different scripts (it reads as `{ $looks }`)

@@ -1,0 +1,12 @@
+### 命令中为玩家输入的名字：可能指多名玩家的名字，以及不能被所有人读成同一个样子的新玩家
+### 名字（daemon/src/names.rs、daemon/src/router/names.rs）。名字按输入原样显示（转义后）。
+### 消息 id 以文件名开头。
+
+names-ambiguous = { $word } 可能是 { $players }；请用其中一个标识指明。
+names-or = {" 或 "}
+names-refused = { $why }：玩家名字只能由大家读起来都一样的字母、数字和普通标点组成；请按对方所在网络显示的昵称输入，或者请对方先说句话，让我认识他们。
+names-empty = 玩家名字不能为空
+names-control = `{ $name }` 含有控制字符（{ $code }）
+names-invisible = `{ $name }` 含有不可见字符（{ $code }）
+names-bidi = `{ $name }` 含有会使周围文字反向显示的字符（{ $code }）
+names-look-alike = `{ $name }` 混用了不同文字中形似的字母（它看起来像 `{ $looks }`）

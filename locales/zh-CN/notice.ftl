@@ -1,0 +1,9 @@
+### 守护进程就玩家的消息本身告诉玩家的话：命令频率限制（daemon/src/limits.rs）、无法保存的
+### 消息（daemon/src/engine.rs）以及被截短的转发消息（daemon/src/relay/lines.rs）。
+### 消息 id 以文件名开头。
+
+notice-slow-down = 请慢一点：你的命令来得比每 { $seconds } 秒 { $commands } 条还快。我跳过了最后几条；请过几秒再试。
+notice-not-taken = { $player }：这条没有被接受，因为它无法保存（{ $reason }）。请稍后再试。
+notice-more-lines = { $head }……（还有 { $count } 行）
+# IRC：未登录服务账号的人输入了命令（adapters/src/irc/transport.rs）。
+notice-log-in = 在这里，spellbridge 只接受已登录服务账号的玩家的命令：请先登录（例如 /msg NickServ IDENTIFY …）再试。
