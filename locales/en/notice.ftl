@@ -10,3 +10,11 @@ notice-more-lines = { $head }… ({ $count ->
 })
 # IRC, to someone not logged in to services who typed a command (adapters/src/irc/transport.rs).
 notice-log-in = spellbridge only takes commands from players logged in to services here: log in (e.g. /msg NickServ IDENTIFY …) and try again.
+# Relayed as an action of the one who reacted or deleted (daemon/src/relay/mod.rs):
+# `* Bob reacted 👍 to alice's “first words…”`.
+notice-reacted = reacted { $key }
+notice-reacted-to = reacted { $key } to { $name }: “{ $quoted }”
+notice-reacted-to-line = reacted { $key } to { $name }'s “{ $quoted }”
+notice-deleted = deleted a message
+notice-deleted-own = deleted their message
+notice-deleted-by = deleted a message by { $name }

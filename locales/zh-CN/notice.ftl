@@ -7,3 +7,10 @@ notice-not-taken = { $player }：这条没有被接受，因为它无法保存�
 notice-more-lines = { $head }……（还有 { $count } 行）
 # IRC：未登录服务账号的人输入了命令（adapters/src/irc/transport.rs）。
 notice-log-in = 在这里，spellbridge 只接受已登录服务账号的玩家的命令：请先登录（例如 /msg NickServ IDENTIFY …）再试。
+# 作为回应者或删除者的动作转发（daemon/src/relay/mod.rs）：`* Bob 对 alice 的“开头几个字…”回应了 👍`。
+notice-reacted = 回应了 { $key }
+notice-reacted-to = 对 { $name } 的“{ $quoted }”回应了 { $key }
+notice-reacted-to-line = 对 { $name } 的“{ $quoted }”回应了 { $key }
+notice-deleted = 删除了一条消息
+notice-deleted-own = 删除了自己的一条消息
+notice-deleted-by = 删除了 { $name } 的一条消息

@@ -17,10 +17,12 @@
 //! name, at most the bridge's `relay_lines` of them), and the name is cleaned and, where
 //! another identity answers to it, shown with the speaker's id ([`speaker`]).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use spellbridge_core::locale::{self, Args};
 use spellbridge_core::{
-    Destination, Inbound, Message, NetworkId, Relayed, RichText, RoomId, Said, Speaker, Timestamp, Voice,
+    Destination, Inbound, Language, Message, NetworkId, Relayed, RichText, RoomId, Said, Speaker, Timestamp,
+    Voice,
 };
 
 use crate::router::{Outbound, Place};
@@ -153,6 +155,7 @@ impl Relay {
         inbound: &Inbound,
         now: Timestamp,
         taken: impl Fn(&str) -> bool,
+        language_of: impl Fn(&Place) -> Language,
     ) -> Vec<Outbound> {
         if inbound.private {
             return Vec::new();
@@ -163,7 +166,17 @@ impl Relay {
         let name = speaker::shown(&clean, id, taken(&clean));
         let (cap, edits) =
             self.bridge(&place).map_or((DEFAULT_LINES, Edits::Diff), |b| (b.relay_lines, b.edits));
-        let message = self.render(inbound, &name, cap, edits);
+        // Rendered once for each language among the rooms it goes to (RULES-free: only the
+        // bot's own words in it, "3 more lines", "reacted", are translated).
+        let bridge_languages: BTreeSet<Language> = self
+            .bridge(&place)
+            .filter(|b| b.relay)
+            .map(|b| b.rooms.iter().filter(|other| **other != place).map(&language_of).collect())
+            .unwrap_or_default();
+        let rendered: BTreeMap<Language, Vec<Message>> = bridge_languages
+            .into_iter()
+            .filter_map(|language| Some((language, self.render(inbound, &name, cap, edits, language)?)))
+            .collect();
         // Who said it, carried with each line so the network's id for it can be mapped back.
         let words = match inbound.said {
             Said::Message | Said::Emote => Some(inbound.text.as_str()),
@@ -189,7 +202,6 @@ impl Relay {
             }
         }
         let Some(bridge) = self.bridge(&place).filter(|b| b.relay) else { return Vec::new() };
-        let Some(lines) = message else { return Vec::new() };
         // A line addressing someone (`alice: hi`) answers their latest line in each room.
         let addressed = inbound.said == Said::Message && inbound.reply_to.is_none();
         let line = line.as_ref();
@@ -199,6 +211,7 @@ impl Relay {
             .filter(|other| **other != place)
             .flat_map(|other| {
                 let answered = addressed.then(|| self.replies.answered(other, &inbound.text, now)).flatten();
+                let lines = rendered.get(&language_of(other)).map(Vec::as_slice).unwrap_or_default();
                 lines.iter().enumerate().map(move |(i, message)| Outbound {
                     network: other.network.clone(),
                     to: Destination::Room(other.room.clone()),
@@ -227,7 +240,14 @@ impl Relay {
     /// The lines to relay, each a message of its own that starts with the speaker. A
     /// message or emote also names its [`Speaker`] (its nick on its network and the
     /// head's length), for a network that shows the speaker as themselves (issue 17).
-    fn render(&self, inbound: &Inbound, name: &str, cap: usize, edits: Edits) -> Option<Vec<Message>> {
+    fn render(
+        &self,
+        inbound: &Inbound,
+        name: &str,
+        cap: usize,
+        edits: Edits,
+        language: Language,
+    ) -> Option<Vec<Message>> {
         let speaker = |head: &str| {
             matches!(inbound.said, Said::Message | Said::Emote).then(|| Speaker {
                 network: inbound.network.clone(),
@@ -237,7 +257,7 @@ impl Relay {
         };
         let said = |body: RichText| -> Vec<Message> {
             let head = format!("<{name}> ");
-            let lines = lines::lines(&head, &body, cap).into_iter();
+            let lines = lines::lines_in(&head, &body, cap, language).into_iter();
             let speaker = speaker(&head);
             lines
                 .map(|text| Message {
@@ -251,7 +271,7 @@ impl Relay {
         };
         let acted = |body: RichText| -> Vec<Message> {
             let head = format!("{name} ");
-            let lines = lines::lines(&head, &body, cap).into_iter();
+            let lines = lines::lines_in(&head, &body, cap, language).into_iter();
             let speaker = speaker(&head);
             lines
                 .map(|text| Message {
@@ -310,25 +330,26 @@ impl Relay {
                 said(RichText::new().text(correction))
             }
             Said::Reaction { target, key } => {
-                let about = known(target)
-                    .map(|m| {
-                        let quoted = excerpt(&m.text);
-                        if relayed(target) {
-                            format!(" to {}'s \u{201c}{quoted}\u{201d}", m.name)
-                        } else {
-                            format!(" to {}: \u{201c}{quoted}\u{201d}", m.name)
-                        }
-                    })
-                    .unwrap_or_default();
-                acted(RichText::new().text(format!("reacted {}{about}", excerpt(key))))
+                let args = Args::new().text("key", excerpt(key));
+                let said = match known(target) {
+                    Some(m) => {
+                        let args = args.text("name", m.name.clone()).text("quoted", excerpt(&m.text));
+                        let id = if relayed(target) { "notice-reacted-to-line" } else { "notice-reacted-to" };
+                        locale::text(language, id, &args)
+                    }
+                    None => locale::text(language, "notice-reacted", &args),
+                };
+                acted(RichText::new().text(said))
             }
             Said::Redaction { target } => {
-                let whose = match known(target) {
-                    Some(m) if m.name == name => " their message".to_owned(),
-                    Some(m) => format!(" a message by {}", m.name),
-                    None => " a message".to_owned(),
+                let said = match known(target) {
+                    Some(m) if m.name == name => locale::text(language, "notice-deleted-own", &Args::new()),
+                    Some(m) => {
+                        locale::text(language, "notice-deleted-by", &Args::new().text("name", m.name.clone()))
+                    }
+                    None => locale::text(language, "notice-deleted", &Args::new()),
                 };
-                acted(RichText::new().text(format!("deleted{whose}")))
+                acted(RichText::new().text(said))
             }
         };
         Some(lines)
@@ -434,7 +455,7 @@ mod tests {
 
     /// What is relayed when no name is taken by someone else.
     fn untaken(relay: &mut Relay, inbound: &Inbound) -> Vec<Outbound> {
-        relay.relay(inbound, Timestamp(0), |_| false)
+        relay.relay(inbound, Timestamp(0), |_| false, |_| Language::En)
     }
 
     fn texts(out: &[Outbound]) -> Vec<(String, Voice, String)> {
@@ -457,6 +478,24 @@ mod tests {
             "said by the speaker"
         );
         assert_eq!(out[0].to, Destination::Room(RoomId::new("#magic")));
+    }
+
+    #[test]
+    fn each_room_hears_the_bots_own_words_of_a_relayed_line_in_its_language() {
+        let mut relay = relay();
+        let chinese_irc = |p: &Place| if p.network.as_str() == "irc" { Language::ZhCn } else { Language::En };
+        relay.relay(&from_matrix("$1", "你好", Said::Message), Timestamp(0), |_| false, chinese_irc);
+        let reaction = from_matrix("$2", "👍", Said::Reaction { target: "$1".into(), key: "👍".into() });
+        let out = relay.relay(&reaction, Timestamp(0), |_| false, chinese_irc);
+        assert_eq!(texts(&out), [("irc".into(), Voice::Act, "Bob 对 Bob 的“你好”回应了 👍".into())]);
+        let deleted = from_matrix("$3", "", Said::Redaction { target: "$1".into() });
+        let out = relay.relay(&deleted, Timestamp(0), |_| false, chinese_irc);
+        assert_eq!(texts(&out)[0].2, "Bob 删除了自己的一条消息");
+        // A long message's last line says what was left out, in the room's language.
+        let long = (1..=12).map(|n| format!("第 {n} 行")).collect::<Vec<_>>().join("\n");
+        let out = relay.relay(&from_matrix("$4", &long, Said::Message), Timestamp(0), |_| false, chinese_irc);
+        let last = texts(&out).pop().expect("lines").2;
+        assert!(last.contains("还有") && !last.contains("more"), "{last}");
     }
 
     #[test]
@@ -550,9 +589,15 @@ mod tests {
         let mut impostor = from_matrix("$1", "I concede", Said::Message);
         impostor.display_name = "alice".into();
         impostor.sender = PlayerId::new("@alice:evil.org");
-        let out = relay.relay(&impostor, Timestamp(0), |name| name.eq_ignore_ascii_case("alice"));
+        let out =
+            relay.relay(&impostor, Timestamp(0), |name| name.eq_ignore_ascii_case("alice"), |_| Language::En);
         assert_eq!(texts(&out)[0].2, "<alice (@alice:evil.org)> I concede");
-        let out = relay.relay(&from_matrix("$2", "hi", Said::Message), Timestamp(0), |name| name == "alice");
+        let out = relay.relay(
+            &from_matrix("$2", "hi", Said::Message),
+            Timestamp(0),
+            |name| name == "alice",
+            |_| Language::En,
+        );
         assert_eq!(texts(&out)[0].2, "<Bob> hi", "a name nobody else uses is shown alone");
     }
 
@@ -628,20 +673,30 @@ mod tests {
     #[test]
     fn an_irc_line_addressing_a_matrix_user_answers_their_latest_recent_line() {
         let mut relay = relay();
-        relay.relay(&from_matrix("$1", "anyone for a duel?", Said::Message), Timestamp(100), |_| false);
-        relay.relay(&from_matrix("$2", "anyone at all?", Said::Message), Timestamp(110), |_| false);
-        let out = relay.relay(&from_irc("alice", "bob: me!"), Timestamp(120), |_| false);
+        relay.relay(
+            &from_matrix("$1", "anyone for a duel?", Said::Message),
+            Timestamp(100),
+            |_| false,
+            |_| Language::En,
+        );
+        relay.relay(
+            &from_matrix("$2", "anyone at all?", Said::Message),
+            Timestamp(110),
+            |_| false,
+            |_| Language::En,
+        );
+        let out = relay.relay(&from_irc("alice", "bob: me!"), Timestamp(120), |_| false, |_| Language::En);
         assert_eq!(texts(&out)[0].2, "<alice> bob: me!");
         assert_eq!(out[0].message.reply_to.as_deref(), Some("$2"), "Bob's latest line, any case");
-        let out = relay.relay(&from_irc("alice", "carol: hi"), Timestamp(120), |_| false);
+        let out = relay.relay(&from_irc("alice", "carol: hi"), Timestamp(120), |_| false, |_| Language::En);
         assert_eq!(out[0].message.reply_to, None, "nobody called carol spoke in the room");
         let late = Timestamp(110 + replies::REPLY_WITHIN + 1);
-        let out = relay.relay(&from_irc("alice", "Bob: still there?"), late, |_| false);
+        let out = relay.relay(&from_irc("alice", "Bob: still there?"), late, |_| false, |_| Language::En);
         assert_eq!(out[0].message.reply_to, None, "too long ago: plain chat");
         // Only the first line of a message is the reply.
         let mut two = from_irc("alice", "Bob: one\ntwo");
         two.rich = RichText::new().text("Bob: one\ntwo");
-        let out = relay.relay(&two, Timestamp(130), |_| false);
+        let out = relay.relay(&two, Timestamp(130), |_| false, |_| Language::En);
         let answers: Vec<Option<&str>> = out.iter().map(|o| o.message.reply_to.as_deref()).collect();
         assert_eq!(answers, [Some("$2"), None]);
     }

@@ -526,7 +526,10 @@ impl Router {
                 };
                 known || elsewhere.iter().any(|p| members.is_member(&p.network, &p.room, name))
             };
-            let relayed = self.relay.relay(inbound, now, taken);
+            let languages: BTreeMap<Place, Language> =
+                elsewhere.iter().map(|p| (p.clone(), self.room_language(p))).collect();
+            let language_of = |p: &Place| languages.get(p).copied().unwrap_or_default();
+            let relayed = self.relay.relay(inbound, now, taken, language_of);
             let bridge =
                 (!relayed.is_empty()).then(|| self.relay.bridge(&here).map(|b| b.name.clone())).flatten();
             return Turn::new(Happened::Chat { bridge }, relayed);
