@@ -13,7 +13,7 @@
 //!   into its room as ian's ghost `@irc_irc_ian:localhost` saying `line`.
 //!
 //! Latency, paced: one message at a time, [`PACE`] of idle before each, [`SAMPLES`]
-//! measured after [`WARMUP`] unmeasured, the four kinds interleaved round by round so
+//! measured after [`WARMUP`] unmeasured, the kinds interleaved round by round so
 //! that each figure sees the same machine:
 //! - *IRC floor*: IRC client ian says a line in `#floor`, IRC client ivy receives it;
 //! - *Matrix floor*: Matrix user alice sends (`PUT …/send`) in a room without a bot
@@ -25,7 +25,12 @@
 //!   the ghost's `line`;
 //! - *Matrix floor in the appservice's room*: alice sends in the appservice's bridged
 //!   room, bob's sync returns it (Synapse pushes every event of that room to the
-//!   appservice too, which the floor's room is spared; and the daemon relays it to IRC).
+//!   appservice too, which the floor's room is spared; and the daemon relays it to IRC);
+//! - *Matrix → IRC*: alice says a line in each daemon's room, ian reads `<alice> line` in
+//!   its channel (bot mode learns of it by `/sync`; appservice mode by the homeserver's
+//!   pushed transaction, or its bot's `/sync` if that is first);
+//! - *a command's round trip*: alice's `!status` in each daemon's room, bob's sync returns
+//!   the bot's answer.
 //!
 //! A relayed line crosses both networks, so each relay's floor is the IRC floor plus the
 //! Matrix floor (p50 + p50); the goal is appservice mode within 3 ms of it.
@@ -131,6 +136,18 @@ async fn irc_wait(client: &mut IrcClient, channel: &str, text: &str, limit: Dura
         let left = deadline.checked_duration_since(Instant::now())?;
         let message = client.next_privmsg(left).await?;
         if message.target == channel && message.text == text {
+            return Some(Instant::now());
+        }
+    }
+}
+
+/// Reads until `client` reads a line in `channel` containing `text`, within `limit`; when.
+async fn irc_wait_for(client: &mut IrcClient, channel: &str, text: &str, limit: Duration) -> Option<Instant> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        let message = client.next_privmsg(left).await?;
+        if message.target == channel && message.text.contains(text) {
             return Some(Instant::now());
         }
     }
@@ -262,9 +279,9 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
 
     let quick = std::env::var_os("SPELLBRIDGE_BENCH_QUICK").is_some();
     let samples = if quick { SAMPLES / 5 } else { SAMPLES };
-    let mut times: [Vec<Duration>; 5] = Default::default();
+    let mut times: [Vec<Duration>; 9] = Default::default();
     for n in 0..(WARMUP + samples) {
-        let mut round = [Duration::ZERO; 5];
+        let mut round = [Duration::ZERO; 9];
         // IRC floor: ian → #floor → ivy.
         tokio::time::sleep(PACE).await;
         let text = format!("ifloor {n}");
@@ -310,6 +327,39 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
             |skipped| panic!("alice's message in the appservice's room; skipped {skipped:?}"),
         );
         round[4] = at - start;
+        // Matrix → IRC: bot mode hears alice through its /sync; appservice mode through
+        // the homeserver's pushed transaction (and its bot's /sync, whichever is first).
+        for (kind, channel, room, process) in
+            [(5, PLAIN, &plain_room, &plain_bot), (6, GHOSTS, &ghost_room, &as_bot_process)]
+        {
+            tokio::time::sleep(PACE).await;
+            let text = format!("m2i-{n}-end");
+            let start = Instant::now();
+            alice.send_text(room, &text).await.unwrap_or_else(|e| panic!("{e}"));
+            let at = irc_wait_for(&mut ian, channel, &format!("<alice> {text}"), REPLY_LIMIT).await;
+            let at = at.unwrap_or_else(|| {
+                panic!("alice's line did not reach {channel}; the daemon's log:\n{}", process.log())
+            });
+            round[kind] = at - start;
+        }
+        // A command's round trip: alice's `!status` in a room without a table, the bot's
+        // answer read by bob's sync.
+        for (kind, sender, room, process) in
+            [(7, &bot_id, &plain_room, &plain_bot), (8, &as_bot, &ghost_room, &as_bot_process)]
+        {
+            tokio::time::sleep(PACE).await;
+            let start = Instant::now();
+            alice.send_text(room, "!status").await.unwrap_or_else(|e| panic!("{e}"));
+            let answered = |e: &Event| {
+                e.sender == *sender
+                    && e.room_id == *room
+                    && e.message().is_some_and(|m| m.body.starts_with("There is no game"))
+            };
+            let at = bob.wait_for(REPLY_LIMIT, answered).await.unwrap_or_else(|skipped| {
+                panic!("no answer to !status ({skipped:?}); the daemon's log:\n{}", process.log())
+            });
+            round[kind] = at - start;
+        }
         if n >= WARMUP {
             for (kind, took) in round.into_iter().enumerate() {
                 times[kind].push(took);
@@ -318,7 +368,17 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
     }
     plain_bot.stop();
     as_bot_process.stop();
-    let [irc_floor, matrix_floor, bot_mode, appservice, pushed_floor] = times.map(latency);
+    let [
+        irc_floor,
+        matrix_floor,
+        bot_mode,
+        appservice,
+        pushed_floor,
+        m2i_bot,
+        m2i_appservice,
+        command_bot,
+        command_appservice,
+    ] = times.map(latency);
     let floor = irc_floor.p50 + matrix_floor.p50;
     let mut report = String::new();
     let _ = writeln!(report, "IRC → Matrix relay, {samples} paced samples each ({PACE:?} apart):");
@@ -346,5 +406,14 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
         ms(irc_floor.p50 + pushed_floor.p50),
         ms(appservice.p50) - ms(irc_floor.p50 + pushed_floor.p50),
     );
+    let _ = writeln!(report, "Matrix → IRC relay and a command round trip, the same samples:");
+    for (what, l) in [
+        ("Matrix → IRC, bot mode (/sync)", m2i_bot),
+        ("Matrix → IRC, appservice (pushed)", m2i_appservice),
+        ("!status round trip, bot mode", command_bot),
+        ("!status round trip, appservice", command_appservice),
+    ] {
+        let _ = writeln!(report, "  {what:32} p50 {:8.2} ms   p99 {:8.2} ms", ms(l.p50), ms(l.p99));
+    }
     report
 }

@@ -3,7 +3,7 @@
 //! token heard early, every announcement in both rooms) and a short Thaum, while the IRC
 //! players are ghosts in the Matrix room and their chat comes from their ghosts.
 
-use super::duel::{RoundPlan, assert_nothing_revealed_early};
+use super::duel::{TWO_ROUNDS, assert_nothing_revealed_early};
 use super::support::*;
 
 const ALIAS: &str = "#magic:localhost";
@@ -79,34 +79,8 @@ async fn a_duel_and_a_thaum_across_the_bridge_in_appservice_mode() {
     watcher.expect_in(&room, "duel is over").await;
 
     tokio::join!(ircwatch.pump(QUIET), watcher.pump(QUIET));
-    let rounds = [
-        RoundPlan {
-            number: 1,
-            marker: "marker one",
-            steps: &[
-                ("Power Surge", "Focused Casting"),
-                ("Fire", "Earth"),
-                ("Wind", "Earth"),
-                ("Water", "Earth"),
-                ("Thunder", "Earth"),
-                ("End", "End"),
-            ],
-        },
-        RoundPlan {
-            number: 2,
-            marker: "marker two",
-            steps: &[
-                ("Power Surge", "Focused Casting"),
-                ("Fire", "Earth"),
-                ("Earth", "Earth"),
-                ("Fire", "Earth"),
-                ("Earth", "Earth"),
-                ("End", "End"),
-            ],
-        },
-    ];
-    assert_nothing_revealed_early(CHANNEL, &ircwatch.channel_lines(), &rounds);
-    assert_nothing_revealed_early("the Matrix room", &watcher.room_lines(&room), &rounds);
+    assert_nothing_revealed_early(CHANNEL, &ircwatch.channel_lines(), &TWO_ROUNDS);
+    assert_nothing_revealed_early("the Matrix room", &watcher.room_lines(&room), &TWO_ROUNDS);
     let matrix_lines = watcher.bot_lines(&room);
     for once in ["Round 1 settles", "Round 2 begins", "duel is over"] {
         assert_eq!(count(&matrix_lines, once), 1, "{once:?} once in the Matrix room: {matrix_lines:#?}");

@@ -27,6 +27,35 @@ pub(super) struct RoundPlan {
     pub(super) steps: &'static [(&'static str, &'static str)],
 }
 
+/// The two rounds both cross-network Duels play (here and in appservice mode): alice's
+/// surges against bobby's focused casting, each round marked by bobby's chat line.
+pub(super) const TWO_ROUNDS: [RoundPlan; 2] = [
+    RoundPlan {
+        number: 1,
+        marker: "marker one",
+        steps: &[
+            ("Power Surge", "Focused Casting"),
+            ("Fire", "Earth"),
+            ("Wind", "Earth"),
+            ("Water", "Earth"),
+            ("Thunder", "Earth"),
+            ("End", "End"),
+        ],
+    },
+    RoundPlan {
+        number: 2,
+        marker: "marker two",
+        steps: &[
+            ("Power Surge", "Focused Casting"),
+            ("Fire", "Earth"),
+            ("Earth", "Earth"),
+            ("Fire", "Earth"),
+            ("Earth", "Earth"),
+            ("End", "End"),
+        ],
+    },
+];
+
 /// Checks one room's transcript (every message in order, anyone's): between `Round n
 /// begins` and `Round n settles`, no token is shown before the marker, the step lines
 /// come in order 0, 1, 2… showing exactly the planned tokens, and no other message names
@@ -220,34 +249,8 @@ async fn an_irc_player_and_a_matrix_player_duel_and_no_room_hears_a_token_early(
     watcher.expect_in(&room, "duel is over").await;
 
     tokio::join!(ircwatch.pump(QUIET), watcher.pump(QUIET));
-    let rounds = [
-        RoundPlan {
-            number: 1,
-            marker: "marker one",
-            steps: &[
-                ("Power Surge", "Focused Casting"),
-                ("Fire", "Earth"),
-                ("Wind", "Earth"),
-                ("Water", "Earth"),
-                ("Thunder", "Earth"),
-                ("End", "End"),
-            ],
-        },
-        RoundPlan {
-            number: 2,
-            marker: "marker two",
-            steps: &[
-                ("Power Surge", "Focused Casting"),
-                ("Fire", "Earth"),
-                ("Earth", "Earth"),
-                ("Fire", "Earth"),
-                ("Earth", "Earth"),
-                ("End", "End"),
-            ],
-        },
-    ];
-    assert_nothing_revealed_early(CHANNEL, &ircwatch.channel_lines(), &rounds);
-    assert_nothing_revealed_early("the Matrix room", &watcher.room_lines(&room), &rounds);
+    assert_nothing_revealed_early(CHANNEL, &ircwatch.channel_lines(), &TWO_ROUNDS);
+    assert_nothing_revealed_early("the Matrix room", &watcher.room_lines(&room), &TWO_ROUNDS);
 
     // Every announcement reached both rooms, the same (bobby's status answer only where
     // he asked, relayed chat only on the other side, board pictures only in Matrix: their
