@@ -35,7 +35,7 @@ h2{font-size:1.15rem;margin:1.6rem 0 .5rem;border-bottom:1px solid var(--line);p
 .sub{color:var(--mute);margin:0 0 .8rem}
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
-th{background:var(--panel);font-weight:600}
+th{background:var(--panel);font-weight:600;white-space:nowrap}
 td.when{white-space:nowrap;color:var(--mute)}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 code,.mono{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.85em;overflow-wrap:anywhere}
