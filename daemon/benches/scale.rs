@@ -58,7 +58,7 @@ use figures::{Histogram, Latency, database_bytes, latency};
 use load::{Fleet, Happened, Role, Seat};
 use phases::Phase;
 use support::process::{Process, free_port, metrics};
-use support::{clock_ticks, cpu_time, ms, rss_mib};
+use support::{clock_ticks, cpu_time, cpu_time_of, ms, rss_mib};
 
 /// The daemon: Cargo builds this package's binary for its benches and names it here.
 const SPELLBRIDGE: &str = env!("CARGO_BIN_EXE_spellbridge");
@@ -195,12 +195,45 @@ struct Figures {
     steady_daemon: (Histogram, Histogram),
     saturation: Phase,
     saturation_cpu: Duration,
+    saturation_split: Split,
     saturation_daemon: (Histogram, Histogram),
     rss_mib: f64,
     database: (u64, u64),
     restart: Duration,
     verify: (bool, Duration, String),
     load: String,
+}
+
+/// The machine's CPU time over the saturation phase, by who spent it: the daemon's loop
+/// (its main thread, where the router and the store run), the rest of the daemon (the
+/// transports' tasks), InspIRCd and this load generator. Their sum per answer bounds what
+/// the machine's cores can answer, however fast any one of them is.
+struct Split {
+    main: Duration,
+    daemon: Duration,
+    server: Duration,
+    load: Duration,
+}
+
+impl Split {
+    /// The CPU times so far of the daemon `pid` (and its main thread), the server and this process.
+    fn read(pid: u32, server: Option<u32>, ticks: f64) -> Split {
+        Split {
+            main: cpu_time_of(&format!("/proc/{pid}/task/{pid}/stat"), ticks),
+            daemon: cpu_time(pid, ticks),
+            server: server.map_or(Duration::ZERO, |server| cpu_time(server, ticks)),
+            load: cpu_time(std::process::id(), ticks),
+        }
+    }
+
+    fn since(&self, before: &Split) -> Split {
+        Split {
+            main: self.main.saturating_sub(before.main),
+            daemon: self.daemon.saturating_sub(before.daemon),
+            server: self.server.saturating_sub(before.server),
+            load: self.load.saturating_sub(before.load),
+        }
+    }
 }
 
 /// The seats of N tables: table `t` in `#scale<N>-<t>`, its two clients `s<N>t<t>a` and
@@ -238,7 +271,7 @@ fn uptime() -> String {
     format!("load average {}", loads.join(" "))
 }
 
-async fn measure(port: u16, n: usize, settings: &Settings, ticks: f64) -> Figures {
+async fn measure(port: u16, server: Option<u32>, n: usize, settings: &Settings, ticks: f64) -> Figures {
     let load_before = uptime();
     let seats = seats(n);
     let channels: Vec<String> = seats.iter().step_by(2).map(|s| s.channel.clone()).collect();
@@ -294,9 +327,10 @@ async fn measure(port: u16, n: usize, settings: &Settings, ticks: f64) -> Figure
 
     let perf = settings.perf.as_deref().and_then(|d| Perf::start(d, pid, n));
     let daemon_before_saturation = daemon_histograms(http_port);
-    let cpu_before = cpu_time(pid, ticks);
+    let split_before = Split::read(pid, server, ticks);
     let saturation = phases::saturation(&mut fleet, settings.saturation).await;
-    let saturation_cpu = cpu_time(pid, ticks).saturating_sub(cpu_before);
+    let saturation_split = Split::read(pid, server, ticks).since(&split_before);
+    let saturation_cpu = saturation_split.daemon;
     drop(perf);
     let daemon_after_saturation = daemon_histograms(http_port);
     eprintln!(
@@ -353,6 +387,7 @@ async fn measure(port: u16, n: usize, settings: &Settings, ticks: f64) -> Figure
         saturation_daemon: since(&daemon_after_saturation, &daemon_before_saturation),
         saturation,
         saturation_cpu,
+        saturation_split,
         rss_mib: rss,
         database,
         restart,
@@ -435,6 +470,7 @@ fn report(settings: &Settings, runs: &[Figures]) -> String {
             r.open.as_secs_f64(),
         );
     }
+    out.push_str(&split(runs));
     let _ = writeln!(
         out,
         "\nThe daemon's own histograms (network read → reply handed on; queueing before the loop):"
@@ -460,6 +496,38 @@ fn report(settings: &Settings, runs: &[Figures]) -> String {
         }
     }
     out.push_str(&goals(runs));
+    out
+}
+
+/// Where the machine's CPU went at saturation, per answer, and the most answers a second
+/// its cores could give at those costs.
+fn split(runs: &[Figures]) -> String {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut out = format!(
+        "\nWhere the machine's CPU went at saturation, per answer ({cores} cores; the ceiling is \
+         {cores} cores over the sum):\n\n\
+         | tables | daemon loop | daemon, other threads | InspIRCd | load generator | sum | ceiling answers/s | machine busy |\n\
+         |---|---|---|---|---|---|---|---|\n"
+    );
+    for r in runs {
+        let s = &r.saturation_split;
+        let answered = r.saturation.answered;
+        let each = |cpu: Duration| per_command(cpu, answered);
+        let sum = each(s.daemon) + each(s.server) + each(s.load);
+        let busy =
+            (s.daemon + s.server + s.load).as_secs_f64() / r.saturation.elapsed.as_secs_f64().max(1e-9);
+        let _ = writeln!(
+            out,
+            "| {} | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {sum:.0} µs | {:.0} | {:.0} % of {cores} cores |",
+            r.tables,
+            each(s.main),
+            each(s.daemon.saturating_sub(s.main)),
+            each(s.server),
+            each(s.load),
+            cores as f64 * 1e6 / sum.max(1e-9),
+            100.0 * busy / cores as f64,
+        );
+    }
     out
 }
 
@@ -533,7 +601,7 @@ fn main() {
     );
     let mut runs = Vec::new();
     for &n in &settings.ns {
-        runs.push(runtime.block_on(measure(port, n, &settings, ticks)));
+        runs.push(runtime.block_on(measure(port, irc.pid(), n, &settings, ticks)));
     }
     drop(irc);
     print!("{}", report(&settings, &runs));

@@ -41,11 +41,10 @@ fn setup(rooms: usize, durability: Durability) -> (tempfile::TempDir, Store, Rou
         let outbound = router.handle(&say(room, "!new thaum", id), Timestamp::CONSOLE_EPOCH);
         steps.push(Step { records: router.take_journal(), outbound, ..Step::default() });
         if steps.len() == 500 {
-            store.commit(&router, &steps).expect("commit");
-            steps.clear();
+            store.commit(&router, std::mem::take(&mut steps)).expect("commit");
         }
     }
-    store.commit(&router, &steps).expect("commit");
+    store.commit(&router, steps).expect("commit");
     (dir, store, router, id)
 }
 
@@ -71,7 +70,7 @@ fn single_action_latency(rooms: usize) {
         id += 1;
         let start = Instant::now();
         let step = handle(&mut router, n % rooms, id);
-        let queued = store.commit(&router, std::slice::from_ref(&step)).expect("commit");
+        let queued = store.commit(&router, vec![step]).expect("commit");
         times.push(start.elapsed());
         for q in queued {
             store.sent(q.id).expect("sent");
@@ -96,11 +95,10 @@ fn burst(batch: usize) {
         id += 1;
         steps.push(handle(&mut router, n % ROOMS, id));
         if steps.len() == batch {
-            store.commit(&router, &steps).expect("commit");
-            steps.clear();
+            store.commit(&router, std::mem::replace(&mut steps, Vec::with_capacity(batch))).expect("commit");
         }
     }
-    store.commit(&router, &steps).expect("commit");
+    store.commit(&router, steps).expect("commit");
     let elapsed = start.elapsed();
     println!(
         "burst of {ACTIONS} actions over {ROOMS} tables, {batch} per commit: {:.0} actions/s ({:.2} s)",

@@ -195,13 +195,12 @@ impl Engine {
             span.record("outcome", happened_name(&turn.happened));
             span.in_scope(|| tracing::debug!("message handled"));
             // Relayed chat is kept like a move: it must reach the other rooms exactly once.
-            keep |= matches!(turn.happened, Happened::Chat { bridge: Some(_) });
-            steps.push(Step {
-                message: key,
-                records: self.router.take_journal(),
-                outbound: turn.outbound,
-                meta: self.ratings_meta(),
-            });
+            let relayed = matches!(turn.happened, Happened::Chat { bridge: Some(_) });
+            keep |= relayed;
+            let records = self.router.take_journal();
+            let meta = self.ratings_meta();
+            let fleeting = records.is_empty() && meta.is_empty() && !relayed;
+            steps.push(Step { message: key, records, outbound: turn.outbound, meta, fleeting });
             if turn.happened.is_command() {
                 handled.push(inbound);
             }
@@ -290,11 +289,11 @@ impl Engine {
         if !keep && steps.iter().all(|step| step.records.is_empty()) {
             return Ok((unsaved(steps), Saved::NothingToKeep));
         }
-        match store.commit(&self.router, &steps) {
+        let tables: std::collections::BTreeSet<TableId> =
+            steps.iter().flat_map(|s| &s.records).filter_map(|r| r.entry.table()).collect();
+        match store.commit(&self.router, steps) {
             Ok(queued) => {
                 if let Some(changes) = &self.changes {
-                    let tables: std::collections::BTreeSet<TableId> =
-                        steps.iter().flat_map(|s| &s.records).filter_map(|r| r.entry.table()).collect();
                     for table in tables {
                         // No listener is not an error; a full channel drops its oldest notice.
                         let _ = changes.send(table);
@@ -357,7 +356,7 @@ mod tests {
     use super::{Engine, Saved};
     use crate::console::{CONSOLE_NETWORK, CONSOLE_ROOM, Console, run_script_with_db};
     use crate::metrics::Metrics;
-    use crate::store::{Durability, OpenMode, Store};
+    use crate::store::{Durability, MessageKey, OpenMode, Store};
 
     /// How the store is broken before alice's next command.
     #[derive(Clone, Copy)]
@@ -475,5 +474,46 @@ mod tests {
         let batch = engine.handle_batch(&[inbound], Timestamp::CONSOLE_EPOCH, Vec::new()).expect("goes on");
         assert!(matches!(batch.saved, Saved::NothingToKeep), "{:?}", batch.saved);
         assert!(!batch.queued.is_empty() && batch.queued.iter().all(|q| q.id == -1), "{:?}", batch.queued);
+    }
+
+    #[test]
+    fn only_what_changed_something_goes_through_the_outbox_and_the_seen_ids() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = database(dir.path());
+        let store = Store::open(&db, OpenMode::MustExist, Durability::Full).expect("store opens");
+        let options = Console::options(1);
+        let router = store.load(Registry::standard(), options.clone()).expect("loads");
+        let mut engine = Engine::new(router, Some(store), Box::new(Registry::standard), options);
+        let said = |id: &str, text: &str| Inbound {
+            message_id: Some(id.into()),
+            ..Inbound::new(
+                NetworkId::new(CONSOLE_NETWORK),
+                RoomId::new(CONSOLE_ROOM),
+                PlayerId::new("alice"),
+                text,
+            )
+        };
+        let batch = engine
+            .handle_batch(
+                &[said("a", "!status"), said("b", "!coins alice +1"), said("c", "!coins alice lots")],
+                Timestamp::CONSOLE_EPOCH,
+                Vec::new(),
+            )
+            .expect("goes on");
+        assert!(matches!(batch.saved, Saved::Committed), "{:?}", batch.saved);
+        let kept: Vec<(i64, String)> =
+            batch.queued.iter().map(|q| (q.id, q.outbound.message.text.plain())).collect();
+        assert_eq!(kept.len(), 3, "{kept:?}");
+        assert_eq!(kept[0].0, -1, "the status is only an answer: {kept:?}");
+        assert!(kept[1].0 >= 0, "the coins' announcement is kept until sent: {kept:?}");
+        assert_eq!(kept[2].0, -1, "a refusal changed nothing: {kept:?}");
+        let store = engine.store().expect("a store");
+        let seen = |id: &str| {
+            store
+                .seen(&MessageKey { network: NetworkId::new(CONSOLE_NETWORK), id: id.into() })
+                .expect("reads")
+        };
+        assert_eq!((seen("a"), seen("b"), seen("c")), (false, true, false), "only the move's id is kept");
+        assert_eq!(store.pending().expect("reads").len(), 1, "one message waits in the outbox");
     }
 }

@@ -109,7 +109,13 @@ pub fn rss_mib(pid: u32) -> f64 {
 
 /// CPU time (user + system) the process has used so far.
 pub fn cpu_time(pid: u32, ticks_per_second: f64) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    cpu_time_of(&format!("/proc/{pid}/stat"), ticks_per_second)
+}
+
+/// The user + system CPU time in a `/proc/…/stat` file (a process's, or a thread's:
+/// `/proc/<pid>/task/<tid>/stat`); zero if it cannot be read.
+pub fn cpu_time_of(path: &str, ticks_per_second: f64) -> Duration {
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
     // Fields after the `(comm)`, which may hold spaces: state is field 3, utime 14, stime 15.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();

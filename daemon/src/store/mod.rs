@@ -205,6 +205,10 @@ pub struct Step {
     pub outbound: Vec<Outbound>,
     /// Named values to keep with it (see [`Store::meta`]).
     pub meta: Vec<(String, String)>,
+    /// It changed nothing and relays nothing (a `!status`, a refusal): its answers are
+    /// sent without the outbox and its message id is not kept. A crash loses at most an
+    /// answer the player can ask for again, and the commit writes only what matters.
+    pub fleeting: bool,
 }
 
 /// An outbound message waiting in the outbox.
@@ -292,7 +296,7 @@ impl Store {
     /// Commits a batch of steps in one transaction (group commit): journal, touched
     /// tables' snapshots, message ids and outbox. Returns the outbox entries to send,
     /// in order. Nothing may be announced before this returns `Ok`.
-    pub fn commit(&mut self, router: &Router, steps: &[Step]) -> Result<Vec<Queued>, StoreError> {
+    pub fn commit(&mut self, router: &Router, steps: Vec<Step>) -> Result<Vec<Queued>, StoreError> {
         let path = self.path.clone();
         let fail = |e| classify(&path, e);
         let transaction = self.connection.transaction().map_err(fail)?;
@@ -319,6 +323,13 @@ impl Store {
                 .prepare_cached("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
                 .map_err(fail)?;
             for step in steps {
+                for (key, value) in &step.meta {
+                    meta.execute(params![key, value]).map_err(fail)?;
+                }
+                if step.fleeting {
+                    queued.extend(step.outbound.into_iter().map(|outbound| Queued { id: -1, outbound }));
+                    continue;
+                }
                 if let Some(key) = &step.message {
                     seen.execute(params![key.network.as_str(), key.id]).map_err(fail)?;
                 }
@@ -354,10 +365,7 @@ impl Store {
                         ])
                         .map_err(fail)?;
                 }
-                for (key, value) in &step.meta {
-                    meta.execute(params![key, value]).map_err(fail)?;
-                }
-                for outbound in &step.outbound {
+                for outbound in step.outbound {
                     outbox
                         .execute(params![
                             outbound.network.as_str(),
@@ -365,7 +373,7 @@ impl Store {
                             to_json(&outbound.message)
                         ])
                         .map_err(fail)?;
-                    queued.push(Queued { id: transaction.last_insert_rowid(), outbound: outbound.clone() });
+                    queued.push(Queued { id: transaction.last_insert_rowid(), outbound });
                 }
             }
             let mut keys = transaction
@@ -466,8 +474,14 @@ impl Store {
             .map_err(|e| self.error(e))
     }
 
-    /// Removes several sent messages from the outbox in one transaction.
+    /// Removes several sent messages from the outbox in one transaction, without an fsync
+    /// of its own ([`Store::unsynced`]): a power cut before the next commit of moves can
+    /// only send them once more, which a crash between a send and its mark does anyway.
     pub fn sent_all(&mut self, ids: &[i64]) -> Result<(), StoreError> {
+        self.unsynced(|store| store.delete_sent(ids))
+    }
+
+    fn delete_sent(&mut self, ids: &[i64]) -> Result<(), StoreError> {
         let path = self.path.clone();
         let fail = |e| classify(&path, e);
         let transaction = self.connection.transaction().map_err(fail)?;
@@ -478,6 +492,24 @@ impl Store {
             }
         }
         transaction.commit().map_err(fail)
+    }
+
+    /// Runs `write` with `synchronous = NORMAL`, then puts the store's own setting back:
+    /// the write is consistent (the WAL keeps it so) and reaches the disk with the next
+    /// synced commit, but the daemon loop does not wait for a sync of its own. For what a
+    /// power cut may lose at no cost to the games: outbox marks, relayed lines' ids.
+    pub(crate) fn unsynced<T>(
+        &mut self,
+        write: impl FnOnce(&mut Store) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let path = self.path.clone();
+        let fail = |e| classify(&path, e);
+        let synchronous: i64 =
+            self.connection.query_row("PRAGMA synchronous", [], |row| row.get(0)).map_err(fail)?;
+        self.connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
+        let written = write(self);
+        self.connection.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
+        written
     }
 
     /// The rows of `sql`, a query of a number and a text (`SELECT id, entry …`).

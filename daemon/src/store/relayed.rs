@@ -17,19 +17,11 @@ pub type RelayedLine = (NetworkId, String, Relayed);
 
 impl Store {
     /// Keeps `lines` (a later row for the same id replaces the earlier one) and deletes
-    /// all but the latest [`LEARNED`] rows, in one transaction. It is written without an
-    /// fsync of its own (`synchronous = NORMAL` for it, the WAL keeps it consistent): the
-    /// next commit of moves syncs it too, and a power cut before that only leaves replies
-    /// to the last lines unnamed. The daemon loop is not held up by a sync per line sent.
+    /// all but the latest [`LEARNED`] rows, in one transaction, without an fsync of its own
+    /// ([`Store::unsynced`]): a power cut before the next commit of moves only leaves
+    /// replies to the last lines unnamed.
     pub fn keep_relayed(&mut self, lines: &[RelayedLine]) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let fail = |e| classify(&path, e);
-        let synchronous: i64 =
-            self.connection.query_row("PRAGMA synchronous", [], |row| row.get(0)).map_err(fail)?;
-        self.connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
-        let kept = self.keep_relayed_rows(lines);
-        self.connection.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
-        kept
+        self.unsynced(|store| store.keep_relayed_rows(lines))
     }
 
     fn keep_relayed_rows(&mut self, lines: &[RelayedLine]) -> Result<(), StoreError> {

@@ -50,7 +50,7 @@ fn each_earlier_schema_version_is_migrated() {
         let mut store = store;
         let step =
             Step { outbound: vec![message(1)], meta: vec![("k".into(), "v".into())], ..Step::default() };
-        store.commit(&router(), &[step]).expect("commit on a migrated database");
+        store.commit(&router(), vec![step]).expect("commit on a migrated database");
     }
 }
 
@@ -107,7 +107,7 @@ fn the_outbox_keeps_order_and_forgets_only_what_was_sent() {
     let (_dir, path) = temp_db();
     let mut store = open(&path).expect("opens");
     let step = Step { outbound: (0..5).map(message).collect(), ..Step::default() };
-    let queued = store.commit(&router(), &[step]).expect("commit");
+    let queued = store.commit(&router(), vec![step]).expect("commit");
     assert_eq!(queued.len(), 5);
     store.sent(queued[0].id).expect("sent");
     store.sent(queued[2].id).expect("sent");
@@ -124,7 +124,7 @@ fn a_message_id_is_remembered_across_restarts() {
     let key = MessageKey { network: NetworkId::new("irc"), id: "abc".into() };
     let mut store = open(&path).expect("opens");
     assert!(!store.seen(&key).expect("seen"));
-    store.commit(&router(), &[Step { message: Some(key.clone()), ..Step::default() }]).expect("commit");
+    store.commit(&router(), vec![Step { message: Some(key.clone()), ..Step::default() }]).expect("commit");
     drop(store);
     let store = open(&path).expect("reopens");
     assert!(store.seen(&key).expect("seen"));
@@ -141,7 +141,7 @@ fn private_destinations_round_trip_through_the_outbox() {
         to: Destination::Private(PlayerId::new("@alice:localhost")),
         message: RichText::new().bold("Fire").text(" and ").code("!cast").into(),
     };
-    store.commit(&router(), &[Step { outbound: vec![dm.clone()], ..Step::default() }]).expect("commit");
+    store.commit(&router(), vec![Step { outbound: vec![dm.clone()], ..Step::default() }]).expect("commit");
     assert_eq!(store.pending().expect("pending")[0].outbound, dm);
 }
 
@@ -162,7 +162,7 @@ fn played(path: &Path) -> Store {
         };
         let outbound = router.handle(&inbound, spellbridge_core::Timestamp(1_000));
         let step = Step { records: router.take_journal(), outbound, ..Step::default() };
-        store.commit(&router, &[step]).expect("commit");
+        store.commit(&router, vec![step]).expect("commit");
     }
     store
 }
@@ -283,7 +283,7 @@ fn an_empty_file_or_another_programs_database_is_refused_and_left_alone() {
 fn a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay() {
     let (_dir, path) = temp_db();
     let mut store = open(&path).expect("opens");
-    store.commit(&router(), &[Step { outbound: vec![message(1)], ..Step::default() }]).expect("commit");
+    store.commit(&router(), vec![Step { outbound: vec![message(1)], ..Step::default() }]).expect("commit");
     store
         .connection()
         .execute("INSERT INTO outbox (network, destination, text) VALUES ('irc', 'not json', '{}')", [])
@@ -295,7 +295,7 @@ fn a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay() {
             [],
         )
         .expect("row to nowhere");
-    store.commit(&router(), &[Step { outbound: vec![message(2)], ..Step::default() }]).expect("commit");
+    store.commit(&router(), vec![Step { outbound: vec![message(2)], ..Step::default() }]).expect("commit");
     assert_eq!(store.check_outbox(None).expect("checks").len(), 2, "verify sees both");
     let (queued, bad) = store.pending_checked().expect("start goes on");
     let texts: Vec<String> = queued.iter().map(|q| q.outbound.message.text.plain()).collect();
@@ -351,13 +351,13 @@ fn database_with_bare_ids(path: &Path) {
     ] {
         old.handle(&say(nick, text), t);
         let records = old.take_journal();
-        store.commit(&old, &[Step { records, ..Step::default() }]).expect("commit");
+        store.commit(&old, vec![Step { records, ..Step::default() }]).expect("commit");
     }
     // A Matrix user speaks in another room (no table there): a Matrix id stays as it is.
     let matrix = Inbound::new(NetworkId::new("matrix"), RoomId::new("!m"), PlayerId::new("@bob:hs"), "!join");
     old.handle(&matrix, t);
     let records = old.take_journal();
-    store.commit(&old, &[Step { records, ..Step::default() }]).expect("commit");
+    store.commit(&old, vec![Step { records, ..Step::default() }]).expect("commit");
     drop(store);
     let connection = Connection::open(path).expect("reopens");
     // The version before migration 5 (player ids), as the release before wrote it.
@@ -430,7 +430,7 @@ fn coins_given(path: &Path, actions: usize) -> (Store, Router) {
         };
         let outbound = router.handle(&inbound, spellbridge_core::Timestamp(1_000));
         let step = Step { records: router.take_journal(), outbound, ..Step::default() };
-        store.commit(&router, &[step]).expect("commit");
+        store.commit(&router, vec![step]).expect("commit");
     }
     (store, router)
 }
