@@ -22,12 +22,21 @@ impl Store {
     /// next commit of moves syncs it too, and a power cut before that only leaves replies
     /// to the last lines unnamed. The daemon loop is not held up by a sync per line sent.
     pub fn keep_relayed(&mut self, lines: &[RelayedLine]) -> Result<(), StoreError> {
+        self.lightly(|store| store.keep_relayed_rows(lines))
+    }
+
+    /// Runs `write` with `synchronous = NORMAL` (see [`Store::keep_relayed`]), then puts the
+    /// store's own durability back.
+    pub(super) fn lightly(
+        &mut self,
+        write: impl FnOnce(&mut Store) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let path = self.path.clone();
         let fail = |e| classify(&path, e);
         let synchronous: i64 =
             self.connection.query_row("PRAGMA synchronous", [], |row| row.get(0)).map_err(fail)?;
         self.connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
-        let kept = self.keep_relayed_rows(lines);
+        let kept = write(self);
         self.connection.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
         kept
     }
@@ -76,9 +85,11 @@ impl Store {
             .map_err(fail)
     }
 
-    /// Hands the kept relayed lines to `router`; a table that does not read leaves
-    /// replies to earlier lines unnamed (logged), and the start goes on.
+    /// Hands the kept relayed lines, and the speakers' latest lines
+    /// ([`Store::load_latest`]), to `router`; a table that does not read leaves replies to
+    /// earlier lines unnamed (logged), and the start goes on.
     pub(super) fn load_relayed(&self, router: &mut Router) {
+        self.load_latest(router);
         match self.relayed() {
             Ok(lines) => {
                 for (network, id, line) in lines {
