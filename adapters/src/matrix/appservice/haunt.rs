@@ -245,7 +245,7 @@ impl Haunt {
         let request = joined_members::v3::Request::new(room_id.clone());
         let ask = || async { client.send(request.clone()).await.map_err(Into::into) };
         let joined = shared.with_retry("ask the homeserver who is in the room", ask).await?.joined;
-        let joined: Vec<String> = joined.into_keys().map(String::from).collect();
+        let joined: Vec<String> = joined.into_keys().map(|user| user.to_string()).collect();
         let bot = shared.options.user_id.as_str();
         let called = roll_call::call(&self.book, &self.options.ghosts, network, bot, nicks, &joined);
         for nick in nicks {
@@ -260,7 +260,7 @@ impl Haunt {
                 Ok(()) => left += 1,
                 Err(error @ TransportError::Disconnected { .. }) => return Err(error),
                 Err(error) => {
-                    tracing::warn!(room = %room_id, ghost, %error, "a ghost whose IRC user is gone could not leave")
+                    tracing::warn!(room = %room_id, ghost = %ghost, %error, "a ghost whose IRC user is gone could not leave")
                 }
             }
         }
@@ -276,7 +276,7 @@ impl Haunt {
                 Ok(_) => came += 1,
                 Err(error @ TransportError::Disconnected { .. }) => return Err(error),
                 Err(error) => {
-                    tracing::warn!(room = %room_id, nick, %error, "a ghost of someone in the channel could not join")
+                    tracing::warn!(room = %room_id, nick = %nick, %error, "a ghost of someone in the channel could not join")
                 }
             }
         }

@@ -135,7 +135,7 @@ mod tests {
             "@alice:hs",
             BOT,
         ]);
-        let called = call(&book, &ghosts, "irc", BOT, &[], &joined);
+        let called = call(&book, &ghosts, "irc", BOT, &strings(&["stayer"]), &joined);
         // Only the phantom: a ghost of this network by its id that the book lost. Dave's
         // id would be this network's nick `b_dave` too, but network `irc_b` claims it.
         assert_eq!(called.leave, strings(&["@irc_irc_phantom:hs"]));
