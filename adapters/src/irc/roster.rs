@@ -235,7 +235,10 @@ mod tests {
         read(&mut roster, &[":Op!o@h KICK #magic spellbot :out", ":spellbot!b@h JOIN #magic"]);
         let again = read(
             &mut roster,
-            &[":irc.test 353 spellbot = #magic :@Op spellbot", ":irc.test 366 spellbot #magic :End of /NAMES list."],
+            &[
+                ":irc.test 353 spellbot = #magic :@Op spellbot",
+                ":irc.test 366 spellbot #magic :End of /NAMES list.",
+            ],
         );
         assert_eq!(again, [change("#magic", "Op", Presence::Joined), change("#magic", "", listed(&["Op"]))]);
     }

@@ -109,7 +109,9 @@ mod tests {
         {
             let mut store = Store::open(&path, OpenMode::CreateIfMissing, Durability::Full).expect("store");
             store.keep_latest(&[]).expect("nothing to keep");
-            store.keep_latest(&[line("!a:hs", "old", "$0", 100), line("!a:hs", "bob", "$1", 1000)]).expect("kept");
+            store
+                .keep_latest(&[line("!a:hs", "old", "$0", 100), line("!a:hs", "bob", "$1", 1000)])
+                .expect("kept");
             let later = [line("!a:hs", "bob", "$2", 1000 + REPLY_WITHIN), line("!b:hs", "bob", "$3", 1001)];
             store.keep_latest(&later).expect("kept");
             let synchronous: i64 =
@@ -128,8 +130,8 @@ mod tests {
     #[test]
     fn only_the_latest_rows_are_kept() {
         let dir = tempfile::tempdir().expect("dir");
-        let mut store =
-            Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing, Durability::Full).expect("store");
+        let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing, Durability::Full)
+            .expect("store");
         // Ten speakers a second, all still fresh enough to be answered.
         let lines: Vec<LatestLine> =
             (0..LATEST + 3).map(|i| line("!a:hs", &format!("n{i:05}"), "$x", 5000 + i as i64 / 10)).collect();

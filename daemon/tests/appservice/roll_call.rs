@@ -56,7 +56,8 @@ rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room 
 /// Registers the appservice user `localpart` and joins it to `room` (the watcher, who
 /// made the room, invites it): a ghost the daemon did not make.
 async fn planted(synapse: &Synapse, as_token: &str, watcher: &mut MatrixClient, room: &str, localpart: &str) {
-    let bot_as = MatrixClient::from_token(&synapse.base_url(), &bot_id(), as_token).unwrap_or_else(|e| panic!("{e}"));
+    let bot_as =
+        MatrixClient::from_token(&synapse.base_url(), &bot_id(), as_token).unwrap_or_else(|e| panic!("{e}"));
     let user = format!("@{localpart}:localhost");
     bot_as
         .call(
@@ -94,7 +95,8 @@ async fn ghosts_of_those_gone_while_the_daemon_was_down_leave_at_its_restart() {
     let mut stayer = irc_user(irc.port(), "Stayer").await;
     let mut quitter = irc_user(irc.port(), "Qu[i]tter").await;
     let mut drifter = irc_user(irc.port(), "drifter").await;
-    let (stayer_ghost, quitter_ghost, drifter_ghost) = (ghost("stayer"), ghost("qu=5bi=5dtter"), ghost("drifter"));
+    let (stayer_ghost, quitter_ghost, drifter_ghost) =
+        (ghost("stayer"), ghost("qu=5bi=5dtter"), ghost("drifter"));
     daemon
         .set_config(&config_with(&synapse.base_url(), port, MATRIX_KEYS, &sections(irc.port(), &room)))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -118,7 +120,8 @@ async fn ghosts_of_those_gone_while_the_daemon_was_down_leave_at_its_restart() {
     assert!(drifter.wait_closed(WAIT).await, "the server did not take the drifter's QUIT");
     tokio::task::block_in_place(|| daemon.wait_for_log("a netsplit's quit: holding the leave", WAIT))
         .unwrap_or_else(|e| panic!("{e}"));
-    tokio::task::block_in_place(|| daemon.terminate(Duration::from_secs(15))).unwrap_or_else(|e| panic!("{e}"));
+    tokio::task::block_in_place(|| daemon.terminate(Duration::from_secs(15)))
+        .unwrap_or_else(|e| panic!("{e}"));
     let members = seen.client.joined_members(&room).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(members.contains(&drifter_ghost), "held, so still in the room at the stop: {members:?}");
 
@@ -132,7 +135,8 @@ async fn ghosts_of_those_gone_while_the_daemon_was_down_leave_at_its_restart() {
     let (other_ghost, unknown_ghost) = ("@irc_other_zed:localhost", ghost("phantom"));
     planted(&synapse, &as_token, &mut seen.client, &room, "irc_other_zed").await;
     planted(&synapse, &as_token, &mut seen.client, &room, "irc_irc_phantom").await;
-    seen.until("the planted ghosts joined", &daemon, |e| joined(e, other_ghost) && joined(e, &unknown_ghost)).await;
+    seen.until("the planted ghosts joined", &daemon, |e| joined(e, other_ghost) && joined(e, &unknown_ghost))
+        .await;
 
     // The restart: the roll call.
     let from = seen.events.len();
@@ -152,7 +156,10 @@ async fn ghosts_of_those_gone_while_the_daemon_was_down_leave_at_its_restart() {
     }
     let stayer_after = memberships(&seen.events[from..], &stayer_ghost);
     assert!(!stayer_after.iter().any(|m| m != "join"), "the stayer never left: {stayer_after:?}");
-    assert!(memberships(&seen.events[from..], other_ghost).is_empty(), "another network's ghost is untouched");
+    assert!(
+        memberships(&seen.events[from..], other_ghost).is_empty(),
+        "another network's ghost is untouched"
+    );
     assert!(
         memberships(&seen.events[from..], "@watcher:localhost").is_empty()
             && memberships(&seen.events[from..], "@bob:localhost").is_empty(),

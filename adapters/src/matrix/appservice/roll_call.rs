@@ -49,7 +49,8 @@ pub(in crate::matrix) fn call(
         match owners.get(user) {
             Some(owners) => owners.len() == 1 && owners[0] == network,
             None => {
-                ghosts.is_ghost_of(network, user) && !others.iter().any(|other| ghosts.is_ghost_of(other, user))
+                ghosts.is_ghost_of(network, user)
+                    && !others.iter().any(|other| ghosts.is_ghost_of(other, user))
             }
         }
     };
