@@ -211,15 +211,17 @@ fn without_head(text: &RichText, head: usize) -> RichText {
 }
 
 /// A change of who is in a room on a network that has members to show elsewhere (IRC:
-/// JOIN, PART, KICK, QUIT, NICK, and the member list the bot finds on joining). A Matrix
-/// appservice shows them as its ghosts joining, leaving and changing names.
+/// JOIN, PART, KICK, QUIT, NICK, and the member list the bot finds on joining, each
+/// member and then the whole list). A Matrix appservice shows them as its ghosts
+/// joining, leaving and changing names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemberChange {
     /// The network the member is on.
     pub network: NetworkId,
     /// The room (channel).
     pub room: RoomId,
-    /// The member's name there (an IRC nick; before the change for a rename).
+    /// The member's name there (an IRC nick; before the change for a rename; empty for
+    /// a [`Presence::Listed`]).
     pub nick: String,
     /// What happened.
     pub presence: Presence,
@@ -241,6 +243,13 @@ pub enum Presence {
     Renamed {
         /// The new name.
         to: String,
+    },
+    /// The room's whole member list, complete (IRC: the end of the NAMES reply the bot
+    /// gets on joining): members shown elsewhere whose names are not in it are gone (they
+    /// left while the bot was away, or their netsplit's hold was cut by a restart).
+    Listed {
+        /// Everyone in the room but the bot, by the names they go by there.
+        nicks: Vec<String>,
     },
 }
 

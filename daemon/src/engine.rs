@@ -212,6 +212,7 @@ impl Engine {
             steps.push(Step { meta, ..Step::default() });
         }
         let (mut queued, saved) = self.commit(steps, keep)?;
+        self.keep_heard();
         if let Saved::Failed(error) = &saved {
             let reason = error.to_string();
             let router = &self.router;
@@ -272,6 +273,18 @@ impl Engine {
             tracing::error!(%error, "could not keep the ids of relayed lines; replies to them will not name their speaker after a restart");
         }
         told.into_iter().map(|outbound| Queued { id: -1, outbound }).collect()
+    }
+
+    /// Keeps the speakers' latest lines the router heard (what an IRC `alice: hi` answers
+    /// as a Matrix reply), so a restart does not forget them; a failed write is logged.
+    fn keep_heard(&mut self) {
+        let heard = self.router.take_heard();
+        if let Some(store) = self.store.as_mut()
+            && !heard.is_empty()
+            && let Err(error) = store.keep_latest(&heard)
+        {
+            tracing::warn!(%error, "could not keep the speakers' latest lines; after a restart an IRC line addressing them is plain chat");
+        }
     }
 
     /// The tables whose picture is to be posted since the last call (their moves are

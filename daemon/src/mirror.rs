@@ -6,6 +6,11 @@
 //! their names). Nothing here is journaled: membership is the networks' own state, and
 //! a lost change is mended by the next (a ghost joins when it next speaks).
 //!
+//! The whole member list a network reports on joining a room (`Presence::Listed`: at
+//! every start) is a roll call of the mirrored rooms' ghosts of that network; it goes
+//! only to rooms bridged with no other room of the same network ([`alone_in`]), where
+//! the list is all of that network's people there.
+//!
 //! One task per reporting network reads its changes; one per mirroring network applies
 //! them in the order they came, so a ghost's join goes before its leave. The bridges are
 //! the router's, followed through config reloads and alias lookups.
@@ -14,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use spellbridge_core::{GameTransport, MemberChange, NetworkId, RoomId, TransportError};
+use spellbridge_core::{GameTransport, MemberChange, NetworkId, Presence, RoomId, TransportError};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -82,7 +87,12 @@ async fn route(
                 None => return,
             },
         };
-        for (network, room) in mirrored_in(&bridges.borrow(), &change) {
+        let now = bridges.borrow();
+        for (network, room) in mirrored_in(&now, &change) {
+            if matches!(change.presence, Presence::Listed { .. }) && !alone_in(&now, &change, &room) {
+                tracing::debug!(%network, %room, channel = %change.room, "another room of the same network is bridged with this one: no roll call");
+                continue;
+            }
             if let Some(writer) = writers.get(&network) {
                 let _ = writer.send((room, change.clone()));
             }
@@ -102,6 +112,20 @@ pub fn mirrored_in(bridges: &[Bridge], change: &MemberChange) -> Vec<(NetworkId,
         .filter(|p| !here(&p.network, &p.room) && p.network != change.network)
         .map(|p| (p.network.clone(), p.room.clone()))
         .collect()
+}
+
+/// Whether `change`'s room is the only room of its network in the bridges `target` is in.
+pub fn alone_in(bridges: &[Bridge], change: &MemberChange, target: &RoomId) -> bool {
+    let mut rooms: Vec<String> = bridges
+        .iter()
+        .filter(|bridge| bridge.rooms.iter().any(|p| p.room == *target && p.network != change.network))
+        .flat_map(|bridge| bridge.rooms.iter())
+        .filter(|p| p.network == change.network)
+        .map(|p| p.room.as_str().to_ascii_lowercase())
+        .collect();
+    rooms.sort();
+    rooms.dedup();
+    rooms.len() <= 1
 }
 
 /// Applies one mirroring network's changes in order; while it is down a change is tried
@@ -172,7 +196,12 @@ mod tests {
             presence: Presence::Joined,
         };
         assert_eq!(mirrored_in(&bridges, &change), [(NetworkId::new("matrix"), RoomId::new("!m:hs"))]);
-        let unbridged = MemberChange { room: RoomId::new("#lonely"), ..change };
+        let unbridged = MemberChange { room: RoomId::new("#lonely"), ..change.clone() };
         assert!(mirrored_in(&bridges, &unbridged).is_empty());
+        // A roll call only where the channel is its network's one room in the bridges.
+        let listed = MemberChange { presence: Presence::Listed { nicks: vec!["alice".into()] }, ..change };
+        assert!(!alone_in(&bridges, &listed, &RoomId::new("!m:hs")), "#other is bridged there too");
+        let elsewhere = MemberChange { room: RoomId::new("#ELSE"), ..listed };
+        assert!(alone_in(&bridges, &elsewhere, &RoomId::new("!e:hs")));
     }
 }

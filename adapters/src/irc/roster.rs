@@ -6,7 +6,11 @@
 //! and a nick change `Renamed` in every channel they are in. The bot itself is never
 //! reported. After a reconnect ([`Roster::resuming`] the last connection's), the end
 //! of a channel's first NAMES reply reports as `Left` those the last connection saw
-//! there who are gone now. Pure: the session shows it every message from the server.
+//! there who are gone now. The end of the first NAMES reply after the bot joins a
+//! channel (at a daemon's start too, when there is no last connection to compare with)
+//! reports the whole member list, `Listed`, so the mirroring side can let go of members
+//! who left while nobody was watching. Pure: the session shows it every message from
+//! the server.
 
 use std::collections::HashMap;
 
@@ -15,12 +19,13 @@ use spellbridge_core::Presence;
 
 use super::members::fold;
 
-/// One channel: its name as the server gave it when the bot joined, and its members by
-/// folded nick.
+/// One channel: its name as the server gave it when the bot joined, its members by
+/// folded nick, and whether its member list has been reported whole since the bot joined.
 #[derive(Debug, Default)]
 struct Channel {
     name: String,
     nicks: HashMap<String, String>,
+    listed: bool,
 }
 
 /// The members of the bot's channels, as they write their nicks.
@@ -66,18 +71,26 @@ impl Roster {
             // [our nick, channel, text]
             Command::Response(Response::RPL_ENDOFNAMES, args) => {
                 if let Some(channel) = args.get(1)
-                    && let Some(known) = self.channels.get(&fold(channel))
-                    && let Some(last) = self.before.remove(&fold(channel))
+                    && let Some(known) = self.channels.get_mut(&fold(channel))
                 {
-                    for (folded, nick) in last.nicks {
-                        if !known.nicks.contains_key(&folded) {
-                            changes.push((known.name.clone(), nick, Presence::Left));
+                    if let Some(last) = self.before.remove(&fold(channel)) {
+                        for (folded, nick) in last.nicks {
+                            if !known.nicks.contains_key(&folded) {
+                                changes.push((known.name.clone(), nick, Presence::Left));
+                            }
                         }
+                    }
+                    if !known.listed {
+                        known.listed = true;
+                        let mut nicks: Vec<String> = known.nicks.values().cloned().collect();
+                        nicks.sort();
+                        changes.push((known.name.clone(), String::new(), Presence::Listed { nicks }));
                     }
                 }
             }
             Command::JOIN(channel, _, _) if own(source) => {
-                self.channels.insert(fold(channel), Channel { name: channel.clone(), nicks: HashMap::new() });
+                let channel = Channel { name: channel.clone(), ..Channel::default() };
+                self.channels.insert(fold(&channel.name), channel);
             }
             Command::JOIN(channel, _, _) => {
                 if let Some(known) = self.channels.get_mut(&fold(channel)) {
@@ -189,8 +202,45 @@ mod tests {
                 change("#magic", "carol", Presence::Joined),
                 change("#magic", "dave", Presence::Joined),
                 change("#magic", "Bob", Presence::Left),
+                change("#magic", "", listed(&["alice", "carol", "dave"])),
             ]
         );
+    }
+
+    fn listed(nicks: &[&str]) -> Presence {
+        Presence::Listed { nicks: nicks.iter().map(|n| (*n).to_owned()).collect() }
+    }
+
+    #[test]
+    fn the_first_complete_member_list_after_the_bot_joins_is_reported_whole_once() {
+        // A daemon's start: no last connection to compare with.
+        let mut roster = Roster::default();
+        let changes = read(
+            &mut roster,
+            &[
+                ":SpellBot!b@h JOIN #Magic",
+                ":irc.test 353 spellbot = #MAGIC :@Op!o@h +Bo[b] ~w\\eird^Nick spellbot",
+                ":irc.test 353 spellbot = #magic :%ALICE &x|y",
+                ":irc.test 366 spellbot #magic :End of /NAMES list.",
+                ":irc.test 366 spellbot #magic :End of /NAMES list.",
+                ":irc.test 366 spellbot #nowhere :End of /NAMES list.",
+            ],
+        );
+        let listed_whole = listed(&["ALICE", "Bo[b]", "Op", "w\\eird^Nick", "x|y"]);
+        assert_eq!(changes.last(), Some(&change("#Magic", "", listed_whole)), "{changes:#?}");
+        assert_eq!(changes.iter().filter(|c| matches!(c.2, Presence::Listed { .. })).count(), 1, "once");
+        // The same nick in another case and with RFC 1459's folded brackets is one member.
+        assert!(read(&mut roster, &[":irc.test 353 spellbot = #magic :bo{B} alice"]).is_empty());
+        // Kicked out and back: the list is reported whole again, with those now there.
+        read(&mut roster, &[":Op!o@h KICK #magic spellbot :out", ":spellbot!b@h JOIN #magic"]);
+        let again = read(
+            &mut roster,
+            &[
+                ":irc.test 353 spellbot = #magic :@Op spellbot",
+                ":irc.test 366 spellbot #magic :End of /NAMES list.",
+            ],
+        );
+        assert_eq!(again, [change("#magic", "Op", Presence::Joined), change("#magic", "", listed(&["Op"]))]);
     }
 
     #[test]

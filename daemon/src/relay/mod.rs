@@ -147,6 +147,18 @@ impl Relay {
         self.replies.learn(network, id, line);
     }
 
+    /// The speakers' latest lines heard since the last call, for the store to keep.
+    pub fn take_heard(&mut self) -> Vec<replies::LatestLine> {
+        self.replies.take_heard()
+    }
+
+    /// Puts back the latest lines the store kept (at start).
+    pub fn recall(&mut self, lines: Vec<replies::LatestLine>) {
+        for line in lines {
+            self.replies.recall(line);
+        }
+    }
+
     /// What to relay for a message that is not a command, said at `now`. `taken` says
     /// whether a (clean) name also answers for another identity; the speaker is then
     /// shown with their id.
@@ -188,7 +200,10 @@ impl Relay {
         if let Some(id) = &inbound.message_id
             && matches!(inbound.said, Said::Message | Said::Emote)
         {
-            self.replies.heard(&place, &clean, id, now);
+            // Only where an addressed line from another room can answer it.
+            if self.bridge(&place).is_some_and(|b| b.relay) {
+                self.replies.heard(&place, &clean, id, now);
+            }
             self.remember(
                 &inbound.network,
                 id,

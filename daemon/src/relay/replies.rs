@@ -12,7 +12,10 @@
 //! The other way, an IRC line that starts by naming someone (`alice: hi`) is sent into a
 //! Matrix room as a reply to alice's latest line there ([`Replies::answered`]), when she
 //! said it within [`REPLY_WITHIN`]. Both are bounded: at most [`LEARNED`] ids and
-//! [`LATEST`] speakers are remembered, the oldest forgotten first.
+//! [`LATEST`] speakers are remembered, the oldest forgotten first. The latest lines are
+//! kept in the store too (each one heard is handed out by [`Replies::take_heard`], and
+//! put back at start by [`Replies::recall`]), so that a restart does not make an IRC
+//! `alice: hi` plain chat.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -38,6 +41,19 @@ struct Latest {
     at: Timestamp,
 }
 
+/// A speaker's latest line in a room, as the store keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LatestLine {
+    /// The room.
+    pub place: Place,
+    /// The speaker's name, case-folded.
+    pub name: String,
+    /// The network's id of the line.
+    pub id: String,
+    /// When it was said.
+    pub at: Timestamp,
+}
+
 /// Relayed lines by their network's id, and each speaker's latest line per room.
 #[derive(Debug, Default)]
 pub struct Replies {
@@ -45,6 +61,8 @@ pub struct Replies {
     order: VecDeque<(NetworkId, String)>,
     /// By room and case-folded name.
     latest: BTreeMap<(Place, String), Latest>,
+    /// The latest lines heard since the last [`Replies::take_heard`], to be kept.
+    to_keep: VecDeque<LatestLine>,
 }
 
 impl Replies {
@@ -73,8 +91,23 @@ impl Replies {
 
     /// Notes that `name` said the message `id` in `place` at `at`.
     pub fn heard(&mut self, place: &Place, name: &str, id: &str, at: Timestamp) {
-        let key = (place.clone(), fold(name));
-        self.latest.insert(key, Latest { id: id.to_owned(), at });
+        let line = LatestLine { place: place.clone(), name: fold(name), id: id.to_owned(), at };
+        if self.to_keep.len() >= LATEST {
+            self.to_keep.pop_front();
+        }
+        self.to_keep.push_back(line.clone());
+        self.recall(line);
+    }
+
+    /// The latest lines heard since the last call, oldest first, for the store.
+    pub fn take_heard(&mut self) -> Vec<LatestLine> {
+        self.to_keep.drain(..).collect()
+    }
+
+    /// Puts back a latest line the store kept (at start); it is not handed out again.
+    pub fn recall(&mut self, line: LatestLine) {
+        let LatestLine { place, name, id, at } = line;
+        self.latest.insert((place, fold(&name)), Latest { id, at });
         if self.latest.len() > LATEST {
             // Forget the lines too old to be answered, then, if that was not enough, the
             // oldest of the rest.
@@ -151,6 +184,37 @@ mod tests {
         assert_eq!(replies.answered(&elsewhere, "Bobby: hi", Timestamp(1020)), None, "another room");
         assert_eq!(replies.answered(&room(), "Bobby: hi", Timestamp(1010 + REPLY_WITHIN)), Some("$2"));
         assert_eq!(replies.answered(&room(), "Bobby: hi", Timestamp(1011 + REPLY_WITHIN)), None, "too old");
+    }
+
+    #[test]
+    fn latest_lines_heard_are_handed_out_once_and_recalled_ones_answer_as_before() {
+        let mut replies = Replies::default();
+        replies.heard(&room(), "Bobby", "$1", Timestamp(1000));
+        replies.heard(&room(), "ALICE", "$2", Timestamp(1005));
+        let heard = replies.take_heard();
+        let line = |name: &str, id: &str, at| LatestLine {
+            place: room(),
+            name: name.to_owned(),
+            id: id.to_owned(),
+            at: Timestamp(at),
+        };
+        assert_eq!(heard, [line("bobby", "$1", 1000), line("alice", "$2", 1005)]);
+        assert!(replies.take_heard().is_empty(), "once");
+        // A restart: a new index from what the store kept.
+        let mut restarted = Replies::default();
+        for line in heard {
+            restarted.recall(line);
+        }
+        assert!(restarted.take_heard().is_empty(), "recalled lines are kept already");
+        assert_eq!(restarted.answered(&room(), "Alice: hi", Timestamp(1010)), Some("$2"));
+        assert_eq!(restarted.answered(&room(), "bobby, hi", Timestamp(1010)), Some("$1"));
+        // Lines not taken yet are bounded too.
+        for i in 0..LATEST + 5 {
+            replies.heard(&room(), &format!("n{i}"), "$n", Timestamp(2000));
+        }
+        let heard = replies.take_heard();
+        assert_eq!(heard.len(), LATEST);
+        assert_eq!(heard[0].name, "n5", "the oldest went");
     }
 
     #[test]

@@ -68,6 +68,17 @@ impl Router {
         self.relay.learn(network, id, line);
     }
 
+    /// The speakers' latest lines in bridged rooms heard since the last call, for the
+    /// store to keep ([`crate::relay::replies`]).
+    pub fn take_heard(&mut self) -> Vec<crate::relay::replies::LatestLine> {
+        self.relay.take_heard()
+    }
+
+    /// Puts back the latest lines the store kept (at start).
+    pub fn recall_latest(&mut self, lines: Vec<crate::relay::replies::LatestLine>) {
+        self.relay.recall(lines);
+    }
+
     /// `network` opened a private chat with `player` (who had none with the bot) to send
     /// them a message: what to tell the room where they last asked something, if that was
     /// within [`ASKED_WITHIN`] of `now`. Nothing is journaled.

@@ -20,6 +20,7 @@ pub mod appservice_txns;
 pub mod audit;
 mod files;
 mod history;
+pub mod latest;
 pub mod outbox;
 pub mod player_ids;
 pub mod ratings;

@@ -68,9 +68,11 @@ impl Store {
             .map_err(fail)
     }
 
-    /// Hands the kept relayed lines to `router`; a table that does not read leaves
-    /// replies to earlier lines unnamed (logged), and the start goes on.
+    /// Hands the kept relayed lines, and the speakers' latest lines
+    /// ([`Store::load_latest`]), to `router`; a table that does not read leaves replies to
+    /// earlier lines unnamed (logged), and the start goes on.
     pub(super) fn load_relayed(&self, router: &mut Router) {
+        self.load_latest(router);
         match self.relayed() {
             Ok(lines) => {
                 for (network, id, line) in lines {

@@ -58,16 +58,16 @@ rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room 
 const MATRIX_KEYS: &str = "netsplit_hold = \"20s\"";
 
 /// Everything a Matrix user saw in the room, kept in order.
-struct Seen {
-    client: MatrixClient,
-    room: String,
-    events: Vec<Event>,
+pub(super) struct Seen {
+    pub(super) client: MatrixClient,
+    pub(super) room: String,
+    pub(super) events: Vec<Event>,
 }
 
 impl Seen {
     /// Reads events until `done` holds for those seen, within [`STARTUP`]; on failure
     /// the events and the daemon's log.
-    async fn until(&mut self, what: &str, daemon: &Daemon, done: impl Fn(&[Event]) -> bool) {
+    pub(super) async fn until(&mut self, what: &str, daemon: &Daemon, done: impl Fn(&[Event]) -> bool) {
         let deadline = Instant::now() + STARTUP;
         while !done(&self.events) {
             assert!(
@@ -84,21 +84,21 @@ impl Seen {
         }
     }
 
-    fn listing(&self) -> String {
+    pub(super) fn listing(&self) -> String {
         self.events.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
     }
 
     /// The next message in the room from `sender`, after the `from`th event.
-    fn message_from(&self, from: usize, sender: &str) -> Option<MxMessage> {
+    pub(super) fn message_from(&self, from: usize, sender: &str) -> Option<MxMessage> {
         self.events[from..].iter().filter(|e| e.sender == sender).find_map(Event::message)
     }
 }
 
-type MxMessage = spellbridge_tests::harness::matrix_client::Message;
+pub(super) type MxMessage = spellbridge_tests::harness::matrix_client::Message;
 
 /// `user`'s memberships in the room, in order (`join`, `leave`, …; a display-name
 /// change is another `join`).
-fn memberships(events: &[Event], user: &str) -> Vec<String> {
+pub(super) fn memberships(events: &[Event], user: &str) -> Vec<String> {
     events
         .iter()
         .filter(|e| e.event_type == "m.room.member" && e.state_key.as_deref() == Some(user))
@@ -107,7 +107,7 @@ fn memberships(events: &[Event], user: &str) -> Vec<String> {
 }
 
 /// Whether `user` is joined now, by the last of their member events.
-fn joined(events: &[Event], user: &str) -> bool {
+pub(super) fn joined(events: &[Event], user: &str) -> bool {
     memberships(events, user).last().is_some_and(|m| m == "join")
 }
 
@@ -120,13 +120,13 @@ fn display_name(events: &[Event], user: &str) -> Option<String> {
         .and_then(|e| e.content.get("displayname").and_then(Value::as_str).map(str::to_owned))
 }
 
-async fn irc_user(port: u16, nick: &str) -> IrcClient {
+pub(super) async fn irc_user(port: u16, nick: &str) -> IrcClient {
     let mut client = IrcClient::connect(port, nick).await.unwrap_or_else(|e| panic!("{nick} connects: {e}"));
     client.join(CHANNEL).await.unwrap_or_else(|e| panic!("{nick} joins {CHANNEL}: {e}"));
     client
 }
 
-async fn raw(client: &mut IrcClient, line: &str) {
+pub(super) async fn raw(client: &mut IrcClient, line: &str) {
     client.send_raw(line).await.unwrap_or_else(|e| panic!("{line:?}: {e}"));
 }
 

@@ -14,7 +14,11 @@
 //!   Matrix reply to their latest line ([`replies`], item 4).
 //! - IRC people as ghosts in a room bridged by alias: named from the template, joining,
 //!   leaving, renamed, a netsplit of 20 held back, and speaking as themselves
-//!   ([`ghosts`]).
+//!   ([`ghosts`]);
+//! - a restart: the ghosts of IRC users who left while the daemon was down, or whose
+//!   netsplit leave it held when it stopped, leave at the channel's first member list;
+//!   everyone else stays; an IRC line addressing a Matrix user is still a reply to their
+//!   line from before the restart ([`roll_call`]).
 //!
 //! What they share is in [`support`]. These need Synapse (`tests/scripts/install-synapse.sh`);
 //! without it they fail with the harness's message, they never skip. Every wait is bounded.
@@ -24,4 +28,5 @@ mod support;
 mod ghosts;
 mod registration;
 mod replies;
+mod roll_call;
 mod transactions;

@@ -81,6 +81,16 @@ pub(super) fn prepared(port: u16, sections: &str) -> Daemon {
     daemon
 }
 
+/// The registration's tokens: (as_token, hs_token).
+pub(super) fn tokens(daemon: &Daemon) -> (String, String) {
+    let text = std::fs::read_to_string(daemon.path(REGISTRATION)).unwrap_or_else(|e| panic!("{e}"));
+    let json: Value =
+        serde_json::from_str(&text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let token = |key: &str| json[key].as_str().unwrap_or_else(|| panic!("no {key}")).to_owned();
+    (token("as_token"), token("hs_token"))
+}
+
 /// Synapse with the daemon's registration in `app_service_config_files`.
 pub(super) fn synapse_for(daemon: &Daemon) -> Synapse {
     let options = Options { app_services: vec![daemon.path(REGISTRATION)], ..Options::default() };

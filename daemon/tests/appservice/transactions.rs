@@ -5,16 +5,6 @@
 
 use super::support::*;
 
-/// The registration's tokens: (as_token, hs_token).
-fn tokens(daemon: &Daemon) -> (String, String) {
-    let text = std::fs::read_to_string(daemon.path(REGISTRATION)).unwrap_or_else(|e| panic!("{e}"));
-    let json: Value =
-        serde_json::from_str(&text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"))
-            .unwrap_or_else(|e| panic!("{e}"));
-    let token = |key: &str| json[key].as_str().unwrap_or_else(|| panic!("no {key}")).to_owned();
-    (token("as_token"), token("hs_token"))
-}
-
 /// The homeserver's side of the appservice API, played by the test.
 struct Homeserver {
     http: reqwest::Client,

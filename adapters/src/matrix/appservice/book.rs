@@ -65,6 +65,24 @@ impl Book {
         self.with(|kept| (kept.ghosts.get(network).and_then(|n| n.get(&fold(nick))).cloned(), false))
     }
 
+    /// Each ghost's user id, with the networks whose nicks have it.
+    pub(in crate::matrix) fn owners(&self) -> std::collections::HashMap<String, Vec<String>> {
+        self.with(|kept| {
+            let mut owners = std::collections::HashMap::<String, Vec<String>>::new();
+            for (network, nicks) in &kept.ghosts {
+                for user_id in nicks.values() {
+                    owners.entry(user_id.clone()).or_default().push(network.clone());
+                }
+            }
+            (owners, false)
+        })
+    }
+
+    /// The networks the map has ghosts of.
+    pub(in crate::matrix) fn networks(&self) -> Vec<String> {
+        self.with(|kept| (kept.ghosts.keys().cloned().collect(), false))
+    }
+
     /// `from` is now called `to`: its ghost goes with it (a ghost `to` had is let go).
     /// Returns the ghost, if `from` had one.
     pub(in crate::matrix) fn renamed(&self, network: &str, from: &str, to: &str) -> Option<String> {

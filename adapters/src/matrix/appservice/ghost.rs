@@ -113,6 +113,21 @@ impl Ghosts {
         };
         matches_template(localpart, theirs)
     }
+
+    /// Whether `user` is, by its id, a ghost of IRC network `network`: the template with
+    /// that network's name matches it. False when the template does not name the network
+    /// (its ghosts' ids do not say which network they are of).
+    pub fn is_ghost_of(&self, network: &str, user: &str) -> bool {
+        let Some(localpart) = self.user.strip_prefix('@').and_then(|l| l.strip_suffix(":{server}")) else {
+            return false;
+        };
+        let Some(theirs) = user.strip_prefix('@').and_then(|u| u.strip_suffix(&format!(":{}", self.server)))
+        else {
+            return false;
+        };
+        localpart.contains("{network}")
+            && matches_template(&localpart.replace("{network}", &escape(network)), theirs)
+    }
 }
 
 /// Whether `text` is `template` with each `{…}` standing for one or more characters.
@@ -203,6 +218,19 @@ mod tests {
         assert!(!ghosts.is_ghost("@irc_libera_alice:elsewhere.org"));
         assert!(!ghosts.is_ghost("@irc_libera:example.org"), "the nick part is missing");
         assert!(ghosts.is_ghost("@irc_libera_alice:example.org"));
+    }
+
+    #[test]
+    fn a_ghost_is_of_the_network_its_id_names_and_a_template_without_one_names_none() {
+        let ghosts = ghosts();
+        let alice = ghosts.user_id("Libera Chat", "[m]ax");
+        assert!(ghosts.is_ghost_of("Libera Chat", &alice));
+        assert!(!ghosts.is_ghost_of("oftc", &alice));
+        assert!(!ghosts.is_ghost_of("libera", "@alice:example.org"), "a real user");
+        assert!(!ghosts.is_ghost_of("libera", "@irc_libera_alice:elsewhere.org"), "another server");
+        assert!(ghosts.is_ghost_of("libera", &ghosts.numbered_user_id("libera", "bob", 2)));
+        let plain = Ghosts::new("@irc_{nick}:{server}", DEFAULT_NAME, "example.org").expect("valid");
+        assert!(!plain.is_ghost_of("libera", &plain.user_id("libera", "alice")), "cannot tell");
     }
 
     #[test]

@@ -14,7 +14,11 @@
 //! netsplit's after [`netsplit_hold`](super::AppserviceOptions::netsplit_hold) and up to
 //! half of it more, and not at all for a member who rejoins meanwhile:
 //! [`split`](super::split)), a nick change
-//! sets the same ghost's display name from the new nick.
+//! sets the same ghost's display name from the new nick. The first complete member list
+//! after the bot joins the channel (at every start) is a roll call
+//! ([`roll_call`](super::roll_call)): the homeserver is asked who is in the room, and
+//! the network's ghosts whose IRC users are gone (they left while the daemon was down, or
+//! their netsplit's hold was cut by a restart) leave.
 //!
 //! A line is sent as `m.text` or `m.emote` with its formatting, without the head that
 //! names its speaker on other networks (the ghost is the speaker), and `nick: ` at its
@@ -24,7 +28,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use matrix_sdk::ruma::api::client::membership::{join_room_by_id, leave_room};
+use matrix_sdk::ruma::api::client::membership::{join_room_by_id, joined_members, leave_room};
 use matrix_sdk::ruma::api::client::message::send_message_event;
 use matrix_sdk::ruma::api::client::profile::set_profile_field;
 use matrix_sdk::ruma::events::room::member::MembershipState;
@@ -38,6 +42,7 @@ use super::AppserviceOptions;
 use super::asserted::As;
 use super::book::Book;
 use super::login;
+use super::roll_call;
 use super::split::{Held, held_for, is_netsplit};
 use crate::matrix::transport::{Shared, lock};
 
@@ -218,7 +223,73 @@ impl Haunt {
                 }
                 None => self.ensure(shared, room, network, to).await.map(drop),
             },
+            Presence::Listed { nicks } => self.roll_call(shared, room, network, nicks).await,
         }
+    }
+
+    /// The roll call of `room` against `nicks`, the complete member list of its channel
+    /// on `network` (see [`roll_call`]): the homeserver says who is in the room; ghosts
+    /// of the network not on the list leave, listed nicks whose ghosts are not in the
+    /// room join, and the held leaves of those listed are dropped (they are back). A ghost
+    /// the homeserver refuses is logged and the call goes on; a homeserver out of reach
+    /// fails it (the mirror tries it again, and it starts over).
+    async fn roll_call(
+        &self,
+        shared: &Shared,
+        room: &Room,
+        network: &str,
+        nicks: &[String],
+    ) -> Result<(), TransportError> {
+        let room_id = room.room_id().to_owned();
+        let client = self.client(shared).await?;
+        let request = joined_members::v3::Request::new(room_id.clone());
+        let ask = || async { client.send(request.clone()).await.map_err(Into::into) };
+        let joined = shared.with_retry("ask the homeserver who is in the room", ask).await?.joined;
+        let joined: Vec<String> = joined.into_keys().map(|user| user.to_string()).collect();
+        let bot = shared.options.user_id.as_str();
+        let called = roll_call::call(&self.book, &self.options.ghosts, network, bot, nicks, &joined);
+        for nick in nicks {
+            if let Some(ghost) = self.book.known(network, nick) {
+                lock(&self.held).release(&(room_id.clone(), ghost));
+            }
+        }
+        let mut left = 0;
+        for ghost in &called.leave {
+            lock(&self.held).release(&(room_id.clone(), ghost.clone()));
+            match self.leave_as(shared, &room_id, ghost).await {
+                Ok(()) => left += 1,
+                Err(error @ TransportError::Disconnected { .. }) => return Err(error),
+                Err(error) => {
+                    tracing::warn!(room = %room_id, ghost = %ghost, %error, "a ghost whose IRC user is gone could not leave")
+                }
+            }
+        }
+        let mut came = 0;
+        for nick in &called.join {
+            if let Some(ghost) = self.book.known(network, nick) {
+                // Not in the room, whatever was thought: joined again.
+                let key = (room_id.clone(), ghost);
+                lock(&self.joined).remove(&key);
+                lock(&self.gone).insert(key);
+            }
+            match self.ensure(shared, room, network, nick).await {
+                Ok(_) => came += 1,
+                Err(error @ TransportError::Disconnected { .. }) => return Err(error),
+                Err(error) => {
+                    tracing::warn!(room = %room_id, nick = %nick, %error, "a ghost of someone in the channel could not join")
+                }
+            }
+        }
+        tracing::info!(
+            network = %shared.options.network,
+            room = %room_id,
+            irc_network = network,
+            listed = nicks.len(),
+            left,
+            joined = came,
+            "roll call: the room's ghosts follow the channel's member list"
+        );
+        Ok(())
     }
 
     /// `nick`'s ghost leaves `room`, if it has one.

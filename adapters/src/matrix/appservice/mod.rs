@@ -13,7 +13,8 @@
 //! - `haunt`: the ghosts at work: registered when first needed, joined to the bridged
 //!   rooms and leaving them as their IRC users do (a netsplit's quits held, [`split`]),
 //!   renamed, and saying the relayed lines of their IRC users; which ghost each nick is
-//!   is kept by `book`.
+//!   is kept by `book`; the first complete member list of a channel after the bot joins
+//!   it (at every start) is called against the room's ghosts (`roll_call`).
 //! - `server`: the appservice API's own listener (transactions, users, rooms, ping), with
 //!   its routes and token check in [`api`] and the transactions taken in kept through
 //!   [`txns`].
@@ -26,6 +27,7 @@ pub mod ghost;
 pub(super) mod haunt;
 pub mod login;
 pub mod registration;
+mod roll_call;
 pub(super) mod server;
 pub mod split;
 pub mod txns;
