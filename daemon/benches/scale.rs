@@ -29,7 +29,10 @@
 //! Per N it reports p50/p99 round trips, answers/s, the daemon's CPU time (user + system
 //! from /proc) per answered command and as a share of one core, and the daemon's own
 //! `command_latency` (network read to reply handed on) and `command_queueing` histograms
-//! from its `/metrics`. Every wait is bounded; the daemon and the server are stopped at the
+//! from its `/metrics`. For the saturation phase it also splits the machine's CPU time
+//! per answer between the daemon's loop thread, its other threads, InspIRCd and this load
+//! generator, and says how many answers a second the machine's cores could give at those
+//! costs. Every wait is bounded; the daemon and the server are stopped at the
 //! end (SIGTERM, then SIGKILL), also when the bench panics.
 //!
 //! Environment: `SCALE_NS=1,10,100` picks the Ns, `SCALE_SECS=5` the steady phase's and
