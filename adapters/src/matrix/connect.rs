@@ -145,8 +145,18 @@ pub async fn connect(options: &MatrixOptions, store: &StoreDir) -> Result<(Clien
         }
         Login::AccessToken(token) => session_for_token(options, &configured, token).await?,
         Login::Appservice(token) => {
-            super::appservice::login::login(&options.homeserver, &configured, token, &options.device_name)
-                .await?
+            let localpart =
+                options.appservice.as_ref().map(|a| a.sender_localpart.as_str()).unwrap_or_default();
+            let sender = super::appservice::login::sender(&configured, localpart)
+                .map_err(|_| ConnectError::BadUserId(format!("@{localpart}:{}", configured.server_name())))?;
+            super::appservice::login::login(
+                &options.homeserver,
+                &configured,
+                &sender,
+                token,
+                &options.device_name,
+            )
+            .await?
         }
     };
     let client = build(options, store).await?;

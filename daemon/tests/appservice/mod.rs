@@ -18,7 +18,8 @@
 //! - a restart: the ghosts of IRC users who left while the daemon was down, or whose
 //!   netsplit leave it held when it stopped, leave at the channel's first member list;
 //!   everyone else stays; an IRC line addressing a Matrix user is still a reply to their
-//!   line from before the restart ([`roll_call`]).
+//!   line from before the restart ([`roll_call`]);
+//! - a healthy run at the default log level logs no ERROR or WARN ([`quiet`], item 8).
 //!
 //! What they share is in [`support`]. These need Synapse (`tests/scripts/install-synapse.sh`);
 //! without it they fail with the harness's message, they never skip. Every wait is bounded.
@@ -26,6 +27,7 @@
 mod support;
 
 mod ghosts;
+mod quiet;
 mod registration;
 mod replies;
 mod roll_call;

@@ -85,11 +85,12 @@ impl Haunt {
 
     /// The appservice's client (its requests carry the `as_token`).
     async fn client(&self, shared: &Shared) -> Result<Client, TransportError> {
-        let own = UserId::parse(&shared.options.user_id)
-            .map_err(|e| refused(shared, format!("the bot's user id: {e}")))?;
+        let sender = UserId::parse(&shared.options.user_id)
+            .and_then(|bot| login::sender(&bot, &self.options.sender_localpart))
+            .map_err(|e| refused(shared, format!("the appservice's sender user id: {e}")))?;
         self.client
             .get_or_try_init(|| {
-                login::appservice_client(&shared.options.homeserver, &own, &self.options.as_token)
+                login::appservice_client(&shared.options.homeserver, &sender, &self.options.as_token)
             })
             .await
             .cloned()

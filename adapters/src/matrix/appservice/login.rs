@@ -17,7 +17,7 @@ use matrix_sdk::ruma::api::client::account::register::{self, LoginType};
 use matrix_sdk::ruma::api::client::session::login::v3::{ApplicationService, LoginInfo, Request};
 use matrix_sdk::ruma::api::client::uiaa::{MatrixUserIdentifier, UserIdentifier};
 use matrix_sdk::ruma::api::error::ErrorKind;
-use matrix_sdk::ruma::{UserId, device_id};
+use matrix_sdk::ruma::{IdParseError, OwnedUserId, UserId, device_id};
 use matrix_sdk::store::RoomLoadSettings;
 use matrix_sdk::{Client, SessionMeta, SessionTokens};
 
@@ -29,10 +29,11 @@ use super::super::connect::{ConnectError, REQUEST_TIMEOUT};
 pub async fn login(
     homeserver: &str,
     user: &UserId,
+    sender: &UserId,
     as_token: &str,
     device_name: &str,
 ) -> Result<MatrixSession, ConnectError> {
-    let probe = appservice_client(homeserver, user, as_token).await?;
+    let probe = appservice_client(homeserver, sender, as_token).await?;
     let identifier = UserIdentifier::Matrix(MatrixUserIdentifier::new(user.to_string()));
     let mut request = Request::new(LoginInfo::ApplicationService(ApplicationService::new(identifier)));
     request.initial_device_display_name = Some(device_name.to_owned());
@@ -62,10 +63,18 @@ pub async fn register_user(client: &Client, localpart: &str) -> Result<(), matri
     }
 }
 
-/// A client whose requests carry the appservice's `as_token` (as `user`).
+/// The appservice's sender user, on the bot's server: the user the `as_token` speaks for.
+pub fn sender(bot: &UserId, sender_localpart: &str) -> Result<OwnedUserId, IdParseError> {
+    UserId::parse(format!("@{sender_localpart}:{}", bot.server_name()))
+}
+
+/// A client whose requests carry the appservice's `as_token`, with the session of
+/// `sender`, the appservice's sender user: the user the token is. (Under another user's
+/// name, matrix-sdk's start-up reads that user's account data and logs the homeserver's
+/// 403 as an ERROR.)
 pub async fn appservice_client(
     homeserver: &str,
-    user: &UserId,
+    sender: &UserId,
     as_token: &str,
 ) -> Result<Client, ConnectError> {
     let client = Client::builder()
@@ -74,7 +83,7 @@ pub async fn appservice_client(
         .build()
         .await?;
     let appservice = MatrixSession {
-        meta: SessionMeta { user_id: user.to_owned(), device_id: device_id!("APPSERVICE").to_owned() },
+        meta: SessionMeta { user_id: sender.to_owned(), device_id: device_id!("APPSERVICE").to_owned() },
         tokens: SessionTokens { access_token: as_token.to_owned(), refresh_token: None },
     };
     client.matrix_auth().restore_session(appservice, RoomLoadSettings::default()).await?;

@@ -67,6 +67,7 @@ impl AppserviceSettings {
             as_token: self.tokens.as_token.clone(),
             ghosts: self.checked.ghosts.clone(),
             netsplit_hold: self.checked.netsplit_hold,
+            sender_localpart: self.checked.sender_localpart.clone(),
         }
     }
 }
@@ -84,6 +85,8 @@ pub struct AppserviceOptions {
     pub ghosts: Ghosts,
     /// How long a netsplit's leaves are held.
     pub netsplit_hold: std::time::Duration,
+    /// The appservice's sender user's localpart: whom the `as_token` speaks for.
+    pub sender_localpart: String,
 }
 
 impl std::fmt::Debug for AppserviceOptions {
@@ -95,6 +98,7 @@ impl std::fmt::Debug for AppserviceOptions {
             .field("as_token", &"<redacted>")
             .field("ghosts", &self.ghosts)
             .field("netsplit_hold", &self.netsplit_hold)
+            .field("sender_localpart", &self.sender_localpart)
             .finish()
     }
 }

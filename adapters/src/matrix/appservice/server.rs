@@ -225,19 +225,21 @@ impl Api {
         if !self.options.ghosts.is_ghost(user.as_str()) {
             return error(StatusCode::NOT_FOUND, ErrorKind::NotFound, "not one of this bridge's ghosts");
         }
-        let own = match UserId::parse(&self.shared.options.user_id) {
-            Ok(own) => own,
+        let sender = match UserId::parse(&self.shared.options.user_id)
+            .and_then(|bot| login::sender(&bot, &self.options.sender_localpart))
+        {
+            Ok(sender) => sender,
             Err(_) => {
                 return error(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     ErrorKind::Unknown,
-                    "the bot's user id is wrong",
+                    "the appservice's sender user id is wrong",
                 );
             }
         };
         let registered = async {
             let client =
-                login::appservice_client(&self.shared.options.homeserver, &own, &self.options.as_token)
+                login::appservice_client(&self.shared.options.homeserver, &sender, &self.options.as_token)
                     .await?;
             login::register(&client, user.localpart()).await
         };
