@@ -221,7 +221,13 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
     );
     let as_config = format!(
         "{}{}",
-        matrix_table(&base, AS_BOT, as_port, &as_dir.path().join("matrix-store"), &[ghost_room.clone()]),
+        matrix_table(
+            &base,
+            AS_BOT,
+            as_port,
+            &as_dir.path().join("matrix-store"),
+            std::slice::from_ref(&ghost_room)
+        ),
         irc_and_bridge(irc_port, AS_BOT, GHOSTS, &ghost_room)
     );
     let mut plain_bot = spawn("spellbridge-bot-mode", plain_dir, plain_config);
