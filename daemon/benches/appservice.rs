@@ -45,7 +45,6 @@
 //! (`tests/scripts/install-synapse.sh`).
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -55,6 +54,7 @@ use spellbridge_tests::harness::matrix_client::{Event, MatrixClient};
 use spellbridge_tests::harness::synapse::{self, Synapse};
 
 mod support;
+use support::appservice::{matrix_table, registration};
 use support::process::{Process, free_port};
 use support::{Listener, ms, percentile};
 
@@ -92,32 +92,6 @@ fn irc_and_bridge(irc_port: u16, nick: &str, channel: &str, room: &str) -> Strin
          rooms = [{{ network = \"irc\", room = \"{channel}\" }}, {{ network = \"matrix\", room = \"{room}\" }}]\n\
          relay = true\n"
     )
-}
-
-/// The appservice daemon's `[[matrix]]` table.
-fn appservice_matrix(homeserver: &str, port: u16, store: &Path, room: &str) -> String {
-    format!(
-        "prefix = \"!\"\n[store]\npath = \"games.db\"\n\
-         [[matrix]]\nname = \"matrix\"\nhomeserver = \"{homeserver}\"\nuser_id = \"@{AS_BOT}:localhost\"\n\
-         mode = \"appservice\"\nregistration = \"appservice.yaml\"\nlisten = \"127.0.0.1:{port}\"\n\
-         store = {store:?}\nrooms = [\"{room}\"]\ninvite_allow = [\"*:localhost\"]\n\
-         [matrix.user_limit]\nenabled = false\n"
-    )
-}
-
-/// Writes the appservice daemon's registration in `dir` (the config names no room and
-/// no homeserver yet); its path.
-fn registration(dir: &Path, port: u16) -> std::path::PathBuf {
-    let config = dir.join("spellbridge.toml");
-    let text = appservice_matrix("http://127.0.0.1:1", port, &dir.join("matrix-store"), "!none:localhost");
-    std::fs::write(&config, text).expect("write the config");
-    let output = Command::new(SPELLBRIDGE)
-        .args(["appservice-registration", "--config"])
-        .arg(&config)
-        .output()
-        .expect("run appservice-registration");
-    assert!(output.status.success(), "appservice-registration: {}", String::from_utf8_lossy(&output.stderr));
-    dir.join("appservice.yaml")
 }
 
 fn spawn(name: &'static str, dir: tempfile::TempDir, config: String) -> Process {
@@ -178,7 +152,7 @@ fn main() {
     let as_dir =
         tempfile::Builder::new().prefix("spellbridge-appservice-bench-").tempdir().expect("temp dir");
     let as_port = free_port();
-    let registration = registration(as_dir.path(), as_port);
+    let registration = registration(as_dir.path(), AS_BOT, as_port);
     let irc = InspIrcd::start()
         .unwrap_or_else(|e| panic!("InspIRCd is needed (tests/scripts/install-inspircd.sh): {e}"));
     let options = synapse::Options { app_services: vec![registration], ..synapse::Options::default() };
@@ -247,7 +221,13 @@ async fn bench(irc_port: u16, synapse: &Synapse, as_dir: tempfile::TempDir, as_p
     );
     let as_config = format!(
         "{}{}",
-        appservice_matrix(&base, as_port, &as_dir.path().join("matrix-store"), &ghost_room),
+        matrix_table(
+            &base,
+            AS_BOT,
+            as_port,
+            &as_dir.path().join("matrix-store"),
+            std::slice::from_ref(&ghost_room)
+        ),
         irc_and_bridge(irc_port, AS_BOT, GHOSTS, &ghost_room)
     );
     let mut plain_bot = spawn("spellbridge-bot-mode", plain_dir, plain_config);

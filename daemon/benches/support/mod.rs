@@ -1,7 +1,7 @@
 //! What the benches share: percentiles, a process's memory and CPU time from /proc,
-//! stopping a bot's child process and reading its log, and a Matrix listener (a
-//! long-poll `/sync` loop in its own task). Each bench uses part of
-//! it, so unused items are allowed here.
+//! stopping a bot's child process and reading its log, a Matrix listener (a long-poll
+//! `/sync` loop in its own task), and an appservice daemon's config and registration
+//! ([`appservice`]). Each bench uses part of it, so unused items are allowed here.
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -161,4 +161,5 @@ pub fn stop(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
+pub mod appservice;
 pub mod process;
