@@ -18,7 +18,6 @@ use spellbridge_tests::harness::matrix_client::Event;
 
 use super::support::*;
 
-const CHANNEL: &str = "#magic";
 const ALIAS: &str = "#magic:localhost";
 const SPLIT: &str = "hub.irc.test leaf.irc.test";
 /// How many users the netsplit takes, and how many of them come back.
@@ -28,31 +27,6 @@ const COMING_BACK: usize = 10;
 /// The ghost of IRC nick `nick` on the network `irc`.
 fn ghost(nick: &str) -> String {
     format!("@irc_irc_{nick}:localhost")
-}
-
-/// The `[[irc]]` network and the bridge of `#magic` with the room the alias names.
-fn sections(irc_port: u16) -> String {
-    format!(
-        r#"[[irc]]
-name = "irc"
-server = "127.0.0.1"
-port = {irc_port}
-tls = false
-nick = "{BOT}"
-require_account = false
-reconnect_delay = "1s"
-
-[irc.flood]
-enabled = false
-
-[irc.user_limit]
-enabled = false
-
-[[bridge]]
-name = "magic"
-rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{ALIAS}" }}]
-"#
-    )
 }
 
 const MATRIX_KEYS: &str = "netsplit_hold = \"20s\"";
@@ -148,7 +122,12 @@ async fn irc_people_are_ghosts_that_join_leave_rename_and_speak_as_themselves() 
     let mut bob = irc_user(irc.port(), "Bo[b]").await;
     let bob_ghost = ghost("bo=5bb=5d");
     daemon
-        .set_config(&config_with(&synapse.base_url(), port, MATRIX_KEYS, &sections(irc.port())))
+        .set_config(&config_with(
+            &synapse.base_url(),
+            port,
+            MATRIX_KEYS,
+            &irc_sections(irc.port(), Some(ALIAS)),
+        ))
         .unwrap_or_else(|e| panic!("{e}"));
     daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
     let mut seen = Seen { client: watcher, room: room.clone(), events: Vec::new() };

@@ -12,37 +12,12 @@ use spellbridge_tests::harness::inspircd::InspIrcd;
 use super::ghosts::{Seen, irc_user, joined};
 use super::support::*;
 
-const CHANNEL: &str = "#magic";
 /// What the daemon logs once it has the channel's member list (it is in the channel).
 const ROLL_CALL: &str = "roll call: the room's ghosts follow the channel's member list";
 
 /// The log's lines at WARN or ERROR (the text format: time, level, target, message).
 fn loud_lines(log: &str) -> Vec<&str> {
     log.lines().filter(|line| matches!(line.split_whitespace().nth(1), Some("WARN" | "ERROR"))).collect()
-}
-
-fn sections(irc_port: u16, room: &str) -> String {
-    format!(
-        r#"[[irc]]
-name = "irc"
-server = "127.0.0.1"
-port = {irc_port}
-tls = false
-nick = "{BOT}"
-require_account = false
-reconnect_delay = "1s"
-
-[irc.flood]
-enabled = false
-
-[irc.user_limit]
-enabled = false
-
-[[bridge]]
-name = "magic"
-rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}" }}]
-"#
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,7 +31,7 @@ async fn a_healthy_appservice_run_at_the_default_level_logs_no_error_or_warning(
     let mut watcher = person(&synapse, "watcher").await;
     let room = games_room(&synapse, &mut watcher).await;
     let mut alice = irc_user(irc.port(), "alice").await;
-    start(&mut daemon, &synapse, port, &sections(irc.port(), &room));
+    start(&mut daemon, &synapse, port, &irc_sections(irc.port(), Some(&room)));
     let ghost = "@irc_irc_alice:localhost";
     let mut seen = Seen { client: watcher, room: room.clone(), events: Vec::new() };
     seen.until("alice's ghost joined", &daemon, |e| joined(e, ghost)).await;

@@ -10,24 +10,6 @@ use spellbridge_tests::harness::irc_client::{IrcClient, Message as IrcMessage};
 
 use super::support::*;
 
-const CHANNEL: &str = "#magic";
-
-/// The `[[irc]]` table for the test InspIRCd, and the bridge of `#magic` and `room`.
-fn sections(irc_port: u16, room: Option<&str>) -> String {
-    let mut text = format!(
-        "[[irc]]\nname = \"irc\"\nserver = \"127.0.0.1\"\nport = {irc_port}\ntls = false\nnick = \"{BOT}\"\n\
-         require_account = false\nreconnect_delay = \"1s\"\n\n[irc.flood]\nenabled = false\n\n\
-         [irc.user_limit]\nenabled = false\n"
-    );
-    if let Some(room) = room {
-        text.push_str(&format!(
-            "\n[[bridge]]\nname = \"magic\"\n\
-             rooms = [{{ network = \"irc\", room = \"{CHANNEL}\" }}, {{ network = \"matrix\", room = \"{room}\" }}]\n"
-        ));
-    }
-    text
-}
-
 /// The next PRIVMSG from the bot in the channel whose text (formatting stripped)
 /// contains `needle`, within [`WAIT`].
 async fn irc_expect(client: &mut IrcClient, needle: &str, daemon: &Daemon) -> IrcMessage {
@@ -58,15 +40,15 @@ async fn replies_and_reactions_find_their_speakers_in_appservice_mode() {
     let irc = tokio::task::block_in_place(InspIrcd::start)
         .unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let port = free_port();
-    let mut daemon = prepared(port, &sections(irc.port(), None));
+    let mut daemon = prepared(port, &irc_sections(irc.port(), None));
     let synapse = synapse_for(&daemon);
-    start(&mut daemon, &synapse, port, &sections(irc.port(), None));
+    start(&mut daemon, &synapse, port, &irc_sections(irc.port(), None));
     let mut watcher = person(&synapse, "watcher").await;
     let room = games_room(&synapse, &mut watcher).await;
     until_bot_answers(&mut watcher, &room, &daemon, &synapse).await;
     // Now the bridge of the room the bot is in (SIGHUP).
     daemon
-        .set_config(&config(&synapse.base_url(), port, &sections(irc.port(), Some(&room))))
+        .set_config(&config(&synapse.base_url(), port, &irc_sections(irc.port(), Some(&room))))
         .unwrap_or_else(|e| panic!("{e}"));
     daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
     daemon.wait_for_log("config reloaded", WAIT).unwrap_or_else(|e| panic!("{e}"));

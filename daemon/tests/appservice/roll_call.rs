@@ -16,7 +16,6 @@ use spellbridge_tests::harness::matrix_client::Event;
 use super::ghosts::{Seen, irc_user, joined, memberships, raw};
 use super::support::*;
 
-const CHANNEL: &str = "#magic";
 const SPLIT: &str = "hub.irc.test leaf.irc.test";
 /// Far longer than the test: a held leave that ends is ended by the restart.
 const MATRIX_KEYS: &str = "netsplit_hold = \"3600s\"";
@@ -26,31 +25,6 @@ const ROLL_CALL: &str = "roll call: the room's ghosts follow the channel's membe
 /// The ghost of IRC nick `nick` (as the id writes it) on the network `irc`.
 fn ghost(nick: &str) -> String {
     format!("@irc_irc_{nick}:localhost")
-}
-
-/// The `[[irc]]` network and the bridge of `#magic` with `room`.
-fn sections(irc_port: u16, room: &str) -> String {
-    format!(
-        r#"[[irc]]
-name = "irc"
-server = "127.0.0.1"
-port = {irc_port}
-tls = false
-nick = "{BOT}"
-require_account = false
-reconnect_delay = "1s"
-
-[irc.flood]
-enabled = false
-
-[irc.user_limit]
-enabled = false
-
-[[bridge]]
-name = "magic"
-rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}" }}]
-"#
-    )
 }
 
 /// Registers the appservice user `localpart` and joins it to `room` (the watcher, who
@@ -98,7 +72,12 @@ async fn ghosts_of_those_gone_while_the_daemon_was_down_leave_at_its_restart() {
     let (stayer_ghost, quitter_ghost, drifter_ghost) =
         (ghost("stayer"), ghost("qu=5bi=5dtter"), ghost("drifter"));
     daemon
-        .set_config(&config_with(&synapse.base_url(), port, MATRIX_KEYS, &sections(irc.port(), &room)))
+        .set_config(&config_with(
+            &synapse.base_url(),
+            port,
+            MATRIX_KEYS,
+            &irc_sections(irc.port(), Some(&room)),
+        ))
         .unwrap_or_else(|e| panic!("{e}"));
     daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
     let mut seen = Seen { client: watcher, room: room.clone(), events: Vec::new() };

@@ -159,3 +159,23 @@ pub(super) fn bot_device(daemon: &Daemon) -> Option<String> {
     let start = line.find("device=")? + "device=".len();
     Some(line[start..].split_whitespace().next()?.to_owned())
 }
+
+/// The IRC channel the bridges of these tests bridge.
+pub(super) const CHANNEL: &str = "#magic";
+
+/// The `[[irc]]` table for the test InspIRCd (no flood control, no services account
+/// needed) and, with `room` (an id or an alias), the bridge of [`CHANNEL`] and that room.
+pub(super) fn irc_sections(irc_port: u16, room: Option<&str>) -> String {
+    let mut text = format!(
+        "[[irc]]\nname = \"irc\"\nserver = \"127.0.0.1\"\nport = {irc_port}\ntls = false\nnick = \"{BOT}\"\n\
+         require_account = false\nreconnect_delay = \"1s\"\n\n[irc.flood]\nenabled = false\n\n\
+         [irc.user_limit]\nenabled = false\n"
+    );
+    if let Some(room) = room {
+        text.push_str(&format!(
+            "\n[[bridge]]\nname = \"magic\"\n\
+             rooms = [{{ network = \"irc\", room = \"{CHANNEL}\" }}, {{ network = \"matrix\", room = \"{room}\" }}]\n"
+        ));
+    }
+    text
+}
