@@ -373,7 +373,7 @@ impl Batch<'_> {
         }
     }
 
-    /// Every reply of the batch has been handed to the couriers: counts its commands.
+    /// The batch's replies are ready to be handed to the couriers: counts its commands.
     pub fn replied(self) {
         for (outcome, received) in self.commands {
             let queueing = self.arrived.saturating_duration_since(received);

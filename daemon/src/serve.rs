@@ -505,8 +505,9 @@ pub(crate) fn handle_batch(
         Saved::Failed(_) => metrics.error(ErrorKind::Save),
         Saved::NothingToKeep => {}
     }
-    done.queued.into_iter().for_each(|q| dispatch(couriers, q));
+    // Counted before the replies go: whoever has seen a reply finds its command counted.
     commands.replied();
+    done.queued.into_iter().for_each(|q| dispatch(couriers, q));
     Ok(())
 }
 
