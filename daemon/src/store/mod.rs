@@ -295,8 +295,9 @@ impl Store {
     }
 
     /// Commits a batch of steps in one transaction (group commit): journal, touched
-    /// tables' snapshots, message ids and outbox. Returns the outbox entries to send,
-    /// in order. Nothing may be announced before this returns `Ok`.
+    /// tables' snapshots, message ids and outbox. Returns what to send, in order: the
+    /// outbox entries, and a fleeting step's answers with id -1 (not in the outbox).
+    /// Nothing may be announced before this returns `Ok`.
     pub fn commit(&mut self, router: &Router, steps: Vec<Step>) -> Result<Vec<Queued>, StoreError> {
         let path = self.path.clone();
         let fail = |e| classify(&path, e);
