@@ -401,14 +401,19 @@ mod tests {
         state["tables"][0]["state"]["players"]["alice"]["coins"].as_u64().unwrap_or(0)
     }
 
+    /// The daemon's engine on the database at `db`.
+    fn engine_on(db: &Path) -> Engine {
+        let store = Store::open(db, OpenMode::MustExist, Durability::Full).expect("store opens");
+        let options = Console::options(1);
+        let router = store.load(Registry::standard(), options.clone()).expect("loads");
+        Engine::new(router, Some(store), Box::new(Registry::standard), options)
+    }
+
     /// `spellbridge run`'s batch path: what alice's command is answered, and alice's coins.
     fn daemon_answers(how: Broken) -> (Vec<String>, u64) {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = database(dir.path());
-        let store = Store::open(&db, OpenMode::MustExist, Durability::Full).expect("store opens");
-        let options = Console::options(1);
-        let router = store.load(Registry::standard(), options.clone()).expect("loads");
-        let mut engine = Engine::new(router, Some(store), Box::new(Registry::standard), options);
+        let mut engine = engine_on(&db);
         let _holder = break_store(&db, how);
         let (courier, mut sent) = mpsc::unbounded_channel();
         let couriers = BTreeMap::from([(NetworkId::new(CONSOLE_NETWORK), courier)]);
@@ -493,10 +498,7 @@ mod tests {
     fn only_what_changed_something_goes_through_the_outbox_and_the_seen_ids() {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = database(dir.path());
-        let store = Store::open(&db, OpenMode::MustExist, Durability::Full).expect("store opens");
-        let options = Console::options(1);
-        let router = store.load(Registry::standard(), options.clone()).expect("loads");
-        let mut engine = Engine::new(router, Some(store), Box::new(Registry::standard), options);
+        let mut engine = engine_on(&db);
         let said = |id: &str, text: &str| Inbound {
             message_id: Some(id.into()),
             ..Inbound::new(
