@@ -169,18 +169,27 @@ impl Shared {
         }
     }
 
+    /// The id of `room`: itself, or the room its alias names (asked of the homeserver).
+    pub(super) async fn room_id_of(
+        &self,
+        client: &Client,
+        room: &str,
+    ) -> Result<OwnedRoomId, TransportError> {
+        let target = RoomOrAliasId::parse(room)
+            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
+        match <&matrix_sdk::ruma::RoomId>::try_from(&*target) {
+            Ok(id) => Ok(id.to_owned()),
+            Err(alias) => {
+                let resolve = || async { client.resolve_room_alias(alias).await.map_err(Into::into) };
+                Ok(self.with_retry("resolve the room alias", resolve).await?.room_id)
+            }
+        }
+    }
+
     /// Leaves `room` (an id, or an alias resolved first) if the bot is joined, invited or
     /// knocking there; a room it is not in is left already.
     pub(super) async fn leave_room(&self, client: &Client, room: &str) -> Result<(), TransportError> {
-        let target = RoomOrAliasId::parse(room)
-            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
-        let id: OwnedRoomId = match <&matrix_sdk::ruma::RoomId>::try_from(&*target) {
-            Ok(id) => id.to_owned(),
-            Err(alias) => {
-                let resolve = || async { client.resolve_room_alias(alias).await.map_err(Into::into) };
-                self.with_retry("resolve the room alias", resolve).await?.room_id
-            }
-        };
+        let id = self.room_id_of(client, room).await?;
         let Some(joined) = client
             .get_room(&id)
             .filter(|r| matches!(r.state(), RoomState::Joined | RoomState::Invited | RoomState::Knocked))
@@ -482,15 +491,7 @@ impl GameTransport for MatrixTransport {
             return Ok(());
         }
         let client = self.logged_in()?;
-        let target = RoomOrAliasId::parse(room.as_str())
-            .map_err(|e| self.refused(format!("`{room}` is not a Matrix room id or alias: {e}")))?;
-        let id: OwnedRoomId = match <&matrix_sdk::ruma::RoomId>::try_from(&*target) {
-            Ok(id) => id.to_owned(),
-            Err(alias) => {
-                let resolve = || async { client.resolve_room_alias(alias).await.map_err(Into::into) };
-                self.with_retry("resolve the room alias", resolve).await?.room_id
-            }
-        };
+        let id = self.shared.room_id_of(&client, room.as_str()).await?;
         let Some(joined) = client.get_room(&id).filter(|r| r.state() == RoomState::Joined) else {
             // Soon joined while the bot is starting, invited, or it is one of the rooms to
             // be in (named by its id; an alias's room is looked up once the bot is in).
