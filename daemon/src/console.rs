@@ -121,6 +121,16 @@ pub struct Console {
     now: Timestamp,
 }
 
+/// A console that ends (the script or input is done) shuts down cleanly: every table's
+/// snapshot is written, so the next start has no journal rows to replay.
+impl Drop for Console {
+    fn drop(&mut self) {
+        if let Err(error) = self.engine.write_snapshots() {
+            tracing::warn!(%error, "could not write the tables' snapshots; the next start replays their latest moves");
+        }
+    }
+}
+
 impl Console {
     /// The console's router options: random draws from `seed`, bare player names, English
     /// (the engine's tests and the site bench build their own console with these).

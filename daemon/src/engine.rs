@@ -293,6 +293,15 @@ impl Engine {
         self.router.take_boards()
     }
 
+    /// Writes the snapshot of every table behind its journal (on a clean shutdown, so the
+    /// next start replays nothing; see `Store::write_snapshots`).
+    pub fn write_snapshots(&mut self) -> Result<(), StoreError> {
+        match self.store.as_mut() {
+            Some(store) => store.write_snapshots(&self.router),
+            None => Ok(()),
+        }
+    }
+
     /// Commits `steps` (unless nothing in them is to be kept) and returns what to send.
     fn commit(&mut self, steps: Vec<Step>, keep: bool) -> Result<(Vec<Queued>, Saved), EngineError> {
         let unsaved = |steps: Vec<Step>| -> Vec<Queued> {

@@ -392,9 +392,9 @@ fn verify_keys(db: &Path, table: u64, keys: &[String]) -> anyhow::Result<ExitCod
 fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {
     let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
     let text = match format {
-        Format::Json => {
-            audit::export_json(&store, table)?.map(|v| serde_json::to_string_pretty(&v)).transpose()?
-        }
+        Format::Json => audit::export_json(&store, &Registry::standard(), table)?
+            .map(|v| serde_json::to_string_pretty(&v))
+            .transpose()?,
         Format::Wiki => audit::export_wiki(&store, &Registry::standard(), table)?,
     };
     match text {

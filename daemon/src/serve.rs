@@ -466,6 +466,10 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         }
     });
     let _ = drained.await;
+    // Every table's snapshot up to date, so the next start has no journal rows to replay.
+    if let Err(error) = engine.write_snapshots() {
+        tracing::warn!(%error, "could not write the tables' snapshots; the next start replays their latest moves");
+    }
     // The ids of the last relayed lines sent are kept too.
     let mut learned = Vec::new();
     while let Ok(news) = learned_rx.try_recv() {

@@ -742,6 +742,11 @@ impl Router {
         })
     }
 
+    /// Whether a table's game is over, if the table exists.
+    pub fn table_finished(&self, id: TableId) -> Option<bool> {
+        self.tables.get(&id).map(|s| s.table.is_finished())
+    }
+
     /// The tables, by number.
     pub fn table_ids(&self) -> impl Iterator<Item = TableId> + '_ {
         self.tables.keys().copied()

@@ -115,7 +115,7 @@ impl Site {
         max_event_streams: usize,
         keepalive: Duration,
     ) -> Result<Site, SiteError> {
-        let reader = Reader::open(database)?;
+        let reader = Reader::open(database, registry.clone())?;
         Ok(Site {
             inner: Arc::new(Inner {
                 reader,

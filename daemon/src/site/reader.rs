@@ -1,7 +1,9 @@
 //! The site's own read-only connection to the database: the tables' stored snapshots and
 //! their journal entries, only as committed (WAL lets it read beside the store's writes).
 //! A snapshot is read without its history rows (a Thaum table's accepted actions, which
-//! the site takes from the journal instead).
+//! the site takes from the journal instead). A table whose snapshot is behind its journal
+//! (snapshots are written every few entries) is shown as it is now: the journal rows after
+//! its snapshot are replayed onto it (`store::current`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -9,7 +11,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
-use spellbridge_core::{NetworkId, RoomId};
+use spellbridge_core::{NetworkId, Registry, RoomId};
 
 use super::SiteError;
 use crate::journal::{Entry, TableId};
@@ -45,11 +47,13 @@ impl TableRow {
 pub struct Reader {
     connection: Mutex<Connection>,
     path: PathBuf,
+    /// The games, to replay a table's journal rows after its snapshot.
+    registry: Registry,
 }
 
 impl Reader {
-    /// Opens `path` read-only.
-    pub fn open(path: &Path) -> Result<Reader, SiteError> {
+    /// Opens `path` read-only, for the games of `registry`.
+    pub fn open(path: &Path, registry: Registry) -> Result<Reader, SiteError> {
         let fail = |source| SiteError::Sql { path: path.display().to_string(), source };
         let connection = Connection::open_with_flags(
             path,
@@ -57,7 +61,7 @@ impl Reader {
         )
         .map_err(fail)?;
         connection.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
-        Ok(Reader { connection: Mutex::new(connection), path: path.to_owned() })
+        Ok(Reader { connection: Mutex::new(connection), path: path.to_owned(), registry })
     }
 
     fn fail(&self, source: rusqlite::Error) -> SiteError {
@@ -77,7 +81,7 @@ impl Reader {
                 .query_row([key], raw_row)
                 .optional()
         })?;
-        row.map(table_row).transpose()
+        row.map(|row| self.current(row)).transpose()
     }
 
     /// The newest `LISTED` tables that are still playing, or that have finished; newest first.
@@ -90,7 +94,26 @@ impl Reader {
             .query_map(rusqlite::params![finished, LISTED as i64], raw_row)?
             .collect::<rusqlite::Result<Vec<_>>>()
         })?;
-        rows.into_iter().map(table_row).collect()
+        rows.into_iter().map(|row| self.current(row)).collect()
+    }
+
+    /// A stored row as its table is now: a snapshot behind its journal is brought up to
+    /// date (its history still left out).
+    fn current(&self, row: RawRow) -> Result<TableRow, SiteError> {
+        let mut table = table_row(row)?;
+        let connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        if !crate::store::current::is_behind(&connection, table.id).map_err(|e| self.fail(e))? {
+            return Ok(table);
+        }
+        let now = crate::store::current::table(&connection, &self.registry, table.id)
+            .map_err(|e| SiteError::BadRow(format!("table {}: {e}", table.id)))?;
+        let Some(mut now) = now else { return Ok(table) };
+        let kept_apart = table.snapshot.pointer("/state/history").is_none();
+        if let (true, Some(state)) = (kept_apart, now.get_mut("state").and_then(Value::as_object_mut)) {
+            state.remove("history");
+        }
+        table.snapshot = now;
+        Ok(table)
     }
 
     /// Every table's place: its number, network and room.

@@ -105,16 +105,17 @@ pub fn verify(
         super::player_ids::upgrade(store, registry(), RouterOptions::default())?;
     }
     let mut report = Report::default();
-    let digests = store.journal_digests()?;
     let mut rows = table_rows(store)?;
+    let points = rows.iter().filter_map(|(table, row)| Some((*table, row.as_ref()?.upto))).collect();
+    let digests = store.journal_digests(&points)?;
     for table in digests.keys() {
         rows.entry(*table).or_insert(None);
     }
     for (table, row) in rows {
         let mut findings = Vec::new();
-        let (entries, bad) = journal(store, Some(table))?;
+        let (numbered, bad) = journal(store, Some(table))?;
         findings.extend(bad.into_iter().map(Finding::BadJournalRow));
-        let journal = digests.get(&table).copied().unwrap_or(seal::EMPTY);
+        let journal = digests.get(&table).map_or(seal::EMPTY, |covered| covered.sealed);
         let stored = match &row {
             None => {
                 findings.push(Finding::BadSnapshot("there is no snapshot".into()));
@@ -134,8 +135,13 @@ pub fn verify(
             }
         };
         let game = stored.as_ref().and_then(|s| s.get("game")).and_then(Value::as_str).unwrap_or_default();
+        // The snapshot is compared with the replay of the rows it covers; the rows after
+        // its point must replay onto that.
+        let point = row.as_ref().map_or(i64::MAX, |row| row.upto);
+        let split = numbered.iter().take_while(|(id, _)| *id <= point).count();
+        let entries: Vec<Entry> = numbered.into_iter().map(|(_, entry)| entry).collect();
         let mut router = keyed_router(store, registry(), table, &entries, Vec::new())?;
-        match entries.iter().try_for_each(|entry| router.replay(entry)) {
+        match entries[..split].iter().try_for_each(|entry| router.replay(entry)) {
             Err(e) => findings.push(Finding::ReplayFailed(e.to_string())),
             Ok(()) => match (router.table_snapshot(table), &stored) {
                 (None, _) => {
@@ -144,6 +150,10 @@ pub fn verify(
                 (Some(rebuilt), Some(stored)) => {
                     if let Some(path) = first_difference(&rebuilt, stored, String::new()) {
                         findings.push(Finding::Differs(path));
+                    }
+                    if let Err(e) = entries[split..].iter().try_for_each(|entry| router.replay(entry)) {
+                        let reason = format!("after the snapshot's point: {e}");
+                        findings.push(Finding::ReplayFailed(reason));
                     }
                 }
                 (Some(_), None) => {}
@@ -214,7 +224,7 @@ pub fn verify_keys(
     table: TableId,
     keys: &[DiceKey],
 ) -> Result<KeyCheck, StoreError> {
-    let Some((_, stored)) = store.stored_tables()?.into_iter().find(|(id, _)| *id == table) else {
+    let Some(stored) = store.current_table(&registry, table)? else {
         return Ok(KeyCheck::NoTable);
     };
     let entries = store.entries(Some(table))?;
@@ -255,7 +265,7 @@ fn table_rows(store: &Store) -> Result<BTreeMap<TableId, Option<startup::Row>>, 
     let fail = |e| super::classify(store.path(), e);
     let mut statement = store
         .connection()
-        .prepare("SELECT id, CAST(snapshot AS BLOB), journal_digest, seal FROM tables ORDER BY id")
+        .prepare(&format!("SELECT {} FROM tables ORDER BY id", startup::Row::COLUMNS))
         .map_err(fail)?;
     let rows = statement
         .query_map([], startup::Row::read)
@@ -265,8 +275,9 @@ fn table_rows(store: &Store) -> Result<BTreeMap<TableId, Option<startup::Row>>, 
     Ok(rows.into_iter().map(|row| (row.id, Some(row))).collect())
 }
 
-/// A table's (or the lobby's) journal entries that read, and what is wrong with the others.
-fn journal(store: &Store, table: Option<TableId>) -> Result<(Vec<Entry>, Vec<String>), StoreError> {
+/// A table's (or the lobby's) journal entries that read, with their row ids, and what is
+/// wrong with the others.
+fn journal(store: &Store, table: Option<TableId>) -> Result<(Vec<(i64, Entry)>, Vec<String>), StoreError> {
     let fail = |e| super::classify(store.path(), e);
     let mut statement = store
         .connection()
@@ -282,7 +293,7 @@ fn journal(store: &Store, table: Option<TableId>) -> Result<(Vec<Entry>, Vec<Str
     let (mut entries, mut bad) = (Vec::new(), Vec::new());
     for (id, text) in rows {
         match serde_json::from_slice::<Entry>(&text) {
-            Ok(entry) => entries.push(entry),
+            Ok(entry) => entries.push((id, entry)),
             Err(e) => bad.push(format!("journal row {id} does not read: {e}")),
         }
     }
@@ -310,9 +321,9 @@ pub(super) fn first_difference(a: &Value, b: &Value, path: String) -> Option<Str
     }
 }
 
-/// A table's history and state as JSON.
-pub fn export_json(store: &Store, table: TableId) -> Result<Option<Value>, StoreError> {
-    let Some((_, stored)) = store.stored_tables()?.into_iter().find(|(id, _)| *id == table) else {
+/// A table's history and state (as it is now, for the games of `games`) as JSON.
+pub fn export_json(store: &Store, games: &Registry, table: TableId) -> Result<Option<Value>, StoreError> {
+    let Some(stored) = store.current_table(games, table)? else {
         return Ok(None);
     };
     let history = history(store, table)?;
@@ -349,7 +360,7 @@ fn history(store: &Store, table: TableId) -> Result<Vec<Value>, StoreError> {
 /// `games` writes it ([`GamePlugin::wiki`](spellbridge_core::GamePlugin::wiki)), else
 /// as JSON.
 pub fn export_wiki(store: &Store, games: &Registry, table: TableId) -> Result<Option<String>, StoreError> {
-    let Some(export) = export_json(store, table)? else { return Ok(None) };
+    let Some(export) = export_json(store, games, table)? else { return Ok(None) };
     let stored = &export["table"];
     let state = &stored["state"];
     let mut out = String::new();

@@ -1,11 +1,15 @@
 //! The durable store: SQLite under the router, so no acknowledged move is ever lost.
 //!
 //! Each batch of handled messages is committed in one transaction — the router's journal
-//! entries, the new snapshots of the tables they touched, the message ids (so a network's
-//! redelivery is recognised) and the outbound messages (the outbox) — before anything is
-//! sent. Each snapshot is sealed with a checksum of its table's journal (`seal`). On start
-//! (`startup`), tables are loaded from their snapshots; a snapshot that does not load, or
-//! does not match its seal or its journal, is rebuilt by replaying its journal. Outbound
+//! entries, the message ids (so a network's redelivery is recognised), the outbound
+//! messages (the outbox) and, now and then, new snapshots of the tables they touched —
+//! before anything is sent. The journal is the source of truth: a table's snapshot is
+//! written at most every [`SNAPSHOT_EVERY`] of its journal entries (and always when it
+//! opens or ends, and on [`Store::write_snapshots`]), and covers its journal up to a point.
+//! Each snapshot is sealed with a checksum of its table's journal up to that point (`seal`).
+//! On start (`startup`), tables are loaded from their snapshots and the rows after each
+//! one's point are replayed onto it; a snapshot that does not load, or does not match its
+//! seal or its journal, is rebuilt by replaying its journal. Outbound
 //! messages leave the outbox only when an adapter reports them sent; a row that cannot be
 //! read is set aside (`outbox`). The files are created owner-only (`files`).
 //! The ratings derived from the journal are kept in `meta` (`ratings`), and `verify`
@@ -18,6 +22,7 @@
 
 pub mod appservice_txns;
 pub mod audit;
+pub mod current;
 mod files;
 mod history;
 pub mod latest;
@@ -43,6 +48,13 @@ use crate::router::{Outbound, Record, ReplayError, Router, RouterOptions};
 
 /// How many prepared statements the connection keeps: more than the store has.
 const STATEMENTS_KEPT: usize = 64;
+
+/// A table's snapshot is written again once this many journal entries of the table were
+/// committed since its last one (issue 16): a commit writes a snapshot for about one in
+/// this many actions, and a start replays at most this many entries per table (fewer
+/// after a clean shutdown, which writes every snapshot). A table that opens or ends has
+/// its snapshot written at once.
+pub const SNAPSHOT_EVERY: usize = 32;
 
 /// How hard each commit works to survive a power cut.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
@@ -225,6 +237,12 @@ pub struct Queued {
 pub struct Store {
     connection: Connection,
     path: PathBuf,
+    /// Each table's journal entries committed since its snapshot was last written (a
+    /// table not here: none known; start-up leaves none). Only says when to write one:
+    /// what a snapshot covers is stored with it.
+    since_snapshot: std::collections::HashMap<TableId, usize>,
+    /// [`SNAPSHOT_EVERY`], or another count for tests and benches.
+    snapshot_every: usize,
 }
 
 impl Store {
@@ -277,7 +295,13 @@ impl Store {
         })?;
         // SQLite made the -wal and -shm files with the database's mode; check them too.
         files::tighten_companions(&path);
-        Ok(Store { connection, path })
+        Ok(Store { connection, path, since_snapshot: Default::default(), snapshot_every: SNAPSHOT_EVERY })
+    }
+
+    /// Writes a table's snapshot once `every` of its entries were committed since the last
+    /// one, instead of [`SNAPSHOT_EVERY`] (1: at every commit, as before issue 16).
+    pub fn set_snapshot_every(&mut self, every: usize) {
+        self.snapshot_every = every.max(1);
     }
 
     /// The database file.
@@ -302,8 +326,9 @@ impl Store {
         let path = self.path.clone();
         let fail = |e| classify(&path, e);
         let transaction = self.connection.transaction().map_err(fail)?;
-        // Each touched table's journal digest, extended by the rows committed here.
-        let mut touched: std::collections::BTreeMap<TableId, seal::Digest> =
+        // Each touched table: how many of its entries this batch commits, and whether it
+        // opened here.
+        let mut touched: std::collections::BTreeMap<TableId, (usize, bool)> =
             std::collections::BTreeMap::new();
         // Tables that took a dice key in this batch: their keys are stored with it.
         let mut keyed = std::collections::BTreeSet::new();
@@ -346,11 +371,9 @@ impl Store {
                         record.announced.iter().map(|o| o.message.text.plain()).collect();
                     let (entry, events) = (to_json(&record.entry), to_json(&events));
                     if let Some(table) = record.entry.table() {
-                        let digest = match touched.get(&table) {
-                            Some(digest) => *digest,
-                            None => startup::stored_digest(&transaction, table).map_err(fail)?,
-                        };
-                        touched.insert(table, seal::extend(&digest, entry.as_bytes(), events.as_bytes()));
+                        let (rows, opened) = touched.entry(table).or_default();
+                        *rows += 1;
+                        *opened |= matches!(record.entry, Entry::Opened { .. });
                     }
                     journal
                         .execute(params![
@@ -386,14 +409,42 @@ impl Store {
                     keys.execute(params![sql_u64(table), sql_u64(epoch), key.reveal()]).map_err(fail)?;
                 }
             }
-            for (table, digest) in touched {
-                let (history_rows, _) = history::kept(&transaction, table).map_err(fail)?;
-                let Some(stored) = router.stored_table(table, history_rows) else { continue };
-                startup::write_snapshot(&transaction, table, &stored, &digest).map_err(fail)?;
+            for (table, (rows, opened)) in &mut touched {
+                let since = self.since_snapshot.get(table).copied().unwrap_or(0) + *rows;
+                let due =
+                    *opened || since >= self.snapshot_every || router.table_finished(*table) == Some(true);
+                *rows = since;
+                if due {
+                    write_current(&transaction, router, *table).map_err(fail)?;
+                    *rows = 0;
+                }
             }
         }
         transaction.commit().map_err(fail)?;
+        for (table, (since, _)) in touched {
+            self.since_snapshot.insert(table, since);
+        }
         Ok(queued)
+    }
+
+    /// Writes the snapshot of every table with journal entries committed since its last
+    /// one (on a clean shutdown, and before anything reads the snapshots as current), in
+    /// one transaction.
+    pub fn write_snapshots(&mut self, router: &Router) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let fail = |e| classify(&path, e);
+        let behind: Vec<TableId> =
+            self.since_snapshot.iter().filter(|(_, since)| **since > 0).map(|(table, _)| *table).collect();
+        if behind.is_empty() {
+            return Ok(());
+        }
+        let transaction = self.connection.transaction().map_err(fail)?;
+        for table in &behind {
+            write_current(&transaction, router, *table).map_err(fail)?;
+        }
+        transaction.commit().map_err(fail)?;
+        self.since_snapshot.clear();
+        Ok(())
     }
 
     /// Rebuilds the router from the database: tables from their snapshots (one that does
@@ -539,6 +590,15 @@ impl Store {
             .collect()
     }
 
+    /// Table `table`'s state now: its snapshot with the journal rows after it replayed
+    /// (see [`current`]); `None` when it has no snapshot.
+    pub fn current_table(&self, registry: &Registry, table: TableId) -> Result<Option<Value>, StoreError> {
+        current::table(&self.connection, registry, table).map_err(|detail| StoreError::BadRow {
+            path: self.path.clone(),
+            detail: format!("table {table}: {detail}"),
+        })
+    }
+
     /// A stored snapshot with its history rows put back (see [`history`]).
     pub(crate) fn assembled(&self, table: TableId, snapshot: &[u8]) -> Result<Value, String> {
         history::assemble(&self.connection, table, snapshot)
@@ -552,6 +612,16 @@ impl Store {
     pub(crate) fn connection(&self) -> &Connection {
         &self.connection
     }
+}
+
+/// Writes `table`'s snapshot as the router has it now, sealed with its whole journal
+/// (the rows `connection` has, committed or in its transaction), with the history rows
+/// it does not have yet.
+fn write_current(connection: &Connection, router: &Router, table: TableId) -> rusqlite::Result<()> {
+    let (history_rows, _) = history::kept(connection, table)?;
+    let Some(stored) = router.stored_table(table, history_rows) else { return Ok(()) };
+    let (digest, upto) = startup::digest_now(connection, table)?;
+    startup::write_snapshot(connection, table, &stored, &digest, upto)
 }
 
 /// The queryable columns of a journal row.
@@ -660,3 +730,6 @@ fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod snapshot_tests;

@@ -77,20 +77,22 @@ pub fn upgrade(store: &Store, registry: Registry, options: RouterOptions) -> Res
     {
         let mut journal =
             transaction.prepare("UPDATE journal SET entry = ?2, player = ?3 WHERE id = ?1").map_err(fail)?;
-        let mut digests: BTreeMap<TableId, seal::Digest> = BTreeMap::new();
+        // Each table's digest over its rewritten rows, and its last row's id.
+        let mut digests: BTreeMap<TableId, (seal::Digest, i64)> = BTreeMap::new();
         for (id, entry, events) in &rewritten {
             let text = to_json(entry);
             journal.execute(params![id, text, row_player(entry)]).map_err(fail)?;
             if let Some(table) = entry.table() {
-                let digest = digests.entry(table).or_insert(seal::EMPTY);
+                let (digest, last) = digests.entry(table).or_insert((seal::EMPTY, 0));
                 *digest = seal::extend(digest, text.as_bytes(), events);
+                *last = *id;
             }
         }
         // Every snapshot rebuilt from the rewritten journal, sealed with its new digest.
         for table in router.table_ids().collect::<Vec<_>>() {
             if let Some(stored) = router.stored_table(table, 0) {
-                let digest = digests.get(&table).copied().unwrap_or(seal::EMPTY);
-                startup::write_snapshot(&transaction, table, &stored, &digest).map_err(fail)?;
+                let (digest, last) = digests.get(&table).copied().unwrap_or((seal::EMPTY, 0));
+                startup::write_snapshot(&transaction, table, &stored, &digest, last).map_err(fail)?;
             }
         }
         transaction.execute("DELETE FROM meta WHERE key = ?1", [MARK]).map_err(fail)?;

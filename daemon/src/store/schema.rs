@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_appservice_txns.sql"),
     include_str!("migrations/0010_relayed_lines.sql"),
     include_str!("migrations/0011_latest_lines.sql"),
+    include_str!("migrations/0012_snapshot_point.sql"),
 ];
 
 /// The schema version this build writes.

@@ -6,16 +6,22 @@
 //! (`spellbridge run --strict`) the start is refused instead. A table not sealed yet (a
 //! database from before seals, or just upgraded) is replayed and compared with its
 //! snapshot, then sealed.
+//!
+//! A snapshot covers its table's journal up to a point (`journal_upto`, the id of the last
+//! row it includes): the seal covers the rows up to there, and the table's rows after it
+//! (the commits since its last snapshot, see [`super::SNAPSHOT_EVERY`]) are replayed onto
+//! the loaded snapshot, which is then written again, sealed up to the journal's end.
 
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
 use spellbridge_core::Registry;
 
 use super::seal::{self, Digest};
 use super::{Store, StoreError, sql_u64};
-use crate::journal::TableId;
-use crate::router::{ReplayError, Router, RouterOptions, StoredTable};
+use crate::journal::{Entry, TableId};
+use crate::router::{Router, RouterOptions, StoredTable};
 
 /// What start-up does with a table whose snapshot cannot be trusted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,18 +78,42 @@ pub(super) struct Row {
     pub(super) snapshot: Vec<u8>,
     digest: Option<String>,
     seal: Option<String>,
+    /// The id of the last journal row the snapshot covers.
+    pub(super) upto: i64,
 }
 
 impl Row {
-    /// Reads `id, CAST(snapshot AS BLOB), journal_digest, seal`.
+    /// What [`Row::read`] reads, in its order.
+    pub(super) const COLUMNS: &str = "id, CAST(snapshot AS BLOB), journal_digest, seal, journal_upto";
+
+    /// Reads [`Row::COLUMNS`].
     pub(super) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         Ok(Row {
             id: row.get::<_, i64>(0)? as TableId,
             snapshot: row.get::<_, Option<Vec<u8>>>(1)?.unwrap_or_default(),
             digest: row.get(2).ok(),
             seal: row.get(3).ok(),
+            upto: row.get::<_, Option<i64>>(4).ok().flatten().unwrap_or(0),
         })
     }
+}
+
+/// A table's journal as start-up and `verify` check it against its snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Covered {
+    /// The digest of its rows up to the snapshot's point: what the seal must match.
+    pub(super) sealed: Digest,
+    /// The digest of all its rows.
+    pub(super) whole: Digest,
+    /// The id of its last row.
+    pub(super) last: i64,
+    /// How many of its rows come after the snapshot's point.
+    pub(super) after: usize,
+}
+
+impl Covered {
+    /// A table with no journal rows.
+    const NONE: Covered = Covered { sealed: seal::EMPTY, whole: seal::EMPTY, last: 0, after: 0 };
 }
 
 impl Store {
@@ -107,21 +137,21 @@ impl Store {
         let mut router = Router::new(registry, options);
         router.add_keys(self.dice_keys(None)?);
         let fail = |e| self.error(e);
-        let mut digests = self.journal_digests()?;
-        let mut statement = self
-            .connection
-            .prepare("SELECT id, CAST(snapshot AS BLOB), journal_digest, seal FROM tables ORDER BY id")
-            .map_err(fail)?;
-        let rows =
-            statement.query_map([], Row::read).map_err(fail)?.collect::<Result<Vec<_>, _>>().map_err(fail)?;
+        let rows = {
+            let mut statement = self
+                .connection
+                .prepare(&format!("SELECT {} FROM tables ORDER BY id", Row::COLUMNS))
+                .map_err(fail)?;
+            statement.query_map([], Row::read).map_err(fail)?.collect::<Result<Vec<_>, _>>().map_err(fail)?
+        };
+        let mut covered = self.journal_digests(&points(&rows))?;
         let mut problems = Vec::new();
         let mut reseal = Vec::new();
         for row in rows {
-            let journal = digests.remove(&row.id).unwrap_or(seal::EMPTY);
-            let problem = match trust(&row, &journal) {
+            let journal = covered.remove(&row.id).unwrap_or(Covered { last: row.upto, ..Covered::NONE });
+            let problem = match trust(&row, &journal.sealed) {
                 Trust::Unsealed => {
-                    self.rebuild(&mut router, row.id)?;
-                    let rebuilt = router.table_snapshot(row.id);
+                    let rebuilt = self.rebuild(&mut router, row.id, row.upto)?;
                     let stored = self.assembled(row.id, &row.snapshot);
                     match (rebuilt, stored) {
                         (_, Err(e)) => Some(Unsound::DoesNotLoad(e.to_string())),
@@ -133,32 +163,26 @@ impl Store {
                     }
                 }
                 Trust::Broken(problem) => {
-                    self.rebuild(&mut router, row.id)?;
+                    self.rebuild(&mut router, row.id, i64::MAX)?;
                     Some(problem)
                 }
-                Trust::Sealed => {
-                    let restored = self
-                        .assembled(row.id, &row.snapshot)
-                        .map_err(|reason| ReplayError::BadSnapshot { table: row.id, reason })
-                        .and_then(|stored| router.restore_table(&stored));
-                    match restored {
-                        Ok(_) => None,
-                        Err(e) => {
-                            self.rebuild(&mut router, row.id)?;
-                            Some(Unsound::DoesNotLoad(e.to_string()))
-                        }
+                Trust::Sealed => match self.restore(&mut router, &row) {
+                    Ok(()) => None,
+                    Err(e) => {
+                        self.rebuild(&mut router, row.id, i64::MAX)?;
+                        Some(Unsound::DoesNotLoad(e.to_string()))
                     }
-                }
+                },
             };
             if let Some(problem) = problem {
                 problems.push(TableProblem { table: row.id, problem });
                 reseal.push((row.id, journal));
-            } else if row.seal.is_none() {
+            } else if row.seal.is_none() || journal.after > 0 {
                 reseal.push((row.id, journal));
             }
         }
-        for (table, journal) in digests {
-            self.rebuild(&mut router, table)?;
+        for (table, journal) in covered {
+            self.rebuild(&mut router, table, i64::MAX)?;
             problems.push(TableProblem { table, problem: Unsound::NoSnapshot });
             reseal.push((table, journal));
         }
@@ -196,13 +220,17 @@ impl Store {
         }
     }
 
-    /// Every table's journal digest, computed from its journal rows as they are now.
-    pub(super) fn journal_digests(&self) -> Result<BTreeMap<TableId, Digest>, StoreError> {
+    /// Every table's journal digests, computed from its journal rows as they are now: up to
+    /// the point its snapshot covers (`points`; a table not in it, all its rows), and whole.
+    pub(super) fn journal_digests(
+        &self,
+        points: &BTreeMap<TableId, i64>,
+    ) -> Result<BTreeMap<TableId, Covered>, StoreError> {
         let fail = |e| self.error(e);
         let mut statement = self
             .connection
             .prepare(
-                "SELECT table_id, CAST(entry AS BLOB), CAST(events AS BLOB) FROM journal
+                "SELECT table_id, id, CAST(entry AS BLOB), CAST(events AS BLOB) FROM journal
                  WHERE table_id IS NOT NULL ORDER BY table_id, id",
             )
             .map_err(fail)?;
@@ -210,20 +238,72 @@ impl Store {
         let mut digests = BTreeMap::new();
         while let Some(row) = rows.next().map_err(fail)? {
             let table = row.get::<_, i64>(0).map_err(fail)? as TableId;
-            let entry = row.get::<_, Option<Vec<u8>>>(1).map_err(fail)?.unwrap_or_default();
-            let events = row.get::<_, Option<Vec<u8>>>(2).map_err(fail)?.unwrap_or_default();
-            let digest = digests.entry(table).or_insert(seal::EMPTY);
-            *digest = seal::extend(digest, &entry, &events);
+            let id = row.get::<_, i64>(1).map_err(fail)?;
+            let entry = row.get::<_, Option<Vec<u8>>>(2).map_err(fail)?.unwrap_or_default();
+            let events = row.get::<_, Option<Vec<u8>>>(3).map_err(fail)?.unwrap_or_default();
+            let covered: &mut Covered = digests.entry(table).or_insert(Covered::NONE);
+            covered.whole = seal::extend(&covered.whole, &entry, &events);
+            covered.last = id;
+            if id <= points.get(&table).copied().unwrap_or(i64::MAX) {
+                covered.sealed = covered.whole;
+            } else {
+                covered.after += 1;
+            }
         }
         Ok(digests)
     }
 
+    /// One table's journal rows after `after` (a row id), with their ids, in order.
+    pub(super) fn entries_after(&self, table: TableId, after: i64) -> Result<Vec<(i64, Entry)>, StoreError> {
+        let fail = |e| self.error(e);
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT id, entry FROM journal WHERE table_id = ?1 AND id > ?2 ORDER BY id")
+            .map_err(fail)?;
+        let rows = statement
+            .query_map(params![sql_u64(table), after], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(fail)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fail)?;
+        rows.into_iter()
+            .map(|(id, text)| {
+                let entry = serde_json::from_str(&text).map_err(|e| StoreError::BadRow {
+                    path: self.path.clone(),
+                    detail: format!("journal row {id}: {e}"),
+                })?;
+                Ok((id, entry))
+            })
+            .collect()
+    }
+
+    /// Loads a sealed table's snapshot into `router` and replays the table's journal rows
+    /// after its point onto it; an error says why it would not.
+    fn restore(&self, router: &mut Router, row: &Row) -> Result<(), String> {
+        let stored = self.assembled(row.id, &row.snapshot)?;
+        router.restore_table(&stored).map_err(|e| e.to_string())?;
+        for (id, entry) in self.entries_after(row.id, row.upto).map_err(|e| e.to_string())? {
+            router
+                .replay(&entry)
+                .map_err(|e| format!("journal row {id}, after the snapshot, does not replay onto it: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Replays one table's journal into `router`; an error if that does not make the table.
-    fn rebuild(&self, router: &mut Router, table: TableId) -> Result<(), StoreError> {
-        for entry in self.entries(Some(table))? {
+    /// Returns the table as it was after its last row up to `upto` (a row id), to compare
+    /// with a snapshot that covers the journal up to there.
+    fn rebuild(&self, router: &mut Router, table: TableId, upto: i64) -> Result<Option<Value>, StoreError> {
+        let mut at_point = None;
+        for (id, entry) in self.entries_after(table, 0)? {
+            if id > upto && at_point.is_none() {
+                at_point = Some(router.table_snapshot(table));
+            }
             router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
         }
-        if router.table_snapshot(table).is_none() {
+        let now = router.table_snapshot(table);
+        if now.is_none() {
             return Err(StoreError::BadRow {
                 path: self.path.clone(),
                 detail: format!(
@@ -231,19 +311,19 @@ impl Store {
                 ),
             });
         }
-        Ok(())
+        Ok(at_point.unwrap_or(now))
     }
 
-    /// Writes the router's snapshots of `tables`, sealed with their journal digests.
-    fn write_back(&self, router: &Router, tables: &[(TableId, Digest)]) -> Result<(), StoreError> {
+    /// Writes the router's snapshots of `tables`, sealed with their whole journals' digests.
+    fn write_back(&self, router: &Router, tables: &[(TableId, Covered)]) -> Result<(), StoreError> {
         if tables.is_empty() {
             return Ok(());
         }
         let fail = |e| self.error(e);
         let transaction = self.connection.unchecked_transaction().map_err(fail)?;
-        for (table, digest) in tables {
+        for (table, journal) in tables {
             if let Some(stored) = router.stored_table(*table, 0) {
-                write_snapshot(&transaction, *table, &stored, digest).map_err(fail)?;
+                write_snapshot(&transaction, *table, &stored, &journal.whole, journal.last).map_err(fail)?;
             }
         }
         transaction.commit().map_err(fail)
@@ -277,40 +357,49 @@ pub(super) fn trust(row: &Row, journal: &Digest) -> Trust {
     }
 }
 
-/// The journal digest stored with a table's snapshot, for extending it with new rows; a
-/// table with no row yet starts empty, and one not sealed yet is hashed from its journal.
-pub(super) fn stored_digest(connection: &Connection, table: TableId) -> rusqlite::Result<Digest> {
-    let stored: Option<Option<String>> = connection
-        .prepare_cached("SELECT journal_digest FROM tables WHERE id = ?1")?
-        .query_row([sql_u64(table)], |row| row.get(0))
-        .optional()?;
-    match stored {
-        None => Ok(seal::EMPTY),
-        Some(Some(hex)) if seal::from_hex(&hex).is_some() => Ok(seal::from_hex(&hex).unwrap_or(seal::EMPTY)),
-        Some(_) => {
-            // Not sealed yet (start-up seals every table before the first commit, so
-            // only a store used without loading gets here): hash the rows as they are.
-            let mut statement = connection.prepare(
-                "SELECT CAST(entry AS BLOB), CAST(events AS BLOB) FROM journal WHERE table_id = ?1 ORDER BY id",
-            )?;
-            let mut rows = statement.query([sql_u64(table)])?;
-            let mut digest = seal::EMPTY;
-            while let Some(row) = rows.next()? {
-                let entry = row.get::<_, Option<Vec<u8>>>(0)?.unwrap_or_default();
-                let events = row.get::<_, Option<Vec<u8>>>(1)?.unwrap_or_default();
-                digest = seal::extend(&digest, &entry, &events);
-            }
-            Ok(digest)
-        }
-    }
+/// Each stored table's point: the id of the last journal row its snapshot covers.
+pub(super) fn points(rows: &[Row]) -> BTreeMap<TableId, i64> {
+    rows.iter().map(|row| (row.id, row.upto)).collect()
 }
 
-/// Writes a table's snapshot with its journal digest and seal.
+/// A table's whole journal digest and the id of its last row, for sealing a snapshot of
+/// it as it is now: the digest stored with its snapshot, extended by its rows after the
+/// snapshot's point (in a commit, they include the rows just written). A table with no
+/// snapshot yet, or one from before seals, is hashed from its first row.
+pub(super) fn digest_now(connection: &Connection, table: TableId) -> rusqlite::Result<(Digest, i64)> {
+    let stored: Option<(Option<String>, i64)> = connection
+        .prepare_cached("SELECT journal_digest, journal_upto FROM tables WHERE id = ?1")?
+        .query_row([sql_u64(table)], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let (mut digest, mut last) = match stored {
+        Some((Some(hex), upto)) => match seal::from_hex(&hex) {
+            Some(digest) => (digest, upto),
+            None => (seal::EMPTY, 0),
+        },
+        _ => (seal::EMPTY, 0),
+    };
+    let mut statement = connection.prepare_cached(
+        "SELECT id, CAST(entry AS BLOB), CAST(events AS BLOB) FROM journal
+         WHERE table_id = ?1 AND id > ?2 ORDER BY id",
+    )?;
+    let mut rows = statement.query(params![sql_u64(table), last])?;
+    while let Some(row) = rows.next()? {
+        last = row.get(0)?;
+        let entry = row.get::<_, Option<Vec<u8>>>(1)?.unwrap_or_default();
+        let events = row.get::<_, Option<Vec<u8>>>(2)?.unwrap_or_default();
+        digest = seal::extend(&digest, &entry, &events);
+    }
+    Ok((digest, last))
+}
+
+/// Writes a table's snapshot with its journal digest and seal, covering the table's journal
+/// up to the row `upto` (an id), and its history rows (see [`super::history`]).
 pub(super) fn write_snapshot(
     connection: &Connection,
     table: TableId,
     stored: &StoredTable,
     digest: &Digest,
+    upto: i64,
 ) -> rusqlite::Result<()> {
     // A history goes to its own rows; the snapshot names them, so the seal covers them.
     let text = match &stored.history {
@@ -321,10 +410,11 @@ pub(super) fn write_snapshot(
         None => stored.text.clone(),
     };
     let mut statement = connection.prepare_cached(
-        "INSERT INTO tables (id, game, network, room, finished, snapshot, journal_digest, seal)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+        "INSERT INTO tables (id, game, network, room, finished, snapshot, journal_digest, seal, journal_upto)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
          ON CONFLICT (id) DO UPDATE SET finished = excluded.finished, snapshot = excluded.snapshot,
-             journal_digest = excluded.journal_digest, seal = excluded.seal",
+             journal_digest = excluded.journal_digest, seal = excluded.seal,
+             journal_upto = excluded.journal_upto",
     )?;
     statement.execute(params![
         sql_u64(table),
@@ -335,6 +425,7 @@ pub(super) fn write_snapshot(
         text,
         seal::to_hex(digest),
         seal::to_hex(&seal::seal(digest, text.as_bytes())),
+        upto,
     ])?;
     Ok(())
 }
