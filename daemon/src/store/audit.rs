@@ -275,9 +275,12 @@ fn table_rows(store: &Store) -> Result<BTreeMap<TableId, Option<startup::Row>>, 
     Ok(rows.into_iter().map(|row| (row.id, Some(row))).collect())
 }
 
+/// Journal entries with their row ids.
+type Numbered = Vec<(i64, Entry)>;
+
 /// A table's (or the lobby's) journal entries that read, with their row ids, and what is
 /// wrong with the others.
-fn journal(store: &Store, table: Option<TableId>) -> Result<(Vec<(i64, Entry)>, Vec<String>), StoreError> {
+fn journal(store: &Store, table: Option<TableId>) -> Result<(Numbered, Vec<String>), StoreError> {
     let fail = |e| super::classify(store.path(), e);
     let mut statement = store
         .connection()

@@ -575,7 +575,8 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(fail)
     }
 
-    /// Every table's number with its stored snapshot, in order.
+    /// Every table's number with its stored snapshot, in order: as stored, so possibly
+    /// behind its journal ([`Store::current_table`] is the table as it is now).
     pub fn stored_tables(&self) -> Result<Vec<(TableId, Value)>, StoreError> {
         self.numbered_rows("SELECT id, snapshot FROM tables ORDER BY id")?
             .into_iter()
