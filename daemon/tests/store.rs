@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use spellbridge::console::{Console, run_script, run_script_with_db};
+use spellbridge::store::{Durability, OpenMode, Store};
+use spellbridge_core::Registry;
 use spellbridge_tests::harness::daemon::{CONFIG, Daemon};
 
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
@@ -147,14 +149,12 @@ fn committed(db: &Path) -> (u64, u64, u64) {
          WHERE message_id IS NOT NULL AND kind IN ('opened', 'acted')
          GROUP BY network, message_id HAVING COUNT(*) > 1)",
     );
-    let coins = connection
-        .query_row("SELECT snapshot FROM tables WHERE id = 0", [], |row| row.get::<_, String>(0))
-        .map(|text| {
-            serde_json::from_str::<Value>(&text).expect("json")["state"]["players"]["alice"]["coins"]
-                .as_u64()
-                .unwrap_or(0)
-        })
-        .unwrap_or(0);
+    drop(connection);
+    // The table as a restart gives it: its snapshot (written every few moves) with the
+    // journal rows after it replayed.
+    let store = Store::open(db, OpenMode::MustExist, Durability::Full).expect("the store opens");
+    let table = store.current_table(&Registry::standard(), 0).expect("table 0 reads");
+    let coins = table.map_or(0, |table| table["state"]["players"]["alice"]["coins"].as_u64().unwrap_or(0));
     (applied, duplicates, coins)
 }
 
