@@ -6,12 +6,15 @@
 //! - restart: loading 10,000 stored tables, in seconds, and the process's RSS after it;
 //! - snapshot bytes a commit writes per action as one Thaum table's history grows to
 //!   10,000 entries, beside the whole snapshot with its history (what was written before
-//!   the history had rows of its own, issue 16).
+//!   the history had rows of its own, issue 16);
+//! - the bursts and one action again with a snapshot written at every commit (as before
+//!   snapshots were written every `SNAPSHOT_EVERY` entries, issue 16), with the bytes the
+//!   process wrote per action (`/proc/self/io` wchar: WAL frames and checkpoints).
 
 use std::time::{Duration, Instant};
 
 use spellbridge::router::{Router, RouterOptions};
-use spellbridge::store::{Durability, MessageKey, OpenMode, Step, Store};
+use spellbridge::store::{Durability, MessageKey, OpenMode, SNAPSHOT_EVERY, Step, Store};
 use spellbridge_core::{Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
 fn say(room: usize, text: &str, id: u64) -> Inbound {
@@ -28,11 +31,13 @@ fn say(room: usize, text: &str, id: u64) -> Inbound {
     }
 }
 
-/// Opens a Thaum table in each of `rooms` rooms.
-fn setup(rooms: usize, durability: Durability) -> (tempfile::TempDir, Store, Router, u64) {
+/// Opens a Thaum table in each of `rooms` rooms; the store writes a table's snapshot every
+/// `every` of its entries.
+fn setup(rooms: usize, durability: Durability, every: usize) -> (tempfile::TempDir, Store, Router, u64) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut store =
         Store::open(&dir.path().join("bench.db"), OpenMode::CreateIfMissing, durability).expect("store");
+    store.set_snapshot_every(every);
     let mut router = Router::new(Registry::standard(), RouterOptions::default());
     let mut id = 0;
     let mut steps = Vec::new();
@@ -63,8 +68,9 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// One action at a time on `rooms` tables in turn: with many tables each table's
 /// history stays short; with one table it grows to 2,000 entries (Thaum keeps every
 /// action in its state, and the whole state is written with each action).
-fn single_action_latency(rooms: usize) {
-    let (_dir, mut store, mut router, mut id) = setup(rooms, Durability::Full);
+fn single_action_latency(rooms: usize, every: usize) {
+    let (_dir, mut store, mut router, mut id) = setup(rooms, Durability::Full, every);
+    let written = bytes_written();
     let mut times = Vec::new();
     for n in 0..2_000 {
         id += 1;
@@ -76,19 +82,21 @@ fn single_action_latency(rooms: usize) {
             store.sent(q.id).expect("sent");
         }
     }
+    let per_action = (bytes_written() - written) / times.len() as u64;
     times.sort();
     println!(
-        "one durable action (handle + commit, synchronous=FULL), {} actions over {rooms} table(s): p50 {:.3} ms, p99 {:.3} ms",
+        "one durable action (handle + commit, synchronous=FULL), {} actions over {rooms} table(s), snapshot every {every}: p50 {:.3} ms, p99 {:.3} ms, {per_action} B written per action",
         times.len(),
         percentile(&times, 0.5).as_secs_f64() * 1e3,
         percentile(&times, 0.99).as_secs_f64() * 1e3,
     );
 }
 
-fn burst(batch: usize) {
+fn burst(batch: usize, every: usize) {
     const ACTIONS: usize = 10_000;
     const ROOMS: usize = 100;
-    let (_dir, mut store, mut router, mut id) = setup(ROOMS, Durability::Full);
+    let (_dir, mut store, mut router, mut id) = setup(ROOMS, Durability::Full, every);
+    let written = bytes_written();
     let start = Instant::now();
     let mut steps = Vec::with_capacity(batch);
     for n in 0..ACTIONS {
@@ -100,11 +108,20 @@ fn burst(batch: usize) {
     }
     store.commit(&router, steps).expect("commit");
     let elapsed = start.elapsed();
+    let per_action = (bytes_written() - written) / ACTIONS as u64;
     println!(
-        "burst of {ACTIONS} actions over {ROOMS} tables, {batch} per commit: {:.0} actions/s ({:.2} s)",
+        "burst of {ACTIONS} actions over {ROOMS} tables, {batch} per commit, snapshot every {every}: {:.0} actions/s ({:.2} s), {per_action} B written per action",
         ACTIONS as f64 / elapsed.as_secs_f64(),
         elapsed.as_secs_f64()
     );
+}
+
+/// The bytes this process has written so far (`wchar` of `/proc/self/io`).
+fn bytes_written() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("wchar:")?.trim().parse().ok()))
+        .unwrap_or(0)
 }
 
 fn rss_kib() -> u64 {
@@ -144,7 +161,7 @@ fn fsync_floor() {
 /// again, with `--load`) so the RSS figure is the loaded daemon's alone.
 fn restart() {
     const TABLES: usize = 10_000;
-    let (dir, store, router, _) = setup(TABLES, Durability::Normal);
+    let (dir, store, router, _) = setup(TABLES, Durability::Normal, SNAPSHOT_EVERY);
     drop((store, router));
     let path = dir.path().join("bench.db");
     let output = std::process::Command::new(std::env::current_exe().expect("this binary"))
@@ -208,10 +225,12 @@ fn main() {
         return;
     }
     fsync_floor();
-    single_action_latency(100);
-    single_action_latency(1);
-    burst(1);
-    burst(100);
+    for every in [SNAPSHOT_EVERY, 1] {
+        single_action_latency(100, every);
+        single_action_latency(1, every);
+        burst(1, every);
+        burst(100, every);
+    }
     restart();
     snapshot_bytes();
 }
