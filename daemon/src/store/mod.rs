@@ -27,6 +27,7 @@ pub mod ratings;
 pub mod relayed;
 pub mod schema;
 pub mod seal;
+mod seen;
 mod side;
 pub mod startup;
 pub mod sts;
@@ -225,6 +226,8 @@ pub struct Queued {
 pub struct Store {
     connection: Connection,
     path: PathBuf,
+    /// The ids in `seen_messages`, for [`Store::seen`] to skip the query for new ones.
+    seen: seen::Seen,
 }
 
 impl Store {
@@ -277,7 +280,8 @@ impl Store {
         })?;
         // SQLite made the -wal and -shm files with the database's mode; check them too.
         files::tighten_companions(&path);
-        Ok(Store { connection, path })
+        let seen = seen::Seen::load(&connection).map_err(|e| classify(&path, e))?;
+        Ok(Store { connection, path, seen })
     }
 
     /// The database file.
@@ -287,6 +291,9 @@ impl Store {
 
     /// True when this message was already handled (a network redelivered it).
     pub fn seen(&self, key: &MessageKey) -> Result<bool, StoreError> {
+        if !self.seen.may_hold(key.network.as_str(), &key.id) {
+            return Ok(false);
+        }
         self.connection
             .prepare_cached("SELECT 1 FROM seen_messages WHERE network = ?1 AND message_id = ?2")
             .and_then(|mut seen| seen.query_row(params![key.network.as_str(), key.id], |_| Ok(())).optional())
@@ -334,6 +341,8 @@ impl Store {
                 }
                 if let Some(key) = &step.message {
                     seen.execute(params![key.network.as_str(), key.id]).map_err(fail)?;
+                    // Before the commit: if it fails, the filter only holds an id too many.
+                    self.seen.insert(key.network.as_str(), &key.id);
                 }
                 for record in &step.records {
                     let row = JournalRow::of(&record.entry);
