@@ -45,6 +45,11 @@ use crate::router::{Outbound, Record, ReplayError, Router, RouterOptions};
 /// How many prepared statements the connection keeps: more than the store has.
 const STATEMENTS_KEPT: usize = 64;
 
+/// The pages SQLite keeps in memory, in KiB. Its default, 2 MiB, is less than the
+/// journal's and the tables' B-tree pages a busy daemon reads: at 1,000 tables its misses
+/// (`pread`) were 2 % of the daemon's CPU. The cache only grows as pages are read.
+const PAGE_CACHE_KIB: i64 = 16 * 1024;
+
 /// How hard each commit works to survive a power cut.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -268,6 +273,7 @@ impl Store {
         };
         connection.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
         connection.pragma_update(None, "foreign_keys", true).map_err(fail)?;
+        connection.pragma_update(None, "cache_size", -PAGE_CACHE_KIB).map_err(fail)?;
         // Take the write lock once now, so a database held by another process is reported
         // at start-up rather than at the first move.
         connection.execute_batch("BEGIN IMMEDIATE; COMMIT;").map_err(fail)?;
