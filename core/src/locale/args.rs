@@ -134,7 +134,7 @@ impl Args {
     pub(super) fn said_plain(&self, said: &str) -> String {
         let mut out = String::with_capacity(said.len());
         let mut rest = said;
-        while let Some(at) = rest.bytes().position(|b| b == PLACEHOLDER_LEAD) {
+        while let Some(at) = memchr::memchr(PLACEHOLDER_LEAD, rest.as_bytes()) {
             out.push_str(&rest[..at]);
             let Some(c) = rest[at..].chars().next() else { break };
             match self.piece(c) {
@@ -158,7 +158,7 @@ impl Args {
         let mut rest = said;
         // Only a backtick or a placeholder's first byte stops the copy: every other
         // character goes into the run as it is.
-        while let Some(at) = rest.bytes().position(|b| b == b'`' || b == PLACEHOLDER_LEAD) {
+        while let Some(at) = memchr::memchr2(b'`', PLACEHOLDER_LEAD, rest.as_bytes()) {
             run.push_str(&rest[..at]);
             rest = &rest[at..];
             if let Some(after) = rest.strip_prefix('`') {
@@ -258,5 +258,59 @@ impl Numeric for u128 {
 impl Numeric for usize {
     fn to_i128(self) -> i128 {
         i128::try_from(self).unwrap_or(i128::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placeholder_text(index: usize) -> String {
+        placeholder(index).to_string()
+    }
+
+    #[test]
+    fn written_placeholders_are_the_placeholder_characters() {
+        for index in 0..WRITTEN {
+            assert_eq!(placeholder_str(index), Some(placeholder_text(index).as_str()));
+        }
+        assert_eq!(placeholder_str(WRITTEN), None);
+    }
+
+    #[test]
+    fn pieces_are_moved_in_and_a_piece_said_twice_is_there_twice() {
+        let alice = PlayerId::new("alice");
+        let args = Args::new().name("player", &alice).text("word", "x");
+        let p0 = placeholder_text(0);
+        let p1 = placeholder_text(1);
+        let said = args.into_rich(&format!("{p0} typed `{p1}`, {p0} said."));
+        let expected =
+            RichText::new().name(&alice).text(" typed ").code("x").text(", ").name(&alice).text(" said.");
+        assert_eq!(said, expected);
+    }
+
+    /// Characters a player types from the placeholder range (U+F0000…), backticks, IRC
+    /// codes, CTCP and line breaks, and Chinese, are put in as they are: never read as
+    /// another argument or as the catalogue's markup.
+    #[test]
+    fn typed_placeholder_characters_and_markup_stay_text() {
+        let typed = "\u{F0000}\u{F0001}\u{F0002}`a`\x01\x02\r\n火\u{FFFFD}\u{C0000}";
+        let args = Args::new().text("word", typed).num("count", 3);
+        let p0 = placeholder_text(0);
+        let said = args.clone().into_rich(&format!("«{p0}» `{p0}` \u{F0001}\u{F0005}"));
+        let expected = RichText::new().text(format!("«{typed}» ")).code(typed).text(" \u{F0001}\u{F0005}");
+        assert_eq!(said, expected);
+        assert_eq!(
+            args.said_plain(&format!("{p0}|\u{F0001}|\u{F0000}")),
+            format!("{typed}|\u{F0001}|{typed}")
+        );
+    }
+
+    #[test]
+    fn a_lone_lead_byte_character_and_the_end_of_text_are_kept() {
+        let args = Args::new();
+        assert_eq!(args.said_plain("a\u{F3FFF}b\u{F0000}"), "a\u{F3FFF}b\u{F0000}");
+        assert_eq!(args.clone().into_rich("`\u{F0000}"), RichText::new().code("\u{F0000}"));
+        assert_eq!(args.into_rich(""), RichText::new());
     }
 }
