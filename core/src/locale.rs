@@ -23,6 +23,7 @@ mod args;
 mod catalogues;
 pub mod check;
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use fluent_bundle::FluentResource;
@@ -65,9 +66,13 @@ fn catalogue(language: Language) -> &'static Catalogue {
     &CATALOGUES[index]
 }
 
+/// Room for most formatted messages, so that writing one seldom grows its string.
+const SAID_CAPACITY: usize = 256;
+
 /// The message `id` in `language` as Fluent formats it with `args` (rich arguments as
-/// placeholders), or `None` when the catalogue has no such message.
-fn format(language: Language, id: &str, args: &Args) -> Option<String> {
+/// placeholders), or `None` when the catalogue has no such message. A message of one
+/// piece of text is borrowed from the catalogue.
+fn format(language: Language, id: &str, args: &Args) -> Option<Cow<'static, str>> {
     let bundle = &catalogue(language).bundle;
     let message = bundle.get_message(id)?;
     let pattern = message.value()?;
@@ -79,7 +84,14 @@ fn format(language: Language, id: &str, args: &Args) -> Option<String> {
     }
     let mut errors = Vec::new();
     let fluent = args.fluent();
-    let said = bundle.format_pattern(pattern, Some(&fluent), &mut errors).into_owned();
+    let said = if pattern.elements.len() == 1 {
+        bundle.format_pattern(pattern, Some(&fluent), &mut errors)
+    } else {
+        let mut said = String::with_capacity(SAID_CAPACITY);
+        // Writing to a `String` cannot fail.
+        let _ = bundle.write_pattern(&mut said, pattern, Some(&fluent), &mut errors);
+        Cow::Owned(said)
+    };
     debug_assert!(errors.is_empty(), "message `{id}` in {language}: {errors:?}");
     Some(said)
 }
@@ -95,16 +107,28 @@ fn missing(language: Language, id: &str) -> String {
 /// code in backticks).
 pub fn text(language: Language, id: &str, args: &Args) -> String {
     match format(language, id, args) {
-        Some(said) => args.said_plain(&said),
+        Some(said) if args.has_pieces() => args.said_plain(&said),
+        Some(said) => said.into_owned(),
         None => missing(language, id),
     }
+}
+
+/// The message `id` in `language`, which takes no arguments, as plain text: borrowed
+/// from the catalogue when it is one piece of text (a game's small words: `Fire`, `水`).
+pub fn word(language: Language, id: &str) -> Cow<'static, str> {
+    format(language, id, &Args::new()).unwrap_or_else(|| Cow::Owned(missing(language, id)))
 }
 
 /// The message `id` in `language`, as rich text: the catalogue's `backticked` runs as
 /// code, arguments in their own segments (see the module doc).
 pub fn rich(language: Language, id: &str, args: &Args) -> RichText {
-    match format(language, id, args) {
-        Some(said) => args.said_rich(&said),
+    say(language, id, args.clone())
+}
+
+/// [`rich`], taking the arguments: their pieces are moved into the text, not copied.
+pub fn say(language: Language, id: &str, args: Args) -> RichText {
+    match format(language, id, &args) {
+        Some(said) => args.into_rich(&said),
         None => RichText::new().text(missing(language, id)),
     }
 }
@@ -114,9 +138,9 @@ pub fn rich(language: Language, id: &str, args: &Args) -> RichText {
 pub fn list(language: Language, mut items: Vec<RichText>) -> RichText {
     let Some(last) = items.pop() else { return RichText::new() };
     let Some(before) = items.pop() else { return last };
-    let mut out = rich(language, "common-and", &Args::new().rich("first", before).rich("last", last));
+    let mut out = say(language, "common-and", Args::new().rich("first", before).rich("last", last));
     while let Some(item) = items.pop() {
-        out = rich(language, "common-comma", &Args::new().rich("first", item).rich("rest", out));
+        out = say(language, "common-comma", Args::new().rich("first", item).rich("rest", out));
     }
     out
 }

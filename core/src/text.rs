@@ -3,8 +3,6 @@
 //! words (elements, Thaums). Adapters render it per network (mIRC codes, Matrix HTML);
 //! [`RichText::plain`] renders it as text with no markup, as the console prints it.
 
-use std::fmt::Write as _;
-
 use serde::{Deserialize, Serialize};
 
 use crate::ids::PlayerId;
@@ -157,18 +155,23 @@ impl RichText {
     /// backticks (the form [`RichText::from`] reads back).
     pub fn plain(&self) -> String {
         let mut out = String::new();
+        self.write_plain(&mut out);
+        out
+    }
+
+    /// Appends [`RichText::plain`] to `out`.
+    pub fn write_plain(&self, out: &mut String) {
         for segment in &self.segments {
             match segment {
                 Segment::Text { text, style: Style::Code } => {
-                    let _ = write!(out, "`{text}`");
+                    out.push('`');
+                    out.push_str(text);
+                    out.push('`');
                 }
                 Segment::Text { text, .. } | Segment::Coloured { text, .. } => out.push_str(text),
-                Segment::Mention(player) | Segment::Name(player) => {
-                    let _ = write!(out, "{player}");
-                }
+                Segment::Mention(player) | Segment::Name(player) => out.push_str(player.as_str()),
             }
         }
-        out
     }
 }
 

@@ -9,6 +9,8 @@
 //! `\x04[RRGGBB[,RRGGBB]]`. The lexer and the [`FormatState`] that tracks which runs are
 //! open are shared with the line splitter, which closes and re-opens runs at a cut.
 
+use std::borrow::Cow;
+
 use spellbridge_core::RichText;
 use spellbridge_core::text::{Hue, Segment, Style};
 
@@ -77,7 +79,7 @@ impl CodeStyle {
 /// the splitter turns into separate IRC lines; the output therefore contains no control
 /// character other than `\n` and the formatting codes this function writes.
 pub fn render(text: &RichText, code: CodeStyle) -> String {
-    let pieces: Vec<(Option<&'static str>, String)> = text
+    let pieces: Vec<(Option<&'static str>, Cow<'_, str>)> = text
         .segments()
         .iter()
         .map(|segment| match segment {
@@ -90,7 +92,8 @@ pub fn render(text: &RichText, code: CodeStyle) -> String {
         .filter(|(_, body)| !body.is_empty())
         .collect();
 
-    let mut out = String::new();
+    // Each piece's body and at most two codes and a guard around it.
+    let mut out = String::with_capacity(pieces.iter().map(|(_, body)| body.len() + 8).sum());
     for (i, (code, body)) in pieces.iter().enumerate() {
         let Some(code) = code else {
             out.push_str(body);
@@ -204,16 +207,31 @@ fn mention_nick(id: &str) -> &str {
         .map_or(id, |(user, _)| user)
 }
 
-/// The text with control characters dropped, tabs as spaces, and `\n` kept.
-fn sanitize(text: &str) -> String {
-    text.chars()
-        .filter_map(|c| match c {
-            '\n' => Some('\n'),
-            '\t' => Some(' '),
-            c if c.is_control() => None,
-            c => Some(c),
-        })
-        .collect()
+/// The text with control characters dropped, tabs as spaces, and `\n` kept: borrowed
+/// when it has none (a game's words almost never do).
+fn sanitize(text: &str) -> Cow<'_, str> {
+    if !has_control(text) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .filter_map(|c| match c {
+                '\n' => Some('\n'),
+                '\t' => Some(' '),
+                c if c.is_control() => None,
+                c => Some(c),
+            })
+            .collect(),
+    )
+}
+
+/// True when `text` has a control character (C0, DEL or C1; [`char::is_control`]),
+/// found byte by byte: C0 and DEL are single bytes, C1 is `\xC2` then `\x80`–`\x9F`.
+pub(crate) fn has_control(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        b < 0x20 || b == 0x7F || (b == 0xC2 && bytes.get(i + 1).is_some_and(|next| *next < 0xA0))
+    })
 }
 
 fn style_code(style: Style) -> Option<&'static str> {
@@ -757,7 +775,20 @@ mod tests {
         out
     }
 
+    #[test]
+    fn text_without_controls_is_borrowed_and_with_them_cleaned() {
+        for clean in ["Fire · 火 \u{a0}\u{F0000}", "", "\u{c2a0}"] {
+            assert!(matches!(sanitize(clean), Cow::Borrowed(_)), "{clean:?}");
+        }
+        assert_eq!(sanitize("a\x01b\x02\r\n\tc\x7f\u{85}\u{9f}d"), "ab\n cd");
+    }
+
     proptest! {
+        #[test]
+        fn has_control_is_any_control_character(text in any::<String>()) {
+            prop_assert_eq!(has_control(&text), text.chars().any(char::is_control));
+        }
+
         #[test]
         fn strip_of_render_is_the_visible_text(segments in segments(), style in code_style()) {
             let rich = build(&segments);

@@ -127,34 +127,88 @@ impl Splitter {
                 budget,
             });
         }
-        let mut lines = Lines::new(budget);
-        for source in text.split(['\n', '\r']) {
-            let source = sanitize(source);
-            lines.start();
-            let mut spaces = 0;
-            let mut word = Vec::new();
-            for piece in lex(&source) {
-                if piece == Piece::Char(' ') {
-                    if !word.is_empty() {
-                        lines.push_word(spaces, &word);
-                        word.clear();
-                        spaces = 0;
-                    }
-                    spaces += 1;
-                } else {
-                    word.push(piece);
-                }
-            }
-            if !word.is_empty() {
-                lines.push_word(spaces, &word);
-            }
-            lines.flush();
-        }
+        let lines = match one_line(text, budget) {
+            Some(line) => line.into_iter().collect(),
+            None => split_lines(text, budget),
+        };
         Ok(match self.ctcp {
-            Some(ctcp) => lines.out.into_iter().map(|line| format!("\x01{ctcp} {line}\x01")).collect(),
-            None => lines.out,
+            Some(ctcp) => lines.into_iter().map(|line| format!("\x01{ctcp} {line}\x01")).collect(),
+            None => lines,
         })
     }
+}
+
+/// The payloads of a message that is one line already: no line break, no control
+/// character but formatting codes, and short enough for `budget` with its runs closed.
+/// It is then what [`split_lines`] would make of it, found without cutting it into words:
+/// the line without its trailing spaces, `\x0F` after it if a run is left open, or no
+/// line when nothing in it is visible. `None` when the message needs the general rules.
+fn one_line(text: &str, budget: usize) -> Option<Option<String>> {
+    let formatting = |b: u8| matches!(b, 0x02 | 0x03 | 0x04 | 0x0F | 0x11 | 0x16 | 0x1D | 0x1E | 0x1F);
+    if text.len() > budget
+        || text.bytes().any(|b| b < 0x20 && !formatting(b))
+        || has_control_above_ascii(text)
+    {
+        return None;
+    }
+    let line = text.trim_end_matches(' ');
+    let mut state = FormatState::default();
+    let mut visible = false;
+    if line.bytes().any(formatting) {
+        for piece in lex(line) {
+            match piece {
+                Piece::Code { control, .. } => state.apply(control),
+                Piece::Char(c) => visible |= c != ' ',
+            }
+        }
+    } else {
+        visible = !line.is_empty();
+    }
+    if line.len() + close_len(&state) > budget {
+        return None;
+    }
+    if !visible {
+        return Some(None);
+    }
+    let mut out = String::with_capacity(line.len() + 1);
+    out.push_str(line);
+    if !state.is_plain() {
+        out.push('\x0F');
+    }
+    Some(Some(out))
+}
+
+/// True when `text` has DEL or a C1 control character.
+fn has_control_above_ascii(text: &str) -> bool {
+    text.bytes().any(|b| b == 0x7F || b == 0xC2) && text.chars().any(|c| c >= '\x7F' && c.is_control())
+}
+
+/// The payloads of a rendered message by the module's rules, line by line.
+fn split_lines(text: &str, budget: usize) -> Vec<String> {
+    let mut lines = Lines::new(budget);
+    for source in text.split(['\n', '\r']) {
+        let source = sanitize(source);
+        lines.start();
+        let mut spaces = 0;
+        let mut word = Vec::new();
+        for piece in lex(&source) {
+            if piece == Piece::Char(' ') {
+                if !word.is_empty() {
+                    lines.push_word(spaces, &word);
+                    word.clear();
+                    spaces = 0;
+                }
+                spaces += 1;
+            } else {
+                word.push(piece);
+            }
+        }
+        if !word.is_empty() {
+            lines.push_word(spaces, &word);
+        }
+        lines.flush();
+    }
+    lines.out
 }
 
 /// Splits a rendered PRIVMSG for a sender whose relayed prefix is `prefix_len` bytes, to
@@ -652,8 +706,56 @@ mod tests {
         text.split(['\n', '\r']).map(sanitize).collect()
     }
 
+    /// The one-line path gives what the general rules give, on hostile lines too: IRC
+    /// codes, CTCP `\x01`, `\r\n`, DEL and C1 controls, a word longer than a line,
+    /// Chinese, a middle dot (`\xC2\xB7`, not a control), placeholder-range characters.
+    #[test]
+    fn the_one_line_path_agrees_with_the_general_rules_on_hostile_lines() {
+        let budget = Splitter::new(PREFIX.len()).text_budget("#m");
+        let long = "x".repeat(budget + 3);
+        let cases = [
+            "plain words",
+            "  leading and trailing  ",
+            "\x02bold\x02 · \x0304,05colour\x03 \x0304,",
+            "\x02open run",
+            "\x0304",
+            "   ",
+            "",
+            "\x01ACTION waves\x01",
+            "line\r\nQUIT",
+            "tab\there",
+            "del\x7f and c1\u{85} and nbsp\u{a0}",
+            "中文字 魔法师 \u{F0000}\u{F0001} \u{FFFFD}",
+            long.as_str(),
+        ];
+        for text in cases {
+            let fast = one_line(text, budget);
+            if let Some(fast) = fast {
+                assert_eq!(fast.into_iter().collect::<Vec<_>>(), split_lines(text, budget), "{text:?}");
+            }
+            assert_eq!(split_ok("#m", text), split_lines(text, budget), "{text:?}");
+        }
+        assert!(one_line("\x01ACTION\x01", budget).is_none());
+        assert!(one_line("a\r\nb", budget).is_none());
+        assert!(one_line("c1\u{85}", budget).is_none());
+        assert!(one_line(&long, budget).is_none());
+        assert_eq!(one_line("a ·\u{F0000}", budget), Some(Some("a ·\u{F0000}".to_owned())));
+        assert_eq!(one_line("\x02a  ", budget), Some(Some("\x02a\x0F".to_owned())));
+        assert_eq!(one_line("\x0304  ", budget), Some(None));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn one_line_is_what_the_general_rules_make(
+            text in "[a-z0-9, \\n\\r\\t\\x01\\x02\\x03\\x04\\x0F\\x1D\\x7FA-F\u{85}\u{b7}\u{e9}\u{4e2d}\u{F0000}]{0,120}",
+            budget in MIN_PAYLOAD..160,
+        ) {
+            if let Some(fast) = one_line(&text, budget) {
+                prop_assert_eq!(fast.into_iter().collect::<Vec<_>>(), split_lines(&text, budget));
+            }
+        }
 
         #[test]
         fn every_line_fits_shows_something_and_keeps_its_formatting(

@@ -196,7 +196,14 @@ impl Router {
     /// into a sentence) shown as the player is shown on `network`; `None` when there is
     /// none.
     fn localize_ids(&self, network: &NetworkId, text: &str) -> Option<String> {
-        let in_id = |c: char| c.is_alphanumeric() || "[]\\`_^{|}-:".contains(c);
+        // A player id has a colon (`network:name`): text without one has none.
+        if !text.contains(':') {
+            return None;
+        }
+        let in_id = |c: char| {
+            c.is_alphanumeric()
+                || matches!(c, '[' | ']' | '\\' | '`' | '_' | '^' | '{' | '|' | '}' | '-' | ':')
+        };
         let mut out = String::with_capacity(text.len());
         let mut changed = false;
         let mut rest = text;

@@ -32,6 +32,7 @@ pub mod ratings;
 pub mod relayed;
 pub mod schema;
 pub mod seal;
+mod seen;
 mod side;
 pub mod startup;
 pub mod sts;
@@ -55,6 +56,11 @@ const STATEMENTS_KEPT: usize = 64;
 /// after a clean shutdown, which writes every snapshot). A table that opens or ends has
 /// its snapshot written at once.
 pub const SNAPSHOT_EVERY: usize = 32;
+
+/// The pages SQLite keeps in memory, in KiB. Its default, 2 MiB, is less than the
+/// journal's and the tables' B-tree pages a busy daemon reads: at 1,000 tables its misses
+/// (`pread`) were 2 % of the daemon's CPU. The cache only grows as pages are read.
+const PAGE_CACHE_KIB: i64 = 16 * 1024;
 
 /// How hard each commit works to survive a power cut.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
@@ -243,6 +249,8 @@ pub struct Store {
     since_snapshot: std::collections::HashMap<TableId, usize>,
     /// [`SNAPSHOT_EVERY`], or another count for tests and benches.
     snapshot_every: usize,
+    /// The ids in `seen_messages`, for [`Store::seen`] to skip the query for new ones.
+    seen: seen::Seen,
 }
 
 impl Store {
@@ -283,6 +291,7 @@ impl Store {
         };
         connection.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
         connection.pragma_update(None, "foreign_keys", true).map_err(fail)?;
+        connection.pragma_update(None, "cache_size", -PAGE_CACHE_KIB).map_err(fail)?;
         // Take the write lock once now, so a database held by another process is reported
         // at start-up rather than at the first move.
         connection.execute_batch("BEGIN IMMEDIATE; COMMIT;").map_err(fail)?;
@@ -295,7 +304,8 @@ impl Store {
         })?;
         // SQLite made the -wal and -shm files with the database's mode; check them too.
         files::tighten_companions(&path);
-        Ok(Store { connection, path, since_snapshot: Default::default(), snapshot_every: SNAPSHOT_EVERY })
+        let seen = seen::Seen::load(&connection).map_err(|e| classify(&path, e))?;
+        Ok(Store { connection, path, seen, since_snapshot: Default::default(), snapshot_every: SNAPSHOT_EVERY })
     }
 
     /// Writes a table's snapshot once `every` of its entries were committed since the last
@@ -311,6 +321,9 @@ impl Store {
 
     /// True when this message was already handled (a network redelivered it).
     pub fn seen(&self, key: &MessageKey) -> Result<bool, StoreError> {
+        if !self.seen.may_hold(key.network.as_str(), &key.id) {
+            return Ok(false);
+        }
         self.connection
             .prepare_cached("SELECT 1 FROM seen_messages WHERE network = ?1 AND message_id = ?2")
             .and_then(|mut seen| seen.query_row(params![key.network.as_str(), key.id], |_| Ok(())).optional())
@@ -359,6 +372,8 @@ impl Store {
                 }
                 if let Some(key) = &step.message {
                     seen.execute(params![key.network.as_str(), key.id]).map_err(fail)?;
+                    // Before the commit: if it fails, the filter only holds an id too many.
+                    self.seen.insert(key.network.as_str(), &key.id);
                 }
                 for record in &step.records {
                     let row = JournalRow::of(&record.entry);

@@ -125,6 +125,7 @@ fn a_message_id_is_remembered_across_restarts() {
     let mut store = open(&path).expect("opens");
     assert!(!store.seen(&key).expect("seen"));
     store.commit(&router(), vec![Step { message: Some(key.clone()), ..Step::default() }]).expect("commit");
+    assert!(store.seen(&key).expect("seen"), "seen as soon as committed");
     drop(store);
     let store = open(&path).expect("reopens");
     assert!(store.seen(&key).expect("seen"));

@@ -92,7 +92,7 @@ pub fn announcements(events: &[Event], language: Language) -> Vec<Announcement> 
             Some(last) if last.to == told.to => {
                 let first = std::mem::take(&mut last.text);
                 let args = Args::new().rich("first", first).rich("rest", text);
-                last.text = crate::locale::rich(language, "common-sentences", &args);
+                last.text = crate::locale::say(language, "common-sentences", args);
             }
             _ => out.push(Announcement::to(told.to.clone(), text)),
         }

@@ -2,6 +2,8 @@
 //! symbols), tokens, pools, the track, seals, lists and waits. Every sentence of
 //! [`super`] is built from these and the catalogue (`locales/*/duel.ftl`).
 
+use std::borrow::Cow;
+
 use super::super::element::Element;
 use super::super::news::DuelView;
 use super::super::spell::Seal;
@@ -14,12 +16,12 @@ use crate::text::{RichText, Segment, Style};
 
 /// The catalogue's message `id` as rich text.
 pub(super) fn say(language: Language, id: &str, args: Args) -> RichText {
-    locale::rich(language, id, &args)
+    locale::say(language, id, args)
 }
 
 /// The catalogue's message `id` as plain text.
-pub(super) fn word(language: Language, id: &str) -> String {
-    locale::text(language, id, &Args::new())
+pub(super) fn word(language: Language, id: &str) -> Cow<'static, str> {
+    locale::word(language, id)
 }
 
 /// `text` with its plain runs in bold (names and other segments as they are).
@@ -40,7 +42,7 @@ fn restyle(text: RichText, to: Style) -> RichText {
 }
 
 /// An element's name: Water, 水.
-pub(super) fn element_name(language: Language, e: Element) -> String {
+pub(super) fn element_name(language: Language, e: Element) -> Cow<'static, str> {
     let id = match e {
         Element::Water => "duel-element-water",
         Element::Fire => "duel-element-fire",
@@ -53,7 +55,7 @@ pub(super) fn element_name(language: Language, e: Element) -> String {
 }
 
 /// A pre-conditioning's name: Power Surge, 魔力迸发.
-pub(super) fn preconditioning_name(language: Language, p: Preconditioning) -> String {
+pub(super) fn preconditioning_name(language: Language, p: Preconditioning) -> Cow<'static, str> {
     let id = match p {
         Preconditioning::Surge => "duel-token-surge",
         Preconditioning::Focus => "duel-token-focus",
@@ -65,7 +67,11 @@ pub(super) fn preconditioning_name(language: Language, p: Preconditioning) -> St
 
 /// An element with its symbol, in its colour: `🔥Fire`.
 pub(super) fn element(language: Language, text: RichText, e: Element) -> RichText {
-    text.coloured(format!("{}{}", e.symbol(), element_name(language, e)), e.hue())
+    let name = element_name(language, e);
+    let mut word = String::with_capacity(e.symbol().len() + name.len());
+    word.push_str(e.symbol());
+    word.push_str(&name);
+    text.coloured(word, e.hue())
 }
 
 fn token(language: Language, text: RichText, t: Token) -> RichText {

@@ -2,6 +2,8 @@
 //! coins, player lists, standings, Tornado's draws, the strength matrix and when a phase
 //! ends. Every sentence of [`super`] is built from these and `locales/*/thaum.ftl`.
 
+use std::borrow::Cow;
+
 use super::super::spells::TornadoRoll;
 use super::super::state::{CoinChange, STRENGTH, Standing, Thaum};
 use crate::ids::PlayerId;
@@ -12,7 +14,7 @@ use crate::time::Timestamp;
 
 /// The catalogue's message `id` as rich text.
 pub(super) fn say(language: Language, id: &str, args: Args) -> RichText {
-    locale::rich(language, id, &args)
+    locale::say(language, id, args)
 }
 
 /// The colour of a Thaum's name.
@@ -26,14 +28,14 @@ pub fn hue(thaum: Thaum) -> Hue {
 }
 
 /// A Thaum's name: Fire, 火.
-pub(super) fn thaum_name(language: Language, thaum: Thaum) -> String {
+pub(super) fn thaum_name(language: Language, thaum: Thaum) -> Cow<'static, str> {
     let id = match thaum {
         Thaum::Fire => "thaum-fire",
         Thaum::Water => "thaum-water",
         Thaum::Earth => "thaum-earth",
         Thaum::Air => "thaum-air",
     };
-    locale::text(language, id, &Args::new())
+    locale::word(language, id)
 }
 
 /// A Thaum's name in its colour.
