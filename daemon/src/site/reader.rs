@@ -3,8 +3,11 @@
 //! A snapshot is read without its history rows (a Thaum table's accepted actions, which
 //! the site takes from the journal instead). A table whose snapshot is behind its journal
 //! (snapshots are written every few entries) is shown as it is now: the journal rows after
-//! its snapshot are replayed onto it (`store::current`).
+//! its snapshot are replayed onto it (`store::current`), once per new journal row — the
+//! result is kept until the table moves again, so watchers and page views do not repeat
+//! the replay.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -18,6 +21,10 @@ use crate::journal::{Entry, TableId};
 
 /// How many rows of each kind the index looks at.
 pub const LISTED: usize = 200;
+
+/// How many brought-up-to-date tables are kept at most (the whole set is dropped beyond:
+/// a table is then replayed again at its next view).
+const CAUGHT_UP_KEPT: usize = 4096;
 
 /// One stored table.
 #[derive(Clone, Debug)]
@@ -49,6 +56,9 @@ pub struct Reader {
     path: PathBuf,
     /// The games, to replay a table's journal rows after its snapshot.
     registry: Registry,
+    /// Tables behind their journal as last brought up to date: the journal row they were
+    /// replayed up to, and their snapshot then.
+    caught_up: Mutex<HashMap<TableId, (i64, Value)>>,
 }
 
 impl Reader {
@@ -61,7 +71,12 @@ impl Reader {
         )
         .map_err(fail)?;
         connection.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
-        Ok(Reader { connection: Mutex::new(connection), path: path.to_owned(), registry })
+        Ok(Reader {
+            connection: Mutex::new(connection),
+            path: path.to_owned(),
+            registry,
+            caught_up: Mutex::default(),
+        })
     }
 
     fn fail(&self, source: rusqlite::Error) -> SiteError {
@@ -102,7 +117,15 @@ impl Reader {
     fn current(&self, row: RawRow) -> Result<TableRow, SiteError> {
         let mut table = table_row(row)?;
         let connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
-        if !crate::store::current::is_behind(&connection, table.id).map_err(|e| self.fail(e))? {
+        let mut caught_up = self.caught_up.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(head) = crate::store::current::behind(&connection, table.id).map_err(|e| self.fail(e))? else {
+            caught_up.remove(&table.id);
+            return Ok(table);
+        };
+        if let Some((upto, snapshot)) = caught_up.get(&table.id)
+            && *upto == head
+        {
+            table.snapshot = snapshot.clone();
             return Ok(table);
         }
         let now = crate::store::current::table(&connection, &self.registry, table.id)
@@ -112,6 +135,10 @@ impl Reader {
         if let (true, Some(state)) = (kept_apart, now.get_mut("state").and_then(Value::as_object_mut)) {
             state.remove("history");
         }
+        if caught_up.len() >= CAUGHT_UP_KEPT {
+            caught_up.clear();
+        }
+        caught_up.insert(table.id, (head, now.clone()));
         table.snapshot = now;
         Ok(table)
     }

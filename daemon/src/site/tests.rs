@@ -292,21 +292,45 @@ async fn a_commit_reaches_an_open_stream_as_an_update() {
     // The console commits to the same database, as the engine does; the engine says so.
     let mut engine = engine_over(&db);
     engine.notify_changes(changes.clone());
-    let alice = spellbridge_core::Inbound {
-        private: true,
-        ..spellbridge_core::Inbound::new(
-            NetworkId::new(crate::console::CONSOLE_NETWORK),
-            RoomId::new(crate::console::CONSOLE_ROOM),
-            spellbridge_core::PlayerId::new("alice"),
-            "!cast surge fire end",
-        )
-    };
-    engine.handle_batch(&[alice], spellbridge_core::Timestamp::CONSOLE_EPOCH, Vec::new()).expect("handled");
+    commit_move(&mut engine, "alice", "!cast surge fire end");
     let next = update(&mut stream).await;
     assert_eq!(next["sequence"].as_u64(), first["sequence"].as_u64().map(|s| s + 1), "{next}");
     assert_eq!(next["state"]["round"]["casters"]["alice"]["acted"], true);
     shutdown.cancel();
     follower.await.expect("the follower stops");
+}
+
+/// A move committed as `player`, in private (as the console's players speak).
+fn commit_move(engine: &mut crate::engine::Engine, player: &str, text: &str) {
+    let inbound = spellbridge_core::Inbound {
+        private: true,
+        ..spellbridge_core::Inbound::new(
+            NetworkId::new(crate::console::CONSOLE_NETWORK),
+            RoomId::new(crate::console::CONSOLE_ROOM),
+            spellbridge_core::PlayerId::new(player),
+            text,
+        )
+    };
+    engine.handle_batch(&[inbound], spellbridge_core::Timestamp::CONSOLE_EPOCH, Vec::new()).expect("handled");
+}
+
+/// Snapshots are written every few entries (issue 16): the site shows a table behind its
+/// journal as it is now, and a move after a view it kept is shown at the next view.
+#[test]
+fn a_table_behind_its_journal_is_shown_as_it_is_after_each_move() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), DUEL_START);
+    let site = site(&db, Hidden::default(), 4);
+    let shown = || site.reader().table(0).expect("reads").expect("table 0").snapshot;
+    let mut engine = engine_over(&db);
+    let now = |engine: &crate::engine::Engine| engine.router().table_snapshot(0).expect("table 0");
+    assert_eq!(shown(), now(&engine), "the stored snapshot is current");
+    commit_move(&mut engine, "alice", "!cast surge fire end");
+    assert_eq!(shown(), now(&engine), "the move after the snapshot is replayed");
+    assert_eq!(shown()["state"]["round"]["casters"]["alice"]["acted"], true);
+    assert_eq!(shown(), now(&engine), "and read again the same");
+    commit_move(&mut engine, "bob", "!cast surge water end");
+    assert_eq!(shown(), now(&engine), "a later move is not hidden by the kept view");
 }
 
 fn engine_over(db: &Path) -> crate::engine::Engine {

@@ -39,16 +39,15 @@ pub fn table(connection: &Connection, registry: &Registry, table: TableId) -> Re
     Ok(router.table_snapshot(table))
 }
 
-/// True when table `table` has journal rows after its snapshot's point.
-pub fn is_behind(connection: &Connection, table: TableId) -> rusqlite::Result<bool> {
+/// The id of table `table`'s last journal row when it has rows after its snapshot's point
+/// (`None`: its snapshot is current).
+pub fn behind(connection: &Connection, table: TableId) -> rusqlite::Result<Option<i64>> {
     connection
         .prepare_cached(
-            "SELECT 1 FROM tables JOIN journal ON journal.table_id = tables.id AND journal.id > tables.journal_upto
-             WHERE tables.id = ?1 LIMIT 1",
+            "SELECT MAX(journal.id) FROM tables JOIN journal ON journal.table_id = tables.id
+             WHERE tables.id = ?1 AND journal.id > tables.journal_upto",
         )?
-        .query_row([sql_u64(table)], |_| Ok(()))
-        .optional()
-        .map(|found| found.is_some())
+        .query_row([sql_u64(table)], |row| row.get(0))
 }
 
 /// The table's journal rows after `upto` (a row id): id and entry text.
