@@ -27,7 +27,8 @@ fn coins(state: &Value, player: &str) -> u64 {
     state["tables"][0]["state"]["players"][player]["coins"].as_u64().unwrap_or(0)
 }
 
-const SPLIT_GAME: &str = "\
+const SPLIT_GAME: &str = concat!(
+    "\
 alice: !new thaum
 bob: !join
 alice: !gather 1 fire
@@ -39,13 +40,9 @@ alice: !bend 1 bob
 bob: !blood 3 water
 alice: !tornado 1 bob
 alice: !stop
-carol: !duel dave
-dave: !accept
-carol (dm): !cast surge fire wind end
-dave (dm): !cast focus water thunder end
-#clock +10m
-carol (dm): !cast counter
-";
+",
+    include_str!("fixtures/duel_mid_round.txt")
+);
 
 #[test]
 fn a_game_split_over_two_console_runs_ends_as_one_run_does() {

@@ -118,7 +118,8 @@ impl Reader {
         let mut table = table_row(row)?;
         let connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
         let mut caught_up = self.caught_up.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(head) = crate::store::current::behind(&connection, table.id).map_err(|e| self.fail(e))? else {
+        let Some(head) = crate::store::current::behind(&connection, table.id).map_err(|e| self.fail(e))?
+        else {
             caught_up.remove(&table.id);
             return Ok(table);
         };

@@ -305,7 +305,13 @@ impl Store {
         // SQLite made the -wal and -shm files with the database's mode; check them too.
         files::tighten_companions(&path);
         let seen = seen::Seen::load(&connection).map_err(|e| classify(&path, e))?;
-        Ok(Store { connection, path, seen, since_snapshot: Default::default(), snapshot_every: SNAPSHOT_EVERY })
+        Ok(Store {
+            connection,
+            path,
+            seen,
+            since_snapshot: Default::default(),
+            snapshot_every: SNAPSHOT_EVERY,
+        })
     }
 
     /// Writes a table's snapshot once `every` of its entries were committed since the last

@@ -29,17 +29,14 @@ alice: !bend 1 bob
 
 /// A Thaum table that ends, then a Duel left mid-round: after a round with dice, carol's
 /// hidden cast is in, dave's is not.
-const DUEL: &str = "\
+const DUEL: &str = concat!(
+    "\
 alice: !new thaum
 alice: !coins alice +3
 alice: !stop
-carol: !duel dave
-dave: !accept
-carol (dm): !cast surge fire wind end
-dave (dm): !cast focus water thunder end
-#clock +10m
-carol (dm): !cast counter
-";
+",
+    include_str!("../../tests/fixtures/duel_mid_round.txt")
+);
 
 /// Plays `script` on a console over `db`, then drops it without a clean shutdown (as a
 /// kill -9 would): the committed journal is all there is.
