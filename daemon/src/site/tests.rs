@@ -315,9 +315,10 @@ fn commit_move(engine: &mut crate::engine::Engine, player: &str, text: &str) {
 }
 
 /// Snapshots are written every few entries (issue 16): the site shows a table behind its
-/// journal as it is now, and a move after a view it kept is shown at the next view.
-#[test]
-fn a_table_behind_its_journal_is_shown_as_it_is_after_each_move() {
+/// journal as it is now, and a move after a view it kept is shown at the next view; a
+/// spell queued in the rows it replays stays hidden.
+#[tokio::test]
+async fn a_table_behind_its_journal_is_shown_as_it_is_after_each_move() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = played(dir.path(), DUEL_START);
     let site = site(&db, Hidden::default(), 4);
@@ -329,6 +330,11 @@ fn a_table_behind_its_journal_is_shown_as_it_is_after_each_move() {
     assert_eq!(shown(), now(&engine), "the move after the snapshot is replayed");
     assert_eq!(shown()["state"]["round"]["casters"]["alice"]["acted"], true);
     assert_eq!(shown(), now(&engine), "and read again the same");
+    let html = page(&site, "/tables/0").await;
+    for secret in ["Power Surge", "Your spell", "Queued", "\"queue\"", "fire\",\"end"] {
+        assert!(!html.contains(secret), "{secret:?} shown before the reveal:\n{html}");
+    }
+    assert!(html.contains("has cast"), "{html}");
     commit_move(&mut engine, "bob", "!cast surge water end");
     assert_eq!(shown(), now(&engine), "a later move is not hidden by the kept view");
 }
