@@ -28,13 +28,8 @@ fn coins(state: &Value, player: &str) -> u64 {
 }
 
 const SPLIT_GAME: &str = concat!(
+    include_str!("fixtures/thaum_in_play.txt"),
     "\
-alice: !new thaum
-bob: !join
-alice: !gather 1 fire
-#clock +3d
-bob: !gather 2 water
-alice: !bend 1 bob
 ---
 #clock +2d
 bob: !blood 3 water

@@ -18,14 +18,7 @@ fn temp_db() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// A Thaum table in play.
-const THAUM: &str = "\
-alice: !new thaum
-bob: !join
-alice: !gather 1 fire
-#clock +3d
-bob: !gather 2 water
-alice: !bend 1 bob
-";
+const THAUM: &str = include_str!("../../tests/fixtures/thaum_in_play.txt");
 
 /// A Thaum table that ends, then a Duel left mid-round: after a round with dice, carol's
 /// hidden cast is in, dave's is not.
