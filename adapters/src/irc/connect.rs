@@ -1,18 +1,18 @@
 //! Opening the connection to an IRC server: TCP with Nagle's algorithm off (the bot
 //! writes short lines that must leave at once: with it on, every exchange waited for the
 //! server's delayed ACK, 35 ms at p99, issue 16), TLS through rustls over it when the
-//! network asks for TLS, and the `irc` crate's codec on top, which reads and writes
-//! whole messages (invalid UTF-8 decoded with replacement).
+//! network asks for TLS, and the line codec on top ([`super::codec`]), which reads and
+//! writes whole messages.
 
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use irc::proto::IrcCodec;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_util::codec::Framed;
 
+use super::codec::LineCodec;
 use super::tls::{self, TlsError};
 
 /// The byte stream under the codec: plain TCP or TLS over it.
@@ -20,7 +20,7 @@ pub trait Stream: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
 
 /// An open connection, read and written as IRC messages.
-pub type Wire = Framed<Box<dyn Stream>, IrcCodec>;
+pub type Wire = Framed<Box<dyn Stream>, LineCodec>;
 
 /// How long the TCP connect and the TLS handshake may take together.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -92,13 +92,7 @@ pub async fn open(
                 Box::new(tls)
             }
         };
-        // "utf-8" is a label the codec always knows.
-        let codec = IrcCodec::new("utf-8").map_err(|e| ConnectError::Tcp {
-            server: server.to_owned(),
-            port,
-            source: io::Error::other(e.to_string()),
-        })?;
-        Ok(Framed::new(stream, codec))
+        Ok(Framed::new(stream, LineCodec::default()))
     })
     .await
     .map_err(|_| timeout())?

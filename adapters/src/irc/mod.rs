@@ -9,6 +9,7 @@
 
 pub mod accounts;
 pub mod cap;
+pub mod codec;
 pub mod config;
 pub mod connect;
 pub mod ctcp;
