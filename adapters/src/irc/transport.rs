@@ -524,9 +524,16 @@ impl Supervisor {
         mut stream: futures_util::stream::SplitStream<connect::Wire>,
         mut writing: tokio::task::JoinHandle<Result<(), irc::proto::error::ProtocolError>>,
     ) -> Result<(), Ended> {
+        // The check's timer moves only earlier before it runs, and after: it may run early
+        // (then it does nothing), never late, and each message read costs no timer.
+        let check = tokio::time::sleep_until(session.next_check());
+        tokio::pin!(check);
         loop {
             let next_send = session.next_send_at();
             let wake = session.next_check();
+            if wake < check.deadline() {
+                check.as_mut().reset(wake);
+            }
             tokio::select! {
                 () = self.shutdown.cancelled() => {
                     session.sender.send(Command::QUIT(Some("spellbridge is shutting down".to_owned())));
@@ -562,7 +569,10 @@ impl Supervisor {
                     Membership::Join(_) | Membership::Part(_) => {}
                 },
                 () = sleep_until(next_send), if next_send.is_some() => session.send_due(),
-                () = tokio::time::sleep_until(wake) => session.check()?,
+                () = &mut check => {
+                    session.check()?;
+                    check.as_mut().reset(session.next_check());
+                }
             }
         }
     }
