@@ -20,6 +20,7 @@
 //! [`Learned`]: the network's id of a relayed line (a Matrix event id: replies and
 //! reactions to it then name its speaker), and a private chat opened for a player.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -138,12 +139,13 @@ fn same_speaker(one: &Message, other: &Message) -> bool {
 }
 
 /// One message saying every line of the batch, in order. `by_speaker` (the batch is one
-/// speaker's): the lines without their heads, the speaker's head then empty.
-pub fn merged(batch: &[Queued], by_speaker: bool) -> Message {
+/// speaker's): the lines without their heads, the speaker's head then empty. A batch of
+/// one (every game message) is its message, borrowed.
+pub fn merged(batch: &[Queued], by_speaker: bool) -> Cow<'_, Message> {
     let mut lines = batch.iter().map(|q| &q.outbound.message);
-    let Some(first) = lines.next() else { return Message::default() };
+    let Some(first) = lines.next() else { return Cow::Owned(Message::default()) };
     if batch.len() == 1 {
-        return first.clone();
+        return Cow::Borrowed(first);
     }
     let mut message = first.clone();
     let text = |line: &Message| if by_speaker { line.said() } else { line.text.clone() };
@@ -154,7 +156,7 @@ pub fn merged(batch: &[Queued], by_speaker: bool) -> Message {
     if by_speaker && let Some(speaker) = &mut message.speaker {
         speaker.head = 0;
     }
-    message
+    Cow::Owned(message)
 }
 
 /// Sends one network's messages (see the module doc) until its queue is closed and empty,

@@ -229,13 +229,13 @@ impl Directory {
         identity: &PlayerId,
         name: &str,
     ) -> bool {
-        let home = (network.clone(), identity.clone());
+        let moved = self.homes.get(player).is_none_or(|(n, id)| n != network || id != identity);
         let renamed = self.home_names.get(player).is_none_or(|known| known != name);
-        if self.homes.get(player) == Some(&home) && !renamed {
+        if !moved && !renamed {
             return false;
         }
         self.saw(network, identity, name);
-        self.homes.insert(player.clone(), home);
+        self.homes.insert(player.clone(), (network.clone(), identity.clone()));
         self.home_names.insert(player.clone(), name.to_owned());
         true
     }
@@ -281,6 +281,14 @@ impl Directory {
         let (network, local) = player.as_str().split_once(':')?;
         let identity = (NetworkId::new(network), PlayerId::new(local));
         (self.own_player(&identity.0, &identity.1) == *player).then_some(identity)
+    }
+
+    /// True when `player` is their own identity on `network` (shown there as written).
+    pub fn is_identity_on(&self, player: &PlayerId, network: &NetworkId) -> bool {
+        match self.homes.get(player) {
+            Some((home_network, identity)) if home_network == network => identity == player,
+            _ => self.identity_on(player, network).as_ref() == Some(player),
+        }
     }
 
     /// `player`'s identity on `network`, if they have one there.

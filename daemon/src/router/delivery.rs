@@ -165,14 +165,14 @@ impl Router {
     /// known by is shown as the player id (`oftc:dave`), so two networks' `dave` at one
     /// bridged table can be told apart.
     pub(super) fn localize(&self, network: &NetworkId, text: RichText) -> RichText {
-        let needs_work = text.segments().iter().any(|segment| match segment {
+        let shown_as_written = |segment: &Segment| match segment {
             Segment::Mention(player) | Segment::Name(player) => {
-                self.directory.identity_on(player, network).as_ref() != Some(player)
+                self.directory.is_identity_on(player, network)
             }
-            Segment::Text { text, .. } => text.contains(':'),
-            _ => false,
-        });
-        if !needs_work {
+            Segment::Text { text, .. } => self.scoped_ids(text).next().is_none(),
+            _ => true,
+        };
+        if text.segments().iter().all(shown_as_written) {
             return text;
         }
         text.into_segments().into_iter().fold(RichText::new(), |out, segment| match segment {
@@ -196,38 +196,44 @@ impl Router {
     /// into a sentence) shown as the player is shown on `network`; `None` when there is
     /// none.
     fn localize_ids(&self, network: &NetworkId, text: &str) -> Option<String> {
-        // A player id has a colon (`network:name`): text without one has none.
-        if !text.contains(':') {
-            return None;
+        let mut ids = self.scoped_ids(text).peekable();
+        ids.peek()?;
+        let mut out = String::with_capacity(text.len());
+        let mut copied = 0;
+        for (start, id) in ids {
+            out.push_str(&text[copied..start]);
+            let player = PlayerId::new(id);
+            match self.directory.identity_on(&player, network) {
+                Some(identity) => out.push_str(identity.as_str()),
+                None => out.push_str(&self.shown_elsewhere(&player)),
+            }
+            copied = start + id.len();
         }
+        out.push_str(&text[copied..]);
+        Some(out)
+    }
+
+    /// The player ids in `text` (words of nick characters that name a player with their
+    /// network, a trailing colon not counted), each with where it starts.
+    fn scoped_ids<'t>(&'t self, text: &'t str) -> impl Iterator<Item = (usize, &'t str)> + 't {
         let in_id = |c: char| {
             c.is_alphanumeric()
                 || matches!(c, '[' | ']' | '\\' | '`' | '_' | '^' | '{' | '|' | '}' | '-' | ':')
         };
-        let mut out = String::with_capacity(text.len());
-        let mut changed = false;
-        let mut rest = text;
-        while let Some(start) = rest.find(in_id) {
-            out.push_str(&rest[..start]);
-            let word = &rest[start..];
-            let end = word.find(|c: char| !in_id(c)).unwrap_or(word.len());
-            let (word, after) = word.split_at(end);
-            let id = word.trim_end_matches(':');
-            if self.directory.is_scoped_id(id) {
-                let player = PlayerId::new(id);
-                match self.directory.identity_on(&player, network) {
-                    Some(identity) => out.push_str(identity.as_str()),
-                    None => out.push_str(&self.shown_elsewhere(&player)),
+        // A player id has a colon (`network:name`): text without one has none.
+        let mut at = if text.contains(':') { 0 } else { text.len() };
+        std::iter::from_fn(move || {
+            loop {
+                let start = at + text[at..].find(in_id)?;
+                let word = &text[start..];
+                let end = word.find(|c: char| !in_id(c)).unwrap_or(word.len());
+                at = start + end;
+                let id = word[..end].trim_end_matches(':');
+                if self.directory.is_scoped_id(id) {
+                    return Some((start, id));
                 }
-                out.push_str(&word[id.len()..]);
-                changed = true;
-            } else {
-                out.push_str(word);
             }
-            rest = after;
-        }
-        out.push_str(rest);
-        changed.then_some(out)
+        })
     }
 
     /// How a player is written on a network where they have no identity: their name,
