@@ -88,12 +88,12 @@ mod tests {
     use super::*;
 
     fn decode_all(codec: &mut LineCodec, src: &mut BytesMut) -> Vec<Message> {
-        std::iter::from_fn(|| codec.decode(src).unwrap()).collect()
+        std::iter::from_fn(|| codec.decode(src).expect("a line the parser takes")).collect()
     }
 
     fn encoded(message: Message) -> BytesMut {
         let mut out = BytesMut::new();
-        LineCodec::default().encode(message, &mut out).unwrap();
+        LineCodec::default().encode(message, &mut out).expect("a message is always written");
         out
     }
 
@@ -152,7 +152,8 @@ mod tests {
         ];
         for message in messages {
             let mut theirs = BytesMut::new();
-            IrcCodec::new("utf-8").unwrap().encode(message.clone(), &mut theirs).unwrap();
+            let mut codec = IrcCodec::new("utf-8").expect("a label the crate knows");
+            codec.encode(message.clone(), &mut theirs).expect("the crate's codec writes it");
             assert_eq!(encoded(message), theirs);
         }
     }
