@@ -1,6 +1,6 @@
 //! The IRC wire format: one message per line. Lines are read as UTF-8, invalid bytes
-//! replaced, and a line longer than [`MAX_LINE`] is dropped whole rather than buffered
-//! without end; a message is written straight into the connection's buffer and ends at
+//! replaced; an empty line is skipped, and a line longer than [`MAX_LINE`] is dropped
+//! whole rather than buffered without end; a message is written straight into the connection's buffer and ends at
 //! its first line break, as the `irc` crate's own codec ends it (text never carries a
 //! second command onto the wire).
 
@@ -49,6 +49,9 @@ impl Decoder for LineCodec {
                 self.drop_overlong();
                 self.discarding = false;
                 continue;
+            }
+            if line.iter().all(|&byte| byte == b'\r' || byte == b'\n') {
+                continue; // an empty line is ignored (RFC 1459, 2.3.1)
             }
             return String::from_utf8_lossy(&line).parse::<Message>().map(Some);
         }
@@ -108,6 +111,15 @@ mod tests {
         assert_eq!(read[0].command, Command::PRIVMSG("#t".into(), "!status".into()));
         assert_eq!(read[1].command, Command::PING("x".into(), None));
         assert_eq!(&src[..], b":bob!b@h NOTICE me :hi");
+    }
+
+    #[test]
+    fn empty_lines_are_skipped() {
+        let mut codec = LineCodec::default();
+        let mut src = BytesMut::from(&b"\r\n\nPING :x\r\n\r\n"[..]);
+        let read = decode_all(&mut codec, &mut src);
+        assert_eq!(read.iter().map(|m| &m.command).collect::<Vec<_>>(), [&Command::PING("x".into(), None)]);
+        assert!(src.is_empty());
     }
 
     #[test]
