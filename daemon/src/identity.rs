@@ -653,4 +653,29 @@ mod tests {
         directory.link(&matrix(), &PlayerId::new("@bob:hs"), &PlayerId::new("irc:bob"));
         assert_eq!(directory.resolve("bob"), Ok(Some(PlayerId::new("irc:bob"))));
     }
+
+    #[test]
+    fn is_identity_on_says_what_identity_on_says_without_a_copy() {
+        let mut directory = Directory::default();
+        let carol = PlayerId::new("@carol:hs");
+        let bob = PlayerId::new("irc:bob");
+        directory.saw(&matrix(), &carol, "Carol");
+        directory.set_home(&bob, &irc(), &PlayerId::new("bob"), "bob");
+        // Carol plays from IRC too, and her private messages now go there.
+        directory.link(&irc(), &PlayerId::new("carol"), &carol);
+        directory.set_home(&carol, &irc(), &PlayerId::new("carol"), "carol");
+        for player in [&carol, &bob] {
+            for network in [irc(), matrix()] {
+                let shown = directory.identity_on(player, &network);
+                assert_eq!(
+                    directory.is_identity_on(player, &network),
+                    shown.as_ref() == Some(player),
+                    "{player} on {network}"
+                );
+            }
+        }
+        assert!(directory.is_identity_on(&carol, &matrix()));
+        assert!(!directory.is_identity_on(&carol, &irc()), "on IRC she is `carol`");
+        assert!(!directory.is_identity_on(&bob, &irc()), "on IRC he is `bob`, not `irc:bob`");
+    }
 }
