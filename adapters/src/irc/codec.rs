@@ -1,8 +1,8 @@
 //! The IRC wire format: one message per line. Lines are read as UTF-8, invalid bytes
 //! replaced; an empty line is skipped, and a line longer than [`MAX_LINE`] is dropped
-//! whole rather than buffered without end; a message is written straight into the connection's buffer and ends at
-//! its first line break, as the `irc` crate's own codec ends it (text never carries a
-//! second command onto the wire).
+//! whole rather than buffered without end. A message is written straight into the
+//! connection's buffer and ends at its first line break, as the `irc` crate's own codec
+//! ends it (text never carries a second command onto the wire).
 
 use std::fmt::Write as _;
 
@@ -32,7 +32,10 @@ impl Decoder for LineCodec {
         loop {
             let Some(offset) = src[self.searched..].iter().position(|&byte| byte == b'\n') else {
                 if src.len() > MAX_LINE {
-                    self.drop_overlong();
+                    if !self.discarding {
+                        warn_overlong();
+                    }
+                    self.discarding = true;
                     src.clear();
                     self.searched = 0;
                 } else {
@@ -46,8 +49,7 @@ impl Decoder for LineCodec {
                 continue; // the end of a line dropped earlier
             }
             if line.len() > MAX_LINE {
-                self.drop_overlong();
-                self.discarding = false;
+                warn_overlong();
                 continue;
             }
             if line.iter().all(|&byte| byte == b'\r' || byte == b'\n') {
@@ -58,14 +60,9 @@ impl Decoder for LineCodec {
     }
 }
 
-impl LineCodec {
-    /// Notes a line too long to read; its bytes up to the next line break are dropped.
-    fn drop_overlong(&mut self) {
-        if !self.discarding {
-            tracing::warn!(limit = MAX_LINE, "the server sent a line longer than the limit; it is dropped");
-        }
-        self.discarding = true;
-    }
+/// Logs a line dropped for its length (once per line).
+fn warn_overlong() {
+    tracing::warn!(limit = MAX_LINE, "the server sent a line longer than the limit; it is dropped");
 }
 
 impl Encoder<Message> for LineCodec {
