@@ -324,6 +324,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     // appservice's ghosts), in the rooms of the bridges as they are now.
     let (bridges_tx, bridges_rx) = tokio::sync::watch::channel(options.bridges.clone());
     crate::mirror::start(&transports, bridges_rx, &tasks, &transports_stop);
+    let commits = store.commits();
     let mut engine = Engine::new(router, Some(store), registry_of(&settings), options.clone());
     if site.is_some() {
         engine.notify_changes(changes.clone());
@@ -449,6 +450,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 post_boards(&mut engine, &painter);
             }
         }
+        metrics.store_commits(commits.counted());
     }
 
     tracing::info!("shutting down: sending what is queued");

@@ -11,6 +11,7 @@ mod board_pictures;
 mod bridge;
 mod connect;
 mod dice;
+mod durability;
 mod irc;
 mod irc_login;
 mod irc_security;

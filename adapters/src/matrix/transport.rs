@@ -56,6 +56,7 @@ use super::appservice::haunt::Haunt;
 use super::appservice::server::{self, Api};
 use super::appservice::txns::{InMemory, SeenTransactions};
 use super::format;
+use super::handed::Handed;
 use super::invite::InviteAllow;
 use super::options::MatrixOptions;
 use super::picture::{self, Pictures};
@@ -93,6 +94,8 @@ pub(super) struct Shared {
     pub(super) sends: Sends,
     /// What is known of rooms and their members until their state changes.
     pub(super) facts: RoomFacts,
+    /// The events lately handed to the daemon (by a sync or a transaction).
+    pub(super) handed: Handed,
     /// The last board picture of each table in each room (see `picture`).
     pub(super) pictures: Pictures,
     /// Appservice mode: the ghosts (relayed lines sent as their speakers, IRC members
@@ -245,6 +248,7 @@ impl MatrixTransport {
             told_undecryptable: Mutex::new(HashSet::new()),
             sends: Sends::default(),
             facts: RoomFacts::default(),
+            handed: Handed::default(),
             connection,
             reconnects: AtomicU64::new(0),
             shutdown,
