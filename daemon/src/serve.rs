@@ -396,7 +396,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 if found.is_alias() && !bridged {
                     // A hidden room's alias moves only what the site hides.
                     if new {
-                        tracing::info!(network = %found.network, alias = %found.alias, room = ?found.room, "a hidden room's alias looked up");
+                        let room = found.room.as_deref().unwrap_or("no room");
+                        tracing::info!(network = %found.network, alias = %found.alias, %room, "a hidden room's alias looked up");
                     }
                     continue;
                 }
