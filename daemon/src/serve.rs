@@ -244,7 +244,20 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let changes = tokio::sync::broadcast::channel(1024).0;
     let mut site = None;
     if let Some(limits) = settings.http {
-        let listener = crate::http::bind(limits.listen).await?;
+        let listener = crate::http::bind(
+            limits.listen,
+            if limits.site {
+                "/healthz and /metrics, and the spectator site"
+            } else {
+                "/healthz and /metrics"
+            },
+        )
+        .await?;
+        if let Some(ops) = limits.ops_listen {
+            // `/healthz` and `/metrics` apart from the spectators (`[http] ops_listen`).
+            let ops_listener = crate::http::bind(ops, "/healthz and /metrics (ops_listen)").await?;
+            tasks.spawn(crate::http::serve(ops_listener, limits.ops(ops), metrics.clone(), shutdown.clone()));
+        }
         if limits.site {
             let opened = crate::site::Site::open(
                 &settings.database,

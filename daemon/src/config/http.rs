@@ -6,6 +6,9 @@
 //! (default: half of `connections`, so `/metrics` always has room), and never shows the
 //! tables of `hidden_rooms` (`"network/room"`). `public_url` is where players
 //! reach the spectator site (`!board` on IRC links to a table's page there).
+//! `ops_listen` gives `/healthz` and `/metrics` a listener of their own, with its own
+//! [`OPS_CONNECTIONS`], so spectators can never keep a health check or a scrape waiting;
+//! the public listener still answers them when it has room.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,11 +29,17 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a client may take to send a whole request head, by default.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The most connections the operations listener (`ops_listen`) serves at once, from any
+/// addresses: a health checker and a scraper or two.
+pub const OPS_CONNECTIONS: usize = 16;
+
 /// The endpoint's validated settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HttpSettings {
     /// Where it listens.
     pub listen: SocketAddr,
+    /// Where `/healthz` and `/metrics` alone are served too, apart from the site.
+    pub ops_listen: Option<SocketAddr>,
     /// The most connections served at once (from every address together).
     pub connections: usize,
     /// The most connections from one client address; more are refused with a 503.
@@ -51,12 +60,27 @@ impl HttpSettings {
     pub fn new(listen: SocketAddr) -> HttpSettings {
         HttpSettings {
             listen,
+            ops_listen: None,
             connections: DEFAULT_CONNECTIONS,
             connections_per_ip: DEFAULT_CONNECTIONS_PER_IP,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
             site: true,
             max_event_streams: DEFAULT_CONNECTIONS / 2,
+        }
+    }
+
+    /// The settings of the operations listener on `address`: no site, at most
+    /// [`OPS_CONNECTIONS`] (all from one address if need be), the same timeouts.
+    pub fn ops(&self, address: SocketAddr) -> HttpSettings {
+        HttpSettings {
+            listen: address,
+            ops_listen: None,
+            connections: OPS_CONNECTIONS,
+            connections_per_ip: OPS_CONNECTIONS,
+            site: false,
+            max_event_streams: 1,
+            ..*self
         }
     }
 }
@@ -72,7 +96,8 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
             || raw.read_timeout.is_some()
             || raw.site.is_some()
             || raw.max_event_streams.is_some()
-            || raw.hidden_rooms.is_some();
+            || raw.hidden_rooms.is_some()
+            || raw.ops_listen.is_some();
         return if set {
             Err("[http] has settings but no `listen` address; add e.g. listen = \"127.0.0.1:9180\""
                 .to_owned())
@@ -84,6 +109,19 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
         format!("[http] listen `{listen}` is not an address ({e}); write e.g. \"127.0.0.1:9180\"")
     })?;
     let mut settings = HttpSettings::new(listen);
+    if let Some(ops) = &raw.ops_listen {
+        let ops = ops.parse::<SocketAddr>().map_err(|e| {
+            format!("[http] ops_listen `{ops}` is not an address ({e}); write e.g. \"127.0.0.1:9181\"")
+        })?;
+        if ops == listen {
+            return Err(format!(
+                "[http] ops_listen is the same address as listen ({listen}); give it another port, \
+                 e.g. \"127.0.0.1:{}\", or leave it out",
+                listen.port().wrapping_add(1).max(1)
+            ));
+        }
+        settings.ops_listen = Some(ops);
+    }
     if let Some(connections) = raw.connections {
         if connections == 0 {
             return Err(format!(
@@ -226,6 +264,22 @@ mod tests {
     }
 
     #[test]
+    fn the_operations_listener_has_its_own_address_and_connections() {
+        let settings = http("listen = \"0.0.0.0:80\"\nops_listen = \"127.0.0.1:9181\"\nconnections = 10\nidle_timeout = \"2s\"")
+            .expect("valid")
+            .expect("endpoint");
+        let address: SocketAddr = "127.0.0.1:9181".parse().expect("address");
+        assert_eq!(settings.ops_listen, Some(address));
+        let ops = settings.ops(address);
+        assert_eq!(
+            (ops.listen, ops.connections, ops.connections_per_ip, ops.site),
+            (address, OPS_CONNECTIONS, OPS_CONNECTIONS, false)
+        );
+        assert_eq!(ops.idle_timeout, Duration::from_secs(2), "the same timeouts");
+        assert_eq!(http("listen = \"127.0.0.1:1\"").expect("valid").expect("endpoint").ops_listen, None);
+    }
+
+    #[test]
     fn the_public_url_is_a_web_address_kept_without_its_last_slash() {
         assert_eq!(public_url(None), Ok(None));
         assert_eq!(
@@ -265,6 +319,9 @@ mod tests {
             ("listen = \"127.0.0.1:1\"\nread_timeout = \"soon\"", "e.g. \"10s\""),
             ("idle_timeout = \"5s\"", "add e.g. listen"),
             ("hidden_rooms = []", "add e.g. listen"),
+            ("ops_listen = \"127.0.0.1:9181\"", "add e.g. listen"),
+            ("listen = \"127.0.0.1:1\"\nops_listen = \"9181\"", "e.g. \"127.0.0.1:9181\""),
+            ("listen = \"127.0.0.1:1\"\nops_listen = \"127.0.0.1:1\"", "another port, e.g. \"127.0.0.1:2\""),
             ("listen = \"127.0.0.1:1\"\nmax_event_streams = 0", "between 1 and connections (64)"),
             (
                 "listen = \"127.0.0.1:1\"\nconnections = 4\nmax_event_streams = 5",
