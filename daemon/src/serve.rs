@@ -406,22 +406,19 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 }
                 let place = (found.network.clone(), RoomId::new(found.alias.as_str()));
                 let bridged = settings.bridges.iter().any(|b| b.rooms.contains(&place));
-                if found.is_alias() && !bridged {
-                    // A hidden room's alias moves only what the site hides.
-                    if new {
-                        let room = found.room.as_deref().unwrap_or("no room");
+                if !found.is_alias() || !bridged {
+                    // A name standing for itself, or a hidden room's alias: only the site's.
+                    if found.is_alias() && new {
+                        let room = found.room.as_deref().unwrap_or_default();
                         tracing::info!(network = %found.network, alias = %found.alias, %room, "a hidden room's alias looked up");
                     }
-                    continue;
-                }
-                if !found.is_alias() {
                     continue;
                 }
                 let Found { network, alias, room } = found;
                 let room = room.unwrap_or_default();
                 let before = aliases.insert((network.clone(), alias.clone()), room.clone());
                 if before.as_ref() != Some(&room) {
-                    tracing::info!(network = %network, %alias, %room, moved_from = ?before, "a room's alias looked up");
+                    tracing::info!(network = %network, %alias, %room, moved_from = ?before, "a bridged room's alias looked up");
                     options = RouterOptions {
                         room_members: room_members.clone(),
                         forms: options.forms.clone(),
