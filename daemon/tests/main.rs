@@ -17,6 +17,7 @@ mod irc_login;
 mod irc_security;
 mod matrix;
 mod ops;
+mod ops_listener;
 mod reload;
 mod router_bridges;
 mod router_identities;

@@ -37,7 +37,11 @@
 //!   and a short Thaum across the bridge, IRC players' chat coming from their ghosts
 //!   ([`appservice`]; issue 17, item 5).
 //!
-//! One file per feature ([`chat`], [`duel`], [`language`], [`thaum`], [`restarts`], [`timeouts`],
+//! - `[http] hidden_rooms` by alias or id, in bridges listing either network first: no
+//!   table of theirs on the site, and an alias that moves takes the hiding along
+//!   ([`hidden`]; issue 29, item 2).
+//!
+//! One file per feature ([`chat`], [`duel`], [`hidden`], [`language`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
 //!
@@ -52,6 +56,7 @@ mod aliases;
 mod appservice;
 mod chat;
 mod duel;
+mod hidden;
 mod language;
 mod quiet;
 mod replies;
