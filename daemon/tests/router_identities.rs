@@ -200,6 +200,24 @@ fn a_new_player_name_must_be_readable_and_takes_the_network() {
     assert!(seen(&joined).iter().any(|l| l.contains("bob gathers 1 Mana")), "{:?}", seen(&joined));
 }
 
+/// Issue 29, item 4: a name longer than a name may be is refused, saying how long it is
+/// and what to type instead, and no player is added.
+#[test]
+fn a_new_player_name_longer_than_the_cap_is_refused_with_what_to_type() {
+    let mut router = router(Permissions::default());
+    router.handle(&on("libera", "alice", "!new thaum"), T);
+    let long = "b".repeat(65);
+    let refused = router.handle(&on("libera", "alice", &format!("!add {long}")), T);
+    let answer = seen(&refused).join(" | ");
+    assert!(answer.contains("has 65 characters, more than the 64"), "{answer}");
+    assert!(answer.contains("type one of at most 64"), "{answer}");
+    assert!(!answer.contains(&long), "the name is echoed cut short: {answer}");
+    assert_eq!(state(&router, 0)["players"].as_object().map(|p| p.len()), Some(1));
+    // 64 characters is a name.
+    router.handle(&on("libera", "alice", &format!("!add {}", "b".repeat(64))), T);
+    assert_eq!(state(&router, 0)["players"].as_object().map(|p| p.len()), Some(2), "{}", state(&router, 0));
+}
+
 fn challenge_entries(router: &mut Router) -> Vec<&'static str> {
     router
         .take_journal()
