@@ -17,6 +17,22 @@
 /// being `…`.
 pub const NAME_CHARS: usize = 64;
 
+/// `name` with the marks that keep two speakers from looking alike on a bridge (issue
+/// 29, item 3): `?` when the speaker is not logged in on a network with accounts, then
+/// `/network` when the bridge joins another network where the same name is someone
+/// else: `alice?/libera`. No IRC nick can hold `?` or `/`, so a mark is never a nick.
+pub fn marked(name: &str, guest: bool, network: Option<&str>) -> String {
+    let mut out = name.to_owned();
+    if guest {
+        out.push('?');
+    }
+    if let Some(network) = network {
+        out.push('/');
+        out.push_str(network);
+    }
+    out
+}
+
 /// `name` as it is shown anywhere: [`escaped`], then cut to [`NAME_CHARS`] characters
 /// (ending in `…`) when longer. An escape is never cut in half.
 pub fn name(name: &str) -> String {
@@ -226,6 +242,14 @@ mod tests {
         assert_eq!(name("小明\u{202E}🐉\u{200B}"), "小明\\u{202e}🐉\\u{200b}");
         assert_eq!(name("👩\u{200D}"), "👩\\u{200d}", "a joiner joining nothing");
         assert_eq!(name("\u{200D}💻"), "\\u{200d}💻");
+    }
+
+    #[test]
+    fn marks_follow_the_name_guest_first() {
+        assert_eq!(marked("alice", false, None), "alice");
+        assert_eq!(marked("alice", true, None), "alice?");
+        assert_eq!(marked("alice", false, Some("libera")), "alice/libera");
+        assert_eq!(marked("alice", true, Some("libera")), "alice?/libera");
     }
 
     #[test]

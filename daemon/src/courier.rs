@@ -336,7 +336,7 @@ mod tests {
             let mut q = queued(id, "!a", &format!("<{nick}> {text}"), true);
             let head = nick.len() + 3;
             q.outbound.message.speaker =
-                Some(Speaker { network: NetworkId::new("irc"), nick: nick.into(), head });
+                Some(Speaker { network: NetworkId::new("irc"), nick: nick.into(), head, guest: false, network_named: false });
             q
         };
         let mut waiting = Waiting::default();

@@ -14,7 +14,8 @@
 //! Inbound PRIVMSGs become [`Inbound`] messages: `text` with the formatting stripped,
 //! `rich` with it read into rich text; the player is the services account when known
 //! (the `account` tag, or [`accounts`] from extended-join, account-notify and WHOX) and
-//! then `verified`, else the bare nick (not verified: a nick can be taken by anyone);
+//! then `verified`, else the bare nick (not verified: a nick can be taken by anyone; a
+//! `guest` where the network shows accounts, so relayed lines mark it);
 //! `operator` says whether the sender is half-op or
 //! higher in the channel at that moment (from the members list the session keeps). A
 //! CTCP ACTION (`/me`) becomes [`Said::Emote`]; other CTCP requests are never delivered:
@@ -982,6 +983,7 @@ impl Session {
             operator: !private && lock(&self.shared.members).is_operator(target, nick),
             formerly,
             verified: account.is_some(),
+            guest: account.is_none() && self.registration.accounts_known(),
             ..Inbound::new(options.network.clone(), RoomId::new(room), player, text)
         };
         if inbound.send(message).await.is_err() {
