@@ -15,7 +15,7 @@
 //! `rich` with it read into rich text; the player is the services account when known
 //! (the `account` tag, or [`accounts`] from extended-join, account-notify and WHOX) and
 //! then `verified`, else the bare nick (not verified: a nick can be taken by anyone; a
-//! `guest` where the network shows accounts, so relayed lines mark it);
+//! `guest` where players are their accounts, `require_account`, so relayed lines mark it);
 //! `operator` says whether the sender is half-op or
 //! higher in the channel at that moment (from the members list the session keeps). A
 //! CTCP ACTION (`/me`) becomes [`Said::Emote`]; other CTCP requests are never delivered:
@@ -971,6 +971,9 @@ impl Session {
             );
             return self.notice(nick, note);
         }
+        // Where players are their accounts (`require_account`, on by default wherever the
+        // server shows accounts), a bare nick is a guest.
+        let guest = account.is_none() && self.require_account();
         let options = &self.shared.options;
         let private = !target.starts_with(['#', '&']);
         let room = if private { nick.to_owned() } else { target.to_owned() };
@@ -983,7 +986,7 @@ impl Session {
             operator: !private && lock(&self.shared.members).is_operator(target, nick),
             formerly,
             verified: account.is_some(),
-            guest: account.is_none() && self.registration.accounts_known(),
+            guest,
             ..Inbound::new(options.network.clone(), RoomId::new(room), player, text)
         };
         if inbound.send(message).await.is_err() {

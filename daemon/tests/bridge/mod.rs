@@ -37,6 +37,10 @@
 //!   and a short Thaum across the bridge, IRC players' chat coming from their ghosts
 //!   ([`appservice`]; issue 17, item 5).
 //!
+//! - the same nick on two bridged IRC networks is told apart (`<alice/two>`), and a Matrix
+//!   display name with a bidi override or a zero-width space is escaped in announcements
+//!   ([`names`]; issue 29).
+//!
 //! One file per feature ([`chat`], [`duel`], [`language`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
@@ -53,6 +57,7 @@ mod appservice;
 mod chat;
 mod duel;
 mod language;
+mod names;
 mod quiet;
 mod replies;
 mod restarts;
