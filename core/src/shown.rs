@@ -71,7 +71,9 @@ pub fn needs_escape(text: &str) -> bool {
 fn pieces(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     (0..chars.len())
-        .map(|i| if hides(&chars, i) { format!("\\u{{{:x}}}", u32::from(chars[i])) } else { chars[i].to_string() })
+        .map(|i| {
+            if hides(&chars, i) { format!("\\u{{{:x}}}", u32::from(chars[i])) } else { chars[i].to_string() }
+        })
         .collect()
 }
 
@@ -141,7 +143,8 @@ fn is_format(c: char) -> bool {
 fn is_filler(c: char) -> bool {
     matches!(
         c,
-        '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180D}' | '\u{180F}' | '\u{3164}' | '\u{FFA0}'
+        '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'
+            ..='\u{180D}' | '\u{180F}' | '\u{3164}' | '\u{FFA0}'
     )
 }
 
@@ -185,7 +188,10 @@ mod tests {
 
     #[test]
     fn bidi_controls_are_escaped_wherever_they_stand() {
-        for c in ['\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}'] {
+        for c in [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}',
+            '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}',
+        ] {
             let shown = name(&format!("bob{c}niw"));
             assert_eq!(shown, format!("bob\\u{{{:x}}}niw", u32::from(c)), "U+{:04X}", u32::from(c));
             assert!(is_bidi(c));
@@ -197,10 +203,37 @@ mod tests {
     fn zero_width_invisible_and_control_characters_are_escaped() {
         assert_eq!(name("carol\u{200B}"), "carol\\u{200b}");
         for c in [
-            '\u{200B}', '\u{200C}', '\u{2060}', '\u{2061}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{FEFF}',
-            '\u{00AD}', '\u{0000}', '\u{0007}', '\n', '\r', '\u{1B}', '\u{7F}', '\u{85}', '\u{9F}', '\u{180E}',
-            '\u{206A}', '\u{FFF9}', '\u{E0041}', '\u{E0001}', '\u{1D173}', '\u{0600}', '\u{034F}', '\u{3164}',
-            '\u{115F}', '\u{FFA0}', '\u{2028}', '\u{2029}', '\u{13430}',
+            '\u{200B}',
+            '\u{200C}',
+            '\u{2060}',
+            '\u{2061}',
+            '\u{2062}',
+            '\u{2063}',
+            '\u{2064}',
+            '\u{FEFF}',
+            '\u{00AD}',
+            '\u{0000}',
+            '\u{0007}',
+            '\n',
+            '\r',
+            '\u{1B}',
+            '\u{7F}',
+            '\u{85}',
+            '\u{9F}',
+            '\u{180E}',
+            '\u{206A}',
+            '\u{FFF9}',
+            '\u{E0041}',
+            '\u{E0001}',
+            '\u{1D173}',
+            '\u{0600}',
+            '\u{034F}',
+            '\u{3164}',
+            '\u{115F}',
+            '\u{FFA0}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{13430}',
         ] {
             let shown = name(&format!("a{c}b"));
             assert_eq!(shown, format!("a\\u{{{:x}}}b", u32::from(c)), "U+{:04X}", u32::from(c));

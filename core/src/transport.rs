@@ -416,7 +416,13 @@ mod tests {
     #[test]
     fn a_relayed_line_said_by_its_speaker_loses_only_its_head() {
         let text = RichText::new().text("<bob> ").bold("hi").text(" there");
-        let speaker = Speaker { network: NetworkId::new("irc"), nick: "bob".into(), head: "<bob> ".len(), guest: false, network_named: false };
+        let speaker = Speaker {
+            network: NetworkId::new("irc"),
+            nick: "bob".into(),
+            head: "<bob> ".len(),
+            guest: false,
+            network_named: false,
+        };
         let message =
             Message { text: text.clone(), chat: true, speaker: Some(speaker.clone()), ..Message::default() };
         assert_eq!(message.said(), RichText::new().bold("hi").text(" there"));

@@ -185,7 +185,10 @@ mod tests {
         let refused = readable(&"名".repeat(NAME_CHARS + 1));
         assert!(matches!(refused, Err(NameRefusal::TooLong { chars: 65, .. })), "{refused:?}");
         let said = refused.expect_err("too long").said(Language::En);
-        assert!(said.contains("has 65 characters") && said.contains("at most 64") && said.contains('…'), "{said}");
+        assert!(
+            said.contains("has 65 characters") && said.contains("at most 64") && said.contains('…'),
+            "{said}"
+        );
         let zh = readable(&"x".repeat(300)).expect_err("too long").said(Language::ZhCn);
         assert!(zh.contains("300") && zh.contains("64"), "{zh}");
     }

@@ -228,7 +228,10 @@ fn the_same_nick_on_two_bridged_irc_networks_is_told_apart_in_relayed_lines() {
     let from_libera = router.handle(&on("libera", "alice", "I am libera's"), T);
     assert_eq!(
         seen(&from_libera),
-        ["oftc #magic: <alice/libera> I am libera's", &format!("matrix {MATRIX_ROOM}: <alice/libera> I am libera's")]
+        [
+            "oftc #magic: <alice/libera> I am libera's",
+            &format!("matrix {MATRIX_ROOM}: <alice/libera> I am libera's")
+        ]
     );
     let from_oftc = router.handle(&on("oftc", "alice", "I am oftc's"), T);
     assert_eq!(said_on(&from_oftc, "libera"), ["libera #magic: <alice/oftc> I am oftc's"]);

@@ -185,7 +185,8 @@ mod tests {
         assert_eq!(out.plain, "carol\\u{200b} conceded. 🏆 \\u{202e}niw bob \\u{2066}x wins!");
         assert!(!out.html.contains('\u{202E}') && !out.html.contains('\u{200B}'), "{}", out.html);
         assert!(out.html.contains("<strong>carol\\u{200b}</strong>"), "{}", out.html);
-        let long = render(&RichText::new().name(&PlayerId::new("@long:localhost")), |_| Some("n".repeat(500)));
+        let long =
+            render(&RichText::new().name(&PlayerId::new("@long:localhost")), |_| Some("n".repeat(500)));
         assert_eq!(long.plain.chars().count(), spellbridge_core::shown::NAME_CHARS);
     }
 

@@ -108,8 +108,14 @@ impl Rasteriser {
     pub fn png(&self, svg: &str) -> Result<Picture, BoardError> {
         let (svg, new_missing) = with_tofu(svg);
         if !new_missing.is_empty() {
-            let characters: String = new_missing.iter().map(|c| format!("{c} (U+{:04X}) ", u32::from(*c))).collect();
-            tracing::info!(count = new_missing.len(), characters = characters.trim_end(), "the board font lacks these characters; they are drawn as {} (logged once a run)", stand_in());
+            let characters: String =
+                new_missing.iter().map(|c| format!("{c} (U+{:04X}) ", u32::from(*c))).collect();
+            tracing::info!(
+                count = new_missing.len(),
+                characters = characters.trim_end(),
+                "the board font lacks these characters; they are drawn as {} (logged once a run)",
+                stand_in()
+            );
         }
         let tree = usvg::Tree::from_str(&svg, &self.options).map_err(|e| BoardError::Svg(e.to_string()))?;
         let size = tree.size().to_int_size();

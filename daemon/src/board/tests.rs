@@ -345,7 +345,10 @@ fn a_name_with_glyphs_the_font_lacks_is_drawn_with_stand_ins_and_logged_once() {
     // What usvg is given: the name with a stand-in for each glyph the font lacks.
     let (drawn, _) = raster::with_tofu(&svg(&state).expect("draws"));
     let stand_in = raster::stand_in();
-    assert!(drawn.contains(&format!("{stand_in}{stand_in} alice")) && !drawn.contains('\u{2A6A5}'), "{drawn}");
+    assert!(
+        drawn.contains(&format!("{stand_in}{stand_in} alice")) && !drawn.contains('\u{2A6A5}'),
+        "{drawn}"
+    );
 }
 
 /// The players and wizards the tests' states name: their characters are theirs, not the

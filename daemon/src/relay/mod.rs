@@ -191,9 +191,15 @@ impl Relay {
         let place = Place { network: inbound.network.clone(), room: inbound.room.clone() };
         let id = inbound.sender.as_str();
         let clean = speaker::clean(&inbound.display_name, id);
-        let forged = self.bridge(&place).is_some_and(|b| speaker::forges_mark(&clean, b.rooms.iter().map(|p| &p.network)));
+        let forged = self
+            .bridge(&place)
+            .is_some_and(|b| speaker::forges_mark(&clean, b.rooms.iter().map(|p| &p.network)));
         let name = speaker::shown(&clean, id, forged || taken(&clean));
-        let name = spellbridge_core::shown::marked(&name, marks.guest, marks.network.then_some(inbound.network.as_str()));
+        let name = spellbridge_core::shown::marked(
+            &name,
+            marks.guest,
+            marks.network.then_some(inbound.network.as_str()),
+        );
         let (cap, edits) =
             self.bridge(&place).map_or((DEFAULT_LINES, Edits::Diff), |b| (b.relay_lines, b.edits));
         // Rendered once for each language among the rooms it goes to (RULES-free: only the
@@ -205,7 +211,9 @@ impl Relay {
             .unwrap_or_default();
         let rendered: BTreeMap<Language, Vec<Message>> = bridge_languages
             .into_iter()
-            .filter_map(|language| Some((language, self.render(inbound, &name, marks, cap, edits, language)?)))
+            .filter_map(|language| {
+                Some((language, self.render(inbound, &name, marks, cap, edits, language)?))
+            })
             .collect();
         // Who said it, carried with each line so the network's id for it can be mapped back.
         let words = match inbound.said {
@@ -644,7 +652,8 @@ mod tests {
     fn marked_speakers_show_their_marks_and_a_name_forging_one_shows_its_id() {
         let mut relay = relay();
         let both = speaker::Marks { guest: true, network: true };
-        let out = relay.relay_marked(&from_irc("alice", "hi"), Timestamp(0), both, |_| false, |_| Language::En);
+        let out =
+            relay.relay_marked(&from_irc("alice", "hi"), Timestamp(0), both, |_| false, |_| Language::En);
         assert_eq!(texts(&out)[0].2, "<alice?/irc> hi");
         let speaker = out[0].message.speaker.clone().expect("a speaker");
         assert!(speaker.guest && speaker.network_named, "{speaker:?}");

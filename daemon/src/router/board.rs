@@ -31,7 +31,8 @@ impl Router {
     pub fn picture_names(&self, id: TableId) -> Vec<(PlayerId, String)> {
         let shown = |player: &PlayerId| {
             let name = self.directory.display_name(player);
-            let name = if self.directory.name_is_shared(player, &name) { player.as_str().to_owned() } else { name };
+            let name =
+                if self.directory.name_is_shared(player, &name) { player.as_str().to_owned() } else { name };
             spellbridge_core::shown::name(&name)
         };
         self.index.players(id).iter().map(|player| (player.clone(), shown(player))).collect()

@@ -14,7 +14,8 @@ use crate::relay::speaker::Marks;
 impl Router {
     /// The marks of `inbound`'s speaker, who plays as `me`, relayed from `here`.
     pub(super) fn speaker_marks(&self, inbound: &Inbound, me: &PlayerId, here: &Place) -> Marks {
-        let network_scoped = |network: &spellbridge_core::NetworkId| self.options.scopes.get(network) == Some(&Scope::Network);
+        let network_scoped =
+            |network: &spellbridge_core::NetworkId| self.options.scopes.get(network) == Some(&Scope::Network);
         let own = &inbound.network;
         let others: Vec<_> = self
             .relay
@@ -24,7 +25,8 @@ impl Router {
             .filter(|network| network != own && network_scoped(network))
             .collect();
         let name = PlayerId::new(inbound.display_name.as_str());
-        let same_player_everywhere = others.iter().all(|network| self.directory.player(network, &name) == *me);
+        let same_player_everywhere =
+            others.iter().all(|network| self.directory.player(network, &name) == *me);
         Marks {
             guest: inbound.guest,
             network: network_scoped(own) && !others.is_empty() && !same_player_everywhere,

@@ -11,7 +11,8 @@ fn three_servers() -> (InspIrcd, InspIrcd, Synapse) {
         std::thread::scope(|scope| {
             let synapse = scope.spawn(Synapse::start);
             let one = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
-            let two = InspIrcd::start().unwrap_or_else(|e| panic!("a second InspIRCd is needed for this test: {e}"));
+            let two = InspIrcd::start()
+                .unwrap_or_else(|e| panic!("a second InspIRCd is needed for this test: {e}"));
             let synapse = synapse
                 .join()
                 .unwrap_or_else(|_| panic!("starting Synapse panicked"))
