@@ -29,6 +29,12 @@ pub struct SeatRecord {
     pub player: PlayerId,
     /// Their choice (a Duel wizard), if any.
     pub choice: Option<String>,
+    /// True when the network has accounts and this player was not logged in to one when
+    /// they took the seat ([`Inbound::guest`](spellbridge_core::Inbound::guest)): a bare
+    /// nick anyone can take. A Duel against a guest is not rated (`crate::ratings::unrated`).
+    /// Older journals: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guest: bool,
 }
 
 /// One change to the router's state.
@@ -143,6 +149,9 @@ pub enum Entry {
         /// the first tick after the upgrade).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         expires: Option<Timestamp>,
+        /// True when the challenger was a guest (see [`SeatRecord::guest`]).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        guest: bool,
     },
     /// A challenge was accepted, declined, withdrawn, cleared or expired.
     ChallengeClosed {

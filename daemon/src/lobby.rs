@@ -153,7 +153,7 @@ pub const LOBBY_COMMANDS: &[Command] = &[
     .args(&[Arg::new(KNOWN, "[player]").optional()], "at most a player")
     .query(Query::Yes)
     .lobby(),
-    Command::new("top", "The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`).")
+    Command::new("top", "The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`). Only rated games count, and a player is listed once they have 3: a Duel against a guest (not logged in where the network has accounts) or conceded within a minute of its start, and a Thaum season with one player or won with coins a game master gave, are unrated (`!stats` shows them as such).")
         .aliases(&["排行"])
         .args(&[Arg::new(Kind::Choice(&RANKINGS), "[duel|thaum]").optional()], "at most `duel` or `thaum`")
         .query(Query::Yes)

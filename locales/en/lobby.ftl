@@ -32,7 +32,7 @@ lobby-summary-ignore = Bot admins: drop a player's commands and chat (told once)
 lobby-summary-unignore = Bot admins: take an ignored player's commands and chat again.
 lobby-summary-board = Shows the picture of this room's table in its Matrix rooms (elsewhere, says where to see it).
 lobby-summary-stats = A player's record: games, wins, Duel rating, favourite wizard, longest winning streak, Thaum seasons (alone: yours).
-lobby-summary-top = The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`).
+lobby-summary-top = The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`). Only rated games count, and a player is listed once they have 3: a Duel against a guest (not logged in where the network has accounts) or conceded within a minute of its start, and a Thaum season with one player or won with coins a game master gave, are unrated (`!stats` shows them as such).
 lobby-summary-lang = Says which language this room (or, privately, your private messages) is told in; `!lang zh` or `!lang en` changes it (in a room, for its operators and game masters).
 
 ## `!new`

@@ -5,7 +5,8 @@
 //! name: each event is read as the game event type it deserialises as. Thaum's tie-break
 //! (the sum of each player's Thaums when the season ended) is followed through the events
 //! that report Thaums (`gathered`, `blood_magic`, `alchemy`, `bending`, `summoning`,
-//! `tornado`, a new season's reset).
+//! `tornado`, a new season's reset), and whose coins a game master raised (`coins_adjusted`,
+//! for `unrated`).
 //!
 //! A table opened by a journal from before events (its `opened` entry keeps none) is
 //! replayed instead ([`replay`]), as before.
@@ -24,8 +25,9 @@ use crate::journal::{Entry, TableId};
 /// The tables of a journal being read, in journal order.
 #[derive(Clone, Debug, Default)]
 pub struct Tables {
-    /// Tables read from their events: each Thaum player's Thaums so far.
-    read: BTreeMap<TableId, BTreeMap<PlayerId, Thaums>>,
+    /// Tables read from their events: each Thaum player's Thaums so far, and the players
+    /// whose coins a game master raised this season.
+    read: BTreeMap<TableId, (BTreeMap<PlayerId, Thaums>, BTreeSet<PlayerId>)>,
     /// Tables from before events, replayed.
     replayed: replay::Tables,
     replaying: BTreeSet<TableId>,
@@ -41,7 +43,7 @@ impl Tables {
                     self.replaying.insert(*table);
                     return self.replayed.apply(registry, entry);
                 }
-                self.read.insert(*table, BTreeMap::new());
+                self.read.insert(*table, Default::default());
                 (*table, events)
             }
             Entry::Acted { table, events, .. } | Entry::Fired { table, events, .. } => {
@@ -52,8 +54,8 @@ impl Tables {
             }
             _ => return Ok(Vec::new()),
         };
-        let Some(thaums) = self.read.get_mut(&table) else { return Ok(Vec::new()) };
-        let endings = events.iter().filter_map(|event| read(table, thaums, event)).collect();
+        let Some((thaums, given)) = self.read.get_mut(&table) else { return Ok(Vec::new()) };
+        let endings = events.iter().filter_map(|event| read(table, thaums, given, event)).collect();
         // A table that finished tells nothing more: let it go.
         if events.iter().any(|event| matches!(kind(event), "finished" | "stopped")) {
             self.read.remove(&table);
@@ -93,8 +95,23 @@ fn kind(record: &EventRecord) -> &str {
     record.event.get("kind").and_then(serde_json::Value::as_str).unwrap_or_default()
 }
 
-/// The kinds of event that end a game or change a Thaum.
-const TOLD: [&str; 10] = [
+/// A game master's change of a player's coins, read as a plain struct (its `i128`s, as
+/// [`Zeroed`]'s).
+#[derive(Deserialize)]
+struct CoinsAdjusted {
+    player: PlayerId,
+    change: Change,
+}
+
+#[derive(Deserialize)]
+struct Change {
+    before: i128,
+    after: i128,
+}
+
+/// The kinds of event that end a game, change a Thaum or a game master changed coins with.
+const TOLD: [&str; 11] = [
+    "coins_adjusted",
     "finished",
     "loop_ended",
     "stopped",
@@ -108,10 +125,22 @@ const TOLD: [&str; 10] = [
 ];
 
 /// What one event tells: an ending, or (Thaum) a change of someone's Thaums, noted in
-/// `thaums`.
-fn read(table: TableId, thaums: &mut BTreeMap<PlayerId, Thaums>, record: &EventRecord) -> Option<Ending> {
+/// `thaums`, or coins a game master raised, noted in `given` until the season ends.
+fn read(
+    table: TableId,
+    thaums: &mut BTreeMap<PlayerId, Thaums>,
+    given: &mut BTreeSet<PlayerId>,
+    record: &EventRecord,
+) -> Option<Ending> {
     // Most events tell nothing here: look at their kind before reading them whole.
     if !TOLD.contains(&kind(record)) {
+        return None;
+    }
+    if kind(record) == "coins_adjusted" {
+        let adjusted = CoinsAdjusted::deserialize(&record.event).ok()?;
+        if adjusted.change.after > adjusted.change.before {
+            given.insert(adjusted.player);
+        }
         return None;
     }
     if let Ok(DuelNews::Finished { finish, view }) = DuelNews::deserialize(&record.event) {
@@ -123,6 +152,7 @@ fn read(table: TableId, thaums: &mut BTreeMap<PlayerId, Thaums>, record: &EventR
             players: view.players,
             wizards: view.wizards,
             winner: finish.winner,
+            conceded: finish.reason == FinishReason::Conceded,
         });
     }
     if matches!(kind(record), "alchemy" | "summoning") {
@@ -144,7 +174,7 @@ fn read(table: TableId, thaums: &mut BTreeMap<PlayerId, Thaums>, record: &EventR
                 .iter()
                 .map(|s| (s.player.clone(), i128::from(s.coins) - i128::from(s.debt), sum(&s.player)))
                 .collect();
-            return Some(Ending::Season { table, season, players });
+            return Some(Ending::Season { table, season, players, given: std::mem::take(given) });
         }
         ThaumEvent::SeasonBegan { .. } => {
             thaums.keys().map(|player| (player.clone(), Thaums::ZERO)).collect()

@@ -15,11 +15,17 @@
 //!
 //! A Duel is rated as its own rating period (see `glicko`); a stopped Duel (no winner) is
 //! neither rated nor counted. A Duel draw counts as a game, rated ½, and ends a streak.
+//!
+//! Endings that are not real games (`unrated`: a Duel with a guest at it or conceded
+//! within a minute, a Thaum season won with a game master's coins or with one player)
+//! are counted only as unrated games: no rating, no record, no Thaum standings. The
+//! leaderboards list players with at least [`MIN_RATED_GAMES`] rated games.
 
 pub mod endings;
 pub mod glicko;
 pub mod replay;
 pub mod report;
+pub mod unrated;
 
 use std::collections::BTreeMap;
 
@@ -30,6 +36,7 @@ use crate::identity::Scope;
 use crate::journal::{Entry, TableId};
 pub use glicko::{Rating, Score};
 pub use replay::Ending;
+pub use unrated::{MIN_RATED_GAMES, Unrated};
 
 /// Why the journal could not be read into ratings.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -58,6 +65,9 @@ pub enum RatingsError {
 pub struct Ledger {
     tables: endings::Tables,
     endings: Vec<Ending>,
+    /// For each ending, in the same order, why it is not rated (`None`: it is).
+    unrated: Vec<Option<Unrated>>,
+    watch: unrated::Watch,
     /// Identities joined to a player other than their own, as the journal left them.
     links: BTreeMap<(NetworkId, PlayerId), PlayerId>,
     scopes: BTreeMap<NetworkId, Scope>,
@@ -67,7 +77,14 @@ impl Ledger {
     /// An empty ledger; `scopes` says how each network's identities become player ids (as
     /// the router's; a network not listed is inferred, see [`Scope::infer`]).
     pub fn new(scopes: BTreeMap<NetworkId, Scope>) -> Ledger {
-        Ledger { tables: endings::Tables::default(), endings: Vec::new(), links: BTreeMap::new(), scopes }
+        Ledger {
+            tables: endings::Tables::default(),
+            endings: Vec::new(),
+            unrated: Vec::new(),
+            watch: unrated::Watch::default(),
+            links: BTreeMap::new(),
+            scopes,
+        }
     }
 
     /// Folds in the next journal entry.
@@ -77,7 +94,13 @@ impl Ledger {
                 self.links.insert((network.clone(), identity.clone()), player.clone());
             }
             Entry::Unlinked { player } => self.links.retain(|_, to| to != player),
-            _ => self.endings.extend(self.tables.apply(registry, entry)?),
+            _ => {
+                self.watch.note(entry);
+                for ending in self.tables.apply(registry, entry)? {
+                    self.unrated.push(self.watch.judge(entry, &ending));
+                    self.endings.push(ending);
+                }
+            }
         }
         Ok(())
     }
@@ -119,13 +142,18 @@ impl Ledger {
         let mut ratings: BTreeMap<PlayerId, Rating> = BTreeMap::new();
         let mut records: BTreeMap<PlayerId, Tally> = BTreeMap::new();
         let mut seasons = Vec::new();
-        for ending in &self.endings {
+        for (ending, unrated) in self.endings.iter().zip(&self.unrated) {
             match ending {
-                Ending::Duel { table: _, players, wizards, winner } => {
+                Ending::Duel { table: _, players, wizards, winner, conceded: _ } => {
                     let [a, b] =
                         [self.canonical(&aliases, &players[0]), self.canonical(&aliases, &players[1])];
                     if a == b {
                         // Two identities of one person: not a rated game.
+                        continue;
+                    }
+                    if unrated.is_some() {
+                        records.entry(a).or_default().unrated += 1;
+                        records.entry(b).or_default().unrated += 1;
                         continue;
                     }
                     let score = match winner {
@@ -143,7 +171,7 @@ impl Ledger {
                     records.entry(a).or_default().duel(score, &wizards[0]);
                     records.entry(b).or_default().duel(score.reversed(), &wizards[1]);
                 }
-                Ending::Season { table, season, players } => {
+                Ending::Season { table, season, players, given: _ } => {
                     let mut standings: Vec<SeasonPlace> = players
                         .iter()
                         .map(|(player, coins, thaums)| SeasonPlace {
@@ -157,12 +185,21 @@ impl Ledger {
                     });
                     for (place, standing) in standings.iter().enumerate() {
                         let tally = records.entry(standing.player.clone()).or_default();
+                        if unrated.is_some() {
+                            tally.unrated += 1;
+                            continue;
+                        }
                         tally.seasons += 1;
                         if place == 0 {
                             tally.seasons_won += 1;
                         }
                     }
-                    seasons.push(SeasonStandings { table: *table, season: *season, standings });
+                    seasons.push(SeasonStandings {
+                        table: *table,
+                        season: *season,
+                        standings,
+                        unrated: *unrated,
+                    });
                 }
             }
         }
@@ -198,19 +235,27 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Duel players by rating, highest first (ties by name).
+    /// Duel players with at least [`MIN_RATED_GAMES`] rated Duels, by rating, highest
+    /// first (ties by name).
     pub fn duel_leaderboard(&self) -> Vec<(&PlayerId, &Record)> {
-        let mut rated: Vec<(&PlayerId, &Record)> =
-            self.players.iter().filter(|(_, r)| r.duel.is_some()).collect();
+        let mut rated: Vec<(&PlayerId, &Record)> = self
+            .players
+            .iter()
+            .filter(|(_, r)| r.duel.as_ref().is_some_and(|d| d.games >= MIN_RATED_GAMES))
+            .collect();
         let rating = |r: &Record| r.duel.as_ref().map_or(0.0, |d| d.rating.rating);
         rated.sort_by(|(a, x), (b, y)| rating(y).total_cmp(&rating(x)).then(a.cmp(b)));
         rated
     }
 
-    /// Thaum players by seasons won, then seasons played (ties by name).
+    /// Thaum players with at least [`MIN_RATED_GAMES`] rated seasons, by seasons won, then
+    /// seasons played (ties by name).
     pub fn thaum_leaderboard(&self) -> Vec<(&PlayerId, &Record)> {
-        let mut played: Vec<(&PlayerId, &Record)> =
-            self.players.iter().filter(|(_, r)| r.thaum.is_some()).collect();
+        let mut played: Vec<(&PlayerId, &Record)> = self
+            .players
+            .iter()
+            .filter(|(_, r)| r.thaum.as_ref().is_some_and(|t| t.seasons >= MIN_RATED_GAMES))
+            .collect();
         let key = |r: &Record| r.thaum.as_ref().map_or((0, 0), |t| (t.won, t.seasons));
         played.sort_by(|(a, x), (b, y)| key(y).cmp(&key(x)).then(a.cmp(b)));
         played
@@ -227,9 +272,16 @@ pub struct Record {
     /// The Duel record, if they played one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duel: Option<DuelRecord>,
-    /// The Thaum record, if a season they played in ended.
+    /// The Thaum record, if a rated season they played in ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thaum: Option<ThaumRecord>,
+    /// Games that ended but are not rated (see `unrated`); counted in no other field.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unrated: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A player's Duels.
@@ -280,6 +332,9 @@ pub struct SeasonStandings {
     pub season: u32,
     /// First place first.
     pub standings: Vec<SeasonPlace>,
+    /// Why the season is not rated, if it is not (it then counts toward no standings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unrated: Option<Unrated>,
 }
 
 /// A player's counts while the endings are summed.
@@ -295,6 +350,7 @@ struct Tally {
     wizards: BTreeMap<String, (u32, u32)>,
     seasons: u32,
     seasons_won: u32,
+    unrated: u32,
 }
 
 impl Tally {
@@ -339,7 +395,13 @@ impl Tally {
         });
         let thaum =
             (self.seasons > 0).then_some(ThaumRecord { seasons: self.seasons, won: self.seasons_won });
-        Record { games: self.duels + self.seasons, wins: self.wins + self.seasons_won, duel, thaum }
+        Record {
+            games: self.duels + self.seasons,
+            wins: self.wins + self.seasons_won,
+            duel,
+            thaum,
+            unrated: self.unrated,
+        }
     }
 }
 

@@ -4,10 +4,11 @@
 //! RULES T-10). What comes out are [`Ending`]s: a Duel that finished, a Thaum season that
 //! ended, read from the tables' public snapshots.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 use serde_json::Value;
+use spellbridge_core::games::duel::FinishReason;
 use spellbridge_core::plugin::{Action, Table};
 use spellbridge_core::{Dice, PlayerId, Registry, grammar};
 
@@ -27,6 +28,8 @@ pub enum Ending {
         wizards: [String; 2],
         /// The winner's seat, or `None` for a draw.
         winner: Option<usize>,
+        /// True when the loser conceded.
+        conceded: bool,
     },
     /// A Thaum season ended (its loop ended, or a game master stopped the table).
     Season {
@@ -37,6 +40,8 @@ pub enum Ending {
         /// Every player with their coins (net of debt) and the sum of their Thaums when
         /// the season ended, in the table's order.
         players: Vec<(PlayerId, i128, i64)>,
+        /// The players whose coins a game master's `!coins` raised during the season.
+        given: BTreeSet<PlayerId>,
     },
 }
 
@@ -47,6 +52,8 @@ struct Replaying {
     /// (a season's end resets the sheets, so the sums are read before it).
     seasons: usize,
     thaums: BTreeMap<PlayerId, i64>,
+    /// Thaum: the players whose coins a game master's `!coins` raised this season.
+    given: BTreeSet<PlayerId>,
 }
 
 /// The tables of a journal being replayed, in journal order.
@@ -63,7 +70,12 @@ impl Clone for Tables {
             .map(|(id, r)| {
                 (
                     *id,
-                    Replaying { table: r.table.boxed_clone(), seasons: r.seasons, thaums: r.thaums.clone() },
+                    Replaying {
+                        table: r.table.boxed_clone(),
+                        seasons: r.seasons,
+                        thaums: r.thaums.clone(),
+                        given: r.given.clone(),
+                    },
                 )
             })
             .collect();
@@ -89,6 +101,14 @@ struct ThaumPublic {
 #[serde(default)]
 struct Sheet {
     thaums: BTreeMap<String, i64>,
+    coins: u64,
+    debt: u64,
+}
+
+impl Sheet {
+    fn net(&self) -> i128 {
+        i128::from(self.coins) - i128::from(self.debt)
+    }
 }
 
 #[derive(Default, Deserialize)]
@@ -114,6 +134,7 @@ struct DuelPublic {
     players: Vec<PlayerId>,
     wizards: BTreeMap<PlayerId, String>,
     winner: Option<String>,
+    finish_reason: Option<FinishReason>,
 }
 
 impl Tables {
@@ -128,7 +149,8 @@ impl Tables {
                 let opened = plugin
                     .restore(opening)
                     .map_err(|reason| RatingsError::Replay { table: *table, reason })?;
-                let mut replaying = Replaying { table: opened, seasons: 0, thaums: BTreeMap::new() };
+                let mut replaying =
+                    Replaying { table: opened, seasons: 0, thaums: BTreeMap::new(), given: BTreeSet::new() };
                 let _ = thaum_endings(*table, &mut replaying);
                 self.open.insert(*table, replaying);
                 Ok(Vec::new())
@@ -146,11 +168,20 @@ impl Tables {
                 let action =
                     Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
                 let mut dice = Dice::from_seed(*dice_seed);
+                // A game master's `!coins` (RULES T-9): whose coins it raised is read from the
+                // sheets before and after.
+                let coins = replaying.table.game() == "thaum" && parsed.name() == "coins";
+                let before = if coins { thaum_coins(replaying.table.as_ref()) } else { BTreeMap::new() };
                 if let Err(refusal) = replaying.table.act(&action, &mut dice) {
                     return Err(RatingsError::Replay {
                         table: *table,
                         reason: format!("the journaled `{typed}` was refused: {refusal}"),
                     });
+                }
+                if coins {
+                    let after = thaum_coins(replaying.table.as_ref());
+                    let raised = after.into_iter().filter(|(p, c)| before.get(p).is_none_or(|b| c > b));
+                    replaying.given.extend(raised.map(|(p, _)| p));
                 }
                 Ok(self.after(*table))
             }
@@ -189,7 +220,14 @@ fn duel_ending(table: TableId, snapshot: &Value) -> Vec<Ending> {
         Some(name) if name == b.as_str() => Some(1),
         Some(_) => return Vec::new(),
     };
-    vec![Ending::Duel { table, players: [a.clone(), b.clone()], wizards: [wizard(a), wizard(b)], winner }]
+    let conceded = duel.finish_reason == Some(FinishReason::Conceded);
+    vec![Ending::Duel {
+        table,
+        players: [a.clone(), b.clone()],
+        wizards: [wizard(a), wizard(b)],
+        winner,
+        conceded,
+    }]
 }
 
 /// The seasons a Thaum table ended since it was last looked at, with the Thaum sums from
@@ -212,9 +250,17 @@ fn thaum_endings(table: TableId, replaying: &mut Replaying) -> Vec<Ending> {
                     (s.player.clone(), i128::from(s.coins) - i128::from(s.debt), sum)
                 })
                 .collect(),
+            given: std::mem::take(&mut replaying.given),
         })
         .collect();
     replaying.seasons = state.seasons.len();
     replaying.thaums = state.players.into_iter().map(|(p, sheet)| (p, sheet.thaums.values().sum())).collect();
     endings
+}
+
+/// Each Thaum player's coins, net of debt, as the table's snapshot shows them.
+fn thaum_coins(table: &dyn Table) -> BTreeMap<PlayerId, i128> {
+    let text = table.snapshot_text_without_history();
+    let state = serde_json::from_str::<ThaumPublic>(&text).unwrap_or_default();
+    state.players.into_iter().map(|(p, sheet)| (p, sheet.net())).collect()
 }

@@ -107,8 +107,10 @@ impl Router {
             opponent: opponent.clone(),
             wizard: wizard.clone(),
             expires: Some(expires),
+            guest: speaker.inbound.guest,
         });
-        let challenge = Challenge { challenger: challenger.clone(), opponent, wizard, expires };
+        let challenge =
+            Challenge { challenger: challenger.clone(), opponent, wizard, expires, guest: speaker.inbound.guest };
         self.challenges.insert(place.clone(), challenge);
         let outbound = self.to_rooms(place, |language| said(language, id, args.clone()));
         self.announced(outbound)
@@ -118,6 +120,7 @@ impl Router {
         &mut self,
         place: &Place,
         sender: &PlayerId,
+        guest: bool,
         wizard: Option<String>,
         now: Timestamp,
         reply_to: &ReplyTo,
@@ -134,7 +137,7 @@ impl Router {
             return vec![reply(reply_to, said(reply_to.language, "lobby-no-duel", Args::new()))];
         };
         let before = self.tables.len();
-        let out = self.open(place, game, seats, now, reply_to);
+        let out = self.open(place, game, seats, &[challenge.guest, guest], now, reply_to);
         if self.tables.len() > before {
             self.close_challenge(place);
         }

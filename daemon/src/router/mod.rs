@@ -103,6 +103,8 @@ struct Challenge {
     wizard: Option<String>,
     /// When it expires unanswered.
     expires: Timestamp,
+    /// True when the challenger was a guest ([`SeatRecord::guest`]).
+    guest: bool,
 }
 
 /// Router settings.
@@ -860,12 +862,13 @@ impl Router {
             }
             Entry::Keyed { table, epoch, commitment } => self.replay_keyed(*table, *epoch, commitment)?,
             Entry::Revealed { table, epoch, key } => self.replay_revealed(*table, *epoch, key)?,
-            Entry::Challenged { network, room, challenger, opponent, wizard, expires } => {
+            Entry::Challenged { network, room, challenger, opponent, wizard, expires, guest } => {
                 let place = Place { network: network.clone(), room: room.clone() };
                 let challenge = Challenge {
                     challenger: challenger.clone(),
                     opponent: opponent.clone(),
                     wizard: wizard.clone(),
+                    guest: *guest,
                     // An older journal's challenge never expired: it does at the next tick.
                     expires: expires.unwrap_or(Timestamp(0)),
                 };
@@ -942,12 +945,12 @@ impl Router {
                     return say(said::said(reply_to.language, "lobby-new-private", Args::new()));
                 }
                 let seats = vec![Seat { player: player.clone(), choice: None }];
-                self.open(place, &game, seats, now, reply_to)
+                self.open(place, &game, seats, &[speaker.inbound.guest], now, reply_to)
             }
             LobbyCommand::Duel { opponent, wizard } => {
                 self.challenge(speaker, opponent, wizard, now, reply_to)
             }
-            LobbyCommand::Accept(wizard) => self.accept(place, player, wizard, now, reply_to),
+            LobbyCommand::Accept(wizard) => self.accept(place, player, speaker.inbound.guest, wizard, now, reply_to),
             LobbyCommand::Decline => self.decline(place, player, reply_to),
             LobbyCommand::Withdraw => self.withdraw(speaker, reply_to),
             LobbyCommand::Board => self.board(place, reply_to),
@@ -962,6 +965,7 @@ impl Router {
         place: &Place,
         game: &str,
         seats: Vec<Seat>,
+        guests: &[bool],
         now: Timestamp,
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
@@ -1013,7 +1017,12 @@ impl Router {
                     seats: setup
                         .seats
                         .iter()
-                        .map(|s| SeatRecord { player: s.player.clone(), choice: s.choice.clone() })
+                        .enumerate()
+                        .map(|(i, s)| SeatRecord {
+                            player: s.player.clone(),
+                            choice: s.choice.clone(),
+                            guest: guests.get(i).copied().unwrap_or(false),
+                        })
                         .collect(),
                     now,
                     opening: opened_as,

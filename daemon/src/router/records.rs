@@ -6,12 +6,14 @@
 //! start the store folds the whole journal once ([`Router::load_ratings`]).
 //!
 //! `!stats [player]` and `!top [duel|thaum]` answer from it (the words are `stats_text`
-//! and `top_text`, pure and tested here).
+//! and `top_text`, pure and tested here). `!top` counts rated games only and lists a
+//! player once they have [`MIN_RATED_GAMES`]; `!stats` shows the unrated ones as such
+//! (`crate::ratings::unrated`).
 
 use super::said::{joined, said};
 use super::*;
 use crate::lobby::Ranking;
-use crate::ratings::{Ledger, Record, SeasonStandings, Summary};
+use crate::ratings::{Ledger, MIN_RATED_GAMES, Record, SeasonStandings, Summary};
 
 /// How many players `!top` lists.
 const TOP: usize = 10;
@@ -165,7 +167,7 @@ pub(super) fn stats_text(
     };
     let thaum = match &record.thaum {
         Some(thaum) => {
-            let places = seasons.iter().filter_map(|season| {
+            let places = seasons.iter().filter(|season| season.unrated.is_none()).filter_map(|season| {
                 let place = season.standings.iter().position(|s| &s.player == player)?;
                 Some((place + 1, season.standings.len(), season.table, season.season))
             });
@@ -191,6 +193,11 @@ pub(super) fn stats_text(
         }
         None => RichText::new(),
     };
+    let unrated = if record.unrated > 0 {
+        said(language, "records-unrated", Args::new().num("unrated", record.unrated))
+    } else {
+        RichText::new()
+    };
     said(
         language,
         "records-played",
@@ -199,7 +206,8 @@ pub(super) fn stats_text(
             .num("games", record.games)
             .num("wins", record.wins)
             .rich("duel", duel)
-            .rich("thaum", thaum),
+            .rich("thaum", thaum)
+            .rich("unrated", unrated),
     )
 }
 
@@ -209,6 +217,9 @@ pub(super) fn top_text(language: Language, summary: &Summary, ranking: Ranking) 
         Ranking::Duel => {
             let board = summary.duel_leaderboard();
             if board.is_empty() {
+                if summary.players.values().any(|r| r.duel.is_some()) {
+                    return said(language, "records-top-duel-few", Args::new().num("min", MIN_RATED_GAMES));
+                }
                 return said(language, "records-top-duel-none", Args::new());
             }
             let entries = board.iter().take(TOP).enumerate().filter_map(|(place, (player, record))| {
@@ -236,7 +247,11 @@ pub(super) fn top_text(language: Language, summary: &Summary, ranking: Ranking) 
         }
         Ranking::Thaum => {
             let board = thaum_standings(summary);
+            let rated = summary.seasons.iter().filter(|season| season.unrated.is_none()).count();
             if board.is_empty() {
+                if rated > 0 {
+                    return said(language, "records-top-thaum-few", Args::new().num("min", MIN_RATED_GAMES));
+                }
                 return said(language, "records-top-thaum-none", Args::new());
             }
             let entries = board.iter().take(TOP).enumerate().map(|(place, standing)| {
@@ -255,7 +270,7 @@ pub(super) fn top_text(language: Language, summary: &Summary, ranking: Ranking) 
             said(
                 language,
                 "records-top-thaum",
-                Args::new().num("seasons", summary.seasons.len()).rich("entries", entries),
+                Args::new().num("seasons", rated).rich("entries", entries),
             )
         }
     }
@@ -270,10 +285,12 @@ pub(super) struct ThaumStanding {
     pub(super) seasons: u32,
 }
 
-/// Every Thaum player by their finished seasons' coins, then Thaums (summed), then name.
+/// Every Thaum player with at least [`MIN_RATED_GAMES`] rated seasons, by those seasons'
+/// coins, then Thaums (summed), then name.
 pub(super) fn thaum_standings(summary: &Summary) -> Vec<ThaumStanding> {
     let mut by_player: BTreeMap<&PlayerId, ThaumStanding> = BTreeMap::new();
-    for place in summary.seasons.iter().flat_map(|season| &season.standings) {
+    let rated = summary.seasons.iter().filter(|season| season.unrated.is_none());
+    for place in rated.flat_map(|season| &season.standings) {
         let standing = by_player.entry(&place.player).or_insert_with(|| ThaumStanding {
             player: place.player.clone(),
             coins: 0,
@@ -284,7 +301,8 @@ pub(super) fn thaum_standings(summary: &Summary) -> Vec<ThaumStanding> {
         standing.thaums += place.thaums;
         standing.seasons += 1;
     }
-    let mut board: Vec<ThaumStanding> = by_player.into_values().collect();
+    let mut board: Vec<ThaumStanding> =
+        by_player.into_values().filter(|standing| standing.seasons >= MIN_RATED_GAMES).collect();
     board.sort_by(|a, b| b.coins.cmp(&a.coins).then(b.thaums.cmp(&a.thaums)).then(a.player.cmp(&b.player)));
     board
 }
@@ -312,6 +330,7 @@ mod tests {
                 favourite_wizard: "Pyromancer".into(),
             }),
             thaum: None,
+            unrated: 0,
         }
     }
 
@@ -323,6 +342,7 @@ mod tests {
                 .iter()
                 .map(|(p, coins, thaums)| SeasonPlace { player: player(p), coins: *coins, thaums: *thaums })
                 .collect(),
+            unrated: None,
         }
     }
 
@@ -339,7 +359,13 @@ mod tests {
              Pyromancer; longest winning streak 3. Thaum: 2 seasons played, 1 won; best standing 1st of 1 \
              (table 7, season 1)."
         );
-        let one = Record { games: 1, wins: 0, thaum: Some(ThaumRecord { seasons: 1, won: 0 }), duel: None };
+        let one = Record {
+            games: 1,
+            wins: 0,
+            thaum: Some(ThaumRecord { seasons: 1, won: 0 }),
+            duel: None,
+            unrated: 0,
+        };
         assert_eq!(
             stats_text(Language::En, &player("alice"), &one, &seasons[..1]).plain(),
             "alice has played 1 game and won 0. Thaum: 1 season played, 0 won; best standing 2nd of 2 (table 4, season 1)."

@@ -186,7 +186,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 ),
                 seats: seats
                     .into_iter()
-                    .map(|s| SeatRecord { player: id(s.player), choice: s.choice })
+                    .map(|s| SeatRecord { player: id(s.player), choice: s.choice, guest: s.guest })
                     .collect(),
                 table,
                 game,
@@ -216,14 +216,17 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 events: Vec::new(),
             }
         }
-        Entry::Challenged { network, room, challenger, opponent, wizard, expires } => Entry::Challenged {
-            challenger: id(challenger),
-            opponent: id(opponent),
-            network,
-            room,
-            wizard,
-            expires,
-        },
+        Entry::Challenged { network, room, challenger, opponent, wizard, expires, guest } => {
+            Entry::Challenged {
+                challenger: id(challenger),
+                opponent: id(opponent),
+                network,
+                room,
+                wizard,
+                expires,
+                guest,
+            }
+        }
         Entry::Linked { network, identity, player } => {
             Entry::Linked { player: id(player), network, identity }
         }
