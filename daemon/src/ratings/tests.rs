@@ -64,6 +64,11 @@ fn a_finished_duel_is_rated_and_recorded() {
     let (a, b) = glicko::rate_game(Rating::default(), Rating::default(), Score::Win);
     assert_eq!((alice.rating, bob.rating), (a, b));
     assert_eq!(alice.favourite_wizard, "Apprentice");
+    // One rated Duel is fewer than MIN_RATED_GAMES: not on the leaderboard yet.
+    assert!(summary.duel_leaderboard().is_empty(), "{summary:?}");
+    let (_dir, store) =
+        played(&[duel_between("alice", "bob"), duel_between("alice", "bob"), duel_between("alice", "bob")]);
+    let summary = summary_of(&store.journal().expect("the journal reads"));
     assert_eq!(summary.duel_leaderboard().first().map(|(p, _)| p.as_str()), Some("alice"));
 }
 
@@ -114,9 +119,13 @@ fn a_thaum_season_ranks_by_coins_then_thaums() {
     let mut sorted = ranked.clone();
     sorted.sort_by(|x, y| y.0.cmp(&x.0).then(y.1.cmp(&x.1)));
     assert_eq!(ranked, sorted, "{season:?}");
+    // carol wins (22 coins), and alice, the game master, gave her 4 (`!coins carol +4`):
+    // the season is listed but not rated (`unrated`).
     let first = &season.standings[0].player;
-    assert_eq!(summary.players[first].thaum.as_ref().map(|t| t.won), Some(1));
-    assert_eq!(summary.thaum_leaderboard().first().map(|(p, _)| *p), Some(first));
+    assert_eq!(first.as_str(), "carol");
+    assert_eq!(season.unrated, Some(Unrated::GameMasterCoins));
+    assert_eq!((summary.players[first].thaum.as_ref(), summary.players[first].unrated), (None, 1));
+    assert!(summary.thaum_leaderboard().is_empty());
 }
 
 #[test]
@@ -176,12 +185,18 @@ fn verify_catches_a_tampered_rating() {
 
 #[test]
 fn the_printed_ratings_list_the_leader_first() {
-    let (_dir, store) = played(&[duel_between("alice", "bob"), scenario("thaum_full_loop")]);
+    let (_dir, store) = played(&[
+        duel_between("alice", "bob"),
+        duel_between("alice", "bob"),
+        duel_between("alice", "bob"),
+        scenario("thaum_full_loop"),
+    ]);
     let summary = summary_of(&store.journal().expect("the journal reads"));
     let text = report::text(&summary);
     let first = text.lines().nth(1).unwrap_or_default();
-    assert!(first.starts_with("  1. alice  1662 ±290  1 duel: 1 won, 0 lost, 0 drawn"), "{text}");
-    assert!(text.contains("table 1 season 1: "), "{text}");
+    assert!(first.starts_with("  1. alice  "), "{text}");
+    assert!(first.contains("3 duels: 3 won, 0 lost, 0 drawn"), "{text}");
+    assert!(text.contains("table 3 season 1: "), "{text}");
 }
 
 /// The journal with every table's events left out, as a journal from before events.
@@ -264,8 +279,170 @@ fn stats_and_top_answer_from_the_ratings_folded_on_load_and_live() {
     assert!(ask("bob", "!stats carol").contains("I know nobody called `carol`"));
     assert_eq!(
         ask("bob", "!top"),
-        "bob: Duel ratings (Glicko-2, 2 rated): 1. alice 1662 ± 290 (1–0); 2. bob 1338 ± 290 (0–1)."
+        "bob: No player has 3 rated Duels yet: `!top` lists a player once they have. `!stats` shows everyone's."
     );
     assert!(ask("bob", "!top thaum").contains("No Thaum season has ended yet"));
     assert!(ask("bob", "!top chess").contains("the leaderboards are duel and thaum"));
+}
+
+/// A console script of its own lines.
+fn script(lines: &str) -> (String, u64) {
+    (lines.to_owned(), 1)
+}
+
+/// bob accepts alice's challenge and concedes after `wait` (a `#clock` line, or none).
+fn conceded_after(wait: &str) -> (String, u64) {
+    script(&format!("alice: !duel bob\nbob: !accept\n{wait}\nbob: !concede\n"))
+}
+
+fn record(summary: &Summary, player: &str) -> Record {
+    summary.players.get(&PlayerId::new(player)).cloned().unwrap_or_else(|| panic!("{player}: {summary:?}"))
+}
+
+/// What the router answers `who` saying `text` on the console, over the database `store`.
+fn answer(store: &Store, who: &str, text: &str) -> String {
+    use spellbridge_core::{Inbound, RoomId, Timestamp};
+    let mut router =
+        store.load(Registry::standard(), crate::console::Console::options(1)).expect("the database loads");
+    let network = NetworkId::new(crate::console::CONSOLE_NETWORK);
+    let inbound = Inbound::new(network, RoomId::new(crate::console::CONSOLE_ROOM), PlayerId::new(who), text);
+    let out = router.handle(&inbound, Timestamp::CONSOLE_EPOCH);
+    out.iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn a_duel_conceded_within_a_minute_of_its_start_is_unrated() {
+    // Six quick concessions by an alt: no rating, no record, no place on `!top`.
+    let quick = || conceded_after("#clock +59s");
+    let (_dir, store) = played(&[quick(), quick(), quick(), quick(), quick(), quick()]);
+    let summary = summary_of(&store.journal().expect("the journal reads"));
+    let alice = record(&summary, "alice");
+    assert_eq!((alice.duel.is_some(), alice.games, alice.wins, alice.unrated), (false, 0, 0, 6), "{alice:?}");
+    assert!(summary.duel_leaderboard().is_empty(), "{summary:?}");
+    assert!(answer(&store, "bob", "!top").contains("Nobody has a Duel rating yet"));
+    assert_eq!(
+        answer(&store, "bob", "!stats alice"),
+        "bob: alice has played 0 games and won 0. Unrated: 6 games (a Duel against a guest or conceded within a \
+         minute, a Thaum season alone or won with a game master's coins), not counted toward `!top`."
+    );
+    // A minute or more after the start, a concession is a rated game.
+    let slow = || conceded_after("#clock +60s");
+    let (_dir, store) = played(&[slow(), slow(), slow()]);
+    let summary = summary_of(&store.journal().expect("the journal reads"));
+    let alice = record(&summary, "alice");
+    assert_eq!((alice.duel.as_ref().map(|d| d.games), alice.unrated), (Some(3), 0), "{alice:?}");
+    assert!(answer(&store, "bob", "!top").starts_with("bob: Duel ratings (Glicko-2, 2 rated): 1. alice "));
+}
+
+#[test]
+fn a_duel_against_a_guest_is_unrated_whichever_side_the_guest_is() {
+    use spellbridge_core::{Inbound, RoomId, Timestamp};
+    let (_dir, store) = played(&[script("alice: !help\n")]);
+    let mut router =
+        store.load(Registry::standard(), crate::console::Console::options(1)).expect("the database loads");
+    let start = Timestamp::CONSOLE_EPOCH;
+    let mut say = |who: &str, guest: bool, text: &str, at: i64| {
+        let network = NetworkId::new(crate::console::CONSOLE_NETWORK);
+        let inbound = Inbound {
+            guest,
+            verified: !guest,
+            ..Inbound::new(network, RoomId::new(crate::console::CONSOLE_ROOM), PlayerId::new(who), text)
+        };
+        let out = router.handle(&inbound, Timestamp(start.0 + at));
+        out.iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n")
+    };
+    // An hour between the start and the concession: only the guest makes these unrated.
+    say("alice", false, "!duel bob", 0);
+    say("bob", true, "!accept", 1);
+    assert!(say("bob", true, "!concede", 3600).contains("alice"), "the duel ended");
+    say("bob", true, "!duel alice", 4000);
+    say("alice", false, "!accept", 4001);
+    say("alice", false, "!concede", 8000);
+    // Neither a guest: rated.
+    say("alice", false, "!duel bob", 9000);
+    say("bob", false, "!accept", 9001);
+    say("bob", false, "!concede", 13000);
+    let summary = router.ratings().clone();
+    for player in ["alice", "bob"] {
+        let r = record(&summary, player);
+        assert_eq!((r.unrated, r.duel.as_ref().map(|d| d.games)), (2, Some(1)), "{player}: {r:?}");
+    }
+}
+
+/// `alice` opens a Thaum table, `joined` join it, then `then` (GM commands), then `!stop`.
+fn thaum_stopped(joined: &[&str], then: &str) -> (String, u64) {
+    let joins: String = joined.iter().map(|p| format!("{p}: !join\n")).collect();
+    script(&format!("alice: !new thaum\n{joins}{then}alice: !stop\n"))
+}
+
+#[test]
+fn a_thaum_season_alone_or_won_with_a_game_masters_coins_is_unrated() {
+    let cases = [
+        (thaum_stopped(&[], "alice: !coins alice +50\n"), Some(Unrated::LonePlayer)),
+        (thaum_stopped(&["bob"], "alice: !coins alice +50\n"), Some(Unrated::GameMasterCoins)),
+        // The game master gives coins to another player, who wins with them.
+        (thaum_stopped(&["bob"], "alice: !coins bob +50\n"), Some(Unrated::GameMasterCoins)),
+        // Coins given to a player who does not win (bob, back to 0; alice first by name),
+        // or taken: the season is rated.
+        (
+            thaum_stopped(&["bob"], "alice: !coins bob +5\nalice: !coins bob -5\nalice: !coins alice -1\n"),
+            None,
+        ),
+        (thaum_stopped(&["bob"], ""), None),
+    ];
+    for ((text, seed), expected) in cases {
+        let (_dir, store) = played(&[(text.clone(), seed)]);
+        let journal = store.journal().expect("the journal reads");
+        let summary = summary_of(&journal);
+        let season = summary.seasons.first().unwrap_or_else(|| panic!("a season ended: {text}"));
+        assert_eq!(season.unrated, expected, "{text}");
+        // Read from the events or replayed from the dice seeds, the same.
+        assert_eq!(summary_of(&without_events(&journal)), summary, "{text}");
+        let alice = record(&summary, "alice");
+        assert_eq!(alice.thaum.is_some(), expected.is_none(), "{text}: {alice:?}");
+        assert_eq!(alice.unrated, u32::from(expected.is_some()), "{text}: {alice:?}");
+    }
+    // Three seasons alone: `!top thaum` still lists nobody.
+    let lone = || thaum_stopped(&[], "alice: !coins alice +50\n");
+    let (_dir, store) = played(&[lone(), lone(), lone()]);
+    assert!(answer(&store, "alice", "!top thaum").contains("No Thaum season has ended yet"));
+}
+
+#[test]
+fn three_rated_games_put_a_player_on_top() {
+    let slow = || conceded_after("#clock +2m");
+    let (_dir, store) = played(&[slow(), slow()]);
+    assert!(answer(&store, "bob", "!top").contains("No player has 3 rated Duels yet"));
+    let (_dir, store) = played(&[slow(), slow(), slow()]);
+    let summary = summary_of(&store.journal().expect("the journal reads"));
+    let board: Vec<&str> = summary.duel_leaderboard().iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(board, ["alice", "bob"]);
+    let rated = || thaum_stopped(&["bob"], "");
+    let (_dir, store) = played(&[rated(), rated()]);
+    assert!(answer(&store, "bob", "!top thaum").contains("No player has 3 rated Thaum seasons yet"));
+    let (_dir, store) = played(&[rated(), rated(), rated()]);
+    assert!(answer(&store, "bob", "!top thaum").starts_with("bob: Thaum standings over 3 finished seasons"));
+}
+
+#[test]
+fn verify_passes_on_a_database_with_unrated_games_and_older_ratings_are_derived_again() {
+    let (_dir, store) = played(&[
+        conceded_after("#clock +10s"),
+        thaum_stopped(&[], "alice: !coins alice +50\n"),
+        conceded_after("#clock +2m"),
+    ]);
+    let registry = Registry::standard();
+    let stored = store.stored_ratings().expect("reads").expect("stored live");
+    assert_eq!(record(&stored, "alice").unrated, 2, "{stored:?}");
+    let report = crate::store::audit::verify(&store, Registry::standard, None).expect("verifies");
+    assert_eq!((report.ratings.clone(), report.problems()), (RatingsCheck::Match, 0), "{report:?}");
+    // Ratings kept by an older spellbridge, under older rules, differ from the journal's ...
+    let mut older = stored.clone();
+    older.players.values_mut().for_each(|r| r.unrated = 0);
+    store.save_ratings(&older, &console_scopes()).expect("saved");
+    assert!(store.check_ratings(&registry).expect("checks").is_problem());
+    // ... and are derived again when the daemon loads the database.
+    store.load(Registry::standard(), crate::console::Console::options(1)).expect("the database loads");
+    assert_eq!(store.check_ratings(&registry).expect("checks"), RatingsCheck::Match);
+    assert_eq!(store.stored_ratings().expect("reads"), Some(stored));
 }

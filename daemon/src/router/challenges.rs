@@ -109,8 +109,13 @@ impl Router {
             expires: Some(expires),
             guest: speaker.inbound.guest,
         });
-        let challenge =
-            Challenge { challenger: challenger.clone(), opponent, wizard, expires, guest: speaker.inbound.guest };
+        let challenge = Challenge {
+            challenger: challenger.clone(),
+            opponent,
+            wizard,
+            expires,
+            guest: speaker.inbound.guest,
+        };
         self.challenges.insert(place.clone(), challenge);
         let outbound = self.to_rooms(place, |language| said(language, id, args.clone()));
         self.announced(outbound)

@@ -950,7 +950,9 @@ impl Router {
             LobbyCommand::Duel { opponent, wizard } => {
                 self.challenge(speaker, opponent, wizard, now, reply_to)
             }
-            LobbyCommand::Accept(wizard) => self.accept(place, player, speaker.inbound.guest, wizard, now, reply_to),
+            LobbyCommand::Accept(wizard) => {
+                self.accept(place, player, speaker.inbound.guest, wizard, now, reply_to)
+            }
             LobbyCommand::Decline => self.decline(place, player, reply_to),
             LobbyCommand::Withdraw => self.withdraw(speaker, reply_to),
             LobbyCommand::Board => self.board(place, reply_to),

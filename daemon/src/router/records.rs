@@ -78,13 +78,18 @@ impl Router {
         &self.ratings.summary
     }
 
+    /// The ratings as the store keeps them (`meta` key `ratings`).
+    pub fn ratings_text(&self) -> String {
+        crate::store::ratings::stored_text(&self.ratings.summary, &self.ratings.scopes)
+    }
+
     /// The ratings as the store keeps them (`meta` key `ratings`), when they changed
     /// since the last call: the engine commits them with the entries that changed them.
     pub fn take_ratings(&mut self) -> Option<String> {
         if !std::mem::take(&mut self.ratings.changed) {
             return None;
         }
-        Some(crate::store::ratings::stored_text(&self.ratings.summary, &self.ratings.scopes))
+        Some(self.ratings_text())
     }
 
     /// `!stats [player]`: a player's record (the asker's without a name), in `language`.
@@ -267,11 +272,7 @@ pub(super) fn top_text(language: Language, summary: &Summary, ranking: Ranking) 
                 )
             });
             let entries = joined(language, "records-top-separator", entries.collect());
-            said(
-                language,
-                "records-top-thaum",
-                Args::new().num("seasons", rated).rich("entries", entries),
-            )
+            said(language, "records-top-thaum", Args::new().num("seasons", rated).rich("entries", entries))
         }
     }
 }
@@ -383,26 +384,29 @@ mod tests {
                 .plain()
                 .contains("No Thaum season has ended yet")
         );
-        for i in 0..12u32 {
+        for i in 0..14u32 {
             summary.players.insert(player(&format!("p{i:02}")), duel(1400.0 + f64::from(i) * 10.0, i, 1));
         }
         let text = top_text(Language::En, &summary, Ranking::Duel).plain();
+        // p00 and p01 have fewer than MIN_RATED_GAMES (3) rated Duels: not listed, not counted.
         assert!(
-            text.starts_with("Duel ratings (Glicko-2, 12 rated): 1. p11 1510 ± 200 (11–1); 2. p10 1500"),
+            text.starts_with("Duel ratings (Glicko-2, 12 rated): 1. p13 1530 ± 200 (13–1); 2. p12 1520"),
             "{text}"
         );
-        assert!(text.ends_with("10. p02 1420 ± 200 (2–1)."), "{text}");
-        assert!(!text.contains("p01"), "only ten: {text}");
+        assert!(text.ends_with("10. p04 1440 ± 200 (4–1)."), "{text}");
+        assert!(!text.contains("p03"), "only ten: {text}");
 
         summary.seasons = vec![
             season(1, &[("carol", 5, 1), ("alice", 5, 0), ("bob", 2, 9)]),
             season(2, &[("bob", 4, 0), ("alice", 1, 3)]),
+            season(3, &[("bob", 0, 0), ("alice", 0, 0), ("carol", 0, 0)]),
         ];
         let text = top_text(Language::En, &summary, Ranking::Thaum).plain();
         assert_eq!(
             text,
-            "Thaum standings over 2 finished seasons (coins, then Thaums): 1. bob 6 coins, Thaums 9 (2 seasons); \
-             2. alice 6 coins, Thaums 3 (2 seasons); 3. carol 5 coins, Thaums 1 (1 season).",
+            "Thaum standings over 3 finished seasons (coins, then Thaums): 1. bob 6 coins, Thaums 9 (3 seasons); \
+             2. alice 6 coins, Thaums 3 (3 seasons).",
+            "carol, with 2 seasons, is not listed"
         );
     }
 
@@ -412,6 +416,50 @@ mod tests {
         assert_eq!(
             read,
             ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
+        );
+    }
+
+    #[test]
+    fn top_lists_only_players_with_enough_rated_games() {
+        let mut summary = Summary::default();
+        summary.players.insert(player("alice"), duel(1700.0, 2, 0));
+        assert_eq!(
+            top_text(Language::En, &summary, Ranking::Duel).plain(),
+            "No player has 3 rated Duels yet: `!top` lists a player once they have. `!stats` shows everyone's."
+        );
+        // An unrated season counts toward nobody's standings, even with three of them.
+        let mut unrated = season(1, &[("alice", 50, 0)]);
+        unrated.unrated = Some(crate::ratings::Unrated::LonePlayer);
+        summary.seasons = vec![unrated.clone(), unrated.clone(), unrated];
+        assert!(
+            top_text(Language::En, &summary, Ranking::Thaum)
+                .plain()
+                .contains("No Thaum season has ended yet")
+        );
+        summary.seasons.push(season(2, &[("alice", 1, 0), ("bob", 0, 0)]));
+        assert_eq!(
+            top_text(Language::ZhCn, &summary, Ranking::Thaum).plain(),
+            "还没有玩家打满 3 个评分魔素赛季：满了才会上 `!排行 魔素`。`!战绩` 可以查看每个人的战绩。"
+        );
+    }
+
+    #[test]
+    fn stats_show_unrated_games_and_leave_unrated_seasons_out_of_the_best_standing() {
+        let mut first = season(7, &[("alice", 50, 0)]);
+        first.unrated = Some(crate::ratings::Unrated::LonePlayer);
+        let seasons = [first, season(8, &[("bob", 9, 0), ("alice", 3, 0)])];
+        let record = Record {
+            games: 1,
+            wins: 0,
+            thaum: Some(ThaumRecord { seasons: 1, won: 0 }),
+            duel: None,
+            unrated: 1,
+        };
+        assert_eq!(
+            stats_text(Language::En, &player("alice"), &record, &seasons).plain(),
+            "alice has played 1 game and won 0. Thaum: 1 season played, 0 won; best standing 2nd of 2 (table 8, \
+             season 1). Unrated: 1 game (a Duel against a guest or conceded within a minute, a Thaum season alone \
+             or won with a game master's coins), not counted toward `!top`."
         );
     }
 }

@@ -106,7 +106,11 @@ impl Store {
         summary: &Summary,
         scopes: &BTreeMap<NetworkId, Scope>,
     ) -> Result<(), StoreError> {
-        let text = stored_text(summary, scopes);
+        self.keep_ratings_text(&stored_text(summary, scopes))
+    }
+
+    /// Keeps `text` (as [`stored_text`] writes it) as the stored ratings.
+    pub(super) fn keep_ratings_text(&self, text: &str) -> Result<(), StoreError> {
         self.connection
             .execute(
                 "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",

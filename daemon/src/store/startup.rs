@@ -212,7 +212,17 @@ impl Store {
     /// `spellbridge verify` names the row).
     fn load_ratings(&self, router: &mut Router) {
         match self.journal() {
-            Ok(journal) => router.load_ratings(&journal),
+            Ok(journal) => {
+                router.load_ratings(&journal);
+                // Ratings kept by an older spellbridge (derived by older rules, e.g. before
+                // unrated games) are replaced by the ones derived now, so `verify` agrees.
+                let derived = router.ratings_text();
+                if self.meta(super::ratings::META_KEY).ok().flatten().is_some_and(|kept| kept != derived)
+                    && let Err(error) = self.keep_ratings_text(&derived)
+                {
+                    tracing::warn!(%error, "the ratings derived again could not be kept");
+                }
+            }
             Err(error) => {
                 tracing::warn!(%error, "ratings are not kept up to date: the journal does not read");
                 router.stop_ratings();
