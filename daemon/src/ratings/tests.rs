@@ -446,3 +446,24 @@ fn verify_passes_on_a_database_with_unrated_games_and_older_ratings_are_derived_
     assert_eq!(store.check_ratings(&registry).expect("checks"), RatingsCheck::Match);
     assert_eq!(store.stored_ratings().expect("reads"), Some(stored));
 }
+
+#[test]
+fn help_top_says_the_rule_in_both_languages() {
+    let (_dir, store) = played(&[script("alice: !help\n")]);
+    let english = answer(&store, "alice", "!help top");
+    for words in [
+        "Only rated games count",
+        "once they have 3",
+        "a guest",
+        "within a minute",
+        "one player",
+        "coins a game master gave",
+    ] {
+        assert!(english.contains(words), "{words}: {english}");
+    }
+    let chinese = answer(&store, "alice", "!帮助 排行");
+    for words in ["只计入评分局", "满 3 局", "访客", "一分钟内认输", "只有一名玩家", "游戏主持人给的金币"]
+    {
+        assert!(chinese.contains(words), "{words}: {chinese}");
+    }
+}

@@ -348,15 +348,16 @@ fn engine_over(db: &Path) -> crate::engine::Engine {
 }
 
 #[tokio::test]
-async fn the_leaderboard_lists_the_players_of_a_finished_duel() {
+async fn the_leaderboard_waits_for_enough_rated_games_and_the_key_is_revealed() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios/duel_complete.txt");
     let script = std::fs::read_to_string(path).expect("the scenario");
     let db = played(dir.path(), &script);
     let site = site(&db, Hidden::default(), 4);
     let board = page(&site, "/leaderboard").await;
-    assert!(board.contains("id=\"duel\""), "{board}");
-    assert!(board.contains("<td>alice</td>") && board.contains("<td>bob</td>"), "{board}");
+    // One rated Duel is fewer than MIN_RATED_GAMES: nobody is listed yet (as `!top`).
+    assert!(!board.contains("id=\"duel\""), "{board}");
+    assert!(!board.contains("<td>alice</td>") && !board.contains("<td>bob</td>"), "{board}");
     let table = page(&site, "/tables/0").await;
     assert!(table.contains("<b>key</b><code>"), "the key is revealed once the duel ended: {table}");
 }
@@ -398,4 +399,48 @@ async fn a_client_that_never_reads_holds_up_neither_the_engine_nor_other_streams
     assert_eq!(seen, last);
     shutdown.cancel();
     follower.await.expect("the follower stops");
+}
+
+#[tokio::test]
+async fn the_leaderboard_lists_whom_top_lists_rated_games_only() {
+    use crate::store::{Durability, OpenMode, Store};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let duel = |a: &str, b: &str, wait: &str| {
+        format!("{a}: !duel {b}\n{b}: !accept\n#clock {wait}\n{b}: !concede\n")
+    };
+    let mut script = String::new();
+    for _ in 0..3 {
+        // Rated: bob concedes two minutes in. carol's quick concessions are not rated.
+        script.push_str(&duel("alice", "bob", "+2m"));
+        script.push_str(&duel("carol", "dave", "+10s"));
+    }
+    // erin has one rated Duel: fewer than MIN_RATED_GAMES.
+    script.push_str(&duel("erin", "bob", "+2m"));
+    let db = played(dir.path(), &script);
+    let site = site(&db, Hidden::default(), 4);
+    let board = page(&site, "/leaderboard").await;
+    let duel_table = &board[board.find("id=\"duel\"").expect("a Duel ranking")..];
+    let duel_table = &duel_table[..duel_table.find("</table>").unwrap_or(duel_table.len())];
+    let store = Store::open(&db, OpenMode::MustExist, Durability::Normal).expect("store opens");
+    let mut router = store.load(Registry::standard(), crate::console::Console::options(3)).expect("loads");
+    let inbound = spellbridge_core::Inbound::new(
+        NetworkId::new(crate::console::CONSOLE_NETWORK),
+        RoomId::new(crate::console::CONSOLE_ROOM),
+        spellbridge_core::PlayerId::new("alice"),
+        "!top",
+    );
+    let top: String = router
+        .handle(&inbound, spellbridge_core::Timestamp::CONSOLE_EPOCH)
+        .iter()
+        .map(|o| o.message.text.plain())
+        .collect();
+    assert!(top.contains("2 rated"), "{top}");
+    for (player, listed) in
+        [("alice", true), ("bob", true), ("carol", false), ("dave", false), ("erin", false)]
+    {
+        assert_eq!(duel_table.contains(player), listed, "{player} on the site: {duel_table}");
+        assert_eq!(top.contains(player), listed, "{player} in `!top`: {top}");
+    }
+    assert!(duel_table.find("alice") < duel_table.find("bob"), "{duel_table}");
+    assert!(top.find("alice") < top.find("bob"), "{top}");
 }
