@@ -7,7 +7,8 @@
 //!
 //! A room is private with player P when, by its state:
 //! - it was made by the bot (the direct chat the bot opens) or by P (P's own direct
-//!   chat), and by nobody else (`m.room.create`, room version 12's other creators too);
+//!   chat), and by nobody else (`m.room.create`'s sender and room version 12's
+//!   `additional_creators`, where Synapse puts the invitee of a trusted private chat);
 //! - only an invite lets anyone in (`m.room.join_rules` `invite`: not public, knock or
 //!   restricted);
 //! - its history is for members only, from when they were invited or joined
@@ -69,8 +70,8 @@ pub(super) fn vouch(bot: &UserId, signs: &RoomSigns) -> Result<OwnedUserId, Doub
     if signs.spoiled {
         return Err(Doubt::Spoiled);
     }
-    let creator = match signs.creators.as_deref() {
-        Some([creator]) => creator,
+    let creators = match signs.creators.as_deref() {
+        Some(creators) if !creators.is_empty() => creators,
         _ => return Err(Doubt::Creator),
     };
     if signs.join_rule != Some(JoinRule::Invite) {
@@ -87,7 +88,7 @@ pub(super) fn vouch(bot: &UserId, signs: &RoomSigns) -> Result<OwnedUserId, Doub
     if others.any(|(user, _)| user != player) {
         return Err(Doubt::Others);
     }
-    if creator != bot && creator != player {
+    if creators.iter().any(|creator| creator != bot && creator != player) {
         return Err(Doubt::Creator);
     }
     if !matches!(membership, MembershipState::Join | MembershipState::Invite) {
@@ -137,7 +138,10 @@ mod tests {
             history: Some(HistoryVisibility::Joined),
             ..bots_dm()
         };
-        assert_eq!(vouch(bot(), &theirs), Ok(victim));
+        assert_eq!(vouch(bot(), &theirs), Ok(victim.clone()));
+        // Room version 12: the invitee of a trusted private chat is a creator too.
+        let both = Some(vec![owned_user_id!("@bot:hs"), victim.clone()]);
+        assert_eq!(vouch(bot(), &RoomSigns { creators: both, ..bots_dm() }), Ok(victim));
     }
 
     /// The trap: mallory's public room, the victim joined, mallory left.
@@ -197,7 +201,7 @@ mod tests {
     }
 
     #[test]
-    fn unknown_or_shared_creators_are_not_vouched_for() {
+    fn unknown_creators_or_a_creator_besides_the_two_are_not_vouched_for() {
         assert_eq!(vouch(bot(), &RoomSigns { creators: None, ..bots_dm() }), Err(Doubt::Creator));
         let two = Some(vec![owned_user_id!("@victim:hs"), owned_user_id!("@mallory:hs")]);
         assert_eq!(vouch(bot(), &RoomSigns { creators: two, ..bots_dm() }), Err(Doubt::Creator));
