@@ -52,14 +52,28 @@ async fn is_the_bots_private_chat(client: &MatrixClient, room: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_room_of_two_someone_else_made_gets_no_link_code_and_its_maker_reads_none() {
-    let started = Instant::now();
     let (irc, synapse) = servers();
     synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
-    let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
-    let mut victim = Mx::new(&synapse, "victim", "Victim").await;
-    let mut mallory = Mx::new(&synapse, "mallory", "Mallory").await;
+    the_trap(&irc, &synapse, Extra::default()).await;
+}
+
+/// The same in appservice mode, where messages come pushed by the homeserver as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_appservice_mode_a_room_of_two_someone_else_made_gets_no_link_code() {
+    let (irc, synapse, appservice) = appservice_servers();
+    the_trap(&irc, &synapse, Extra { appservice: Some(appservice), ..Extra::default() }).await;
+}
+
+/// mallory's public room, where she leaves the victim alone with the bot: the victim's
+/// `!link` there is not private, the code goes to a private chat the bot opens (and says
+/// so), and mallory, back in her room, reads no code and cannot join the bot's chat.
+async fn the_trap(irc: &InspIrcd, synapse: &Synapse, extra: Extra) {
+    let started = Instant::now();
+    let mut watcher = Mx::new(synapse, "watcher", "Watcher").await;
+    let mut victim = Mx::new(synapse, "victim", "Victim").await;
+    let mut mallory = Mx::new(synapse, "mallory", "Mallory").await;
     let room = bridge_room(&mut watcher, &mut []).await;
-    let _daemon = start_daemon(&irc, &synapse, &room, &Extra::default());
+    let _daemon = start_daemon(irc, synapse, &room, &extra);
     until_bot_in(&mut watcher, &room).await;
 
     // The trap: mallory's public room (anyone joins, history shared), the bot and the

@@ -265,8 +265,6 @@ impl Api {
     }
 }
 
-/// Reads the whole request (its body up to [`MOST_BODY`]) as ruma's `R`; the error is
-/// the answer to give.
 /// The user and membership of an `m.room.member` event; `None` for other events.
 fn member_event(
     raw: &matrix_sdk::ruma::serde::Raw<matrix_sdk::ruma::events::AnyTimelineEvent>,
@@ -280,6 +278,8 @@ fn member_event(
     Some((user, MembershipState::from(membership)))
 }
 
+/// Reads the whole request (its body up to [`MOST_BODY`]) as ruma's `R`; the error is
+/// the answer to give.
 async fn read<R: IncomingRequest>(
     request: Request<Incoming>,
     path_args: &[&str],
