@@ -114,6 +114,12 @@ pub trait Network: Send + Sync + Debug {
         Ok(())
     }
 
+    /// True when `room` names one of its rooms by an alias that [`Transport::resolve_room`]
+    /// looks up (a Matrix `#alias:server`), not as its messages name the room.
+    fn is_alias(&self, _room: &str) -> bool {
+        false
+    }
+
     /// How many queued relayed chat lines to one room may go as one message (1: each
     /// line its own message, as on IRC).
     fn merge_lines(&self) -> usize {

@@ -18,6 +18,8 @@
 //! - [`transport`]: the `GameTransport` trait a chat network implements.
 //! - [`grammar`]: commands as data, and the one parser that reads them.
 //! - [`words`]: shared pieces of command parsing (numbers, typo suggestions).
+//! - [`shown`]: names as every network shows them (hidden and reversing characters
+//!   escaped, long names cut).
 //! - [`games`]: the two games, Thaum and Duel.
 
 pub mod dice;
@@ -29,6 +31,7 @@ pub mod language;
 pub mod locale;
 pub mod options;
 pub mod plugin;
+pub mod shown;
 pub mod text;
 pub mod time;
 pub mod transport;

@@ -77,6 +77,11 @@ pub struct Inbound {
     /// account); false for a bare IRC nick, which anyone can take once it is free.
     /// Game-master role needs it.
     pub verified: bool,
+    /// True when the network has accounts (services) and the sender is not logged in to
+    /// one: a bare nick that anyone can take once it is free. Relayed lines mark such a
+    /// speaker (`<alice?>`, [`crate::shown::marked`]) so they cannot pass for the
+    /// account's owner.
+    pub guest: bool,
 }
 
 impl Inbound {
@@ -99,6 +104,7 @@ impl Inbound {
             operator: false,
             formerly: None,
             verified: true,
+            guest: false,
         }
     }
 }
@@ -181,6 +187,21 @@ pub struct Speaker {
     /// How many bytes at the start of the text name the speaker (`<bob> `, or `bob ` for
     /// an acted line); 0 when the text has no such head.
     pub head: usize,
+    /// The speaker is not logged in where the network has accounts ([`Inbound::guest`]):
+    /// a ghost shows them marked as the head does ([`crate::shown::marked`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guest: bool,
+    /// The speaker's network is named after their name (`alice/libera`): the bridge joins
+    /// another network where the same name is someone else ([`crate::shown::marked`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub network_named: bool,
+}
+
+impl Speaker {
+    /// The speaker's nick with the marks the relay gives it (`alice?/libera`).
+    pub fn marked(&self) -> String {
+        crate::shown::marked(&self.nick, self.guest, self.network_named.then_some(self.network.as_str()))
+    }
 }
 
 impl Message {
@@ -395,7 +416,13 @@ mod tests {
     #[test]
     fn a_relayed_line_said_by_its_speaker_loses_only_its_head() {
         let text = RichText::new().text("<bob> ").bold("hi").text(" there");
-        let speaker = Speaker { network: NetworkId::new("irc"), nick: "bob".into(), head: "<bob> ".len() };
+        let speaker = Speaker {
+            network: NetworkId::new("irc"),
+            nick: "bob".into(),
+            head: "<bob> ".len(),
+            guest: false,
+            network_named: false,
+        };
         let message =
             Message { text: text.clone(), chat: true, speaker: Some(speaker.clone()), ..Message::default() };
         assert_eq!(message.said(), RichText::new().bold("hi").text(" there"));

@@ -101,7 +101,7 @@ fn main() {
         engine.notify_changes(changes.clone());
         let shutdown = CancellationToken::new();
         tokio::spawn(site.clone().follow(changes.subscribe(), shutdown.clone()));
-        let listener = spellbridge::http::bind("127.0.0.1:0".parse().expect("address")).await.expect("bind");
+        let listener = spellbridge::http::bind("127.0.0.1:0".parse().expect("address"), "the bench").await.expect("bind");
         let port = listener.local_addr().expect("address").port();
         let mut limits = HttpSettings::new(listener.local_addr().expect("address"));
         limits.connections = streams + 16;

@@ -5,6 +5,10 @@
 //! ([`apply`]). An alias the room's admins moved to another room is followed on the next
 //! SIGHUP: the bridge names the new room and the bot joins it.
 //!
+//! The rooms of `[http] hidden_rooms` are looked up the same way, so the site hides the
+//! room an alias points to ([`crate::site::hidden`]); every answer, a name that needs no
+//! lookup included, is reported, so the site knows when each name has been read.
+//!
 //! Until an alias is looked up (the bot logs in first) its room is not yet bridged: what
 //! is said there meanwhile is handled as in any room, not relayed. A lookup that cannot
 //! be made now is tried again with a growing pause, one that the homeserver refuses (the
@@ -25,6 +29,11 @@ use crate::config::BridgeSettings;
 /// What each alias a bridge names points to: (network, alias) → room id.
 pub type Aliases = BTreeMap<(NetworkId, String), String>;
 
+/// Every room each name of the config has been found to stand for since the daemon
+/// started: (network, name) → rooms. A name needing no lookup stands for itself; an alias
+/// the homeserver says points nowhere has been looked up and stands for no room (yet).
+pub type Seen = BTreeMap<(NetworkId, String), BTreeSet<RoomId>>;
+
 /// One lookup's answer: on `network`, `alias` points to `room`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
@@ -32,8 +41,26 @@ pub struct Found {
     pub network: NetworkId,
     /// The alias as the config gives it.
     pub alias: String,
-    /// The room id it points to.
-    pub room: String,
+    /// The room id it points to (the name itself when it needs no lookup), or `None`
+    /// when the homeserver says it points to no room (the lookup goes on).
+    pub room: Option<String>,
+}
+
+impl Found {
+    /// True when this is an alias's room, not a name standing for itself or for nothing.
+    pub fn is_alias(&self) -> bool {
+        self.room.as_ref().is_some_and(|room| *room != self.alias)
+    }
+
+    /// Notes what was found in `seen`; true when it is news (a name read for the first
+    /// time, or a room it had not stood for).
+    pub fn note(&self, seen: &mut Seen) -> bool {
+        let key = (self.network.clone(), self.alias.clone());
+        let first = !seen.contains_key(&key);
+        let rooms = seen.entry(key).or_default();
+        let room = self.room.as_deref().map(RoomId::new);
+        room.is_some_and(|room| rooms.insert(room)) || first
+    }
 }
 
 /// The first pause before a lookup is tried again, and the most it grows to.
@@ -58,18 +85,27 @@ pub fn apply(bridges: &[BridgeSettings], aliases: &Aliases) -> Vec<BridgeSetting
         .collect()
 }
 
-/// Looks up every room the bridges name on `transports`, each until it is found (or
-/// needs no lookup) or `stop` is cancelled, and sends what each alias points to.
+/// Every room name to look up: the bridges' rooms and the hidden rooms.
+pub fn names(
+    bridges: &[BridgeSettings],
+    hidden_rooms: &[(NetworkId, RoomId)],
+) -> BTreeSet<(NetworkId, String)> {
+    bridges
+        .iter()
+        .flat_map(|b| b.rooms.iter())
+        .chain(hidden_rooms)
+        .map(|(n, r)| (n.clone(), r.as_str().to_owned()))
+        .collect()
+}
+
+/// Looks up every room of `rooms` ([`names`]) on `transports`, each until it is found (or
+/// needs no lookup) or `stop` is cancelled, and sends what each name stands for.
 pub async fn resolve(
-    bridges: Vec<BridgeSettings>,
+    rooms: BTreeSet<(NetworkId, String)>,
     transports: BTreeMap<NetworkId, Arc<dyn Transport>>,
     found: mpsc::UnboundedSender<Found>,
     stop: CancellationToken,
 ) {
-    let rooms: BTreeSet<(NetworkId, String)> = bridges
-        .iter()
-        .flat_map(|b| b.rooms.iter().map(|(n, r)| (n.clone(), r.as_str().to_owned())))
-        .collect();
     let mut lookups = tokio::task::JoinSet::new();
     for (network, room) in rooms {
         let Some(transport) = transports.get(&network).cloned() else { continue };
@@ -93,9 +129,12 @@ async fn resolve_one(
             answer = transport.resolve_room(&alias) => answer,
         };
         match answer {
-            Resolved::Same => return,
+            Resolved::Same => {
+                let _ = found.send(Found { room: Some(alias.clone()), network, alias });
+                return;
+            }
             Resolved::Room(room) => {
-                let _ = found.send(Found { network, alias, room });
+                let _ = found.send(Found { network, alias, room: Some(room) });
                 return;
             }
             Resolved::NotYet(why) => {
@@ -103,8 +142,9 @@ async fn resolve_one(
             }
             Resolved::Unknown(why) if !told => {
                 told = true;
-                tracing::warn!(network = %network, %alias, %why, "a bridge names an alias that points to no room; \
-                    trying again (create the alias, or give the room's id in [[bridge]])");
+                let _ = found.send(Found { network: network.clone(), alias: alias.clone(), room: None });
+                tracing::warn!(network = %network, %alias, %why, "the config names an alias that points to no room; \
+                    trying again (create the alias, or give the room's id in [[bridge]] or [http] hidden_rooms)");
             }
             Resolved::Unknown(_) => {}
         }

@@ -335,8 +335,13 @@ mod tests {
         let said_by = |id: i64, nick: &str, text: &str| {
             let mut q = queued(id, "!a", &format!("<{nick}> {text}"), true);
             let head = nick.len() + 3;
-            q.outbound.message.speaker =
-                Some(Speaker { network: NetworkId::new("irc"), nick: nick.into(), head });
+            q.outbound.message.speaker = Some(Speaker {
+                network: NetworkId::new("irc"),
+                nick: nick.into(),
+                head,
+                guest: false,
+                network_named: false,
+            });
             q
         };
         let mut waiting = Waiting::default();

@@ -553,4 +553,47 @@ mod tests {
         assert_eq!((seen("a"), seen("b"), seen("c")), (false, true, false), "only the move's id is kept");
         assert_eq!(store.pending().expect("reads").len(), 1, "one message waits in the outbox");
     }
+
+    /// Issue 30: under load the daemon answered `!status` 24 times slower with durability
+    /// "full" than "normal", as if questions waited for the disk. Batches of questions and
+    /// refusals, as the IRC bench sends them (from several nicks without accounts, each
+    /// line with the server's msgid), commit nothing that syncs.
+    #[test]
+    fn questions_and_refusals_make_no_synced_commit() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("games.db");
+        let store = Store::open(&db, OpenMode::CreateIfMissing, Durability::Full).expect("store opens");
+        let commits = store.commits();
+        let options = Console::options(1);
+        let router = crate::router::Router::new(Registry::standard(), options.clone());
+        let mut engine = Engine::new(router, Some(store), Box::new(Registry::standard), options);
+        let mut id = 0;
+        let mut said = |nick: &str, text: &str| {
+            id += 1;
+            Inbound {
+                message_id: Some(format!("msgid-{id}")),
+                verified: false,
+                ..Inbound::new(NetworkId::new("bench"), RoomId::new("#sb-full"), PlayerId::new(nick), text)
+            }
+        };
+        let now = Timestamp::CONSOLE_EPOCH;
+        let opening = [said("player", "!new thaum"), said("player", "!join")];
+        engine.handle_batch(&opening, now, Vec::new()).expect("goes on");
+        // Each crowd nick's first command sets where it is at home (a journal entry).
+        let first: Vec<Inbound> = (0..4).map(|n| said(&format!("crowd{n}"), "!status")).collect();
+        engine.handle_batch(&first, now, Vec::new()).expect("goes on");
+        let before = commits.counted();
+        for round in 0..50 {
+            let batch: Vec<Inbound> = (0..4)
+                .map(|n| {
+                    said(&format!("crowd{n}"), if round % 5 == 4 { "!coins crowd0 +1" } else { "!status" })
+                })
+                .collect();
+            let done = engine.handle_batch(&batch, now, Vec::new()).expect("goes on");
+            assert!(matches!(done.saved, Saved::NothingToKeep), "round {round}: {:?}", done.saved);
+            assert_eq!(done.queued.len(), 4, "one answer each: {:?}", done.queued);
+        }
+        let after = commits.counted();
+        assert_eq!(after.synced, before.synced, "no synced commit for 200 questions and refusals");
+    }
 }

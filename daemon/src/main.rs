@@ -264,6 +264,11 @@ fn check_config(config: &Path, connect: bool) -> anyhow::Result<ExitCode> {
     if let Some(languages) = settings.languages.describe() {
         println!("languages: {languages}");
     }
+    for (network, room) in &settings.hidden_rooms {
+        if let Some(configured) = settings.networks.iter().find(|n| n.name() == network.as_str()) {
+            println!("{}", spellbridge::config::http::describe_hidden(configured.as_ref(), room));
+        }
+    }
     if !connect {
         return Ok(ExitCode::SUCCESS);
     }

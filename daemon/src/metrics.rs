@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::router::{Happened, Outcome};
 use crate::store::Queued;
+use crate::store::commits::Counted;
 
 /// Upper bounds of the command latency buckets, in seconds: 0.1 ms to 1 s.
 pub const LATENCY_BUCKETS: [f64; 13] =
@@ -102,6 +103,13 @@ struct BridgeLabel {
     bridge: String,
 }
 
+/// Whether a store commit waited for the disk, as the `synced` label of
+/// `spellbridge_store_commits_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SyncedLabel {
+    synced: &'static str,
+}
+
 /// Where a board picture failed, as the `stage` label of `spellbridge_board_failures_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BoardStage {
@@ -149,6 +157,7 @@ struct Inner {
     reconnects: Family<NetworkLabel, Counter>,
     up: Family<NetworkLabel, Gauge>,
     relayed: Family<BridgeLabel, Counter>,
+    store_commits: Family<SyncedLabel, Counter>,
     latency: Histogram,
     queueing: Histogram,
     board_failures: Family<StageLabel, Counter>,
@@ -174,6 +183,7 @@ impl Metrics {
         let reconnects = Family::<NetworkLabel, Counter>::default();
         let up = Family::<NetworkLabel, Gauge>::default();
         let relayed = Family::<BridgeLabel, Counter>::default();
+        let store_commits = Family::<SyncedLabel, Counter>::default();
         let latency = Histogram::new(LATENCY_BUCKETS);
         let queueing = Histogram::new(LATENCY_BUCKETS);
         registry.register(
@@ -204,6 +214,14 @@ impl Metrics {
         );
         registry.register("network_up", "1 while a network is connected and ready, else 0", up.clone());
         registry.register("relayed", "Chat messages relayed between a bridge's rooms", relayed.clone());
+        registry.register(
+            "store_commits",
+            "Write transactions the store committed; synced=\"true\": those that waited for an fsync",
+            store_commits.clone(),
+        );
+        for synced in ["true", "false"] {
+            let _ = store_commits.get_or_create(&SyncedLabel { synced });
+        }
         registry.register_with_unit(
             "command_latency",
             "From a command's hand-over by its network's transport to its reply being handed to the network's courier",
@@ -245,6 +263,7 @@ impl Metrics {
             reconnects,
             up,
             relayed,
+            store_commits,
             latency,
             queueing,
             board_failures,
@@ -340,6 +359,18 @@ impl Metrics {
             counter.inc_by(reconnects - counted);
         }
         self.inner.health.connection(network, up);
+    }
+
+    /// The store's commits so far ([`Counted`]), synced and not.
+    pub fn store_commits(&self, counted: Counted) {
+        let unsynced = counted.all.saturating_sub(counted.synced);
+        for (synced, total) in [("true", counted.synced), ("false", unsynced)] {
+            let counter = self.inner.store_commits.get_or_create(&SyncedLabel { synced });
+            let before = counter.get();
+            if total > before {
+                counter.inc_by(total - before);
+            }
+        }
     }
 
     /// The metrics in the Prometheus text format (version 0.0.4).

@@ -2,11 +2,13 @@
 //! hide characters (control, zero-width, other invisible ones), turn the text around it
 //! (bidi overrides and isolates) or pass for another name (mixed scripts, or letters of
 //! another script that look like a Latin name, by Unicode's UTS #39 confusables).
-//! Wherever a name typed by someone is echoed back, [`escaped`] writes such characters
-//! as `\u{…}` so they are seen, not obeyed.
+//! A name is at most [`NAME_CHARS`] characters long. Wherever a name typed by someone is
+//! echoed back, [`escaped`] writes such characters as `\u{…}` so they are seen, not
+//! obeyed.
 
 use spellbridge_core::Language;
 use spellbridge_core::locale::{self, Args};
+use spellbridge_core::shown::{self, NAME_CHARS, is_bidi};
 use unicode_security::MixedScript;
 use unicode_security::confusable_detection::skeleton;
 
@@ -16,6 +18,14 @@ pub enum NameRefusal {
     /// Empty.
     #[error("a player's name cannot be empty")]
     Empty,
+    /// Longer than [`NAME_CHARS`] characters.
+    #[error("`{}` has {chars} characters, more than the {NAME_CHARS} a player's name may have; type one of at most {NAME_CHARS}", shown::name(.name))]
+    TooLong {
+        /// The name, as typed.
+        name: String,
+        /// How many characters it has.
+        chars: usize,
+    },
     /// A control character (a newline, a formatting code).
     #[error("`{}` has a control character ({})", escaped(.name), code(*.character))]
     Control {
@@ -58,6 +68,11 @@ impl NameRefusal {
         };
         match self {
             NameRefusal::Empty => locale::text(language, "names-empty", &Args::new()),
+            NameRefusal::TooLong { name, chars } => locale::text(
+                language,
+                "names-too-long",
+                &Args::new().text("name", shown::name(name)).num("count", *chars).num("max", NAME_CHARS),
+            ),
             NameRefusal::Control { name, character } => named("names-control", name, *character),
             NameRefusal::Invisible { name, character } => named("names-invisible", name, *character),
             NameRefusal::Bidi { name, character } => named("names-bidi", name, *character),
@@ -74,6 +89,10 @@ impl NameRefusal {
 pub fn readable(name: &str) -> Result<(), NameRefusal> {
     if name.is_empty() {
         return Err(NameRefusal::Empty);
+    }
+    let chars = name.chars().count();
+    if chars > NAME_CHARS {
+        return Err(NameRefusal::TooLong { name: name.to_owned(), chars });
     }
     for character in name.chars() {
         let owned = || name.to_owned();
@@ -96,28 +115,14 @@ pub fn readable(name: &str) -> Result<(), NameRefusal> {
 }
 
 /// `text` with every control, invisible and direction-changing character written as
-/// `\u{…}`, so echoing a name never hides or reorders anything.
+/// `\u{…}`, so echoing a name never hides or reorders anything: the one escaping every
+/// network and picture shows names with ([`spellbridge_core::shown`]).
 pub fn escaped(text: &str) -> String {
-    if !text.chars().any(needs_escape) {
-        return text.to_owned();
-    }
-    text.chars()
-        .map(|c| if needs_escape(c) { format!("\\u{{{:x}}}", u32::from(c)) } else { c.to_string() })
-        .collect()
-}
-
-fn needs_escape(c: char) -> bool {
-    c.is_control() || is_bidi(c) || is_invisible(c)
+    spellbridge_core::shown::escaped(text)
 }
 
 fn code(c: char) -> String {
     format!("U+{:04X}", u32::from(c))
-}
-
-/// Marks and embeddings, overrides and isolates that reorder text (Unicode's bidi
-/// controls).
-fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Characters that show nothing: format characters, zero-width ones, fillers, tags and
@@ -172,6 +177,20 @@ mod tests {
         assert!(matches!(readable("\u{0430}lice"), Err(NameRefusal::LookAlike { .. })));
         let cyrillic = readable("\u{0430}\u{04CF}\u{0456}\u{0441}\u{0435}");
         assert!(matches!(cyrillic, Err(NameRefusal::LookAlike { .. })), "{cyrillic:?}");
+    }
+
+    #[test]
+    fn a_name_longer_than_the_cap_is_refused_with_its_length_and_the_cap() {
+        assert_eq!(readable(&"名".repeat(NAME_CHARS)), Ok(()));
+        let refused = readable(&"名".repeat(NAME_CHARS + 1));
+        assert!(matches!(refused, Err(NameRefusal::TooLong { chars: 65, .. })), "{refused:?}");
+        let said = refused.expect_err("too long").said(Language::En);
+        assert!(
+            said.contains("has 65 characters") && said.contains("at most 64") && said.contains('…'),
+            "{said}"
+        );
+        let zh = readable(&"x".repeat(300)).expect_err("too long").said(Language::ZhCn);
+        assert!(zh.contains("300") && zh.contains("64"), "{zh}");
     }
 
     #[test]

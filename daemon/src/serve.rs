@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::aliases::{self, Aliases, Found};
+use crate::aliases::{self, Aliases, Found, Seen};
 use crate::board::post::{Job, Painter};
 use crate::config::Settings;
 use crate::courier;
@@ -36,6 +36,7 @@ use crate::metrics::{ErrorKind, Metrics, watch_connection};
 use crate::relay;
 use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterOptions};
 use crate::secrets::Secrets;
+use crate::site::hidden::Hidden;
 use crate::store::appservice_txns::TxnStore;
 use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
@@ -243,13 +244,27 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let changes = tokio::sync::broadcast::channel(1024).0;
     let mut site = None;
     if let Some(limits) = settings.http {
-        let listener = crate::http::bind(limits.listen).await?;
+        let listener = crate::http::bind(
+            limits.listen,
+            if limits.site {
+                "/healthz and /metrics, and the spectator site"
+            } else {
+                "/healthz and /metrics"
+            },
+        )
+        .await?;
+        if let Some(ops) = limits.ops_listen {
+            // `/healthz` and `/metrics` apart from the spectators (`[http] ops_listen`).
+            let ops_listener = crate::http::bind(ops, "/healthz and /metrics (ops_listen)").await?;
+            tasks.spawn(crate::http::serve(ops_listener, limits.ops(ops), metrics.clone(), shutdown.clone()));
+        }
         if limits.site {
             let opened = crate::site::Site::open(
                 &settings.database,
                 settings.registry(),
                 network_scopes(&settings),
-                crate::site::hidden::Hidden::new(&settings.hidden_rooms, &settings.bridges),
+                // Until the config's names are looked up, the site fails closed.
+                Hidden::new(&settings.hidden_rooms, &settings.bridges, &Seen::new()),
                 limits.max_event_streams,
                 crate::site::Site::keepalive_for(limits.idle_timeout),
             )?;
@@ -324,6 +339,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     // appservice's ghosts), in the rooms of the bridges as they are now.
     let (bridges_tx, bridges_rx) = tokio::sync::watch::channel(options.bridges.clone());
     crate::mirror::start(&transports, bridges_rx, &tasks, &transports_stop);
+    let commits = store.commits();
     let mut engine = Engine::new(router, Some(store), registry_of(&settings), options.clone());
     if site.is_some() {
         engine.notify_changes(changes.clone());
@@ -339,13 +355,14 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         dispatch(&couriers, queued);
     }
 
-    // The bridges' aliases, looked up now and again on every SIGHUP (a new lookup
-    // replaces the one before it).
+    // The bridges' and the hidden rooms' aliases, looked up now and again on every SIGHUP
+    // (a new lookup replaces the one before it).
     let (found_tx, mut found_rx) = mpsc::unbounded_channel::<Found>();
     let mut aliases = Aliases::new();
+    let mut seen = Seen::new();
     let mut lookup = transports_stop.child_token();
     tasks.spawn(aliases::resolve(
-        settings.bridges.clone(),
+        aliases::names(&settings.bridges, &settings.hidden_rooms),
         lookups.clone(),
         found_tx.clone(),
         lookup.clone(),
@@ -370,26 +387,43 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     };
                     lookup.cancel();
                     lookup = transports_stop.child_token();
-                    tasks.spawn(aliases::resolve(reloaded.bridges.clone(), lookups.clone(), found_tx.clone(), lookup.clone()));
+                    let names = aliases::names(&reloaded.bridges, &reloaded.hidden_rooms);
+                    tasks.spawn(aliases::resolve(names, lookups.clone(), found_tx.clone(), lookup.clone()));
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
                     bridges_tx.send_replace(options.bridges.clone());
                     engine.router_mut().set_command_limits(options.command_limits.clone());
                     engine.router_mut().set_languages(options.languages.clone());
                     engine.set_options(registry_of(&reloaded), options.clone());
                     if let Some(site) = &site {
-                        site.set_hidden(crate::site::hidden::Hidden::new(&reloaded.hidden_rooms, &reloaded.bridges));
+                        site.set_hidden(Hidden::new(&reloaded.hidden_rooms, &reloaded.bridges, &seen));
                     }
                     settings = reloaded;
                 }
             }
             Some(found) = found_rx.recv() => {
+                let new = found.note(&mut seen);
+                if let Some(site) = &site {
+                    site.set_hidden(Hidden::new(&settings.hidden_rooms, &settings.bridges, &seen));
+                }
+                let place = (found.network.clone(), RoomId::new(found.alias.as_str()));
+                let bridged = settings.bridges.iter().any(|b| b.rooms.contains(&place));
+                if !found.is_alias() || !bridged {
+                    // A name standing for itself, or a hidden room's alias: only the site's.
+                    if found.is_alias() && new {
+                        let room = found.room.as_deref().unwrap_or_default();
+                        tracing::info!(network = %found.network, alias = %found.alias, %room, "a hidden room's alias looked up");
+                    }
+                    continue;
+                }
                 let Found { network, alias, room } = found;
+                let room = room.unwrap_or_default();
                 let before = aliases.insert((network.clone(), alias.clone()), room.clone());
                 if before.as_ref() != Some(&room) {
                     tracing::info!(network = %network, %alias, %room, moved_from = ?before, "a bridged room's alias looked up");
                     options = RouterOptions {
                         room_members: room_members.clone(),
                         forms: options.forms.clone(),
+                        pictures: options.pictures.clone(),
                         ..router_options_with(&settings, &aliases)
                     };
                     engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
@@ -449,6 +483,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 post_boards(&mut engine, &painter);
             }
         }
+        metrics.store_commits(commits.counted());
     }
 
     tracing::info!("shutting down: sending what is queued");

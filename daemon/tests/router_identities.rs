@@ -200,6 +200,55 @@ fn a_new_player_name_must_be_readable_and_takes_the_network() {
     assert!(seen(&joined).iter().any(|l| l.contains("bob gathers 1 Mana")), "{:?}", seen(&joined));
 }
 
+/// Issue 29, item 4: a name longer than a name may be is refused, saying how long it is
+/// and what to type instead, and no player is added.
+#[test]
+fn a_new_player_name_longer_than_the_cap_is_refused_with_what_to_type() {
+    let mut router = router(Permissions::default());
+    router.handle(&on("libera", "alice", "!new thaum"), T);
+    let long = "b".repeat(65);
+    let refused = router.handle(&on("libera", "alice", &format!("!add {long}")), T);
+    let answer = seen(&refused).join(" | ");
+    assert!(answer.contains("has 65 characters, more than the 64"), "{answer}");
+    assert!(answer.contains("type one of at most 64"), "{answer}");
+    assert!(!answer.contains(&long), "the name is echoed cut short: {answer}");
+    assert_eq!(state(&router, 0)["players"].as_object().map(|p| p.len()), Some(1));
+    // 64 characters is a name.
+    router.handle(&on("libera", "alice", &format!("!add {}", "b".repeat(64))), T);
+    assert_eq!(state(&router, 0)["players"].as_object().map(|p| p.len()), Some(2), "{}", state(&router, 0));
+}
+
+/// Issue 29, item 3: in a bridge of two IRC networks, each alice's relayed lines name her
+/// network, on the other network and in Matrix; one not logged in where the network has
+/// accounts is marked `?`; a Matrix display name that copies a mark shows its id; and
+/// once the two alices are linked (one player), the network is no longer named.
+#[test]
+fn the_same_nick_on_two_bridged_irc_networks_is_told_apart_in_relayed_lines() {
+    let mut router = router(Permissions::default());
+    let from_libera = router.handle(&on("libera", "alice", "I am libera's"), T);
+    assert_eq!(
+        seen(&from_libera),
+        [
+            "oftc #magic: <alice/libera> I am libera's",
+            &format!("matrix {MATRIX_ROOM}: <alice/libera> I am libera's")
+        ]
+    );
+    let from_oftc = router.handle(&on("oftc", "alice", "I am oftc's"), T);
+    assert_eq!(said_on(&from_oftc, "libera"), ["libera #magic: <alice/oftc> I am oftc's"]);
+    let guest = Inbound { guest: true, verified: false, ..on("oftc", "alice", "logged out") };
+    let out = router.handle(&guest, T);
+    assert_eq!(said_on(&out, "matrix"), [format!("matrix {MATRIX_ROOM}: <alice?/oftc> logged out")]);
+    let forged = router.handle(&on_matrix("@mallory:evil.org", "alice/libera", "gg"), T);
+    assert_eq!(said_on(&forged, "oftc"), ["oftc #magic: <alice/libera (@mallory:evil.org)> gg"]);
+    // Linked, the two alices are one player: her name needs no network.
+    let given = router.handle(&on("libera", "alice", "!link"), T);
+    let code: String = seen(&given)[0].split('`').nth(1).expect("a code in backticks").to_owned();
+    let linked = router.handle(&privately(on("oftc", "alice", &format!("!link {code}"))), T);
+    assert!(seen(&linked)[0].contains("Linked"), "{linked:?}");
+    let out = router.handle(&on("oftc", "alice", "one of me"), T);
+    assert_eq!(said_on(&out, "libera"), ["libera #magic: <alice> one of me"]);
+}
+
 fn challenge_entries(router: &mut Router) -> Vec<&'static str> {
     router
         .take_journal()

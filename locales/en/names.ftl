@@ -7,6 +7,7 @@ names-ambiguous = { $word } could be { $players }; name them by one of those ids
 names-or = {" or "}
 names-refused = { $why }: a player's name must be letters, digits and ordinary punctuation that everyone reads the same way; type their nick as their network shows it, or ask them to speak first so I know them.
 names-empty = a player's name cannot be empty
+names-too-long = `{ $name }` has { $count } characters, more than the { $max } a player's name may have; type one of at most { $max }
 names-control = `{ $name }` has a control character ({ $code })
 names-invisible = `{ $name }` has an invisible character ({ $code })
 names-bidi = `{ $name }` has a character that reverses the text around it ({ $code })

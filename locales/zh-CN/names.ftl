@@ -6,6 +6,7 @@ names-ambiguous = { $word } 可能是 { $players }；请用其中一个标识指
 names-or = {" 或 "}
 names-refused = { $why }：玩家名字只能由大家读起来都一样的字母、数字和普通标点组成；请按对方所在网络显示的昵称输入，或者请对方先说句话，让我认识他们。
 names-empty = 玩家名字不能为空
+names-too-long = `{ $name }` 有 { $count } 个字符，超过了玩家名字最多的 { $max } 个；请输入不超过 { $max } 个字符的名字
 names-control = `{ $name }` 含有控制字符（{ $code }）
 names-invisible = `{ $name }` 含有不可见字符（{ $code }）
 names-bidi = `{ $name }` 含有会使周围文字反向显示的字符（{ $code }）

@@ -14,7 +14,8 @@
 //! Inbound PRIVMSGs become [`Inbound`] messages: `text` with the formatting stripped,
 //! `rich` with it read into rich text; the player is the services account when known
 //! (the `account` tag, or [`accounts`] from extended-join, account-notify and WHOX) and
-//! then `verified`, else the bare nick (not verified: a nick can be taken by anyone);
+//! then `verified`, else the bare nick (not verified: a nick can be taken by anyone; a
+//! `guest` where players are their accounts, `require_account`, so relayed lines mark it);
 //! `operator` says whether the sender is half-op or
 //! higher in the channel at that moment (from the members list the session keeps). A
 //! CTCP ACTION (`/me`) becomes [`Said::Emote`]; other CTCP requests are never delivered:
@@ -970,6 +971,9 @@ impl Session {
             );
             return self.notice(nick, note);
         }
+        // Where players are their accounts (`require_account`, on by default wherever the
+        // server shows accounts), a bare nick is a guest.
+        let guest = account.is_none() && self.require_account();
         let options = &self.shared.options;
         let private = !target.starts_with(['#', '&']);
         let room = if private { nick.to_owned() } else { target.to_owned() };
@@ -982,6 +986,7 @@ impl Session {
             operator: !private && lock(&self.shared.members).is_operator(target, nick),
             formerly,
             verified: account.is_some(),
+            guest,
             ..Inbound::new(options.network.clone(), RoomId::new(room), player, text)
         };
         if inbound.send(message).await.is_err() {

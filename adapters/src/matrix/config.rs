@@ -217,6 +217,10 @@ impl Network for MatrixSettings {
         ))
     }
 
+    fn is_alias(&self, room: &str) -> bool {
+        RoomAliasId::parse(room).is_ok()
+    }
+
     fn merge_lines(&self) -> usize {
         MERGE_LINES
     }

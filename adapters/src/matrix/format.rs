@@ -4,6 +4,9 @@
 //! is [`html`](super::html)'s. Text with no styles, colours, pills or names goes without
 //! HTML ([`Rendered::marked_up`]), as clients send plain text.
 //!
+//! A mentioned or named player's display name is escaped and cut as every network shows
+//! names ([`spellbridge_core::shown::name`]).
+//!
 //! HTML follows the spec's allowed subset (client-server API, "m.room.message msgtypes"):
 //! `<strong>`, `<em>`, `<code>`, `<br>`, `<font color data-mx-color>` for game colours,
 //! and mentions as pills, `<a href="https://matrix.to/#/@user:server">name</a>`.
@@ -79,7 +82,7 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
                 let id = player.as_str();
                 if UserId::parse(id).is_ok() {
                     marked_up = true;
-                    let name = name_of(id).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| id.to_owned());
+                    let name = shown_name(&name_of, id);
                     push_plain(&mut plain, &name);
                     html.push_str("<a href=\"https://matrix.to/#/");
                     push_escaped(&mut html, id);
@@ -96,7 +99,7 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
             }
             Segment::Name(player) => {
                 let id = player.as_str();
-                let name = name_of(id).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| id.to_owned());
+                let name = shown_name(&name_of, id);
                 marked_up = true;
                 push_plain(&mut plain, &name);
                 html.push_str("<strong>");
@@ -106,6 +109,15 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
         }
     }
     Rendered { plain, html, mentions, marked_up }
+}
+
+/// The name a mention of `id` shows: the display name `name_of` gives (else the id), with
+/// its hidden and reversing characters escaped and cut to a name's length, as every
+/// network shows names ([`spellbridge_core::shown::name`]), so a display name holding a
+/// `U+202E` or a zero-width space cannot turn or disguise the announcement around it.
+fn shown_name(name_of: impl Fn(&str) -> Option<String>, id: &str) -> String {
+    let name = name_of(id).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| id.to_owned());
+    spellbridge_core::shown::name(&name)
 }
 
 /// Appends text to a plain body, dropping control characters other than newline and tab.
@@ -155,6 +167,27 @@ mod tests {
         let out = render(&RichText::new().coloured("Thunder", Hue::Yellow), names);
         assert_eq!(out.plain, "Thunder");
         assert_eq!(out.html, "<font color=\"#c8a000\" data-mx-color=\"#c8a000\">Thunder</font>");
+    }
+
+    #[test]
+    fn display_names_that_hide_or_reverse_text_are_shown_escaped_in_plain_and_html() {
+        let hostile = |id: &str| match id {
+            "@carol:localhost" => Some("carol\u{200B}".to_owned()),
+            "@bob:localhost" => Some("\u{202E}niw bob \u{2066}x".to_owned()),
+            _ => None,
+        };
+        let text = RichText::new()
+            .name(&PlayerId::new("@carol:localhost"))
+            .text(" conceded. 🏆 ")
+            .mention(&PlayerId::new("@bob:localhost"))
+            .text(" wins!");
+        let out = render(&text, hostile);
+        assert_eq!(out.plain, "carol\\u{200b} conceded. 🏆 \\u{202e}niw bob \\u{2066}x wins!");
+        assert!(!out.html.contains('\u{202E}') && !out.html.contains('\u{200B}'), "{}", out.html);
+        assert!(out.html.contains("<strong>carol\\u{200b}</strong>"), "{}", out.html);
+        let long =
+            render(&RichText::new().name(&PlayerId::new("@long:localhost")), |_| Some("n".repeat(500)));
+        assert_eq!(long.plain.chars().count(), spellbridge_core::shown::NAME_CHARS);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! of cut-short timelines filled (`gap`) and what is known of rooms and
 //! senders kept between state changes (`room_facts`: which player a room is a private
 //! chat with, decided by `vouch`, the rooms a third member spoiled kept by `spoiled`),
-//! the next long poll held for a
+//! each event handed to the daemon once whichever path brings it (`handed`), the next
+//! long poll held for a
 //! command's answers (`answers`), board pictures sent as `m.image` (`picture`), the files kept in the store directory ([`store`]), and the parts that do no I/O:
 //! formatting outbound rich text ([`format`](mod@format)), reading inbound HTML ([`html`]),
 //! reading timeline events ([`inbound`]), the invite allow-list ([`invite`]) and retry
@@ -19,6 +20,7 @@ pub mod connect;
 mod early;
 pub mod format;
 mod gap;
+mod handed;
 pub mod html;
 pub mod inbound;
 pub mod invite;

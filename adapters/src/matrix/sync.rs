@@ -724,6 +724,11 @@ pub(super) async fn hand_over(
     if shared.options.appservice.as_ref().is_some_and(|a| a.ghosts.is_ghost(sender.as_str())) {
         return false;
     }
+    // A transaction and the sync both bring an appservice's events: the first one counts.
+    if !shared.handed.first_time(&event_id) {
+        tracing::trace!(network = %shared.options.network, event = %event_id, "an event already handed over");
+        return false;
+    }
     let private = shared.facts.private_with(room).await.as_deref() == Some(&*sender);
     let Sender { display_name, operator } = shared.facts.sender(room, &sender).await;
     let command = said == Said::Message && text.starts_with(&shared.options.prefix);

@@ -39,11 +39,11 @@ use matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
 use matrix_sdk::ruma::events::room::history_visibility::{
     HistoryVisibility, RoomHistoryVisibilityEventContent,
 };
-use matrix_sdk::ruma::events::{InitialStateEvent, Mentions};
 use matrix_sdk::ruma::events::room::message::{
     EmoteMessageEventContent, FormattedBody, MessageType, Relation, RoomMessageEventContent,
     TextMessageEventContent,
 };
+use matrix_sdk::ruma::events::{InitialStateEvent, Mentions};
 use matrix_sdk::ruma::{
     EventId, OwnedRoomId, OwnedUserId, RoomAliasId, RoomOrAliasId, TransactionId, UserId,
 };
@@ -61,6 +61,7 @@ use super::appservice::haunt::Haunt;
 use super::appservice::server::{self, Api};
 use super::appservice::txns::{InMemory, SeenTransactions};
 use super::format;
+use super::handed::Handed;
 use super::invite::InviteAllow;
 use super::options::MatrixOptions;
 use super::picture::{self, Pictures};
@@ -99,6 +100,8 @@ pub(super) struct Shared {
     pub(super) sends: Sends,
     /// What is known of rooms and their members until their state changes.
     pub(super) facts: RoomFacts,
+    /// The events lately handed to the daemon (by a sync or a transaction).
+    pub(super) handed: Handed,
     /// The last board picture of each table in each room (see `picture`).
     pub(super) pictures: Pictures,
     /// Appservice mode: the ghosts (relayed lines sent as their speakers, IRC members
@@ -251,6 +254,7 @@ impl MatrixTransport {
             told_undecryptable: Mutex::new(HashSet::new()),
             sends: Sends::default(),
             facts: RoomFacts::new(SpoiledRooms::new(Some(StoreDir::new(&options.store_dir).spoiled_path()))),
+            handed: Handed::default(),
             connection,
             reconnects: AtomicU64::new(0),
             shutdown,

@@ -5,7 +5,8 @@
 //! 1.1, `font/OFL.txt`): Latin-1, digits, common punctuation, arrows, the element
 //! glyphs 水 火 雷 风 土 虚 无, and the characters of the Chinese labels
 //! (`locales/zh-CN/board.ftl`, [`LABELS`]). `scripts/subset-font.sh` regenerates it; add
-//! a glyph there before drawing it (a glyph the font lacks is drawn as nothing).
+//! a glyph there before drawing it (a glyph the font lacks is drawn as a stand-in and
+//! logged once: [`super::raster`]).
 
 /// The font file (OpenType, CFF outlines).
 pub const DATA: &[u8] = include_bytes!("font/NotoSansSC-board.otf");

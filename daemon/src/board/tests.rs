@@ -307,6 +307,50 @@ fn players_are_drawn_and_captioned_by_name_not_by_id() {
     assert!(svg.contains("Alice A.") && !svg.contains(">alice<"), "{svg}");
 }
 
+/// Issue 29, item 4: a name with glyphs the font lacks (two CJK Extension B ideographs
+/// that no other test draws) is drawn with stand-ins, and the lack is logged once a run
+/// however many pictures draw it, not once per glyph per picture.
+#[test]
+fn a_name_with_glyphs_the_font_lacks_is_drawn_with_stand_ins_and_logged_once() {
+    use std::sync::{Arc, Mutex, PoisonError};
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut state = thaum_state();
+    let players = state["state"]["players"].as_object_mut().expect("players");
+    let sheet = players.remove("alice").expect("alice");
+    players.insert("\u{2A6A5}\u{2A6B2} alice".to_owned(), sheet);
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).finish();
+    let board = Board::new();
+    tracing::subscriber::with_default(subscriber, || {
+        for _ in 0..3 {
+            let picture = board.png(&state).expect("a name the font cannot draw still renders");
+            assert_eq!(picture.width, thaum::WIDTH);
+        }
+    });
+    let log = String::from_utf8_lossy(&buffer.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("the board font lacks")).collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("U+2A6A5") && lines[0].contains("U+2A6B2"), "{log}");
+    // What usvg is given: the name with a stand-in for each glyph the font lacks.
+    let (drawn, _) = raster::with_tofu(&svg(&state).expect("draws"));
+    let stand_in = raster::stand_in();
+    assert!(
+        drawn.contains(&format!("{stand_in}{stand_in} alice")) && !drawn.contains('\u{2A6A5}'),
+        "{drawn}"
+    );
+}
+
 /// The players and wizards the tests' states name: their characters are theirs, not the
 /// labels'.
 const NAMED: &str = "alicebob carol Apprentice Pyromancer Stormcaller Geomancer";

@@ -6,11 +6,15 @@
 //! (default: half of `connections`, so `/metrics` always has room), and never shows the
 //! tables of `hidden_rooms` (`"network/room"`). `public_url` is where players
 //! reach the spectator site (`!board` on IRC links to a table's page there).
+//! `ops_listen` gives `/healthz` and `/metrics` a listener of their own, with its own
+//! [`OPS_CONNECTIONS`], so spectators can never keep a health check or a scrape waiting;
+//! the public listener still answers them when it has room.
 
-use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use spellbridge_adapters::network::Network;
 use spellbridge_core::time::parse_duration;
 use spellbridge_core::{NetworkId, RoomId};
 
@@ -25,11 +29,17 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a client may take to send a whole request head, by default.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The most connections the operations listener (`ops_listen`) serves at once, from any
+/// addresses: a health checker and a scraper or two.
+pub const OPS_CONNECTIONS: usize = 16;
+
 /// The endpoint's validated settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HttpSettings {
     /// Where it listens.
     pub listen: SocketAddr,
+    /// Where `/healthz` and `/metrics` alone are served too, apart from the site.
+    pub ops_listen: Option<SocketAddr>,
     /// The most connections served at once (from every address together).
     pub connections: usize,
     /// The most connections from one client address; more are refused with a 503.
@@ -50,12 +60,27 @@ impl HttpSettings {
     pub fn new(listen: SocketAddr) -> HttpSettings {
         HttpSettings {
             listen,
+            ops_listen: None,
             connections: DEFAULT_CONNECTIONS,
             connections_per_ip: DEFAULT_CONNECTIONS_PER_IP,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
             site: true,
             max_event_streams: DEFAULT_CONNECTIONS / 2,
+        }
+    }
+
+    /// The settings of the operations listener on `address`: no site, at most
+    /// [`OPS_CONNECTIONS`] (all from one address if need be), the same timeouts.
+    pub fn ops(&self, address: SocketAddr) -> HttpSettings {
+        HttpSettings {
+            listen: address,
+            ops_listen: None,
+            connections: OPS_CONNECTIONS,
+            connections_per_ip: OPS_CONNECTIONS,
+            site: false,
+            max_event_streams: 1,
+            ..*self
         }
     }
 }
@@ -71,7 +96,8 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
             || raw.read_timeout.is_some()
             || raw.site.is_some()
             || raw.max_event_streams.is_some()
-            || raw.hidden_rooms.is_some();
+            || raw.hidden_rooms.is_some()
+            || raw.ops_listen.is_some();
         return if set {
             Err("[http] has settings but no `listen` address; add e.g. listen = \"127.0.0.1:9180\""
                 .to_owned())
@@ -83,6 +109,19 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
         format!("[http] listen `{listen}` is not an address ({e}); write e.g. \"127.0.0.1:9180\"")
     })?;
     let mut settings = HttpSettings::new(listen);
+    if let Some(ops) = &raw.ops_listen {
+        let ops = ops.parse::<SocketAddr>().map_err(|e| {
+            format!("[http] ops_listen `{ops}` is not an address ({e}); write e.g. \"127.0.0.1:9181\"")
+        })?;
+        if ops == listen {
+            return Err(format!(
+                "[http] ops_listen is the same address as listen ({listen}); give it another port, \
+                 e.g. \"127.0.0.1:{}\", or leave it out",
+                listen.port().wrapping_add(1).max(1)
+            ));
+        }
+        settings.ops_listen = Some(ops);
+    }
     if let Some(connections) = raw.connections {
         if connections == 0 {
             return Err(format!(
@@ -124,23 +163,46 @@ pub fn settings(raw: Option<raw::Http>) -> Result<Option<HttpSettings>, String> 
 }
 
 /// Reads `[http] hidden_rooms`: each `network/room` with a configured network (the room
-/// is everything after the first `/`).
+/// is everything after the first `/`) and a room that network can name (on Matrix a
+/// room id, or an alias that is looked up like a bridge's).
 pub fn hidden_rooms(
     raw: Option<&[String]>,
-    networks: &BTreeSet<String>,
+    networks: &[Arc<dyn Network>],
 ) -> Result<Vec<(NetworkId, RoomId)>, String> {
     raw.unwrap_or_default()
         .iter()
-        .map(|entry| match entry.split_once('/') {
-            Some((network, room)) if networks.contains(network) && !room.is_empty() => {
-                Ok((NetworkId::new(network), RoomId::new(room)))
+        .map(|entry| {
+            let configured = entry
+                .split_once('/')
+                .and_then(|(name, room)| Some((networks.iter().find(|n| n.name() == name)?, room)));
+            match configured {
+                Some((network, room)) if !room.is_empty() => {
+                    network.check_bridge_room(room).map_err(|reason| {
+                        format!(
+                            "[http] hidden_rooms: `{entry}`: {reason}; write it as \"{}/<room>\"",
+                            network.name()
+                        )
+                    })?;
+                    Ok((NetworkId::new(network.name()), RoomId::new(room)))
+                }
+                _ => Err(format!(
+                    "[http] hidden_rooms: `{entry}` must be network/room with a configured network, \
+                     e.g. \"libera/#secret\", \"matrix/#staff:example.org\" or \"matrix/!abc:example.org\""
+                )),
             }
-            _ => Err(format!(
-                "[http] hidden_rooms: `{entry}` must be network/room with a configured network, \
-                 e.g. \"libera/#secret\" or \"matrix/!abc:example.org\""
-            )),
         })
         .collect()
+}
+
+/// `check-config`'s line for one hidden room: how it is read.
+pub fn describe_hidden(network: &dyn Network, room: &RoomId) -> String {
+    let how = if network.is_alias(room.as_str()) {
+        "an alias: looked up when the daemon starts, on every SIGHUP and again when it moves; \
+         the rooms it points to are hidden, and until it is looked up no table of that network is shown"
+    } else {
+        "a room as its messages name it"
+    };
+    format!("hidden from the site: {}/{} ({how}), with every room of its bridge", network.name(), room)
 }
 
 /// Reads `[http] public_url`: an `http://` or `https://` address, kept without a
@@ -199,19 +261,22 @@ mod tests {
             .expect("endpoint");
         assert!(!settings.site);
         assert_eq!(settings.max_event_streams, 3);
-        let networks = BTreeSet::from(["libera".to_owned()]);
-        let rooms = ["libera/#secret".to_owned(), "libera/#a/b".to_owned()];
+    }
+
+    #[test]
+    fn the_operations_listener_has_its_own_address_and_connections() {
+        let settings = http("listen = \"0.0.0.0:80\"\nops_listen = \"127.0.0.1:9181\"\nconnections = 10\nidle_timeout = \"2s\"")
+            .expect("valid")
+            .expect("endpoint");
+        let address: SocketAddr = "127.0.0.1:9181".parse().expect("address");
+        assert_eq!(settings.ops_listen, Some(address));
+        let ops = settings.ops(address);
         assert_eq!(
-            hidden_rooms(Some(&rooms), &networks),
-            Ok(vec![
-                (NetworkId::new("libera"), RoomId::new("#secret")),
-                (NetworkId::new("libera"), RoomId::new("#a/b"))
-            ])
+            (ops.listen, ops.connections, ops.connections_per_ip, ops.site),
+            (address, OPS_CONNECTIONS, OPS_CONNECTIONS, false)
         );
-        for bad in ["oftc/#secret", "libera/", "#secret"] {
-            let error = hidden_rooms(Some(&[bad.to_owned()]), &networks).expect_err(bad);
-            assert!(error.contains("network/room") && error.contains(bad), "{error}");
-        }
+        assert_eq!(ops.idle_timeout, Duration::from_secs(2), "the same timeouts");
+        assert_eq!(http("listen = \"127.0.0.1:1\"").expect("valid").expect("endpoint").ops_listen, None);
     }
 
     #[test]
@@ -254,6 +319,9 @@ mod tests {
             ("listen = \"127.0.0.1:1\"\nread_timeout = \"soon\"", "e.g. \"10s\""),
             ("idle_timeout = \"5s\"", "add e.g. listen"),
             ("hidden_rooms = []", "add e.g. listen"),
+            ("ops_listen = \"127.0.0.1:9181\"", "add e.g. listen"),
+            ("listen = \"127.0.0.1:1\"\nops_listen = \"9181\"", "e.g. \"127.0.0.1:9181\""),
+            ("listen = \"127.0.0.1:1\"\nops_listen = \"127.0.0.1:1\"", "another port, e.g. \"127.0.0.1:2\""),
             ("listen = \"127.0.0.1:1\"\nmax_event_streams = 0", "between 1 and connections (64)"),
             (
                 "listen = \"127.0.0.1:1\"\nconnections = 4\nmax_event_streams = 5",

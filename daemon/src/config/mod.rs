@@ -336,7 +336,7 @@ impl Settings {
             game_masters: people(permissions.game_masters, "game_masters")?,
         };
         let hidden_rooms =
-            http::hidden_rooms(raw.http.as_ref().and_then(|h| h.hidden_rooms.as_deref()), &names)
+            http::hidden_rooms(raw.http.as_ref().and_then(|h| h.hidden_rooms.as_deref()), &networks)
                 .map_err(invalid)?;
         let public_url =
             http::public_url(raw.http.as_ref().and_then(|h| h.public_url.as_deref())).map_err(invalid)?;

@@ -97,6 +97,8 @@ pub struct Http {
     pub max_event_streams: Option<usize>,
     /// Rooms whose tables the site never shows, as `network/room` (default none).
     pub hidden_rooms: Option<Vec<String>>,
+    /// A listener of its own for `/healthz` and `/metrics` (default none).
+    pub ops_listen: Option<String>,
 }
 
 /// `[log]`.

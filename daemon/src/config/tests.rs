@@ -295,3 +295,53 @@ fn languages_are_chosen_per_network_room_and_bridge_room() {
     let bridge = parse(&text.replace("language = \"en\" }", "language = \"de\" }")).expect_err("bad");
     assert!(bridge.to_string().contains("[[bridge]] `b`: the language of #magic on oftc"), "{bridge}");
 }
+
+#[test]
+fn hidden_rooms_are_read_as_their_network_names_rooms_and_malformed_ones_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "secret\n").expect("write");
+    let config = |rooms: &str| {
+        format!(
+            "[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\n\
+             [[matrix]]\nname = \"matrix\"\nhomeserver = \"http://127.0.0.1:8008\"\n\
+             user_id = \"@bot:localhost\"\naccess_token = {{ file = {:?} }}\n\
+             [http]\nlisten = \"127.0.0.1:9180\"\nhidden_rooms = [{rooms}]\n",
+            token.display().to_string()
+        )
+    };
+    let settings =
+        parse(&config(r#""libera/#secret", "libera/#a/b", "matrix/#staff:localhost", "matrix/!abc""#))
+            .expect("valid");
+    let place = |n: &str, r: &str| (NetworkId::new(n), RoomId::new(r));
+    assert_eq!(
+        settings.hidden_rooms,
+        [
+            place("libera", "#secret"),
+            place("libera", "#a/b"),
+            place("matrix", "#staff:localhost"),
+            place("matrix", "!abc")
+        ]
+    );
+    let matrix = settings.networks.iter().find(|n| n.name() == "matrix").expect("matrix");
+    let alias = http::describe_hidden(matrix.as_ref(), &RoomId::new("#staff:localhost"));
+    assert!(alias.contains("matrix/#staff:localhost (an alias: looked up"), "{alias}");
+    let id = http::describe_hidden(matrix.as_ref(), &RoomId::new("!abc"));
+    assert!(id.contains("matrix/!abc (a room as its messages name it)"), "{id}");
+    for (bad, says) in [
+        ("oftc/#secret", "must be network/room with a configured network"),
+        ("libera/", "must be network/room"),
+        ("#secret", "must be network/room"),
+        ("", "must be network/room"),
+        ("matrix/staff", "neither a Matrix room id nor an alias"),
+        ("matrix/#staff", "neither a Matrix room id nor an alias"),
+        ("matrix/#staff:local host", "neither a Matrix room id nor an alias"),
+    ] {
+        let error = parse(&config(&format!("{bad:?}"))).expect_err(bad).to_string();
+        assert!(error.contains(says) && error.contains(&format!("`{bad}`")), "{bad}: {error}");
+        assert!(
+            error.contains("e.g. \"") || error.contains("write it as \"matrix/<room>\""),
+            "{bad}: {error}"
+        );
+    }
+}

@@ -10,7 +10,8 @@
 //! head must arrive whole within `read_timeout`.
 //!
 //! With a [`Site`], every other path is the spectator site's (`crate::site`): its pages,
-//! board pictures and event streams, within the same limits.
+//! board pictures and event streams, within the same limits. `[http] ops_listen` runs a
+//! second listener with no site ([`serve`]), whose connections spectators cannot take.
 
 pub mod admission;
 pub mod idle;
@@ -36,8 +37,9 @@ use crate::config::HttpSettings;
 use crate::metrics::Metrics;
 use crate::site::{self, Site};
 
-/// Binds the endpoint's address; an address other than loopback is allowed, with a warning.
-pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
+/// Binds the endpoint's address to serve `what` (logged); an address other than loopback
+/// is allowed, with a warning.
+pub async fn bind(address: SocketAddr, what: &str) -> std::io::Result<TcpListener> {
     if !address.ip().is_loopback() {
         tracing::warn!(
             %address,
@@ -47,7 +49,7 @@ pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
     let listener = TcpListener::bind(address).await.map_err(|error| {
         std::io::Error::new(error.kind(), format!("[http] listen: cannot listen on {address}: {error}"))
     })?;
-    tracing::info!(address = %listener.local_addr().unwrap_or(address), "serving /healthz and /metrics");
+    tracing::info!(address = %listener.local_addr().unwrap_or(address), "serving {what}");
     Ok(listener)
 }
 
@@ -248,7 +250,7 @@ mod tests {
 
     #[tokio::test]
     async fn it_serves_over_tcp_and_stops_on_shutdown() {
-        let listener = bind("127.0.0.1:0".parse().expect("address")).await.expect("bind");
+        let listener = bind("127.0.0.1:0".parse().expect("address"), "the test").await.expect("bind");
         let address = listener.local_addr().expect("address");
         let shutdown = CancellationToken::new();
         let limits = HttpSettings::new(address);

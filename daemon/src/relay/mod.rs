@@ -15,7 +15,9 @@
 //! A relayed line cannot pass for someone else's: every line of a message starts with
 //! its speaker ([`lines`]: its line breaks and long lines make more lines, each with the
 //! name, at most the bridge's `relay_lines` of them), and the name is cleaned and, where
-//! another identity answers to it, shown with the speaker's id ([`speaker`]).
+//! another identity answers to it, shown with the speaker's id ([`speaker`]); a speaker
+//! from one of two IRC networks, or not logged in where the network has accounts, is
+//! marked (`alice?/libera`, [`speaker::Marks`]).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -159,13 +161,27 @@ impl Relay {
         }
     }
 
-    /// What to relay for a message that is not a command, said at `now`. `taken` says
-    /// whether a (clean) name also answers for another identity; the speaker is then
-    /// shown with their id.
+    /// What to relay for a message that is not a command, said at `now`, its speaker
+    /// unmarked ([`Relay::relay_marked`]).
     pub fn relay(
         &mut self,
         inbound: &Inbound,
         now: Timestamp,
+        taken: impl Fn(&str) -> bool,
+        language_of: impl Fn(&Place) -> Language,
+    ) -> Vec<Outbound> {
+        self.relay_marked(inbound, now, speaker::Marks::default(), taken, language_of)
+    }
+
+    /// What to relay for a message that is not a command, said at `now`. `taken` says
+    /// whether a (clean) name also answers for another identity; the speaker is then
+    /// shown with their id, as is a name that ends as a mark does
+    /// ([`speaker::forges_mark`]). `marks` are added after the name (`alice?/libera`).
+    pub fn relay_marked(
+        &mut self,
+        inbound: &Inbound,
+        now: Timestamp,
+        marks: speaker::Marks,
         taken: impl Fn(&str) -> bool,
         language_of: impl Fn(&Place) -> Language,
     ) -> Vec<Outbound> {
@@ -175,7 +191,15 @@ impl Relay {
         let place = Place { network: inbound.network.clone(), room: inbound.room.clone() };
         let id = inbound.sender.as_str();
         let clean = speaker::clean(&inbound.display_name, id);
-        let name = speaker::shown(&clean, id, taken(&clean));
+        let forged = self
+            .bridge(&place)
+            .is_some_and(|b| speaker::forges_mark(&clean, b.rooms.iter().map(|p| &p.network)));
+        let name = speaker::shown(&clean, id, forged || taken(&clean));
+        let name = spellbridge_core::shown::marked(
+            &name,
+            marks.guest,
+            marks.network.then_some(inbound.network.as_str()),
+        );
         let (cap, edits) =
             self.bridge(&place).map_or((DEFAULT_LINES, Edits::Diff), |b| (b.relay_lines, b.edits));
         // Rendered once for each language among the rooms it goes to (RULES-free: only the
@@ -187,7 +211,9 @@ impl Relay {
             .unwrap_or_default();
         let rendered: BTreeMap<Language, Vec<Message>> = bridge_languages
             .into_iter()
-            .filter_map(|language| Some((language, self.render(inbound, &name, cap, edits, language)?)))
+            .filter_map(|language| {
+                Some((language, self.render(inbound, &name, marks, cap, edits, language)?))
+            })
             .collect();
         // Who said it, carried with each line so the network's id for it can be mapped back.
         let words = match inbound.said {
@@ -259,6 +285,7 @@ impl Relay {
         &self,
         inbound: &Inbound,
         name: &str,
+        marks: speaker::Marks,
         cap: usize,
         edits: Edits,
         language: Language,
@@ -268,6 +295,8 @@ impl Relay {
                 network: inbound.network.clone(),
                 nick: inbound.display_name.clone(),
                 head: head.len(),
+                guest: marks.guest,
+                network_named: marks.network,
             })
         };
         let said = |body: RichText| -> Vec<Message> {
@@ -614,6 +643,37 @@ mod tests {
             |_| Language::En,
         );
         assert_eq!(texts(&out)[0].2, "<Bob> hi", "a name nobody else uses is shown alone");
+    }
+
+    /// Issue 29, item 3: a speaker marked as from another network, not logged in, or
+    /// both, is shown so in every line's head, and carries the marks to a ghost; a
+    /// Matrix display name that ends as a mark does is shown with its id.
+    #[test]
+    fn marked_speakers_show_their_marks_and_a_name_forging_one_shows_its_id() {
+        let mut relay = relay();
+        let both = speaker::Marks { guest: true, network: true };
+        let out =
+            relay.relay_marked(&from_irc("alice", "hi"), Timestamp(0), both, |_| false, |_| Language::En);
+        assert_eq!(texts(&out)[0].2, "<alice?/irc> hi");
+        let speaker = out[0].message.speaker.clone().expect("a speaker");
+        assert!(speaker.guest && speaker.network_named, "{speaker:?}");
+        assert_eq!(speaker.marked(), "alice?/irc");
+        assert_eq!(out[0].message.said().plain(), "hi", "the head with its marks is cut for a ghost");
+        assert_eq!(out[0].message.relayed.as_ref().map(|r| r.name.as_str()), Some("alice?/irc"));
+        let network = speaker::Marks { guest: false, network: true };
+        let mut emote = from_irc("alice", "waves");
+        emote.said = Said::Emote;
+        let out = relay.relay_marked(&emote, Timestamp(0), network, |_| false, |_| Language::En);
+        assert_eq!(texts(&out)[0].2, "alice/irc waves");
+        let out = untaken(&mut relay, &from_irc("alice", "plain"));
+        assert_eq!(texts(&out)[0].2, "<alice> plain", "no marks: the name alone");
+        for forged in ["alice/irc", "alice?"] {
+            let mut impostor = from_matrix("$f", "I concede", Said::Message);
+            impostor.display_name = forged.into();
+            impostor.sender = PlayerId::new("@mallory:evil.org");
+            let out = untaken(&mut relay, &impostor);
+            assert_eq!(texts(&out)[0].2, format!("<{forged} (@mallory:evil.org)> I concede"));
+        }
     }
 
     #[test]

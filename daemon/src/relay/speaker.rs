@@ -6,6 +6,37 @@
 //! would end the `<name>` early, and a Matrix display name "alice" would read exactly as the
 //! IRC nick alice. So a name is cleaned ([`clean`]) and, when another identity answers to
 //! the same name, shown with its id ([`shown`]): `alice (@alice:evil.org)`.
+//!
+//! Two IRC networks in one bridge each have their own alice, and a nick nobody logged in
+//! to is not its account's owner: such speakers are marked ([`Marks`], issue 29 item 3),
+//! `alice/libera` for the network, `alice?` for no login where the network has accounts,
+//! `alice?/libera` for both ([`spellbridge_core::shown::marked`]); a name that ends as a
+//! mark does (a Matrix display name `alice/libera` or `alice?`) is shown with its id
+//! ([`forges_mark`]).
+
+use spellbridge_core::NetworkId;
+
+/// What a relayed line adds after its speaker's name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    /// Not logged in where the network has accounts (`alice?`).
+    pub guest: bool,
+    /// The speaker's network is named (`alice/libera`): the bridge joins another network
+    /// where the same name is someone else.
+    pub network: bool,
+}
+
+/// Whether `name` (of a speaker the relay does not mark) ends as a marked name does: with
+/// `?`, or with `/` and the name of one of `networks`, ignoring case.
+pub fn forges_mark<'n>(name: &str, mut networks: impl Iterator<Item = &'n NetworkId>) -> bool {
+    let lower = name.to_lowercase();
+    lower.ends_with('?')
+        || networks.any(|network| {
+            lower
+                .strip_suffix(&network.as_str().to_lowercase())
+                .is_some_and(|rest| rest.ends_with('/') && rest.len() > 1)
+        })
+}
 
 /// The longest name shown, in characters; a longer one is cut with `…`.
 pub const NAME_CHARS: usize = 48;
@@ -99,6 +130,17 @@ mod tests {
         assert!(long.ends_with('…'));
         let wide = clean(&"名".repeat(40), "@x:hs");
         assert!(wide.len() <= NAME_BYTES && wide.ends_with('…'), "{wide}");
+    }
+
+    #[test]
+    fn a_name_ending_as_a_mark_does_is_a_forgery_and_others_are_not() {
+        let networks = [NetworkId::new("libera"), NetworkId::new("oftc")];
+        for forged in ["alice/libera", "alice/OFTC", "alice?", "alice?/libera", "who?"] {
+            assert!(forges_mark(forged, networks.iter()), "{forged}");
+        }
+        for fine in ["alice", "alice/elsewhere", "a/b c", "/libera", "libera", "alice?!"] {
+            assert!(!forges_mark(fine, networks.iter()), "{fine}");
+        }
     }
 
     #[test]

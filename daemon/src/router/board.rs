@@ -26,11 +26,14 @@ impl Router {
 
     /// How each player of table `id` is named in its picture: the name they are known
     /// by, or their player id when someone else answers to that name too (never a raw
-    /// Matrix id where a name will do).
+    /// Matrix id where a name will do), escaped and cut as names are everywhere
+    /// ([`spellbridge_core::shown::name`]).
     pub fn picture_names(&self, id: TableId) -> Vec<(PlayerId, String)> {
         let shown = |player: &PlayerId| {
             let name = self.directory.display_name(player);
-            if self.directory.name_is_shared(player, &name) { player.as_str().to_owned() } else { name }
+            let name =
+                if self.directory.name_is_shared(player, &name) { player.as_str().to_owned() } else { name };
+            spellbridge_core::shown::name(&name)
         };
         self.index.players(id).iter().map(|player| (player.clone(), shown(player))).collect()
     }

@@ -48,6 +48,7 @@ mod keys;
 mod language;
 mod limited;
 mod links;
+mod marks;
 mod members;
 mod names;
 mod prefix;
@@ -529,7 +530,8 @@ impl Router {
             let languages: BTreeMap<Place, Language> =
                 elsewhere.iter().map(|p| (p.clone(), self.room_language(p))).collect();
             let language_of = |p: &Place| languages.get(p).copied().unwrap_or_default();
-            let relayed = self.relay.relay(inbound, now, taken, language_of);
+            let marks = self.speaker_marks(inbound, &me, &here);
+            let relayed = self.relay.relay_marked(inbound, now, marks, taken, language_of);
             let bridge =
                 (!relayed.is_empty()).then(|| self.relay.bridge(&here).map(|b| b.name.clone())).flatten();
             return Turn::new(Happened::Chat { bridge }, relayed);

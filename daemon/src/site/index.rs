@@ -72,11 +72,16 @@ pub fn game_name(game: &str) -> String {
     }
 }
 
-/// The players of a stored table, in its order (a Duel's list, a Thaum table's sheets).
+/// The players of a stored table, in its order (a Duel's list, a Thaum table's sheets),
+/// shown as names are everywhere ([`spellbridge_core::shown::name`]).
 pub fn players(snapshot: &Value) -> Vec<String> {
     match snapshot.get("state").and_then(|state| state.get("players")) {
-        Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-        Some(Value::Object(sheets)) => sheets.keys().cloned().collect(),
+        Some(Value::Array(list)) => {
+            list.iter().filter_map(Value::as_str).map(spellbridge_core::shown::name).collect()
+        }
+        Some(Value::Object(sheets)) => {
+            sheets.keys().map(|player| spellbridge_core::shown::name(player)).collect()
+        }
         _ => Vec::new(),
     }
 }

@@ -152,7 +152,7 @@ fn duel_facts(state: &Value, w: &Words) -> Markup {
             }
             @for player in &players {
                 div.fact {
-                    b { (player) " · " (text(&state["wizards"][player])) }
+                    b { (spellbridge_core::shown::name(player)) " · " (text(&state["wizards"][player])) }
                     @for element in ELEMENTS {
                         @if let Some(count) = state["pools"][player].get(element) {
                             span.glyph title=(element) { (glyph(element)) } " " (text(count)) " "
@@ -189,7 +189,7 @@ fn thaum_facts(state: &Value, w: &Words) -> Markup {
             tbody {
                 @for (player, sheet) in state["players"].as_object().into_iter().flatten() {
                     tr {
-                        td { (player) }
+                        td { (spellbridge_core::shown::name(player)) }
                         td.n { (text(&sheet["mana"])) }
                         @for thaum in thaums { td.n { (text(&sheet["thaums"][thaum])) } }
                         td.n { (text(&sheet["coins"])) }

@@ -238,7 +238,7 @@ async fn tables_of_hidden_rooms_are_not_shown_at_all() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = played(dir.path(), DUEL_START);
     let console = (NetworkId::new("console"), RoomId::new("console"));
-    let site = site(&db, Hidden::new(&[console], &[]), 4);
+    let site = site(&db, Hidden::named(&[console], &[]), 4);
     let index = page(&site, "/").await;
     assert!(!index.contains("/tables/0") && !index.contains("alice"), "{index}");
     for path in ["/tables/0", "/tables/0/board.png", "/tables/0/events"] {

@@ -22,6 +22,7 @@
 
 pub mod appservice_txns;
 pub mod audit;
+pub mod commits;
 pub mod current;
 mod files;
 mod history;
@@ -251,6 +252,8 @@ pub struct Store {
     snapshot_every: usize,
     /// The ids in `seen_messages`, for [`Store::seen`] to skip the query for new ones.
     seen: seen::Seen,
+    /// How many write transactions were committed, and how many synced.
+    commits: commits::Commits,
 }
 
 impl Store {
@@ -305,10 +308,12 @@ impl Store {
         // SQLite made the -wal and -shm files with the database's mode; check them too.
         files::tighten_companions(&path);
         let seen = seen::Seen::load(&connection).map_err(|e| classify(&path, e))?;
+        let commits = commits::Commits::watch(&connection, durability == Durability::Full);
         Ok(Store {
             connection,
             path,
             seen,
+            commits,
             since_snapshot: Default::default(),
             snapshot_every: SNAPSHOT_EVERY,
         })
@@ -318,6 +323,12 @@ impl Store {
     /// one, instead of [`SNAPSHOT_EVERY`] (1: at every commit, as before issue 16).
     pub fn set_snapshot_every(&mut self, every: usize) {
         self.snapshot_every = every.max(1);
+    }
+
+    /// How many write transactions this store committed, and how many waited for the
+    /// disk (see [`commits`]); the handle keeps counting.
+    pub fn commits(&self) -> commits::Commits {
+        self.commits.clone()
     }
 
     /// The database file.
@@ -581,7 +592,9 @@ impl Store {
         let synchronous: i64 =
             self.connection.query_row("PRAGMA synchronous", [], |row| row.get(0)).map_err(fail)?;
         self.connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
+        self.commits.relax();
         let written = write(self);
+        self.commits.strict();
         self.connection.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
         written
     }

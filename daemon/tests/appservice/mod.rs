@@ -19,7 +19,11 @@
 //!   netsplit leave it held when it stopped, leave at the channel's first member list;
 //!   everyone else stays; an IRC line addressing a Matrix user is still a reply to their
 //!   line from before the restart ([`roll_call`]);
-//! - a healthy run at the default log level logs no ERROR or WARN ([`quiet`], item 8).
+//! - a healthy run at the default log level logs no ERROR or WARN ([`quiet`], item 8);
+//! - a whole game answers every message exactly once, though each event comes by a
+//!   transaction and by the bot's sync ([`once`], issue 29 item 5);
+//! - the listener serves at most 32 connections, refuses more at once and closes one
+//!   that sends no whole request within a few seconds ([`limits`]; issue 29, item 6).
 //!
 //! What they share is in [`support`]. These need Synapse (`tests/scripts/install-synapse.sh`);
 //! without it they fail with the harness's message, they never skip. Every wait is bounded.
@@ -27,6 +31,8 @@
 mod support;
 
 mod ghosts;
+mod limits;
+mod once;
 mod quiet;
 mod registration;
 mod replies;

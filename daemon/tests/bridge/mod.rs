@@ -40,7 +40,14 @@
 //!   and a short Thaum across the bridge, IRC players' chat coming from their ghosts
 //!   ([`appservice`]; issue 17, item 5).
 //!
-//! One file per feature ([`chat`], [`duel`], [`language`], [`thaum`], [`restarts`], [`timeouts`],
+//! - `[http] hidden_rooms` by alias or id, in bridges listing either network first: no
+//!   table of theirs on the site, and an alias that moves takes the hiding along
+//!   ([`hidden`]; issue 29, item 2).
+//! - the same nick on two bridged IRC networks is told apart (`<alice/two>`), and a Matrix
+//!   display name with a bidi override or a zero-width space is escaped in announcements
+//!   ([`names`]; issue 29, items 3 and 4).
+//!
+//! One file per feature ([`chat`], [`duel`], [`hidden`], [`language`], [`names`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`], [`private`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
 //!
@@ -55,7 +62,9 @@ mod aliases;
 mod appservice;
 mod chat;
 mod duel;
+mod hidden;
 mod language;
+mod names;
 mod private;
 mod quiet;
 mod replies;

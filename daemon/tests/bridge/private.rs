@@ -17,7 +17,9 @@ async fn history(client: &MatrixClient, room: &str) -> Vec<String> {
     let answer = client.call(Method::GET, &path, None).await.unwrap_or_else(|e| panic!("{e}"));
     answer["chunk"]
         .as_array()
-        .map(|events| events.iter().filter_map(|e| e["content"]["body"].as_str().map(str::to_owned)).collect())
+        .map(|events| {
+            events.iter().filter_map(|e| e["content"]["body"].as_str().map(str::to_owned)).collect()
+        })
         .unwrap_or_default()
 }
 
@@ -29,8 +31,11 @@ async fn link_code(user: &mut Mx) -> MxMessage {
 
 /// `user` accepts the bot's invite to a new direct chat (the first one pending).
 async fn accept_bots_invite(user: &mut Mx) -> String {
-    let invite =
-        user.client.wait_invite(WAIT).await.unwrap_or_else(|| panic!("{} was not invited by the bot", user.name));
+    let invite = user
+        .client
+        .wait_invite(WAIT)
+        .await
+        .unwrap_or_else(|| panic!("{} was not invited by the bot", user.name));
     assert_eq!((invite.inviter.as_str(), invite.is_direct), (bot_id().as_str(), true), "{invite:?}");
     user.client.accept_invite(&invite.room_id).await.unwrap_or_else(|e| panic!("{e}"));
     invite.room_id
@@ -94,7 +99,10 @@ async fn the_trap(irc: &InspIrcd, synapse: &Synapse, extra: Extra) {
     victim.expect_in(&trap, "I've opened a private chat with you").await;
     let dm = accept_bots_invite(&mut victim).await;
     let code = link_code(&mut victim).await;
-    assert_eq!(code.room_id, dm, "the link code went to the bot's own private chat, not mallory's room: {code}");
+    assert_eq!(
+        code.room_id, dm,
+        "the link code went to the bot's own private chat, not mallory's room: {code}"
+    );
     is_the_bots_private_chat(&victim.client, &dm).await;
     // The bot vouches for its own chat: the next code goes there too, no new room.
     victim.say(&trap, "!link").await;
@@ -105,12 +113,19 @@ async fn the_trap(irc: &InspIrcd, synapse: &Synapse, extra: Extra) {
     // cannot even join.
     mallory.client.join(&trap).await.unwrap_or_else(|e| panic!("{e}"));
     let read = history(&mallory.client, &trap).await;
-    assert!(read.iter().any(|b| b.contains("I sent you a link code privately")), "she reads the room: {read:?}");
+    assert!(
+        read.iter().any(|b| b.contains("I sent you a link code privately")),
+        "she reads the room: {read:?}"
+    );
     assert!(!read.iter().any(|b| b.contains("link code is")), "mallory read a link code: {read:?}");
     assert!(mallory.client.join(&dm).await.is_err(), "mallory joined the victim's private chat");
     // A command typed in her room is answered there, in the open, never as if private.
     victim.pump(QUIET).await;
-    assert!(!victim.bot_lines(&trap).iter().any(|l| l.contains("link code is")), "{:?}", victim.bot_lines(&trap));
+    assert!(
+        !victim.bot_lines(&trap).iter().any(|l| l.contains("link code is")),
+        "{:?}",
+        victim.bot_lines(&trap)
+    );
     assert!(victim.client.invites().is_empty(), "another room was opened: {:?}", victim.client.invites());
     eprintln!("the test took {:?}", started.elapsed());
 }

@@ -67,6 +67,9 @@ pub(super) struct Extra {
     /// Appservice mode (issue 17), with this registration (see [`appservice_servers`]);
     /// default: bot mode, the bot logging in with its password.
     pub(super) appservice: Option<Appservice>,
+    /// A second IRC network, `two`, on this InspIRCd port: its `#magic` is in the bridge
+    /// too (issue 29: the same nick on two networks).
+    pub(super) second_irc: Option<u16>,
 }
 
 /// An appservice registration written by `spellbridge appservice-registration` (in a
@@ -174,10 +177,11 @@ reconnect_delay = "{reconnect}"
 [irc.user_limit]
 enabled = false
 
+{second}
 {matrix}
 [[bridge]]
 name = "magic"
-rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}"{language} }}]
+rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}"{language} }}{second_room}]
 
 {sections}
 "#,
@@ -189,6 +193,15 @@ rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room 
             extra.appservice.as_ref().map(|a| (a.port, a.registration.to_str().unwrap_or_default()))
         ),
         sections = extra.sections,
+        second = extra.second_irc.map(|port| format!(
+            "[[irc]]\nname = \"two\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\nnick = \"{BOT}\"\n\
+             require_account = false\nreconnect_delay = \"1s\"\n[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n"
+        )).unwrap_or_default(),
+        second_room = if extra.second_irc.is_some() {
+            format!(", {{ network = \"two\", room = \"{CHANNEL}\" }}")
+        } else {
+            String::new()
+        },
         language = extra.matrix_language.map(|l| format!(", language = \"{l}\"")).unwrap_or_default(),
     );
     daemon.set_config(&config).unwrap_or_else(|e| panic!("{e}"));

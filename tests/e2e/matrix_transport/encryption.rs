@@ -33,8 +33,10 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     request.initial_state = vec![
         InitialStateEvent::with_empty_state_key(RoomEncryptionEventContent::with_recommended_defaults())
             .to_raw_any(),
-        InitialStateEvent::with_empty_state_key(RoomHistoryVisibilityEventContent::new(HistoryVisibility::Joined))
-            .to_raw_any(),
+        InitialStateEvent::with_empty_state_key(RoomHistoryVisibilityEventContent::new(
+            HistoryVisibility::Joined,
+        ))
+        .to_raw_any(),
     ];
     let room = client.create_room(request).await.expect("room created").room_id().to_string();
     until_joined(&bot.transport, &room).await;

@@ -1,6 +1,7 @@
 //! Ghost users' names (issue 17, item 1): each IRC nick in a bridged channel is a Matrix
 //! user of the appservice, named by a template (default [`DEFAULT_USER`],
-//! `@irc_{network}_{nick}:{server}`, shown as [`DEFAULT_NAME`], `{nick} (IRC)`). What
+//! `@irc_{network}_{nick}:{server}`, shown as [`DEFAULT_NAME`], `{nick} (IRC)`, the
+//! nick marked as relayed lines mark it: [`Ghosts::marked_name`]). What
 //! goes into a user id is lowercased and escaped to the user-id grammar (`a-z`, `0-9`,
 //! `.`, `_`, `=`, `-`, `/`, `+`), so every homeserver accepts it: any other character
 //! becomes `=` and its UTF-8 bytes in hex (`[m]` → `=5bm=5d`), `=` itself `=3d`. Nothing
@@ -80,7 +81,18 @@ impl Ghosts {
 
     /// The display name of `nick`'s ghost.
     pub fn display_name(&self, network: &str, nick: &str) -> String {
-        self.name.replace("{network}", network).replace("{nick}", nick)
+        self.marked_name(network, nick, false, false)
+    }
+
+    /// The display name of `nick`'s ghost with the marks its relayed lines carry (issue
+    /// 29, item 3; [`spellbridge_core::shown::marked`]): `alice? (IRC)` when not logged in
+    /// where the network has accounts, `alice/libera (IRC)` when `network_named` (the
+    /// bridge joins another network with its own alice) and the template does not name
+    /// the network already.
+    pub fn marked_name(&self, network: &str, nick: &str, guest: bool, network_named: bool) -> String {
+        let named_network = network_named && !self.name.contains("{network}");
+        let marked = spellbridge_core::shown::marked(nick, guest, named_network.then_some(network));
+        self.name.replace("{network}", network).replace("{nick}", &marked)
     }
 
     /// The registration's exclusive user namespace: a regex that matches every ghost's
@@ -194,6 +206,11 @@ mod tests {
         assert_eq!(ghosts.user_id("l", "a=b_c-d"), "@irc_l_a=3db_c-d:example.org");
         assert_eq!(ghosts.user_id("l", "é"), "@irc_l_=c3=a9:example.org");
         assert_eq!(ghosts.display_name("libera", "Alice"), "Alice (IRC)");
+        assert_eq!(ghosts.marked_name("libera", "Alice", true, false), "Alice? (IRC)");
+        assert_eq!(ghosts.marked_name("libera", "Alice", false, true), "Alice/libera (IRC)");
+        assert_eq!(ghosts.marked_name("libera", "Alice", true, true), "Alice?/libera (IRC)");
+        let named = Ghosts::new(DEFAULT_USER, "{nick} ({network})", "example.org").expect("valid");
+        assert_eq!(named.marked_name("libera", "Alice", true, true), "Alice? (libera)", "named once");
         assert_eq!(ghosts.numbered_user_id("libera", "Alice", 1), "@irc_libera_alice:example.org");
         assert_eq!(ghosts.numbered_user_id("libera", "Alice", 2), "@irc_libera_alice.2:example.org");
         assert!(ghosts.is_ghost(&ghosts.numbered_user_id("libera", "Alice", 2)));

@@ -14,7 +14,10 @@
 //! netsplit's after [`netsplit_hold`](super::AppserviceOptions::netsplit_hold) and up to
 //! half of it more, and not at all for a member who rejoins meanwhile:
 //! [`split`](super::split)), a nick change
-//! sets the same ghost's display name from the new nick. The first complete member list
+//! sets the same ghost's display name from the new nick. A ghost's name carries the
+//! marks of its latest relayed line (`alice?/libera (IRC)`: not logged in where the
+//! network has accounts, and from one of two IRC networks in a bridge; a network once
+//! named is named in all its ghosts' names). The first complete member list
 //! after the bot joins the channel (at every start) is a roll call
 //! ([`roll_call`](super::roll_call)): the homeserver is asked who is in the room, and
 //! the network's ghosts whose IRC users are gone (they left while the daemon was down, or
@@ -65,6 +68,12 @@ pub(in crate::matrix) struct Haunt {
     held: Arc<Mutex<Held<InRoom>>>,
     /// One ghost set up at a time.
     setting_up: tokio::sync::Mutex<()>,
+    /// The nicks (network, lowercased nick) whose latest relayed line was a guest's (not
+    /// logged in where the network has accounts): their ghosts' names are marked `?`.
+    guests: Mutex<HashSet<(String, String)>>,
+    /// The networks whose speakers' lines name their network (a bridge joins another IRC
+    /// network): all their ghosts' names do too (`alice/libera (IRC)`).
+    named_networks: Mutex<HashSet<String>>,
 }
 
 impl Haunt {
@@ -80,6 +89,29 @@ impl Haunt {
             gone: Mutex::new(HashSet::new()),
             held: Arc::new(Mutex::new(Held::default())),
             setting_up: tokio::sync::Mutex::new(()),
+            guests: Mutex::new(HashSet::new()),
+            named_networks: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The display name `nick`'s ghost (of IRC network `network`) has now: the template's,
+    /// marked as its latest relayed line was (issue 29, item 3).
+    fn ghost_name(&self, network: &str, nick: &str) -> String {
+        let guest = lock(&self.guests).contains(&(network.to_owned(), nick.to_lowercase()));
+        let named = lock(&self.named_networks).contains(network);
+        self.options.ghosts.marked_name(network, nick, guest, named)
+    }
+
+    /// Notes the marks of a relayed line's speaker, for their ghost's name.
+    fn note_marks(&self, speaker: &Speaker) {
+        let key = (speaker.network.to_string(), speaker.nick.to_lowercase());
+        if speaker.guest {
+            lock(&self.guests).insert(key);
+        } else {
+            lock(&self.guests).remove(&key);
+        }
+        if speaker.network_named {
+            lock(&self.named_networks).insert(speaker.network.to_string());
         }
     }
 
@@ -118,7 +150,7 @@ impl Haunt {
             return Ok(ghost);
         }
         let client = self.client(shared).await?;
-        let name = self.options.ghosts.display_name(network, nick);
+        let name = self.ghost_name(network, nick);
         if !lock(&self.named).contains_key(ghost.as_str()) {
             let register =
                 || async { login::register_user(&client, ghost.localpart()).await.map_err(Into::into) };
@@ -215,7 +247,12 @@ impl Haunt {
                 Some(ghost) => {
                     let ghost = UserId::parse(&ghost).map_err(|e| refused(shared, e.to_string()))?;
                     let client = self.client(shared).await?;
-                    let name = self.options.ghosts.display_name(network, to);
+                    let was_guest =
+                        lock(&self.guests).remove(&(network.to_owned(), change.nick.to_lowercase()));
+                    if was_guest {
+                        lock(&self.guests).insert((network.to_owned(), to.to_lowercase()));
+                    }
+                    let name = self.ghost_name(network, to);
                     if lock(&self.named).get(ghost.as_str()) != Some(&name) {
                         self.set_name(shared, &client, &ghost, &name).await?;
                         tracing::debug!(ghost = %ghost, from = %change.nick, to = %to, "a ghost renamed");
@@ -339,7 +376,14 @@ impl Haunt {
         speaker: &Speaker,
     ) -> Result<String, TransportError> {
         let network = speaker.network.as_str();
+        self.note_marks(speaker);
         let ghost = self.ensure(shared, room, network, &speaker.nick).await?;
+        // A ghost already in the room takes the marks of this line (logged in or out).
+        let name = self.ghost_name(network, &speaker.nick);
+        if lock(&self.named).get(ghost.as_str()) != Some(&name) {
+            let client = self.client(shared).await?;
+            self.set_name(shared, &client, &ghost, &name).await?;
+        }
         let text = self.pilled(shared, room, network, message.said()).await;
         let said = Message { text, speaker: None, ..message.clone() };
         let content = crate::matrix::transport::message_content(room, &said, &shared.facts).await;

@@ -18,6 +18,11 @@
 //! Every request must carry the registration's `hs_token` ([`api::authorize`]): 401
 //! without one, 403 with another, and then nothing of it is read. Errors are ruma's
 //! Matrix error bodies.
+//!
+//! No client can hold the listener (issue 29, item 6): at most [`MOST_CONNECTIONS`] are
+//! served at once (a homeserver sends one transaction at a time; more are answered 503
+//! and closed at once), and a connection that has not sent a whole request head within
+//! [`READ_TIMEOUT`] — a new one, or a kept-alive one between requests — is closed.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -52,8 +57,14 @@ use crate::matrix::transport::Shared;
 
 /// The largest transaction body read (Synapse sends at most 100 events per transaction).
 const MOST_BODY: usize = 32 * 1024 * 1024;
-/// How long a request head may take to arrive.
-const READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a request head may take to arrive (and a kept-alive connection may sit idle).
+const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most connections served at once.
+const MOST_CONNECTIONS: usize = 32;
+/// The whole answer to a connection over [`MOST_CONNECTIONS`].
+const REFUSAL: &str = "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+    content-length: 70\r\nretry-after: 1\r\nconnection: close\r\n\r\n\
+    {\"errcode\":\"M_LIMIT_EXCEEDED\",\"error\":\"too many connections at once\"}\n";
 /// The pause before trying to bind the listener again.
 const BIND_RETRY: Duration = Duration::from_secs(5);
 
@@ -88,6 +99,11 @@ pub(in crate::matrix) async fn serve(api: Arc<Api>) {
             () = shutdown.cancelled() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) if connections.len() >= MOST_CONNECTIONS => {
+                    tracing::debug!(network = %network, %peer, most = MOST_CONNECTIONS, "refused an appservice API connection: too many open");
+                    // One write into an empty socket buffer: it never waits on the client.
+                    let _ = stream.try_write(REFUSAL.as_bytes());
+                }
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
                     let api = api.clone();
@@ -313,4 +329,18 @@ fn ok(response: impl OutgoingResponse) -> Response<Full<Bytes>> {
 
 fn error(status: StatusCode, kind: ErrorKind, message: &str) -> Response<Full<Bytes>> {
     ok(ErrorBody::Standard(StandardErrorBody::new(kind, message.to_owned())).into_error(status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_is_a_whole_503_with_a_matrix_error() {
+        let (head, body) = REFUSAL.split_once("\r\n\r\n").expect("head and body");
+        assert!(head.starts_with("HTTP/1.1 503 "), "{head}");
+        assert!(head.contains(&format!("content-length: {}", body.len())), "{head} / {}", body.len());
+        let json: serde_json::Value = serde_json::from_str(body).expect("json");
+        assert_eq!(json["errcode"], "M_LIMIT_EXCEEDED");
+    }
 }
