@@ -236,12 +236,14 @@ impl MatrixClient {
         self.create(&body).await
     }
 
-    /// Creates a direct chat with `user_id` (`is_direct`, trusted private chat) and
-    /// records it in this account's `m.direct`. Returns the room id.
+    /// Creates a direct chat with `user_id` (`is_direct`, trusted private chat: invite
+    /// only; its history for joined members only, so the bot can vouch for it as private)
+    /// and records it in this account's `m.direct`. Returns the room id.
     pub async fn create_dm(&mut self, user_id: &str, encrypted: bool) -> Result<String, HarnessError> {
-        let mut body = json!({"preset": "trusted_private_chat", "is_direct": true, "invite": [user_id]});
+        let history = json!({"type": "m.room.history_visibility", "state_key": "", "content": {"history_visibility": "joined"}});
+        let mut body = json!({"preset": "trusted_private_chat", "is_direct": true, "invite": [user_id], "initial_state": [history]});
         if encrypted {
-            body["initial_state"] = json!([encryption_state()]);
+            body["initial_state"] = json!([history, encryption_state()]);
         }
         let room_id = self.create(&body).await?;
         let path = format!("/_matrix/client/v3/user/{}/account_data/m.direct", encode(&self.user_id));

@@ -3,8 +3,10 @@
 //! login and session restore ([`connect`]), the `/sync` loop and invites (`sync`), with
 //! plain messages read before matrix-sdk's own work on a response (`early`), the gaps
 //! of cut-short timelines filled (`gap`) and what is known of rooms and
-//! senders kept between state changes (`room_facts`), each event handed to the daemon once
-//! whichever path brings it (`handed`), the next long poll held for a
+//! senders kept between state changes (`room_facts`: which player a room is a private
+//! chat with, decided by `vouch`, the rooms a third member spoiled kept by `spoiled`),
+//! each event handed to the daemon once whichever path brings it (`handed`), the next
+//! long poll held for a
 //! command's answers (`answers`), board pictures sent as `m.image` (`picture`), the files kept in the store directory ([`store`]), and the parts that do no I/O:
 //! formatting outbound rich text ([`format`](mod@format)), reading inbound HTML ([`html`]),
 //! reading timeline events ([`inbound`]), the invite allow-list ([`invite`]) and retry
@@ -26,9 +28,11 @@ pub mod options;
 mod picture;
 pub mod retry;
 mod room_facts;
+mod spoiled;
 pub mod store;
 mod sync;
 pub mod transport;
+mod vouch;
 
 pub use options::{Login, MatrixOptions};
 pub use transport::{Connection, MatrixTransport};

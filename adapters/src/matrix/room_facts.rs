@@ -1,28 +1,33 @@
-//! What the sync loop tells the daemon about where a message was said and by whom: whether
-//! the room is private (exactly the bot and one other member in it, joined or invited:
-//! a room marked as a direct chat that a third has joined is not), the sender's display name there,
-//! and whether they operate it (power level 50 or more); and the members' display names
-//! the transport writes in the pills of what it sends. All of it is room state in
-//! matrix-sdk's store, a read of SQLite each; it is kept here per room until a sync brings
-//! the room a state event (a member joining or leaving, a new name, new power levels), so
-//! a room's chat, and the answers to it, cost no read per message.
+//! What the sync loop tells the daemon about where a message was said and by whom: which
+//! player, if any, the room is a private chat with (one the bot can vouch for, `vouch`:
+//! made by the bot or that player, invite-only, history for members only, and nobody else
+//! ever a member), the sender's display name there, and whether they operate it (power
+//! level 50 or more); and the members' display names the transport writes in the pills
+//! of what it sends. All of it is room state in matrix-sdk's store, a read of SQLite
+//! each; it is kept here per room until a sync brings the room a state event (a member
+//! joining or leaving, a new name, new power levels), so a room's chat, and the answers
+//! to it, cost no read per message. A room a third member spoiled is remembered for good
+//! (`spoiled`), also when an appservice transaction shows the member first.
 //!
 //! The bot syncs without lazy-loaded members (the homeserver works out which member
 //! events to send with every sync otherwise, the larger part of its time for a bot's
-//! sync), so the homeserver sends no member counts: the joined and invited members are
-//! counted from the store, after fetching the room's full member list once where it is not
-//! known yet.
+//! sync), so the homeserver sends no member counts: the members, those who left or were
+//! banned included, are read from the store, after fetching the room's full member list
+//! once where it is not known yet.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use matrix_sdk::ruma::events::room::member::MembershipState;
 use matrix_sdk::ruma::events::room::power_levels::UserPowerLevel;
 use matrix_sdk::ruma::{Int, OwnedRoomId, OwnedUserId, RoomId, UserId};
 use matrix_sdk::sync::{JoinedRoomUpdate, State};
 use matrix_sdk::{Room, RoomMemberships};
 
 use super::early;
+use super::spoiled::SpoiledRooms;
 use super::transport::{self, lock};
+use super::vouch::{self, Doubt, RoomSigns};
 
 /// The power level from which a sender operates a room (a moderator's, in Element).
 const OPERATOR_LEVEL: u8 = 50;
@@ -38,29 +43,66 @@ pub(super) struct Sender {
 /// What is known of one room since its state last changed.
 #[derive(Default)]
 struct Facts {
-    private: Option<bool>,
+    /// The player the room is a private chat with (`Some(None)`: with nobody).
+    private_with: Option<Option<OwnedUserId>>,
+    /// Member events an appservice transaction brought that the store may not have yet.
+    pushed: Vec<(OwnedUserId, MembershipState)>,
     senders: HashMap<OwnedUserId, Sender>,
     /// Members' display names for pills; `None` for someone not in the room.
     names: HashMap<OwnedUserId, Option<String>>,
 }
 
 /// Rooms' facts, looked up once between state changes.
-#[derive(Default)]
 pub(super) struct RoomFacts {
     rooms: Mutex<HashMap<OwnedRoomId, Facts>>,
+    spoiled: SpoiledRooms,
 }
 
 impl RoomFacts {
-    /// Whether the room is private: exactly two are in it (joined or invited), the bot and
-    /// one other. Being marked as a direct chat does not count: a third member may have
-    /// joined a "DM" since, and would see what is said there.
-    pub(super) async fn private(&self, room: &Room) -> bool {
-        if let Some(private) = self.known(room, |f| f.private) {
-            return private;
+    /// The facts of no room yet; rooms spoiled as private chats are kept in `spoiled`.
+    pub(super) fn new(spoiled: SpoiledRooms) -> Self {
+        RoomFacts { rooms: Mutex::new(HashMap::new()), spoiled }
+    }
+
+    /// The player `room` is a private chat with, if the bot can vouch for it (`vouch`):
+    /// being a room of two, or marked as a direct chat, is not enough. A room a third
+    /// member has been in is remembered as spoiled.
+    pub(super) async fn private_with(&self, room: &Room) -> Option<OwnedUserId> {
+        if let Some(private_with) = self.known(room, |f| f.private_with.clone()) {
+            return private_with;
         }
-        let private = is_private(active_members(room).await);
-        self.keep(room, |f| f.private = Some(private));
-        private
+        let mut signs = signs(room, self.spoiled.contains(room.room_id())).await;
+        signs.members.extend(self.known(room, |f| Some(f.pushed.clone())).unwrap_or_default());
+        let private_with = match vouch::vouch(room.own_user_id(), &signs) {
+            Ok(player) => Some(player),
+            Err(doubt) => {
+                if doubt == Doubt::Others && self.spoiled.insert(room.room_id()) {
+                    tracing::info!(room = %room.room_id(), "a third member was in a private chat: it is never private again");
+                }
+                tracing::debug!(room = %room.room_id(), ?doubt, "not a private chat");
+                None
+            }
+        };
+        self.keep(room, |f| f.private_with = Some(private_with.clone()));
+        private_with
+    }
+
+    /// Whether `room` is a private chat with anyone.
+    async fn private(&self, room: &Room) -> bool {
+        self.private_with(room).await.is_some()
+    }
+
+    /// A member event for `user` in `room` seen before matrix-sdk has stored it (an
+    /// appservice transaction, which the homeserver may push before the bot's sync brings
+    /// it): counted with the room's members from now until the sync has stored it, so a
+    /// third member spoils the room before the messages after it are handed over.
+    pub(super) fn member_event(&self, room: &RoomId, user: OwnedUserId, membership: MembershipState) {
+        let mut rooms = lock(&self.rooms);
+        let facts = rooms.entry(room.to_owned()).or_default();
+        facts.pushed.push((user, membership));
+        // Looked up again, with the new member.
+        facts.private_with = None;
+        facts.senders.clear();
     }
 
     /// The sender of a message in `room`.
@@ -126,27 +168,30 @@ impl RoomFacts {
     }
 }
 
-/// Whether a room with this many members (joined or invited, the bot included) is private:
-/// only a room of the bot and one other is. An unknown count is not private.
-pub(super) fn is_private(members: Option<usize>) -> bool {
-    members == Some(2)
-}
-
-/// How many have joined the room or are invited to it, by the store; its full member
-/// list is fetched first where the store does not have it yet (once per room). `None`
-/// when unknown.
-async fn active_members(room: &Room) -> Option<usize> {
+/// What the room's state says for [`vouch::vouch`], by the store; its full member list
+/// (every membership, leaves and bans too) is fetched first where the store does not
+/// have it yet (once per room). Members that cannot be read leave the list with the bot
+/// alone, which is no private chat.
+async fn signs(room: &Room, spoiled: bool) -> RoomSigns {
     if !room.are_members_synced()
         && let Err(error) = room.sync_members().await
     {
-        tracing::warn!(room = %room.room_id(), %error, "cannot fetch the room's members; counting those known");
+        tracing::warn!(room = %room.room_id(), %error, "cannot fetch the room's members; reading those known");
     }
-    match room.members_no_sync(RoomMemberships::ACTIVE).await {
-        Ok(members) => Some(members.len()),
+    // `empty()`: every membership, unknown ones too.
+    let members = match room.members_no_sync(RoomMemberships::empty()).await {
+        Ok(members) => members.iter().map(|m| (m.user_id().to_owned(), m.membership().clone())).collect(),
         Err(error) => {
-            tracing::warn!(room = %room.room_id(), %error, "cannot count the room's members");
-            None
+            tracing::warn!(room = %room.room_id(), %error, "cannot read the room's members");
+            Vec::new()
         }
+    };
+    RoomSigns {
+        creators: room.creators(),
+        join_rule: room.join_rule(),
+        history: room.history_visibility(),
+        members,
+        spoiled,
     }
 }
 
@@ -159,19 +204,6 @@ async fn operates(room: &Room, user: &UserId) -> bool {
         Err(error) => {
             tracing::debug!(room = %room.room_id(), %error, "power levels unknown; the sender is not an operator");
             false
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_private;
-
-    #[test]
-    fn only_a_room_of_the_bot_and_one_other_is_private() {
-        assert!(is_private(Some(2)));
-        for members in [None, Some(0), Some(1), Some(3), Some(40)] {
-            assert!(!is_private(members), "{members:?}");
         }
     }
 }

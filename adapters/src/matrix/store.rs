@@ -9,7 +9,9 @@
 //! - `pictures.json`: the last board picture posted of each table in each room, so the
 //!   next one redacts it even after a restart (`picture`);
 //! - `ghosts.json` (appservice mode): which ghost each IRC nick is, so a renamed nick
-//!   keeps its ghost across a restart (`appservice::book`).
+//!   keeps its ghost across a restart (`appservice::book`);
+//! - `spoiled-rooms.json`: the rooms a third member spoiled as private chats, never used
+//!   as one again (`spoiled`).
 //!
 //! Files are replaced atomically (written beside, then renamed). They are small and
 //! written at most once per sync, so plain blocking `std::fs` calls are used.
@@ -107,6 +109,11 @@ impl StoreDir {
     /// Where the ghost of each IRC nick is remembered (appservice mode, `appservice::book`).
     pub(super) fn ghosts_path(&self) -> PathBuf {
         self.root.join("ghosts.json")
+    }
+
+    /// Where the rooms spoiled as private chats are remembered (see `spoiled`).
+    pub(super) fn spoiled_path(&self) -> PathBuf {
+        self.root.join("spoiled-rooms.json")
     }
 
     /// Where the last board pictures are remembered (see `picture`).

@@ -6,8 +6,9 @@
 //! between the request and matrix-sdk's processing of the response, the messages of rooms
 //! that changed nothing else are handed over ([`early`]). Then the response is handled in
 //! order: the other timeline messages, edits, reactions and redactions ([`inbound`]) are
-//! handed to the daemon, with whether the sender operates the room (power level 50 or
-//! more, never in a direct chat), undecryptable ones wait briefly for their room key,
+//! handed to the daemon, with whether they were said privately (in a private chat the
+//! bot can vouch for, `vouch`) and whether the sender operates the room (power level 50
+//! or more, never in a private chat), undecryptable ones wait briefly for their room key,
 //! invites are accepted or declined, rooms `leave` could not leave yet are left (after a
 //! login), and only then is `next_batch` saved (`sync-token`), so after a restart sync
 //! continues from the last delivered position and never replays older history. On the
@@ -562,9 +563,7 @@ impl Supervisor {
         }
     }
 
-    /// Hands one message, edit, reaction or redaction to the daemon. A room of two is
-    /// private (a direct chat) and has no operators; elsewhere the sender operates the
-    /// room with a power level of 50 or more (a room creator's is unbounded).
+    /// Hands one message, edit, reaction or redaction to the daemon ([`hand_over`]).
     async fn hand_over(&self, room: &Room, received: Received) {
         if hand_over(&self.shared, &self.inbound, room, received).await {
             self.commanded.store(true, Ordering::Relaxed);
@@ -708,9 +707,12 @@ impl Supervisor {
 }
 
 /// Hands one message, edit, reaction or redaction to the daemon (from a sync, or from an
-/// appservice transaction); true when it is a command. A room of two is private (a
-/// direct chat) and has no operators; elsewhere the sender operates the room with a
-/// power level of 50 or more (a room creator's is unbounded).
+/// appservice transaction); true when it is a command. It is private only when said by
+/// the player of a private chat the bot can vouch for (`room_facts`, `vouch`): a room
+/// that is merely of two, which someone else made or may read, is not, so a command
+/// typed there gets no private answer there. A private chat has no operators; elsewhere
+/// the sender operates the room with a power level of 50 or more (a room creator's is
+/// unbounded).
 pub(super) async fn hand_over(
     shared: &Shared,
     inbound: &mpsc::Sender<Inbound>,
@@ -727,7 +729,7 @@ pub(super) async fn hand_over(
         tracing::trace!(network = %shared.options.network, event = %event_id, "an event already handed over");
         return false;
     }
-    let private = shared.facts.private(room).await;
+    let private = shared.facts.private_with(room).await.as_deref() == Some(&*sender);
     let Sender { display_name, operator } = shared.facts.sender(room, &sender).await;
     let command = said == Said::Message && text.starts_with(&shared.options.prefix);
     let message = Inbound {

@@ -10,10 +10,12 @@
 //! lost response is not a second message): rate limits are waited out, a connection
 //! failure is retried with backoff while the sync loop is up and reported as
 //! [`TransportError::Disconnected`] at once while it is down (the daemon's outbox holds
-//! the message until the reconnect). A private message goes to the direct room shared
-//! with the player: one marked as a DM with them (`m.direct`, as when they opened it), else
-//! a room of just the two of them that no bridge or config names; when there is none, one
-//! is created (`is_direct`; unencrypted, so a client without encryption reads it, unless
+//! the message until the reconnect). A private message goes to a private chat with the
+//! player that the bot can vouch for (`vouch`: made by the bot or the player, invite-only,
+//! history for members only, nobody else ever in it): one marked as a DM with them
+//! (`m.direct`, as when they opened it), else another such room that no bridge or config
+//! names; when there is none, one is created (`is_direct`, invite-only, history from the
+//! invite on; unencrypted, so a client without encryption reads it, unless
 //! `dm_encryption` asks) and [`Sent::opened_private`] says so, for the daemon to tell the
 //! room where the player asked. [`GameTransport::send_noted`] returns the event id sent
 //! (a relayed line's, which the daemon maps back to its speaker); a message naming one it
@@ -32,17 +34,20 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use matrix_sdk::ruma::api::client::room::create_room::v3::{Request as CreateRoom, RoomPreset};
-use matrix_sdk::ruma::events::Mentions;
 use matrix_sdk::ruma::events::relation::{Reply, Thread};
-use matrix_sdk::ruma::events::room::member::MembershipState;
+use matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
+use matrix_sdk::ruma::events::room::history_visibility::{
+    HistoryVisibility, RoomHistoryVisibilityEventContent,
+};
 use matrix_sdk::ruma::events::room::message::{
     EmoteMessageEventContent, FormattedBody, MessageType, Relation, RoomMessageEventContent,
     TextMessageEventContent,
 };
+use matrix_sdk::ruma::events::{InitialStateEvent, Mentions};
 use matrix_sdk::ruma::{
     EventId, OwnedRoomId, OwnedUserId, RoomAliasId, RoomOrAliasId, TransactionId, UserId,
 };
-use matrix_sdk::{Client, Room, RoomMemberships, RoomState};
+use matrix_sdk::{Client, Room, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
     Destination, GameTransport, Inbound, MemberChange, Message, NetworkId, PlayerId, RoomId, Sent,
@@ -62,6 +67,7 @@ use super::options::MatrixOptions;
 use super::picture::{self, Pictures};
 use super::retry::{self, RequestFailure};
 use super::room_facts::RoomFacts;
+use super::spoiled::SpoiledRooms;
 use super::store::StoreDir;
 use super::sync::Supervisor;
 use crate::network::Resolved;
@@ -247,7 +253,7 @@ impl MatrixTransport {
             dms: tokio::sync::Mutex::new(HashMap::new()),
             told_undecryptable: Mutex::new(HashSet::new()),
             sends: Sends::default(),
-            facts: RoomFacts::default(),
+            facts: RoomFacts::new(SpoiledRooms::new(Some(StoreDir::new(&options.store_dir).spoiled_path()))),
             handed: Handed::default(),
             connection,
             reconnects: AtomicU64::new(0),
@@ -340,88 +346,66 @@ impl MatrixTransport {
         self.shared.client().ok_or_else(|| self.disconnected("not logged in to the homeserver yet"))
     }
 
-    /// The direct room shared with `user`, and whether it was just created: the one used
+    /// The private chat with `user`, and whether it was just created: the one used
     /// before, else one the sdk knows as a DM with them (`m.direct`: they opened it, or the
-    /// bot did) where they are still joined or invited, else a room of exactly the two of
-    /// them that is not one of the rooms the bot is configured or bridged into, else a new
-    /// one (see [`MatrixTransport::create_direct_room`]). A room a third person is in now
-    /// (joined or invited) is never used: what is said privately (a Duel spell) would be
-    /// read there.
+    /// bot did), else another joined room that is not one of the rooms the bot is
+    /// configured or bridged into, else a new one (see
+    /// [`MatrixTransport::create_direct_room`]). Each must be a private chat with `user`
+    /// that the bot can vouch for (`room_facts`, `vouch`): a room someone else made, that
+    /// anyone may join or read, or that a third person has ever been in is never used,
+    /// for what is said privately (a link code, a Duel spell) would be read there.
     async fn direct_room(&self, client: &Client, user: &UserId) -> Result<(Room, bool), TransportError> {
         // Held across the creation so two messages to one player make one room.
         let mut dms = self.shared.dms.lock().await;
-        // A room a third person has joined since is no private chat any more.
         let facts = &self.shared.facts;
         if let Some(room) =
             dms.get(user).and_then(|id| client.get_room(id)).filter(|r| r.state() == RoomState::Joined)
-            && facts.private(&room).await
+            && facts.private_with(&room).await.as_deref() == Some(user)
         {
             return Ok((room, false));
         }
-        for room in client.get_dm_rooms(user) {
-            // Members are lazy-loaded: an unknown membership is taken as still there.
-            let member = room.get_member_no_sync(user).await.ok().flatten();
-            if member.is_none_or(|m| RoomMemberships::ACTIVE.matches(m.membership()))
-                && facts.private(&room).await
-            {
+        let named = lock(&self.shared.rooms).clone();
+        let dm_rooms = client.get_dm_rooms(user);
+        let others = client.joined_rooms().into_iter().filter(|room| {
+            let alias = room.canonical_alias().map(|a| a.to_string());
+            !named.contains(room.room_id().as_str()) && !alias.is_some_and(|a| named.contains(&a))
+        });
+        for room in dm_rooms.into_iter().filter(|r| r.state() == RoomState::Joined).chain(others) {
+            if facts.private_with(&room).await.as_deref() == Some(user) {
+                tracing::info!(network = %self.shared.options.network, player = %user, room = %room.room_id(), "using a private chat the bot can vouch for");
                 dms.insert(user.to_owned(), room.room_id().to_owned());
                 return Ok((room, false));
             }
-        }
-        if let Some(room) = self.room_of_two(client, user).await {
-            tracing::info!(network = %self.shared.options.network, player = %user, room = %room.room_id(), "using a room of just the player and the bot as their direct room");
-            dms.insert(user.to_owned(), room.room_id().to_owned());
-            return Ok((room, false));
         }
         let room = self.create_direct_room(client, user).await?;
         dms.insert(user.to_owned(), room.room_id().to_owned());
         Ok((room, true))
     }
 
-    /// A joined room whose only members (joined or invited) are the bot and `user`, who
-    /// has joined it, and that no config or bridge names (a bridged room of two is a room,
-    /// not a private chat).
-    async fn room_of_two(&self, client: &Client, user: &UserId) -> Option<Room> {
-        let named = lock(&self.shared.rooms).clone();
-        for room in client.joined_rooms() {
-            let alias = room.canonical_alias().map(|a| a.to_string());
-            if named.contains(room.room_id().as_str()) || alias.is_some_and(|a| named.contains(&a)) {
-                continue;
-            }
-            let Ok(members) = room.members_no_sync(RoomMemberships::ACTIVE).await else { continue };
-            let ids: BTreeSet<&UserId> = members.iter().map(|m| m.user_id()).collect();
-            let joined =
-                members.iter().any(|m| m.user_id() == user && *m.membership() == MembershipState::Join);
-            if ids.len() == 2
-                && ids.contains(user)
-                && client.user_id().is_some_and(|bot| ids.contains(bot))
-                && joined
-            {
-                return Some(room);
-            }
-        }
-        None
-    }
-
-    /// Creates a direct room with `user` (`is_direct`, marked in the bot's `m.direct`):
-    /// unencrypted, so a client without encryption can read it, unless `dm_encryption`
-    /// is set (matrix-sdk's `create_dm`: encrypted).
+    /// Creates a private chat with `user` that the bot can vouch for: `is_direct` (marked in
+    /// the bot's `m.direct`), invite-only (the trusted private chat preset), its history
+    /// readable from the invite on by those invited or joined only (`invited`: the player
+    /// reads what was sent before they accepted; nobody reads what was sent before they were
+    /// invited); unencrypted, so a client without encryption can read it, unless
+    /// `dm_encryption` is set.
     async fn create_direct_room(&self, client: &Client, user: &UserId) -> Result<Room, TransportError> {
         let network = &self.shared.options.network;
-        if self.shared.options.dm_encryption {
-            let room = self.with_retry("create a direct room", || client.create_dm(user)).await?;
-            tracing::info!(network = %network, player = %user, room = %room.room_id(), "created an encrypted direct room");
-            return Ok(room);
-        }
+        let encrypted = self.shared.options.dm_encryption;
         let create = || {
             let mut request = CreateRoom::new();
             request.invite = vec![user.to_owned()];
             request.is_direct = true;
             request.preset = Some(RoomPreset::TrustedPrivateChat);
+            let history = RoomHistoryVisibilityEventContent::new(HistoryVisibility::Invited);
+            request.initial_state = vec![InitialStateEvent::with_empty_state_key(history).to_raw_any()];
+            if encrypted {
+                let encryption = RoomEncryptionEventContent::with_recommended_defaults();
+                request.initial_state.push(InitialStateEvent::with_empty_state_key(encryption).to_raw_any());
+            }
             client.create_room(request)
         };
         let room = self.with_retry("create a direct room", create).await?;
-        tracing::info!(network = %network, player = %user, room = %room.room_id(), "created an unencrypted direct room");
+        tracing::info!(network = %network, player = %user, room = %room.room_id(), encrypted, "created a direct room");
         Ok(room)
     }
 

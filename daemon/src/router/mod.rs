@@ -1360,7 +1360,7 @@ mod tests {
     fn a_bridged_room_of_two_is_a_room_not_a_direct_chat() {
         let mut router = router();
         let mut chat = matrix(Said::Message, "hello");
-        chat.private = true; // what the Matrix transport says of a room of two
+        chat.private = true; // as the Matrix transport would say of a bridged room it vouched for as private
         assert_eq!(texts(&router.handle(&chat, T)), ["irc <Merlin> hello"]);
         let mut command = matrix(Said::Message, "!new thaum");
         command.private = true;

@@ -19,7 +19,10 @@
 //! - relayed chat cannot forge a line (every line starts with its speaker, a Matrix
 //!   display name that is an IRC nick shows its Matrix id), a long Matrix message is
 //!   capped and does not hold a game answer behind it, and a "direct" room a third person
-//!   joined is not private (issue 13).
+//!   joined is not private (issue 13);
+//! - a Matrix private chat is one the bot can vouch for: a room of two someone else made
+//!   gets no link code, a player's own direct chat is used until a third person has been
+//!   in it ([`private`]; issue 29, item 1).
 //!
 //! - a healthy run at the default log level logs no ERROR or WARN ([`quiet`]); a bridge
 //!   may name its Matrix room by alias, looked up at start and followed to the room it
@@ -45,7 +48,7 @@
 //!   ([`names`]; issue 29, items 3 and 4).
 //!
 //! One file per feature ([`chat`], [`duel`], [`hidden`], [`language`], [`names`], [`thaum`], [`restarts`], [`timeouts`],
-//! [`trust`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
+//! [`trust`], [`private`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
 //!
 //! These need InspIRCd and Synapse (`tests/scripts/install-inspircd.sh`,
@@ -62,6 +65,7 @@ mod duel;
 mod hidden;
 mod language;
 mod names;
+mod private;
 mod quiet;
 mod replies;
 mod restarts;

@@ -7,10 +7,11 @@
 //!
 //! - Rooms the peer enters are public rooms it creates, with a silent third member
 //!   (carol): the bot is not invited (it accepts invites, so an invite would be a join),
-//!   it joins by id when told to; and with three members a room is not taken for a
-//!   direct chat (the transport calls a two-member room private).
+//!   it joins by id when told to; and a public room is never taken for a direct chat
+//!   (the transport calls private only a room it can vouch for: invite-only, history
+//!   for members only, nobody but the bot and one player ever in it).
 //! - Private messages go through an unencrypted direct room that the peer opened with
-//!   the bot (`is_direct`) before the test, as a human's client would have: the bot
+//!   the bot (`is_direct`, history for joined members) before the test: the bot
 //!   accepts the invite and finds the room as its direct room with the peer. A direct
 //!   room the bot creates itself is unencrypted by default (the daemon's bridge tests,
 //!   `daemon/tests/bridge/replies.rs`), or encrypted with `dm_encryption`, covered by

@@ -1,5 +1,6 @@
-//! E2EE: an encrypted direct room and an encrypted room work both ways, a room of just
-//! the player and the bot is their private chat until a third joins, and a room is told
+//! E2EE: an encrypted direct room and an encrypted room work both ways, an invite-only
+//! room the player made, with its history for members only and nobody but the player and
+//! the bot in it, is their private chat until a third joins, and a room is told
 //! once when the bot cannot decrypt a message. The other side is a second
 //! `MatrixTransport` (the raw client has no E2EE).
 
@@ -28,9 +29,14 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     request.name = Some("Secret duel".to_owned());
     request.preset = Some(RoomPreset::PrivateChat);
     request.invite = vec![OwnedUserId::try_from(bot_id.as_str()).expect("user id")];
+    // Its history for joined members only: a room the bot can vouch for as private.
     request.initial_state = vec![
         InitialStateEvent::with_empty_state_key(RoomEncryptionEventContent::with_recommended_defaults())
             .to_raw_any(),
+        InitialStateEvent::with_empty_state_key(RoomHistoryVisibilityEventContent::new(
+            HistoryVisibility::Joined,
+        ))
+        .to_raw_any(),
     ];
     let room = client.create_room(request).await.expect("room created").room_id().to_string();
     until_joined(&bot.transport, &room).await;
@@ -41,7 +47,7 @@ async fn encrypted_rooms_and_direct_messages_work_both_ways() {
     let got = recv(&bot.transport, WAIT).await;
     assert_eq!((got.text.as_str(), got.sender.as_str()), ("!games", alice_id.as_str()), "{got:?}");
     assert_eq!(got.room.as_str(), room);
-    assert!(got.private, "two members: a direct chat by the transport's rule");
+    assert!(got.private, "alice's invite-only room, only she and the bot ever in it: private");
     until_member(&bot.transport, &room, &alice_id).await;
     bot.transport.send(&to_room, &RichText::new().bold("Duel").text(" begins").into()).await.expect("sent");
     let answer = recv(&alice.transport, WAIT).await;

@@ -11,6 +11,9 @@ pub(super) use spellbridge_adapters::matrix::matrix_sdk::ruma::api::client::room
 };
 pub(super) use spellbridge_adapters::matrix::matrix_sdk::ruma::events::InitialStateEvent;
 pub(super) use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
+pub(super) use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::history_visibility::{
+    HistoryVisibility, RoomHistoryVisibilityEventContent,
+};
 pub(super) use spellbridge_adapters::matrix::matrix_sdk::ruma::events::room::member::MembershipState;
 pub(super) use spellbridge_adapters::matrix::matrix_sdk::ruma::{OwnedUserId, UserId};
 pub(super) use spellbridge_adapters::matrix::{Connection, Login, MatrixOptions, MatrixTransport};

@@ -40,6 +40,7 @@ use matrix_sdk::ruma::api::appservice::ping::send_ping;
 use matrix_sdk::ruma::api::appservice::query::query_user_id;
 use matrix_sdk::ruma::api::error::{ErrorBody, ErrorKind, StandardErrorBody};
 use matrix_sdk::ruma::api::{IncomingRequest, OutgoingResponse};
+use matrix_sdk::ruma::events::room::member::MembershipState;
 use matrix_sdk::ruma::{OwnedRoomId, OwnedUserId, UserId};
 use spellbridge_core::Inbound;
 use tokio::net::TcpListener;
@@ -216,6 +217,14 @@ impl Api {
         for raw in events {
             let Ok(Some(room_id)) = raw.get_field::<OwnedRoomId>("room_id") else { continue };
             let Ok(Some(sender)) = raw.get_field::<OwnedUserId>("sender") else { continue };
+            // A member event the sync has not stored yet: a third member spoils a private
+            // chat before the messages after it are handed over.
+            if let Some((user, membership)) = member_event(raw)
+                && user != own
+                && client.get_room(&room_id).is_some()
+            {
+                self.shared.facts.member_event(&room_id, user, membership);
+            }
             if sender == own {
                 continue;
             }
@@ -270,6 +279,19 @@ impl Api {
             }
         }
     }
+}
+
+/// The user and membership of an `m.room.member` event; `None` for other events.
+fn member_event(
+    raw: &matrix_sdk::ruma::serde::Raw<matrix_sdk::ruma::events::AnyTimelineEvent>,
+) -> Option<(OwnedUserId, MembershipState)> {
+    if raw.get_field::<String>("type").ok().flatten().as_deref() != Some("m.room.member") {
+        return None;
+    }
+    let user = raw.get_field::<OwnedUserId>("state_key").ok().flatten()?;
+    let content = raw.get_field::<serde_json::Value>("content").ok().flatten()?;
+    let membership = content.get("membership")?.as_str()?;
+    Some((user, MembershipState::from(membership)))
 }
 
 /// Reads the whole request (its body up to [`MOST_BODY`]) as ruma's `R`; the error is
