@@ -7,7 +7,7 @@
 //!   and B answers at once and A receives that (a round trip with no bot in it);
 //! - spellbridge (`spellbridge run`, this package's binary, flood control and the per-user
 //!   limit off, a Thaum table opened in the channel by the measuring client), once with
-//!   `[store] durability = "full"` (the default: fsync before every reply) and once with
+//!   `[store] durability = "full"` (the default: fsync before every move's reply) and once with
 //!   `"normal"`: round trips of `!status` (read-only) and `!coins <me> +1` (the game
 //!   master's command, committed before the reply), then throughput;
 //! - Limnoria (`supybot` from the venv of `tests/scripts/install-limnoria.sh`, its
@@ -33,6 +33,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use spellbridge_adapters::irc::format::strip;
+use spellbridge_tests::harness::endpoint;
 use spellbridge_tests::harness::inspircd::InspIrcd;
 use spellbridge_tests::harness::irc_client::{IrcClient, Message};
 
@@ -71,13 +72,15 @@ fn spawn(name: &'static str, nick: &'static str, dir: tempfile::TempDir, command
     Bot { process: Process::spawn(name, dir, command), nick }
 }
 
-/// `spellbridge run` in `channels`, with flood control and the per-user limit off.
-fn start_spellbridge(port: u16, channels: &[String], durability: &str) -> Bot {
+/// `spellbridge run` in `channels`, with flood control and the per-user limit off, and
+/// its `/metrics` on `http` (the store's synced commits: [`synced_commits`]).
+fn start_spellbridge(port: u16, http: u16, channels: &[String], durability: &str) -> Bot {
     let dir = tempfile::Builder::new().prefix("spellbridge-bench-").tempdir().expect("temp dir");
     let channels: Vec<String> = channels.iter().map(|c| format!("{c:?}")).collect();
     let config = format!(
         "prefix = \"!\"\n\
          [store]\npath = \"games.db\"\ndurability = \"{durability}\"\n\
+         [http]\nlisten = \"127.0.0.1:{http}\"\n\
          [thaum]\nschedule = \"manual\"\n\
          [[irc]]\nname = \"bench\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\n\
          nick = \"spellbridge\"\nchannels = [{}]\nrequire_account = false\n\
@@ -481,7 +484,19 @@ struct SpellbridgeRun {
     status: (Latency, Duration, Duration),
     coins: (Latency, Duration, Duration),
     throughput: Throughput,
+    /// The store's synced commits during the throughput run (issue 30: read-only
+    /// commands must make none).
+    synced: u64,
     rss_one_channel: f64,
+}
+
+/// The daemon's count of store commits that waited for the disk, from its `/metrics`.
+async fn synced_commits(http: u16) -> u64 {
+    const SAMPLE: &str = "spellbridge_store_commits_total{synced=\"true\"} ";
+    let (_, body) = endpoint::get(http, "/metrics").await.expect("spellbridge's /metrics answers");
+    body.lines()
+        .find_map(|line| line.strip_prefix(SAMPLE)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no synced commit count in /metrics:\n{body}"))
 }
 
 async fn spellbridge_run(
@@ -497,7 +512,8 @@ async fn spellbridge_run(
     for client in &mut crowd {
         join(client, channel).await;
     }
-    let mut bot = start_spellbridge(port, &[channel.to_owned()], durability);
+    let http = endpoint::free_port().expect("a free port for /metrics");
+    let mut bot = start_spellbridge(port, http, &[channel.to_owned()], durability);
     let ready = wait_until_answering(player, &mut bot, channel, "!games").await;
     eprintln!(
         "irc bench: spellbridge ({durability}) answered in {channel} after {:.1} s",
@@ -527,6 +543,7 @@ async fn spellbridge_run(
     let status = round_trips(player, &bot, channel, "!status", |t| about(&me, t) && t.contains("Mana")).await;
     let coins =
         round_trips(player, &bot, channel, &format!("!coins {me} +1"), |t| t.contains("coins:")).await;
+    let synced_before = synced_commits(http).await;
     let (crowd, throughput) = throughput(
         crowd,
         &bot,
@@ -536,8 +553,9 @@ async fn spellbridge_run(
         ticks,
     )
     .await;
+    let synced = synced_commits(http).await - synced_before;
     bot.process.stop();
-    (crowd, SpellbridgeRun { status, coins, throughput, rss_one_channel })
+    (crowd, SpellbridgeRun { status, coins, throughput, synced, rss_one_channel })
 }
 
 /// Limnoria's figures, with or without echo-message.
@@ -622,7 +640,7 @@ async fn bench(port: u16) -> String {
     let floor = floor_round_trip(&mut a, &mut b, "#floor").await;
     eprintln!("irc bench: floor one way {}, round trip {}", lat(one_way), lat(floor));
 
-    // spellbridge, durable (fsync before each reply) and with durability "normal".
+    // spellbridge, durable (fsync before each move's reply) and with durability "normal".
     let (crowd, full) = spellbridge_run(port, &mut player, crowd, "#sb-full", "full", ticks).await;
     eprintln!("irc bench: spellbridge (full) !status {}, !coins {}", lat(full.status.0), lat(full.coins.0));
     let (crowd, normal) = spellbridge_run(port, &mut player, crowd, "#sb-normal", "normal", ticks).await;
@@ -639,7 +657,12 @@ async fn bench(port: u16) -> String {
 
     // Memory, idle in 100 channels.
     let (sb_rss, sb_joined) =
-        idle_rss(&mut player, |channels| start_spellbridge(port, channels, "full"), "!games", "sb-idle-")
+        idle_rss(
+            &mut player,
+            |channels| start_spellbridge(port, endpoint::free_port().expect("a free port"), channels, "full"),
+            "!games",
+            "sb-idle-",
+        )
             .await;
     let (lim_rss, lim_joined) =
         idle_rss(&mut player, |channels| start_limnoria(port, channels, false), "!echo ready", "lim-idle-")
@@ -657,8 +680,11 @@ async fn bench(port: u16) -> String {
         row(&mut rows, format!("Limnoria !echo x ({name})"), lat(run.echo.0));
         row(&mut rows, format!("Limnoria !bench++ Karma ({name})"), lat(run.karma.0));
     }
-    row(&mut rows, "spellbridge throughput, !status (full)", tp(&full.throughput));
-    row(&mut rows, "spellbridge throughput, !status (normal)", tp(&normal.throughput));
+    for (name, run) in [("full", &full), ("normal", &normal)] {
+        let synced = run.synced as f64 * 1000.0 / run.throughput.replies.max(1) as f64;
+        let figure = format!("{}; {synced:.1} synced commits per 1,000 replies", tp(&run.throughput));
+        row(&mut rows, format!("spellbridge throughput, !status ({name})"), figure);
+    }
     row(&mut rows, "Limnoria throughput, !echo (best)", tp(&best.throughput));
     row(&mut rows, "Limnoria throughput, !echo (as shipped)", tp(&shipped.throughput));
     row(&mut rows, "spellbridge RSS, idle in 1 channel", format!("{:.1} MiB", full.rss_one_channel));

@@ -12,8 +12,9 @@
 //! - only an invite lets anyone in (`m.room.join_rules` `invite`: not public, knock or
 //!   restricted);
 //! - its history is for members only, from when they were invited or joined
-//!   (`m.room.history_visibility` `invited` or `joined`: not `shared` nor
-//!   `world_readable`);
+//!   (`m.room.history_visibility` `invited` or `joined`), or, in a room P alone made,
+//!   `shared` too (what Element's "Start DM" sets): only P or the bot can invite anyone
+//!   there, and the first other member spoils it; never `world_readable`;
 //! - nobody but the bot and P has ever had a membership in it (a member event of any
 //!   kind, a leave or a ban included, for anyone else spoils it for good); the bot has
 //!   joined it and P is joined or invited.
@@ -64,8 +65,7 @@ pub(super) enum Doubt {
 }
 
 /// The player the room is a private chat with, or why it is not one (the first doubt
-/// found: those that can pass later, such as a join rule set back to `invite`, before
-/// [`Doubt::Others`], which never does).
+/// found; the history setting is judged once the player and the room's makers are known).
 pub(super) fn vouch(bot: &UserId, signs: &RoomSigns) -> Result<OwnedUserId, Doubt> {
     if signs.spoiled {
         return Err(Doubt::Spoiled);
@@ -77,9 +77,6 @@ pub(super) fn vouch(bot: &UserId, signs: &RoomSigns) -> Result<OwnedUserId, Doub
     if signs.join_rule != Some(JoinRule::Invite) {
         return Err(Doubt::JoinRule);
     }
-    if !matches!(signs.history, Some(HistoryVisibility::Invited | HistoryVisibility::Joined)) {
-        return Err(Doubt::History);
-    }
     if !signs.members.iter().any(|(user, membership)| user == bot && *membership == MembershipState::Join) {
         return Err(Doubt::BotNotIn);
     }
@@ -90,6 +87,12 @@ pub(super) fn vouch(bot: &UserId, signs: &RoomSigns) -> Result<OwnedUserId, Doub
     }
     if creators.iter().any(|creator| creator != bot && creator != player) {
         return Err(Doubt::Creator);
+    }
+    let players_own = !creators.iter().any(|creator| creator == bot);
+    match &signs.history {
+        Some(HistoryVisibility::Invited | HistoryVisibility::Joined) => {}
+        Some(HistoryVisibility::Shared) if players_own => {}
+        _ => return Err(Doubt::History),
     }
     if !matches!(membership, MembershipState::Join | MembershipState::Invite) {
         return Err(Doubt::PlayerGone);
@@ -198,6 +201,21 @@ mod tests {
             let signs = RoomSigns { history: history.clone(), ..bots_dm() };
             assert_eq!(vouch(bot(), &signs), Err(Doubt::History), "{history:?}");
         }
+    }
+
+    #[test]
+    fn the_players_own_dm_may_share_its_history_with_members_but_never_with_the_world() {
+        let victim = owned_user_id!("@victim:hs");
+        let elements = RoomSigns {
+            creators: Some(vec![victim.clone()]),
+            history: Some(HistoryVisibility::Shared),
+            ..bots_dm()
+        };
+        assert_eq!(vouch(bot(), &elements), Ok(victim.clone()), "Element's Start DM");
+        let world = RoomSigns { history: Some(HistoryVisibility::WorldReadable), ..elements.clone() };
+        assert_eq!(vouch(bot(), &world), Err(Doubt::History));
+        let shared_with_bot = RoomSigns { creators: Some(vec![bot().to_owned(), victim]), ..elements };
+        assert_eq!(vouch(bot(), &shared_with_bot), Err(Doubt::History), "the bot makes its own members-only");
     }
 
     #[test]
