@@ -193,6 +193,8 @@ pub struct Router {
     commands: CommandLimits<PlayerId>,
     /// Players a bot admin ignores, and whether they were told since the start.
     ignored: BTreeMap<PlayerId, bool>,
+    /// New nicks of ignored players, ignored for a while (memory only: see [`ignore`]).
+    renamed_ignored: BTreeMap<PlayerId, ignore::Renamed>,
     /// Every dice key made or given, by table and epoch (see [`keys`]).
     keys: BTreeMap<(TableId, u64), DiceKey>,
     /// Keys given to check a table with (see [`Router::offer_keys`]).
@@ -388,6 +390,7 @@ impl Router {
             guesses: GuessLimits::default(),
             commands: CommandLimits::default(),
             ignored: BTreeMap::new(),
+            renamed_ignored: BTreeMap::new(),
             keys: BTreeMap::new(),
             offered: Vec::new(),
             prefixer,
@@ -496,12 +499,17 @@ impl Router {
         };
         self.directory.saw(&inbound.network, &inbound.sender, &inbound.display_name);
         if let Some(formerly) = &inbound.formerly {
-            // A nick change: the count of commands goes with the new nick.
+            // A nick change: the count of commands, the wrong link codes and an ignore go
+            // with the new nick (with an account the id does not change: nothing to carry).
             let before = self.directory.player(&inbound.network, formerly);
             let now_called = self.directory.player(&inbound.network, &inbound.sender);
             self.commands.carry_over(&before, &now_called);
+            let network = &inbound.network;
+            self.guesses
+                .carry_over(&(network.clone(), formerly.clone()), &(network.clone(), inbound.sender.clone()));
+            self.follow_ignore(&before, &now_called, now);
         }
-        if let Some(told) = self.ignoring(inbound) {
+        if let Some(told) = self.ignoring(inbound, now) {
             return Turn::new(Happened::Dropped, told);
         }
         if !self.is_command(inbound) {
