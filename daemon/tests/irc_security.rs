@@ -212,6 +212,49 @@ async fn a_nick_change_does_not_reset_the_command_limit() {
     bot.expect_said(&mut mallory, "Slow down").await;
 }
 
+/// Issue 29, item 8, end to end: after five wrong link codes `/nick guesser2` gives no
+/// fresh guesses, and an ignored nick renamed is still ignored; others are answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nick_change_neither_resets_link_guesses_nor_ends_an_ignore() {
+    let server = server();
+    let daemon = start(
+        &config(
+            server.port(),
+            "[permissions]\nadmins = [\"test/root\"]\n",
+            "require_account = false\n[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n",
+        ),
+        "info",
+        &[],
+    );
+    let bot = bot(&daemon);
+    let mut root = bot.player(server.port(), "root").await;
+    bot.wait_until_answering(&mut root).await;
+    let (mut guesser, mut spammer, mut bob) = tokio::join!(
+        bot.player(server.port(), "guesser"),
+        bot.player(server.port(), "spammer"),
+        bot.player(server.port(), "bob")
+    );
+    for _ in 0..5 {
+        guesser.privmsg(BOT, "!link 00000000").await.expect("send");
+        bot.expect_said(&mut guesser, "does not work here").await;
+    }
+    guesser.send_raw("NICK guesser2").await.expect("send");
+    guesser.privmsg(BOT, "!link 00000000").await.expect("send");
+    bot.expect_said(&mut guesser, "not reading codes from you").await;
+
+    root.privmsg(ROOM, "!ignore spammer").await.expect("send");
+    bot.expect_said(&mut root, "Ignoring").await;
+    spammer.privmsg(BOT, "!games").await.expect("send");
+    bot.expect_said(&mut spammer, "asked me to ignore you").await;
+    spammer.send_raw("NICK spammer2").await.expect("send");
+    spammer.privmsg(BOT, "!games").await.expect("send");
+    // bob, asking after spammer2, is answered: spammer2's turn has been had by then.
+    bob.privmsg(BOT, "!games").await.expect("send");
+    bot.expect_said(&mut bob, "Games:").await;
+    let heard = bot.drain(&mut spammer, Duration::from_secs(2)).await;
+    assert!(heard.is_empty(), "spammer2 was answered: {heard:#?}");
+}
+
 /// How many times the daemon registered on IRC and set out to reconnect, from its log.
 fn connections(daemon: &Daemon) -> (usize, usize) {
     let log = daemon.log();
