@@ -191,6 +191,8 @@ pub struct Router {
     guesses: GuessLimits<Identity>,
     /// Recent commands per player, for [`RouterOptions::command_limits`] (memory only).
     commands: CommandLimits<PlayerId>,
+    /// Each speaker's relayed-chat bucket, for a bridge's `speaker_rate` (memory only).
+    speakers: crate::relay::rate::SpeakerBuckets<PlayerId>,
     /// Players a bot admin ignores, and whether they were told since the start.
     ignored: BTreeMap<PlayerId, bool>,
     /// New nicks of ignored players, ignored for a while (memory only: see [`ignore`]).
@@ -389,6 +391,7 @@ impl Router {
             secrets,
             guesses: GuessLimits::default(),
             commands: CommandLimits::default(),
+            speakers: Default::default(),
             ignored: BTreeMap::new(),
             renamed_ignored: BTreeMap::new(),
             keys: BTreeMap::new(),
@@ -522,8 +525,11 @@ impl Router {
             // localpart), or that someone in another of the bridge's rooms goes by now
             // (an IRC nick in the channel, heard or not), is shown with the speaker's id.
             let me = self.directory.player(&inbound.network, &inbound.sender);
-            let directory = &self.directory;
             let here = Place { network: inbound.network.clone(), room: inbound.room.clone() };
+            if let Some(refused) = self.too_fast(inbound, &here, &me, now) {
+                return refused;
+            }
+            let directory = &self.directory;
             let elsewhere: Vec<Place> = self.relay.rooms(&here).into_iter().filter(|p| *p != here).collect();
             let members = &self.options.room_members;
             let taken = |name: &str| {
