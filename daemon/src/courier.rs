@@ -90,19 +90,20 @@ pub struct Waiting {
 pub const CHAT_PER_ROOM: usize = 50;
 
 impl Waiting {
-    /// Takes one more message, behind those of its kind; `Err` gives back a chat line
-    /// dropped because [`CHAT_PER_ROOM`] lines already wait for its room.
-    pub fn push(&mut self, queued: Queued) -> Result<(), Queued> {
+    /// Takes one more message, behind those of its kind; gives back a chat line dropped
+    /// because [`CHAT_PER_ROOM`] lines already wait for its room.
+    #[must_use = "a line given back was dropped and must leave the outbox"]
+    pub fn push(&mut self, queued: Queued) -> Option<Queued> {
         if !queued.outbound.message.chat {
             self.game.push_back(queued);
-            return Ok(());
+            return None;
         }
         let to = &queued.outbound.to;
         if self.chat.iter().filter(|q| q.outbound.to == *to).nth(CHAT_PER_ROOM - 1).is_some() {
-            return Err(queued);
+            return Some(queued);
         }
         self.chat.push_back(queued);
-        Ok(())
+        None
     }
 
     /// True when nothing waits.
@@ -188,7 +189,7 @@ pub async fn run(
     let mut waiting = Waiting::default();
     // A chat line dropped from a full queue is done with: the outbox forgets it.
     let take = |waiting: &mut Waiting, queued: Queued| {
-        if let Err(dropped) = waiting.push(queued) {
+        if let Some(dropped) = waiting.push(queued) {
             metrics.relay_dropped(transport.network().as_str(), "queue_full");
             tracing::debug!(network = %transport.network(), "a relayed line was dropped: the room's chat queue is full");
             if dropped.id >= 0 {
@@ -272,7 +273,7 @@ mod tests {
             queued(4, "!b", "<bob> elsewhere", true),
             queued(5, "!a", "<bob> four", true),
         ] {
-            waiting.push(q).expect("room");
+            assert!(waiting.push(q).is_none(), "room");
         }
         let batch = waiting.next(MATRIX_MERGE_LINES, false);
         assert_eq!(ids(&batch), [1, 2, 3]);
@@ -284,14 +285,14 @@ mod tests {
         );
         assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [5]);
         // An announcement is never merged, nor is anything merged into it.
-        waiting.push(queued(6, "!a", "Duel begins", false)).expect("room");
-        waiting.push(queued(7, "!a", "Round 1 begins", false)).expect("room");
+        assert!(waiting.push(queued(6, "!a", "Duel begins", false)).is_none(), "room");
+        assert!(waiting.push(queued(7, "!a", "Round 1 begins", false)).is_none(), "room");
         assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [6]);
         assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [7]);
         assert!(waiting.next(MATRIX_MERGE_LINES, false).is_empty());
         // On IRC every chat line goes on its own.
-        waiting.push(queued(8, "#a", "<bob> one", true)).expect("room");
-        waiting.push(queued(9, "#a", "<bob> two", true)).expect("room");
+        assert!(waiting.push(queued(8, "#a", "<bob> one", true)).is_none(), "room");
+        assert!(waiting.push(queued(9, "#a", "<bob> two", true)).is_none(), "room");
         assert_eq!(ids(&waiting.next(1, false)), [8]);
     }
 
@@ -299,11 +300,11 @@ mod tests {
     fn game_output_goes_before_queued_chat_and_neither_is_reordered() {
         let mut waiting = Waiting::default();
         for id in 1..=40 {
-            waiting.push(queued(id, "#magic", &format!("<bob> line {id}"), true)).expect("room");
+            assert!(waiting.push(queued(id, "#magic", &format!("<bob> line {id}"), true)).is_none(), "room");
         }
-        waiting.push(queued(200, "#magic", "alice: Duel: round 1", false)).expect("room");
-        waiting.push(queued(201, "#magic", "Round 1 begins", false)).expect("room");
-        waiting.push(queued(41, "#magic", "<bob> after", true)).expect("room");
+        assert!(waiting.push(queued(200, "#magic", "alice: Duel: round 1", false)).is_none(), "room");
+        assert!(waiting.push(queued(201, "#magic", "Round 1 begins", false)).is_none(), "room");
+        assert!(waiting.push(queued(41, "#magic", "<bob> after", true)).is_none(), "room");
         let mut order = Vec::new();
         loop {
             let batch = waiting.next(1, false);
@@ -323,11 +324,17 @@ mod tests {
         let mut waiting = Waiting::default();
         for id in 1..=200 {
             let pushed = waiting.push(queued(id, "#magic", &format!("<flood> line {id}"), true));
-            assert_eq!(pushed.is_err(), id > CHAT_PER_ROOM as i64, "line {id}");
+            assert_eq!(pushed.is_some(), id > CHAT_PER_ROOM as i64, "line {id}");
         }
-        waiting.push(queued(300, "#other", "<bob> hi", true)).expect("another room's queue has room");
+        assert!(
+            waiting.push(queued(300, "#other", "<bob> hi", true)).is_none(),
+            "another room's queue has room"
+        );
         for id in 400..=450 {
-            waiting.push(queued(id, "#magic", "Round begins", false)).expect("game output is never dropped");
+            assert!(
+                waiting.push(queued(id, "#magic", "Round begins", false)).is_none(),
+                "game output is never dropped"
+            );
         }
         let mut order = Vec::new();
         loop {
@@ -340,7 +347,7 @@ mod tests {
         let expected: Vec<i64> = (400..=450).chain(1..=CHAT_PER_ROOM as i64).chain([300]).collect();
         assert_eq!(order, expected);
         // Sent lines make room again.
-        assert!(waiting.push(queued(201, "#magic", "<flood> again", true)).is_ok());
+        assert!(waiting.push(queued(201, "#magic", "<flood> again", true)).is_none());
     }
     #[test]
     fn a_sent_relayed_lines_id_and_an_opened_private_chat_are_learned() {
@@ -372,7 +379,7 @@ mod tests {
         let mut answer = queued(2, "!a", "<alice> bob: me!", true);
         answer.outbound.message.reply_to = Some("$bob".into());
         for q in [queued(1, "!a", "<alice> hi", true), answer, queued(3, "!a", "<alice> and you?", true)] {
-            waiting.push(q).expect("room");
+            assert!(waiting.push(q).is_none(), "room");
         }
         assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [1]);
         let batch = waiting.next(MATRIX_MERGE_LINES, false);
@@ -397,7 +404,7 @@ mod tests {
             said_by(3, "alice", "hi"),
             said_by(4, "bob", "three"),
         ] {
-            waiting.push(q).expect("room");
+            assert!(waiting.push(q).is_none(), "room");
         }
         let batch = waiting.next(MATRIX_MERGE_LINES, true);
         assert_eq!(ids(&batch), [1, 2]);
@@ -407,8 +414,8 @@ mod tests {
         assert_eq!(merged(&[said_by(4, "bob", "alone")], true).said().plain(), "alone");
         // Bot mode merges them all, heads and all, as before.
         let mut waiting = Waiting::default();
-        waiting.push(said_by(1, "bob", "one")).expect("room");
-        waiting.push(said_by(2, "alice", "hi")).expect("room");
+        assert!(waiting.push(said_by(1, "bob", "one")).is_none(), "room");
+        assert!(waiting.push(said_by(2, "alice", "hi")).is_none(), "room");
         let batch = waiting.next(MATRIX_MERGE_LINES, false);
         assert_eq!(merged(&batch, false).text.plain(), "<bob> one\n<alice> hi");
     }
