@@ -167,6 +167,7 @@ mod tests {
             relay: true,
             relay_lines: 5,
             edits: crate::relay::Edits::Diff,
+            speaker_rate: None,
         }
     }
 

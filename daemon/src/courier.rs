@@ -11,6 +11,11 @@
 //! network that sends each line as its speaker (a Matrix appservice's ghosts,
 //! [`GameTransport::mirrors`]) only one speaker's lines go together, each without its head.
 //!
+//! Relayed chat waiting for one room is bounded ([`CHAT_PER_ROOM`] lines): a line past
+//! it is dropped (counted in `spellbridge_relay_dropped_total{reason="queue_full"}`) and
+//! reported as sent, so the loop deletes it from the outbox and a restart does not send
+//! it again. A bridge thus never falls minutes behind; game output is never dropped.
+//!
 //! While the network is down the courier waits and tries again, so a disconnect loses
 //! nothing; it reports each sent message's outbox id so the loop can delete it. A board
 //! picture (handed over by the board painter, never in the outbox) goes as game output;
@@ -81,14 +86,24 @@ pub struct Waiting {
     chat: VecDeque<Queued>,
 }
 
+/// The most relayed chat lines that wait for one room; more are dropped.
+pub const CHAT_PER_ROOM: usize = 50;
+
 impl Waiting {
-    /// Takes one more message, behind those of its kind.
-    pub fn push(&mut self, queued: Queued) {
-        if queued.outbound.message.chat {
-            self.chat.push_back(queued);
-        } else {
+    /// Takes one more message, behind those of its kind; gives back a chat line dropped
+    /// because [`CHAT_PER_ROOM`] lines already wait for its room.
+    #[must_use = "a line given back was dropped and must leave the outbox"]
+    pub fn push(&mut self, queued: Queued) -> Option<Queued> {
+        if !queued.outbound.message.chat {
             self.game.push_back(queued);
+            return None;
         }
+        let to = &queued.outbound.to;
+        if self.chat.iter().filter(|q| q.outbound.to == *to).nth(CHAT_PER_ROOM - 1).is_some() {
+            return Some(queued);
+        }
+        self.chat.push_back(queued);
+        None
     }
 
     /// True when nothing waits.
@@ -172,14 +187,24 @@ pub async fn run(
 ) {
     let by_speaker = transport.mirrors();
     let mut waiting = Waiting::default();
+    // A chat line dropped from a full queue is done with: the outbox forgets it.
+    let take = |waiting: &mut Waiting, queued: Queued| {
+        if let Some(dropped) = waiting.push(queued) {
+            metrics.relay_dropped(transport.network().as_str(), "queue_full");
+            tracing::debug!(network = %transport.network(), "a relayed line was dropped: the room's chat queue is full");
+            if dropped.id >= 0 {
+                let _ = sent.send(dropped.id);
+            }
+        }
+    };
     loop {
         while let Ok(more) = queue.try_recv() {
-            waiting.push(more);
+            take(&mut waiting, more);
         }
         let batch = waiting.next(merge_lines, by_speaker);
         if batch.is_empty() {
             match queue.recv().await {
-                Some(first) => waiting.push(first),
+                Some(first) => take(&mut waiting, first),
                 None => return,
             }
             continue;
@@ -248,7 +273,7 @@ mod tests {
             queued(4, "!b", "<bob> elsewhere", true),
             queued(5, "!a", "<bob> four", true),
         ] {
-            waiting.push(q);
+            assert!(waiting.push(q).is_none(), "room");
         }
         let batch = waiting.next(MATRIX_MERGE_LINES, false);
         assert_eq!(ids(&batch), [1, 2, 3]);
@@ -260,26 +285,26 @@ mod tests {
         );
         assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [5]);
         // An announcement is never merged, nor is anything merged into it.
-        waiting.push(queued(6, "!a", "Duel begins", false));
-        waiting.push(queued(7, "!a", "Round 1 begins", false));
+        assert!(waiting.push(queued(6, "!a", "Duel begins", false)).is_none(), "room");
+        assert!(waiting.push(queued(7, "!a", "Round 1 begins", false)).is_none(), "room");
         assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [6]);
         assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [7]);
         assert!(waiting.next(MATRIX_MERGE_LINES, false).is_empty());
         // On IRC every chat line goes on its own.
-        waiting.push(queued(8, "#a", "<bob> one", true));
-        waiting.push(queued(9, "#a", "<bob> two", true));
+        assert!(waiting.push(queued(8, "#a", "<bob> one", true)).is_none(), "room");
+        assert!(waiting.push(queued(9, "#a", "<bob> two", true)).is_none(), "room");
         assert_eq!(ids(&waiting.next(1, false)), [8]);
     }
 
     #[test]
     fn game_output_goes_before_queued_chat_and_neither_is_reordered() {
         let mut waiting = Waiting::default();
-        for id in 1..=140 {
-            waiting.push(queued(id, "#magic", &format!("<bob> line {id}"), true));
+        for id in 1..=40 {
+            assert!(waiting.push(queued(id, "#magic", &format!("<bob> line {id}"), true)).is_none(), "room");
         }
-        waiting.push(queued(200, "#magic", "alice: Duel: round 1", false));
-        waiting.push(queued(201, "#magic", "Round 1 begins", false));
-        waiting.push(queued(141, "#magic", "<bob> after", true));
+        assert!(waiting.push(queued(200, "#magic", "alice: Duel: round 1", false)).is_none(), "room");
+        assert!(waiting.push(queued(201, "#magic", "Round 1 begins", false)).is_none(), "room");
+        assert!(waiting.push(queued(41, "#magic", "<bob> after", true)).is_none(), "room");
         let mut order = Vec::new();
         loop {
             let batch = waiting.next(1, false);
@@ -288,8 +313,41 @@ mod tests {
             }
             order.extend(ids(&batch));
         }
-        let expected: Vec<i64> = [200, 201].into_iter().chain(1..=141).collect();
+        let expected: Vec<i64> = [200, 201].into_iter().chain(1..=41).collect();
         assert_eq!(order, expected);
+    }
+
+    /// Issue 29, item 7: chat past the bound for a room is given back (to be dropped),
+    /// another room's chat and game output are taken, and game output still goes first.
+    #[test]
+    fn chat_past_the_rooms_bound_is_dropped_and_game_output_still_goes_first() {
+        let mut waiting = Waiting::default();
+        for id in 1..=200 {
+            let pushed = waiting.push(queued(id, "#magic", &format!("<flood> line {id}"), true));
+            assert_eq!(pushed.is_some(), id > CHAT_PER_ROOM as i64, "line {id}");
+        }
+        assert!(
+            waiting.push(queued(300, "#other", "<bob> hi", true)).is_none(),
+            "another room's queue has room"
+        );
+        for id in 400..=450 {
+            assert!(
+                waiting.push(queued(id, "#magic", "Round begins", false)).is_none(),
+                "game output is never dropped"
+            );
+        }
+        let mut order = Vec::new();
+        loop {
+            let batch = waiting.next(1, false);
+            if batch.is_empty() {
+                break;
+            }
+            order.extend(ids(&batch));
+        }
+        let expected: Vec<i64> = (400..=450).chain(1..=CHAT_PER_ROOM as i64).chain([300]).collect();
+        assert_eq!(order, expected);
+        // Sent lines make room again.
+        assert!(waiting.push(queued(201, "#magic", "<flood> again", true)).is_none());
     }
     #[test]
     fn a_sent_relayed_lines_id_and_an_opened_private_chat_are_learned() {
@@ -321,7 +379,7 @@ mod tests {
         let mut answer = queued(2, "!a", "<alice> bob: me!", true);
         answer.outbound.message.reply_to = Some("$bob".into());
         for q in [queued(1, "!a", "<alice> hi", true), answer, queued(3, "!a", "<alice> and you?", true)] {
-            waiting.push(q);
+            assert!(waiting.push(q).is_none(), "room");
         }
         assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [1]);
         let batch = waiting.next(MATRIX_MERGE_LINES, false);
@@ -351,7 +409,7 @@ mod tests {
             said_by(3, "alice", "hi"),
             said_by(4, "bob", "three"),
         ] {
-            waiting.push(q);
+            assert!(waiting.push(q).is_none(), "room");
         }
         let batch = waiting.next(MATRIX_MERGE_LINES, true);
         assert_eq!(ids(&batch), [1, 2]);
@@ -361,8 +419,8 @@ mod tests {
         assert_eq!(merged(&[said_by(4, "bob", "alone")], true).said().plain(), "alone");
         // Bot mode merges them all, heads and all, as before.
         let mut waiting = Waiting::default();
-        waiting.push(said_by(1, "bob", "one"));
-        waiting.push(said_by(2, "alice", "hi"));
+        assert!(waiting.push(said_by(1, "bob", "one")).is_none(), "room");
+        assert!(waiting.push(said_by(2, "alice", "hi")).is_none(), "room");
         let batch = waiting.next(MATRIX_MERGE_LINES, false);
         assert_eq!(merged(&batch, false).text.plain(), "<bob> one\n<alice> hi");
     }

@@ -359,6 +359,7 @@ pub fn happened_name(happened: &Happened) -> &'static str {
         Happened::Chat { bridge: None } => "chat",
         Happened::Command(outcome) => outcome.as_str(),
         Happened::Dropped => "dropped",
+        Happened::TooFast { .. } => "too fast",
     }
 }
 

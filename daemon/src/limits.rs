@@ -6,7 +6,8 @@
 //!   the count over ([`CommandLimits::carry_over`]). The first command refused gets a
 //!   notice, later ones in the same window are dropped silently.
 //! - [`GuessLimits`]: at most [`WRONG_CODES_PER_HOUR`] link codes that did not work per
-//!   identity in any hour; after that the identity's `!link <code>` is refused unread.
+//!   identity in any hour; after that the identity's `!link <code>` is refused unread. A
+//!   nick change carries the count over ([`GuessLimits::carry_over`]), as for commands.
 //!
 //! The console applies no command limit (CONTRACT.md): its router has no
 //! [`CommandLimit`] for any network.
@@ -195,6 +196,11 @@ impl<K: Eq + Hash + Clone> GuessLimits<K> {
     pub fn wrong(&mut self, identity: &K, now: Timestamp) {
         self.wrong.record(identity, now);
     }
+
+    /// `from` is now called `to` (an IRC nick change): the wrong codes go with them.
+    pub fn carry_over(&mut self, from: &K, to: &K) {
+        self.wrong.merge(from, to);
+    }
 }
 
 #[cfg(test)]
@@ -246,6 +252,15 @@ mod tests {
         assert_eq!(guesses.blocked_until(&"eve", T.plus(300)), Some(T.plus(HOUR)));
         assert_eq!(guesses.blocked_until(&"bob", T.plus(300)), None);
         assert_eq!(guesses.blocked_until(&"eve", T.plus(HOUR)), None);
+    }
+
+    #[test]
+    fn wrong_codes_follow_a_new_name() {
+        let mut guesses = GuessLimits::default();
+        (0..5).for_each(|_| guesses.wrong(&"eve", T));
+        guesses.carry_over(&"eve", &"eve2");
+        assert_eq!(guesses.blocked_until(&"eve2", T.plus(60)), Some(T.plus(HOUR)));
+        assert_eq!(guesses.blocked_until(&"eve", T.plus(60)), None, "the old nick is someone else's now");
     }
 
     #[test]

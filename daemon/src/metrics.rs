@@ -103,6 +103,14 @@ struct BridgeLabel {
     bridge: String,
 }
 
+/// A relayed line not sent, and why (`speaker_rate`: refused in the router before it was
+/// committed; `queue_full`: dropped from a courier's full chat queue).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DroppedLabel {
+    bridge: String,
+    reason: String,
+}
+
 /// Whether a store commit waited for the disk, as the `synced` label of
 /// `spellbridge_store_commits_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -157,6 +165,7 @@ struct Inner {
     reconnects: Family<NetworkLabel, Counter>,
     up: Family<NetworkLabel, Gauge>,
     relayed: Family<BridgeLabel, Counter>,
+    relay_dropped: Family<DroppedLabel, Counter>,
     store_commits: Family<SyncedLabel, Counter>,
     latency: Histogram,
     queueing: Histogram,
@@ -183,6 +192,7 @@ impl Metrics {
         let reconnects = Family::<NetworkLabel, Counter>::default();
         let up = Family::<NetworkLabel, Gauge>::default();
         let relayed = Family::<BridgeLabel, Counter>::default();
+        let relay_dropped = Family::<DroppedLabel, Counter>::default();
         let store_commits = Family::<SyncedLabel, Counter>::default();
         let latency = Histogram::new(LATENCY_BUCKETS);
         let queueing = Histogram::new(LATENCY_BUCKETS);
@@ -214,6 +224,11 @@ impl Metrics {
         );
         registry.register("network_up", "1 while a network is connected and ready, else 0", up.clone());
         registry.register("relayed", "Chat messages relayed between a bridge's rooms", relayed.clone());
+        registry.register(
+            "relay_dropped",
+            "Relayed chat lines not sent: over the speaker's rate, or the courier's chat queue full",
+            relay_dropped.clone(),
+        );
         registry.register(
             "store_commits",
             "Write transactions the store committed; synced=\"true\": those that waited for an fsync",
@@ -263,6 +278,7 @@ impl Metrics {
             reconnects,
             up,
             relayed,
+            relay_dropped,
             store_commits,
             latency,
             queueing,
@@ -349,6 +365,13 @@ impl Metrics {
         self.inner.relayed.get_or_create(&BridgeLabel { bridge: bridge.to_owned() }).inc();
     }
 
+    /// A relayed line for `bridge` (or a courier's network) was dropped for `reason`
+    /// (`speaker_rate` or `queue_full`).
+    pub fn relay_dropped(&self, bridge: &str, reason: &str) {
+        let label = DroppedLabel { bridge: bridge.to_owned(), reason: reason.to_owned() };
+        self.inner.relay_dropped.get_or_create(&label).inc();
+    }
+
     /// `network`'s connection is now `up` or not, after `reconnects` reconnections in all.
     pub fn connection(&self, network: &NetworkId, up: bool, reconnects: u64) {
         let label = network_label(network);
@@ -400,6 +423,7 @@ impl Batch<'_> {
         match happened {
             Happened::Command(outcome) => self.commands.push((*outcome, received)),
             Happened::Chat { bridge: Some(bridge) } => self.metrics.relayed(bridge),
+            Happened::TooFast { bridge } => self.metrics.relay_dropped(bridge, "speaker_rate"),
             Happened::Chat { bridge: None } | Happened::Dropped => {}
         }
     }

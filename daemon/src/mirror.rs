@@ -180,6 +180,7 @@ mod tests {
                 relay: true,
                 relay_lines: 5,
                 edits: crate::relay::Edits::default(),
+                speaker_rate: None,
             },
             crate::relay::Bridge {
                 name: "else".into(),
@@ -187,6 +188,7 @@ mod tests {
                 relay: true,
                 relay_lines: 5,
                 edits: crate::relay::Edits::default(),
+                speaker_rate: None,
             },
         ];
         let change = MemberChange {

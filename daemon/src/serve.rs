@@ -86,6 +86,7 @@ pub fn router_options_with(settings: &Settings, aliases: &Aliases) -> RouterOpti
             .map(|b| relay::Bridge {
                 relay_lines: b.relay_lines,
                 edits: b.edits,
+                speaker_rate: b.speaker_rate,
                 ..relay::bridge(&b.name, &b.rooms, b.relay)
             })
             .collect(),

@@ -212,6 +212,97 @@ async fn a_nick_change_does_not_reset_the_command_limit() {
     bot.expect_said(&mut mallory, "Slow down").await;
 }
 
+/// Issue 29, item 8, end to end: after five wrong link codes `/nick guesser2` gives no
+/// fresh guesses, and an ignored nick renamed is still ignored; others are answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nick_change_neither_resets_link_guesses_nor_ends_an_ignore() {
+    let server = server();
+    let daemon = start(
+        &config(
+            server.port(),
+            "[permissions]\nadmins = [\"test/root\"]\n",
+            "require_account = false\n[irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n",
+        ),
+        "info",
+        &[],
+    );
+    let bot = bot(&daemon);
+    let mut root = bot.player(server.port(), "root").await;
+    bot.wait_until_answering(&mut root).await;
+    let (mut guesser, mut spammer, mut bob) = tokio::join!(
+        bot.player(server.port(), "guesser"),
+        bot.player(server.port(), "spammer"),
+        bot.player(server.port(), "bob")
+    );
+    for _ in 0..5 {
+        guesser.privmsg(BOT, "!link 00000000").await.expect("send");
+        bot.expect_said(&mut guesser, "does not work here").await;
+    }
+    guesser.send_raw("NICK guesser2").await.expect("send");
+    guesser.privmsg(BOT, "!link 00000000").await.expect("send");
+    bot.expect_said(&mut guesser, "not reading codes from you").await;
+
+    root.privmsg(ROOM, "!ignore spammer").await.expect("send");
+    bot.expect_said(&mut root, "Ignoring").await;
+    spammer.privmsg(BOT, "!games").await.expect("send");
+    bot.expect_said(&mut spammer, "asked me to ignore you").await;
+    spammer.send_raw("NICK spammer2").await.expect("send");
+    spammer.privmsg(BOT, "!games").await.expect("send");
+    // bob, asking after spammer2, is answered: spammer2's turn has been had by then.
+    bob.privmsg(BOT, "!games").await.expect("send");
+    bot.expect_said(&mut bob, "Games:").await;
+    let heard = bot.drain(&mut spammer, Duration::from_secs(2)).await;
+    assert!(heard.is_empty(), "spammer2 was answered: {heard:#?}");
+}
+
+/// Issue 29, item 7, end to end on two bridged IRC networks: one nick floods 200 lines of
+/// chat; a few cross, the flooder is told once, and another user's line still crosses
+/// within seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_flood_does_not_hold_up_another_users_line() {
+    let (one, two) = (server(), server());
+    let network = |name: &str, port: u16| {
+        format!(
+            "[[irc]]\nname = \"{name}\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\nnick = \"{BOT}\"\n\
+             channels = [\"{ROOM}\"]\nrequire_account = false\n[irc.user_limit]\nenabled = false\n"
+        )
+    };
+    let config = format!(
+        "prefix = \"!\"\n[store]\npath = \"games.db\"\n{}{}[[bridge]]\nname = \"magic\"\n\
+         rooms = [{{ network = \"one\", room = \"{ROOM}\" }}, {{ network = \"two\", room = \"{ROOM}\" }}]\n",
+        network("one", one.port()),
+        network("two", two.port())
+    );
+    let daemon = start(&config, "info", &[]);
+    let bot = bot(&daemon);
+    let (mut flood, mut bob, mut watcher) = tokio::join!(
+        bot.player(one.port(), "flood"),
+        bot.player(one.port(), "bob"),
+        bot.player(two.port(), "watcher")
+    );
+    bot.wait_until_answering(&mut bob).await;
+    bot.wait_until_answering(&mut watcher).await;
+    bot.drain(&mut watcher, Duration::from_millis(500)).await;
+    for n in 0..200 {
+        flood.privmsg(ROOM, &format!("flood line {n}")).await.expect("send");
+    }
+    bob.privmsg(ROOM, "bob is here").await.expect("send");
+    let sent = std::time::Instant::now();
+    let crossed = bot.expect_said(&mut watcher, "<bob> bob is here").await;
+    let took = sent.elapsed();
+    // The bot's own outbound pacing on network two still applies to the burst ahead of
+    // bob (about one line a second); without the speaker rate all 200 would be ahead.
+    assert!(took < Duration::from_secs(15), "bob's line took {took:?} to cross: {crossed}");
+    // The flooder was told once, privately; only the burst crossed.
+    let heard = bot.drain(&mut flood, Duration::from_secs(2)).await;
+    let notices: Vec<_> =
+        heard.iter().filter(|m| m.target == "flood" && strip(&m.text).contains("Slow down")).collect();
+    assert_eq!(notices.len(), 1, "told once: {heard:#?}");
+    let seen = bot.drain(&mut watcher, Duration::from_secs(2)).await;
+    let flooded = seen.iter().filter(|m| strip(&m.text).contains("flood line")).count();
+    assert!(flooded <= 10, "{flooded} flood lines crossed: {seen:#?}");
+}
+
 /// How many times the daemon registered on IRC and set out to reconnect, from its log.
 fn connections(daemon: &Daemon) -> (usize, usize) {
     let log = daemon.log();

@@ -3,6 +3,7 @@
 ### a relayed message cut short (daemon/src/relay/lines.rs). Ids start with the file's name.
 
 notice-slow-down = Slow down, please: your commands are arriving faster than { $commands } per { $seconds } s. I skipped the last ones; try again in a few seconds.
+notice-relay-too-fast = Slow down, please: I pass on at most { $lines } lines at once from one speaker, then one every { $seconds } s, so your last lines did not reach the other rooms of this bridge. Wait a few seconds and they will again.
 notice-not-taken = { $player }: that was not taken, because it could not be saved ({ $reason }). Try again in a moment.
 notice-more-lines = { $head }… ({ $count ->
     [one] { $count } more line

@@ -3,6 +3,7 @@
 ### 消息 id 以文件名开头。
 
 notice-slow-down = 请慢一点：你的命令来得比每 { $seconds } 秒 { $commands } 条还快。我跳过了最后几条；请过几秒再试。
+notice-relay-too-fast = 请慢一点：每位发言者我一次最多转发 { $lines } 行，之后每 { $seconds } 秒一行，所以你最后几行没有送到这个桥接的其他房间。请等几秒再说。
 notice-not-taken = { $player }：这条没有被接受，因为它无法保存（{ $reason }）。请稍后再试。
 notice-more-lines = { $head }……（还有 { $count } 行）
 # IRC：未登录服务账号的人输入了命令（adapters/src/irc/transport.rs）。

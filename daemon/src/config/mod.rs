@@ -99,6 +99,8 @@ pub struct BridgeSettings {
     pub relay_lines: usize,
     /// How a Matrix edit reaches the other rooms (`edits`, default "diff").
     pub edits: crate::relay::Edits,
+    /// How fast one speaker's chat is relayed (`speaker_rate`; `None`: no limit).
+    pub speaker_rate: Option<crate::relay::rate::SpeakerRate>,
 }
 
 /// Who may do more than play.
@@ -298,7 +300,24 @@ impl Settings {
                     ))
                 })?,
             };
+            let speaker_rate = match bridge.speaker_rate {
+                None | Some(raw::SpeakerRate::On(true)) => Some(crate::relay::rate::SpeakerRate::default()),
+                Some(raw::SpeakerRate::On(false)) => None,
+                Some(raw::SpeakerRate::Rate { burst, every })
+                    if burst >= 1 && (1..=3600).contains(&every) =>
+                {
+                    Some(crate::relay::rate::SpeakerRate { burst, every_secs: every })
+                }
+                Some(raw::SpeakerRate::Rate { burst, every }) => {
+                    return Err(at(format!(
+                        "speaker_rate = {{ burst = {burst}, every = {every} }} is not a rate; give burst at least 1 \
+                         and every from 1 to 3600 seconds, e.g. {{ burst = 5, every = 1 }} (the default), or \
+                         speaker_rate = false for no limit"
+                    )));
+                }
+            };
             bridges.push(BridgeSettings {
+                speaker_rate,
                 name: bridge.name,
                 rooms,
                 relay: bridge.relay.unwrap_or(true),

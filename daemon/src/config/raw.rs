@@ -45,6 +45,24 @@ pub struct Bridge {
     /// How a Matrix edit is relayed: "diff" (default, `s/old/new/`), "resend" (the whole
     /// new text, `<alice> * new text`) or "off".
     pub edits: Option<String>,
+    /// How fast one speaker's chat is relayed: `{ burst = 5, every = 1 }` (the default:
+    /// five lines at once, then one a second), or `false` for no limit.
+    pub speaker_rate: Option<SpeakerRate>,
+}
+
+/// A bridge's `speaker_rate`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum SpeakerRate {
+    /// `false`: no limit (`true`: the default).
+    On(bool),
+    /// Lines at once, and seconds for one more.
+    Rate {
+        /// Lines a speaker may send at once.
+        burst: u32,
+        /// Seconds for one more line.
+        every: i64,
+    },
 }
 
 /// One room of a `[[bridge]]`.

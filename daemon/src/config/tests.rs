@@ -197,6 +197,17 @@ fn a_matrix_room_in_a_bridge_is_given_by_its_id_or_alias() {
     assert_eq!(capped.bridges[0].relay_lines, 2);
     let none = parse(&format!("{}relay_lines = 0\n", bridge("!abc:localhost"))).expect_err("zero lines");
     assert!(none.to_string().contains("give at least 1"), "{none}");
+    use crate::relay::rate::SpeakerRate;
+    assert_eq!(settings.bridges[0].speaker_rate, Some(SpeakerRate::default()), "a speaker rate by default");
+    let rate = |text: &str| parse(&format!("{}speaker_rate = {text}\n", bridge("!abc:localhost")));
+    assert_eq!(rate("false").expect("off").bridges[0].speaker_rate, None);
+    let slow = rate("{ burst = 2, every = 3 }").expect("a rate").bridges[0].speaker_rate;
+    assert_eq!(slow, Some(SpeakerRate { burst: 2, every_secs: 3 }));
+    let zero = rate("{ burst = 0, every = 1 }").expect_err("no burst");
+    assert!(
+        zero.to_string().contains("burst at least 1") && zero.to_string().contains("speaker_rate = false"),
+        "{zero}"
+    );
     assert_eq!(settings.bridges[0].edits, crate::relay::Edits::Diff, "edits as `s/old/new/` by default");
     for (word, edits) in [("resend", crate::relay::Edits::Resend), ("off", crate::relay::Edits::Off)] {
         let set = parse(&format!("{}edits = \"{word}\"\n", bridge("!abc:localhost"))).expect("edits");

@@ -30,6 +30,7 @@ use spellbridge_core::{
 use crate::router::{Outbound, Place};
 
 pub mod lines;
+pub mod rate;
 pub mod replies;
 pub mod speaker;
 
@@ -53,6 +54,8 @@ pub struct Bridge {
     pub relay_lines: usize,
     /// How a Matrix edit reaches the other rooms.
     pub edits: Edits,
+    /// How fast one speaker's chat is relayed (`None`: as fast as it comes).
+    pub speaker_rate: Option<rate::SpeakerRate>,
 }
 
 /// How a bridge relays an edit (`[[bridge]] edits`): users of other bridges find a flood
@@ -466,6 +469,7 @@ pub fn bridge(name: &str, rooms: &[(NetworkId, RoomId)], relay: bool) -> Bridge 
         relay,
         relay_lines: DEFAULT_LINES,
         edits: Edits::Diff,
+        speaker_rate: None,
     }
 }
 
@@ -485,6 +489,7 @@ mod tests {
             relay: true,
             relay_lines: DEFAULT_LINES,
             edits: Edits::Diff,
+            speaker_rate: None,
         }])
     }
 

@@ -2,13 +2,51 @@
 //! admins`) has the bot drop a player's commands and chat. The player is told once (per
 //! start of the daemon) and then dropped silently; nothing they say is relayed. The list
 //! is journaled, so it survives a restart.
+//!
+//! An ignored IRC user without an account who changes nick stays ignored under the new
+//! nick for [`RENAMED_IGNORE_SECS`] (or until the daemon restarts), told or not as before.
+//! That is kept in memory only, not journaled as a new ignored player: on a network
+//! without accounts a nick is anyone's once it is free, so a permanent ignore of
+//! `spammer2` would later silence whoever takes that name next. The ignore that matters
+//! (the one the admin typed) is journaled; the follower only closes the `/nick` escape.
+//! An admin who wants the new nick ignored for good says `!ignore spammer2`. With an
+//! account the player's id is the account, so a nick change changes nothing.
 
 use spellbridge_core::locale::Args;
 
 use super::said::said;
 use super::*;
 
+/// How long an ignore follows an ignored player's new nick: a day.
+pub const RENAMED_IGNORE_SECS: i64 = 24 * 60 * 60;
+
+/// An ignored player's new nick (see the module documentation).
+#[derive(Clone, Debug)]
+pub(super) struct Renamed {
+    /// The player the admin ignored.
+    of: PlayerId,
+    /// When the new nick stops being ignored.
+    until: Timestamp,
+    /// Whether they were told since the start.
+    told: bool,
+}
+
 impl Router {
+    /// `before` is now called `now_called` (an IRC nick change): when `before` is ignored,
+    /// so is the new nick, for a while.
+    pub(super) fn follow_ignore(&mut self, before: &PlayerId, now_called: &PlayerId, now: Timestamp) {
+        if before == now_called || self.ignored.contains_key(now_called) {
+            return;
+        }
+        self.renamed_ignored.retain(|_, renamed| renamed.until > now);
+        let followed = match (self.ignored.get(before), self.renamed_ignored.get(before)) {
+            (Some(&told), _) => Renamed { of: before.clone(), until: now.plus(RENAMED_IGNORE_SECS), told },
+            (None, Some(renamed)) => Renamed { until: now.plus(RENAMED_IGNORE_SECS), ..renamed.clone() },
+            (None, None) => return,
+        };
+        self.renamed_ignored.insert(now_called.clone(), followed);
+    }
+
     /// True when one of the identities of `player` (or the sender's own) is a configured
     /// bot admin.
     fn is_admin(&self, inbound: &Inbound, player: &PlayerId) -> bool {
@@ -23,12 +61,18 @@ impl Router {
 
     /// `Some` when the sender is ignored: what to send instead of handling the message
     /// (the notice the first time, then nothing).
-    pub(super) fn ignoring(&mut self, inbound: &Inbound) -> Option<Vec<Outbound>> {
-        if self.ignored.is_empty() {
+    pub(super) fn ignoring(&mut self, inbound: &Inbound, now: Timestamp) -> Option<Vec<Outbound>> {
+        if self.ignored.is_empty() && self.renamed_ignored.is_empty() {
             return None;
         }
         let player = self.directory.player(&inbound.network, &inbound.sender);
-        let told = self.ignored.get_mut(&player)?;
+        let told = match self.ignored.get_mut(&player) {
+            Some(told) => told,
+            None => {
+                let renamed = self.renamed_ignored.get_mut(&player).filter(|r| r.until > now)?;
+                &mut renamed.told
+            }
+        };
         if std::mem::replace(told, true) {
             return Some(Vec::new());
         }
@@ -101,8 +145,13 @@ impl Router {
             Ok(player) => player.unwrap_or_else(|| self.named_elsewhere(speaker, name)),
             Err(problem) => return vec![reply(reply_to, problem)],
         };
+        // Taking a player back takes back their new nicks too; a new nick alone can be
+        // taken back (it was never journaled).
+        let renamed = self.renamed_ignored.remove(&player).is_some();
+        self.renamed_ignored.retain(|_, r| r.of != player);
         if self.ignored.remove(&player).is_none() {
-            return say("lobby-unignore-not", Args::new().text("player", player.as_str()));
+            let id = if renamed { "lobby-unignored" } else { "lobby-unignore-not" };
+            return say(id, Args::new().text("player", player.as_str()));
         }
         self.log(Entry::Unignored { player: player.clone() });
         say("lobby-unignored", Args::new().text("player", player.as_str()))
@@ -164,6 +213,39 @@ mod tests {
         );
         restarted.handle(&irc("root", "!unignore spammer"), T);
         assert_eq!(texts(&restarted.handle(&irc("spammer", "hi all"), T)), ["<spammer> hi all"]);
+    }
+
+    /// Issue 29, item 8: `/nick spammer2` does not end an ignore, nor does a second rename;
+    /// it holds a day, others are unaffected, and `!unignore` takes back the new nicks.
+    #[test]
+    fn an_ignored_nick_renamed_stays_ignored_for_a_day() {
+        let mut router = router();
+        router.handle(&irc("root", "!ignore spammer"), T);
+        assert_eq!(router.handle(&irc("spammer", "!games"), T).len(), 1, "told once");
+        let renamed = |from: &str, to: &str, text: &str| Inbound {
+            formerly: Some(PlayerId::new(from)),
+            ..irc(to, text)
+        };
+        assert!(router.handle(&renamed("spammer", "spammer2", "buy cheap mana"), T).is_empty());
+        assert!(router.handle(&irc("spammer2", "!games"), T).is_empty());
+        assert!(router.handle(&renamed("spammer2", "spammer3", "!new thaum"), T.plus(60)).is_empty());
+        assert_eq!(router.snapshot()["tables"], json!([]));
+        // Someone else is heard; the list of ignored players names only the journaled one.
+        assert_eq!(texts(&router.handle(&irc("bob", "hi all"), T)), ["<bob> hi all"]);
+        assert!(
+            router
+                .take_journal()
+                .iter()
+                .all(|r| r.entry != Entry::Ignored { player: PlayerId::new("irc:spammer2") })
+        );
+        // A day after the rename the new nick (anyone's by then) is heard again.
+        let day = T.plus(60 + RENAMED_IGNORE_SECS);
+        assert_eq!(texts(&router.handle(&irc("spammer3", "hi all"), day)), ["<spammer3> hi all"]);
+        // `!unignore` of the ignored player takes back their new nicks at once.
+        router.handle(&renamed("spammer", "spam", "hello"), day);
+        assert!(router.handle(&irc("spam", "hello"), day).is_empty());
+        router.handle(&irc("root", "!unignore spammer"), day);
+        assert_eq!(texts(&router.handle(&irc("spam", "hello"), day)), ["<spam> hello"]);
     }
 
     #[test]

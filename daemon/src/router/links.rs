@@ -250,6 +250,31 @@ mod tests {
         assert!(texts(&later)[0].contains("does not work here"), "{:?}", texts(&later));
     }
 
+    /// Issue 29, item 8: `/nick guesser2` does not give five fresh guesses.
+    #[test]
+    fn a_renamed_guesser_stays_locked_out() {
+        let mut router = router();
+        let code = code_of(&router.handle(&on("irc", "alice", "!link"), T));
+        let wrong = if code == "00000000" { "00000001" } else { "00000000" };
+        for _ in 0..5 {
+            router.handle(&on("two", "guesser", &format!("!link {wrong}")), T);
+        }
+        let renamed = Inbound {
+            formerly: Some(PlayerId::new("guesser")),
+            ..on("two", "guesser2", &format!("!link {code}"))
+        };
+        let out = router.handle(&renamed, T.plus(60));
+        assert!(texts(&out)[0].contains("not reading codes from you"), "{:?}", texts(&out));
+        assert!(router.directory.is_pending(&code, T.plus(60)), "the refused guess did not use the code");
+        let again = router.handle(&on("two", "guesser2", &format!("!link {wrong}")), T.plus(120));
+        assert!(texts(&again)[0].contains("not reading codes from you"), "{:?}", texts(&again));
+        // Someone else on that network, even under the guesser's old nick, is not held back.
+        let other = router.handle(&on("two", "guesser", &format!("!link {wrong}")), T.plus(120));
+        assert!(texts(&other)[0].contains("does not work here"), "{:?}", texts(&other));
+        let linked = router.handle(&on("two", "alice", &format!("!link {code}")), T.plus(120));
+        assert!(texts(&linked)[0].starts_with("Linked"), "{:?}", texts(&linked));
+    }
+
     #[test]
     fn a_code_tried_wrongly_five_times_is_void_and_journaled_so() {
         let mut router = router();

@@ -194,8 +194,12 @@ pub struct Router {
     guesses: GuessLimits<Identity>,
     /// Recent commands per player, for [`RouterOptions::command_limits`] (memory only).
     commands: CommandLimits<PlayerId>,
+    /// Each speaker's relayed-chat bucket, for a bridge's `speaker_rate` (memory only).
+    speakers: crate::relay::rate::SpeakerBuckets<PlayerId>,
     /// Players a bot admin ignores, and whether they were told since the start.
     ignored: BTreeMap<PlayerId, bool>,
+    /// New nicks of ignored players, ignored for a while (memory only: see [`ignore`]).
+    renamed_ignored: BTreeMap<PlayerId, ignore::Renamed>,
     /// Every dice key made or given, by table and epoch (see [`keys`]).
     keys: BTreeMap<(TableId, u64), DiceKey>,
     /// Keys given to check a table with (see [`Router::offer_keys`]).
@@ -390,7 +394,9 @@ impl Router {
             secrets,
             guesses: GuessLimits::default(),
             commands: CommandLimits::default(),
+            speakers: Default::default(),
             ignored: BTreeMap::new(),
+            renamed_ignored: BTreeMap::new(),
             keys: BTreeMap::new(),
             offered: Vec::new(),
             prefixer,
@@ -499,12 +505,17 @@ impl Router {
         };
         self.directory.saw(&inbound.network, &inbound.sender, &inbound.display_name);
         if let Some(formerly) = &inbound.formerly {
-            // A nick change: the count of commands goes with the new nick.
+            // A nick change: the count of commands, the wrong link codes and an ignore go
+            // with the new nick (with an account the id does not change: nothing to carry).
             let before = self.directory.player(&inbound.network, formerly);
             let now_called = self.directory.player(&inbound.network, &inbound.sender);
             self.commands.carry_over(&before, &now_called);
+            let network = &inbound.network;
+            self.guesses
+                .carry_over(&(network.clone(), formerly.clone()), &(network.clone(), inbound.sender.clone()));
+            self.follow_ignore(&before, &now_called, now);
         }
-        if let Some(told) = self.ignoring(inbound) {
+        if let Some(told) = self.ignoring(inbound, now) {
             return Turn::new(Happened::Dropped, told);
         }
         if !self.is_command(inbound) {
@@ -517,8 +528,11 @@ impl Router {
             // localpart), or that someone in another of the bridge's rooms goes by now
             // (an IRC nick in the channel, heard or not), is shown with the speaker's id.
             let me = self.directory.player(&inbound.network, &inbound.sender);
-            let directory = &self.directory;
             let here = Place { network: inbound.network.clone(), room: inbound.room.clone() };
+            if let Some(refused) = self.too_fast(inbound, &here, &me, now) {
+                return refused;
+            }
+            let directory = &self.directory;
             let elsewhere: Vec<Place> = self.relay.rooms(&here).into_iter().filter(|p| *p != here).collect();
             let members = &self.options.room_members;
             let taken = |name: &str| {

@@ -38,6 +38,11 @@ pub enum Happened {
     },
     /// A command, and how it ended.
     Command(Outcome),
+    /// Chat over its speaker's rate on `bridge`: not relayed, not committed.
+    TooFast {
+        /// The bridge it would have crossed.
+        bridge: String,
+    },
     /// Dropped unread: an ignored player's message, or an edit that looks like a command
     /// (edits are never run).
     Dropped,
