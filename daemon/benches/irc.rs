@@ -656,14 +656,13 @@ async fn bench(port: u16) -> String {
     drop(crowd);
 
     // Memory, idle in 100 channels.
-    let (sb_rss, sb_joined) =
-        idle_rss(
-            &mut player,
-            |channels| start_spellbridge(port, endpoint::free_port().expect("a free port"), channels, "full"),
-            "!games",
-            "sb-idle-",
-        )
-            .await;
+    let (sb_rss, sb_joined) = idle_rss(
+        &mut player,
+        |channels| start_spellbridge(port, endpoint::free_port().expect("a free port"), channels, "full"),
+        "!games",
+        "sb-idle-",
+    )
+    .await;
     let (lim_rss, lim_joined) =
         idle_rss(&mut player, |channels| start_limnoria(port, channels, false), "!echo ready", "lim-idle-")
             .await;

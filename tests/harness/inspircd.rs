@@ -12,6 +12,11 @@
 //!   port. The config therefore names a network unique to this instance, and the ready
 //!   check requires that name in numeric 001; a start that loses its port to another
 //!   process retries on a new one.
+//! - A client's `softsendq` is what InspIRCd buffers for it before it stops reading that
+//!   client's own lines; it starts again only when more arrive. A bench client that sends
+//!   thousands of commands before reading the answers (and the channel's echo of the
+//!   others') passed 1 MiB, and the run stalled ~17 s (issue 30: it looked like a
+//!   regression of the daemon's); the main port's is 16 MiB.
 //! - `<connect threshold commandrate fakelag …>` values below turn flood penalties off
 //!   (with `threshold="5"` a fast client is killed for Excess Flood);
 //!   `<performance netbuffersize="65534">` is the largest value it accepts (a larger one
@@ -394,7 +399,7 @@ impl InspIrcd {
 <bind address="127.0.0.1" port="{port}" type="clients">
 {strict}<connect name="main" allow="*" resolvehostnames="no" useident="no" {flood}
          localmax="10000" globalmax="10000" maxchans="1000"
-         recvq="1M" softsendq="1M" hardsendq="16M" timeout="20" pingfreq="120">
+         recvq="1M" softsendq="16M" hardsendq="64M" timeout="20" pingfreq="120">
 <performance netbuffersize="65534" somaxconn="128">
 <path configdir="{dir}/conf" datadir="{dir}/data" logdir="{dir}/logs"
       runtimedir="{dir}/run" moduledir="/usr/lib/inspircd/modules">
