@@ -7,7 +7,8 @@
 //! connection ends; it then reconnects with exponential backoff and jitter, rejoining
 //! every channel it should be in ([`GameTransport::leave`] takes one out of that set and
 //! PARTs it). A server's `ERROR` ends the connection at once (the socket may stay open
-//! after it), so the reconnect does not wait for a close or a ping timeout. Every connection error is logged with its whole cause ([`error_chain`]). With a
+//! after it), so the reconnect does not wait for a close or a ping timeout. Every
+//! connection error is logged with its whole cause ([`error_chain`]). With a
 //! login required and not achieved, the connection reads [`Connection::LoggedOut`] (the daemon's
 //! `/healthz` says "not logged in") until a later connection logs in. The session
 //! answers the server's PINGs and sends its own after [`IrcOptions::ping`] of silence.
