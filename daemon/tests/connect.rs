@@ -2,7 +2,8 @@
 //! against the real InspIRCd with Atheme (logged in), a closed port (refused), a TLS
 //! listener whose certificate is for another name, and a real Synapse (logged in, and a
 //! wrong password); and an IRC STS policy learnt over TLS, kept in the database and
-//! honoured by the next `spellbridge run`, never downgraded.
+//! honoured by the next `spellbridge run`, never downgraded; and a plaintext network whose
+//! STS policy moves the bot to a self-signed TLS, joined with `tls_pin` (or `tls_ca`).
 //!
 //! These need InspIRCd, Atheme and Synapse (`tests/scripts/install-*.sh`); without them
 //! they fail with the harness's message, they never skip.
@@ -10,8 +11,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use sha2::{Digest as _, Sha256};
 use spellbridge_tests::harness::atheme::Atheme;
-use spellbridge_tests::harness::certs::{TestCa, Validity};
+use spellbridge_tests::harness::certs::{self, Pem, TestCa, Validity};
 use spellbridge_tests::harness::daemon::{CONFIG, Daemon};
 use spellbridge_tests::harness::inspircd::{InspIrcd, Options};
 use spellbridge_tests::harness::synapse::Synapse;
@@ -199,8 +203,64 @@ async fn an_sts_policy_learnt_over_tls_is_kept_across_restarts_and_never_downgra
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// A plaintext network whose STS policy moves the bot to TLS, served with `pem`: the bot
+/// connects in plaintext, follows the policy to the TLS port, trusts the certificate by
+/// `trust` (written with `tls = false`, it is for that TLS), and registers and joins
+/// there. `files` are written beside the config.
+async fn follows_sts_to_tls_trusted_by(pem: &Pem, trust: &str, files: &[(&str, &str)]) {
+    let plain = TcpListener::bind(("127.0.0.1", 0)).await.expect("bind");
+    let secure = TcpListener::bind(("127.0.0.1", 0)).await.expect("bind");
+    let tls_port = secure.local_addr().expect("address").port();
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    for (name, contents) in files {
+        daemon.write(name, contents).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // The system's roots trust neither certificate: only the configured trust can.
+    daemon.env("SSL_CERT_FILE", daemon.path("none.pem"));
+    let port = plain.local_addr().expect("address").port();
+    daemon.set_config(&config(port, &format!("tls = false\n{trust}"))).unwrap_or_else(|e| panic!("{e}"));
+    tokio::task::block_in_place(|| daemon.spawn()).unwrap_or_else(|e| panic!("{e}"));
+
+    let (stream, _) = tokio::time::timeout(WAIT, plain.accept())
+        .await
+        .unwrap_or_else(|_| panic!("the bot never connects:\n{}", daemon.log_tail(30)))
+        .expect("accept");
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read).lines();
+    expect_line(&mut lines, "CAP LS 302").await;
+    say(&mut write, &format!(":fake CAP * LS :sts=port={tls_port}")).await;
+
+    let acceptor = tokio_rustls::TlsAcceptor::from(server_config(pem));
+    let (tcp, _) =
+        tokio::time::timeout(WAIT, secure.accept()).await.expect("the bot upgrades").expect("accept");
+    let tls = tokio::time::timeout(WAIT, acceptor.accept(tcp))
+        .await
+        .expect("a handshake")
+        .unwrap_or_else(|e| panic!("TLS handshake ({trust}): {e}\n{}", daemon.log_tail(30)));
+    let (read, mut write) = tokio::io::split(tls);
+    let mut lines = BufReader::new(read).lines();
+    expect_line(&mut lines, "CAP LS 302").await;
+    say(&mut write, ":fake CAP * LS :").await;
+    expect_line(&mut lines, "CAP END").await;
+    say(&mut write, ":fake 001 spellbridge :Welcome spellbridge!spellbridge@127.0.0.1").await;
+    say(&mut write, ":fake 376 spellbridge :End of MOTD").await;
+    expect_line(&mut lines, "JOIN #magic").await;
+    tokio::task::block_in_place(|| daemon.terminate(Duration::from_secs(15)))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plaintext_network_moved_to_tls_by_sts_is_joined_with_its_pin_or_ca() {
+    let self_signed = certs::self_signed(&["127.0.0.1"], Validity::Good).unwrap_or_else(|e| panic!("{e}"));
+    let pin = format!("sha256/{}", BASE64.encode(Sha256::digest(&self_signed.der)));
+    follows_sts_to_tls_trusted_by(&self_signed, &format!("tls_pin = \"{pin}\""), &[]).await;
+    let ca = TestCa::new("spellbridge test CA").unwrap_or_else(|e| panic!("{e}"));
+    let signed = ca.sign(&["127.0.0.1"], Validity::Good).unwrap_or_else(|e| panic!("{e}"));
+    follows_sts_to_tls_trusted_by(&signed, "tls_ca = \"ca.pem\"", &[("ca.pem", &ca.pem.cert)]).await;
+}
+
 /// A rustls server config serving `pem`.
-fn server_config(pem: &spellbridge_tests::harness::certs::Pem) -> Arc<rustls::ServerConfig> {
+fn server_config(pem: &Pem) -> Arc<rustls::ServerConfig> {
     let cert = rustls::pki_types::CertificateDer::from(pem.der.clone());
     let key = rustls::pki_types::pem::PemObject::from_pem_slice(pem.key.as_bytes()).expect("key");
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());

@@ -15,6 +15,7 @@ mod durability;
 mod irc;
 mod irc_login;
 mod irc_security;
+mod key_files;
 mod matrix;
 mod ops;
 mod ops_listener;

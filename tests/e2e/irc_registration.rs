@@ -455,6 +455,28 @@ scripted! {
     ]
 }
 
+/// A server's `ERROR` ends the link even while the server keeps the socket open: the bot
+/// reconnects at once (its backoff), not after its ping timeout (90 s here).
+#[tokio::test]
+async fn an_error_from_the_server_drops_the_link_and_reconnects_at_once() {
+    let mut run = Run::start(plain).await;
+    run.play(&[Hello, Offer(""), Registered]).await;
+    // The first connection stays open on the server's side while the bot reconnects.
+    let mut first = run.peer.take().expect("the first connection");
+    first.send("ERROR :Closing link: (spellbot@127.0.0.1) [Killed (oper (bye))]").await;
+    let again = tokio::time::timeout(Duration::from_secs(5), run.fake.0.accept()).await;
+    assert!(
+        again.is_ok(),
+        "no new connection within 5 s of ERROR: {:?}",
+        *run.transport.connection().borrow()
+    );
+    let (stream, _) = again.expect("within 5 s").expect("accept");
+    let (read, write) = stream.into_split();
+    run.peer = Some(Peer { lines: BufReader::new(read).lines(), write, heard: Vec::new() });
+    run.play(&[Hello, Offer(""), Registered, Reconnects(1..=1)]).await;
+    drop(first);
+}
+
 /// One login that the server refuses: the bot quits without `CAP END` and reads logged out.
 const REFUSED_LOGIN: &[Step] = &[
     Connect,

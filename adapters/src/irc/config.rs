@@ -302,7 +302,8 @@ impl Network for IrcSettings {
 /// `[[irc]]`'s TLS trust options (`tls_ca`, `tls_ca_only`, `tls_pin`, `client_cert`,
 /// `client_key`), checked when the config is read: a pin that is not `sha256/BASE64`, a
 /// file that cannot be read or holds no certificate, a key that is not the certificate's
-/// are refused here, before any connection, with the option to fix.
+/// are refused here, before any connection, with the option to fix. With `tls = false`,
+/// `tls_ca`, `tls_ca_only` and `tls_pin` are for the TLS an STS policy moves to.
 fn tls_options(raw: &Irc, base: &Path) -> Result<TlsOptions, String> {
     let at = |what: String| format!("[[irc]] `{}`: {what}", raw.name);
     let anchored = |path: &Option<PathBuf>| {
@@ -318,8 +319,11 @@ fn tls_options(raw: &Irc, base: &Path) -> Result<TlsOptions, String> {
     if options == TlsOptions::default() {
         return Ok(options);
     }
-    if raw.tls == Some(false) {
-        return Err(at("tls_ca, tls_ca_only, tls_pin, client_cert and client_key apply only to TLS; \
+    // With tls = false the trust options apply to the TLS an STS policy moves the
+    // connection to (a self-signed network that upgrades can be pinned); a client
+    // certificate has no use there.
+    if raw.tls == Some(false) && (options.client_cert.is_some() || options.client_key.is_some()) {
+        return Err(at("client_cert and client_key apply only to TLS; \
              remove tls = false (TLS is the default) or remove them"
             .to_owned()));
     }

@@ -12,9 +12,10 @@
 //!    takes the challenge as the digest itself: it is signed as a prehash, not hashed
 //!    again.
 //!
-//! The key is a PEM file: PKCS#8 (`BEGIN PRIVATE KEY`, `openssl genpkey`) or SEC1
-//! (`BEGIN EC PRIVATE KEY`, `openssl ecparam -genkey`). Signatures are deterministic
-//! (RFC 6979): no random number is drawn.
+//! The key is a PEM file as operators make it ([`super::ecdsa_pem`]): PKCS#8
+//! (`BEGIN PRIVATE KEY`, `openssl genpkey`) or SEC1 (`BEGIN EC PRIVATE KEY`, `openssl
+//! ecparam -genkey`, with or without its `EC PARAMETERS` block); a key on another curve
+//! is refused by name. Signatures are deterministic (RFC 6979): no random number is drawn.
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +23,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use p256::ecdsa::signature::hazmat::PrehashSigner as _;
 use p256::ecdsa::{DerSignature, SigningKey};
-use p256::pkcs8::DecodePrivateKey as _;
+
+use super::ecdsa_pem::{self, Unusable};
 
 /// Why the key cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -41,6 +43,28 @@ pub enum EcdsaError {
          `openssl ecparam -name prime256v1 -genkey -noout -out {path}`"
     )]
     NotAKey {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file holds a private key of another curve or kind.
+    #[error(
+        "{path} holds a {found} key, but ECDSA-NIST256P-CHALLENGE needs a P-256 (prime256v1) key; make one \
+         with `openssl ecparam -name prime256v1 -genkey -noout -out bot.pem` and register its public key \
+         with NickServ again"
+    )]
+    WrongCurve {
+        /// The file.
+        path: PathBuf,
+        /// The curve or kind found, as openssl names it.
+        found: String,
+    },
+    /// The file holds an encrypted key.
+    #[error(
+        "{path} is an encrypted key (BEGIN ENCRYPTED PRIVATE KEY); the bot cannot ask for its passphrase: \
+         write it unencrypted with `openssl pkcs8 -topk8 -nocrypt -in {path} -out bot.pem` and keep that \
+         file readable only by the bot"
+    )]
+    Encrypted {
         /// The file.
         path: PathBuf,
     },
@@ -67,15 +91,18 @@ impl EcdsaKey {
     pub fn load(path: &Path) -> Result<EcdsaKey, EcdsaError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| EcdsaError::Read { path: path.to_owned(), detail: e.to_string() })?;
-        EcdsaKey::from_pem(&text).ok_or_else(|| EcdsaError::NotAKey { path: path.to_owned() })
+        let path = path.to_owned();
+        match ecdsa_pem::read(&text) {
+            Ok(secret) => Ok(EcdsaKey(SigningKey::from(secret))),
+            Err(Unusable::NoKey) => Err(EcdsaError::NotAKey { path }),
+            Err(Unusable::Other(found)) => Err(EcdsaError::WrongCurve { path, found }),
+            Err(Unusable::Encrypted) => Err(EcdsaError::Encrypted { path }),
+        }
     }
 
-    /// The key in a PEM text (PKCS#8 or SEC1).
+    /// The key in a PEM text (PKCS#8 or SEC1, see [`ecdsa_pem`]).
     pub fn from_pem(text: &str) -> Option<EcdsaKey> {
-        if let Ok(key) = SigningKey::from_pkcs8_pem(text) {
-            return Some(EcdsaKey(key));
-        }
-        p256::SecretKey::from_sec1_pem(text).ok().map(|secret| EcdsaKey(SigningKey::from(secret)))
+        ecdsa_pem::read(text).ok().map(|secret| EcdsaKey(SigningKey::from(secret)))
     }
 
     /// The public key as NickServ `SET PUBKEY` takes it: base64 of the compressed point.

@@ -14,6 +14,7 @@ pub mod config;
 pub mod connect;
 pub mod ctcp;
 pub mod ecdsa;
+pub mod ecdsa_pem;
 pub mod flood;
 pub mod format;
 pub(crate) mod members;

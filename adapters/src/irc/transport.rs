@@ -6,7 +6,9 @@
 //! configured nick back), joins the channels, and then runs a session until the
 //! connection ends; it then reconnects with exponential backoff and jitter, rejoining
 //! every channel it should be in ([`GameTransport::leave`] takes one out of that set and
-//! PARTs it). Every connection error is logged with its whole cause ([`error_chain`]). With a
+//! PARTs it). A server's `ERROR` ends the connection at once (the socket may stay open
+//! after it), so the reconnect does not wait for a close or a ping timeout. Every
+//! connection error is logged with its whole cause ([`error_chain`]). With a
 //! login required and not achieved, the connection reads [`Connection::LoggedOut`] (the daemon's
 //! `/healthz` says "not logged in") until a later connection logs in. The session
 //! answers the server's PINGs and sends its own after [`IrcOptions::ping`] of silence.
@@ -167,7 +169,7 @@ impl IrcTransport {
         let mut connection = transport.connection();
         let up = tokio::time::timeout(limit, async {
             tokio::select! {
-                ended = &mut attempt => Err(ended.unwrap_or(Err(Ended::Closed(String::new())))),
+                ended = &mut attempt => Err(ended.unwrap_or(Err(Ended::Closed))),
                 _ = connection.wait_for(|l| *l == Connection::Up) => Ok(()),
             }
         })
@@ -181,7 +183,7 @@ impl IrcTransport {
                 Ok(Checked { nick: transport.nick(), account: lock(&shared.account).clone() })
             }
             Ok(Err(Err(ended))) => Err(CheckError(ended)),
-            Ok(Err(Ok(()))) => Err(CheckError(Ended::Closed(String::new()))),
+            Ok(Err(Ok(()))) => Err(CheckError(Ended::Closed)),
             Err(_) => {
                 attempt.abort();
                 Err(CheckError(Ended::NotReady(limit)))
@@ -383,8 +385,12 @@ enum Ended {
     Connect(#[from] ConnectError),
     #[error("the connection failed")]
     Wire(#[from] irc::proto::error::ProtocolError),
-    #[error("the server closed the connection{0}")]
-    Closed(String),
+    #[error("the server closed the connection")]
+    Closed,
+    /// The server said `ERROR` (a kill, a K-line, a shutdown): the link is over, whether
+    /// or not the socket is closed yet.
+    #[error("the server closed the link: {0}")]
+    ServerError(String),
     #[error("no answer from the server within {0:?} of a PING")]
     PingTimeout(Duration),
     #[error("{0}")]
@@ -512,7 +518,6 @@ impl Supervisor {
             pinged: None,
             login_deadline: None,
             warned_accounts: false,
-            closing: None,
         };
         let outcome = self.drive(&mut session, stream, writing).await;
         self.roster = std::mem::take(&mut session.roster);
@@ -545,12 +550,12 @@ impl Supervisor {
                 message = stream.next() => match message {
                     Some(Ok(message)) => session.handle(&message, &self.inbound).await?,
                     Some(Err(error)) => return Err(error.into()),
-                    None => return Err(Ended::Closed(session.closing.take().map(|e| format!(" ({e})")).unwrap_or_default())),
+                    None => return Err(Ended::Closed),
                 },
                 written = &mut writing => {
                     return match written {
                         Ok(Err(error)) => Err(error.into()),
-                        _ => Err(Ended::Closed(String::new())),
+                        _ => Err(Ended::Closed),
                     };
                 }
                 Some(job) = self.jobs.recv(), if session.ready => {
@@ -665,8 +670,6 @@ struct Session {
     login_deadline: Option<Instant>,
     /// The warning that accounts are unknown here was logged.
     warned_accounts: bool,
-    /// What the server's ERROR said, for the log when it closes.
-    closing: Option<String>,
 }
 
 impl Session {
@@ -836,7 +839,8 @@ impl Session {
         }
         match &message.command {
             Command::PING(token, _) => self.sender.send(Command::PONG(token.clone(), None)),
-            Command::ERROR(text) => self.closing = Some(text.clone()),
+            // The link is over: reconnect now rather than wait for the socket to close.
+            Command::ERROR(text) => return Err(Ended::ServerError(text.clone())),
             Command::Response(Response::RPL_WELCOME, args) => {
                 // RPL_WELCOME usually ends with nick!user@host; else assume the longest host.
                 let user_host = args

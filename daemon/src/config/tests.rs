@@ -356,3 +356,17 @@ fn hidden_rooms_are_read_as_their_network_names_rooms_and_malformed_ones_refused
         );
     }
 }
+
+#[test]
+fn tls_trust_with_tls_off_is_for_the_sts_upgrade_but_a_client_certificate_is_refused() {
+    let network = "[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\ntls = false\n";
+    let pin = "tls_pin = \"sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\"\n";
+    let settings = parse(&format!("{network}{pin}")).expect("a pin for the TLS an STS policy moves to");
+    assert!(!irc(&settings)[0].tls && irc(&settings)[0].tls_options.pin.is_some());
+    let certificate =
+        parse(&format!("{network}client_cert = \"bot.pem\"\n")).expect_err("no TLS to present it");
+    assert!(
+        certificate.to_string().contains("client_cert and client_key apply only to TLS"),
+        "{certificate}"
+    );
+}
