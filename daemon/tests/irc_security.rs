@@ -288,7 +288,8 @@ async fn a_chat_flood_does_not_hold_up_another_users_line() {
     }
     bob.privmsg(ROOM, "bob is here").await.expect("send");
     let sent = std::time::Instant::now();
-    let crossed = bot.expect_said(&mut watcher, "<bob> bob is here").await;
+    // Two IRC networks in one bridge: a speaker is marked with theirs (issue 29, item 3).
+    let crossed = bot.expect_said(&mut watcher, "<bob/one> bob is here").await;
     let took = sent.elapsed();
     // The bot's own outbound pacing on network two still applies to the burst ahead of
     // bob (about one line a second); without the speaker rate all 200 would be ahead.

@@ -270,12 +270,11 @@ async fn check(daemon: &Daemon, http: u16, hidden: &[u64], shown: &[u64]) {
             assert_eq!(status(http, &path).await, 200, "{path} of a shown table");
         }
     }
+    // One quick Duel is unrated (issue 29, item 9: conceded within a minute, and fewer
+    // than three rated games), so the leaderboard ranks nobody here; what is checked is
+    // that the hidden duel's players are nowhere on it.
     let (code, ranking) = endpoint::get(http, "/leaderboard").await.expect("GET /leaderboard");
     assert_eq!(code, 200);
-    assert!(
-        ranking.contains("carol") && ranking.contains("dave"),
-        "the open bridge's duel counts:\n{ranking}"
-    );
     assert!(!ranking.contains("alice") && !ranking.contains("bob"), "a hidden duel counts:\n{ranking}");
 }
 
