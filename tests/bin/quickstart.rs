@@ -396,6 +396,9 @@ fn print_instructions(args: &Args, dir: &Path, alias: &str) {
           (on IRC /msg {BOT} !cast …; on Matrix accept the bot's direct chat, or
           start one with @{BOT}:localhost).
 
+ Watch    the spectator site: http://127.0.0.1:{http}/ (every table, live, and the
+          leaderboard; `!board` in a room links there)
+
  Files    {dir}/spellbridge.toml (config), spellbridge.log (the bot's log),
           spellbridge.db (the games). Every run starts from scratch.
  Stop     Ctrl-C stops spellbridge, Synapse and InspIRCd.
@@ -403,6 +406,7 @@ fn print_instructions(args: &Args, dir: &Path, alias: &str) {
 "#,
         irc = args.irc_port,
         matrix = args.matrix_port,
+        http = args.http_port,
         dir = dir.display(),
     );
 }
@@ -512,6 +516,8 @@ admins = ["matrix/@alice:localhost"]
 
 [http]
 listen = "127.0.0.1:{http_port}"
+# Where `!board` and the tables' links point (the spectator site).
+public_url = "http://127.0.0.1:{http_port}"
 "#,
         database = path(&dir.join("spellbridge.db")),
         irc_port = args.irc_port,

@@ -105,5 +105,7 @@ fn the_quick_start_check_answers_on_irc_and_matrix_and_tears_down() {
     assert!(stdout.contains("spellbridge stopped\n"), "the daemon exited cleanly\n{report}");
     let config = std::fs::read_to_string(dir.path().join("work").join("spellbridge.toml")).expect("config");
     assert!(config.contains("[[bridge]]") && config.contains("name = \"magic\""), "{config}");
+    // `!board` on IRC links to the site only when the config says where it is (issue 31).
+    assert!(config.contains("public_url = \"http://127.0.0.1:"), "{config}");
     eprintln!("quickstart --check took {:?}", started.elapsed());
 }
