@@ -22,8 +22,8 @@ use spellbridge::metrics::Metrics;
 use spellbridge::site::Site;
 use spellbridge::site::hidden::Hidden;
 use spellbridge_core::Registry;
+use spellbridge_tests::harness::site_flood::{connect_from, slow, stream};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -37,42 +37,6 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     }
     let index = ((sorted.len() - 1) as f64 * p).round() as usize;
     sorted[index.min(sorted.len() - 1)]
-}
-
-async fn connect_from(source: [u8; 4], port: u16) -> Option<TcpStream> {
-    let socket = tokio::net::TcpSocket::new_v4().ok()?;
-    socket.bind((source, 0).into()).ok()?;
-    socket.connect(([127, 0, 0, 1], port).into()).await.ok()
-}
-
-/// An event stream held open, opened again when closed.
-async fn stream(source: [u8; 4], port: u16) {
-    loop {
-        if let Some(mut socket) = connect_from(source, port).await {
-            let request = "GET /tables/0/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n";
-            if socket.write_all(request.as_bytes()).await.is_ok() {
-                let mut buffer = [0u8; 4096];
-                while matches!(socket.read(&mut buffer).await, Ok(n) if n > 0) {}
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// A request head sent one header a second, never finished; connects again when closed.
-async fn slow(source: [u8; 4], port: u16) {
-    loop {
-        if let Some(mut socket) = connect_from(source, port).await {
-            let mut line = 0;
-            let mut sent = socket.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").await.is_ok();
-            while sent {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                line += 1;
-                sent = socket.write_all(format!("X-{line}: y\r\n").as_bytes()).await.is_ok();
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 /// One `GET /healthz` from `source` on a new connection: how long to its whole 200

@@ -305,16 +305,21 @@ mod tests {
         assert!(waiting.push(queued(200, "#magic", "alice: Duel: round 1", false)).is_none(), "room");
         assert!(waiting.push(queued(201, "#magic", "Round 1 begins", false)).is_none(), "room");
         assert!(waiting.push(queued(41, "#magic", "<bob> after", true)).is_none(), "room");
+        let order = sent_one_by_one(&mut waiting);
+        let expected: Vec<i64> = [200, 201].into_iter().chain(1..=41).collect();
+        assert_eq!(order, expected);
+    }
+
+    /// The outbox ids of everything waiting, in the order it is sent one message at a time.
+    fn sent_one_by_one(waiting: &mut Waiting) -> Vec<i64> {
         let mut order = Vec::new();
         loop {
             let batch = waiting.next(1, false);
             if batch.is_empty() {
-                break;
+                return order;
             }
             order.extend(ids(&batch));
         }
-        let expected: Vec<i64> = [200, 201].into_iter().chain(1..=41).collect();
-        assert_eq!(order, expected);
     }
 
     /// Issue 29, item 7: chat past the bound for a room is given back (to be dropped),
@@ -336,14 +341,7 @@ mod tests {
                 "game output is never dropped"
             );
         }
-        let mut order = Vec::new();
-        loop {
-            let batch = waiting.next(1, false);
-            if batch.is_empty() {
-                break;
-            }
-            order.extend(ids(&batch));
-        }
+        let order = sent_one_by_one(&mut waiting);
         let expected: Vec<i64> = (400..=450).chain(1..=CHAT_PER_ROOM as i64).chain([300]).collect();
         assert_eq!(order, expected);
         // Sent lines make room again.

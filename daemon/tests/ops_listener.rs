@@ -10,51 +10,10 @@ use std::time::Duration;
 
 use spellbridge_tests::harness::daemon::Daemon;
 use spellbridge_tests::harness::endpoint;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
+use spellbridge_tests::harness::site_flood::{slow, stream};
 use tokio::task::JoinSet;
 
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
-
-/// A connection to `port` from the loopback address `source` (Linux routes all of
-/// 127.0.0.0/8 to loopback, so each is another client); `None` if it cannot be made.
-async fn connect_from(source: [u8; 4], port: u16) -> Option<TcpStream> {
-    let socket = tokio::net::TcpSocket::new_v4().ok()?;
-    socket.bind((source, 0).into()).ok()?;
-    socket.connect(([127, 0, 0, 1], port).into()).await.ok()
-}
-
-/// An event stream held open from `source`: it reads whatever comes, and opens again when
-/// the daemon closes it.
-async fn stream(source: [u8; 4], port: u16) {
-    loop {
-        if let Some(mut socket) = connect_from(source, port).await {
-            let request = "GET /tables/0/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n";
-            if socket.write_all(request.as_bytes()).await.is_ok() {
-                let mut buffer = [0u8; 4096];
-                while matches!(socket.read(&mut buffer).await, Ok(n) if n > 0) {}
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// A slow client from `source`: it sends a request head one short header a second (never
-/// idle long enough to be closed for it, never finishing), and connects again when closed.
-async fn slow(source: [u8; 4], port: u16) {
-    loop {
-        if let Some(mut socket) = connect_from(source, port).await {
-            let mut line = 0;
-            let mut sent = socket.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").await.is_ok();
-            while sent {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                line += 1;
-                sent = socket.write_all(format!("X-{line}: y\r\n").as_bytes()).await.is_ok();
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_and_metrics_answer_on_their_own_listener_while_the_site_is_flooded() {

@@ -5,7 +5,8 @@
 //! [`atheme`] links Atheme services (NickServ, SASL) to an InspIRCd, and [`certs`] makes
 //! the certificates for its TLS listeners and for CertFP. [`daemon`] runs `spellbridge run`
 //! as a child process and [`endpoint`] reads its `/healthz` and `/metrics`; [`chromium`]
-//! drives a headless Chromium over the DevTools protocol, to look at the spectator site.
+//! drives a headless Chromium over the DevTools protocol, to look at the spectator site,
+//! and [`site_flood`] floods that site as hostile spectators would.
 //! All report failures as a [`HarnessError`] whose message says what to do.
 
 use std::time::Duration;
@@ -20,6 +21,7 @@ pub mod inspircd;
 pub mod irc_client;
 pub mod irc_player;
 pub mod matrix_client;
+pub mod site_flood;
 pub mod synapse;
 
 /// Why a test server or test client could not do what a test asked.
