@@ -190,7 +190,7 @@ fn panel(svg: &mut Svg, duel: &Public, seat: usize, language: Language) {
     svg.card(x, PANEL_Y, PANEL_W, HEIGHT as f64 - PANEL_Y - 16.0, PANEL, LINE);
     svg.bold(x + 14.0, PANEL_Y + 28.0, 18.0, INK, Anchor::Start, &clip(player, 22));
     let wizard = match duel.wizards.get(player) {
-        Some(wizard) => wizard.clone(),
+        Some(wizard) => spellbridge_core::games::duel::wizard::name_in(wizard, language),
         None => label(language, "board-label-wizard", Args::new()),
     };
     svg.text(x + 14.0, PANEL_Y + 48.0, 13.0, MUTED, Anchor::Start, &clip(&wizard, 30));

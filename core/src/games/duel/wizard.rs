@@ -10,6 +10,13 @@ use thiserror::Error;
 use super::element::Element;
 use crate::words;
 
+/// A wizard's name as a reader of `language` sees it (issue 31): the catalogue's name for
+/// the compiled-in wizards (`duel-wizard-name`: `Pyromancer` is 火术士 in Chinese), any
+/// other wizard's name as the config writes it.
+pub fn name_in(name: &str, language: crate::language::Language) -> String {
+    crate::locale::text(language, "duel-wizard-name", &crate::locale::Args::new().word("name", name))
+}
+
 /// The most of one element a pool may hold (keeps every sum far from overflow).
 pub const MAX_POOL_COUNT: u32 = 1_000;
 
@@ -288,10 +295,16 @@ impl Wizards {
         Ok(Wizards { list, descriptions: BTreeMap::new() })
     }
 
-    /// The wizard called `name`, ignoring case.
+    /// The wizard called `name`, ignoring case, or by its name in another language
+    /// ([`name_in`]: `!接受 火术士`).
     pub fn get(&self, name: &str) -> Option<&Wizard> {
-        let name = name.to_lowercase();
-        self.list.iter().find(|w| w.name.to_lowercase() == name)
+        let lowered = name.to_lowercase();
+        self.list.iter().find(|w| w.name.to_lowercase() == lowered).or_else(|| {
+            let translated = |w: &&Wizard| {
+                crate::language::Language::ALL.iter().any(|language| name_in(&w.name, *language) == name)
+            };
+            self.list.iter().find(translated)
+        })
     }
 
     /// The Apprentice (always present).
