@@ -241,6 +241,10 @@ async fn the_site_fits_a_phone_and_its_index_is_live() {
     let irc = server();
     let mut browser = browse(|| Chromium::start(PHONE, 900))
         .unwrap_or_else(|e| panic!("Chromium is needed for this test: {e}"));
+    // Headless Chromium keeps a window at least 500 pixels wide: the phone's viewport is
+    // emulated, as its DevTools' device mode does.
+    let phone = serde_json::json!({ "width": PHONE, "height": 900, "deviceScaleFactor": 1, "mobile": true });
+    browse(|| browser.call("Emulation.setDeviceMetricsOverride", phone)).expect("a phone's viewport");
     let (daemon, http) = start(irc.port());
     let bot = Bot { nick: BOT, room: ROOM, daemon: &daemon };
     let long = "Wolfgang_Amadeus_Mozart_1756";

@@ -107,7 +107,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
 }
 
 /// How many of the newest history rows are shown open; the older ones are folded.
-pub const RECENT: usize = 12;
+pub const RECENT: usize = 6;
 
 /// The facts of a state people look for first.
 fn facts(row: &TableRow, state: &Value, language: Language) -> Markup {

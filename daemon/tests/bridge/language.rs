@@ -101,9 +101,12 @@ async fn lang_in_a_bridged_matrix_room_tells_the_irc_channel_in_it_too() {
     alice.say("!duel Bobby").await;
     ircwatch.expect("向 Bobby 发起决斗").await;
     watcher.expect_in(&room, "向 Bobby 发起决斗").await;
-    // An IRC stranger cannot turn it back (a game in progress keeps its language).
-    ircwatch.say("!lang en").await;
-    ircwatch.expect("只有本房间的管理员").await;
+    // An IRC stranger (joined after the channel was made: no operator) cannot turn it
+    // back (a game in progress keeps its language).
+    let mut mallory = Irc::connect(irc.port(), "mallory").await;
+    mallory.settle().await;
+    mallory.say("!lang en").await;
+    mallory.expect("只有本房间的管理员").await;
     bobby.say(&room, "!accept").await;
     ircwatch.expect("第 1 回合开始").await;
     // alice never chose a language privately: her private answer is her room's, Chinese.
