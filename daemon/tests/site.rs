@@ -286,7 +286,11 @@ async fn the_site_fits_a_phone_and_its_index_is_live() {
     bot.expect(&mut carol, long).await;
     browse(|| browser.wait_for("document.querySelector('main').innerText.includes('#1')", SHOWN))
         .expect("the Thaum table reaches the open index");
-    assert_eq!(browse(|| browser.evaluate("window.kept")).expect("kept"), 7, "updated in place, not reloaded");
+    assert_eq!(
+        browse(|| browser.evaluate("window.kept")).expect("kept"),
+        7,
+        "updated in place, not reloaded"
+    );
 
     for (path, shot) in [
         ("/", "phone-index.png"),
@@ -308,7 +312,10 @@ async fn the_site_fits_a_phone_and_its_index_is_live() {
     for name in ["Water", "Fire", "Thunder", "Wind", "Earth", "Void"] {
         assert!(text.contains(name), "the cards name {name}:\n{text}");
     }
-    assert!(!["水", "虚无", "雷"].iter().any(|glyph| text.contains(glyph)), "Chinese on an English page:\n{text}");
+    assert!(
+        !["水", "虚无", "雷"].iter().any(|glyph| text.contains(glyph)),
+        "Chinese on an English page:\n{text}"
+    );
     let history = browse(|| {
         browser.evaluate(
             "[...document.querySelectorAll('table.history')].map(t => t.innerText).join('\\n') + \

@@ -341,6 +341,23 @@ impl Default for Wizards {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::language::Language;
+
+    /// Issue 31: the shipped wizards have Chinese names, which a Chinese player may type;
+    /// a wizard the config adds is called by its own name in every language.
+    #[test]
+    fn the_shipped_wizards_are_named_and_chosen_in_chinese() {
+        let wizards = Wizards::from_toml(DEFAULT_WIZARDS_TOML).expect("config/wizards.toml is valid");
+        for wizard in wizards.iter() {
+            assert_eq!(name_in(&wizard.name, Language::En), wizard.name);
+            let chinese = name_in(&wizard.name, Language::ZhCn);
+            assert!(chinese != wizard.name && !chinese.is_ascii(), "{} is {chinese}", wizard.name);
+            assert_eq!(wizards.get(&chinese).map(|w| w.name.as_str()), Some(wizard.name.as_str()));
+        }
+        assert_eq!(name_in("Necromancer", Language::ZhCn), "Necromancer");
+        assert_eq!(wizards.get("火法师").map(|w| w.name.as_str()), Some("Pyromancer"));
+        assert!(wizards.get("火").is_none() && wizards.get("").is_none());
+    }
 
     #[test]
     fn d13_the_shipped_list_has_the_apprentice_and_marked_house_wizards() {
