@@ -219,7 +219,7 @@ fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
         @if keys.is_empty() { p.sub { (w.none) } }
         @for (epoch, commitment, key) in &keys {
             div.fact {
-                b { @if let Some(epoch) = epoch { "epoch " (epoch) " · " } (w.commitment) } code { (commitment) }
+                b { @if let Some(epoch) = epoch { (w.epoch) " " (epoch) " · " } (w.commitment) } code { (commitment) }
                 b { (w.key) }
                 @match key {
                     Some(key) => { code { (key) } }
@@ -280,12 +280,12 @@ fn history_table(rows: &[&Row], w: &Words, id: &str) -> Markup {
                             }
                             What::Keyed { epoch, .. } => {
                                 td {}
-                                td { "epoch " (epoch) " · " (w.commitment) }
+                                td { (w.epoch) " " (epoch) " · " (w.commitment) }
                                 td {}
                             }
                             What::Revealed { epoch, .. } => {
                                 td {}
-                                td { "epoch " (epoch) " · " (w.key) }
+                                td { (w.epoch) " " (epoch) " · " (w.key) }
                                 td {}
                             }
                         }

@@ -113,6 +113,8 @@ pub struct Words {
     pub thaums: [&'static str; 4],
     /// The older rows of a history, folded away.
     pub earlier: &'static str,
+    /// A dice key's epoch (RULES T-10).
+    pub epoch: &'static str,
 }
 
 const EN: Words = Words {
@@ -169,6 +171,7 @@ const EN: Words = Words {
     coins: "Coins",
     thaums: ["Fire", "Water", "Earth", "Air"],
     earlier: "Earlier moves",
+    epoch: "epoch",
 };
 
 const ZH: Words = Words {
@@ -225,6 +228,7 @@ const ZH: Words = Words {
     coins: "金币",
     thaums: ["火", "水", "土", "风"],
     earlier: "更早的记录",
+    epoch: "密钥期",
 };
 
 /// The language a query asks for (`lang=…`), English by default.
