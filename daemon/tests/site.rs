@@ -216,20 +216,24 @@ async fn a_move_over_irc_shows_on_the_open_page_and_nothing_hidden_leaks() {
 /// The widest a page may be at a phone's 390 pixels: no sideways scrolling (issue 31).
 const PHONE: u32 = 390;
 
-/// `path` opened in `browser`: its `scrollWidth` and `scrollHeight`, after a screenshot
-/// kept as `shot`.
-fn measure(browser: &mut Chromium, http: u16, path: &str, shot: &str) -> (u64, u64) {
+/// `path` opened in `browser`: its `scrollWidth`, its `scrollHeight` and the text of its
+/// `<main>`, after a screenshot kept as `shot`.
+fn measure(browser: &mut Chromium, http: u16, path: &str, shot: &str) -> (u64, u64, String) {
     browser.navigate(&format!("http://127.0.0.1:{http}{path}")).unwrap_or_else(|e| panic!("{path}: {e}"));
     if path.starts_with("/tables/") {
         browser.wait_for("document.getElementById('board').complete", SHOWN).expect("the board loads");
     }
     let size = browser
-        .evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+        .evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.scrollHeight, \
+             document.querySelector('main').innerText]",
+        )
         .expect("measured");
     let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site").join(shot);
     browser.screenshot(&file).expect("screenshot");
-    println!("{path} at {PHONE} px: {size} ({})", file.display());
-    (size[0].as_u64().unwrap_or(u64::MAX), size[1].as_u64().unwrap_or(u64::MAX))
+    println!("{path} at {PHONE} px: {} × {} ({})", size[0], size[1], file.display());
+    let text = size[2].as_str().unwrap_or_default().to_owned();
+    (size[0].as_u64().unwrap_or(u64::MAX), size[1].as_u64().unwrap_or(u64::MAX), text)
 }
 
 /// Issue 31 item 8: at a phone's width no page scrolls sideways (a finished Duel, a Thaum
@@ -292,23 +296,24 @@ async fn the_site_fits_a_phone_and_its_index_is_live() {
         "updated in place, not reloaded"
     );
 
+    let mut texts = std::collections::BTreeMap::new();
     for (path, shot) in [
         ("/", "phone-index.png"),
         ("/leaderboard", "phone-leaderboard.png"),
-        ("/tables/0", "phone-duel.png"),
         ("/tables/1", "phone-thaum.png"),
         ("/tables/0?lang=zh-CN", "phone-duel-zh.png"),
         ("/?lang=zh-CN", "phone-index-zh.png"),
+        // Last: the history is read on it below.
+        ("/tables/0", "phone-duel.png"),
     ] {
-        let (width, height) = browse(|| measure(&mut browser, http, path, shot));
+        let (width, height, text) = browse(|| measure(&mut browser, http, path, shot));
         assert!(width <= u64::from(PHONE), "{path} is {width} px wide at {PHONE} px");
         assert!(height <= 3000, "{path} is {height} px tall at {PHONE} px");
+        texts.insert(path, text);
     }
 
     // The finished Duel in English: cards name the elements, history has no raw Markdown.
-    browse(|| browser.navigate(&format!("http://127.0.0.1:{http}/tables/0"))).expect("opens");
-    let text = browse(|| browser.evaluate("document.querySelector('main').innerText")).expect("text");
-    let text = text.as_str().unwrap_or_default().to_owned();
+    let text = &texts["/tables/0"];
     for name in ["Water", "Fire", "Thunder", "Wind", "Earth", "Void"] {
         assert!(text.contains(name), "the cards name {name}:\n{text}");
     }
@@ -330,9 +335,7 @@ async fn the_site_fits_a_phone_and_its_index_is_live() {
     assert_eq!(browse(|| browser.evaluate("document.scripts.length")).expect("scripts"), 1);
 
     // In Chinese: the game's and the wizards' names too.
-    browse(|| browser.navigate(&format!("http://127.0.0.1:{http}/tables/0?lang=zh-CN"))).expect("opens");
-    let text = browse(|| browser.evaluate("document.querySelector('main').innerText")).expect("text");
-    let text = text.as_str().unwrap_or_default();
+    let text = &texts["/tables/0?lang=zh-CN"];
     assert!(text.contains("决斗 #0") && !text.contains("Duel #0"), "{text}");
     assert!(text.contains("法师") && !text.contains("Apprentice"), "{text}");
     assert!(text.contains("水") && !text.contains("Water"), "{text}");
