@@ -100,7 +100,7 @@ impl Router {
         let args = Args::new().mention("challenger", challenger).mention("opponent", &opponent);
         let (id, args) = match &wizard {
             Some(typed) => {
-                // The wizard as the table names it (`pyromancer`, `火术士` → Pyromancer),
+                // The wizard as the table names it (`pyromancer`, `火法师` → Pyromancer),
                 // in the room's language (issue 31).
                 let snapshot = trial.snapshot();
                 let named = snapshot["wizards"][challenger.as_str()].as_str().unwrap_or(typed);

@@ -244,8 +244,8 @@ mod tests {
             (router.room_language(&matrix), router.room_language(&irc)),
             (Language::ZhCn, Language::ZhCn)
         );
-        let rooms: Vec<String> = router
-            .take_journal()
+        let journal = router.take_journal();
+        let rooms: Vec<String> = journal
             .iter()
             .filter_map(|r| match &r.entry {
                 Entry::RoomLanguage { network, room, .. } => Some(format!("{network} {room}")),
@@ -253,10 +253,15 @@ mod tests {
             })
             .collect();
         assert_eq!(rooms, ["irc #magic", "matrix !m"]);
+        // A restart tells both rooms in it again.
         let mut replayed = bridged(Permissions::default());
-        for record in router.take_journal() {
+        for record in &journal {
             replayed.replay(&record.entry).expect("replays");
         }
+        assert_eq!(
+            (replayed.room_language(&matrix), replayed.room_language(&irc)),
+            (Language::ZhCn, Language::ZhCn)
+        );
         // Pinned: the IRC channel is English by the config.
         let mut pinned = bridged(Permissions::default());
         let mut languages = LanguageSettings::default();

@@ -11,7 +11,7 @@ use super::element::Element;
 use crate::words;
 
 /// A wizard's name as a reader of `language` sees it (issue 31): the catalogue's name for
-/// the compiled-in wizards (`duel-wizard-name`: `Pyromancer` is 火术士 in Chinese), any
+/// the compiled-in wizards (`duel-wizard-name`: `Pyromancer` is 火法师 in Chinese), any
 /// other wizard's name as the config writes it.
 pub fn name_in(name: &str, language: crate::language::Language) -> String {
     crate::locale::text(language, "duel-wizard-name", &crate::locale::Args::new().word("name", name))
@@ -296,7 +296,7 @@ impl Wizards {
     }
 
     /// The wizard called `name`, ignoring case, or by its name in another language
-    /// ([`name_in`]: `!接受 火术士`).
+    /// ([`name_in`]: `!接受 火法师`).
     pub fn get(&self, name: &str) -> Option<&Wizard> {
         let lowered = name.to_lowercase();
         self.list.iter().find(|w| w.name.to_lowercase() == lowered).or_else(|| {
