@@ -53,6 +53,7 @@ mod members;
 mod names;
 mod prefix;
 mod records;
+mod rules;
 mod said;
 mod sent;
 mod turn;
@@ -942,7 +943,9 @@ impl Router {
         let say = |text: RichText| vec![reply(reply_to, text)];
         let (place, player, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
         match command {
-            LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref(), reply_to.language)),
+            LobbyCommand::Help(topic) => {
+                say(self.help(place, topic.as_deref(), speaker.role, reply_to.language))
+            }
             LobbyCommand::Games => say(self.games(reply_to.language)),
             LobbyCommand::Wizards => {
                 let answer =
@@ -973,6 +976,7 @@ impl Router {
             LobbyCommand::Stats(name) => say(self.stats(speaker, name.as_deref(), reply_to.language)),
             LobbyCommand::Top(ranking) => say(self.top(ranking, reply_to.language)),
             LobbyCommand::Lang(word) => self.choose_language(speaker, word.as_deref(), reply_to),
+            LobbyCommand::Rules(id) => say(self.rules(place, id.as_deref(), reply_to.language)),
         }
     }
 

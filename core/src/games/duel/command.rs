@@ -26,12 +26,16 @@ pub const COMMANDS: &[Command] = &[
     Command::new(
         "cast",
         "Privately to the bot: queues tokens for your spell this round, one placed per step \
-         (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, \
-         water fire thunder wind earth void, end.",
+         (`!cast surge fire wind end`). A spell is one pre-conditioning (surge focus overspeed \
+         counter), then elements (water fire thunder wind earth void), then end. Order: the \
+         elements form a circle, water fire thunder wind earth, and an element may not directly \
+         follow a neighbour (after fire: fire, wind, earth or void), nor void follow void \
+         (RULES D-3).",
     )
     .aliases(&["施法"])
     .args(&[Arg::new(Kind::Rest, "<token> [<token> …]").optional()], "at least one token")
-    .example("cast surge fire wind end"),
+    .example("cast surge fire wind end")
+    .private(),
     // Words after `status` (a player's name, say) are harmless: there is one duel.
     Command::new(
         "status",
