@@ -541,6 +541,63 @@ mod tests {
         assert_eq!(lines.join(" "), text);
     }
 
+    /// The entries of a list, as the plain text between its separators.
+    fn entries(text: &spellbridge_core::RichText) -> Vec<String> {
+        let mut out = vec![String::new()];
+        for segment in text.segments() {
+            match segment {
+                spellbridge_core::text::Segment::Separator(_) => out.push(String::new()),
+                other => {
+                    let one = spellbridge_core::RichText::new().push(other.clone());
+                    out.last_mut().map(|entry| {
+                        entry.push_str(&strip(&super::super::format::render(
+                            &one,
+                            super::super::format::CodeStyle::Plain,
+                        )))
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Issue 31: `!wizards` was cut inside an entry (`…🕳4, favours` / `⚡Thunder +2…`).
+    /// A list is cut between entries: each entry is on one line, whole.
+    #[test]
+    fn a_list_is_cut_between_entries_never_inside_one() {
+        use spellbridge_core::Language;
+        use spellbridge_core::games::duel::{Wizards, render::wizard_list};
+        for language in Language::ALL {
+            let list = wizard_list(language, &Wizards::default());
+            let rendered = super::super::format::render(&list, super::super::format::CodeStyle::Bold);
+            for nick in ["spellbot", "a-rather-long-bot-nick-on-a-network"] {
+                let prefix = format!(":{nick}!~bot@some.host.example.org ");
+                let lines = split(prefix.len(), "#magic", &rendered).expect("splits");
+                assert!(lines.len() > 1, "the list is longer than a line");
+                let shown: Vec<String> = lines.iter().map(|l| strip(l)).collect();
+                for entry in entries(&list) {
+                    assert!(
+                        shown.iter().any(|line| line.contains(entry.trim())),
+                        "{entry:?} is cut: {shown:#?}"
+                    );
+                }
+                for line in &lines {
+                    assert!(prefix.len() + "PRIVMSG #magic :".len() + line.len() + 2 <= 512);
+                    assert!(!line.contains(ENTRY), "{line:?}");
+                    assert!(!strip(line).starts_with(" ·") && !strip(line).ends_with('·'), "{line:?}");
+                }
+            }
+        }
+        // An entry longer than a whole line is still cut at spaces, after the entries
+        // before it.
+        let long = "word ".repeat(150);
+        let text = format!("short{ENTRY} · {ENTRY}{long}{ENTRY} · {ENTRY}last");
+        let lines = split_ok("#magic", &text);
+        assert_eq!(lines[0], "short");
+        assert!(lines.len() >= 3, "{lines:?}");
+        assert!(lines.last().is_some_and(|l| l.ends_with(" · last") || l == "last"), "{lines:?}");
+    }
+
     #[test]
     fn cjk_and_emoji_are_never_cut_inside_a_character() {
         let text = "中文字".repeat(100) + " " + "🧙‍♀️🔥".repeat(60).as_str();
