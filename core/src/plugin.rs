@@ -420,6 +420,28 @@ impl Registry {
             .find_map(|game| game.rules().into_iter().find(|id| rule_key(id) == wanted).map(|id| (game, id)))
     }
 
+    /// The first rule `text` cites (`RULES D-10`, `规则 D-10`) that a game has: where its
+    /// id starts and ends in `text`, and the game's name.
+    pub fn cited_rule(&self, text: &str) -> Option<(usize, usize, &'static str)> {
+        let mut from = 0;
+        loop {
+            let (at, cite) = ["RULES ", "规则 "]
+                .iter()
+                .filter_map(|cite| text[from..].find(cite).map(|at| (from + at, cite.len())))
+                .min()?;
+            let start = at + cite;
+            let end = text[start..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .map_or(text.len(), |n| start + n);
+            let id = &text[start..end];
+            let game = self.iter().find(|g| g.rules().contains(&id)).map(|g| g.name());
+            if let Some(game) = game {
+                return Some((start, end, game));
+            }
+            from = start;
+        }
+    }
+
     /// Every game.
     pub fn iter(&self) -> impl Iterator<Item = &dyn GamePlugin> {
         self.plugins.iter().map(AsRef::as_ref)

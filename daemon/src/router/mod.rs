@@ -687,12 +687,15 @@ impl Router {
         self.prefixed(out)
     }
 
-    /// `outbound` with the commands it suggests written with the configured prefix.
+    /// `outbound` with the commands it suggests written with the configured prefix, and
+    /// the rules it cites linked to the site ([`Router::rules_linked`]).
     fn prefixed(&self, mut outbound: Vec<Outbound>) -> Vec<Outbound> {
-        if let Some(prefixer) = &self.prefixer {
-            for out in &mut outbound {
-                out.message.text = prefixer.apply(std::mem::take(&mut out.message.text));
+        for out in &mut outbound {
+            let mut text = std::mem::take(&mut out.message.text);
+            if let Some(prefixer) = &self.prefixer {
+                text = prefixer.apply(text);
             }
+            out.message.text = self.rules_linked(text);
         }
         outbound
     }

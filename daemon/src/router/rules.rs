@@ -6,6 +6,7 @@
 
 use spellbridge_core::GamePlugin;
 use spellbridge_core::locale::Args;
+use spellbridge_core::text::Style;
 
 use super::said::{joined, said};
 use super::*;
@@ -21,8 +22,13 @@ impl Router {
         match self.registry.rule(typed) {
             Some((game, id)) => {
                 let text = game.rule_in(id, language).unwrap_or_default();
+                let shown = match &self.options.public_url {
+                    Some(url) => RichText::new()
+                        .link(id, format!("{}/rules/{}#{id}", url.trim_end_matches('/'), game.name())),
+                    None => RichText::new().text(id),
+                };
                 let args = Args::new()
-                    .text("id", id)
+                    .rich("id", shown)
                     .text("game", game.name_in(language))
                     .rich("text", RichText::from(text));
                 said(language, "lobby-rules-rule", args)
@@ -116,6 +122,31 @@ impl Router {
     }
 }
 
+impl Router {
+    /// `text` with each rule it cites (`RULES D-10`) a link to the rule's entry on the
+    /// site, when the site's address is known (Matrix shows links; IRC the words alone).
+    pub(super) fn rules_linked(&self, text: RichText) -> RichText {
+        let Some(url) = &self.options.public_url else { return text };
+        let cites = |segment: &Segment| matches!(segment, Segment::Text { text, style: Style::Plain } if self.registry.cited_rule(text).is_some());
+        if !text.segments().iter().any(cites) {
+            return text;
+        }
+        let url = url.trim_end_matches('/');
+        text.into_segments().into_iter().fold(RichText::new(), |mut out, segment| match segment {
+            Segment::Text { text, style: Style::Plain } => {
+                let mut rest = text.as_str();
+                while let Some((start, end, game)) = self.registry.cited_rule(rest) {
+                    let id = &rest[start..end];
+                    out = out.text(&rest[..start]).link(id, format!("{url}/rules/{game}#{id}"));
+                    rest = &rest[end..];
+                }
+                out.text(rest)
+            }
+            other => out.push(other),
+        })
+    }
+}
+
 /// `duel` → `Duel` (a name in Chinese stays as it is).
 fn capitalised(name: &str) -> String {
     let mut chars = name.chars();
@@ -193,5 +224,41 @@ mod tests {
         assert!(thaum.contains("Thaum rules: T-1 T-2 T-3 T-4 T-5 T-6 T-7 T-8 T-9 T-10."), "{thaum}");
         assert!(thaum.contains("https://games.example.org/rules/thaum"), "{thaum}");
         assert!(!thaum.contains("D-1"), "{thaum}");
+    }
+
+    fn links(out: &[Outbound]) -> Vec<(String, String)> {
+        let segments = out.iter().flat_map(|o| o.message.text.segments().to_vec());
+        segments
+            .filter_map(|s| match s {
+                Segment::Link { text, url } => Some((text, url)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cited_rule_links_to_the_site_when_its_address_is_known() {
+        let console = |who: &str, text: &str| {
+            Inbound::new(NetworkId::new("console"), RoomId::new("console"), PlayerId::new(who), text)
+        };
+        let mut router = router(Language::En, Some("https://games.example.org"));
+        router.handle(&console("bob", "hello"), T);
+        router.handle(&console("alice", "!duel bob"), T);
+        let opened = router.handle(&console("bob", "!accept"), T);
+        let linked = links(&opened);
+        assert!(
+            linked.contains(&("D-1".to_owned(), "https://games.example.org/rules/duel#D-1".to_owned())),
+            "{linked:?}"
+        );
+        let answer = router.handle(&console("alice", "!rules d-10"), T);
+        assert_eq!(
+            links(&answer),
+            [("D-10".to_owned(), "https://games.example.org/rules/duel#D-10".to_owned())]
+        );
+
+        let mut unlinked = self::router(Language::En, None);
+        unlinked.handle(&console("bob", "hello"), T);
+        unlinked.handle(&console("alice", "!duel bob"), T);
+        assert!(links(&unlinked.handle(&console("bob", "!accept"), T)).is_empty());
     }
 }

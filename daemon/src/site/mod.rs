@@ -10,6 +10,8 @@
 //! - `/tables/{id}/board.png` is the board picture ([`picture`], drawn by `crate::board`);
 //! - `/leaderboard` ranks the Duel players and the Thaum players ([`leaderboard`], derived
 //!   from the journal by `crate::ratings`);
+//! - `/rules/{game}` (and `/rules`, every game's) lists a game's rules at hand, one anchor
+//!   per rule id ([`rules`]); a rule a history line cites links there;
 //! - `/font.otf` is the board font, so the element glyphs show in any browser.
 //!
 //! What the site reads it reads from the database through its own read-only connection
@@ -34,6 +36,7 @@ pub mod picture;
 pub mod public;
 pub mod reader;
 pub mod routes;
+pub mod rules;
 pub mod table;
 pub mod words;
 
@@ -170,6 +173,9 @@ impl Site {
             Route::Leaderboard => self.page(language, move |site| leaderboard::page(site, language)).await,
             Route::Board(id) => picture::answer(self, id, language).await,
             Route::Events(id) => events::answer(self, id).await,
+            Route::Rules(game) => {
+                rules::page(self.registry(), game, language).unwrap_or_else(|| page::not_found(language))
+            }
             Route::Font => page::font(),
             Route::NotFound => page::not_found(language),
         })

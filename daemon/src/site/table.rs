@@ -96,7 +96,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
             (dice(row, &rows, w))
             h2 { (w.history) }
             @if let Some(problem) = &problem { p.sub { (problem) } }
-            (history_table(&rows, w))
+            (history_table(&rows, w, &|line| super::rules::linked(site.registry(), line, language)))
         }
     };
     Ok(layout(language, &title, main))
@@ -240,7 +240,8 @@ fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
     }
 }
 
-fn history_table(rows: &[Row], w: &Words) -> Markup {
+/// The history, newest first; `told` writes a line the table was told (its rule ids linked).
+fn history_table(rows: &[Row], w: &Words, told: &dyn Fn(&str) -> Markup) -> Markup {
     html! {
         table #history {
             thead { tr { th.n { "#" } th { (w.when) } th { (w.who) } th { (w.command) } th { (w.seed) } th { (w.told) } } }
@@ -288,7 +289,7 @@ fn history_table(rows: &[Row], w: &Words) -> Markup {
                                 _ => {}
                             }
                             @if !row.told.is_empty() {
-                                ul.told { @for line in &row.told { li { (line) } } }
+                                ul.told { @for line in &row.told { li { (told(line)) } } }
                             }
                         }
                     }
