@@ -1056,7 +1056,7 @@ impl Router {
                 self.reindex(id);
                 let mut outbound = self.deliver(id, &opening);
                 outbound.extend(self.deliver_text(id, |language| {
-                    Self::commitment_text(language, "router-dice-commitment", &committed)
+                    self.commitment_text(id, language, "router-dice-commitment", &committed)
                 }));
                 self.announced(outbound)
             }
