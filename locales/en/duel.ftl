@@ -141,7 +141,7 @@ duel-error-unknown-wizard = There is no wizard `{ $name }`.{ $suggestion } Wizar
 # The game's name, as `!new` takes it.
 duel-name = duel
 duel-summary = two wizards cast element spells in hidden steps and push a shared victory track to 30
-duel-help-cast = Privately to the bot: queues tokens for your spell this round, one placed per step (`!cast surge fire wind end`). A spell is one pre-conditioning (surge focus overspeed counter), then elements (water fire thunder wind earth void), then end. Order: the elements form a circle, water fire thunder wind earth, and an element may not directly follow a neighbour (after fire: fire, wind, earth or void), nor void follow void (RULES D-3).
+duel-help-cast = Privately to the bot: queues your spell's tokens for this round, one placed per step (`!cast surge fire wind end`): one pre-conditioning (surge focus overspeed counter), then elements (water fire thunder wind earth void), then end. Order: on the circle water–fire–thunder–wind–earth, an element may not directly follow a neighbour (after fire: fire, wind, earth or void), nor void follow void (RULES D-3).
 duel-help-status = Shows the round, the step, the victory track, both pools and the seals; privately, also your own queued spell.
 duel-help-concede = Gives up the duel: your opponent wins.
 duel-help-stop = Room operators, game masters and bot admins: ends the duel with no winner (a player gives up with `!concede`).

@@ -218,7 +218,7 @@ mod tests {
         let mut router = Router::new(Registry::standard(), RouterOptions::default());
         let cast = said(&mut router, "!help cast");
         assert!(cast.contains("may not directly follow a neighbour") && cast.contains("RULES D-3"), "{cast}");
-        assert!(cast.contains("surge focus overspeed counter") && cast.contains("then end"), "{cast}");
+        assert!(cast.contains("surge focus overspeed counter") && cast.contains("then end."), "{cast}");
         let chinese = said(&mut router, "!帮助 施法");
         assert!(chinese.contains("不能紧接着唤起") && chinese.contains("规则 D-3"), "{chinese}");
     }

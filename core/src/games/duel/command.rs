@@ -25,12 +25,11 @@ pub const COMMANDS: &[Command] = &[
     // read (so no reply echoes them), and no tokens at all is `DuelError::NoTokens`.
     Command::new(
         "cast",
-        "Privately to the bot: queues tokens for your spell this round, one placed per step \
-         (`!cast surge fire wind end`). A spell is one pre-conditioning (surge focus overspeed \
-         counter), then elements (water fire thunder wind earth void), then end. Order: the \
-         elements form a circle, water fire thunder wind earth, and an element may not directly \
-         follow a neighbour (after fire: fire, wind, earth or void), nor void follow void \
-         (RULES D-3).",
+        "Privately to the bot: queues your spell's tokens for this round, one placed per step \
+         (`!cast surge fire wind end`): one pre-conditioning (surge focus overspeed counter), \
+         then elements (water fire thunder wind earth void), then end. Order: on the circle \
+         water–fire–thunder–wind–earth, an element may not directly follow a neighbour (after \
+         fire: fire, wind, earth or void), nor void follow void (RULES D-3).",
     )
     .aliases(&["施法"])
     .args(&[Arg::new(Kind::Rest, "<token> [<token> …]").optional()], "at least one token")
