@@ -237,7 +237,7 @@ async fn rules_on_matrix_in_english_and_chinese_link_to_the_site() {
     expect(&mut alice, "中文", &daemon).await;
     alice.send_text(&room, "!规则 D-10").await.unwrap_or_else(|e| panic!("{e}"));
     let zh = expect(&mut alice, "D-10（决斗）", &daemon).await;
-    assert!(zh.body.contains("相同的基础元素连续唤起 k ≥ 2 个"), "{}", zh.body);
+    assert!(zh.body.contains("相同的基础元素连续唤起 `k ≥ 2` 个"), "{}", zh.body);
     bob.send_text(&room, "!rules X-99").await.unwrap_or_else(|e| panic!("{e}"));
     let refused = expect(&mut bob, "没有规则", &daemon).await;
     assert!(refused.body.contains("决斗 D-1 … D-13"), "{}", refused.body);

@@ -97,7 +97,7 @@ lobby-unignore-not = `{ $player }` 没有被屏蔽；`!屏蔽` 列出被屏蔽�
 lobby-unignored = 不再屏蔽 `{ $player }`。
 
 ## `!规则`（RULES.md 的定点，取自各游戏：`GamePlugin::rules`）
-lobby-summary-rules = 本房间游戏的规则编号（RULES.md 的定点，引用形式为 `（规则 D-10）`）；`!规则 D-10` 说明其中一条。
+lobby-summary-rules = 本房间游戏的规则编号（`RULES.md` 的定点，引用形式为 `（规则 D-10）`）；`!规则 D-10` 说明其中一条。
 lobby-rules-game = { $game }的规则：{ $ids }。`!规则 <编号>` 说明其中一条，例如 `!规则 { $example }`。{ $site }
 lobby-rules-games = 规则：{ $games }。`!规则 <编号>` 说明其中一条，例如 `!规则 { $example }`。{ $site }
 lobby-rules-of = { $game } { $ids }

@@ -190,7 +190,7 @@ mod tests {
 
         let mut chinese = router(Language::ZhCn, None);
         let d10 = said(&mut chinese, "alice", "!规则 D-10");
-        assert!(d10.contains("D-10（决斗）：相同的基础元素连续唤起 k ≥ 2 个"), "{d10}");
+        assert!(d10.contains("D-10（决斗）：相同的基础元素连续唤起 `k ≥ 2` 个"), "{d10}");
         let same = said(&mut chinese, "alice", "!rules d-10");
         assert_eq!(same, d10);
     }
