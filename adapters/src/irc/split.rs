@@ -549,12 +549,11 @@ mod tests {
                 spellbridge_core::text::Segment::Separator(_) => out.push(String::new()),
                 other => {
                     let one = spellbridge_core::RichText::new().push(other.clone());
-                    out.last_mut().map(|entry| {
-                        entry.push_str(&strip(&super::super::format::render(
-                            &one,
-                            super::super::format::CodeStyle::Plain,
-                        )))
-                    });
+                    let shown =
+                        strip(&super::super::format::render(&one, super::super::format::CodeStyle::Plain));
+                    if let Some(entry) = out.last_mut() {
+                        entry.push_str(&shown);
+                    }
                 }
             }
         }
