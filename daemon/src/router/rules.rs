@@ -100,10 +100,12 @@ impl Router {
         joined(language, "lobby-games-separator", spans)
     }
 
-    /// A rule to try: the game's tenth (the Duel's `D-10`, the seals), or the last game's.
+    /// A rule to try: the game's tenth (the Duel's `D-10`, the seals) or else its first;
+    /// with no game named, the last game's.
     fn example_rule(&self, game: Option<&dyn GamePlugin>) -> String {
         let game = game.or_else(|| self.registry.iter().filter(|g| !g.rules().is_empty()).last());
-        game.and_then(|g| g.rules().into_iter().nth(9)).unwrap_or("D-10").to_owned()
+        let rules = game.map(|g| g.rules()).unwrap_or_default();
+        rules.get(9).or(rules.first()).copied().unwrap_or_default().to_owned()
     }
 
     /// " All of them: <url>/rules/<game>" when the site's address is known.
