@@ -1,7 +1,10 @@
 //! `!help`, `!games`, and the answer to a command nobody knows: all made from the
 //! commands' declarations (the router's one [`Grammar`](spellbridge_core::Grammar)), with
 //! the configured prefix, in the language of where they are asked (`!帮助` lists the
-//! commands by their Chinese names).
+//! commands by their Chinese names). `!help` says a line per group: the lobby's commands
+//! (a bot admin's only to those who may use them), then each game's table commands (the
+//! room's game once a table is open), those typed privately and those for game masters
+//! apart, so `!cast` and `!status` are known before any table exists.
 
 use spellbridge_core::grammar::Who;
 use spellbridge_core::locale::{self, Args};
