@@ -214,6 +214,8 @@ pub struct Command {
     pub hint: &'static str,
     /// How a refusal for words left over is worded.
     pub wording: Wording,
+    /// Typed privately to the bot (a Duel's `!cast`): `!help` lists it apart.
+    pub private: bool,
 }
 
 impl Command {
@@ -231,6 +233,7 @@ impl Command {
             example: "",
             hint: "",
             wording: Wording::Game,
+            private: false,
         }
     }
 
@@ -267,6 +270,11 @@ impl Command {
     /// With what to type when arguments are missing (written with `!`).
     pub const fn hint(self, hint: &'static str) -> Command {
         Command { hint, ..self }
+    }
+
+    /// Typed privately to the bot.
+    pub const fn private(self) -> Command {
+        Command { private: true, ..self }
     }
 
     /// Worded as the lobby words its refusals.

@@ -281,6 +281,19 @@ pub trait GamePlugin: Send + Sync {
         self.commands().iter().find(|c| c.name == command).map(|c| c.summary.to_owned())
     }
 
+    /// The ids of the rules the game's texts cite (`(RULES D-10)`), in order, for `!rules`
+    /// and the site's rules page: RULES.md's fixed points. None by default.
+    fn rules(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// What rule `id` (as [`GamePlugin::rules`] writes it) says, in one or two lines, in
+    /// `language`; `None` for an id the game does not have.
+    fn rule_in(&self, id: &str, language: Language) -> Option<String> {
+        let _ = (id, language);
+        None
+    }
+
     /// Opens a table. Refuses setups the game cannot take (an unknown wizard, say).
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal>;
 
@@ -401,8 +414,54 @@ impl Registry {
             .map(AsRef::as_ref)
     }
 
+    /// The game whose rule `typed` names, with the rule's id as the game writes it: any
+    /// case, full-width letters and digits, with or without the hyphen (`d10`, `Ｄ－１０`).
+    pub fn rule(&self, typed: &str) -> Option<(&dyn GamePlugin, &'static str)> {
+        let wanted = rule_key(typed);
+        if wanted.is_empty() {
+            return None;
+        }
+        self.iter()
+            .find_map(|game| game.rules().into_iter().find(|id| rule_key(id) == wanted).map(|id| (game, id)))
+    }
+
+    /// The first rule `text` cites (`RULES D-10`, `规则 D-10`) that a game has: where its
+    /// id starts and ends in `text`, and the game's name.
+    pub fn cited_rule(&self, text: &str) -> Option<(usize, usize, &'static str)> {
+        let mut from = 0;
+        loop {
+            let (at, cite) = ["RULES ", "规则 "]
+                .iter()
+                .filter_map(|cite| text[from..].find(cite).map(|at| (from + at, cite.len())))
+                .min()?;
+            let start = at + cite;
+            let end = text[start..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .map_or(text.len(), |n| start + n);
+            let id = &text[start..end];
+            let game = self.iter().find(|g| g.rules().contains(&id)).map(|g| g.name());
+            if let Some(game) = game {
+                return Some((start, end, game));
+            }
+            from = start;
+        }
+    }
+
     /// Every game.
     pub fn iter(&self) -> impl Iterator<Item = &dyn GamePlugin> {
         self.plugins.iter().map(AsRef::as_ref)
     }
+}
+
+/// A rule id as compared: ASCII upper case, full-width forms folded, hyphens and spaces
+/// dropped (`D-10`, `d10` and `Ｄ－１０` are one id).
+fn rule_key(id: &str) -> String {
+    id.chars()
+        .map(|c| match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            c => c,
+        })
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_uppercase())
+        .collect()
 }

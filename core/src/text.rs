@@ -1,6 +1,7 @@
 //! The rich text every announcement is written in. It has just what chat networks share:
-//! plain, bold, italic and code runs, mentions of players, and a colour hint for game
-//! words (elements, Thaums). Adapters render it per network (mIRC codes, Matrix HTML);
+//! plain, bold, italic and code runs, mentions of players, a colour hint for game words
+//! (elements, Thaums), links, and the separators between a list's entries (where IRC cuts
+//! a long list into lines). Adapters render it per network (mIRC codes, Matrix HTML);
 //! [`RichText::plain`] renders it as text with no markup, as the console prints it.
 
 use serde::{Deserialize, Serialize};
@@ -63,6 +64,19 @@ pub enum Segment {
     /// for them (a Matrix display name, an IRC nick): for lines that name players often,
     /// such as a Duel's step reveals.
     Name(PlayerId),
+    /// The separator between two entries of a list (` · `): where a network that cuts long
+    /// messages into lines (IRC) cuts this one, so no entry is split across two lines when
+    /// it fits on one. Shown as its text where the message is not cut there, and dropped
+    /// where it is.
+    Separator(String),
+    /// Words that link to a page (a rule's entry on the spectator site): a link where the
+    /// network has them (Matrix HTML), the words alone elsewhere.
+    Link {
+        /// The words shown.
+        text: String,
+        /// The page's address.
+        url: String,
+    },
 }
 
 /// A message: a list of segments, built with the chainable methods below.
@@ -113,6 +127,18 @@ impl RichText {
     /// Appends a player's name, in bold, without pinging them.
     pub fn name(mut self, player: &PlayerId) -> Self {
         self.segments.push(Segment::Name(player.clone()));
+        self
+    }
+
+    /// Appends the separator between two entries of a list ([`Segment::Separator`]).
+    pub fn separator(mut self, text: impl Into<String>) -> Self {
+        self.segments.push(Segment::Separator(text.into()));
+        self
+    }
+
+    /// Appends words that link to `url` ([`Segment::Link`]).
+    pub fn link(mut self, text: impl Into<String>, url: impl Into<String>) -> Self {
+        self.segments.push(Segment::Link { text: text.into(), url: url.into() });
         self
     }
 
@@ -168,7 +194,10 @@ impl RichText {
                     out.push_str(text);
                     out.push('`');
                 }
-                Segment::Text { text, .. } | Segment::Coloured { text, .. } => out.push_str(text),
+                Segment::Text { text, .. }
+                | Segment::Coloured { text, .. }
+                | Segment::Separator(text)
+                | Segment::Link { text, .. } => out.push_str(text),
                 Segment::Mention(player) | Segment::Name(player) => out.push_str(player.as_str()),
             }
         }

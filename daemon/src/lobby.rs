@@ -49,6 +49,8 @@ pub enum LobbyCommand {
     /// `!lang [en|zh]`: the language of this room (its operators and game masters) or,
     /// privately, of the sender's private messages; alone, which one and how to change it.
     Lang(Option<String>),
+    /// `!rules [id]`: the rule ids of this room's game, or what one rule says.
+    Rules(Option<String>),
 }
 
 /// Which leaderboard `!top` shows.
@@ -167,6 +169,15 @@ pub const LOBBY_COMMANDS: &[Command] = &[
     .args(&[Arg::new(WORD, "[en|zh]").optional()], "at most a language")
     .query(Query::Unless(&[]))
     .lobby(),
+    Command::new(
+        "rules",
+        "The rule ids of this room's game (RULES.md's fixed points, cited as `(RULES D-10)`); \
+         `!rules D-10` says what one rule says.",
+    )
+    .aliases(&["rule", "规则"])
+    .args(&[Arg::new(WORD, "[id]").optional()], "at most a rule id")
+    .query(Query::Yes)
+    .lobby(),
 ];
 
 /// The name the lobby's commands are kept under in the router's [`Grammar`](spellbridge_core::Grammar).
@@ -205,6 +216,7 @@ impl LobbyCommand {
                 _ => Ranking::Duel,
             }),
             "lang" => LobbyCommand::Lang(word(0)),
+            "rules" => LobbyCommand::Rules(word(0)),
             _ => return None,
         })
     }

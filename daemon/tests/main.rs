@@ -25,5 +25,6 @@ mod router_identities;
 mod router_prefix;
 mod router_properties;
 mod router_turns;
+mod rules;
 mod site;
 mod store;

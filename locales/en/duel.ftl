@@ -142,7 +142,22 @@ duel-error-unknown-wizard = There is no wizard `{ $name }`.{ $suggestion } Wizar
 # The game's name, as `!new` takes it.
 duel-name = duel
 duel-summary = two wizards cast element spells in hidden steps and push a shared victory track to 30
-duel-help-cast = Privately to the bot: queues tokens for your spell this round, one placed per step (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, water fire thunder wind earth void, end.
+duel-help-cast = Privately to the bot: queues your spell's tokens for this round, one placed per step (`!cast surge fire wind end`): one pre-conditioning (surge focus overspeed counter), then elements (water fire thunder wind earth void), then end. Order: on the circle water–fire–thunder–wind–earth, an element may not directly follow a neighbour (after fire: fire, wind, earth or void), nor void follow void (RULES D-3).
 duel-help-status = Shows the round, the step, the victory track, both pools and the seals; privately, also your own queued spell.
 duel-help-concede = Gives up the duel: your opponent wins.
 duel-help-stop = Room operators, game masters and bot admins: ends the duel with no winner (a player gives up with `!concede`).
+
+## Rules at hand (`!rules D-10`, the site's `/rules/duel`): RULES.md's fixed points, short (core/src/games/duel/rules.rs)
+duel-rule-d1 = A wizard wins when the victory track reaches 30 on their side.
+duel-rule-d2 = If after a round's settlement either pool is empty, the duel ends: the wizard the track favours wins; at exactly 0 it is a draw.
+duel-rule-d3 = The elements form a circle: Water → Fire → Thunder → Wind → Earth → Water. An element conflicts with its two neighbours and may not directly follow either; Void conflicts only with itself (never two Voids in a row).
+duel-rule-d4 = Each element you evoke is taken from your pool and stays spent even if it is later removed or discarded; an element your pool lacks cannot be evoked.
+duel-rule-d5 = Focused Casting makes this spell's concentration checks use the focused sequence: minimum d6 rolls 3, 3, 2, 2, 2 by default.
+duel-rule-d6 = Opposite elements (for Full Counter) are two base elements that conflict, i.e. neighbours on the circle; Void is opposite to nothing.
+duel-rule-d7 = Full Counter is checked on the spells as cast, before settlement: with your level at least the opponent's and your element opposite theirs at every position, their spell counts as not cast; at equal levels your base power doubles.
+duel-rule-d8 = Concentration checks need minimum d6 rolls 4, 4, 3, 2, 2 (first check, second, …); past the end of the sequence the last value repeats.
+duel-rule-d9 = A wizard who places no token before the step times out is treated as placing `end` (at step 0, Power Surge); the timeout is announced.
+duel-rule-d10 = A run of k ≥ 2 identical base elements seals its two neighbours on the circle: the opponent's next spell may not evoke a sealed element in its first P positions, P = Σ(k − 1). E.g. Fire Fire: no Water or Thunder as the first element.
+duel-rule-d11 = Where one spell has Void, the other spell's token at that position is removed (two Voids remove each other); a removed token leaves a gap, so the tokens on either side are not consecutive.
+duel-rule-d12 = Explosion: split the spell at every Void, gap or element equal to the one before; each piece of length L ≥ 3 adds L² power. E.g. Fire Wind Water Thunder: 16 + 16 = 32.
+duel-rule-d13 = Wizards are data: a name, an element pool and favoured attributes that add power to spells with them; the default Apprentice has 8 of each base element and 4 Void. `!wizards` lists them.

@@ -4,8 +4,13 @@
 ### the configured prefix. Ids start with the file's name.
 
 ## `!help` and `!games`
-lobby-help = Commands: { $commands }. `!help <command>` explains one.
-lobby-help-at-table = Commands: { $commands }. At this room's { $game } table: { $table }. `!help <command>` explains one.
+# `!help`: one line per group (the lobby's, then the table's game or every game's).
+lobby-help = Commands: { $commands }.
+lobby-help-at-table = At this room's { $game } table: { $table }.
+lobby-help-game = At a { $game } table: { $table }.
+lobby-help-private = { $commands }; privately to the bot: { $private }
+lobby-help-masters = { $commands }; for game masters and room operators: { $masters }
+lobby-help-explain = `!help <command>` explains one; `!rules` lists the rules.
 # One command explained: its usage line, then what it does.
 lobby-help-topic = `{ $usage }` — { $summary }
 lobby-help-topic-separator = {" | "}
@@ -96,3 +101,13 @@ lobby-ignore-already = `{ $player }` is already ignored.
 lobby-ignoring = Ignoring `{ $player }`: their commands and chat are dropped after one notice. `{ $undo }` undoes it.
 lobby-unignore-not = `{ $player }` is not ignored; `!ignore` lists who is.
 lobby-unignored = No longer ignoring `{ $player }`.
+
+## `!rules` (RULES.md's fixed points, from each game: `GamePlugin::rules`)
+lobby-summary-rules = The rule ids of this room's game (RULES.md's fixed points, cited as `(RULES D-10)`); `!rules D-10` says what one rule says.
+lobby-rules-game = { $game } rules: { $ids }. `!rules <id>` says one, e.g. `!rules { $example }`.{ $site }
+lobby-rules-games = Rules: { $games }. `!rules <id>` says one, e.g. `!rules { $example }`.{ $site }
+lobby-rules-of = { $game } { $ids }
+lobby-rules-span = { $first } … { $last }
+lobby-rules-site = {" "}All of them: { $url }
+lobby-rules-rule = { $id } ({ $game }): { $text }
+lobby-rules-unknown = There is no rule `{ $typed }`. The rules are { $games }: type e.g. `!rules { $example }`.

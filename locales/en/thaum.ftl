@@ -113,3 +113,15 @@ thaum-help-coins = Game master: set, grant or revoke a player's coins (coins sto
 thaum-help-add = Game master: register a player, who gets this phase's 1 Mana (T-4).
 thaum-help-gm = Game master: make a player at the table a game master (`!gm add bob`) or remove one (`!gm remove bob`; a table always keeps one). `!gm` alone lists them, for anyone.
 thaum-help-stop = Game master or room operator: end this table and post the final standings; the room can then host another table.
+
+## Rules at hand (`!rules T-3`, the site's `/rules/thaum`): RULES.md's fixed points, short (core/src/games/thaum/rules.rs)
+thaum-rule-t1 = Each new phase grants every player 1 Mana and resets the once-per-phase spells (Blood Magic, Tornado). Mana is not lost at a phase's end: it accumulates until the loop ends.
+thaum-rule-t2 = By default three phases a week (UTC: Sun–Tue, Wed–Thu, Fri–Sat), numbered from Phase I at a loop's start; a game master can also end a phase with `!phase next`.
+thaum-rule-t3 = Loop Instability rises by 1 at each phase's end (a game master may adjust it with `!instability`); when it is then 9 or more, the loop ends: final standings (most coins first), and the next season starts at Phase I with everything at 0.
+thaum-rule-t4 = A player joins with `!join` or is registered by a game master (`!add`); joining mid-phase gets that phase's 1 Mana.
+thaum-rule-t5 = Blood Magic's amount must be a whole number ≥ 0; it lowers the Thaum and grants Mana equal to the actual decrease.
+thaum-rule-t6 = Bending: the attack is your Thaums times the strength matrix (r = Sᵀa); each of the defender's Thaums gains Mana × attack, then all your Thaums become 0 (on yourself: all become 0).
+thaum-rule-t7 = Summoning: N = your Thaums × the strength matrix × theirs; both of you gain N coins (a negative N revokes). The Mana spent does not scale N.
+thaum-rule-t8 = Tornado: for each Mana a random Thaum of yours or the target's moves by ± your Air, read again at each repetition; afterwards your Air becomes 0.
+thaum-rule-t9 = Mana and coins never go below 0: spending more Mana than you hold is refused; revoking more coins than a player holds takes them to 0 and says how many could not be taken.
+thaum-rule-t10 = Every draw comes from a recorded seed: a table commits to a secret dice key (its SHA-256) when it opens and reveals the key when it ends (a Thaum table also at each season's end), so anyone can check every draw.

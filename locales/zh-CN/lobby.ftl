@@ -3,8 +3,12 @@
 ### 反引号中的文字显示为代码；其中的命令使用配置的前缀。消息 id 以文件名开头。
 
 ## `!帮助` 与 `!游戏`
-lobby-help = 命令：{ $commands }。`!帮助 <命令>` 解释其中一条。
-lobby-help-at-table = 命令：{ $commands }。本房间的{ $game }桌：{ $table }。`!帮助 <命令>` 解释其中一条。
+lobby-help = 命令：{ $commands }。
+lobby-help-at-table = 本房间的{ $game }桌：{ $table }。
+lobby-help-game = { $game }桌：{ $table }。
+lobby-help-private = { $commands }；私信机器人：{ $private }
+lobby-help-masters = { $commands }；主持人和房间管理员：{ $masters }
+lobby-help-explain = `!帮助 <命令>` 解释其中一条；`!规则` 列出规则。
 lobby-help-topic = `{ $usage }` —— { $summary }
 lobby-help-topic-separator = {" | "}
 lobby-games = 游戏：{ $games }。开局方式：{ $ways }。
@@ -92,3 +96,13 @@ lobby-ignore-already = `{ $player }` 已经被屏蔽了。
 lobby-ignoring = 已屏蔽 `{ $player }`：通知一次之后，他的命令和聊天都会被丢弃。`{ $undo }` 可以撤销。
 lobby-unignore-not = `{ $player }` 没有被屏蔽；`!屏蔽` 列出被屏蔽的人。
 lobby-unignored = 不再屏蔽 `{ $player }`。
+
+## `!规则`（RULES.md 的定点，取自各游戏：`GamePlugin::rules`）
+lobby-summary-rules = 本房间游戏的规则编号（`RULES.md` 的定点，引用形式为 `（规则 D-10）`）；`!规则 D-10` 说明其中一条。
+lobby-rules-game = { $game }的规则：{ $ids }。`!规则 <编号>` 说明其中一条，例如 `!规则 { $example }`。{ $site }
+lobby-rules-games = 规则：{ $games }。`!规则 <编号>` 说明其中一条，例如 `!规则 { $example }`。{ $site }
+lobby-rules-of = { $game } { $ids }
+lobby-rules-span = { $first } … { $last }
+lobby-rules-site = 全部规则：{ $url }
+lobby-rules-rule = { $id }（{ $game }）：{ $text }
+lobby-rules-unknown = 没有规则 `{ $typed }`。规则有 { $games }：例如输入 `!规则 { $example }`。

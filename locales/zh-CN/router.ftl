@@ -8,6 +8,9 @@ router-table-in-room = { $room } 的{ $game }桌
 router-dice-commitment = 骰子承诺：`{ $commitment }`（本桌秘密骰子密钥的 SHA-256；桌子结束或换用新密钥时公开；规则 T-10）。
 router-dice-new-commitment = 新的骰子承诺：`{ $commitment }`（本桌秘密骰子密钥的 SHA-256；桌子结束或换用新密钥时公开；规则 T-10）。
 router-dice-revealed = 骰子密钥公开：`{ $key }`（它的 SHA-256 是 `{ $commitment }`，即这些掷骰之前公布的承诺）：现在任何人都可以核对每一次掷骰。
+router-dice-commitment-short = 骰子承诺：`{ $short }…`（本桌秘密骰子密钥的 SHA-256；完整值见 { $page }；规则 T-10）。
+router-dice-new-commitment-short = 新的骰子承诺：`{ $short }…`（本桌新秘密骰子密钥的 SHA-256；完整值见 { $page }；规则 T-10）。
+router-dice-revealed-short = 骰子密钥公开：`{ $short }…`，对应承诺 `{ $commitment }…`：现在任何人都可以核对每一次掷骰（完整密钥见 { $page }；规则 T-10）。
 # A Matrix player with no private chat with the bot: one was opened (unencrypted unless the
 # config asks) so the bot could write to them privately; said where they last asked.
 router-private-opened = 我已和你开了一个私聊，并在那里给你发了消息：接受它的邀请就能看到。

@@ -14,6 +14,8 @@ use std::borrow::Cow;
 use spellbridge_core::RichText;
 use spellbridge_core::text::{Hue, Segment, Style};
 
+use super::split::ENTRY;
+
 const BOLD: char = '\x02';
 const COLOUR: char = '\x03';
 const HEX_COLOUR: char = '\x04';
@@ -77,7 +79,8 @@ impl CodeStyle {
 ///
 /// Control characters in the text are dropped (a tab becomes a space) except `\n`, which
 /// the splitter turns into separate IRC lines; the output therefore contains no control
-/// character other than `\n` and the formatting codes this function writes.
+/// character other than `\n`, the formatting codes this function writes and the
+/// [`ENTRY`] marks around a list's separators, which the splitter removes.
 pub fn render(text: &RichText, code: CodeStyle) -> String {
     let pieces: Vec<(Option<&'static str>, Cow<'_, str>)> = text
         .segments()
@@ -88,6 +91,10 @@ pub fn render(text: &RichText, code: CodeStyle) -> String {
             Segment::Coloured { text, hue } => (Some(hue_code(*hue)), sanitize(text)),
             Segment::Mention(player) => (None, sanitize(mention_nick(player.as_str()))),
             Segment::Name(player) => (style_code(Style::Bold), sanitize(mention_nick(player.as_str()))),
+            // The splitter cuts a long list here first (and drops the marks).
+            Segment::Separator(text) => (None, Cow::Owned(format!("{ENTRY}{}{ENTRY}", sanitize(text)))),
+            // IRC has no links: the words alone (the page is a message away, `!board`).
+            Segment::Link { text, .. } => (None, sanitize(text)),
         })
         .filter(|(_, body)| !body.is_empty())
         .collect();
@@ -769,6 +776,7 @@ mod tests {
                 Segment::Coloured { text, hue } => (text.as_str(), Some(Segmenter::Hue(*hue))),
                 Segment::Mention(player) => (mention_nick(player.as_str()), None),
                 Segment::Name(player) => (mention_nick(player.as_str()), Some(Segmenter::Style(Style::Bold))),
+                Segment::Separator(text) | Segment::Link { text, .. } => (text.as_str(), None),
             };
             out.extend(body.chars().filter(|c| !c.is_control()).map(|c| (c, kind)));
         }

@@ -12,6 +12,8 @@
 //! - each source line (`\n` or `\r`) starts a new IRC line; lines with no visible text
 //!   are dropped; control characters other than the formatting codes are removed and a
 //!   tab becomes a space, so no payload can carry `\r`, `\n` or NUL;
+//! - a list's entries ([`ENTRY`]-marked separators) are kept whole: an entry that does
+//!   not fit after what the line holds starts the next line, its separator dropped;
 //! - lines break at spaces (the spaces at a break are dropped); a word longer than a
 //!   whole line is cut between characters, never inside a UTF-8 character or a
 //!   formatting code;
@@ -22,6 +24,11 @@
 //!   in `\x01ACTION …\x01` on its own, and the wrapper counts against the budget.
 
 use super::format::{FormatState, Piece, lex};
+
+/// Marks a list's separator in a rendered message (`ENTRY · ENTRY`, from
+/// [`Segment::Separator`](spellbridge_core::text::Segment::Separator)): a long message is
+/// cut at separators before it is cut inside an entry.
+pub const ENTRY: char = '\x1C';
 
 /// The IRC line limit in bytes, `\r\n` included (RFC 1459 §2.3).
 pub const IRC_LINE_LIMIT: usize = 512;
@@ -187,24 +194,27 @@ fn has_control_above_ascii(text: &str) -> bool {
 fn split_lines(text: &str, budget: usize) -> Vec<String> {
     let mut lines = Lines::new(budget);
     for source in text.split(['\n', '\r']) {
-        let source = sanitize(source);
         lines.start();
-        let mut spaces = 0;
-        let mut word = Vec::new();
-        for piece in lex(&source) {
-            if piece == Piece::Char(' ') {
-                if !word.is_empty() {
-                    lines.push_word(spaces, &word);
-                    word.clear();
-                    spaces = 0;
-                }
-                spaces += 1;
-            } else {
-                word.push(piece);
+        // A list's entries, between separators (`ENTRY … ENTRY`): an entry goes whole on
+        // this line with its separator, or starts the next line without it.
+        let mut separator = String::new();
+        for (i, part) in source.split(ENTRY).enumerate() {
+            if i % 2 == 1 {
+                separator = sanitize(part);
+                continue;
             }
-        }
-        if !word.is_empty() {
-            lines.push_word(spaces, &word);
+            let part = sanitize(part);
+            if i == 0 {
+                lines.push_words(&part);
+                continue;
+            }
+            let joined = format!("{separator}{part}");
+            if lines.visible && !lines.fits_text(&joined) {
+                lines.flush();
+                lines.push_words(part.trim_start_matches(' '));
+            } else {
+                lines.push_words(&joined);
+            }
         }
         lines.flush();
     }
@@ -254,6 +264,35 @@ impl Lines {
             visible: false,
             after_colour_code: false,
         }
+    }
+
+    /// Pushes the words of `text` (a sanitized piece of a source line), breaking lines at
+    /// spaces as needed.
+    fn push_words(&mut self, text: &str) {
+        let mut spaces = 0;
+        let mut word = Vec::new();
+        for piece in lex(text) {
+            if piece == Piece::Char(' ') {
+                if !word.is_empty() {
+                    self.push_word(spaces, &word);
+                    word.clear();
+                    spaces = 0;
+                }
+                spaces += 1;
+            } else {
+                word.push(piece);
+            }
+        }
+        if !word.is_empty() {
+            self.push_word(spaces, &word);
+        }
+    }
+
+    /// True when all of `text` fits on this line, after what it holds.
+    fn fits_text(&self, text: &str) -> bool {
+        let pieces: Vec<Piece<'_>> = lex(text).collect();
+        let (cost, after) = word_cost(0, &pieces, self.state, self.after_colour_code);
+        self.fits(cost, &after)
     }
 
     /// Starts a line by re-opening the runs open at the end of the previous one.
@@ -500,6 +539,62 @@ mod tests {
             assert!(!line.starts_with(' ') && !line.ends_with(' '));
         }
         assert_eq!(lines.join(" "), text);
+    }
+
+    /// The entries of a list, as the plain text between its separators.
+    fn entries(text: &spellbridge_core::RichText) -> Vec<String> {
+        let mut out = vec![String::new()];
+        for segment in text.segments() {
+            match segment {
+                spellbridge_core::text::Segment::Separator(_) => out.push(String::new()),
+                other => {
+                    let one = spellbridge_core::RichText::new().push(other.clone());
+                    let shown =
+                        strip(&super::super::format::render(&one, super::super::format::CodeStyle::Plain));
+                    if let Some(entry) = out.last_mut() {
+                        entry.push_str(&shown);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Issue 31: `!wizards` was cut inside an entry (`…🕳4, favours` / `⚡Thunder +2…`).
+    /// A list is cut between entries: each entry is on one line, whole.
+    #[test]
+    fn a_list_is_cut_between_entries_never_inside_one() {
+        use spellbridge_core::Language;
+        use spellbridge_core::games::duel::{Wizards, render::wizard_list};
+        for language in Language::ALL {
+            let list = wizard_list(language, &Wizards::default());
+            let rendered = super::super::format::render(&list, super::super::format::CodeStyle::Bold);
+            for nick in ["spellbot", "a-rather-long-bot-nick-on-a-network"] {
+                let prefix = format!(":{nick}!~bot@some.host.example.org ");
+                let lines = split(prefix.len(), "#magic", &rendered).expect("splits");
+                assert!(lines.len() > 1, "the list is longer than a line");
+                let shown: Vec<String> = lines.iter().map(|l| strip(l)).collect();
+                for entry in entries(&list) {
+                    assert!(
+                        shown.iter().any(|line| line.contains(entry.trim())),
+                        "{entry:?} is cut: {shown:#?}"
+                    );
+                }
+                for line in &lines {
+                    assert!(prefix.len() + "PRIVMSG #magic :".len() + line.len() + 2 <= 512);
+                    assert!(!line.contains(ENTRY), "{line:?}");
+                    assert!(!strip(line).starts_with(" ·") && !strip(line).ends_with('·'), "{line:?}");
+                }
+            }
+        }
+        // An entry longer than a whole line is still cut at spaces, after the entries
+        // before it.
+        let long = "word ".repeat(150);
+        let text = format!("short{ENTRY} · {ENTRY}{long}{ENTRY} · {ENTRY}last");
+        let lines = split_ok("#magic", &text);
+        assert_eq!(lines[0], "short");
+        assert!(lines.len() >= 3, "{lines:?}");
+        assert!(lines.last().is_some_and(|l| l.ends_with(" · last") || l == "last"), "{lines:?}");
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //!
 //! HTML follows the spec's allowed subset (client-server API, "m.room.message msgtypes"):
 //! `<strong>`, `<em>`, `<code>`, `<br>`, `<font color data-mx-color>` for game colours,
-//! and mentions as pills, `<a href="https://matrix.to/#/@user:server">name</a>`.
+//! mentions as pills, `<a href="https://matrix.to/#/@user:server">name</a>`, and links to
+//! web pages (a rule on the spectator site) as `<a href>`.
 
 use matrix_sdk::ruma::UserId;
 use spellbridge_core::RichText;
@@ -105,6 +106,25 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
                 html.push_str("<strong>");
                 push_escaped(&mut html, &name);
                 html.push_str("</strong>");
+            }
+            Segment::Separator(text) => {
+                push_plain(&mut plain, text);
+                push_escaped(&mut html, text);
+            }
+            Segment::Link { text, url } => {
+                push_plain(&mut plain, text);
+                // Only a web address becomes a link (never `javascript:` or the like).
+                let web = url.starts_with("https://") || url.starts_with("http://");
+                if web {
+                    marked_up = true;
+                    html.push_str("<a href=\"");
+                    push_escaped(&mut html, url);
+                    html.push_str("\">");
+                }
+                push_escaped(&mut html, text);
+                if web {
+                    html.push_str("</a>");
+                }
             }
         }
     }

@@ -33,7 +33,10 @@ fn latin_words(text: &RichText) -> Vec<String> {
     for segment in text.segments() {
         let words = match segment {
             Segment::Text { style: Style::Code, .. } | Segment::Mention(_) | Segment::Name(_) => continue,
-            Segment::Text { text, .. } | Segment::Coloured { text, .. } => text,
+            Segment::Text { text, .. }
+            | Segment::Coloured { text, .. }
+            | Segment::Separator(text)
+            | Segment::Link { text, .. } => text,
         };
         let tokens = words.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == ':' || c == '_'));
         for token in tokens {

@@ -38,6 +38,7 @@ pub const PHRASES: &[(&str, &str)] = &[
     ("the player", "grammar-needs-player"),
     ("at most `duel` or `thaum`", "grammar-needs-at-most-ranking"),
     ("at most a language", "grammar-needs-at-most-language"),
+    ("at most a rule id", "grammar-needs-at-most-rule"),
     // The clause said when one argument is missing after others (`Arg::missing`).
     ("the Mana amount is missing", "grammar-missing-mana"),
     ("the player is missing", "grammar-missing-player"),
@@ -74,6 +75,7 @@ pub const PHRASES: &[(&str, &str)] = &[
     ("[player]", "grammar-shown-optional-player"),
     ("[duel|thaum]", "grammar-shown-ranking"),
     ("[en|zh]", "grammar-shown-language"),
+    ("[id]", "grammar-shown-rule"),
     // Examples, without the prefix (`Command::example`).
     ("cast surge fire wind end", "grammar-example-cast"),
     ("status", "grammar-example-status"),

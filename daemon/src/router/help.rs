@@ -1,16 +1,16 @@
 //! `!help`, `!games`, and the answer to a command nobody knows: all made from the
 //! commands' declarations (the router's one [`Grammar`](spellbridge_core::Grammar)), with
 //! the configured prefix, in the language of where they are asked (`!帮助` lists the
-//! commands by their Chinese names).
+//! commands by their Chinese names). `!help` says a line per group: the lobby's commands
+//! (a bot admin's only to those who may use them), then each game's table commands (the
+//! room's game once a table is open), those typed privately and those for game masters
+//! apart, so `!cast` and `!status` are known before any table exists.
 
-use spellbridge_core::locale::Args;
+use spellbridge_core::grammar::Who;
+use spellbridge_core::locale::{self, Args};
 
 use super::said::{joined, lobby_summary, or_list, said};
 use super::*;
-
-/// Lobby commands `!help` does not list in English: its list is fixed by CONTRACT.md and
-/// every transcript (issue 19: English output does not change). `!help lang` explains it.
-const UNLISTED: &[&str] = &["lang"];
 
 /// One argument of a usage line (`<player>`) as `language` shows it (`<玩家>`).
 fn said_shown(shown: &str, language: Language) -> String {
@@ -93,7 +93,13 @@ impl Router {
         self.registry.get(game).map_or_else(|| game.to_owned(), |g| g.name_in(language))
     }
 
-    pub(super) fn help(&self, place: &Place, topic: Option<&str>, language: Language) -> RichText {
+    pub(super) fn help(
+        &self,
+        place: &Place,
+        topic: Option<&str>,
+        role: Role,
+        language: Language,
+    ) -> RichText {
         let game = self.active_at(place).map(|i| self.tables[&i].table.game());
         let prefix = &self.options.prefix;
         if let Some(topic) = topic {
@@ -119,27 +125,104 @@ impl Router {
                 .collect();
             return joined(language, "lobby-help-topic-separator", explained);
         }
-        // English lists each command by its name (CONTRACT.md's list); Chinese by its
-        // Chinese name.
-        let list = |commands: &[spellbridge_core::Command]| {
-            commands
-                .iter()
-                .filter(|c| language != Language::En || !UNLISTED.contains(&c.name))
-                .map(|c| format!("{prefix}{}", c.name_in(language)))
-                .collect::<Vec<_>>()
-                .join(" ")
+        // Each group on a line of its own: the lobby's, then the table's game (with no
+        // table, every game's), each command by its name in `language`; a bot admin's
+        // commands only for those who may use them.
+        let names = |commands: &mut dyn Iterator<Item = &spellbridge_core::Command>| {
+            commands.map(|c| format!("{prefix}{}", c.name_in(language))).collect::<Vec<_>>().join(" ")
         };
-        let commands = list(self.grammar.commands(LOBBY));
-        match game {
-            Some(game) => said(
-                language,
-                "lobby-help-at-table",
-                Args::new()
-                    .text("commands", commands)
-                    .text("game", self.game_name(game, language))
-                    .text("table", list(self.grammar.commands(game))),
-            ),
-            None => said(language, "lobby-help", Args::new().text("commands", commands)),
+        let lobby = names(
+            &mut self
+                .grammar
+                .commands(LOBBY)
+                .iter()
+                .filter(|c| c.who != Who::Admin || role == Role::GameMaster),
+        );
+        let mut lines = vec![said(language, "lobby-help", Args::new().text("commands", lobby))];
+        let games: Vec<&str> = match game {
+            Some(game) => vec![game],
+            None => self.registry.iter().map(|g| g.name()).collect(),
+        };
+        for name in games {
+            let commands = self.grammar.commands(name);
+            let mut table = names(&mut commands.iter().filter(|c| c.who == Who::Anyone && !c.private));
+            let private = names(&mut commands.iter().filter(|c| c.private));
+            if !private.is_empty() {
+                table = locale::text(
+                    language,
+                    "lobby-help-private",
+                    &Args::new().text("commands", table).text("private", private),
+                );
+            }
+            let masters = names(&mut commands.iter().filter(|c| c.who != Who::Anyone));
+            if !masters.is_empty() {
+                table = locale::text(
+                    language,
+                    "lobby-help-masters",
+                    &Args::new().text("commands", table).text("masters", masters),
+                );
+            }
+            let id = if game.is_some() { "lobby-help-at-table" } else { "lobby-help-game" };
+            let args = Args::new().text("game", self.game_name(name, language)).text("table", table);
+            lines.push(said(language, id, args));
         }
+        lines.push(said(language, "lobby-help-explain", Args::new()));
+        joined_lines(lines)
+    }
+}
+
+/// `lines`, one after another, each on a line of its own.
+fn joined_lines(lines: Vec<RichText>) -> RichText {
+    lines.into_iter().enumerate().fold(RichText::new(), |text, (i, line)| {
+        if i == 0 { text.append(line) } else { text.text("\n").append(line) }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+    fn said(router: &mut Router, text: &str) -> String {
+        let inbound =
+            Inbound::new(NetworkId::new("console"), RoomId::new("console"), PlayerId::new("alice"), text);
+        router.handle(&inbound, T).iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn help_lists_every_command_before_any_table_grouped() {
+        let mut router = Router::new(Registry::standard(), RouterOptions::default());
+        let help = said(&mut router, "!help");
+        let lines: Vec<&str> = help.lines().collect();
+        assert!(lines.len() <= 4, "{help}");
+        assert!(
+            lines[0].contains("!lang") && lines[0].contains("!rules") && lines[0].contains("!duel"),
+            "{help}"
+        );
+        assert!(!lines[0].contains("!ignore"), "a bot admin's commands only for admins: {help}");
+        let duel = lines.iter().find(|l| l.contains("duel table")).expect("the Duel's line");
+        assert!(duel.contains("!status") && duel.contains("privately to the bot: !cast"), "{duel}");
+        assert!(help.contains("At a thaum table: !join !gather"), "{help}");
+        let chinese = said(&mut router, "!帮助");
+        assert!(
+            chinese.contains("!语言") && chinese.contains("!规则") && chinese.contains("私信机器人：!施法"),
+            "{chinese}"
+        );
+        // At a table: its game's only.
+        said(&mut router, "!new thaum");
+        let at_table = said(&mut router, "!help");
+        assert!(at_table.contains("At this room's thaum table: !join"), "{at_table}");
+        assert!(!at_table.contains("!cast"), "{at_table}");
+    }
+
+    #[test]
+    fn help_cast_teaches_the_order_rule_before_it_is_broken() {
+        let mut router = Router::new(Registry::standard(), RouterOptions::default());
+        let cast = said(&mut router, "!help cast");
+        assert!(cast.contains("may not directly follow a neighbour") && cast.contains("RULES D-3"), "{cast}");
+        assert!(cast.contains("surge focus overspeed counter") && cast.contains("then end."), "{cast}");
+        let chinese = said(&mut router, "!帮助 施法");
+        assert!(chinese.contains("不能紧接着唤起") && chinese.contains("规则 D-3"), "{chinese}");
     }
 }

@@ -107,9 +107,61 @@ impl Router {
     }
 
     /// The table's announcement of a key's commitment (`router-dice-commitment` at the
-    /// opening, `router-dice-new-commitment` later), in `language`.
-    pub(super) fn commitment_text(language: Language, id: &str, commitment: &Commitment) -> RichText {
-        said::said(language, id, Args::new().text("commitment", commitment.as_str()))
+    /// opening, `router-dice-new-commitment` later), in `language`: with the site's address
+    /// known, its first [`SHOWN`] hex digits and a link to the table's page, which shows it
+    /// whole (`-short`); else the whole of it.
+    pub(super) fn commitment_text(
+        &self,
+        table: TableId,
+        language: Language,
+        id: &str,
+        commitment: &Commitment,
+    ) -> RichText {
+        match self.table_page(table, language) {
+            Some(page) => {
+                let args = Args::new().text("short", short(commitment.as_str())).text("page", page);
+                let id = match id {
+                    "router-dice-commitment" => "router-dice-commitment-short",
+                    _ => "router-dice-new-commitment-short",
+                };
+                said::said(language, id, args)
+            }
+            None => said::said(language, id, Args::new().text("commitment", commitment.as_str())),
+        }
+    }
+
+    /// The revealed key `key` of the commitment `commitment` (`router-dice-revealed`), short
+    /// as [`Router::commitment_text`] is.
+    fn revealed_text(
+        &self,
+        table: TableId,
+        language: Language,
+        key: &str,
+        commitment: &Commitment,
+    ) -> RichText {
+        match self.table_page(table, language) {
+            Some(page) => {
+                let args = Args::new()
+                    .text("short", short(key))
+                    .text("commitment", short(commitment.as_str()))
+                    .text("page", page);
+                said::said(language, "router-dice-revealed-short", args)
+            }
+            None => {
+                let args = Args::new().text("key", key).text("commitment", commitment.as_str());
+                said::said(language, "router-dice-revealed", args)
+            }
+        }
+    }
+
+    /// The table's page on the spectator site, in `language`, when its address is known.
+    fn table_page(&self, table: TableId, language: Language) -> Option<String> {
+        let url = self.options.public_url.as_deref()?.trim_end_matches('/');
+        let query = match language {
+            Language::En => "",
+            Language::ZhCn => "?lang=zh-CN",
+        };
+        Some(format!("{url}/tables/{table}{query}"))
     }
 
     /// After an accepted action or a fired timer: a table that ended reveals its key; a
@@ -125,9 +177,9 @@ impl Router {
             return Vec::new();
         }
         self.log(Entry::Revealed { table: id, epoch, key: key.reveal() });
-        let args = Args::new().text("key", key.reveal()).text("commitment", key.commitment().as_str());
+        let (revealed, commitment) = (key.reveal(), key.commitment());
         let outbound =
-            self.deliver_text(id, |language| said::said(language, "router-dice-revealed", args.clone()));
+            self.deliver_text(id, |language| self.revealed_text(id, language, &revealed, &commitment));
         let mut out = self.announced(outbound);
         if finished {
             if let Some(seating) = self.tables.get_mut(&id) {
@@ -142,7 +194,7 @@ impl Router {
         }
         self.log(Entry::Keyed { table: id, epoch: next_epoch, commitment: commitment.clone() });
         let outbound = self.deliver_text(id, |language| {
-            Self::commitment_text(language, "router-dice-new-commitment", &commitment)
+            self.commitment_text(id, language, "router-dice-new-commitment", &commitment)
         });
         out.extend(self.announced(outbound));
         out
@@ -178,5 +230,67 @@ impl Router {
         }
         *done = true;
         Ok(())
+    }
+}
+
+/// How many hex digits of a commitment or key a room is shown when the whole is on the
+/// site (issue 31: 64 of them for every table was noise).
+pub const SHOWN: usize = 12;
+
+/// The first [`SHOWN`] characters of `hex`.
+fn short(hex: &str) -> &str {
+    hex.get(..SHOWN).unwrap_or(hex)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::router::RouterOptions;
+    use spellbridge_core::{Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
+
+    const T: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+    fn said(router: &mut Router, who: &str, text: &str) -> String {
+        let inbound =
+            Inbound::new(NetworkId::new("console"), RoomId::new("console"), PlayerId::new(who), text);
+        router.handle(&inbound, T).iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n")
+    }
+
+    /// The longest run of hex digits in `text`.
+    fn longest_hex(text: &str) -> usize {
+        text.split(|c: char| !c.is_ascii_hexdigit()).map(str::len).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn with_a_site_the_room_is_shown_short_hashes_and_the_page_has_them_whole() {
+        let options = RouterOptions {
+            public_url: Some("https://games.example.org".into()),
+            ..RouterOptions::default()
+        };
+        let mut router = Router::new(Registry::standard(), options);
+        said(&mut router, "bob", "hello");
+        said(&mut router, "alice", "!duel bob");
+        let opened = said(&mut router, "bob", "!accept");
+        let line = opened.lines().find(|l| l.starts_with("Dice commitment")).expect("committed");
+        let whole =
+            router.snapshot()["tables"][0]["dice"]["commitment"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(whole.len(), 64);
+        assert!(line.contains(&format!("`{}…`", &whole[..SHOWN])), "{line}");
+        assert!(line.contains("whole at https://games.example.org/tables/0"), "{line}");
+        assert_eq!(longest_hex(&opened), SHOWN, "{opened}");
+        let ended = said(&mut router, "alice", "!concede");
+        let line = ended.lines().find(|l| l.starts_with("Dice key revealed")).expect("revealed");
+        let key = router.snapshot()["tables"][0]["dice"]["key"].as_str().unwrap_or_default().to_owned();
+        assert!(
+            line.contains(&format!("`{}…`, matching commitment `{}…`", &key[..SHOWN], &whole[..SHOWN])),
+            "{line}"
+        );
+        assert_eq!(longest_hex(&ended), SHOWN, "{ended}");
+
+        // With no site to show them, the room gets them whole (RULES T-10: anyone checks).
+        let mut console = Router::new(Registry::standard(), RouterOptions::default());
+        said(&mut console, "bob", "hello");
+        said(&mut console, "alice", "!duel bob");
+        assert_eq!(longest_hex(&said(&mut console, "bob", "!accept")), 64);
     }
 }

@@ -53,6 +53,7 @@ mod members;
 mod names;
 mod prefix;
 mod records;
+mod rules;
 mod said;
 mod sent;
 mod turn;
@@ -686,12 +687,15 @@ impl Router {
         self.prefixed(out)
     }
 
-    /// `outbound` with the commands it suggests written with the configured prefix.
+    /// `outbound` with the commands it suggests written with the configured prefix, and
+    /// the rules it cites linked to the site ([`Router::rules_linked`]).
     fn prefixed(&self, mut outbound: Vec<Outbound>) -> Vec<Outbound> {
-        if let Some(prefixer) = &self.prefixer {
-            for out in &mut outbound {
-                out.message.text = prefixer.apply(std::mem::take(&mut out.message.text));
+        for out in &mut outbound {
+            let mut text = std::mem::take(&mut out.message.text);
+            if let Some(prefixer) = &self.prefixer {
+                text = prefixer.apply(text);
             }
+            out.message.text = self.rules_linked(text);
         }
         outbound
     }
@@ -942,7 +946,9 @@ impl Router {
         let say = |text: RichText| vec![reply(reply_to, text)];
         let (place, player, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
         match command {
-            LobbyCommand::Help(topic) => say(self.help(place, topic.as_deref(), reply_to.language)),
+            LobbyCommand::Help(topic) => {
+                say(self.help(place, topic.as_deref(), speaker.role, reply_to.language))
+            }
             LobbyCommand::Games => say(self.games(reply_to.language)),
             LobbyCommand::Wizards => {
                 let answer =
@@ -973,6 +979,7 @@ impl Router {
             LobbyCommand::Stats(name) => say(self.stats(speaker, name.as_deref(), reply_to.language)),
             LobbyCommand::Top(ranking) => say(self.top(ranking, reply_to.language)),
             LobbyCommand::Lang(word) => self.choose_language(speaker, word.as_deref(), reply_to),
+            LobbyCommand::Rules(id) => say(self.rules(place, id.as_deref(), reply_to.language)),
         }
     }
 
@@ -1049,7 +1056,7 @@ impl Router {
                 self.reindex(id);
                 let mut outbound = self.deliver(id, &opening);
                 outbound.extend(self.deliver_text(id, |language| {
-                    Self::commitment_text(language, "router-dice-commitment", &committed)
+                    self.commitment_text(id, language, "router-dice-commitment", &committed)
                 }));
                 self.announced(outbound)
             }

@@ -49,6 +49,7 @@ pub(super) fn lobby_summary(command: &str) -> Option<&'static str> {
         "board" => "lobby-summary-board",
         "stats" => "lobby-summary-stats",
         "top" => "lobby-summary-top",
+        "rules" => "lobby-summary-rules",
         _ => return None,
     })
 }

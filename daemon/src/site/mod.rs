@@ -11,6 +11,8 @@
 //! - `/tables/{id}/board.png` is the board picture ([`picture`], drawn by `crate::board`);
 //! - `/leaderboard` ranks the Duel players and the Thaum players ([`leaderboard`], derived
 //!   from the journal by `crate::ratings`);
+//! - `/rules/{game}` (and `/rules`, every game's) lists a game's rules at hand, one anchor
+//!   per rule id ([`rules`]); a rule a history line cites links there;
 //! - `/font.otf` is the board font, so the element glyphs show in any browser.
 //!
 //! What the site reads it reads from the database through its own read-only connection
@@ -36,6 +38,7 @@ pub mod picture;
 pub mod public;
 pub mod reader;
 pub mod routes;
+pub mod rules;
 pub mod table;
 pub mod words;
 
@@ -173,6 +176,9 @@ impl Site {
             Route::Board(id) => picture::answer(self, id, language).await,
             Route::Events(id) => events::answer(self, id).await,
             Route::IndexEvents => events::answer_index(self).await,
+            Route::Rules(game) => {
+                rules::page(self.registry(), game, language).unwrap_or_else(|| page::not_found(language))
+            }
             Route::Font => page::font(),
             Route::NotFound => page::not_found(language),
         })

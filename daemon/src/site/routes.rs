@@ -8,7 +8,7 @@ use crate::journal::TableId;
 
 /// What a path asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Route {
+pub enum Route<'a> {
     /// `/`: live and recent tables.
     Index,
     /// `/events`: server-sent events, one whenever a shown table changes.
@@ -21,6 +21,9 @@ pub enum Route {
     Events(TableId),
     /// `/leaderboard`.
     Leaderboard,
+    /// `/rules` (`None`) or `/rules/{game}`: the rules at hand. A game's name is 1 to 32
+    /// ASCII lower-case letters and digits.
+    Rules(Option<&'a str>),
     /// `/font.otf`: the board font.
     Font,
     /// Anything else the site answers: 404.
@@ -28,7 +31,7 @@ pub enum Route {
 }
 
 /// The route of `path`; `None` for the operations endpoint's own paths.
-pub fn route(path: &str) -> Option<Route> {
+pub fn route(path: &str) -> Option<Route<'_>> {
     if matches!(path, "/healthz" | "/metrics") {
         return None;
     }
@@ -37,6 +40,13 @@ pub fn route(path: &str) -> Option<Route> {
         "/events" => Route::IndexEvents,
         "/leaderboard" => Route::Leaderboard,
         "/font.otf" => Route::Font,
+        "/rules" => Route::Rules(None),
+        _ if path.starts_with("/rules/") => {
+            let name = &path["/rules/".len()..];
+            let plain = (1..=32).contains(&name.len())
+                && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+            if plain { Route::Rules(Some(name)) } else { Route::NotFound }
+        }
         _ => {
             let Some(rest) = path.strip_prefix("/tables/") else { return Some(Route::NotFound) };
             let (id, tail) = match rest.split_once('/') {
@@ -80,6 +90,8 @@ mod tests {
         assert_eq!(route("/tables/42/board.png"), Some(Route::Board(42)));
         assert_eq!(route("/tables/42/events"), Some(Route::Events(42)));
         assert_eq!(route("/tables/9223372036854775807"), Some(Route::Table(i64::MAX as u64)));
+        assert_eq!(route("/rules"), Some(Route::Rules(None)));
+        assert_eq!(route("/rules/duel"), Some(Route::Rules(Some("duel"))));
         assert_eq!(route("/healthz"), None, "the endpoint's own");
         assert_eq!(route("/metrics"), None);
     }
@@ -113,6 +125,11 @@ mod tests {
             "/tables/１",
             long.as_str(),
             "/leaderboard/",
+            "/rules/",
+            "/rules/Duel",
+            "/rules/../tables/1",
+            "/rules/duel/",
+            "/rules/%64uel",
             "/index.html",
             "//",
         ] {

@@ -18,7 +18,6 @@ use spellbridge_core::games::duel::{Element, wizard};
 
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
-use super::markdown;
 use super::page::{html_bytes, layout};
 use super::public;
 use super::reader::TableRow;
@@ -100,7 +99,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
             (dice(row, &rows, w))
             h2 { (w.history) }
             @if let Some(problem) = &problem { p.sub { (problem) } }
-            (history(&rows, w))
+            (history(&rows, w, &|line| super::rules::linked(site.registry(), line, language)))
         }
     };
     Ok(layout(language, &title, main))
@@ -233,22 +232,23 @@ fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
     }
 }
 
-/// The history, newest first: the latest [`RECENT`] rows, then the older ones folded.
-fn history(rows: &[Row], w: &Words) -> Markup {
+/// The history, newest first: the latest [`RECENT`] rows, then the older ones folded;
+/// `told` writes a line the table was told (Markdown rendered, its rule ids linked).
+fn history(rows: &[Row], w: &Words, told: &dyn Fn(&str) -> Markup) -> Markup {
     let newest: Vec<&Row> = rows.iter().rev().collect();
     let (recent, older) = newest.split_at(newest.len().min(RECENT));
     html! {
-        (history_table(recent, w, "history"))
+        (history_table(recent, w, "history", told))
         @if !older.is_empty() {
             details.earlier {
                 summary { (w.earlier) " (" (older.len()) ")" }
-                (history_table(older, w, "earlier"))
+                (history_table(older, w, "earlier", told))
             }
         }
     }
 }
 
-fn history_table(rows: &[&Row], w: &Words, id: &str) -> Markup {
+fn history_table(rows: &[&Row], w: &Words, id: &str, told: &dyn Fn(&str) -> Markup) -> Markup {
     html! {
         table.history id=(id) {
             thead { tr { th.n { "#" } th { (w.when) } th { (w.who) } th { (w.command) } th { (w.seed) } th { (w.told) } } }
@@ -296,7 +296,7 @@ fn history_table(rows: &[&Row], w: &Words, id: &str) -> Markup {
                                 _ => {}
                             }
                             @if !row.told.is_empty() {
-                                ul.told { @for line in &row.told { li { (markdown::render(line)) } } }
+                                ul.told { @for line in &row.told { li { (told(line)) } } }
                             }
                         }
                     }

@@ -13,6 +13,8 @@ pub struct Words {
     pub tables: &'static str,
     /// `/leaderboard`'s title and link.
     pub leaderboard: &'static str,
+    /// `/rules`' title and link.
+    pub rules: &'static str,
     /// The live tables' heading.
     pub live: &'static str,
     /// The finished tables' heading.
@@ -121,6 +123,7 @@ const EN: Words = Words {
     site: "spellbridge",
     tables: "Tables",
     leaderboard: "Leaderboard",
+    rules: "Rules",
     live: "Playing now",
     recent: "Recently finished",
     none: "None.",
@@ -178,6 +181,7 @@ const ZH: Words = Words {
     site: "spellbridge",
     tables: "牌桌",
     leaderboard: "排行榜",
+    rules: "规则",
     live: "正在进行",
     recent: "最近结束",
     none: "无。",

@@ -228,6 +228,8 @@ fn render(text: &RichText) -> String {
             Segment::Coloured { text, hue } => (colour(*hue), text.as_str(), "\x0F"),
             Segment::Mention(player) => ("", player.as_str(), ""),
             Segment::Name(player) => ("\x02", player.as_str(), "\x02"),
+            // What a client sends has no list separators or links of the bot's: plain words.
+            Segment::Separator(text) | Segment::Link { text, .. } => ("", text.as_str(), ""),
         };
         line.push_str(open);
         line.push_str(body);

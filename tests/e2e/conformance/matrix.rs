@@ -305,6 +305,8 @@ fn render(text: &RichText) -> String {
                 html.push_str(&format!("<a href=\"https://matrix.to/#/{id}\">{id}</a>"));
             }
             Segment::Name(player) => html.push_str(&format!("<strong>{}</strong>", escape(player.as_str()))),
+            // What a client sends has no list separators or links of the bot's: plain words.
+            Segment::Separator(text) | Segment::Link { text, .. } => html.push_str(&escape(text)),
         }
     }
     html

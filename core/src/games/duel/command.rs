@@ -25,13 +25,16 @@ pub const COMMANDS: &[Command] = &[
     // read (so no reply echoes them), and no tokens at all is `DuelError::NoTokens`.
     Command::new(
         "cast",
-        "Privately to the bot: queues tokens for your spell this round, one placed per step \
-         (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, \
-         water fire thunder wind earth void, end.",
+        "Privately to the bot: queues your spell's tokens for this round, one placed per step \
+         (`!cast surge fire wind end`): one pre-conditioning (surge focus overspeed counter), \
+         then elements (water fire thunder wind earth void), then end. Order: on the circle \
+         water–fire–thunder–wind–earth, an element may not directly follow a neighbour (after \
+         fire: fire, wind, earth or void), nor void follow void (RULES D-3).",
     )
     .aliases(&["施法"])
     .args(&[Arg::new(Kind::Rest, "<token> [<token> …]").optional()], "at least one token")
-    .example("cast surge fire wind end"),
+    .example("cast surge fire wind end")
+    .private(),
     // Words after `status` (a player's name, say) are harmless: there is one duel.
     Command::new(
         "status",

@@ -33,6 +33,7 @@ pub mod error;
 pub mod news;
 pub mod render;
 pub mod round;
+pub mod rules;
 pub mod settle;
 pub mod snapshot;
 pub mod spell;
@@ -187,6 +188,15 @@ impl GamePlugin for DuelPlugin {
 
     fn help_in(&self, command: &str, language: Language) -> Option<String> {
         command::help_id(command).map(|id| locale::text(language, id, &locale::Args::new()))
+    }
+
+    fn rules(&self) -> Vec<&'static str> {
+        rules::RULES.iter().map(|(id, _)| *id).collect()
+    }
+
+    fn rule_in(&self, id: &str, language: Language) -> Option<String> {
+        let (_, message) = rules::RULES.iter().find(|(rule, _)| *rule == id)?;
+        Some(locale::text(language, message, &locale::Args::new()))
     }
 
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {

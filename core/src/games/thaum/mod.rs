@@ -40,6 +40,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod render;
+pub mod rules;
 pub mod schedule;
 pub mod spells;
 pub mod state;
@@ -284,6 +285,15 @@ impl GamePlugin for ThaumPlugin {
 
     fn commands(&self) -> &'static [Command] {
         COMMANDS
+    }
+
+    fn rules(&self) -> Vec<&'static str> {
+        rules::RULES.iter().map(|(id, _)| *id).collect()
+    }
+
+    fn rule_in(&self, id: &str, language: Language) -> Option<String> {
+        let (_, message) = rules::RULES.iter().find(|(rule, _)| *rule == id)?;
+        Some(locale::text(language, message, &locale::Args::new()))
     }
 
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {

@@ -91,7 +91,7 @@ pub(super) fn wizard_list(language: Language, wizards: &Wizards) -> RichText {
     let mut text = RichText::new();
     for (i, wizard) in wizards.iter().enumerate() {
         if i > 0 {
-            text = text.text(" · ");
+            text = text.separator(" · ");
         }
         text = text.bold(name_in(&wizard.name, language));
         if wizard.house {
