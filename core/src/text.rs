@@ -63,6 +63,10 @@ pub enum Segment {
     /// for them (a Matrix display name, an IRC nick): for lines that name players often,
     /// such as a Duel's step reveals.
     Name(PlayerId),
+    /// The bot itself, named as the network that reads the text knows it now (IRC: its
+    /// current nick, for `/msg spellbot …`); only written where that network is known to
+    /// name the bot (`Whisper::Msg`), elsewhere said as `me`.
+    Bot,
 }
 
 /// A message: a list of segments, built with the chainable methods below.
@@ -114,6 +118,33 @@ impl RichText {
     pub fn name(mut self, player: &PlayerId) -> Self {
         self.segments.push(Segment::Name(player.clone()));
         self
+    }
+
+    /// Appends the bot's own name on the network that reads the text ([`Segment::Bot`]).
+    pub fn bot(mut self) -> Self {
+        self.segments.push(Segment::Bot);
+        self
+    }
+
+    /// The text with the bot's own name ([`Segment::Bot`]) written as `name` (a network's
+    /// transport, which knows it: IRC's current nick), in the style around it.
+    pub fn naming_bot(self, name: &str) -> RichText {
+        if !self.segments.contains(&Segment::Bot) {
+            return self;
+        }
+        let mut out = RichText::new();
+        let mut style = Style::Plain;
+        for segment in self.segments {
+            match segment {
+                Segment::Bot => out = out.styled(name, style),
+                Segment::Text { text, style: s } => {
+                    style = s;
+                    out = out.push(Segment::Text { text, style: s });
+                }
+                other => out = out.push(other),
+            }
+        }
+        out
     }
 
     /// Appends every segment of another message.
@@ -170,6 +201,7 @@ impl RichText {
                 }
                 Segment::Text { text, .. } | Segment::Coloured { text, .. } => out.push_str(text),
                 Segment::Mention(player) | Segment::Name(player) => out.push_str(player.as_str()),
+                Segment::Bot => out.push_str("me"),
             }
         }
     }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::event::Whisper;
 use crate::ids::{NetworkId, PlayerId, RoomId};
 use crate::plugin::Form;
 use crate::text::RichText;
@@ -175,6 +176,9 @@ pub struct Sent {
     /// True when a private chat had to be opened for it: the player had none with the bot
     /// (Matrix: a direct room was created and they were invited to it).
     pub opened_private: bool,
+    /// Where that private chat is, for the player to find it: a link to it (Matrix: a
+    /// `matrix.to` link to the direct room), where the network has one.
+    pub private_link: Option<String>,
 }
 
 /// Who said a relayed line, and how much of the line's text names them.
@@ -372,6 +376,12 @@ pub trait GameTransport: Send + Sync {
     /// lines are expensive (IRC's flood control), [`Form::Full`] (the default) elsewhere.
     fn form(&self) -> Form {
         Form::Full
+    }
+
+    /// How a player here sends the bot a private message ([`Whisper`]), so instructions
+    /// name their network's way: by default none is named.
+    fn whisper(&self) -> Whisper {
+        Whisper::Privately
     }
 
     /// True when this network is sent pictures ([`Message::picture`]): a Matrix account

@@ -63,6 +63,8 @@ pub enum Learned {
         network: NetworkId,
         /// Who it was opened with.
         player: PlayerId,
+        /// A link to the chat, where the network gives one.
+        link: Option<String>,
     },
 }
 
@@ -73,7 +75,11 @@ pub fn learned(network: &NetworkId, to: &Destination, message: &Message, sent: S
         learned.push(Learned::Relayed { network: network.clone(), id, line: line.clone() });
     }
     if let (true, Destination::Private(player)) = (sent.opened_private, to) {
-        learned.push(Learned::OpenedPrivate { network: network.clone(), player: player.clone() });
+        learned.push(Learned::OpenedPrivate {
+            network: network.clone(),
+            player: player.clone(),
+            link: sent.private_link,
+        });
     }
     learned
 }
@@ -353,7 +359,7 @@ mod tests {
         let room = Destination::Room(RoomId::new("!a"));
         let line = Relayed { name: "alice".into(), text: "hi".into() };
         let relayed = Message { relayed: Some(line.clone()), chat: true, ..Message::from("<alice> hi") };
-        let with_id = |id: &str| Sent { id: Some(id.into()), opened_private: false };
+        let with_id = |id: &str| Sent { id: Some(id.into()), ..Sent::default() };
         assert_eq!(
             learned(&matrix, &room, &relayed, with_id("$e")),
             [Learned::Relayed { network: matrix.clone(), id: "$e".into(), line }]
@@ -365,10 +371,11 @@ mod tests {
         );
         let alice = PlayerId::new("@alice:hs");
         let private = Destination::Private(alice.clone());
-        let opened = Sent { id: Some("$p".into()), opened_private: true };
+        let link = Some("https://matrix.to/#/!dm".to_owned());
+        let opened = Sent { id: Some("$p".into()), opened_private: true, private_link: link.clone() };
         assert_eq!(
             learned(&matrix, &private, &Message::from("Your link code"), opened),
-            [Learned::OpenedPrivate { network: matrix, player: alice }]
+            [Learned::OpenedPrivate { network: matrix, player: alice, link }]
         );
     }
     #[test]

@@ -12,3 +12,5 @@ router-dice-revealed = Dice key revealed: `{ $key }` (its SHA-256 is `{ $commitm
 # A Matrix player with no private chat with the bot: one was opened (unencrypted unless the
 # config asks) so the bot could write to them privately; said where they last asked.
 router-private-opened = I've opened a private chat with you and sent you a message there: accept its invitation to read it.
+# The same, with a link to the chat (Matrix: a matrix.to link to the direct room).
+router-private-opened-link = I've opened our direct chat ({ $link }) and written to you there: accept its invitation, then type there.

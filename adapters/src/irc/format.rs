@@ -88,6 +88,8 @@ pub fn render(text: &RichText, code: CodeStyle) -> String {
             Segment::Coloured { text, hue } => (Some(hue_code(*hue)), sanitize(text)),
             Segment::Mention(player) => (None, sanitize(mention_nick(player.as_str()))),
             Segment::Name(player) => (style_code(Style::Bold), sanitize(mention_nick(player.as_str()))),
+            // The transport writes its nick in first (`RichText::naming_bot`).
+            Segment::Bot => (None, Cow::Borrowed("me")),
         })
         .filter(|(_, body)| !body.is_empty())
         .collect();
@@ -769,6 +771,7 @@ mod tests {
                 Segment::Coloured { text, hue } => (text.as_str(), Some(Segmenter::Hue(*hue))),
                 Segment::Mention(player) => (mention_nick(player.as_str()), None),
                 Segment::Name(player) => (mention_nick(player.as_str()), Some(Segmenter::Style(Style::Bold))),
+                Segment::Bot => ("me", None),
             };
             out.extend(body.chars().filter(|c| !c.is_control()).map(|c| (c, kind)));
         }

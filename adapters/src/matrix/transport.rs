@@ -40,8 +40,8 @@ use matrix_sdk::ruma::events::room::history_visibility::{
     HistoryVisibility, RoomHistoryVisibilityEventContent,
 };
 use matrix_sdk::ruma::events::room::message::{
-    EmoteMessageEventContent, FormattedBody, MessageType, Relation, RoomMessageEventContent,
-    TextMessageEventContent,
+    EmoteMessageEventContent, FormattedBody, MessageType, NoticeMessageEventContent, Relation,
+    RoomMessageEventContent, TextMessageEventContent,
 };
 use matrix_sdk::ruma::events::{InitialStateEvent, Mentions};
 use matrix_sdk::ruma::{
@@ -51,7 +51,7 @@ use matrix_sdk::{Client, Room, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
     Destination, GameTransport, Inbound, MemberChange, Message, NetworkId, PlayerId, RoomId, Sent,
-    TransportError, Voice,
+    TransportError, Voice, Whisper,
 };
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -386,11 +386,13 @@ impl MatrixTransport {
     /// the bot's `m.direct`), invite-only (the trusted private chat preset), its history
     /// readable from the invite on by those invited or joined only (`invited`: the player
     /// reads what was sent before they accepted; nobody reads what was sent before they were
-    /// invited); unencrypted, so a client without encryption can read it, unless
-    /// `dm_encryption` is set.
+    /// invited); encrypted when `dm_encryption` is set or the player is in an encrypted
+    /// room with the bot (where the game they play likely is: what is said privately is
+    /// kept as well as what is said there), else unencrypted, so a client without
+    /// encryption can read it.
     async fn create_direct_room(&self, client: &Client, user: &UserId) -> Result<Room, TransportError> {
         let network = &self.shared.options.network;
-        let encrypted = self.shared.options.dm_encryption;
+        let encrypted = self.shared.options.dm_encryption || shares_encrypted_room(client, user).await;
         let create = || {
             let mut request = CreateRoom::new();
             request.invite = vec![user.to_owned()];
@@ -426,6 +428,11 @@ impl GameTransport for MatrixTransport {
 
     fn shows_pictures(&self) -> bool {
         self.shared.options.board_images
+    }
+
+    /// The bot opens a direct chat with a player who has none ([`MatrixTransport::direct_room`]).
+    fn whisper(&self) -> Whisper {
+        Whisper::Direct
     }
 
     async fn recv(&self) -> Option<Inbound> {
@@ -508,6 +515,7 @@ impl GameTransport for MatrixTransport {
         let _sending = self.shared.sends.start();
         let client = self.logged_in()?;
         let mut opened_private = false;
+        let mut private_link = None;
         let room = match to {
             Destination::Room(id) => {
                 let id = matrix_sdk::ruma::RoomId::parse(id.as_str())
@@ -522,12 +530,14 @@ impl GameTransport for MatrixTransport {
                     .map_err(|e| self.refused(format!("`{player}` is not a Matrix user id: {e}")))?;
                 let (room, created) = self.direct_room(&client, &user).await?;
                 opened_private = created;
+                // Where the player finds it: told in the room where they asked.
+                private_link = created.then(|| format!("https://matrix.to/#/{}", room.room_id()));
                 room
             }
         };
         if let Some(shown) = &message.picture {
             picture::send(&self.shared, &room, message, shown).await?;
-            return Ok(Sent { id: None, opened_private });
+            return Ok(Sent { id: None, opened_private, private_link });
         }
         // Appservice mode: another network's line goes as its speaker's ghost (not in an
         // encrypted room, where only the bot has a device to encrypt with).
@@ -542,9 +552,14 @@ impl GameTransport for MatrixTransport {
                     tracing::warn!(network = %self.shared.options.network, room = %room.room_id(), nick = %speaker.nick, %reason, "a ghost could not say a line; the bot says it");
                 }
                 Err(error) => return Err(error),
-                Ok(id) => return Ok(Sent { id: Some(id), opened_private }),
+                Ok(id) => return Ok(Sent { id: Some(id), opened_private, private_link }),
             }
         }
+        // `/msg`-free, but a text may still name the bot: by its localpart.
+        let message = &Message {
+            text: text.clone().naming_bot(client.user_id().map_or("me", |u| u.localpart())),
+            ..message.clone()
+        };
         let content = message_content(&room, message, &self.shared.facts).await;
         // One transaction id for every attempt: the homeserver drops repeats of it.
         let transaction = TransactionId::new();
@@ -553,7 +568,7 @@ impl GameTransport for MatrixTransport {
                 room.send(content.clone()).with_transaction_id(transaction.clone()).into_future()
             })
             .await?;
-        Ok(Sent { id: Some(sent.response.event_id.to_string()), opened_private })
+        Ok(Sent { id: Some(sent.response.event_id.to_string()), opened_private, private_link })
     }
 }
 
@@ -584,6 +599,14 @@ pub(super) async fn message_content(
     let mentioned = rendered.mentions.iter().filter_map(|id| UserId::parse(id.as_str()).ok());
     let formatted = rendered.marked_up.then(|| FormattedBody::html(rendered.html));
     let msgtype = match message.voice {
+        // The bot's words are notices (clients show them quieter, and push rules never
+        // notify of them), except where it mentions someone: it waits for them, or answers
+        // them, and the mention must reach them; relayed chat is people talking.
+        Voice::Say if rendered.mentions.is_empty() && !message.chat => {
+            let mut notice = NoticeMessageEventContent::plain(rendered.plain);
+            notice.formatted = formatted;
+            MessageType::Notice(notice)
+        }
         Voice::Say => {
             let mut text = TextMessageEventContent::plain(rendered.plain);
             text.formatted = formatted;
@@ -620,6 +643,19 @@ pub(super) async fn message_content(
         content.relates_to = Some(Relation::Reply(Reply::with_event_id(answered)));
     }
     content
+}
+
+/// Whether `user` is joined to an encrypted room the bot is in.
+async fn shares_encrypted_room(client: &Client, user: &UserId) -> bool {
+    for room in client.joined_rooms() {
+        if room.encryption_state().is_encrypted()
+            && let Ok(Some(member)) = room.get_member_no_sync(user).await
+            && *member.membership() == matrix_sdk::ruma::events::room::member::MembershipState::Join
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// What an inbound message's sender is called in a room.

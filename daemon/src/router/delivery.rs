@@ -20,7 +20,8 @@ impl Router {
     /// or a player's own language is applied over it: [`super::language`]).
     pub(super) fn presentation(&self, network: &NetworkId) -> Presentation {
         let form = self.options.forms.get(network).copied().unwrap_or_default();
-        Presentation::of(form).in_language(self.options.languages.network(network))
+        let whisper = self.options.whispers.get(network).copied().unwrap_or_default();
+        Presentation::of(form).whispered(whisper).in_language(self.options.languages.network(network))
     }
 
     /// Turns a table's events into outbound messages: the game renders them once for
@@ -35,6 +36,15 @@ impl Router {
         let mut shown = self.private_presentations(place, events);
         if events.iter().any(|event| event.to == Audience::Table) {
             shown.extend(rooms.iter().map(|room| self.room_presentation(room)));
+            // A table's event may tell its players something privately too (a Duel's
+            // opening says where to cast): rendered in each player's presentation.
+            shown.extend(
+                seating
+                    .table
+                    .players()
+                    .iter()
+                    .map(|player| self.player_presentation(player, &self.home_of(place, player).0)),
+            );
         }
         let mut out = Vec::with_capacity(events.len() * rooms.len());
         for presentation in shown {

@@ -25,7 +25,7 @@ pub const COMMANDS: &[Command] = &[
     // read (so no reply echoes them), and no tokens at all is `DuelError::NoTokens`.
     Command::new(
         "cast",
-        "Privately to the bot: queues tokens for your spell this round, one placed per step \
+        "Said to me privately: queues tokens for your spell this round, one placed per step \
          (`!cast surge fire wind end`). Tokens: surge focus overspeed counter, \
          water fire thunder wind earth void, end.",
     )
