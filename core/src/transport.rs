@@ -138,6 +138,12 @@ pub struct Message {
     /// per second than an IRC channel carries lines).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub chat: bool,
+    /// Game output: what one action of one table says to one place shares a batch (a
+    /// Duel round's steps, settlement and next round): a network where a message of
+    /// several lines reads as one (Matrix) sends a batch as one message; others (IRC,
+    /// where each line is its own anyway) line by line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<String>,
     /// A picture to show (a table's board), the text being its fallback; only sent to
     /// networks whose transport [shows pictures](GameTransport::shows_pictures). Never
     /// kept in the outbox: a picture lost in a restart is drawn again at the next move.

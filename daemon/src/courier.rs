@@ -123,7 +123,7 @@ impl Waiting {
     /// characters. Empty when nothing waits.
     pub fn next(&mut self, merge_lines: usize, by_speaker: bool) -> Vec<Queued> {
         if let Some(game) = self.game.pop_front() {
-            return vec![game];
+            return self.with_batch(game, merge_lines);
         }
         let Some(first) = self.chat.pop_front() else { return Vec::new() };
         let mergeable = |m: &Message| m.chat && m.voice == Voice::Say;
@@ -148,6 +148,42 @@ impl Waiting {
             }
             chars += 1 + length;
             batch.extend(self.chat.pop_front());
+        }
+        batch
+    }
+}
+
+impl Waiting {
+    /// `first` with the game messages of its batch to the same place that wait behind it
+    /// (`Message::batch`: one action's words to one room or player), up to `merge_lines`
+    /// lines and [`MERGE_CHARS`] characters; a picture goes alone. Messages to other
+    /// places between them wait (each place still hears its messages in order); one to
+    /// the same place that is not of the batch ends it.
+    fn with_batch(&mut self, first: Queued, merge_lines: usize) -> Vec<Queued> {
+        let batched = |m: &Message| m.batch.is_some() && m.picture.is_none() && m.voice == Voice::Say;
+        if merge_lines < 2 || !batched(&first.outbound.message) {
+            return vec![first];
+        }
+        let mut chars = first.outbound.message.text.plain().len();
+        let mut batch = vec![first];
+        let mut at = 0;
+        while batch.len() < merge_lines {
+            let Some(next) = self.game.get(at) else { break };
+            let head = &batch[0].outbound;
+            if next.outbound.to != head.to {
+                at += 1;
+                continue;
+            }
+            let length = next.outbound.message.text.plain().len();
+            let fits = batched(&next.outbound.message)
+                && next.outbound.message.batch == head.message.batch
+                && next.outbound.message.thread == head.message.thread
+                && chars + 1 + length <= MERGE_CHARS;
+            if !fits {
+                break;
+            }
+            chars += 1 + length;
+            batch.extend(self.game.remove(at));
         }
         batch
     }

@@ -65,6 +65,17 @@ impl Router {
                 }
             }
         }
+        self.batched(id, out)
+    }
+
+    /// `out` marked as what table `id`'s latest action says (`Message::batch`): a network
+    /// where a message of several lines reads as one (Matrix) says it to each place as one.
+    fn batched(&self, id: TableId, mut out: Vec<Outbound>) -> Vec<Outbound> {
+        let Some(seating) = self.tables.get(&id) else { return out };
+        let batch = format!("{id}.{}", seating.sequence);
+        for outbound in &mut out {
+            outbound.message.batch = Some(batch.clone());
+        }
         out
     }
 
@@ -86,7 +97,8 @@ impl Router {
     /// `say` words it once per language among them.
     pub(super) fn deliver_text(&self, id: TableId, say: impl Fn(Language) -> RichText) -> Vec<Outbound> {
         let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
-        self.to_rooms(&place, say)
+        let out = self.to_rooms(&place, say);
+        self.batched(id, out)
     }
 
     /// Turns the answer to a question (`!status`) into outbound messages: what the table
@@ -393,7 +405,8 @@ mod tests {
         asked_for(said("matrix", "!m", "@bob:hs", "hello"));
         asked_for(said("libera", "#magic", "alice", "!duel bob"));
         let (opening, out) = asked_for(said("matrix", "!m", "@bob:hs", "!接受"));
-        assert_eq!(opening, [full_zh, compact_en], "{out:#?}");
+        // And once for bob's private word of where to cast, in his (English) messages.
+        assert_eq!(opening, [full_en, full_zh, compact_en], "{out:#?}");
         // bob's private messages are English (Matrix's default) until he says otherwise.
         let (queued, _) =
             asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!cast surge water end") });
