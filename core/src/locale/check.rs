@@ -329,7 +329,11 @@ mod tests {
     #[test]
     fn no_message_stands_in_for_the_bot() {
         let found = stand_ins_for_the_bot();
-        assert!(found.is_empty(), "say how to reach the bot as the reader's network does:\n{}", found.join("\n"));
+        assert!(
+            found.is_empty(),
+            "say how to reach the bot as the reader's network does:\n{}",
+            found.join("\n")
+        );
     }
 
     #[test]

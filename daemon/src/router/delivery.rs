@@ -65,14 +65,14 @@ impl Router {
                 }
             }
         }
-        self.batched(id, out)
+        self.batched(id, "", out)
     }
 
     /// `out` marked as what table `id`'s latest action says (`Message::batch`): a network
     /// where a message of several lines reads as one (Matrix) says it to each place as one.
-    fn batched(&self, id: TableId, mut out: Vec<Outbound>) -> Vec<Outbound> {
+    fn batched(&self, id: TableId, kind: &str, mut out: Vec<Outbound>) -> Vec<Outbound> {
         let Some(seating) = self.tables.get(&id) else { return out };
-        let batch = format!("{id}.{}", seating.sequence);
+        let batch = format!("{id}.{}{kind}", seating.sequence);
         for outbound in &mut out {
             outbound.message.batch = Some(batch.clone());
         }
@@ -98,7 +98,7 @@ impl Router {
     pub(super) fn deliver_text(&self, id: TableId, say: impl Fn(Language) -> RichText) -> Vec<Outbound> {
         let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
         let out = self.to_rooms(&place, say);
-        self.batched(id, out)
+        self.batched(id, "", out)
     }
 
     /// Turns the answer to a question (`!status`) into outbound messages: what the table
@@ -136,7 +136,9 @@ impl Router {
                 }
             }
         }
-        out
+        // One answer, one message where a network can say it so (`Message::batch`), of
+        // its own: not said with the table's last action.
+        self.batched(id, "answer", out)
     }
 
     /// A message to every room of the bridge `place` is in (or to `place` alone), each in
