@@ -16,7 +16,8 @@
 //! (`m.direct`, as when they opened it), else another such room that no bridge or config
 //! names; when there is none, one is created (`is_direct`, invite-only, history from the
 //! invite on; unencrypted, so a client without encryption reads it, unless
-//! `dm_encryption` asks) and [`Sent::opened_private`] says so, for the daemon to tell the
+//! the player is in an encrypted room with the bot or `dm_encryption` asks) and
+//! [`Sent::opened_private`] says so (with a `matrix.to` link), for the daemon to tell the
 //! room where the player asked. [`GameTransport::send_noted`] returns the event id sent
 //! (a relayed line's, which the daemon maps back to its speaker); a message naming one it
 //! answers (`Message::reply_to`) goes as a Matrix reply (`m.in_reply_to`).
@@ -572,8 +573,10 @@ impl GameTransport for MatrixTransport {
     }
 }
 
-/// The `m.room.message` for a message in a room: `m.text` (not `m.notice`, which push
-/// rules never notify, so mentions would not ping), or `m.emote` when acted; HTML with
+/// The `m.room.message` for a message in a room: `m.notice`, the bot's own words, which
+/// clients show quieter and push rules never notify of; `m.text` where it mentions someone
+/// (a player it waits for or answers: the mention must reach them, and a notice's would
+/// not) and for relayed chat; `m.emote` when acted; HTML with
 /// pills named by each player's display name in that room (from `facts`), and
 /// `m.mentions` listing them. A message for a thread is sent in it, with the thread's
 /// reply fallback pointing at the root, as clients without threads expect; a thread id
