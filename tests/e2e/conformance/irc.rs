@@ -228,6 +228,7 @@ fn render(text: &RichText) -> String {
             Segment::Coloured { text, hue } => (colour(*hue), text.as_str(), "\x0F"),
             Segment::Mention(player) => ("", player.as_str(), ""),
             Segment::Name(player) => ("\x02", player.as_str(), "\x02"),
+            Segment::Bot => ("", "me", ""),
         };
         line.push_str(open);
         line.push_str(body);

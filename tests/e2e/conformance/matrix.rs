@@ -305,6 +305,7 @@ fn render(text: &RichText) -> String {
                 html.push_str(&format!("<a href=\"https://matrix.to/#/{id}\">{id}</a>"));
             }
             Segment::Name(player) => html.push_str(&format!("<strong>{}</strong>", escape(player.as_str()))),
+            Segment::Bot => html.push_str("me"),
         }
     }
     html
