@@ -593,7 +593,7 @@ pub(super) async fn message_content(
         if let Segment::Mention(player) | Segment::Name(player) = segment
             && !names.contains_key(player.as_str())
             && let Ok(user) = UserId::parse(player.as_str())
-            && let Some(name) = facts.member_name(room, &user).await
+            && let Some(name) = shown_name(room, &user, facts).await
         {
             names.insert(player.as_str().to_owned(), name);
         }
@@ -646,6 +646,22 @@ pub(super) async fn message_content(
         content.relates_to = Some(Relation::Reply(Reply::with_event_id(answered)));
     }
     content
+}
+
+/// What `user` is called in `room`, else in another room the bot shares with them (a
+/// private chat names the opponent, who is not in it), else `None` (their id is shown).
+async fn shown_name(room: &Room, user: &UserId, facts: &RoomFacts) -> Option<String> {
+    if let Some(name) = facts.member_name(room, user).await {
+        return Some(name);
+    }
+    for other in room.client().joined_rooms() {
+        if other.room_id() != room.room_id()
+            && let Some(name) = facts.member_name(&other, user).await
+        {
+            return Some(name);
+        }
+    }
+    None
 }
 
 /// Whether `user` is joined to an encrypted room the bot is in.
