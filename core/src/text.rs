@@ -254,4 +254,14 @@ mod tests {
         assert_eq!(text.plain(), "type `!join` to play");
         assert_eq!(RichText::from("a ` b").plain(), "a ` b");
     }
+
+    #[test]
+    fn the_bot_is_named_as_the_network_knows_it_in_the_style_around_it() {
+        let text = RichText::new().text("e.g. ").code("/msg ").bot().code(" !cast …").text(".");
+        let named = text.clone().naming_bot("spellbot2");
+        assert_eq!(named.plain(), "e.g. `/msg ``spellbot2`` !cast …`.");
+        assert_eq!(named.segments()[2], Segment::Text { text: "spellbot2".into(), style: Style::Code });
+        assert!(!named.segments().contains(&Segment::Bot));
+        assert_eq!(RichText::from("no bot").naming_bot("x"), RichText::from("no bot"));
+    }
 }

@@ -7,7 +7,9 @@
 //! So a long burst of relayed chat holds a game answer back by one send at most. Chat
 //! lines queued for one room may go as one message of several lines (`merge_lines` at
 //! most: a Matrix homeserver takes far fewer events per second than an IRC channel
-//! carries lines; on IRC every line is its own PRIVMSG anyway, so there it is one). On a
+//! carries lines; on IRC every line is its own PRIVMSG anyway, so there it is one), and
+//! so may the game output of one action to one place (`Message::batch`: a Duel round's
+//! steps, settlement and next round are one Matrix message; issue 31). On a
 //! network that sends each line as its speaker (a Matrix appservice's ghosts,
 //! [`GameTransport::mirrors`]) only one speaker's lines go together, each without its head.
 //!
@@ -336,6 +338,53 @@ mod tests {
         assert!(waiting.push(queued(8, "#a", "<bob> one", true)).is_none(), "room");
         assert!(waiting.push(queued(9, "#a", "<bob> two", true)).is_none(), "room");
         assert_eq!(ids(&waiting.next(1, false)), [8]);
+    }
+
+    /// Issue 31: what one action says to a Matrix room is one message; a line to another
+    /// place between them waits; another batch, a picture, or IRC (one line per send) is
+    /// sent on its own.
+    #[test]
+    fn one_actions_lines_to_one_place_go_as_one_message() {
+        let line = |id: i64, to: &str, text: &str, batch: Option<&str>| {
+            let mut queued = queued(id, to, text, false);
+            queued.outbound.message.batch = batch.map(str::to_owned);
+            queued
+        };
+        let fill = |waiting: &mut Waiting| {
+            for q in [
+                line(1, "!a", "Round 1, step 0", Some("0.3")),
+                line(2, "@alice", "Queued.", Some("0.3")),
+                line(3, "!a", "Round 1 settles.", Some("0.3")),
+                line(4, "!a", "Round 2 begins", Some("0.3")),
+                line(5, "!a", "Duel: …", Some("0.3answer")),
+                line(6, "!a", "not of a table", None),
+            ] {
+                assert!(waiting.push(q).is_none(), "game output is never dropped");
+            }
+        };
+        let mut waiting = Waiting::default();
+        fill(&mut waiting);
+        let round = waiting.next(MATRIX_MERGE_LINES, false);
+        assert_eq!(ids(&round), [1, 3, 4]);
+        assert_eq!(merged(&round, false).text.plain(), "Round 1, step 0\nRound 1 settles.\nRound 2 begins");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [2], "the private line, after");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [5], "another batch");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [6]);
+        let mut picture = line(7, "!a", "The board", Some("0.4"));
+        picture.outbound.message.picture = Some(spellbridge_core::Picture {
+            png: std::sync::Arc::from(&b"png"[..]),
+            width: 1,
+            height: 1,
+            replaces: "table 0".into(),
+        });
+        assert!(waiting.push(picture).is_none(), "room");
+        assert!(waiting.push(line(8, "!a", "Round 2, step 0", Some("0.4"))).is_none(), "room");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [7], "a picture goes alone");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [8]);
+        // On IRC every line is its own.
+        let mut irc = Waiting::default();
+        fill(&mut irc);
+        assert_eq!(sent_one_by_one(&mut irc), [1, 2, 3, 4, 5, 6]);
     }
 
     #[test]
