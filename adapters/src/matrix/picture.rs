@@ -2,8 +2,7 @@
 //! an encrypted room, by matrix-sdk) and sent as `m.image` with its width, height, size
 //! and mimetype (`image/png`), the message's text as the `body` fallback for clients that
 //! show no images. Then the picture of the same thing ([`Picture::replaces`], e.g.
-//! `table 7`) that the bot posted last in that room is redacted (with no reason, which
-//! clients would show beside it), so the room keeps one.
+//! `table 7`) that the bot posted last in that room is redacted, so the room keeps one.
 //!
 //! The last picture's event id per room and thing is kept in the store directory
 //! (`pictures.json`, written atomically like the rest of the store), so a restart still
@@ -88,7 +87,7 @@ pub(super) async fn send(
     let transaction = TransactionId::new();
     let redacted = shared
         .with_retry("redact the previous board picture", || async {
-            // No reason: a client shows it to players beside the removed picture.
+            // No reason: clients show one to every reader, in no room's language (issue 31).
             room.redact(&previous, None, Some(transaction.clone())).await.map_err(Into::into)
         })
         .await;
