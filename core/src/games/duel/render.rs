@@ -59,7 +59,7 @@ fn opening_private(language: Language, view: &DuelView) -> Vec<Announcement> {
         .map(|seat| {
             let args = Args::new()
                 .name("opponent", &view.players[1 - seat])
-                .text("wizard", view.wizards[seat].as_str());
+                .text("wizard", super::wizard::name_in(&view.wizards[seat], language));
             Announcement::to(
                 crate::plugin::Audience::Player(view.players[seat].clone()),
                 say(language, "duel-opened-private", args),
