@@ -30,12 +30,45 @@ pub struct Presentation {
     pub form: Form,
     /// The language the destination is told in.
     pub language: Language,
+    /// How a reader there sends the bot a private message ([`Whisper`]).
+    pub whisper: Whisper,
+}
+
+/// How a reader sends the bot a private message, so an instruction names the way their
+/// own network has: `/msg spellbot …` on IRC, "in our direct chat" on Matrix (where the
+/// bot opens that chat itself), "privately" where neither is known (the console, the
+/// site). A message selects on it as `$whisper` (`msg`, `direct`, `privately`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Whisper {
+    /// Said with no network's way (the console, the site).
+    #[default]
+    Privately,
+    /// A command that names the bot: IRC's `/msg <nick>`.
+    Msg,
+    /// A direct chat the bot opens with the player (Matrix).
+    Direct,
+}
+
+impl Whisper {
+    /// The word a message selects on (`{ $whisper -> [msg] … [direct] … *[privately] … }`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Whisper::Privately => "privately",
+            Whisper::Msg => "msg",
+            Whisper::Direct => "direct",
+        }
+    }
 }
 
 impl Presentation {
     /// The presentation of a network that asks for `form`, in English.
     pub fn of(form: Form) -> Self {
-        Presentation { form, language: Language::En }
+        Presentation { form, language: Language::En, whisper: Whisper::Privately }
+    }
+
+    /// This presentation for readers who send the bot private messages as `whisper` says.
+    pub fn whispered(self, whisper: Whisper) -> Self {
+        Presentation { whisper, ..self }
     }
 
     /// This presentation in `language`.

@@ -38,7 +38,7 @@ pub mod transport;
 pub mod words;
 
 pub use dice::Dice;
-pub use event::{Event, EventRecord, Presentation};
+pub use event::{Event, EventRecord, Presentation, Whisper};
 pub use grammar::{Command, Grammar, Parsed, PlayerArgument};
 pub use ids::{NetworkId, PlayerId, RoomId};
 pub use language::Language;

@@ -130,6 +130,11 @@ pub enum Refusal {
     /// whose words are in the [catalogues](crate::locale)).
     #[error("{}", .0.get(Language::En).plain())]
     Worded(Localized),
+    /// [`Refusal::Worded`], answered to the asker privately wherever they asked: what they
+    /// said in a room should have been said privately (a Duel spell), so the answer goes
+    /// where they are to say it (a network opens that private chat if they have none).
+    #[error("{}", .0.get(Language::En).plain())]
+    Privately(Localized),
 }
 
 impl Refusal {
@@ -145,7 +150,7 @@ impl Refusal {
         match self {
             Refusal::UnknownCommand(_) => None,
             Refusal::Refused(text) => Some(text.clone()),
-            Refusal::Worded(said) => Some(said.get(language).clone()),
+            Refusal::Worded(said) | Refusal::Privately(said) => Some(said.get(language).clone()),
         }
     }
 }

@@ -77,6 +77,10 @@ pub enum Segment {
         /// The page's address.
         url: String,
     },
+    /// The bot itself, named as the network that reads the text knows it now (IRC: its
+    /// current nick, for `/msg spellbot …`); only written where that network is known to
+    /// name the bot (`Whisper::Msg`), elsewhere said as `me`.
+    Bot,
 }
 
 /// A message: a list of segments, built with the chainable methods below.
@@ -142,6 +146,33 @@ impl RichText {
         self
     }
 
+    /// Appends the bot's own name on the network that reads the text ([`Segment::Bot`]).
+    pub fn bot(mut self) -> Self {
+        self.segments.push(Segment::Bot);
+        self
+    }
+
+    /// The text with the bot's own name ([`Segment::Bot`]) written as `name` (a network's
+    /// transport, which knows it: IRC's current nick), in the style around it.
+    pub fn naming_bot(self, name: &str) -> RichText {
+        if !self.segments.contains(&Segment::Bot) {
+            return self;
+        }
+        let mut out = RichText::new();
+        let mut style = Style::Plain;
+        for segment in self.segments {
+            match segment {
+                Segment::Bot => out = out.styled(name, style),
+                Segment::Text { text, style: s } => {
+                    style = s;
+                    out = out.push(Segment::Text { text, style: s });
+                }
+                other => out = out.push(other),
+            }
+        }
+        out
+    }
+
     /// Appends every segment of another message.
     pub fn append(mut self, other: RichText) -> Self {
         self.segments.extend(other.segments);
@@ -199,6 +230,7 @@ impl RichText {
                 | Segment::Separator(text)
                 | Segment::Link { text, .. } => out.push_str(text),
                 Segment::Mention(player) | Segment::Name(player) => out.push_str(player.as_str()),
+                Segment::Bot => out.push_str("me"),
             }
         }
     }
@@ -250,5 +282,15 @@ mod tests {
         assert_eq!(text.segments()[1], Segment::Text { text: "!join".into(), style: Style::Code });
         assert_eq!(text.plain(), "type `!join` to play");
         assert_eq!(RichText::from("a ` b").plain(), "a ` b");
+    }
+
+    #[test]
+    fn the_bot_is_named_as_the_network_knows_it_in_the_style_around_it() {
+        let text = RichText::new().text("e.g. ").code("/msg ").bot().code(" !cast …").text(".");
+        let named = text.clone().naming_bot("spellbot2");
+        assert_eq!(named.plain(), "e.g. `/msg ``spellbot2`` !cast …`.");
+        assert_eq!(named.segments()[2], Segment::Text { text: "spellbot2".into(), style: Style::Code });
+        assert!(!named.segments().contains(&Segment::Bot));
+        assert_eq!(RichText::from("no bot").naming_bot("x"), RichText::from("no bot"));
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::event::Whisper;
 use crate::ids::{NetworkId, PlayerId, RoomId};
 use crate::plugin::Form;
 use crate::text::RichText;
@@ -137,6 +138,12 @@ pub struct Message {
     /// per second than an IRC channel carries lines).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub chat: bool,
+    /// Game output: what one action of one table says to one place shares a batch (a
+    /// Duel round's steps, settlement and next round): a network where a message of
+    /// several lines reads as one (Matrix) sends a batch as one message; others (IRC,
+    /// where each line is its own anyway) line by line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<String>,
     /// A picture to show (a table's board), the text being its fallback; only sent to
     /// networks whose transport [shows pictures](GameTransport::shows_pictures). Never
     /// kept in the outbox: a picture lost in a restart is drawn again at the next move.
@@ -175,6 +182,9 @@ pub struct Sent {
     /// True when a private chat had to be opened for it: the player had none with the bot
     /// (Matrix: a direct room was created and they were invited to it).
     pub opened_private: bool,
+    /// Where that private chat is, for the player to find it: a link to it (Matrix: a
+    /// `matrix.to` link to the direct room), where the network has one.
+    pub private_link: Option<String>,
 }
 
 /// Who said a relayed line, and how much of the line's text names them.
@@ -372,6 +382,12 @@ pub trait GameTransport: Send + Sync {
     /// lines are expensive (IRC's flood control), [`Form::Full`] (the default) elsewhere.
     fn form(&self) -> Form {
         Form::Full
+    }
+
+    /// How a player here sends the bot a private message ([`Whisper`]), so instructions
+    /// name their network's way: by default none is named.
+    fn whisper(&self) -> Whisper {
+        Whisper::Privately
     }
 
     /// True when this network is sent pictures ([`Message::picture`]): a Matrix account

@@ -7,7 +7,9 @@
 //! So a long burst of relayed chat holds a game answer back by one send at most. Chat
 //! lines queued for one room may go as one message of several lines (`merge_lines` at
 //! most: a Matrix homeserver takes far fewer events per second than an IRC channel
-//! carries lines; on IRC every line is its own PRIVMSG anyway, so there it is one). On a
+//! carries lines; on IRC every line is its own PRIVMSG anyway, so there it is one), and
+//! so may the game output of one action to one place (`Message::batch`: a Duel round's
+//! steps, settlement and next round are one Matrix message; issue 31). On a
 //! network that sends each line as its speaker (a Matrix appservice's ghosts,
 //! [`GameTransport::mirrors`]) only one speaker's lines go together, each without its head.
 //!
@@ -63,6 +65,8 @@ pub enum Learned {
         network: NetworkId,
         /// Who it was opened with.
         player: PlayerId,
+        /// A link to the chat, where the network gives one.
+        link: Option<String>,
     },
 }
 
@@ -73,7 +77,11 @@ pub fn learned(network: &NetworkId, to: &Destination, message: &Message, sent: S
         learned.push(Learned::Relayed { network: network.clone(), id, line: line.clone() });
     }
     if let (true, Destination::Private(player)) = (sent.opened_private, to) {
-        learned.push(Learned::OpenedPrivate { network: network.clone(), player: player.clone() });
+        learned.push(Learned::OpenedPrivate {
+            network: network.clone(),
+            player: player.clone(),
+            link: sent.private_link,
+        });
     }
     learned
 }
@@ -117,7 +125,7 @@ impl Waiting {
     /// characters. Empty when nothing waits.
     pub fn next(&mut self, merge_lines: usize, by_speaker: bool) -> Vec<Queued> {
         if let Some(game) = self.game.pop_front() {
-            return vec![game];
+            return self.with_batch(game, merge_lines);
         }
         let Some(first) = self.chat.pop_front() else { return Vec::new() };
         let mergeable = |m: &Message| m.chat && m.voice == Voice::Say;
@@ -142,6 +150,42 @@ impl Waiting {
             }
             chars += 1 + length;
             batch.extend(self.chat.pop_front());
+        }
+        batch
+    }
+}
+
+impl Waiting {
+    /// `first` with the game messages of its batch to the same place that wait behind it
+    /// (`Message::batch`: one action's words to one room or player), up to `merge_lines`
+    /// lines and [`MERGE_CHARS`] characters; a picture goes alone. Messages to other
+    /// places between them wait (each place still hears its messages in order); one to
+    /// the same place that is not of the batch ends it.
+    fn with_batch(&mut self, first: Queued, merge_lines: usize) -> Vec<Queued> {
+        let batched = |m: &Message| m.batch.is_some() && m.picture.is_none() && m.voice == Voice::Say;
+        if merge_lines < 2 || !batched(&first.outbound.message) {
+            return vec![first];
+        }
+        let mut chars = first.outbound.message.text.plain().len();
+        let mut batch = vec![first];
+        let mut at = 0;
+        while batch.len() < merge_lines {
+            let Some(next) = self.game.get(at) else { break };
+            let head = &batch[0].outbound;
+            if next.outbound.to != head.to {
+                at += 1;
+                continue;
+            }
+            let length = next.outbound.message.text.plain().len();
+            let fits = batched(&next.outbound.message)
+                && next.outbound.message.batch == head.message.batch
+                && next.outbound.message.thread == head.message.thread
+                && chars + 1 + length <= MERGE_CHARS;
+            if !fits {
+                break;
+            }
+            chars += 1 + length;
+            batch.extend(self.game.remove(at));
         }
         batch
     }
@@ -296,6 +340,53 @@ mod tests {
         assert_eq!(ids(&waiting.next(1, false)), [8]);
     }
 
+    /// Issue 31: what one action says to a Matrix room is one message; a line to another
+    /// place between them waits; another batch, a picture, or IRC (one line per send) is
+    /// sent on its own.
+    #[test]
+    fn one_actions_lines_to_one_place_go_as_one_message() {
+        let line = |id: i64, to: &str, text: &str, batch: Option<&str>| {
+            let mut queued = queued(id, to, text, false);
+            queued.outbound.message.batch = batch.map(str::to_owned);
+            queued
+        };
+        let fill = |waiting: &mut Waiting| {
+            for q in [
+                line(1, "!a", "Round 1, step 0", Some("0.3")),
+                line(2, "@alice", "Queued.", Some("0.3")),
+                line(3, "!a", "Round 1 settles.", Some("0.3")),
+                line(4, "!a", "Round 2 begins", Some("0.3")),
+                line(5, "!a", "Duel: …", Some("0.3answer")),
+                line(6, "!a", "not of a table", None),
+            ] {
+                assert!(waiting.push(q).is_none(), "game output is never dropped");
+            }
+        };
+        let mut waiting = Waiting::default();
+        fill(&mut waiting);
+        let round = waiting.next(MATRIX_MERGE_LINES, false);
+        assert_eq!(ids(&round), [1, 3, 4]);
+        assert_eq!(merged(&round, false).text.plain(), "Round 1, step 0\nRound 1 settles.\nRound 2 begins");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [2], "the private line, after");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [5], "another batch");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [6]);
+        let mut picture = line(7, "!a", "The board", Some("0.4"));
+        picture.outbound.message.picture = Some(spellbridge_core::Picture {
+            png: std::sync::Arc::from(&b"png"[..]),
+            width: 1,
+            height: 1,
+            replaces: "table 0".into(),
+        });
+        assert!(waiting.push(picture).is_none(), "room");
+        assert!(waiting.push(line(8, "!a", "Round 2, step 0", Some("0.4"))).is_none(), "room");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [7], "a picture goes alone");
+        assert_eq!(ids(&waiting.next(MATRIX_MERGE_LINES, false)), [8]);
+        // On IRC every line is its own.
+        let mut irc = Waiting::default();
+        fill(&mut irc);
+        assert_eq!(sent_one_by_one(&mut irc), [1, 2, 3, 4, 5, 6]);
+    }
+
     #[test]
     fn game_output_goes_before_queued_chat_and_neither_is_reordered() {
         let mut waiting = Waiting::default();
@@ -353,7 +444,7 @@ mod tests {
         let room = Destination::Room(RoomId::new("!a"));
         let line = Relayed { name: "alice".into(), text: "hi".into() };
         let relayed = Message { relayed: Some(line.clone()), chat: true, ..Message::from("<alice> hi") };
-        let with_id = |id: &str| Sent { id: Some(id.into()), opened_private: false };
+        let with_id = |id: &str| Sent { id: Some(id.into()), ..Sent::default() };
         assert_eq!(
             learned(&matrix, &room, &relayed, with_id("$e")),
             [Learned::Relayed { network: matrix.clone(), id: "$e".into(), line }]
@@ -365,10 +456,11 @@ mod tests {
         );
         let alice = PlayerId::new("@alice:hs");
         let private = Destination::Private(alice.clone());
-        let opened = Sent { id: Some("$p".into()), opened_private: true };
+        let link = Some("https://matrix.to/#/!dm".to_owned());
+        let opened = Sent { id: Some("$p".into()), opened_private: true, private_link: link.clone() };
         assert_eq!(
             learned(&matrix, &private, &Message::from("Your link code"), opened),
-            [Learned::OpenedPrivate { network: matrix, player: alice }]
+            [Learned::OpenedPrivate { network: matrix, player: alice, link }]
         );
     }
     #[test]

@@ -260,9 +260,9 @@ impl Engine {
                     self.router.learn_relayed(&network, &id, line.clone());
                     lines.push((network, id, line));
                 }
-                Learned::OpenedPrivate { network, player } => {
+                Learned::OpenedPrivate { network, player, link } => {
                     tracing::info!(network = %network, player = %player, "opened a private chat with a player who had none");
-                    told.extend(self.router.opened_private(&network, &player, now));
+                    told.extend(self.router.opened_private(&network, &player, link.as_deref(), now));
                 }
             }
         }

@@ -100,6 +100,7 @@ pub fn router_options_with(settings: &Settings, aliases: &Aliases) -> RouterOpti
         // Set once the transports run (see `run_with`).
         room_members: RoomMembersSource::default(),
         forms: BTreeMap::new(),
+        whispers: BTreeMap::new(),
         pictures: std::collections::BTreeSet::new(),
         public_url: settings.public_url.clone(),
         languages: settings.languages.clone(),
@@ -331,6 +332,9 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     // Each network is sent the form of games' announcements its transport asks for.
     options.forms = transports.iter().map(|(network, t)| (network.clone(), t.form())).collect();
     router.set_forms(options.forms.clone());
+    // And told how its players send the bot a private message (`/msg` on IRC).
+    options.whispers = transports.iter().map(|(network, t)| (network.clone(), t.whisper())).collect();
+    router.set_whispers(options.whispers.clone());
     // Tables' board pictures go to the networks that show them (Matrix's `board_images`).
     options.pictures =
         transports.iter().filter(|(_, t)| t.shows_pictures()).map(|(n, _)| n.clone()).collect();
@@ -383,6 +387,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     options = RouterOptions {
                         room_members: room_members.clone(),
                         forms: options.forms.clone(),
+                        whispers: options.whispers.clone(),
                         pictures: options.pictures.clone(),
                         ..router_options_with(&reloaded, &aliases)
                     };
@@ -424,6 +429,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     options = RouterOptions {
                         room_members: room_members.clone(),
                         forms: options.forms.clone(),
+                        whispers: options.whispers.clone(),
                         pictures: options.pictures.clone(),
                         ..router_options_with(&settings, &aliases)
                     };

@@ -180,6 +180,48 @@ async fn a_duel_round_reaches_the_channel_in_at_most_four_lines() {
     );
 }
 
+/// Issue 31: `[[irc]] form = "full"` opts a network out of the compact form: a Duel round
+/// is told a line per step, as on Matrix; and the opening says how to cast with the bot's
+/// real nick (`/msg spellbridge …`, never a `<bot>` placeholder).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_full_form_a_duel_round_is_told_a_line_per_step() {
+    let irc = server();
+    let daemon = Daemon::start(irc.port(), "", &format!("form = \"full\"\n{UNTHROTTLED}"));
+    let bot = bot(&daemon);
+    let (mut alice, mut bob, mut carol) = tokio::join!(
+        bot.player(irc.port(), "alice"),
+        bot.player(irc.port(), "bob"),
+        bot.player(irc.port(), "carol")
+    );
+    bot.wait_until_answering(&mut carol).await;
+    bob.privmsg(ROOM, "!games").await.expect("send");
+    bot.expect(&mut bob, "Games:").await;
+    alice.privmsg(ROOM, "!duel bob").await.expect("send");
+    bot.expect(&mut bob, "challenges").await;
+    bob.privmsg(ROOM, "!accept").await.expect("send");
+    let opening = strip(&bot.expect(&mut carol, "Round 1 begins").await.text);
+    assert!(opening.contains(&format!("/msg {BOT} !cast surge fire wind end")), "{opening}");
+    alice.privmsg(BOT, "!cast surge fire fire wind water end").await.expect("send");
+    bot.expect_private(&mut alice, "Queued").await;
+    bot.drain(&mut carol, Duration::from_millis(500)).await;
+
+    bob.privmsg(BOT, "!cast surge water thunder earth fire end").await.expect("send");
+    let mut round = Vec::new();
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline && !round.iter().any(|m: &Message| m.text.contains("Round 2 begins")) {
+        round.extend(bot.drain(&mut carol, Duration::from_millis(300)).await);
+    }
+    let lines: Vec<String> = round.iter().filter(|m| m.target == ROOM).map(|m| strip(&m.text)).collect();
+    for step in 0..=5 {
+        let line = format!("Round 1, step {step}: ");
+        assert_eq!(lines.iter().filter(|l| l.starts_with(&line)).count(), 1, "{line:?}: {lines:#?}");
+    }
+    assert!(lines.iter().any(|l| l == "Round 1 settles."), "the settlement's heading: {lines:#?}");
+    assert!(!lines.iter().any(|l| l.starts_with("Round 1, steps")), "no compact line: {lines:#?}");
+    let begins = lines.iter().find(|l| l.starts_with("Round 2 begins")).expect("the next round");
+    assert!(begins.contains(&format!("/msg {BOT} !cast …")), "{begins}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_restart_mid_duel_loses_and_repeats_no_announcement() {
     let mut irc = server();

@@ -302,21 +302,26 @@ async fn matrix_players_play_a_duel_by_encrypted_dm_and_a_thaum_phase_in_an_encr
     assert_ne!(queued.room.as_str(), room, "the answer came in a direct room: {queued:?}");
     let dm = client_room_encrypted(&alice, queued.room.as_str()).await;
     assert!(dm, "alice's direct room with the bot is encrypted");
-    // The table's dice commitment (RULES T-10) is public; nothing of the spell is.
+    // The table's dice commitment (RULES T-10) is public, and where the bot opened each
+    // player's direct chat (issue 31); nothing of the spell is.
     let mut early = carol.drain(Duration::from_secs(2)).await;
-    early.retain(|m| !m.text.starts_with("Dice commitment"));
+    early.retain(|m| {
+        !m.text.starts_with("Dice commitment") && !m.text.contains("I've opened our direct chat")
+    });
     assert!(early.is_empty(), "the room heard something before bob cast: {early:#?}");
     bob.say(&to_bot, "!cast focus earth earth earth earth end").await;
     bob.expect_private("Queued", &daemon).await;
+    // The round is one message (issue 31), a line per step, then the settlement.
     let step0 = carol.expect("Round 1, step 0", &daemon).await;
     assert_eq!(step0.room.as_str(), room);
-    assert!(!step0.text.contains("Fire"), "step 0 reveals only the pre-conditionings: {step0:?}");
-    carol.expect("Round 1, step 1", &daemon).await;
-    carol.expect("Round 1 settles", &daemon).await;
+    let first = step0.text.lines().next().unwrap_or_default();
+    assert!(!first.contains("Fire"), "step 0 reveals only the pre-conditionings: {step0:?}");
+    for needle in ["Round 1, step 1", "Round 1 settles"] {
+        assert!(step0.text.contains(needle), "{needle:?} in the round's message: {step0:?}");
+    }
     // Fire Wind Water Thunder: 16 + surge 8 + explosion 16 = 40; Earth×4 focused: 16. Track 24.
     // Players are named by display name, never by Matrix id (issue 15).
-    let track = carol.expect("24 toward", &daemon).await;
-    assert!(track.text.contains("now 24 toward alice."), "{track:?}");
+    assert!(step0.text.contains("now 24 toward alice."), "{step0:?}");
 
     // Round 2: bob's Earth run sealed Wind and Water for alice's first 3 positions (D-10).
     alice.say(&to_bot, "!cast surge fire wind end").await;

@@ -26,7 +26,12 @@ duel-seals-more = { $first }; { $rest }
 duel-seals = { $seals }.
 
 ## The table opens; a round's steps
-duel-opened = ⚔ Duel! { $first } ({ $first-wizard }) vs { $second } ({ $second-wizard }). The track starts at 0; push it to 30 on your side to win (RULES D-1). Round 1 begins: send your spell to me privately, e.g. `/msg <bot> !cast surge fire wind end` — tokens are placed one per step and revealed together; a step waits at most { $wait }. `!help cast` lists the tokens, `!status` shows the duel.
+duel-opened = ⚔ Duel! { $first } ({ $first-wizard }) vs { $second } ({ $second-wizard }). The track starts at 0; push it to 30 on your side to win (RULES D-1). Round 1 begins: { $whisper ->
+    [msg] send your spell to me privately, e.g. `/msg { $bot } !cast surge fire wind end`
+    [direct] send your spell in our direct chat (I've written to each of you there), e.g. `!cast surge fire wind end`
+   *[privately] send your spell to me privately, e.g. `!cast surge fire wind end`
+} — tokens are placed one per step and revealed together; a step waits at most { $wait }. `!help cast` lists the tokens, `!status` shows the duel.
+duel-opened-private = ⚔ Your Duel against { $opponent } has begun; you play { $wizard }. Send your spell here, e.g. `!cast surge fire wind end`: nobody else sees it until both spells are revealed step by step. `!help cast` lists the tokens.
 duel-queued-complete = Queued. Your spell for round { $round }: { $tokens }. Your tokens are placed one per step and revealed with your opponent's.
 duel-queued-open = Queued. Your spell for round { $round }: { $tokens }. Add more with `!cast …` and finish with `end`.
 duel-queue = Your queued tokens (only you see this): { $tokens }.
@@ -72,8 +77,16 @@ duel-compact-settles = Round { $round } settles: { $spells }. { $moves }.
 ## The next round
 # A deadline: ISO 8601 in UTC.
 duel-when = { $date }T{ $time }Z
-duel-round-begins = Round { $round } begins: send your spell to me privately (`!cast …`); step 0 times out at { $deadline }.
-duel-round-begins-compact = Round { $round } begins: send your spell to me privately (`!cast …`); each step waits at most { $wait }.{ $seals }
+duel-round-begins = Round { $round } begins: { $first }, { $second }, { $whisper ->
+    [msg] send your spell with `/msg { $bot } !cast …`
+    [direct] send your spell in our direct chat (`!cast …`)
+   *[privately] send your spell to me privately (`!cast …`)
+}; step 0 times out at { $deadline }.
+duel-round-begins-compact = Round { $round } begins: { $whisper ->
+    [msg] send your spell with `/msg { $bot } !cast …`
+    [direct] send your spell in our direct chat (`!cast …`)
+   *[privately] send your spell to me privately (`!cast …`)
+}; each step waits at most { $wait }.{ $seals }
 duel-round-seals = {" "}Seals (RULES D-10): { $seals }
 
 ## The end
@@ -116,7 +129,7 @@ duel-wizard-name = { $name }
 ## Refusals
 duel-did-you-mean = {" "}Did you mean `{ $word }`?
 duel-error-unknown-command = `{ $word }` is not a Duel command; Duel commands are `!cast`, `!status`, `!concede` and `!stop`.
-duel-error-public-cast = Don't reveal your spell! Send it privately: /msg the bot `!cast …` (spells are hidden until both wizards place their tokens).
+duel-error-public-cast = Don't reveal your spell in the room! Send it here instead, `!cast …` (`!help cast` lists the tokens; spells stay hidden until both wizards have placed their tokens).
 duel-error-no-tokens = `!cast` needs at least one token, e.g. `!cast surge fire wind end`. Tokens: { -token-list }.
 duel-error-unknown-token = `{ $word }` is not a spell token.{ $suggestion } Tokens: { -token-list }.
 duel-error-unread = { $message }
@@ -142,7 +155,7 @@ duel-error-unknown-wizard = There is no wizard `{ $name }`.{ $suggestion } Wizar
 # The game's name, as `!new` takes it.
 duel-name = duel
 duel-summary = two wizards cast element spells in hidden steps and push a shared victory track to 30
-duel-help-cast = Privately to the bot: queues your spell's tokens for this round, one placed per step (`!cast surge fire wind end`): one pre-conditioning (surge focus overspeed counter), then elements (water fire thunder wind earth void), then end. Order: on the circle water–fire–thunder–wind–earth, an element may not directly follow a neighbour (after fire: fire, wind, earth or void), nor void follow void (RULES D-3).
+duel-help-cast = Said to me privately: queues your spell's tokens for this round, one placed per step (`!cast surge fire wind end`): one pre-conditioning (surge focus overspeed counter), then elements (water fire thunder wind earth void), then end. Order: on the circle water–fire–thunder–wind–earth, an element may not directly follow a neighbour (after fire: fire, wind, earth or void), nor void follow void (RULES D-3).
 duel-help-status = Shows the round, the step, the victory track, both pools and the seals; privately, also your own queued spell.
 duel-help-concede = Gives up the duel: your opponent wins.
 duel-help-stop = Room operators, game masters and bot admins: ends the duel with no winner (a player gives up with `!concede`).

@@ -16,3 +16,5 @@ router-dice-revealed-short = Dice key revealed: `{ $short }…`, matching commit
 # A Matrix player with no private chat with the bot: one was opened (unencrypted unless the
 # config asks) so the bot could write to them privately; said where they last asked.
 router-private-opened = I've opened a private chat with you and sent you a message there: accept its invitation to read it.
+# The same, with a link to the chat (Matrix: a matrix.to link to the direct room).
+router-private-opened-link = I've opened our direct chat ({ $link }) and written to you there: accept its invitation, then type there.

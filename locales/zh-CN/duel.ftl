@@ -26,7 +26,12 @@ duel-seals-more = { $first }；{ $rest }
 duel-seals = { $seals }。
 
 ## 开局与施法的每一步
-duel-opened = ⚔ 决斗！{ $first }（{ $first-wizard }）对 { $second }（{ $second-wizard }）。胜利点数条从 0 开始，推到你这边 30 点即获胜（规则 D-1）。第 1 回合开始：请私信把法术发给我，例如 `/msg <bot> !施法 迸发 火 风 协调`——标记每步放置一个，双方同时揭示；每步最多等待 { $wait }。`!帮助 施法` 列出所有标记，`!状态` 查看决斗状况。
+duel-opened = ⚔ 决斗！{ $first }（{ $first-wizard }）对 { $second }（{ $second-wizard }）。胜利点数条从 0 开始，推到你这边 30 点即获胜（规则 D-1）。第 1 回合开始：{ $whisper ->
+    [msg] 请私信把法术发给我，例如 `/msg { $bot } !施法 迸发 火 风 协调`
+    [direct] 请在我们的私聊中把法术发给我（我已在那里给你们每人发了消息），例如 `!施法 迸发 火 风 协调`
+   *[privately] 请私信把法术发给我，例如 `!施法 迸发 火 风 协调`
+}——标记每步放置一个，双方同时揭示；每步最多等待 { $wait }。`!帮助 施法` 列出所有标记，`!状态` 查看决斗状况。
+duel-opened-private = ⚔ 你对 { $opponent } 的决斗开始了；你的魔法师是 { $wizard }。请在这里发送你的法术，例如 `!施法 迸发 火 风 协调`：双方法术逐步揭示之前，别人看不到它。`!帮助 施法` 列出所有标记。
 duel-queued-complete = 已记下。你第 { $round } 回合的法术：{ $tokens }。你的标记每步放置一个，与对手的标记同时揭示。
 duel-queued-open = 已记下。你第 { $round } 回合的法术：{ $tokens }。可用 `!施法 …` 继续添加，以 `协调` 结束。
 duel-queue = 你排队中的标记（只有你能看到）：{ $tokens }。
@@ -69,8 +74,16 @@ duel-compact-settles = 第 { $round } 回合结算：{ $spells }。{ $moves }。
 ## 下一回合
 # 截止时间（UTC）。
 duel-when = { $date } { $time } UTC
-duel-round-begins = 第 { $round } 回合开始：请私信把法术发给我（`!施法 …`）；第 0 步在 { $deadline } 超时。
-duel-round-begins-compact = 第 { $round } 回合开始：请私信把法术发给我（`!施法 …`）；每步最多等待 { $wait }。{ $seals }
+duel-round-begins = 第 { $round } 回合开始：{ $first }、{ $second }，{ $whisper ->
+    [msg] 请用 `/msg { $bot } !施法 …` 发送法术
+    [direct] 请在我们的私聊中发送法术（`!施法 …`）
+   *[privately] 请私信把法术发给我（`!施法 …`）
+}；第 0 步在 { $deadline } 超时。
+duel-round-begins-compact = 第 { $round } 回合开始：{ $whisper ->
+    [msg] 请用 `/msg { $bot } !施法 …` 发送法术
+    [direct] 请在我们的私聊中发送法术（`!施法 …`）
+   *[privately] 请私信把法术发给我（`!施法 …`）
+}；每步最多等待 { $wait }。{ $seals }
 duel-round-seals = 元素封印（规则 D-10）：{ $seals }
 
 ## 结束
@@ -119,7 +132,7 @@ duel-wizard-name = { $name ->
 ## 拒绝理由
 duel-did-you-mean = 你是想输入 `{ $word }` 吗？
 duel-error-unknown-command = `{ $word }` 不是决斗命令；决斗命令有 `!施法`、`!状态`、`!认输` 和 `!停止`。
-duel-error-public-cast = 别暴露你的法术！请私信机器人发送 `!施法 …`（双方魔法师放置标记之前，法术是隐藏的）。
+duel-error-public-cast = 别在房间里暴露你的法术！请改在这里发送 `!施法 …`（`!帮助 施法` 列出所有标记；双方魔法师放置标记之前，法术是隐藏的）。
 duel-error-no-tokens = `!施法` 至少需要一个标记，例如 `!施法 迸发 火 风 协调`。标记：{ -token-list }。
 duel-error-unknown-token = `{ $word }` 不是法术标记。{ $suggestion }标记：{ -token-list }。
 duel-error-unread = { $message }
@@ -145,7 +158,7 @@ duel-error-unknown-wizard = 没有名为 `{ $name }` 的魔法师。{ $suggestio
 # 游戏名，`!开局` 接受它。
 duel-name = 决斗
 duel-summary = 两位魔法师分步秘密释放元素法术，把共同的胜利点数条推到 30
-duel-help-cast = 私信机器人：为你本回合的法术排入标记，每步放置一个（`!施法 迸发 火 风 协调`）。法术依次是一个元素预调理（迸发 专注 超速 反制）、若干元素（水 火 雷 风 土 虚无）、最后协调。顺序：元素围成一圈，水 火 雷 风 土，相邻的元素相冲突，不能紧接着唤起（火之后可以唤起火、风、土或虚无），也不能连续唤起虚无（规则 D-3）。
+duel-help-cast = 私信发给我：为你本回合的法术排入标记，每步放置一个（`!施法 迸发 火 风 协调`）。法术依次是一个元素预调理（迸发 专注 超速 反制）、若干元素（水 火 雷 风 土 虚无）、最后协调。顺序：元素围成一圈，水 火 雷 风 土，相邻的元素相冲突，不能紧接着唤起（火之后可以唤起火、风、土或虚无），也不能连续唤起虚无（规则 D-3）。
 duel-help-status = 显示回合、步、胜利点数条、双方的元素池和元素封印；私信查询时还显示你自己排队中的法术。
 duel-help-concede = 认输：对手获胜。
 duel-help-stop = 房间管理员、游戏主持人和机器人管理员：中止决斗，没有胜者（玩家想退出请用 `!认输`）。

@@ -14,3 +14,5 @@ router-dice-revealed-short = 骰子密钥公开：`{ $short }…`，对应承诺
 # A Matrix player with no private chat with the bot: one was opened (unencrypted unless the
 # config asks) so the bot could write to them privately; said where they last asked.
 router-private-opened = 我已和你开了一个私聊，并在那里给你发了消息：接受它的邀请就能看到。
+# 同上，附私聊的链接（Matrix：指向该私聊房间的 matrix.to 链接）。
+router-private-opened-link = 我已和你开了我们的私聊（{ $link }），并在那里给你发了消息：接受它的邀请，然后在那里输入。

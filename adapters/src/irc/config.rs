@@ -21,7 +21,7 @@ use super::transport::IrcTransport;
 use crate::network::{self, Ids, Network, NetworkKind, Start, Transport, UserLimit};
 use crate::secret::{Secret, SecretSource};
 use crate::supervise::Connection;
-use spellbridge_core::NetworkId;
+use spellbridge_core::{Form, NetworkId};
 
 /// The IRC kind: `[[irc]]` sections.
 #[derive(Clone, Copy, Debug, Default)]
@@ -98,6 +98,9 @@ struct Irc {
     /// How commands in the bot's messages are shown: `bold` (default), `monospace`
     /// (`\x11`, which irssi shows as a reverse `Q`) or `plain`.
     code_style: Option<String>,
+    /// How games' announcements are told here: `compact` (default: a Duel round in three
+    /// lines, for a real network's flood control) or `full` (a line per thing, as on Matrix).
+    form: Option<String>,
     /// The first wait before reconnecting; it doubles on each failure, up to 2 minutes
     /// (default "1s").
     reconnect_delay: Option<String>,
@@ -173,6 +176,8 @@ pub struct IrcSettings {
     pub rejoin_on_kick: bool,
     /// How commands in the bot's messages are shown (`code_style`, default bold).
     pub code_style: CodeStyle,
+    /// How games' announcements are told here (`form`, default compact).
+    pub form: Form,
     /// Outbound flood control: burst, then one line per interval; `None` is off.
     pub flood: Option<(u32, Duration)>,
     /// Per-player command limit: commands per window; `None` is off.
@@ -231,6 +236,7 @@ impl IrcSettings {
             flood: self.flood,
             prefix: prefix.to_owned(),
             code_style: self.code_style,
+            form: self.form,
             backoff: (self.reconnect_delay, Duration::from_secs(120).max(self.reconnect_delay)),
             ping: (Duration::from_secs(120), Duration::from_secs(60)),
             language: spellbridge_core::Language::En,
@@ -343,6 +349,18 @@ fn code_style(raw: Option<&str>, at: &dyn Fn(&str) -> String) -> Result<CodeStyl
     })
 }
 
+/// A network's `form`: `compact` unless it asks for the full one.
+fn form(raw: Option<&str>, at: &dyn Fn(&str) -> String) -> Result<Form, String> {
+    match raw {
+        None | Some("compact") => Ok(Form::Compact),
+        Some("full") => Ok(Form::Full),
+        Some(other) => Err(at(&format!(
+            "form `{other}` is not a form; write form = \"compact\" (the default: a Duel round in three \
+             lines) or \"full\" (a line per step, as on Matrix)"
+        ))),
+    }
+}
+
 /// `[irc.sasl]`, checked: known mechanisms, a password for those that need one.
 fn sasl_settings(raw: Sasl, base: &Path, at: &dyn Fn(&str) -> String) -> Result<SaslSettings, String> {
     let password =
@@ -434,6 +452,7 @@ fn settings(raw: Irc, base: &Path) -> Result<IrcSettings, String> {
     };
     let user_limit = network::user_limit(raw.user_limit, &at)?;
     let code_style = code_style(raw.code_style.as_deref(), &at)?;
+    let form = form(raw.form.as_deref(), &at)?;
     Ok(IrcSettings {
         port: raw.port.unwrap_or(if tls { 6697 } else { 6667 }),
         server: raw.server,
@@ -449,6 +468,7 @@ fn settings(raw: Irc, base: &Path) -> Result<IrcSettings, String> {
         ctcp: raw.ctcp.unwrap_or(true),
         rejoin_on_kick: raw.rejoin_on_kick.unwrap_or(true),
         code_style,
+        form,
         flood,
         user_limit,
         reconnect_delay,

@@ -95,6 +95,8 @@ pub fn render(text: &RichText, code: CodeStyle) -> String {
             Segment::Separator(text) => (None, Cow::Owned(format!("{ENTRY}{}{ENTRY}", sanitize(text)))),
             // IRC has no links: the words alone (the page is a message away, `!board`).
             Segment::Link { text, .. } => (None, sanitize(text)),
+            // The transport writes its nick in first (`RichText::naming_bot`).
+            Segment::Bot => (None, Cow::Borrowed("me")),
         })
         .filter(|(_, body)| !body.is_empty())
         .collect();
@@ -777,6 +779,7 @@ mod tests {
                 Segment::Mention(player) => (mention_nick(player.as_str()), None),
                 Segment::Name(player) => (mention_nick(player.as_str()), Some(Segmenter::Style(Style::Bold))),
                 Segment::Separator(text) | Segment::Link { text, .. } => (text.as_str(), None),
+                Segment::Bot => ("me", None),
             };
             out.extend(body.chars().filter(|c| !c.is_control()).map(|c| (c, kind)));
         }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use spellbridge_core::{Language, NetworkId};
+use spellbridge_core::{Form, Language, NetworkId};
 
 use super::format::CodeStyle;
 use super::sasl::SaslOptions;
@@ -60,6 +60,8 @@ pub struct IrcOptions {
     pub prefix: String,
     /// How code (commands in the bot's messages) is shown: bold by default.
     pub code_style: CodeStyle,
+    /// How games' announcements are told here: compact by default (`[[irc]] form`).
+    pub form: Form,
     /// Reconnect backoff: first delay and the most it grows to.
     pub backoff: (Duration, Duration),
     /// Send a PING after this much silence, and give up after this much more.
@@ -86,6 +88,7 @@ impl std::fmt::Debug for IrcOptions {
             .field("ctcp", &self.ctcp)
             .field("flood", &self.flood)
             .field("code_style", &self.code_style)
+            .field("form", &self.form)
             .finish_non_exhaustive()
     }
 }
@@ -115,6 +118,7 @@ impl IrcOptions {
             flood: None,
             prefix: "!".to_owned(),
             code_style: CodeStyle::default(),
+            form: Form::Compact,
             backoff: (Duration::from_millis(200), Duration::from_secs(5)),
             ping: (Duration::from_secs(60), Duration::from_secs(30)),
             language: Language::En,

@@ -43,7 +43,7 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use irc::client::prelude::{Command, Message, Response};
 use spellbridge_core::{
     Destination, Form, GameTransport, Inbound, MemberChange, NetworkId, PlayerId, RoomId, Said,
-    TransportError, Voice,
+    TransportError, Voice, Whisper,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -287,7 +287,12 @@ impl GameTransport for IrcTransport {
     /// Compact: a real network's flood control lets the bot send about one line per 2 s,
     /// so every line a game saves is time the room does not wait.
     fn form(&self) -> Form {
-        Form::Compact
+        self.shared.options.form
+    }
+
+    /// `/msg <nick> …`.
+    fn whisper(&self) -> Whisper {
+        Whisper::Msg
     }
 
     fn is_member(&self, room: &RoomId, name: &str) -> bool {
@@ -368,8 +373,10 @@ impl GameTransport for IrcTransport {
             Voice::Say => split::Splitter::new(prefix),
             Voice::Act => split::Splitter::new(prefix).with_ctcp("ACTION"),
         };
+        // `/msg spellbot …` names the bot by its nick now.
+        let text = text.clone().naming_bot(&nick);
         let lines = splitter
-            .split(&target, &format::render(text, self.shared.options.code_style))
+            .split(&target, &format::render(&text, self.shared.options.code_style))
             .map_err(|e| TransportError::Refused { network: network.clone(), reason: e.to_string() })?;
         if lines.is_empty() {
             return Ok(());

@@ -98,6 +98,11 @@ pub fn render(text: &RichText, name_of: impl Fn(&str) -> Option<String>) -> Rend
                     push_escaped(&mut html, id);
                 }
             }
+            // The transport writes the bot's name in first (`RichText::naming_bot`).
+            Segment::Bot => {
+                push_plain(&mut plain, "me");
+                push_escaped(&mut html, "me");
+            }
             Segment::Name(player) => {
                 let id = player.as_str();
                 let name = shown_name(&name_of, id);

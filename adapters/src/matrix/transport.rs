@@ -16,7 +16,8 @@
 //! (`m.direct`, as when they opened it), else another such room that no bridge or config
 //! names; when there is none, one is created (`is_direct`, invite-only, history from the
 //! invite on; unencrypted, so a client without encryption reads it, unless
-//! `dm_encryption` asks) and [`Sent::opened_private`] says so, for the daemon to tell the
+//! the player is in an encrypted room with the bot or `dm_encryption` asks) and
+//! [`Sent::opened_private`] says so (with a `matrix.to` link), for the daemon to tell the
 //! room where the player asked. [`GameTransport::send_noted`] returns the event id sent
 //! (a relayed line's, which the daemon maps back to its speaker); a message naming one it
 //! answers (`Message::reply_to`) goes as a Matrix reply (`m.in_reply_to`).
@@ -40,8 +41,8 @@ use matrix_sdk::ruma::events::room::history_visibility::{
     HistoryVisibility, RoomHistoryVisibilityEventContent,
 };
 use matrix_sdk::ruma::events::room::message::{
-    EmoteMessageEventContent, FormattedBody, MessageType, Relation, RoomMessageEventContent,
-    TextMessageEventContent,
+    EmoteMessageEventContent, FormattedBody, MessageType, NoticeMessageEventContent, Relation,
+    RoomMessageEventContent, TextMessageEventContent,
 };
 use matrix_sdk::ruma::events::{InitialStateEvent, Mentions};
 use matrix_sdk::ruma::{
@@ -51,7 +52,7 @@ use matrix_sdk::{Client, Room, RoomState};
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
     Destination, GameTransport, Inbound, MemberChange, Message, NetworkId, PlayerId, RoomId, Sent,
-    TransportError, Voice,
+    TransportError, Voice, Whisper,
 };
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -400,11 +401,13 @@ impl MatrixTransport {
     /// the bot's `m.direct`), invite-only (the trusted private chat preset), its history
     /// readable from the invite on by those invited or joined only (`invited`: the player
     /// reads what was sent before they accepted; nobody reads what was sent before they were
-    /// invited); unencrypted, so a client without encryption can read it, unless
-    /// `dm_encryption` is set.
+    /// invited); encrypted when `dm_encryption` is set or the player is in an encrypted
+    /// room with the bot (where the game they play likely is: what is said privately is
+    /// kept as well as what is said there), else unencrypted, so a client without
+    /// encryption can read it.
     async fn create_direct_room(&self, client: &Client, user: &UserId) -> Result<Room, TransportError> {
         let network = &self.shared.options.network;
-        let encrypted = self.shared.options.dm_encryption;
+        let encrypted = self.shared.options.dm_encryption || shares_encrypted_room(client, user).await;
         let create = || {
             let mut request = CreateRoom::new();
             request.invite = vec![user.to_owned()];
@@ -440,6 +443,11 @@ impl GameTransport for MatrixTransport {
 
     fn shows_pictures(&self) -> bool {
         self.shared.options.board_images
+    }
+
+    /// The bot opens a direct chat with a player who has none ([`MatrixTransport::direct_room`]).
+    fn whisper(&self) -> Whisper {
+        Whisper::Direct
     }
 
     async fn recv(&self) -> Option<Inbound> {
@@ -522,6 +530,7 @@ impl GameTransport for MatrixTransport {
         let _sending = self.shared.sends.start();
         let client = self.logged_in()?;
         let mut opened_private = false;
+        let mut private_link = None;
         let room = match to {
             Destination::Room(id) => {
                 let id = matrix_sdk::ruma::RoomId::parse(id.as_str())
@@ -536,12 +545,14 @@ impl GameTransport for MatrixTransport {
                     .map_err(|e| self.refused(format!("`{player}` is not a Matrix user id: {e}")))?;
                 let (room, created) = self.direct_room(&client, &user).await?;
                 opened_private = created;
+                // Where the player finds it: told in the room where they asked.
+                private_link = created.then(|| format!("https://matrix.to/#/{}", room.room_id()));
                 room
             }
         };
         if let Some(shown) = &message.picture {
             picture::send(&self.shared, &room, message, shown).await?;
-            return Ok(Sent { id: None, opened_private });
+            return Ok(Sent { id: None, opened_private, private_link });
         }
         // Appservice mode: another network's line goes as its speaker's ghost (not in an
         // encrypted room, where only the bot has a device to encrypt with).
@@ -556,9 +567,14 @@ impl GameTransport for MatrixTransport {
                     tracing::warn!(network = %self.shared.options.network, room = %room.room_id(), nick = %speaker.nick, %reason, "a ghost could not say a line; the bot says it");
                 }
                 Err(error) => return Err(error),
-                Ok(id) => return Ok(Sent { id: Some(id), opened_private }),
+                Ok(id) => return Ok(Sent { id: Some(id), opened_private, private_link }),
             }
         }
+        // `/msg`-free, but a text may still name the bot: by its localpart.
+        let message = &Message {
+            text: text.clone().naming_bot(client.user_id().map_or("me", |u| u.localpart())),
+            ..message.clone()
+        };
         let content = message_content(&room, message, &self.shared.facts).await;
         // One transaction id for every attempt: the homeserver drops repeats of it.
         let transaction = TransactionId::new();
@@ -567,12 +583,14 @@ impl GameTransport for MatrixTransport {
                 room.send(content.clone()).with_transaction_id(transaction.clone()).into_future()
             })
             .await?;
-        Ok(Sent { id: Some(sent.response.event_id.to_string()), opened_private })
+        Ok(Sent { id: Some(sent.response.event_id.to_string()), opened_private, private_link })
     }
 }
 
-/// The `m.room.message` for a message in a room: `m.text` (not `m.notice`, which push
-/// rules never notify, so mentions would not ping), or `m.emote` when acted; HTML with
+/// The `m.room.message` for a message in a room: `m.notice`, the bot's own words, which
+/// clients show quieter and push rules never notify of; `m.text` where it mentions someone
+/// (a player it waits for or answers: the mention must reach them, and a notice's would
+/// not) and for relayed chat; `m.emote` when acted; HTML with
 /// pills named by each player's display name in that room (from `facts`), and
 /// `m.mentions` listing them. A message for a thread is sent in it, with the thread's
 /// reply fallback pointing at the root, as clients without threads expect; a thread id
@@ -589,7 +607,7 @@ pub(super) async fn message_content(
         if let Segment::Mention(player) | Segment::Name(player) = segment
             && !names.contains_key(player.as_str())
             && let Ok(user) = UserId::parse(player.as_str())
-            && let Some(name) = facts.member_name(room, &user).await
+            && let Some(name) = shown_name(room, &user, facts).await
         {
             names.insert(player.as_str().to_owned(), name);
         }
@@ -598,6 +616,14 @@ pub(super) async fn message_content(
     let mentioned = rendered.mentions.iter().filter_map(|id| UserId::parse(id.as_str()).ok());
     let formatted = rendered.marked_up.then(|| FormattedBody::html(rendered.html));
     let msgtype = match message.voice {
+        // The bot's words are notices (clients show them quieter, and push rules never
+        // notify of them), except where it mentions someone: it waits for them, or answers
+        // them, and the mention must reach them; relayed chat is people talking.
+        Voice::Say if rendered.mentions.is_empty() && !message.chat => {
+            let mut notice = NoticeMessageEventContent::plain(rendered.plain);
+            notice.formatted = formatted;
+            MessageType::Notice(notice)
+        }
         Voice::Say => {
             let mut text = TextMessageEventContent::plain(rendered.plain);
             text.formatted = formatted;
@@ -634,6 +660,35 @@ pub(super) async fn message_content(
         content.relates_to = Some(Relation::Reply(Reply::with_event_id(answered)));
     }
     content
+}
+
+/// What `user` is called in `room`, else in another room the bot shares with them (a
+/// private chat names the opponent, who is not in it), else `None` (their id is shown).
+async fn shown_name(room: &Room, user: &UserId, facts: &RoomFacts) -> Option<String> {
+    if let Some(name) = facts.member_name(room, user).await {
+        return Some(name);
+    }
+    for other in room.client().joined_rooms() {
+        if other.room_id() != room.room_id()
+            && let Some(name) = facts.member_name(&other, user).await
+        {
+            return Some(name);
+        }
+    }
+    None
+}
+
+/// Whether `user` is joined to an encrypted room the bot is in.
+async fn shares_encrypted_room(client: &Client, user: &UserId) -> bool {
+    for room in client.joined_rooms() {
+        if room.encryption_state().is_encrypted()
+            && let Ok(Some(member)) = room.get_member_no_sync(user).await
+            && *member.membership() == matrix_sdk::ruma::events::room::member::MembershipState::Join
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// What an inbound message's sender is called in a room.

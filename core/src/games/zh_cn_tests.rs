@@ -32,7 +32,10 @@ fn latin_words(text: &RichText) -> Vec<String> {
     let mut found = Vec::new();
     for segment in text.segments() {
         let words = match segment {
-            Segment::Text { style: Style::Code, .. } | Segment::Mention(_) | Segment::Name(_) => continue,
+            Segment::Text { style: Style::Code, .. }
+            | Segment::Mention(_)
+            | Segment::Name(_)
+            | Segment::Bot => continue,
             Segment::Text { text, .. }
             | Segment::Coloured { text, .. }
             | Segment::Separator(text)

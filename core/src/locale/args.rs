@@ -83,6 +83,11 @@ impl Args {
         self.rich(name, RichText::new().mention(player))
     }
 
+    /// The bot's own name as the reading network knows it ([`Segment::Bot`]).
+    pub fn bot(self, name: &'static str) -> Self {
+        self.rich(name, RichText::new().bot())
+    }
+
     /// The names given, in order.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.values.iter().map(|(name, _)| *name)

@@ -172,6 +172,29 @@ pub fn problems() -> Vec<String> {
     problems
 }
 
+/// Where a message tells the reader how to reach the bot with a stand-in for it instead of
+/// the reading network's own way (issue 31): a `<bot>` placeholder, or `/msg` with
+/// anything but the bot's real nick (`{ $bot }`, which IRC fills in) or services
+/// (`/msg NickServ`). One `language/area.ftl: line` each; empty when there is none.
+pub fn stand_ins_for_the_bot() -> Vec<String> {
+    let mut found = Vec::new();
+    for language in Language::ALL {
+        for area in AREAS {
+            let source = area.source(language);
+            for line in source.lines().filter(|l| !l.trim_start().starts_with('#')) {
+                let msg_elsewhere = line.match_indices("/msg ").any(|(at, msg)| {
+                    let after = &line[at + msg.len()..];
+                    !after.starts_with("{ $bot }") && !after.starts_with("NickServ")
+                });
+                if line.contains("<bot>") || msg_elsewhere {
+                    found.push(format!("{language}/{}.ftl: {line}", area.name));
+                }
+            }
+        }
+    }
+    found
+}
+
 /// Every message id (English's; [`problems`] checks the others have the same).
 pub fn ids() -> BTreeSet<String> {
     VARIABLES.keys().cloned().collect()
@@ -301,6 +324,18 @@ mod tests {
 
     /// Every message is named by some source file of the workspace (its id as a string
     /// literal), so none is dead.
+    /// Issue 31: the duel's opening said `/msg <bot> !cast …` and a spell typed in a room
+    /// was answered `/msg the bot !cast …`, on every network.
+    #[test]
+    fn no_message_stands_in_for_the_bot() {
+        let found = stand_ins_for_the_bot();
+        assert!(
+            found.is_empty(),
+            "say how to reach the bot as the reader's network does:\n{}",
+            found.join("\n")
+        );
+    }
+
     #[test]
     fn every_message_is_used() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");

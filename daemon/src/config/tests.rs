@@ -58,6 +58,24 @@ fn unknown_keys_and_bad_values_are_refused_with_the_fix() {
     assert!(cap.to_string().contains("[games.thaum]: `coin_debt`: invalid type"), "{cap}");
 }
 
+/// Issue 31: an IRC network may ask for games' full form (a line per step).
+#[test]
+fn an_irc_network_is_told_games_compactly_unless_it_asks_for_the_full_form() {
+    use spellbridge_core::Form;
+    let network = |extra: &str| format!("[[irc]]\nname = \"x\"\nserver = \"s\"\nnick = \"n\"\n{extra}");
+    assert_eq!(irc(&parse(&network("")).expect("valid"))[0].form, Form::Compact);
+    for (value, form) in [("compact", Form::Compact), ("full", Form::Full)] {
+        let settings = parse(&network(&format!("form = \"{value}\"\n"))).expect("valid");
+        assert_eq!(irc(&settings)[0].form, form, "{value}");
+    }
+    let bad = parse(&network("form = \"long\"\n")).expect_err("not a form");
+    assert_eq!(
+        bad.to_string(),
+        "/etc/spellbridge/spellbridge.toml: [[irc]] `x`: form `long` is not a form; write form = \"compact\" (the default: \
+         a Duel round in three lines) or \"full\" (a line per step, as on Matrix)"
+    );
+}
+
 #[test]
 fn code_style_is_bold_unless_the_network_says_otherwise() {
     use spellbridge_adapters::irc::format::CodeStyle;

@@ -14,6 +14,13 @@
 //!   deleted" when the first keys query after a new login is answered before the new
 //!   device's keys are uploaded. A device really deleted ends the session (the next
 //!   request is refused, and the transport says so).
+//! - `matrix_sdk::room` logs an ERROR when fetching a room's messages (a `limited`
+//!   timeline's gap) before the room's power levels are in its cache, which happens in a
+//!   direct chat the bot has just opened (issue 31): they only decide push notifications,
+//!   which a bot never shows; the messages are fetched and handed over all the same.
+//! - `matrix_sdk_crypto::store` warns that a user "has a pending `/keys/query`" when the
+//!   bot writes to an encrypted room right after logging in: the send waits for that query
+//!   (at most a few seconds) and then encrypts for every device it knows.
 
 use std::fmt;
 
@@ -26,6 +33,8 @@ const EXPECTED: &[(&str, &str)] = &[
     ("matrix_sdk_crypto::backups", "no backup key was found"),
     ("matrix_sdk::http_client", "status_code: 404"),
     ("matrix_sdk_crypto::identities::manager", "Our own device might have been deleted"),
+    ("matrix_sdk::room", "Could not compute power levels for push conditions"),
+    ("matrix_sdk_crypto::store", "has a pending `/keys/query`"),
 ];
 
 /// The per-layer filter that drops [`EXPECTED`] lines.

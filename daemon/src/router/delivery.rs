@@ -20,7 +20,8 @@ impl Router {
     /// or a player's own language is applied over it: [`super::language`]).
     pub(super) fn presentation(&self, network: &NetworkId) -> Presentation {
         let form = self.options.forms.get(network).copied().unwrap_or_default();
-        Presentation::of(form).in_language(self.options.languages.network(network))
+        let whisper = self.options.whispers.get(network).copied().unwrap_or_default();
+        Presentation::of(form).whispered(whisper).in_language(self.options.languages.network(network))
     }
 
     /// Turns a table's events into outbound messages: the game renders them once for
@@ -35,6 +36,15 @@ impl Router {
         let mut shown = self.private_presentations(place, events);
         if events.iter().any(|event| event.to == Audience::Table) {
             shown.extend(rooms.iter().map(|room| self.room_presentation(room)));
+            // A table's event may tell its players something privately too (a Duel's
+            // opening says where to cast): rendered in each player's presentation.
+            shown.extend(
+                seating
+                    .table
+                    .players()
+                    .iter()
+                    .map(|player| self.player_presentation(player, &self.home_of(place, player).0)),
+            );
         }
         let mut out = Vec::with_capacity(events.len() * rooms.len());
         for presentation in shown {
@@ -54,6 +64,17 @@ impl Router {
                     }
                 }
             }
+        }
+        self.batched(id, "", out)
+    }
+
+    /// `out` marked as what table `id`'s latest action says (`Message::batch`): a network
+    /// where a message of several lines reads as one (Matrix) says it to each place as one.
+    fn batched(&self, id: TableId, kind: &str, mut out: Vec<Outbound>) -> Vec<Outbound> {
+        let Some(seating) = self.tables.get(&id) else { return out };
+        let batch = format!("{id}.{}{kind}", seating.sequence);
+        for outbound in &mut out {
+            outbound.message.batch = Some(batch.clone());
         }
         out
     }
@@ -76,7 +97,8 @@ impl Router {
     /// `say` words it once per language among them.
     pub(super) fn deliver_text(&self, id: TableId, say: impl Fn(Language) -> RichText) -> Vec<Outbound> {
         let Some(place) = self.tables.get(&id).map(|s| s.place.clone()) else { return Vec::new() };
-        self.to_rooms(&place, say)
+        let out = self.to_rooms(&place, say);
+        self.batched(id, "", out)
     }
 
     /// Turns the answer to a question (`!status`) into outbound messages: what the table
@@ -114,7 +136,9 @@ impl Router {
                 }
             }
         }
-        out
+        // One answer, one message where a network can say it so (`Message::batch`), of
+        // its own: not said with the table's last action.
+        self.batched(id, "answer", out)
     }
 
     /// A message to every room of the bridge `place` is in (or to `place` alone), each in
@@ -383,6 +407,7 @@ mod tests {
         asked_for(said("matrix", "!m", "@bob:hs", "hello"));
         asked_for(said("libera", "#magic", "alice", "!duel bob"));
         let (opening, out) = asked_for(said("matrix", "!m", "@bob:hs", "!接受"));
+        // bob's private word of where to cast is in his room's language: no other form.
         assert_eq!(opening, [full_zh, compact_en], "{out:#?}");
         // bob's private messages are in the language of the room where he plays (issue
         // 31), not Matrix's default, until he says otherwise.

@@ -135,6 +135,10 @@ pub struct RouterOptions {
     /// ([`GameTransport::form`](spellbridge_core::GameTransport::form)); a network not
     /// listed (the console) is sent the full form.
     pub forms: BTreeMap<NetworkId, Form>,
+    /// How each network's players send the bot a private message, as its transport says
+    /// ([`GameTransport::whisper`](spellbridge_core::GameTransport::whisper)), so
+    /// instructions name their network's way; a network not listed: `Whisper::Privately`.
+    pub whispers: BTreeMap<NetworkId, spellbridge_core::Whisper>,
     /// The networks whose transports show pictures (a Matrix account with
     /// `board_images`): tables' board pictures go to their rooms there ([`board`]).
     pub pictures: BTreeSet<NetworkId>,
@@ -157,6 +161,7 @@ impl Default for RouterOptions {
             challenge_lifetime: challenges::CHALLENGE_LIFETIME_SECS,
             room_members: RoomMembersSource::default(),
             forms: BTreeMap::new(),
+            whispers: BTreeMap::new(),
             pictures: BTreeSet::new(),
             public_url: None,
             languages: crate::config::LanguageSettings::default(),
@@ -349,6 +354,7 @@ pub enum ReplayError {
 }
 
 /// Where a reply to the message being handled goes.
+#[derive(Clone)]
 struct ReplyTo {
     network: NetworkId,
     destination: Destination,
@@ -418,6 +424,12 @@ impl Router {
     /// once its transports have started).
     pub fn set_forms(&mut self, forms: BTreeMap<NetworkId, Form>) {
         self.options.forms = forms;
+    }
+
+    /// Takes how each network's players send the bot a private message (the daemon, once
+    /// its transports have started).
+    pub fn set_whispers(&mut self, whispers: BTreeMap<NetworkId, spellbridge_core::Whisper>) {
+        self.options.whispers = whispers;
     }
 
     /// Takes the networks whose transports show pictures (the daemon, once its
@@ -1187,7 +1199,19 @@ impl Router {
             }
             Err(refusal) => {
                 let language = reply_to.language;
+                // Said where it should have been said (a Duel spell typed in a room): the
+                // answer goes to the asker privately (a Matrix network opens a direct chat
+                // for it, and the room is told where it is: `sent`).
+                let privately = matches!(refusal, Refusal::Privately(_));
                 let text = self.localize(&reply_to.network, refusal_text(refusal, language));
+                if privately {
+                    let private = ReplyTo {
+                        destination: Destination::Private(reply_to.addressee.clone()),
+                        thread: None,
+                        ..reply_to.clone()
+                    };
+                    return vec![reply(&private, text)].into();
+                }
                 vec![reply(reply_to, text)].into()
             }
         }

@@ -2,7 +2,8 @@
 //! 7 and 9): the network's id of a relayed line (so a reply or a reaction to it names its
 //! speaker, [`crate::relay::replies`]), and a private chat opened for a player who had
 //! none with the bot, which the room where they last asked is told of, in its language
-//! (`router-private-opened`): the player knows where to look.
+//! (`router-private-opened`, with a link to the chat where the network gives one): the
+//! player knows where to look.
 //!
 //! Where each player last asked something in a room is remembered for
 //! [`ASKED_WITHIN`], for at most [`ASKED`] players (memory only: a restart forgets it).
@@ -82,7 +83,13 @@ impl Router {
     /// `network` opened a private chat with `player` (who had none with the bot) to send
     /// them a message: what to tell the room where they last asked something, if that was
     /// within [`ASKED_WITHIN`] of `now`. Nothing is journaled.
-    pub fn opened_private(&self, network: &NetworkId, player: &PlayerId, now: Timestamp) -> Vec<Outbound> {
+    pub fn opened_private(
+        &self,
+        network: &NetworkId,
+        player: &PlayerId,
+        link: Option<&str>,
+        now: Timestamp,
+    ) -> Vec<Outbound> {
         let Some(asked) = self.asked.recent(network, player, now) else { return Vec::new() };
         let place = Place { network: network.clone(), room: asked.room.clone() };
         let reply_to = ReplyTo {
@@ -92,7 +99,12 @@ impl Router {
             thread: asked.thread.clone(),
             language: self.room_language(&place),
         };
-        let told = said(reply_to.language, "router-private-opened", Args::new());
+        let told = match link {
+            Some(link) => {
+                said(reply_to.language, "router-private-opened-link", Args::new().text("link", link))
+            }
+            None => said(reply_to.language, "router-private-opened", Args::new()),
+        };
         vec![delivery::reply(&reply_to, told)]
     }
 }
@@ -133,12 +145,12 @@ mod tests {
         let mut router =
             Router::new(Registry::standard(), RouterOptions { languages, ..RouterOptions::default() });
         let (matrix, carol) = (NetworkId::new("matrix"), PlayerId::new("@carol:hs"));
-        assert!(router.opened_private(&matrix, &carol, t).is_empty(), "she asked nothing anywhere");
+        assert!(router.opened_private(&matrix, &carol, None, t).is_empty(), "she asked nothing anywhere");
         let mut link = asked("matrix", "!room:hs", "@carol:hs");
         link.display_name = "Carol".into();
         let out = router.handle(&link, t);
         assert_eq!(out[0].to, Destination::Private(carol.clone()), "the code goes privately");
-        let told = router.opened_private(&matrix, &carol, Timestamp(t.0 + 5));
+        let told = router.opened_private(&matrix, &carol, None, Timestamp(t.0 + 5));
         assert_eq!(told.len(), 1);
         assert_eq!(told[0].to, Destination::Room(RoomId::new("!room:hs")));
         assert_eq!(
@@ -147,9 +159,9 @@ mod tests {
         );
         // Asked in a Chinese room: told in Chinese.
         router.handle(&asked("matrix", "!zh:hs", "@carol:hs"), Timestamp(t.0 + 10));
-        let told = router.opened_private(&matrix, &carol, Timestamp(t.0 + 11));
+        let told = router.opened_private(&matrix, &carol, None, Timestamp(t.0 + 11));
         assert!(told[0].message.text.plain().contains("我已和你开了一个私聊"), "{:?}", told[0].message.text);
         let later = Timestamp(t.0 + 11 + ASKED_WITHIN);
-        assert!(router.opened_private(&matrix, &carol, later).is_empty(), "too long after she asked");
+        assert!(router.opened_private(&matrix, &carol, None, later).is_empty(), "too long after she asked");
     }
 }

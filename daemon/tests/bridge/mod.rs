@@ -64,6 +64,7 @@ mod chat;
 mod duel;
 mod hidden;
 mod language;
+mod matrixplay;
 mod names;
 mod private;
 mod quiet;

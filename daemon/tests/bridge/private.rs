@@ -96,7 +96,7 @@ async fn the_trap(irc: &InspIrcd, synapse: &Synapse, extra: Extra) {
 
     victim.say(&trap, "!link").await;
     victim.expect_in(&trap, "I sent you a link code privately.").await;
-    victim.expect_in(&trap, "I've opened a private chat with you").await;
+    victim.expect_in(&trap, "I've opened our direct chat").await;
     let dm = accept_bots_invite(&mut victim).await;
     let code = link_code(&mut victim).await;
     assert_eq!(

@@ -214,17 +214,22 @@ async fn a_private_message_goes_where_the_player_can_read_it() {
     // with her and says so in the room.
     carol.say(&room, "!link").await;
     watcher.expect_in(&room, "Carol: I sent you a link code privately.").await;
-    let told = watcher.expect_in(&room, "Carol: I've opened a private chat with you").await;
+    let told = watcher.expect_in(&room, "Carol: I've opened our direct chat").await;
+    let invite = carol.client.wait_invite(WAIT).await.unwrap_or_else(|| panic!("carol was not invited"));
+    // The room is told where it is: a link to it (issue 31).
     assert_eq!(
         told.body,
-        "Carol: I've opened a private chat with you and sent you a message there: accept its invitation to read it."
+        format!(
+            "Carol: I've opened our direct chat (https://matrix.to/#/{}) and written to you there: accept its \
+             invitation, then type there.",
+            invite.room_id
+        )
     );
-    let invite = carol.client.wait_invite(WAIT).await.unwrap_or_else(|| panic!("carol was not invited"));
     assert_eq!((invite.inviter.as_str(), invite.is_direct), (bot_id().as_str(), true), "{invite:?}");
     carol.client.accept_invite(&invite.room_id).await.unwrap_or_else(|e| panic!("{e}"));
     carol.dm = Some(invite.room_id.clone());
     let code = carol.expect_private("Your link code is").await;
-    assert_eq!(code.msgtype, "m.text", "a plain message any client reads: {code}");
+    assert_eq!(code.msgtype, "m.notice", "a plain message any client reads, the bot's words: {code}");
     assert_eq!(encryption(&carol, &invite.room_id).await, None, "the direct room is not encrypted");
     // Her next private message goes to the same room, with no new notice.
     carol.say(&room, "!link").await;
@@ -237,7 +242,7 @@ async fn a_private_message_goes_where_the_player_can_read_it() {
     dave.expect_private("Your link code is").await;
 
     watcher.pump(QUIET).await;
-    let opened = count(&watcher.bot_lines(&room), "I've opened a private chat");
+    let opened = count(&watcher.bot_lines(&room), "I've opened our direct chat");
     assert_eq!(opened, 1, "only carol's first code opened a chat: {:?}", watcher.bot_lines(&room));
     dave.pump(QUIET).await;
     carol.pump(QUIET).await;

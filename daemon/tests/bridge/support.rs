@@ -413,24 +413,25 @@ impl Mx {
         self.expect_in(&dm, needle).await
     }
 
-    /// The bot's messages in `room`, in order.
+    /// The lines of the bot's messages in `room`, in order (a message of several lines,
+    /// such as a Duel round's, gives each).
     pub(super) fn bot_lines(&self, room: &str) -> Vec<String> {
         let bot = bot_id();
         self.inbox
             .all()
             .iter()
             .filter(|m| m.sender == bot && m.room_id == room)
-            .map(|m| m.body.clone())
+            .flat_map(|m| m.body.lines().map(str::to_owned).collect::<Vec<_>>())
             .collect()
     }
 
-    /// Every message in `room` (anyone's but this user's own), in order.
+    /// Every line of every message in `room` (anyone's but this user's own), in order.
     pub(super) fn room_lines(&self, room: &str) -> Vec<(String, String)> {
         self.inbox
             .all()
             .iter()
             .filter(|m| m.room_id == room)
-            .map(|m| (m.sender.clone(), m.body.clone()))
+            .flat_map(|m| m.body.lines().map(|line| (m.sender.clone(), line.to_owned())).collect::<Vec<_>>())
             .collect()
     }
 }

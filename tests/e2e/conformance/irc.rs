@@ -230,6 +230,7 @@ fn render(text: &RichText) -> String {
             Segment::Name(player) => ("\x02", player.as_str(), "\x02"),
             // What a client sends has no list separators or links of the bot's: plain words.
             Segment::Separator(text) | Segment::Link { text, .. } => ("", text.as_str(), ""),
+            Segment::Bot => ("", "me", ""),
         };
         line.push_str(open);
         line.push_str(body);

@@ -307,6 +307,7 @@ fn render(text: &RichText) -> String {
             Segment::Name(player) => html.push_str(&format!("<strong>{}</strong>", escape(player.as_str()))),
             // What a client sends has no list separators or links of the bot's: plain words.
             Segment::Separator(text) | Segment::Link { text, .. } => html.push_str(&escape(text)),
+            Segment::Bot => html.push_str("me"),
         }
     }
     html

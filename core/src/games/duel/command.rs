@@ -25,7 +25,7 @@ pub const COMMANDS: &[Command] = &[
     // read (so no reply echoes them), and no tokens at all is `DuelError::NoTokens`.
     Command::new(
         "cast",
-        "Privately to the bot: queues your spell's tokens for this round, one placed per step \
+        "Said to me privately: queues your spell's tokens for this round, one placed per step \
          (`!cast surge fire wind end`): one pre-conditioning (surge focus overspeed counter), \
          then elements (water fire thunder wind earth void), then end. Order: on the circle \
          water–fire–thunder–wind–earth, an element may not directly follow a neighbour (after \

@@ -37,17 +37,41 @@ use crate::text::RichText;
 use crate::time::Timestamp;
 use words::{italic, say, seals, tokens, track, wait};
 
-/// The message when the table opens.
-fn opening(language: Language, view: &DuelView) -> RichText {
+/// The message when the table opens: both players mentioned (the bot waits for both),
+/// told where to cast as their network has it (`presentation.whisper`).
+fn opening(presentation: &Presentation, view: &DuelView) -> RichText {
+    let language = presentation.language;
     let [a, b] = &view.players;
     let [wa, wb] = &view.wizards;
-    let args = Args::new()
+    let args = whispered(presentation, Args::new())
         .mention("first", a)
         .text("first-wizard", super::wizard::name_in(wa, language))
         .mention("second", b)
         .text("second-wizard", super::wizard::name_in(wb, language))
         .text("wait", wait(language, view.step_timeout_secs));
     say(language, "duel-opened", args)
+}
+
+/// What each player is told privately when the table opens: where to cast, in the private
+/// chat itself (sending it is what opens a Matrix player's direct chat with the bot).
+fn opening_private(language: Language, view: &DuelView) -> Vec<Announcement> {
+    (0..2)
+        .map(|seat| {
+            let args = Args::new()
+                .name("opponent", &view.players[1 - seat])
+                .text("wizard", super::wizard::name_in(&view.wizards[seat], language));
+            Announcement::to(
+                crate::plugin::Audience::Player(view.players[seat].clone()),
+                say(language, "duel-opened-private", args),
+            )
+        })
+        .collect()
+}
+
+/// `args` with how the reader sends the bot a private message (`$whisper`) and the bot's
+/// name for `/msg` (`$bot`).
+fn whispered(presentation: &Presentation, args: Args) -> Args {
+    args.word("whisper", presentation.whisper.word()).bot("bot")
 }
 
 /// What `events` say to a destination shown `presentation`, each message to its event's
@@ -68,7 +92,10 @@ pub fn events(events: &[Event], presentation: &Presentation) -> Vec<Announcement
             continue;
         };
         match event {
-            DuelNews::Opened { view } => out.push(Announcement::to(to, opening(language, view))),
+            DuelNews::Opened { view } => {
+                out.push(Announcement::to(to, opening(presentation, view)));
+                out.extend(opening_private(language, view));
+            }
             DuelNews::Queued { round, spell } => {
                 let id = if spell.last() == Some(&Token::End) {
                     "duel-queued-complete"
@@ -121,13 +148,13 @@ pub fn events(events: &[Event], presentation: &Presentation) -> Vec<Announcement
                         }
                         _ => RichText::new(),
                     };
-                    let args = Args::new()
+                    let args = whispered(presentation, Args::new())
                         .num("round", *round)
                         .text("wait", wait(language, view.step_timeout_secs))
                         .rich("seals", sealed);
                     out.push(Announcement::to(to, say(language, "duel-round-begins-compact", args)));
                 } else {
-                    out.push(Announcement::to(to, round_started(language, *round, *deadline)));
+                    out.push(Announcement::to(to, round_started(presentation, *round, *deadline, view)));
                 }
             }
             DuelNews::Finished { finish, view } => {
@@ -220,9 +247,17 @@ fn compact_steps(language: Language, steps: &[(u32, u32, &[PlayerId; 2], &[Revea
     }
 }
 
-fn round_started(language: Language, round: u32, deadline: Timestamp) -> RichText {
+/// "Round 2 begins: alice, bob, send your spell …": the one line of a round that
+/// mentions the players, for the bot waits for both.
+fn round_started(presentation: &Presentation, round: u32, deadline: Timestamp, view: &DuelView) -> RichText {
+    let language = presentation.language;
     let deadline = words::when(language, deadline);
-    say(language, "duel-round-begins", Args::new().num("round", round).text("deadline", deadline))
+    let args = whispered(presentation, Args::new())
+        .num("round", round)
+        .text("deadline", deadline)
+        .mention("first", &view.players[0])
+        .mention("second", &view.players[1]);
+    say(language, "duel-round-begins", args)
 }
 
 fn finished(language: Language, view: &DuelView, finish: &Finish) -> RichText {
