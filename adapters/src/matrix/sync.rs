@@ -254,7 +254,9 @@ impl Supervisor {
                     if self.commanded.swap(false, Ordering::Relaxed) {
                         shared.sends.answered(mark).await;
                     }
-                    client.sync_once_process(response).await
+                    let processed = client.sync_once_process(response).await;
+                    shared.processed.send_modify(|count| *count += 1);
+                    processed
                 }
                 Err(error) => Err(error),
             };

@@ -110,9 +110,16 @@ pub(super) struct Shared {
     /// mirrored).
     pub(super) haunt: Option<Arc<Haunt>>,
     pub(super) connection: watch::Sender<Connection>,
+    /// How many sync responses matrix-sdk has processed (and sent the crypto machine's
+    /// requests for): a new encrypted room waits for the one that brings it.
+    pub(super) processed: watch::Sender<u64>,
     pub(super) reconnects: AtomicU64,
     pub(super) shutdown: CancellationToken,
 }
+
+/// The longest a send waits for the sync loop before it goes on all the same (matrix-sdk's
+/// own wait for a pending keys query).
+const KEYS_WAIT: Duration = Duration::from_secs(5);
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -258,6 +265,7 @@ impl MatrixTransport {
             facts: RoomFacts::new(SpoiledRooms::new(Some(StoreDir::new(&options.store_dir).spoiled_path()))),
             handed: Handed::default(),
             connection,
+            processed: watch::Sender::new(0),
             reconnects: AtomicU64::new(0),
             shutdown,
             allow,
@@ -361,6 +369,15 @@ impl MatrixTransport {
         self.shared.client().ok_or_else(|| self.disconnected("not logged in to the homeserver yet"))
     }
 
+    /// Waits (at most [`KEYS_WAIT`]) for the session's first sync to be processed. A
+    /// message sent into an encrypted room before that (the outbox after a restart) takes
+    /// the crypto machine's key-claim lock and waits for a keys query that only the sync
+    /// loop sends, which waits for that lock: matrix-sdk gives up after 5 s.
+    async fn until_synced(&self) {
+        let mut connection = self.shared.connection.subscribe();
+        let _ = tokio::time::timeout(KEYS_WAIT, connection.wait_for(|c| *c != Connection::Down)).await;
+    }
+
     /// The private chat with `user`, and whether it was just created: the one used
     /// before, else one the sdk knows as a DM with them (`m.direct`: they opened it, or the
     /// bot did), else another joined room that is not one of the rooms the bot is
@@ -421,8 +438,21 @@ impl MatrixTransport {
             }
             client.create_room(request)
         };
+        let mut processed = self.shared.processed.subscribe();
         let room = self.with_retry("create a direct room", create).await?;
         tracing::info!(network = %network, player = %user, room = %room.room_id(), encrypted, "created a direct room");
+        if encrypted {
+            // Not before the sync that brings the room is processed: it queries the
+            // player's keys, which the first message waits for (see `until_synced`).
+            let known = async {
+                while processed.changed().await.is_ok() {
+                    if room.get_member_no_sync(user).await.is_ok_and(|member| member.is_some()) {
+                        return;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(KEYS_WAIT, known).await;
+        }
         Ok(room)
     }
 
@@ -529,6 +559,7 @@ impl GameTransport for MatrixTransport {
         }
         let _sending = self.shared.sends.start();
         let client = self.logged_in()?;
+        self.until_synced().await;
         let mut opened_private = false;
         let mut private_link = None;
         let room = match to {

@@ -18,9 +18,6 @@
 //!   timeline's gap) before the room's power levels are in its cache, which happens in a
 //!   direct chat the bot has just opened (issue 31): they only decide push notifications,
 //!   which a bot never shows; the messages are fetched and handed over all the same.
-//! - `matrix_sdk_crypto::store` warns that a user "has a pending `/keys/query`" when the
-//!   bot writes to an encrypted room right after logging in: the send waits for that query
-//!   (at most a few seconds) and then encrypts for every device it knows.
 
 use std::fmt;
 
@@ -34,7 +31,6 @@ const EXPECTED: &[(&str, &str)] = &[
     ("matrix_sdk::http_client", "status_code: 404"),
     ("matrix_sdk_crypto::identities::manager", "Our own device might have been deleted"),
     ("matrix_sdk::room", "Could not compute power levels for push conditions"),
-    ("matrix_sdk_crypto::store", "has a pending `/keys/query`"),
 ];
 
 /// The per-layer filter that drops [`EXPECTED`] lines.
