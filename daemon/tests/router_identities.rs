@@ -266,7 +266,7 @@ fn a_challenge_to_nobody_known_is_refused_with_what_to_type() {
     let mut router = router(Permissions::default());
     let refused = router.handle(&on("libera", "alice", "!duel dave"), T);
     assert_eq!(seen(&refused).len(), 1, "{:?}", seen(&refused));
-    assert!(seen(&refused)[0].contains("I know nobody called `dave`"), "{:?}", seen(&refused));
+    assert!(seen(&refused)[0].contains("Nobody here is called `dave`"), "{:?}", seen(&refused));
     assert!(seen(&refused)[0].contains("!duel <"), "{:?}", seen(&refused));
     assert!(challenge_entries(&mut router).is_empty());
     // So a dave who turns up later cannot accept anything.

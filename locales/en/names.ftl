@@ -12,3 +12,7 @@ names-control = `{ $name }` has a control character ({ $code })
 names-invisible = `{ $name }` has an invisible character ({ $code })
 names-bidi = `{ $name }` has a character that reverses the text around it ({ $code })
 names-look-alike = `{ $name }` mixes look-alike letters of different scripts (it reads as `{ $looks }`)
+names-which = Which { $word }: { $members }? Type the name after “type” to say which.
+names-which-member = { $name } (on { $network }, type { $id })
+names-logged-out = { $name } is in the room but not logged in to services on { $network }, and only logged-in players play there: ask them to log in (e.g. /msg NickServ IDENTIFY …), then name them again.
+names-asking = I am asking { $network } which services account { $name } is logged in to: name them again in a moment.

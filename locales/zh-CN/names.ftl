@@ -11,3 +11,7 @@ names-control = `{ $name }` 含有控制字符（{ $code }）
 names-invisible = `{ $name }` 含有不可见字符（{ $code }）
 names-bidi = `{ $name }` 含有会使周围文字反向显示的字符（{ $code }）
 names-look-alike = `{ $name }` 混用了不同文字中形似的字母（它看起来像 `{ $looks }`）
+names-which = 哪一个 { $word }：{ $members }？请输入“输入”后面的写法指明。
+names-which-member = { $name }（在 { $network }，输入 { $id }）
+names-logged-out = { $name } 在房间里，但没有登录 { $network } 的服务账号，而那里只有登录的玩家才能玩：请对方先登录（例如 /msg NickServ IDENTIFY …），然后再指名一次。
+names-asking = 我正在向 { $network } 查询 { $name } 登录的服务账号：请稍后再指名一次。

@@ -961,9 +961,7 @@ impl Router {
                 let seats = vec![Seat { player: player.clone(), choice: None }];
                 self.open(place, &game, seats, &[speaker.inbound.guest], now, reply_to)
             }
-            LobbyCommand::Duel { opponent, wizard } => {
-                self.challenge(speaker, opponent, wizard, now, reply_to)
-            }
+            LobbyCommand::Duel(words) => self.challenge(speaker, &words, now, reply_to),
             LobbyCommand::Accept(wizard) => {
                 self.accept(place, player, speaker.inbound.guest, wizard, now, reply_to)
             }
@@ -1122,10 +1120,14 @@ impl Router {
                 return vec![reply(reply_to, text)].into();
             }
         };
-        let seated = self.index.players(index);
-        if let Err(problem) =
-            self.resolve_players(&mut parsed, seated, &speaker.inbound.network, reply_to.language)
-        {
+        let seated = self.index.players(index).to_vec();
+        if let Err(problem) = self.resolve_players(
+            &mut parsed,
+            &speaker.place,
+            &seated,
+            &speaker.inbound.network,
+            reply_to.language,
+        ) {
             return vec![reply(reply_to, problem)].into();
         }
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new().into() };
@@ -1357,7 +1359,7 @@ mod tests {
         // Merlin has not spoken since the start: nobody by that name is known (issue 13,
         // finding 6: whoever took the name later could accept).
         let refused = router.handle(&irc("alice", "!duel Merlin"), T);
-        assert!(texts(&refused)[0].contains("I know nobody called `Merlin`"), "{:?}", texts(&refused));
+        assert!(texts(&refused)[0].contains("Nobody here is called `Merlin`"), "{:?}", texts(&refused));
         router.handle(&matrix(Said::Message, "hello"), T);
         router.handle(&irc("alice", "!duel Merlin"), T);
         let accepted = router.handle(&matrix(Said::Message, "!accept"), T);
@@ -1404,3 +1406,5 @@ mod tests {
 mod chinese_tests;
 #[cfg(test)]
 mod scale_tests;
+#[cfg(test)]
+mod present_tests;
