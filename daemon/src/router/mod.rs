@@ -55,6 +55,7 @@ mod prefix;
 mod records;
 mod said;
 mod sent;
+pub mod shown_names;
 mod turn;
 
 pub use challenges::CHALLENGE_LIFETIME_SECS;
@@ -216,6 +217,8 @@ pub struct Router {
     chosen: language::Chosen,
     /// Where each player last asked something in a room (see [`sent`]).
     asked: sent::AskedIn,
+    /// The names players are shown under, as kept for the site (see [`shown_names`]).
+    names: shown_names::KeptNames,
 }
 
 /// One table as the store keeps it.
@@ -404,6 +407,7 @@ impl Router {
             ratings: records::Live::new(options_scopes),
             chosen: language::Chosen::default(),
             asked: sent::AskedIn::default(),
+            names: shown_names::KeptNames::default(),
         }
     }
 
@@ -968,8 +972,15 @@ impl Router {
             LobbyCommand::Decline => self.decline(place, player, reply_to),
             LobbyCommand::Withdraw => self.withdraw(speaker, reply_to),
             LobbyCommand::Board => self.board(place, reply_to),
-            LobbyCommand::Stats(name) => say(self.stats(speaker, name.as_deref(), reply_to.language)),
-            LobbyCommand::Top(ranking) => say(self.top(ranking, reply_to.language)),
+            // Players named as the asker's network shows them (their one name elsewhere).
+            LobbyCommand::Stats(name) => {
+                let stats = self.stats(speaker, name.as_deref(), reply_to.language);
+                say(self.localize(&reply_to.network, stats))
+            }
+            LobbyCommand::Top(ranking) => {
+                let top = self.top(ranking, reply_to.language);
+                say(self.localize(&reply_to.network, top))
+            }
             LobbyCommand::Lang(word) => self.choose_language(speaker, word.as_deref(), reply_to),
         }
     }

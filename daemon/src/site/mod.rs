@@ -29,6 +29,7 @@ pub mod hidden;
 pub mod history;
 pub mod index;
 pub mod leaderboard;
+pub mod names;
 pub mod page;
 pub mod picture;
 pub mod public;

@@ -13,6 +13,7 @@ use serde_json::Value;
 use spellbridge_core::Language;
 use spellbridge_core::dice::DiceKey;
 
+use super::names::Names;
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
 use super::page::{html_bytes, layout};
@@ -71,6 +72,8 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
     let (rows, problem) = history::rows(site.registry(), &entries, language);
     let w = words(language);
     let entry = public::entry(row);
+    let names = Names::kept(site)?;
+    let named = names.named(entry.clone(), &super::names::ids(&row.snapshot));
     let title = format!("{} #{}", game_name(&row.game), row.id);
     let main = html! {
         main data-events={ "/tables/" (row.id) "/events" } data-sequence=(row.sequence()) data-finished=(row.finished) {
@@ -79,7 +82,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
                 @if row.finished { span.tag { (w.finished) } } @else { span.tag.live.status { (w.playing) } }
             }
             p.sub {
-                (row.room.as_str()) " (" (row.network.as_str()) ") · " (players(&row.snapshot).join(" · "))
+                (row.room.as_str()) " (" (row.network.as_str()) ") · " (players(&row.snapshot, &names).join(" · "))
                 @if !row.finished { " · " (w.live_note) }
             }
             @if matches!(row.game.as_str(), "duel" | "thaum") {
@@ -87,7 +90,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
                     alt={ (w.board) ": " (title) };
             }
             h2 { (w.state) }
-            (facts(row, &entry["state"], w))
+            (facts(row, &named["state"], w))
             details {
                 summary { "JSON" }
                 pre.mono { (serde_json::to_string_pretty(&entry).unwrap_or_default()) }
