@@ -26,6 +26,15 @@ impl Names {
         crate::names::shown_among(&PlayerId::new(player), &self.0)
     }
 
+    /// A line the table told (the game writes player ids into its sentences) with each
+    /// of `players`' ids written as they are shown.
+    pub fn in_text(&self, text: &str, players: &[String]) -> String {
+        let mut ids: Vec<&String> = players.iter().collect();
+        // The longest first, so `irc:al` never cuts into `irc:alice`.
+        ids.sort_by_key(|id| std::cmp::Reverse(id.len()));
+        ids.iter().fold(text.to_owned(), |text, id| text.replace(id.as_str(), &self.shown(id)))
+    }
+
     /// A table's public entry with each of its players' ids (a value or a key of its
     /// state) written as they are shown: what its facts and its picture are drawn from.
     pub fn named(&self, entry: Value, players: &[String]) -> Value {

@@ -99,7 +99,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
             (dice(row, &rows, w))
             h2 { (w.history) }
             @if let Some(problem) = &problem { p.sub { (problem) } }
-            (history_table(&rows, w))
+            (history_table(&rows, &names, &super::names::ids(&row.snapshot), w))
         }
     };
     Ok(layout(language, &title, main))
@@ -243,7 +243,7 @@ fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
     }
 }
 
-fn history_table(rows: &[Row], w: &Words) -> Markup {
+fn history_table(rows: &[Row], names: &Names, players: &[String], w: &Words) -> Markup {
     html! {
         table #history {
             thead { tr { th.n { "#" } th { (w.when) } th { (w.who) } th { (w.command) } th { (w.seed) } th { (w.told) } } }
@@ -254,12 +254,12 @@ fn history_table(rows: &[Row], w: &Words) -> Markup {
                         td.when { @if let Some(when) = row.when { (when.to_string().replace('T', " ").trim_end_matches('Z')) } }
                         @match &row.what {
                             What::Opened { seats, .. } => {
-                                td { (seats.first().map(|p| p.as_str()).unwrap_or_default()) }
+                                td { (seats.first().map(|p| names.shown(p.as_str())).unwrap_or_default()) }
                                 td { (w.opened) }
                                 td {}
                             }
                             What::Acted { actor, said, seed } => {
-                                td { (actor.as_str()) }
+                                td { (names.shown(actor.as_str())) }
                                 td {
                                     @match said {
                                         Some(said) => { code { (said) } }
@@ -291,7 +291,7 @@ fn history_table(rows: &[Row], w: &Words) -> Markup {
                                 _ => {}
                             }
                             @if !row.told.is_empty() {
-                                ul.told { @for line in &row.told { li { (line) } } }
+                                ul.told { @for line in &row.told { li { (names.in_text(line, players)) } } }
                             }
                         }
                     }
