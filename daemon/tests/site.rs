@@ -222,6 +222,8 @@ async fn the_site_and_stats_show_players_names_not_network_ids() {
     let bot = Bot { nick: BOT, room: ROOM, daemon: &daemon };
     let (mut alice, mut bob) = tokio::join!(bot.player(irc.port(), "alice"), bot.player(irc.port(), "bob"));
     bot.wait_until_answering(&mut alice).await;
+    bob.privmsg(ROOM, "!games").await.expect("send");
+    bot.expect(&mut bob, "Games:").await;
     alice.privmsg(ROOM, "!duel bob").await.expect("send");
     bot.expect(&mut bob, "challenges").await;
     bob.privmsg(ROOM, "!accept").await.expect("send");
