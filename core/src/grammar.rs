@@ -334,7 +334,8 @@ fn is_han(word: &str) -> bool {
 /// Reads `words` (the command word first) as `command`.
 pub fn parse<S: AsRef<str>>(command: &'static Command, words: &[S]) -> Result<Parsed, ParseError> {
     let words: Vec<String> = words.iter().map(|w| w.as_ref().to_owned()).collect();
-    let mut reader = Reader { command, words: &words, at: 1, taken: 0, values: Vec::new(), spans_to_end: None };
+    let mut reader =
+        Reader { command, words: &words, at: 1, taken: 0, values: Vec::new(), spans_to_end: None };
     if let (Some(second), Some(next)) = (command.second_word, words.get(1))
         && narrow(next).eq_ignore_ascii_case(second)
     {

@@ -49,6 +49,5 @@ pub use text::RichText;
 pub use time::Timestamp;
 pub use transport::{
     Destination, GameTransport, Inbound, Login, Member, MemberChange, Message, Picture, Presence, Relayed,
-    Said, Sent,
-    Speaker, TransportError, Voice,
+    Said, Sent, Speaker, TransportError, Voice,
 };

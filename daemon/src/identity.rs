@@ -228,10 +228,14 @@ impl Directory {
     /// The name each player the directory has heard of is shown under now
     /// ([`Directory::display_name`]), by player.
     pub fn shown_names(&self) -> BTreeMap<PlayerId, String> {
-        self.names.keys().map(|(network, identity)| self.player(network, identity)).map(|p| {
-            let name = self.display_name(&p);
-            (p, name)
-        }).collect()
+        self.names
+            .keys()
+            .map(|(network, identity)| self.player(network, identity))
+            .map(|p| {
+                let name = self.display_name(&p);
+                (p, name)
+            })
+            .collect()
     }
 
     /// Where `player`'s private messages go, if known.

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use spellbridge_core::{Language, PlayerId};
 use spellbridge_core::locale::{self, Args};
 use spellbridge_core::shown::{self, NAME_CHARS, is_bidi};
+use spellbridge_core::{Language, PlayerId};
 use unicode_security::MixedScript;
 use unicode_security::confusable_detection::skeleton;
 
@@ -133,7 +133,11 @@ pub fn shown(player: &PlayerId, name: &str, shared: bool) -> String {
         return shown::name(name);
     }
     let id = player.as_str();
-    let place = if crate::identity::is_matrix_id(id) { id } else { id.split_once(':').map_or(id, |(network, _)| network) };
+    let place = if crate::identity::is_matrix_id(id) {
+        id
+    } else {
+        id.split_once(':').map_or(id, |(network, _)| network)
+    };
     if place == name {
         return shown::name(name);
     }
@@ -237,7 +241,8 @@ mod tests {
         assert_eq!(shown("@carol:example.org"), "Carol (@carol:example.org)");
         assert_eq!(shown("irc:dave"), "dave", "no name kept: the one their id gives");
         assert_eq!(shown("alice"), "alice", "a console name is itself");
-        let sneaky = shown_among(&PlayerId::new("@x:hs"), &[(PlayerId::new("@x:hs"), "x\u{200b}".into())].into());
+        let sneaky =
+            shown_among(&PlayerId::new("@x:hs"), &[(PlayerId::new("@x:hs"), "x\u{200b}".into())].into());
         assert_eq!(sneaky, "x\\u{200b}", "escaped");
     }
 

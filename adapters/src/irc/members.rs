@@ -133,7 +133,8 @@ impl Members {
                         Mode::Minus(mode, Some(nick)) => (mode, nick, false),
                         _ => continue,
                     };
-                    if let (Some(rank), Some(member)) = (Rank::from_mode(mode), members.get_mut(&fold(nick))) {
+                    if let (Some(rank), Some(member)) = (Rank::from_mode(mode), members.get_mut(&fold(nick)))
+                    {
                         member.ranks.set(rank, on);
                     }
                 }

@@ -54,7 +54,13 @@ impl Present {
 
     /// A member event seen before the store has it (an appservice transaction): `user`
     /// joined as `name`, or left.
-    pub(super) fn member_event(&self, room: &RoomId, user: &UserId, membership: &MembershipState, name: Option<&str>) {
+    pub(super) fn member_event(
+        &self,
+        room: &RoomId,
+        user: &UserId,
+        membership: &MembershipState,
+        name: Option<&str>,
+    ) {
         let mut rooms = lock(&self.rooms);
         let Some(joined) = rooms.get_mut(room) else { return };
         joined.retain(|(id, _)| id != user);
@@ -94,7 +100,8 @@ fn answers_to(user: &UserId, shown: &str, name: &str) -> bool {
         return true;
     }
     let plain = name.trim_start_matches('@').trim_end_matches([':', ',', '：', '，']);
-    !plain.is_empty() && (same(shown, name) || same(shown, plain) || plain.eq_ignore_ascii_case(user.localpart()))
+    !plain.is_empty()
+        && (same(shown, name) || same(shown, plain) || plain.eq_ignore_ascii_case(user.localpart()))
 }
 
 /// Two names the same ignoring case (any script's).
@@ -109,7 +116,16 @@ mod tests {
     #[test]
     fn a_member_answers_to_their_id_display_name_and_localpart() {
         let user = UserId::parse("@noah:localhost").expect("an id");
-        for typed in ["@noah:localhost", "@NOAH:localhost", "noah", "Noah", "@noah", "noah:", "Piet Silent", "piet silent"] {
+        for typed in [
+            "@noah:localhost",
+            "@NOAH:localhost",
+            "noah",
+            "Noah",
+            "@noah",
+            "noah:",
+            "Piet Silent",
+            "piet silent",
+        ] {
             assert!(answers_to(&user, "Piet Silent", typed), "{typed}");
         }
         for typed in ["Piet", "Silent", "@noah:other", "noa", "", "@"] {

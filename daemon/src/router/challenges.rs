@@ -48,7 +48,9 @@ impl Router {
         }
         let (name, wizard) = match words {
             [] | [_] => (whole.clone(), None),
-            [name @ .., wizard] => (name.join(" "), Some(spellbridge_core::grammar::narrow(wizard).into_owned())),
+            [name @ .., wizard] => {
+                (name.join(" "), Some(spellbridge_core::grammar::narrow(wizard).into_owned()))
+            }
         };
         if wizard.is_some()
             && let Some(opponent) = self.resolve_name(&name, place, &[], language)?

@@ -1416,6 +1416,6 @@ mod tests {
 #[cfg(test)]
 mod chinese_tests;
 #[cfg(test)]
-mod scale_tests;
-#[cfg(test)]
 mod present_tests;
+#[cfg(test)]
+mod scale_tests;

@@ -58,7 +58,9 @@ impl Router {
         let members = &self.options.room_members;
         let rooms = self.relay.rooms(place);
         let scoped = word.split_once(':').filter(|(network, rest)| {
-            !network.starts_with('@') && !rest.is_empty() && rooms.iter().any(|p| p.network.as_str() == *network)
+            !network.starts_with('@')
+                && !rest.is_empty()
+                && rooms.iter().any(|p| p.network.as_str() == *network)
         });
         let mut found = Vec::new();
         for room in &rooms {
@@ -111,7 +113,8 @@ impl Router {
             && member.login == Login::Known
         {
             let player = player.clone();
-            let (network, identity, shown) = ((*network).clone(), member.identity.clone(), member.shown.clone());
+            let (network, identity, shown) =
+                ((*network).clone(), member.identity.clone(), member.shown.clone());
             self.directory.saw(&network, &identity, &shown);
             return Ok(player);
         }

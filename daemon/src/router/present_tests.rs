@@ -22,7 +22,8 @@ impl RoomMembers for Rooms {
     }
 
     fn named(&self, network: &NetworkId, room: &RoomId, name: &str) -> Vec<Member> {
-        let localpart = |id: &str| id.strip_prefix('@').and_then(|id| id.split(':').next()).map(str::to_owned);
+        let localpart =
+            |id: &str| id.strip_prefix('@').and_then(|id| id.split(':').next()).map(str::to_owned);
         self.0
             .iter()
             .filter(|(n, r, ..)| (*n, *r) == (network.as_str(), room.as_str()))

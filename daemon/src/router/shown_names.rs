@@ -79,7 +79,8 @@ mod tests {
 
     /// IRC `#magic` bridged with Matrix `!m`.
     fn options() -> RouterOptions {
-        let rooms = [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
+        let rooms =
+            [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
         let bridges = vec![crate::relay::bridge("magic", &rooms, true)];
         RouterOptions { bridges, permissions: Permissions::default(), ..RouterOptions::default() }
     }

@@ -91,7 +91,9 @@ impl Reader {
     /// A value of the store's `meta` table, if set (the names kept for players).
     pub fn meta(&self, key: &str) -> Result<Option<String>, SiteError> {
         self.with(|c| {
-            c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?.query_row([key], |row| row.get(0)).optional()
+            c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+                .query_row([key], |row| row.get(0))
+                .optional()
         })
     }
 

@@ -13,9 +13,9 @@ use serde_json::Value;
 use spellbridge_core::Language;
 use spellbridge_core::dice::DiceKey;
 
-use super::names::Names;
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
+use super::names::Names;
 use super::page::{html_bytes, layout};
 use super::public;
 use super::reader::TableRow;

@@ -12,7 +12,8 @@ async fn silent_members_are_challenged_by_nick_by_matrix_id_and_by_a_display_nam
     let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
     let mut noah = Mx::new(&synapse, "noah", "Piet Silent").await;
     let room = bridge_room(&mut watcher, &mut [&mut noah]).await;
-    let (mut alice, mut dave) = tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "dave"));
+    let (mut alice, mut dave) =
+        tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "dave"));
     let _daemon = start_daemon(&irc, &synapse, &room, &Extra::default());
     until_bot_on_irc(&mut alice).await;
     until_bot_in(&mut watcher, &room).await;
