@@ -16,3 +16,4 @@ names-which = Which { $word }: { $members }? Type the name after “type” to s
 names-which-member = { $name } (on { $network }, type { $id })
 names-logged-out = { $name } is in the room but not logged in to services on { $network }, and only logged-in players play there: ask them to log in (e.g. /msg NickServ IDENTIFY …), then name them again.
 names-asking = I am asking { $network } which services account { $name } is logged in to: name them again in a moment.
+names-nobody-present = Nobody in this room is called `{ $name }`: name a player by their nick or Matrix id, or by a display name of someone here.

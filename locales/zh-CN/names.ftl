@@ -15,3 +15,4 @@ names-which = 哪一个 { $word }：{ $members }？请输入“输入”后面�
 names-which-member = { $name }（在 { $network }，输入 { $id }）
 names-logged-out = { $name } 在房间里，但没有登录 { $network } 的服务账号，而那里只有登录的玩家才能玩：请对方先登录（例如 /msg NickServ IDENTIFY …），然后再指名一次。
 names-asking = 我正在向 { $network } 查询 { $name } 登录的服务账号：请稍后再指名一次。
+names-nobody-present = 本房间里没有叫 `{ $name }` 的人：请用玩家的昵称或 Matrix 用户标识指名，或者用这里某人的显示名。

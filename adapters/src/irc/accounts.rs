@@ -113,6 +113,8 @@ mod tests {
         assert_eq!(accounts.of("Alice"), Some("alice"));
         assert_eq!(accounts.of("bob"), Some("bobacct"));
         assert_eq!(accounts.of("carol"), None);
+        assert_eq!(accounts.known("carol"), Some(None), "known to be logged out");
+        assert_eq!(accounts.known("dave"), None, "not known yet");
         feed(&mut accounts, &mut members, ":carol!c@h ACCOUNT carol");
         assert_eq!(accounts.of("carol"), Some("carol"));
         feed(&mut accounts, &mut members, ":carol!c@h ACCOUNT *");

@@ -243,6 +243,17 @@ mod tests {
     }
 
     #[test]
+    fn a_member_is_found_by_nick_under_irc_case_rules_as_they_write_it() {
+        let mut lines = JOINED.to_vec();
+        lines.extend([":x!x@h JOIN #magic", ":x!x@h NICK :Dave[m]"]);
+        let m = members(&lines);
+        assert_eq!(m.nick_in("#MAGIC", "dave{M}"), Some("Dave[m]"));
+        assert_eq!(m.nick_in("#magic", "PLAIN"), Some("plain"));
+        assert_eq!(m.nick_in("#magic", "x"), None, "renamed");
+        assert_eq!(m.nick_in("#other", "plain"), None);
+    }
+
+    #[test]
     fn userhost_in_names_is_cut_off() {
         let m = members(&[":irc.test 353 spellbot = #m :@op!o@host plain!p@host"]);
         assert!(m.is_operator("#m", "op"));

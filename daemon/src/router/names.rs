@@ -169,6 +169,12 @@ impl Router {
                     match argument {
                         PlayerArgument::New => {
                             readable(plain).map_err(|refusal| refusal_of_name(&refusal, language))?;
+                            // A name of several words is a display name: only someone
+                            // present has one (no network's id has a space).
+                            if plain.contains(' ') {
+                                let args = Args::new().text("name", crate::names::escaped(plain));
+                                return Err(said(language, "names-nobody-present", args));
+                            }
                             own
                         }
                         // A seated player not heard since the start (added by `!add`).

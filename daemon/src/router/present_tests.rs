@@ -150,4 +150,8 @@ fn stats_and_a_tables_player_arguments_name_silent_members_too() {
     assert!(!added.is_empty(), "{added:?}");
     let players = &router.snapshot()["tables"][0]["state"]["players"];
     assert!(players.get("@noah:hs").is_some(), "{players:#}");
+    // A name of several words nobody here has is no new player's id.
+    let refused = plain(&router.handle(&irc("alice", "!add Nobody Here"), T));
+    assert!(refused[0].contains("Nobody in this room is called `Nobody Here`"), "{refused:?}");
+    assert!(router.snapshot()["tables"][0]["state"]["players"].get("irc:Nobody Here").is_none());
 }
