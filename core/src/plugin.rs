@@ -212,6 +212,11 @@ pub trait Table: Send + std::fmt::Debug {
     /// The players seated at the table.
     fn players(&self) -> Vec<PlayerId>;
 
+    /// The table's game masters (Thaum's, RULES T-4); none for a game without them.
+    fn game_masters(&self) -> Vec<PlayerId> {
+        Vec::new()
+    }
+
     /// The table's state as JSON, in the form of CONTRACT.md's `--state-json`.
     fn snapshot(&self) -> Value;
 

@@ -597,7 +597,10 @@ async fn sleep_for(duration: Option<Duration>) {
 }
 
 /// Moves a transport's inbound messages into the daemon's one queue, each with when its
-/// transport handed it over (the command latency metric counts from there).
+/// transport handed it over (the command latency metric counts from there). A transport
+/// hands messages over until the daemon stops (its supervisor is started again if it
+/// fails: `spellbridge_adapters::supervise::restarting`); one that stops before is a
+/// bug, logged.
 async fn forward(
     transport: Arc<dyn GameTransport>,
     to: mpsc::Sender<(Inbound, Instant)>,
@@ -608,7 +611,12 @@ async fn forward(
             () = stop.cancelled() => return,
             message = transport.recv() => match message {
                 Some(message) => if to.send((message, Instant::now())).await.is_err() { return },
-                None => return,
+                None => {
+                    if !stop.is_cancelled() {
+                        tracing::error!(network = %transport.network(), "the transport stopped handing messages over while the daemon runs");
+                    }
+                    return;
+                }
             },
         }
     }

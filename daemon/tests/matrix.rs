@@ -754,3 +754,5 @@ async fn a_player_at_a_thaum_table_and_a_duel_casts_privately_and_sees_names_not
     }
     eprintln!("the test took {:?}", started.elapsed());
 }
+
+mod quiet;

@@ -213,6 +213,134 @@ async fn a_move_over_irc_shows_on_the_open_page_and_nothing_hidden_leaks() {
     println!("screenshot of the table page in Chinese: {}", zh_shot.display());
 }
 
+/// The widest a page may be at a phone's 390 pixels: no sideways scrolling (issue 31).
+const PHONE: u32 = 390;
+
+/// `path` opened in `browser`: its `scrollWidth`, its `scrollHeight` and the text of its
+/// `<main>`, after a screenshot kept as `shot`.
+fn measure(browser: &mut Chromium, http: u16, path: &str, shot: &str) -> (u64, u64, String) {
+    browser.navigate(&format!("http://127.0.0.1:{http}{path}")).unwrap_or_else(|e| panic!("{path}: {e}"));
+    if path.starts_with("/tables/") {
+        browser.wait_for("document.getElementById('board').complete", SHOWN).expect("the board loads");
+    }
+    let size = browser
+        .evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.scrollHeight, \
+             document.querySelector('main').innerText]",
+        )
+        .expect("measured");
+    let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site").join(shot);
+    browser.screenshot(&file).expect("screenshot");
+    println!("{path} at {PHONE} px: {} × {} ({})", size[0], size[1], file.display());
+    let text = size[2].as_str().unwrap_or_default().to_owned();
+    (size[0].as_u64().unwrap_or(u64::MAX), size[1].as_u64().unwrap_or(u64::MAX), text)
+}
+
+/// Issue 31 item 8: at a phone's width no page scrolls sideways (a finished Duel, a Thaum
+/// table with a long name), `/` follows the tables live, the history shows its Markdown
+/// rendered (no raw backticks), and the table's cards and labels are in the page's
+/// language (English element names, Chinese wizard and game names).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_site_fits_a_phone_and_its_index_is_live() {
+    let irc = server();
+    let mut browser = browse(|| Chromium::start(PHONE, 900))
+        .unwrap_or_else(|e| panic!("Chromium is needed for this test: {e}"));
+    // Headless Chromium keeps a window at least 500 pixels wide: the phone's viewport is
+    // emulated, as its DevTools' device mode does.
+    let phone = serde_json::json!({ "width": PHONE, "height": 900, "deviceScaleFactor": 1, "mobile": true });
+    browse(|| browser.call("Emulation.setDeviceMetricsOverride", phone)).expect("a phone's viewport");
+    let (daemon, http) = start(irc.port());
+    let bot = Bot { nick: BOT, room: ROOM, daemon: &daemon };
+    let long = "Wolfgang_Amadeus_Mozart_1756";
+    let (mut alice, mut bob, mut carol, mut mozart) = tokio::join!(
+        bot.player(irc.port(), "alice"),
+        bot.player(irc.port(), "bob"),
+        bot.player(irc.port(), "carol"),
+        bot.player(irc.port(), long)
+    );
+    bot.wait_until_answering(&mut alice).await;
+    bob.privmsg(ROOM, "!games").await.expect("send");
+    bot.expect(&mut bob, "Games:").await;
+
+    // `/` is open before any table: each new one appears on it without a reload.
+    browse(|| browser.navigate(&format!("http://127.0.0.1:{http}/"))).unwrap_or_else(|e| panic!("{e}"));
+    browse(|| browser.wait_for("document.body.dataset.live === 'on'", SHOWN)).expect("/ follows the tables");
+    browse(|| browser.evaluate("window.kept = 7")).expect("mark the page");
+    alice.privmsg(ROOM, "!duel bob").await.expect("send");
+    bot.expect(&mut bob, "challenges").await;
+    bob.privmsg(ROOM, "!accept").await.expect("send");
+    bot.expect(&mut alice, "Round 1 begins").await;
+    browse(|| browser.wait_for("document.querySelector('main').innerText.includes('#0')", SHOWN))
+        .unwrap_or_else(|e| panic!("the new Duel reaches the open index: {e}\n{}", daemon.log()));
+
+    // alice wins in round 2 (as above).
+    alice.privmsg(BOT, "!cast surge fire wind water thunder end").await.expect("send");
+    bot.expect_private(&mut alice, "Queued").await;
+    bob.privmsg(BOT, "!cast focus earth earth earth earth end").await.expect("send");
+    bot.expect(&mut carol, "Round 1 settles").await;
+    alice.privmsg(BOT, "!cast surge fire earth fire earth end").await.expect("send");
+    bot.expect(&mut alice, "Queued").await;
+    bob.privmsg(BOT, "!cast focus earth earth earth earth end").await.expect("send");
+    bot.expect(&mut carol, "duel is over").await;
+
+    // A Thaum table with a long name at it.
+    carol.privmsg(ROOM, "!new thaum").await.expect("send");
+    bot.expect(&mut carol, "opens a Thaum table").await;
+    mozart.privmsg(ROOM, "!join").await.expect("send");
+    bot.expect(&mut carol, long).await;
+    browse(|| browser.wait_for("document.querySelector('main').innerText.includes('#1')", SHOWN))
+        .expect("the Thaum table reaches the open index");
+    assert_eq!(
+        browse(|| browser.evaluate("window.kept")).expect("kept"),
+        7,
+        "updated in place, not reloaded"
+    );
+
+    let mut texts = std::collections::BTreeMap::new();
+    for (path, shot) in [
+        ("/", "phone-index.png"),
+        ("/leaderboard", "phone-leaderboard.png"),
+        ("/tables/1", "phone-thaum.png"),
+        ("/tables/0?lang=zh-CN", "phone-duel-zh.png"),
+        ("/?lang=zh-CN", "phone-index-zh.png"),
+        // Last: the history is read on it below.
+        ("/tables/0", "phone-duel.png"),
+    ] {
+        let (width, height, text) = browse(|| measure(&mut browser, http, path, shot));
+        assert!(width <= u64::from(PHONE), "{path} is {width} px wide at {PHONE} px");
+        assert!(height <= 3000, "{path} is {height} px tall at {PHONE} px");
+        texts.insert(path, text);
+    }
+
+    // The finished Duel in English: cards name the elements, history has no raw Markdown.
+    let text = &texts["/tables/0"];
+    for name in ["Water", "Fire", "Thunder", "Wind", "Earth", "Void"] {
+        assert!(text.contains(name), "the cards name {name}:\n{text}");
+    }
+    assert!(
+        !["水", "虚无", "雷"].iter().any(|glyph| text.contains(glyph)),
+        "Chinese on an English page:\n{text}"
+    );
+    let history = browse(|| {
+        browser.evaluate(
+            "[...document.querySelectorAll('table.history')].map(t => t.innerText).join('\\n') + \
+             '|' + document.querySelectorAll('table.history code').length",
+        )
+    })
+    .expect("history");
+    let history = history.as_str().unwrap_or_default();
+    assert!(!history.contains('`') && !history.contains("&lt;"), "raw Markdown in the history:\n{history}");
+    assert!(!history.ends_with("|0"), "the history's code spans are code:\n{history}");
+    // Only the page's own script runs.
+    assert_eq!(browse(|| browser.evaluate("document.scripts.length")).expect("scripts"), 1);
+
+    // In Chinese: the game's and the wizards' names too.
+    let text = &texts["/tables/0?lang=zh-CN"];
+    assert!(text.contains("决斗 #0") && !text.contains("Duel #0"), "{text}");
+    assert!(text.contains("法师") && !text.contains("Apprentice"), "{text}");
+    assert!(text.contains("水") && !text.contains("Water"), "{text}");
+}
+
 /// Issue 31, item 4: the site and `!stats` name players as chat does (`alice`), never by
 /// their network's id (`test:alice`), outside the page's raw JSON.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

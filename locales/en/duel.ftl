@@ -111,6 +111,7 @@ duel-wizards = Wizards: { $wizards }{ $ended ->
 duel-wizard-house = {" "}(house)
 duel-wizard-no-favours = , no favours
 duel-wizard-favours = , favours
+duel-wizard-name = { $name }
 
 ## Refusals
 duel-did-you-mean = {" "}Did you mean `{ $word }`?

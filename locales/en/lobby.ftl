@@ -69,13 +69,14 @@ lobby-lifetime = { $unit ->
 }
 
 ## `!lang`
-lobby-lang-room = This room is told in { $language }. Its operators change it with `!lang zh` or `!lang en`; said to me privately, it changes your private messages.
+lobby-lang-room = This room is told in { $language }. Its operators and its table's game masters change it with `!lang zh` or `!lang en`; said to me privately, it changes your private messages.
 lobby-lang-private = Your private messages are told in { $language }. `!lang zh` or `!lang en` here changes them.
 lobby-lang-unknown = I do not speak `{ $word }`: type `!lang en` or `!lang zh`.
-lobby-lang-not-allowed = Only this room's operators and game masters choose its language; `!lang zh` said to me privately changes your private messages.
+lobby-lang-not-allowed = Only this room's operators and the game masters of its table choose its language; `!lang zh` said to me privately changes your private messages.
 lobby-lang-room-already = This room is already told in { $language }.
 lobby-lang-private-already = Your private messages are already told in { $language }.
 lobby-lang-room-chosen = This room is now told in { $language }.
+lobby-lang-bridge-chosen = This room and the rooms bridged to it are now told in { $language }.
 lobby-lang-private-chosen = Your private messages are now told in { $language }.
 lobby-language = { $code ->
     [zh-CN] Simplified Chinese (zh-CN)

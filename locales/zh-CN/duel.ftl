@@ -108,6 +108,13 @@ duel-wizards = 魔法师：{ $wizards }{ $ended ->
 duel-wizard-house = （内置）
 duel-wizard-no-favours = ，没有擅长的元素
 duel-wizard-favours = ，擅长
+duel-wizard-name = { $name ->
+    [Apprentice] 法师
+    [Pyromancer] 火法师
+    [Stormcaller] 雷风法师
+    [Geomancer] 土法师
+   *[other] { $name }
+}
 
 ## 拒绝理由
 duel-did-you-mean = 你是想输入 `{ $word }` 吗？

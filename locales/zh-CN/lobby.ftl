@@ -66,13 +66,14 @@ lobby-lifetime = { $unit ->
 }
 
 ## `!语言`
-lobby-lang-room = 本房间使用{ $language }。房间管理员可以用 `!语言 zh` 或 `!语言 en` 更改；私下对我说，则更改你的私信语言。
+lobby-lang-room = 本房间使用{ $language }。房间管理员和本桌主持人可以用 `!语言 zh` 或 `!语言 en` 更改；私下对我说，则更改你的私信语言。
 lobby-lang-private = 你的私信使用{ $language }。在这里输入 `!语言 zh` 或 `!语言 en` 可以更改。
 lobby-lang-unknown = 我不会说 `{ $word }`：请输入 `!语言 en` 或 `!语言 zh`。
-lobby-lang-not-allowed = 只有本房间的管理员和主持人可以选择房间的语言；私下对我说 `!语言 zh` 可以更改你的私信语言。
+lobby-lang-not-allowed = 只有本房间的管理员和本桌的主持人可以选择房间的语言；私下对我说 `!语言 zh` 可以更改你的私信语言。
 lobby-lang-room-already = 本房间已经在使用{ $language }。
 lobby-lang-private-already = 你的私信已经在使用{ $language }。
 lobby-lang-room-chosen = 本房间现在使用{ $language }。
+lobby-lang-bridge-chosen = 本房间及与之桥接的房间现在使用{ $language }。
 lobby-lang-private-chosen = 你的私信现在使用{ $language }。
 lobby-language = { $code ->
     [zh-CN] 简体中文（`zh`）

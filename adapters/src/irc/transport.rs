@@ -60,7 +60,7 @@ use super::roster::Roster;
 use super::sts::StsPolicy;
 use super::{ctcp, format, split, tls};
 use crate::error_chain;
-use crate::supervise::backoff;
+use crate::supervise::{Watched, backoff, restarting};
 
 pub use crate::supervise::Connection;
 
@@ -155,8 +155,24 @@ impl IrcTransport {
         options: IrcOptions,
         shutdown: CancellationToken,
     ) -> (Arc<IrcTransport>, tokio::task::JoinHandle<()>) {
-        let (transport, supervisor) = IrcTransport::parts(options, shutdown);
-        (transport, tokio::spawn(supervisor.run()))
+        let (transport, supervisor) = IrcTransport::parts(options, shutdown.clone());
+        let shared = transport.shared.clone();
+        // One supervisor, run again if it ends early or panics (it keeps the queues).
+        let supervisor = Arc::new(tokio::sync::Mutex::new(supervisor));
+        let handle = tokio::spawn(async move {
+            let watched = Watched {
+                network: &shared.options.network,
+                connection: &shared.connection,
+                reconnects: &shared.reconnects,
+                backoff: shared.options.backoff,
+            };
+            restarting(watched, shutdown, move || {
+                let supervisor = supervisor.clone();
+                async move { supervisor.lock().await.run().await }
+            })
+            .await;
+        });
+        (transport, handle)
     }
 
     /// Connects once (following an STS upgrade), registers, logs in as configured, and
@@ -460,7 +476,7 @@ pub struct Checked {
 pub struct CheckError(Ended);
 
 impl Supervisor {
-    async fn run(mut self) {
+    async fn run(&mut self) {
         let network = self.shared.options.network.clone();
         let mut attempt: u32 = 0;
         loop {

@@ -87,9 +87,8 @@ pub(super) async fn send(
     let transaction = TransactionId::new();
     let redacted = shared
         .with_retry("redact the previous board picture", || async {
-            room.redact(&previous, Some("a newer board replaces it"), Some(transaction.clone()))
-                .await
-                .map_err(Into::into)
+            // No reason: clients show one to every reader, in no room's language (issue 31).
+            room.redact(&previous, None, Some(transaction.clone())).await.map_err(Into::into)
         })
         .await;
     if let Err(error) = redacted {

@@ -74,6 +74,7 @@ use super::sync::Supervisor;
 use crate::network::Resolved;
 
 pub use crate::supervise::Connection;
+use crate::supervise::{Watched, restarting};
 
 /// How many times `send` (or `join`, or creating a direct room) tries when the homeserver
 /// cannot be reached while the sync loop is up.
@@ -273,13 +274,26 @@ impl MatrixTransport {
                 options,
             })
         });
-        let supervisor = Supervisor::new(shared.clone(), inbound_tx).run();
+        // A new supervisor if one ends early or panics ([`restarting`]).
+        let supervising = {
+            let shared = shared.clone();
+            async move {
+                let watched = Watched {
+                    network: &shared.options.network,
+                    connection: &shared.connection,
+                    reconnects: &shared.reconnects,
+                    backoff: shared.options.backoff,
+                };
+                let stop = shared.shutdown.clone();
+                restarting(watched, stop, || Supervisor::new(shared.clone(), inbound_tx.clone()).run()).await;
+            }
+        };
         let handle = tokio::spawn(async move {
             match api {
                 Some(api) => {
-                    let ((), ()) = tokio::join!(supervisor, server::serve(api));
+                    let ((), ()) = tokio::join!(supervising, server::serve(api));
                 }
-                None => supervisor.await,
+                None => supervising.await,
             }
         });
         let transport = Arc::new(MatrixTransport { shared, inbound: tokio::sync::Mutex::new(inbound_rx) });

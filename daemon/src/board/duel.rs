@@ -190,7 +190,7 @@ fn panel(svg: &mut Svg, duel: &Public, seat: usize, language: Language) {
     svg.card(x, PANEL_Y, PANEL_W, HEIGHT as f64 - PANEL_Y - 16.0, PANEL, LINE);
     svg.bold(x + 14.0, PANEL_Y + 28.0, 18.0, INK, Anchor::Start, &clip(player, 22));
     let wizard = match duel.wizards.get(player) {
-        Some(wizard) => wizard.clone(),
+        Some(wizard) => spellbridge_core::games::duel::wizard::name_in(wizard, language),
         None => label(language, "board-label-wizard", Args::new()),
     };
     svg.text(x + 14.0, PANEL_Y + 48.0, 13.0, MUTED, Anchor::Start, &clip(&wizard, 30));
@@ -201,27 +201,42 @@ fn panel(svg: &mut Svg, duel: &Public, seat: usize, language: Language) {
             label(language, if cast { "board-label-cast" } else { "board-label-not-cast" }, Args::new());
         svg.text(x + PANEL_W - 14.0, PANEL_Y + 28.0, 13.0, MUTED, Anchor::End, &cast);
     }
-    pool(svg, duel.pools.get(player), seat);
-    seal(svg, duel.seals.get(player), x, language);
+    pool(svg, duel.pools.get(player), seat, language);
+    // A finished game has no next spell to seal (issue 31: no stale seals).
+    if !duel.finished {
+        seal(svg, duel.seals.get(player), x, language);
+    }
     last_spell(svg, duel, seat, x, language);
 }
 
-fn pool(svg: &mut Svg, pool: Option<&BTreeMap<Element, u32>>, seat: usize) {
+fn pool(svg: &mut Svg, pool: Option<&BTreeMap<Element, u32>>, seat: usize, language: Language) {
     for element in Element::ALL {
         let (cx, cy, w, h) = pool_chip(seat, element);
         svg.rect(cx, cy, w, h, palette::element(element));
-        let size = if element == Element::Void { 15.0 } else { 20.0 };
-        svg.text(cx + w / 2.0, cy + 24.0, size, ON_CHIP, Anchor::Middle, element.chinese());
+        // A glyph (水) fills the chip; a name (Thunder) must fit its 50 pixels.
+        let size = match language {
+            Language::ZhCn if element == Element::Void => 15.0,
+            Language::ZhCn => 20.0,
+            Language::En => 11.0,
+        };
+        svg.text(cx + w / 2.0, cy + 24.0, size, ON_CHIP, Anchor::Middle, element.name_in(language));
         let count = pool.and_then(|p| p.get(&element)).copied().unwrap_or(0);
         svg.bold(cx + w / 2.0, cy + h - 7.0, 14.0, ON_CHIP, Anchor::Middle, &count.to_string());
     }
 }
 
-/// A small chip with an element's glyph, for seals and spells.
-fn glyph_chip(svg: &mut Svg, x: f64, y: f64, element: Element) {
-    svg.rect(x, y, 28.0, 28.0, palette::element(element));
-    let size = if element == Element::Void { 11.0 } else { 17.0 };
-    svg.text(x + 14.0, y + 20.0, size, ON_CHIP, Anchor::Middle, element.chinese());
+/// A small chip with an element's name in `language` (a glyph in Chinese, a word in
+/// English), for seals and spells; returns its width.
+fn glyph_chip(svg: &mut Svg, x: f64, y: f64, element: Element, language: Language) -> f64 {
+    let name = element.name_in(language);
+    let (width, size) = match language {
+        Language::ZhCn => (28.0, if element == Element::Void { 11.0 } else { 17.0 }),
+        // About 7 pixels a letter at 12 pixels.
+        Language::En => (10.0 + 7.0 * name.chars().count() as f64, 12.0),
+    };
+    svg.rect(x, y, width, 28.0, palette::element(element));
+    svg.text(x + width / 2.0, y + 19.0, size, ON_CHIP, Anchor::Middle, name);
+    width
 }
 
 fn seal(svg: &mut Svg, seal: Option<&SealView>, x: f64, language: Language) {
@@ -234,8 +249,9 @@ fn seal(svg: &mut Svg, seal: Option<&SealView>, x: f64, language: Language) {
         Some(seal) => {
             let sealed = label(language, "board-label-sealed", Args::new().num("positions", seal.positions));
             svg.text(x + 14.0, y, 13.0, INK, Anchor::Start, &sealed);
-            for (i, element) in seal.elements.iter().enumerate() {
-                glyph_chip(svg, x + 200.0 + i as f64 * 32.0, y - 20.0, *element);
+            let mut cx = x + 200.0;
+            for element in &seal.elements {
+                cx += glyph_chip(svg, cx, y - 20.0, *element, language) + 4.0;
             }
         }
     }
@@ -267,13 +283,13 @@ fn last_spell(svg: &mut Svg, duel: &Public, seat: usize, x: f64, language: Langu
     for token in &spell.tokens {
         match serde_json::from_value::<Element>(serde_json::Value::String(token.clone())) {
             Ok(element) => {
-                glyph_chip(svg, cx, y + 10.0, element);
+                let width = glyph_chip(svg, cx, y + 10.0, element, language);
                 if spell.removed.contains(&position) {
                     // Removed by the opponent's Void (RULES D-11).
-                    svg.line((cx - 2.0, y + 40.0), (cx + 30.0, y + 8.0), INK, 3.0);
+                    svg.line((cx - 2.0, y + 40.0), (cx + width + 2.0, y + 8.0), INK, 3.0);
                 }
                 position += 1;
-                cx += 32.0;
+                cx += width + 4.0;
             }
             Err(_) => {
                 let shown = typed(token, language);

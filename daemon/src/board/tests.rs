@@ -198,13 +198,27 @@ fn a_queued_spell_is_never_drawn_before_the_reveal() {
 #[test]
 fn a_settled_round_shows_both_spells() {
     let svg = svg(&duel_state()).expect("draws");
-    // Round 1's spells, revealed: alice's two Fire and Wind, bob's Water and Void.
-    for glyph in ["火", "风", "水", "虚无"] {
-        assert!(svg.matches(&format!(">{glyph}<")).count() >= 3, "{glyph} in the pools and the spells");
+    // Round 1's spells, revealed: alice's two Fire and Wind, bob's Water and Void; named
+    // in English on an English board (issue 31), by glyph on a Chinese one.
+    for name in ["Fire", "Wind", "Water", "Void"] {
+        assert!(svg.matches(&format!(">{name}<")).count() >= 3, "{name} in the pools and the spells");
     }
+    assert!(!["火", "风", "水", "虚无"].iter().any(|glyph| svg.contains(&format!(">{glyph}<"))), "{svg}");
+    let chinese = super::svg_in(&duel_state(), Language::ZhCn).expect("draws");
+    for glyph in ["火", "风", "水", "虚无"] {
+        assert!(chinese.matches(&format!(">{glyph}<")).count() >= 3, "{glyph} in the pools and the spells");
+    }
+    // The wizards by their Chinese names (issue 31).
+    assert!(chinese.contains(">火法师<") && !chinese.contains("Pyromancer"), "{chinese}");
     assert!(svg.contains("Round 1: power 13 · level 3"));
     assert!(svg.contains("Sealed in the first position:"));
     assert!(svg.contains("Track: 7 toward alice"));
+    // Once the game is over there is no next spell to seal (issue 31).
+    let mut finished = duel_state();
+    finished["state"]["finished"] = json!(true);
+    finished["state"]["winner"] = json!("alice");
+    let over = super::svg(&finished).expect("draws");
+    assert!(!over.contains("Sealed") && !over.contains("No seal"), "{over}");
 }
 
 #[test]

@@ -113,13 +113,23 @@ impl Router {
             ],
             now,
         };
-        if let Err(refusal) = duel.open(&trial) {
-            let language = reply_to.language;
-            return vec![reply(reply_to, refusal_text(refusal, language))];
-        }
+        let trial = match duel.open(&trial) {
+            Ok(table) => table,
+            Err(refusal) => {
+                let language = reply_to.language;
+                return vec![reply(reply_to, refusal_text(refusal, language))];
+            }
+        };
         let args = Args::new().mention("challenger", challenger).mention("opponent", &opponent);
         let (id, args) = match &wizard {
-            Some(wizard) => ("lobby-challenge-as", args.text("wizard", wizard.as_str())),
+            Some(typed) => {
+                // The wizard as the table names it (`pyromancer`, `火法师` → Pyromancer),
+                // in the room's language (issue 31).
+                let snapshot = trial.snapshot();
+                let named = snapshot["wizards"][challenger.as_str()].as_str().unwrap_or(typed);
+                let shown = spellbridge_core::games::duel::wizard::name_in(named, reply_to.language);
+                ("lobby-challenge-as", args.text("wizard", shown))
+            }
             None => ("lobby-challenge", args),
         };
         let expires = now.plus(self.options.challenge_lifetime);

@@ -382,10 +382,11 @@ mod tests {
         asked_for(said("libera", "#magic", "alice", "!duel bob"));
         let (opening, out) = asked_for(said("matrix", "!m", "@bob:hs", "!接受"));
         assert_eq!(opening, [full_zh, compact_en], "{out:#?}");
-        // bob's private messages are English (Matrix's default) until he says otherwise.
+        // bob's private messages are in the language of the room where he plays (issue
+        // 31), not Matrix's default, until he says otherwise.
         let (queued, _) =
             asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!cast surge water end") });
-        assert_eq!(queued, [full_en]);
+        assert_eq!(queued, [full_zh]);
         let (_, told) = asked_for(Inbound { private: true, ..said("matrix", "!dm", "@bob:hs", "!lang zh") });
         assert_eq!(told.len(), 1, "{told:#?}");
         // alice's cast reveals the round: each room in its own language, bob's private

@@ -1,10 +1,12 @@
-//! The language each room and each player's private messages are told in (issue 19):
-//! the config's choice ([`LanguageSettings`]: a network's `language`, a room's), unless
-//! `!lang` chose another. `!lang zh` in a room is for its operators and game masters and
-//! changes that room only (each room of a bridge keeps its own); said privately it
+//! The language each room and each player's private messages are told in (issues 19
+//! and 31): the config's choice ([`LanguageSettings`]: a network's `language`, a room's),
+//! unless `!lang` chose another. `!lang zh` in a room is for its operators and the game
+//! masters of its table, and changes every room of its bridge, save the rooms whose
+//! language the config pins (one table is told in one language). Said privately it
 //! changes the sender's private messages, which belong to their player (linked
-//! identities share it). Every choice is journaled (`room_language`,
-//! `player_language`) and replayed at start; the answer goes out only once it is
+//! identities share it); a player who never chose is told privately in the language of
+//! the room where they play. Every choice is journaled (`room_language`, one per room,
+//! and `player_language`) and replayed at start; the answer goes out only once it is
 //! committed, as every answer does.
 
 use std::collections::BTreeMap;
@@ -51,9 +53,46 @@ impl Router {
         }
     }
 
-    /// The language `player`'s private messages are told in, on their home `network`.
+    /// The language `player`'s private messages are told in, on their home `network`:
+    /// their own choice, else the language of the room (on `network`) of the table they
+    /// play at, else their network's.
     pub(super) fn player_language(&self, player: &PlayerId, network: &NetworkId) -> Language {
-        self.chosen.players.get(player).copied().unwrap_or_else(|| self.options.languages.network(network))
+        if let Some(language) = self.chosen.players.get(player) {
+            return *language;
+        }
+        match self.playing_in(player, network) {
+            Some(room) => self.room_language(&room),
+            None => self.options.languages.network(network),
+        }
+    }
+
+    /// The room on `network` of the latest unfinished table `player` is seated at (its
+    /// bridge's room on that network, else the table's own room).
+    fn playing_in(&self, player: &PlayerId, network: &NetworkId) -> Option<Place> {
+        let id = self.index.seated(player).last()?;
+        let place = &self.tables.get(&id)?.place;
+        let rooms = self.relay.rooms(place);
+        rooms.iter().find(|room| room.network == *network).cloned().or_else(|| Some(place.clone()))
+    }
+
+    /// True when `player` is a game master of the unfinished table at `hub`.
+    fn masters_table_at(&self, player: &PlayerId, hub: &Place) -> bool {
+        self.index
+            .active_at(hub)
+            .and_then(|id| self.tables.get(&id))
+            .is_some_and(|seating| seating.table.game_masters().contains(player))
+    }
+
+    /// The rooms a `!lang` said in `room` changes: `room`, and the other rooms of its
+    /// bridge whose language the config does not pin.
+    fn rooms_told_with(&self, room: &Place) -> Vec<Place> {
+        let pinned = |other: &Place| {
+            self.options.languages.rooms.contains_key(&(other.network.clone(), other.room.clone()))
+        };
+        let mut rooms: Vec<Place> =
+            self.relay.rooms(room).into_iter().filter(|other| other != room && !pinned(other)).collect();
+        rooms.insert(0, room.clone());
+        rooms
     }
 
     /// How `room` is shown games' events: its network's form, its own language.
@@ -77,8 +116,9 @@ impl Router {
     }
 
     /// `!lang [en|zh]`: without a language, which one is spoken here and how to change
-    /// it; with one, in a room (its operators and game masters) the room's, privately the
-    /// sender's private messages'.
+    /// it; with one, in a room (its operators and its table's game masters) the language
+    /// of the room and of the unpinned rooms of its bridge, privately the sender's
+    /// private messages'.
     pub(super) fn choose_language(
         &mut self,
         speaker: &Speaker<'_>,
@@ -103,22 +143,35 @@ impl Router {
         let Ok(language) = word.parse::<Language>() else {
             return say(current, "lobby-lang-unknown", Args::new().text("word", word));
         };
-        if !private && speaker.role == Role::Player {
+        if !private && speaker.role == Role::Player && !self.masters_table_at(&speaker.player, &speaker.place)
+        {
             return say(current, "lobby-lang-not-allowed", Args::new());
         }
-        if language == current {
-            let id = if private { "lobby-lang-private-already" } else { "lobby-lang-room-already" };
-            return say(current, id, Args::new().rich("language", named(current)));
-        }
         if private {
+            if language == current && self.chosen.players.contains_key(&speaker.player) {
+                return say(
+                    current,
+                    "lobby-lang-private-already",
+                    Args::new().rich("language", named(current)),
+                );
+            }
             self.chosen.players.insert(speaker.player.clone(), language);
             self.log(Entry::PlayerLanguage { player: speaker.player.clone(), language });
-        } else {
-            self.chosen.rooms.insert(room.clone(), language);
-            self.log(Entry::RoomLanguage { network: room.network, room: room.room, language });
+            // Said in the language just chosen.
+            return say(language, "lobby-lang-private-chosen", Args::new().rich("language", named(language)));
         }
-        // Said in the language just chosen.
-        let id = if private { "lobby-lang-private-chosen" } else { "lobby-lang-room-chosen" };
+        let rooms = self.rooms_told_with(&room);
+        let changed: Vec<Place> =
+            rooms.into_iter().filter(|other| self.room_language(other) != language).collect();
+        if changed.is_empty() {
+            return say(current, "lobby-lang-room-already", Args::new().rich("language", named(current)));
+        }
+        let bridged = changed.iter().any(|other| *other != room);
+        for other in changed {
+            self.chosen.rooms.insert(other.clone(), language);
+            self.log(Entry::RoomLanguage { network: other.network, room: other.room, language });
+        }
+        let id = if bridged { "lobby-lang-bridge-chosen" } else { "lobby-lang-room-chosen" };
         say(language, id, Args::new().rich("language", named(language)))
     }
 }
@@ -150,11 +203,11 @@ mod tests {
         let zh = plain(&router.handle(&said("matrix", "!m", "@mage:hs", "!帮助"), T));
         assert!(zh[0].contains("命令：!帮助 !游戏 !开局 !决斗"), "{zh:?}");
         let refused = plain(&router.handle(&said("matrix", "!m", "@mage:hs", "!lang zh"), T));
-        assert!(refused[0].contains("Only this room's operators and game masters"), "{refused:?}");
+        assert!(refused[0].contains("Only this room's operators and the game masters"), "{refused:?}");
         assert!(router.take_journal().iter().all(|r| !matches!(r.entry, Entry::RoomLanguage { .. })));
         let operator = Inbound { operator: true, ..said("matrix", "!m", "@mage:hs", "!语言 中文") };
         let chosen = plain(&router.handle(&operator, T));
-        assert!(chosen[0].contains("本房间现在使用简体中文"), "{chosen:?}");
+        assert!(chosen[0].contains("现在使用简体中文"), "{chosen:?}");
         let journal = router.take_journal();
         assert!(
             journal.iter().any(|r| r.entry
@@ -165,16 +218,116 @@ mod tests {
                 }),
             "{journal:?}"
         );
-        // The other room of the bridge keeps its own.
+        // Issue 31: the other room of the bridge is told in it too (one table, one language).
         let matrix = Place { network: NetworkId::new("matrix"), room: RoomId::new("!m") };
         let irc = Place { network: NetworkId::new("irc"), room: RoomId::new("#magic") };
         assert_eq!(
             (router.room_language(&matrix), router.room_language(&irc)),
-            (Language::ZhCn, Language::En)
+            (Language::ZhCn, Language::ZhCn)
         );
         let unknown =
             plain(&router.handle(&Inbound { operator: true, ..said("irc", "#magic", "op", "!lang fr") }, T));
-        assert!(unknown[0].contains("I do not speak `fr`"), "{unknown:?}");
+        assert!(unknown[0].contains("我不会说 `fr`"), "{unknown:?}");
+    }
+
+    /// Issue 31: `!lang` in a bridged room tells the whole bridge in it, each room
+    /// journaled; a room the config pins keeps its language.
+    #[test]
+    fn a_rooms_choice_is_its_bridges_save_the_rooms_the_config_pins() {
+        let matrix = Place { network: NetworkId::new("matrix"), room: RoomId::new("!m") };
+        let irc = Place { network: NetworkId::new("irc"), room: RoomId::new("#magic") };
+        let mut router = bridged(Permissions::default());
+        let chosen =
+            plain(&router.handle(&Inbound { operator: true, ..said("irc", "#magic", "op", "!lang zh") }, T));
+        assert!(chosen[0].contains("本房间及与之桥接的房间现在使用简体中文"), "{chosen:?}");
+        assert_eq!(
+            (router.room_language(&matrix), router.room_language(&irc)),
+            (Language::ZhCn, Language::ZhCn)
+        );
+        let journal = router.take_journal();
+        let rooms: Vec<String> = journal
+            .iter()
+            .filter_map(|r| match &r.entry {
+                Entry::RoomLanguage { network, room, .. } => Some(format!("{network} {room}")),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rooms, ["irc #magic", "matrix !m"]);
+        // A restart tells both rooms in it again.
+        let mut replayed = bridged(Permissions::default());
+        for record in &journal {
+            replayed.replay(&record.entry).expect("replays");
+        }
+        assert_eq!(
+            (replayed.room_language(&matrix), replayed.room_language(&irc)),
+            (Language::ZhCn, Language::ZhCn)
+        );
+        // Pinned: the IRC channel is English by the config.
+        let mut pinned = bridged(Permissions::default());
+        let mut languages = LanguageSettings::default();
+        languages.rooms.insert((NetworkId::new("irc"), RoomId::new("#magic")), Language::En);
+        pinned.set_languages(languages);
+        let chosen = plain(
+            &pinned.handle(&Inbound { operator: true, ..said("matrix", "!m", "@op:hs", "!lang zh") }, T),
+        );
+        assert!(chosen[0].contains("本房间现在使用简体中文"), "{chosen:?}");
+        assert_eq!(
+            (pinned.room_language(&matrix), pinned.room_language(&irc)),
+            (Language::ZhCn, Language::En)
+        );
+    }
+
+    /// Issue 31: the game master of the room's table may choose its language; a stranger
+    /// in the room (or a player of another room's table) may not, and changes nothing.
+    #[test]
+    fn the_game_master_of_the_rooms_table_chooses_its_language_and_a_stranger_cannot() {
+        let matrix = Place { network: NetworkId::new("matrix"), room: RoomId::new("!m") };
+        let mut router = bridged(Permissions::default());
+        let opened = plain(&router.handle(&said("matrix", "!m", "@gm:hs", "!new thaum"), T));
+        assert!(!opened.is_empty(), "{opened:?}");
+        router.take_journal();
+        for stranger in ["@mallory:hs", "@gm:evil"] {
+            let refused = plain(&router.handle(&said("matrix", "!m", stranger, "!lang zh"), T));
+            assert!(refused[0].contains("Only this room's operators and the game masters"), "{refused:?}");
+        }
+        // The game master of a table elsewhere is a stranger here.
+        let elsewhere = plain(&router.handle(&said("matrix", "!other", "@gm2:hs", "!new thaum"), T));
+        assert!(!elsewhere.is_empty());
+        let refused = plain(&router.handle(&said("matrix", "!m", "@gm2:hs", "!lang zh"), T));
+        assert!(refused[0].contains("Only this room's operators"), "{refused:?}");
+        assert!(router.take_journal().iter().all(|r| !matches!(r.entry, Entry::RoomLanguage { .. })));
+        assert_eq!(router.room_language(&matrix), Language::En);
+        let chosen = plain(&router.handle(&said("matrix", "!m", "@gm:hs", "!lang zh"), T));
+        assert!(chosen[0].contains("现在使用简体中文"), "{chosen:?}");
+        assert_eq!(router.room_language(&matrix), Language::ZhCn);
+    }
+
+    /// Issue 31: a player who never chose a language privately is answered privately in
+    /// the language of the room where they play; their own choice wins.
+    #[test]
+    fn a_private_answer_is_in_the_language_of_the_room_where_the_player_plays() {
+        let mut router = bridged(Permissions::default());
+        router.handle(&Inbound { operator: true, ..said("matrix", "!m", "@op:hs", "!lang zh") }, T);
+        router.handle(&said("matrix", "!m", "@bob:hs", "你好"), T);
+        router.handle(&said("irc", "#magic", "alice", "!决斗 bob"), T);
+        let accepted = plain(&router.handle(&said("matrix", "!m", "@bob:hs", "!接受"), T));
+        assert!(accepted.iter().any(|t| t.contains("第 1 回合")), "{accepted:?}");
+        let cast = plain(&router.handle(&private("irc", "alice", "!施法 迸发 火 协调"), T));
+        assert!(
+            cast[0].chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "answered in Chinese: {cast:?}"
+        );
+        let wrong = plain(&router.handle(&private("irc", "alice", "!施法 迸发"), T));
+        assert!(
+            wrong[0].chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "refused in Chinese: {wrong:?}"
+        );
+        // Her own choice wins.
+        router.handle(&private("irc", "alice", "!lang en"), T);
+        let status = plain(&router.handle(&private("irc", "alice", "!status"), T));
+        assert!(status[0].is_ascii() || !status[0].contains("第"), "{status:?}");
+        // Someone who plays nowhere keeps their network's language.
+        assert_eq!(router.player_language(&PlayerId::new("irc:carol"), &NetworkId::new("irc")), Language::En);
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! `/tables/{id}/events`: server-sent events (`text/event-stream`). The stream starts with
+//! `/tables/{id}/events` and `/events`: server-sent events (`text/event-stream`). A
+//! table's stream starts with
 //! the table's `update` (its public entry) as it is, then sends one after each committed
 //! move ([`super::feed`]) and a keep-alive comment whenever it has been quiet for the
 //! keep-alive interval (less than the listener's idle timeout, which closes a silent
-//! connection).
+//! connection). `/`'s stream is the same with the index's counter for its `sequence`
+//! ([`super::feed`]): it says that a shown table changed, never which or how.
 //!
 //! Bounded: at most `[http] max_event_streams` are open at once (more are answered 503,
 //! saying so); each stream's task writes into a small channel of its own, so a client
@@ -89,17 +91,7 @@ pub async fn answer(site: &Site, id: TableId) -> Response<Body> {
             Ok(_) => return not_found(spellbridge_core::Language::En),
             Err(error) => return failed(&error),
         };
-    let Some(slot) = site.inner.streams.take() else {
-        tracing::debug!(table = id, max = site.inner.streams.max, "refused an event stream: too many open");
-        let text = format!(
-            "too many live pages are open: at most {} at once ([http] max_event_streams); reload in a moment\n",
-            site.inner.streams.max
-        );
-        let mut refused =
-            whole(StatusCode::SERVICE_UNAVAILABLE, Bytes::from(text), "text/plain; charset=utf-8");
-        refused.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("5"));
-        return refused;
-    };
+    let Some(slot) = site.inner.streams.take() else { return too_many(site) };
     // Subscribe before reading, so a change committed meanwhile is not missed.
     let updates = site.inner.feed.subscribe(id);
     let first = match site.blocking(move |site| feed::current(site, id)).await {
@@ -109,6 +101,73 @@ pub async fn answer(site: &Site, id: TableId) -> Response<Body> {
     };
     let (frames, receiver) = mpsc::channel(QUEUED);
     tokio::spawn(pump(site.clone(), place, first, updates, frames, slot));
+    streaming(receiver)
+}
+
+/// The answer to `/events`: the index's counter now, then each time it changes.
+pub async fn answer_index(site: &Site) -> Response<Body> {
+    let Some(slot) = site.inner.streams.take() else { return too_many(site) };
+    let updates = site.inner.feed.subscribe_index();
+    let (frames, receiver) = mpsc::channel(QUEUED);
+    tokio::spawn(pump_index(site.clone(), updates, frames, slot));
+    streaming(receiver)
+}
+
+/// `/`'s `update` event for the index's counter `version`.
+fn index_update(version: u64) -> Bytes {
+    Bytes::from(format!(
+        "event: update\nid: {version}\ndata: {{\"sequence\":{version},\"finished\":false}}\n\n"
+    ))
+}
+
+/// `/`'s stream's task: the counter now, then each new value and the keep-alives, until
+/// the client goes or the feed ends.
+async fn pump_index(
+    site: Site,
+    mut updates: watch::Receiver<u64>,
+    frames: mpsc::Sender<Bytes>,
+    _slot: StreamSlot,
+) {
+    let keepalive = site.inner.keepalive;
+    let first = *updates.borrow_and_update();
+    let mut open = b"retry: 3000\n\n".to_vec();
+    open.extend_from_slice(&index_update(first));
+    if frames.send(Bytes::from(open)).await.is_err() {
+        return;
+    }
+    let mut quiet = tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive);
+    quiet.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let frame = tokio::select! {
+            changed = updates.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                quiet.reset();
+                index_update(*updates.borrow_and_update())
+            }
+            _ = quiet.tick() => Bytes::from_static(b": keep-alive\n\n"),
+        };
+        if frames.send(frame).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The 503 when `[http] max_event_streams` are open.
+fn too_many(site: &Site) -> Response<Body> {
+    tracing::debug!(max = site.inner.streams.max, "refused an event stream: too many open");
+    let text = format!(
+        "too many live pages are open: at most {} at once ([http] max_event_streams); reload in a moment\n",
+        site.inner.streams.max
+    );
+    let mut refused = whole(StatusCode::SERVICE_UNAVAILABLE, Bytes::from(text), "text/plain; charset=utf-8");
+    refused.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("5"));
+    refused
+}
+
+/// A streaming answer fed by `receiver`, with the headers of an event stream.
+fn streaming(receiver: mpsc::Receiver<Bytes>) -> Response<Body> {
     let mut response = Response::new(Frames(receiver).boxed_unsync());
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));

@@ -3,6 +3,10 @@
 //! streams follow it. Publishing never waits for a stream: a slow one sees only the
 //! latest update when it catches up. A notice the feed missed (it fell behind the
 //! engine's broadcast) refreshes every watched table.
+//!
+//! `/` is followed too, by one counter: how many times a shown table (not one of a hidden
+//! room) changed while anyone followed `/`. Its streams say only the counter, never which
+//! table, so `/` fetches itself again.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -24,10 +28,16 @@ pub enum Update {
     Gone,
 }
 
-/// The watched tables.
-#[derive(Default)]
+/// The watched tables, and the index's counter.
 pub struct Feed {
     tables: Mutex<BTreeMap<TableId, watch::Sender<Update>>>,
+    index: watch::Sender<u64>,
+}
+
+impl Default for Feed {
+    fn default() -> Feed {
+        Feed { tables: Mutex::default(), index: watch::channel(0).0 }
+    }
 }
 
 impl Feed {
@@ -54,6 +64,21 @@ impl Feed {
     /// The tables streams follow.
     pub fn watched(&self) -> Vec<TableId> {
         self.tables.lock().unwrap_or_else(PoisonError::into_inner).keys().copied().collect()
+    }
+
+    /// Follows `/`: the receiver sees the index's counter change.
+    pub fn subscribe_index(&self) -> watch::Receiver<u64> {
+        self.index.subscribe()
+    }
+
+    /// The index's counter now (written into `/`, so its stream knows what it missed).
+    pub fn index_version(&self) -> u64 {
+        *self.index.borrow()
+    }
+
+    /// True when a stream follows `/`.
+    fn index_watched(&self) -> bool {
+        self.index.receiver_count() > 0
     }
 
     /// Hands `update` to every stream of `id` (never waits).
@@ -91,14 +116,27 @@ pub async fn follow(site: Site, mut changes: broadcast::Receiver<TableId>, shutd
             }
             Err(RecvError::Closed) => return,
         };
+        let feed = &site.inner.feed;
+        let index = feed.index_watched();
+        let mut shown = false;
         for id in tables {
-            if !site.inner.feed.is_watched(id) {
+            let watched = feed.is_watched(id);
+            if !watched && !index {
                 continue;
             }
             match site.blocking(move |site| current(site, id)).await {
-                Ok(update) => site.inner.feed.publish(id, update),
+                Ok(update) => {
+                    // `Gone`: no such table, or one of a hidden room; `/` is not told.
+                    shown |= matches!(update, Update::Event(_));
+                    if watched {
+                        feed.publish(id, update);
+                    }
+                }
                 Err(error) => tracing::warn!(table = id, %error, "the site could not read a changed table"),
             }
+        }
+        if index && shown {
+            feed.index.send_modify(|version| *version += 1);
         }
     }
 }

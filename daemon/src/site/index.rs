@@ -1,5 +1,6 @@
 //! `/`: the tables being played and the ones that finished lately, newest first, without
-//! the tables of hidden rooms.
+//! the tables of hidden rooms; its `<main>` names `/events`, which the page's script
+//! follows as a table's page follows its own ([`super::events`]).
 
 use hyper::Response;
 use maud::{Markup, html};
@@ -17,6 +18,9 @@ const SHOWN: usize = 50;
 
 /// The page.
 pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, SiteError> {
+    // Read before the tables and written into the page, so its stream knows what the
+    // page missed.
+    let version = site.inner.feed.index_version();
     let hidden = site.hidden();
     let shown = |finished: bool| -> Result<Vec<TableRow>, SiteError> {
         Ok(site
@@ -31,7 +35,7 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
     let names = Names::kept(site)?;
     let w = words(language);
     let main = html! {
-        main {
+        main data-events="/events" data-sequence=(version) data-finished="false" {
             h1 { (w.tables) }
             h2 { (w.live) }
             (list(&live, &names, language))
@@ -48,29 +52,32 @@ fn list(rows: &[TableRow], names: &Names, language: Language) -> Markup {
         return html! { p.sub { (w.none) } };
     }
     html! {
-        table {
+        div.wide { table {
             thead { tr { th { (w.table) } th { (w.game) } th { (w.room) } th { (w.players) } th.n { (w.moves) } } }
             tbody {
                 @for row in rows {
                     tr {
                         td { a href={ "/tables/" (row.id) (suffix(language)) } { "#" (row.id) } }
-                        td { (game_name(&row.game)) }
+                        td { (game_name(&row.game, language)) }
                         td { (row.room.as_str()) " " span.sub { "(" (row.network.as_str()) ")" } }
                         td { (players(&row.snapshot, names).join(", ")) }
                         td.n { (row.sequence()) }
                     }
                 }
             }
-        }
+        } }
     }
 }
 
-/// A game's name as people write it.
-pub fn game_name(game: &str) -> String {
-    match game {
-        "duel" => "Duel".to_owned(),
-        "thaum" => "Thaum".to_owned(),
-        other => other.to_owned(),
+/// A game's name as people of `language` write it (`Duel`, `决斗`).
+pub fn game_name(game: &str, language: Language) -> String {
+    match (game, language) {
+        ("duel", Language::En) => "Duel".to_owned(),
+        ("thaum", Language::En) => "Thaum".to_owned(),
+        (game, Language::ZhCn) if spellbridge_core::locale::has(language, &format!("{game}-name")) => {
+            spellbridge_core::locale::word(language, &format!("{game}-name")).into_owned()
+        }
+        (other, _) => other.to_owned(),
     }
 }
 

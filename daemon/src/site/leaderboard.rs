@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use hyper::Response;
 use maud::html;
 use spellbridge_core::Language;
+use spellbridge_core::games::duel::wizard;
 
 use super::names::Names;
 use super::page::{layout, ok};
@@ -73,7 +74,7 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
         main {
             h1 { (w.leaderboard) }
             h2 { (w.duel_ranking) }
-            @if duel.is_empty() { p.sub { (w.none) } } @else {
+            @if duel.is_empty() { p.sub { (w.none) } } @else { div.wide {
                 table #duel {
                     thead { tr {
                         th.n { "#" } th { (w.players) } th.n { (w.rating) } th.n { "RD" } th.n { (w.games) }
@@ -90,15 +91,15 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
                                     td.n { (d.games) }
                                     td.n { (d.wins) "–" (d.losses) "–" (d.draws) }
                                     td.n { (d.longest_streak) }
-                                    td { (d.favourite_wizard) }
+                                    td { (wizard::name_in(&d.favourite_wizard, language)) }
                                 }
                             }
                         }
                     }
                 }
-            }
+            } }
             h2 { (w.thaum_ranking) }
-            @if thaum.is_empty() { p.sub { (w.none) } } @else {
+            @if thaum.is_empty() { p.sub { (w.none) } } @else { div.wide {
                 table #thaum {
                     thead { tr { th.n { "#" } th { (w.players) } th.n { (w.seasons_won) } th.n { (w.seasons) } } }
                     tbody {
@@ -109,7 +110,7 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
                         }
                     }
                 }
-            }
+            } }
         }
     };
     Ok(Some(ok(layout(language, w.leaderboard, main))))

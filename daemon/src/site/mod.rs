@@ -1,7 +1,8 @@
 //! The spectator site on the `[http]` listener (issue 18): read-only pages for anyone who
 //! wants to follow the games without being in the room.
 //!
-//! - `/` lists the live tables and the recently finished ones ([`index`]);
+//! - `/` lists the live tables and the recently finished ones ([`index`]), and follows
+//!   `/events` (an `update` whenever a shown table changes) as table pages follow theirs;
 //! - `/tables/{id}` shows one table ([`table`]): its board picture, its public state, the
 //!   history of accepted actions with each dice seed, the table's dice commitments and,
 //!   once revealed, its keys (RULES T-10); a small inline script follows
@@ -29,6 +30,7 @@ pub mod hidden;
 pub mod history;
 pub mod index;
 pub mod leaderboard;
+pub mod markdown;
 pub mod names;
 pub mod page;
 pub mod picture;
@@ -171,6 +173,7 @@ impl Site {
             Route::Leaderboard => self.page(language, move |site| leaderboard::page(site, language)).await,
             Route::Board(id) => picture::answer(self, id, language).await,
             Route::Events(id) => events::answer(self, id).await,
+            Route::IndexEvents => events::answer_index(self).await,
             Route::Font => page::font(),
             Route::NotFound => page::not_found(language),
         })

@@ -53,11 +53,26 @@ details pre{background:var(--panel);padding:.6rem;border-radius:6px;overflow:aut
 body[data-live=on] .status::after{content:"● live";color:var(--ok);font-size:.85rem}
 footer{color:var(--mute);font-size:.8rem;text-align:center;padding:1rem}
 a{color:var(--accent)}
+.wide{max-width:100%;overflow-x:auto}
+td{overflow-wrap:anywhere}
+.earlier summary{cursor:pointer;color:var(--accent);margin:.6rem 0}
+@media(max-width:40rem){
+header{padding:.5rem .8rem;gap:.8rem}
+main{padding:.6rem .8rem 2rem}
+th,td{padding:.3rem .35rem}
+.facts{grid-template-columns:1fr}
+table.history thead{display:none}
+table.history tr{display:block;border-bottom:1px solid var(--line);padding:.35rem 0}
+table.history td{display:inline;border:0;padding:0 .4rem 0 0}
+table.history td:last-child{display:block;padding-top:.2rem}
+table.history td:empty{display:none}
+}
 "#;
 
-/// The site's one script: on a table's page, follows its event stream and, after each
-/// `update`, fetches the page again and, once its new board picture has loaded, puts its
-/// new `<main>` in place (no reload, no blank picture in between).
+/// The site's one script: on a table's page (and on `/`, whose stream says when any shown
+/// table changed), follows its event stream and, after each `update`, fetches the page
+/// again and, once its new board picture has loaded, puts its new `<main>` in place (no
+/// reload, no blank picture in between).
 pub const SCRIPT: &str = r##"
 (()=>{const m=document.querySelector("main[data-events]");if(!m||!window.EventSource)return;
 let busy=false,again=false;

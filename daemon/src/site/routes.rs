@@ -11,6 +11,8 @@ use crate::journal::TableId;
 pub enum Route {
     /// `/`: live and recent tables.
     Index,
+    /// `/events`: server-sent events, one whenever a shown table changes.
+    IndexEvents,
     /// `/tables/{id}`.
     Table(TableId),
     /// `/tables/{id}/board.png`.
@@ -32,6 +34,7 @@ pub fn route(path: &str) -> Option<Route> {
     }
     Some(match path {
         "/" => Route::Index,
+        "/events" => Route::IndexEvents,
         "/leaderboard" => Route::Leaderboard,
         "/font.otf" => Route::Font,
         _ => {
@@ -69,6 +72,7 @@ mod tests {
     #[test]
     fn each_page_has_its_route() {
         assert_eq!(route("/"), Some(Route::Index));
+        assert_eq!(route("/events"), Some(Route::IndexEvents));
         assert_eq!(route("/leaderboard"), Some(Route::Leaderboard));
         assert_eq!(route("/font.otf"), Some(Route::Font));
         assert_eq!(route("/tables/0"), Some(Route::Table(0)));

@@ -1,7 +1,9 @@
 //! `/tables/{id}`: one table — its board picture, its public state (the facts people read
 //! first, and the whole public state as JSON), its dice commitments and revealed keys
-//! (RULES T-10) and its history, newest first. `<main>` names the table's event stream, which the
-//! page's script follows; a table of a hidden room, like an unknown one, is 404.
+//! (RULES T-10) and its history, newest first (the latest [`RECENT`] rows open, the rest
+//! folded; what the table was told in its Markdown, [`super::markdown`]). `<main>` names
+//! the table's event stream, which the page's script follows; a table of a hidden room,
+//! like an unknown one, is 404. Element and wizard names are in the page's language.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
@@ -12,9 +14,11 @@ use maud::{Markup, html};
 use serde_json::Value;
 use spellbridge_core::Language;
 use spellbridge_core::dice::DiceKey;
+use spellbridge_core::games::duel::{Element, wizard};
 
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
+use super::markdown;
 use super::names::Names;
 use super::page::{html_bytes, layout};
 use super::public;
@@ -73,8 +77,9 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
     let w = words(language);
     let entry = public::entry(row);
     let names = Names::kept(site)?;
-    let named = names.named(entry.clone(), &super::names::ids(&row.snapshot));
-    let title = format!("{} #{}", game_name(&row.game), row.id);
+    let ids = super::names::ids(&row.snapshot);
+    let named = names.named(entry.clone(), &ids);
+    let title = format!("{} #{}", game_name(&row.game, language), row.id);
     let main = html! {
         main data-events={ "/tables/" (row.id) "/events" } data-sequence=(row.sequence()) data-finished=(row.finished) {
             h1 {
@@ -90,7 +95,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
                     alt={ (w.board) ": " (title) };
             }
             h2 { (w.state) }
-            (facts(row, &named["state"], w))
+            (facts(row, &named["state"], language))
             details {
                 summary { "JSON" }
                 pre.mono { (serde_json::to_string_pretty(&entry).unwrap_or_default()) }
@@ -99,34 +104,21 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
             (dice(row, &rows, w))
             h2 { (w.history) }
             @if let Some(problem) = &problem { p.sub { (problem) } }
-            (history_table(&rows, &names, &super::names::ids(&row.snapshot), w))
+            (history(&rows, &Shown { names: &names, players: &ids }, w))
         }
     };
     Ok(layout(language, &title, main))
 }
 
+/// How many of the newest history rows are shown open; the older ones are folded.
+pub const RECENT: usize = 6;
+
 /// The facts of a state people look for first.
-fn facts(row: &TableRow, state: &Value, w: &Words) -> Markup {
+fn facts(row: &TableRow, state: &Value, language: Language) -> Markup {
     match row.game.as_str() {
-        "duel" => duel_facts(state, w),
-        "thaum" => thaum_facts(state, w),
+        "duel" => duel_facts(state, language),
+        "thaum" => thaum_facts(state, words(language)),
         _ => html! {},
-    }
-}
-
-/// The Duel's elements in the rules' order.
-const ELEMENTS: [&str; 6] = ["water", "fire", "thunder", "wind", "earth", "void"];
-
-/// An element's glyph, as the Duel's rules write it.
-fn glyph(element: &str) -> &'static str {
-    match element {
-        "water" => "水",
-        "fire" => "火",
-        "thunder" => "雷",
-        "wind" => "风",
-        "earth" => "土",
-        "void" => "虚无",
-        _ => "?",
     }
 }
 
@@ -138,7 +130,9 @@ fn text(value: &Value) -> String {
     }
 }
 
-fn duel_facts(state: &Value, w: &Words) -> Markup {
+fn duel_facts(state: &Value, language: Language) -> Markup {
+    let w = words(language);
+    let finished = state["finished"].as_bool().unwrap_or(false);
     let players: Vec<String> = state["players"].as_array().into_iter().flatten().map(text).collect();
     let track = state["track"].as_i64().unwrap_or(0);
     let toward = match (track.signum(), players.first(), players.get(1)) {
@@ -150,18 +144,18 @@ fn duel_facts(state: &Value, w: &Words) -> Markup {
         div.facts {
             div.fact { b { (w.track) } (toward) " / 30" }
             @if let Some(winner) = state["winner"].as_str() { div.fact { b { (w.winner) } (winner) } }
-            @if !state["finished"].as_bool().unwrap_or(false) {
+            @if !finished {
                 div.fact { b { (w.round) } (text(&state["round"]["number"])) }
             }
             @for player in &players {
                 div.fact {
-                    b { (spellbridge_core::shown::name(player)) " · " (text(&state["wizards"][player])) }
-                    @for element in ELEMENTS {
-                        @if let Some(count) = state["pools"][player].get(element) {
-                            span.glyph title=(element) { (glyph(element)) } " " (text(count)) " "
+                    b { (spellbridge_core::shown::name(player)) " · " (wizard::name_in(&text(&state["wizards"][player]), language)) }
+                    @for element in Element::ALL {
+                        @if let Some(count) = state["pools"][player].get(element.word()) {
+                            span.glyph title=(element.name()) { (element.name_in(language)) } " " (text(count)) " "
                         }
                     }
-                    @if !state["finished"].as_bool().unwrap_or(false) {
+                    @if !finished {
                         br;
                         @if state["round"]["casters"][player]["acted"].as_bool().unwrap_or(false) {
                             span.tag.live { (w.has_cast) }
@@ -179,15 +173,15 @@ fn thaum_facts(state: &Value, w: &Words) -> Markup {
     let thaums = ["fire", "water", "earth", "air"];
     html! {
         div.facts {
-            div.fact { b { "Season" } (text(&state["season"])) }
-            div.fact { b { "Phase" } (text(&state["phase"])) }
-            div.fact { b { "Loop Instability" } (text(&state["loop_instability"])) " / 9" }
+            div.fact { b { (w.season) } (text(&state["season"])) }
+            div.fact { b { (w.phase) } (text(&state["phase"])) }
+            div.fact { b { (w.instability) } (text(&state["loop_instability"])) " / 9" }
         }
-        table {
+        div.wide { table {
             thead { tr {
-                th { (w.players) } th.n { "Mana" }
-                @for thaum in thaums { th.n { (thaum) } }
-                th.n { "Coins" }
+                th { (w.players) } th.n { (w.mana) }
+                @for thaum in w.thaums { th.n { (thaum) } }
+                th.n { (w.coins) }
             } }
             tbody {
                 @for (player, sheet) in state["players"].as_object().into_iter().flatten() {
@@ -199,7 +193,7 @@ fn thaum_facts(state: &Value, w: &Words) -> Markup {
                     }
                 }
             }
-        }
+        } }
     }
 }
 
@@ -229,7 +223,7 @@ fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
         @if keys.is_empty() { p.sub { (w.none) } }
         @for (epoch, commitment, key) in &keys {
             div.fact {
-                b { @if let Some(epoch) = epoch { "epoch " (epoch) " · " } (w.commitment) } code { (commitment) }
+                b { @if let Some(epoch) = epoch { (w.epoch) " " (epoch) " · " } (w.commitment) } code { (commitment) }
                 b { (w.key) }
                 @match key {
                     Some(key) => { code { (key) } }
@@ -243,23 +237,45 @@ fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
     }
 }
 
-fn history_table(rows: &[Row], names: &Names, players: &[String], w: &Words) -> Markup {
+/// How the history names players: as the site shows them ([`Names`]), the table's
+/// `players` ids in the lines it told too.
+struct Shown<'a> {
+    names: &'a Names,
+    players: &'a [String],
+}
+
+/// The history, newest first: the latest [`RECENT`] rows, then the older ones folded.
+fn history(rows: &[Row], shown: &Shown<'_>, w: &Words) -> Markup {
+    let newest: Vec<&Row> = rows.iter().rev().collect();
+    let (recent, older) = newest.split_at(newest.len().min(RECENT));
     html! {
-        table #history {
+        (history_table(recent, shown, w, "history"))
+        @if !older.is_empty() {
+            details.earlier {
+                summary { (w.earlier) " (" (older.len()) ")" }
+                (history_table(older, shown, w, "earlier"))
+            }
+        }
+    }
+}
+
+fn history_table(rows: &[&Row], shown: &Shown<'_>, w: &Words, id: &str) -> Markup {
+    html! {
+        table.history id=(id) {
             thead { tr { th.n { "#" } th { (w.when) } th { (w.who) } th { (w.command) } th { (w.seed) } th { (w.told) } } }
             tbody {
-                @for row in rows.iter().rev() {
+                @for row in rows {
                     tr {
                         td.n { @if let Some(sequence) = row.sequence { (sequence) } }
                         td.when { @if let Some(when) = row.when { (when.to_string().replace('T', " ").trim_end_matches('Z')) } }
                         @match &row.what {
                             What::Opened { seats, .. } => {
-                                td { (seats.first().map(|p| names.shown(p.as_str())).unwrap_or_default()) }
+                                td { (seats.first().map(|p| shown.names.shown(p.as_str())).unwrap_or_default()) }
                                 td { (w.opened) }
                                 td {}
                             }
                             What::Acted { actor, said, seed } => {
-                                td { (names.shown(actor.as_str())) }
+                                td { (shown.names.shown(actor.as_str())) }
                                 td {
                                     @match said {
                                         Some(said) => { code { (said) } }
@@ -275,12 +291,12 @@ fn history_table(rows: &[Row], names: &Names, players: &[String], w: &Words) -> 
                             }
                             What::Keyed { epoch, .. } => {
                                 td {}
-                                td { "epoch " (epoch) " · " (w.commitment) }
+                                td { (w.epoch) " " (epoch) " · " (w.commitment) }
                                 td {}
                             }
                             What::Revealed { epoch, .. } => {
                                 td {}
-                                td { "epoch " (epoch) " · " (w.key) }
+                                td { (w.epoch) " " (epoch) " · " (w.key) }
                                 td {}
                             }
                         }
@@ -291,7 +307,7 @@ fn history_table(rows: &[Row], names: &Names, players: &[String], w: &Words) -> 
                                 _ => {}
                             }
                             @if !row.told.is_empty() {
-                                ul.told { @for line in &row.told { li { (names.in_text(line, players)) } } }
+                                ul.told { @for line in &row.told { li { (markdown::render(&shown.names.in_text(line, shown.players))) } } }
                             }
                         }
                     }

@@ -444,3 +444,57 @@ async fn the_leaderboard_lists_whom_top_lists_rated_games_only() {
     assert!(duel_table.find("alice") < duel_table.find("bob"), "{duel_table}");
     assert!(top.find("alice") < top.find("bob"), "{top}");
 }
+
+/// Issue 31: `/` follows `/events`, which counts the shown tables' changes (the page
+/// carries the count it was written at) and says nothing of a hidden room's.
+#[tokio::test]
+async fn the_index_stream_counts_the_changes_of_shown_tables_only() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), DUEL_START);
+    let site = site(&db, Hidden::default(), 4);
+    let (changes, _) = broadcast::channel(16);
+    let shutdown = CancellationToken::new();
+    let follower = tokio::spawn(site.clone().follow(changes.subscribe(), shutdown.clone()));
+    let index = page(&site, "/").await;
+    assert!(index.contains("data-events=\"/events\" data-sequence=\"0\""), "{index}");
+    let mut stream = get(&site, "/events").await.into_body();
+    assert_eq!(update(&mut stream).await["sequence"], 0);
+    let mut engine = engine_over(&db);
+    engine.notify_changes(changes.clone());
+    commit_move(&mut engine, "alice", "!cast surge fire end");
+    let next = update(&mut stream).await;
+    assert_eq!((next["sequence"].as_u64(), next.as_object().map(|o| o.len())), (Some(1), Some(2)), "{next}");
+    assert!(page(&site, "/").await.contains("data-sequence=\"1\""));
+    // The same move in a hidden room: the index's stream is not told.
+    let console = (NetworkId::new("console"), RoomId::new("console"));
+    site.set_hidden(Hidden::named(&[console], &[]));
+    commit_move(&mut engine, "bob", "!cast focus earth end");
+    let quiet = tokio::time::timeout(Duration::from_millis(1500), update(&mut stream)).await;
+    assert!(quiet.is_err(), "told of a hidden table: {quiet:?}");
+    shutdown.cancel();
+    follower.await.expect("the follower stops");
+}
+
+/// Issue 31: the table page names the elements and wizards in its language, shows what
+/// the table was told with its code spans as code (never a raw backtick), and a
+/// finished Duel's facts have no round.
+#[tokio::test]
+async fn the_table_page_speaks_its_language_and_renders_the_told_markdown() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = played(dir.path(), &format!("{DUEL_START}alice: !cast surge fire end\n"));
+    let site = site(&db, Hidden::default(), 4);
+    let english = page(&site, "/tables/0").await;
+    for name in ["Water", "Fire", "Thunder", "Wind", "Earth", "Void"] {
+        assert!(english.contains(&format!(">{name}</span>")), "{name}: {english}");
+    }
+    assert!(!english.contains(">水</span>") && !english.contains(">虚无</span>"), "{english}");
+    let told = english.split("table class=\"history\"").nth(1).expect("a history");
+    assert!(told.contains("<code>") && !told.contains('`'), "{told}");
+    let chinese = page(&site, "/tables/0?lang=zh-CN").await;
+    assert!(chinese.contains(">水</span>") && chinese.contains(">虚无</span>"), "{chinese}");
+    // The public state as JSON keeps the config's names; the rest of the page is Chinese.
+    let (before, after) = chinese.split_once("<details>").expect("the JSON");
+    let words = format!("{before}{}", after.split_once("</details>").map_or("", |(_, rest)| rest));
+    assert!(words.contains("<title>决斗 #0") && words.contains("法师"), "{words}");
+    assert!(!words.contains("Apprentice") && !words.contains("Duel #"), "{words}");
+}

@@ -99,6 +99,22 @@ pub struct Words {
     pub round: &'static str,
     /// The Duel's winner.
     pub winner: &'static str,
+    /// A Thaum table's season.
+    pub season: &'static str,
+    /// Its phase.
+    pub phase: &'static str,
+    /// Its Loop Instability (RULES T-3).
+    pub instability: &'static str,
+    /// A Thaum player's mana.
+    pub mana: &'static str,
+    /// A Thaum player's coins.
+    pub coins: &'static str,
+    /// The four Thaums, in the rules' order: Fire, Water, Earth, Air.
+    pub thaums: [&'static str; 4],
+    /// The older rows of a history, folded away.
+    pub earlier: &'static str,
+    /// A dice key's epoch (RULES T-10).
+    pub epoch: &'static str,
 }
 
 const EN: Words = Words {
@@ -148,6 +164,14 @@ const EN: Words = Words {
     track: "Track",
     round: "Round",
     winner: "Winner",
+    season: "Season",
+    phase: "Phase",
+    instability: "Loop Instability",
+    mana: "Mana",
+    coins: "Coins",
+    thaums: ["Fire", "Water", "Earth", "Air"],
+    earlier: "Earlier moves",
+    epoch: "epoch",
 };
 
 const ZH: Words = Words {
@@ -197,6 +221,14 @@ const ZH: Words = Words {
     track: "轨道",
     round: "回合",
     winner: "胜者",
+    season: "赛季",
+    phase: "阶段",
+    instability: "循环不稳定度",
+    mana: "法力",
+    coins: "金币",
+    thaums: ["火", "水", "土", "风"],
+    earlier: "更早的记录",
+    epoch: "密钥期",
 };
 
 /// The language a query asks for (`lang=…`), English by default.

@@ -85,6 +85,14 @@ impl Element {
         }
     }
 
+    /// The name shown to a reader of `language` (`Fire`, `火`): boards and the site.
+    pub fn name_in(self, language: crate::language::Language) -> &'static str {
+        match language {
+            crate::language::Language::En => self.name(),
+            crate::language::Language::ZhCn => self.chinese(),
+        }
+    }
+
     /// The Chinese name from the original rules (`火`).
     pub fn chinese(self) -> &'static str {
         match self {

@@ -43,9 +43,9 @@ fn opening(language: Language, view: &DuelView) -> RichText {
     let [wa, wb] = &view.wizards;
     let args = Args::new()
         .mention("first", a)
-        .text("first-wizard", wa.as_str())
+        .text("first-wizard", super::wizard::name_in(wa, language))
         .mention("second", b)
-        .text("second-wizard", wb.as_str())
+        .text("second-wizard", super::wizard::name_in(wb, language))
         .text("wait", wait(language, view.step_timeout_secs));
     say(language, "duel-opened", args)
 }

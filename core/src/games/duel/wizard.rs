@@ -10,6 +10,13 @@ use thiserror::Error;
 use super::element::Element;
 use crate::words;
 
+/// A wizard's name as a reader of `language` sees it (issue 31): the catalogue's name for
+/// the compiled-in wizards (`duel-wizard-name`: `Pyromancer` is 火法师 in Chinese), any
+/// other wizard's name as the config writes it.
+pub fn name_in(name: &str, language: crate::language::Language) -> String {
+    crate::locale::text(language, "duel-wizard-name", &crate::locale::Args::new().word("name", name))
+}
+
 /// The most of one element a pool may hold (keeps every sum far from overflow).
 pub const MAX_POOL_COUNT: u32 = 1_000;
 
@@ -288,10 +295,16 @@ impl Wizards {
         Ok(Wizards { list, descriptions: BTreeMap::new() })
     }
 
-    /// The wizard called `name`, ignoring case.
+    /// The wizard called `name`, ignoring case, or by its name in another language
+    /// ([`name_in`]: `!接受 火法师`).
     pub fn get(&self, name: &str) -> Option<&Wizard> {
-        let name = name.to_lowercase();
-        self.list.iter().find(|w| w.name.to_lowercase() == name)
+        let lowered = name.to_lowercase();
+        self.list.iter().find(|w| w.name.to_lowercase() == lowered).or_else(|| {
+            let translated = |w: &&Wizard| {
+                crate::language::Language::ALL.iter().any(|language| name_in(&w.name, *language) == name)
+            };
+            self.list.iter().find(translated)
+        })
     }
 
     /// The Apprentice (always present).
@@ -328,6 +341,23 @@ impl Default for Wizards {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::language::Language;
+
+    /// Issue 31: the shipped wizards have Chinese names, which a Chinese player may type;
+    /// a wizard the config adds is called by its own name in every language.
+    #[test]
+    fn the_shipped_wizards_are_named_and_chosen_in_chinese() {
+        let wizards = Wizards::from_toml(DEFAULT_WIZARDS_TOML).expect("config/wizards.toml is valid");
+        for wizard in wizards.iter() {
+            assert_eq!(name_in(&wizard.name, Language::En), wizard.name);
+            let chinese = name_in(&wizard.name, Language::ZhCn);
+            assert!(chinese != wizard.name && !chinese.is_ascii(), "{} is {chinese}", wizard.name);
+            assert_eq!(wizards.get(&chinese).map(|w| w.name.as_str()), Some(wizard.name.as_str()));
+        }
+        assert_eq!(name_in("Necromancer", Language::ZhCn), "Necromancer");
+        assert_eq!(wizards.get("火法师").map(|w| w.name.as_str()), Some("Pyromancer"));
+        assert!(wizards.get("火").is_none() && wizards.get("").is_none());
+    }
 
     #[test]
     fn d13_the_shipped_list_has_the_apprentice_and_marked_house_wizards() {

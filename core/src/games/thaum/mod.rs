@@ -445,6 +445,10 @@ impl Table for ThaumTable {
         COMMANDS
     }
 
+    fn game_masters(&self) -> Vec<PlayerId> {
+        self.state.game_masters.clone()
+    }
+
     fn example_player(&self, command: &str, actor: &PlayerId) -> Option<String> {
         Verb::from_word(command).map(|verb| self.example_player_for(verb, actor))
     }

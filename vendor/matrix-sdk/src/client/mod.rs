@@ -2837,17 +2837,7 @@ impl Client {
         sync_settings: crate::config::SyncSettings,
     ) -> Result<SyncResponse> {
         let response = self.sync_once_request(sync_settings).await?;
-        let next_batch = response.next_batch.clone();
-        let response = self.process_sync(response).await?;
-
-        #[cfg(feature = "e2e-encryption")]
-        if let Err(e) = self.send_outgoing_requests().await {
-            error!(error = ?e, "Error while sending outgoing E2EE requests");
-        }
-
-        self.inner.sync_beat.notify(usize::MAX);
-
-        Ok(SyncResponse::new(next_batch, response))
+        self.sync_once_process(response).await
     }
 
     /// The first half of [`Client::sync_once`]: sends what the crypto machine has
@@ -2893,17 +2883,21 @@ impl Client {
         Ok(self.send(request).with_request_config(request_config).await?)
     }
 
-    /// The second half of [`Client::sync_once`], but that it makes no request:
-    /// processes a response of [`Client::sync_once_request`] (the state and crypto
-    /// stores are updated, event handlers called) and returns it as `sync_once`
-    /// does. What the crypto machine has to send because of it goes out with the
-    /// next [`Client::sync_once_request`] (spellbridge patch).
+    /// The second half of [`Client::sync_once`]: processes a response of
+    /// [`Client::sync_once_request`] (the state and crypto stores are updated,
+    /// event handlers called), sends what the crypto machine has to send
+    /// because of it, and returns it as `sync_once` does (spellbridge patch).
     pub async fn sync_once_process(
         &self,
         response: sync_events::v3::Response,
     ) -> Result<SyncResponse> {
         let next_batch = response.next_batch.clone();
         let response = self.process_sync(response).await?;
+
+        #[cfg(feature = "e2e-encryption")]
+        if let Err(e) = self.send_outgoing_requests().await {
+            error!(error = ?e, "Error while sending outgoing E2EE requests");
+        }
 
         self.inner.sync_beat.notify(usize::MAX);
 

@@ -3,7 +3,7 @@
 
 use super::super::engine::{Finish, FinishReason};
 use super::super::news::{DuelView, RoundView};
-use super::super::wizard::Wizards;
+use super::super::wizard::{Wizards, name_in};
 use super::words::{element, italic, list, pool, say, seals, tokens, track};
 use crate::language::Language;
 use crate::locale::Args;
@@ -34,9 +34,9 @@ pub(super) fn status_lines(language: Language, view: &DuelView, round: &RoundVie
     };
     let head = Args::new()
         .name("first", &players[0])
-        .text("first-wizard", view.wizards[0].as_str())
+        .text("first-wizard", name_in(&view.wizards[0], language))
         .name("second", &players[1])
-        .text("second-wizard", view.wizards[1].as_str())
+        .text("second-wizard", name_in(&view.wizards[1], language))
         .rich("state", state)
         .rich("track", track(language, view, view.track));
     let mut lines = vec![say(language, "duel-status-head", head)];
@@ -93,7 +93,7 @@ pub(super) fn wizard_list(language: Language, wizards: &Wizards) -> RichText {
         if i > 0 {
             text = text.text(" · ");
         }
-        text = text.bold(wizard.name.as_str());
+        text = text.bold(name_in(&wizard.name, language));
         if wizard.house {
             text = text.append(italic(say(language, "duel-wizard-house", Args::new())));
         }

@@ -6,6 +6,11 @@
 //! the link codes the bot sends privately): its targets are capped at `debug` by a
 //! filter of its own, so no `RUST_LOG` turns them back on. spellbridge's own code logs
 //! who sent a message and where, never what it says.
+//!
+//! matrix-sdk's WARN and ERROR lines that report nothing wrong for a bot are dropped at
+//! any level unless `RUST_LOG` names a matrix-sdk target ([`expected`]).
+
+mod expected;
 
 use tracing::{Level, Metadata};
 use tracing_subscriber::EnvFilter;
@@ -15,6 +20,7 @@ use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{Layer as _, Registry};
 
+use self::expected::Expected;
 use crate::config::LogFormat;
 
 /// What `RUST_LOG` means when it is not set: `info` for spellbridge, so that a healthy
@@ -40,11 +46,13 @@ pub fn may_show(metadata: &Metadata<'_>) -> bool {
     !(raw && *metadata.level() == Level::TRACE)
 }
 
-/// The subscriber: `RUST_LOG` (else [`DEFAULT_FILTER`]), then [`may_show`], written by
-/// `writer` as text or JSON lines.
+/// The subscriber: `RUST_LOG` (else [`DEFAULT_FILTER`]), then [`may_show`] and
+/// [`Expected`] (`rust_log` is `RUST_LOG`'s value, if set), written by `writer` as text or
+/// JSON lines.
 pub fn subscriber<W>(
     format: LogFormat,
     filter: EnvFilter,
+    rust_log: Option<&str>,
     writer: W,
 ) -> impl tracing::Subscriber + Send + Sync
 where
@@ -55,14 +63,17 @@ where
         LogFormat::Text => lines.boxed(),
         LogFormat::Json => lines.json().flatten_event(true).boxed(),
     };
-    Registry::default().with(filter).with(lines.with_filter(filter_fn(may_show)))
+    Registry::default()
+        .with(filter)
+        .with(lines.with_filter(filter_fn(may_show)).with_filter(Expected::unless_asked(rust_log)))
 }
 
 /// Installs the subscriber for the whole process, writing to stderr; `log` records (the
 /// `irc` crate's) go through it too.
 pub fn init(format: LogFormat) {
+    let rust_log = std::env::var(EnvFilter::DEFAULT_ENV).ok();
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
-    subscriber(format, filter, std::io::stderr).init();
+    subscriber(format, filter, rust_log.as_deref(), std::io::stderr).init();
 }
 
 #[cfg(test)]
@@ -97,7 +108,8 @@ mod tests {
         let lines = |filter: &str| {
             let buffer = Buffer::default();
             let writer = buffer.clone();
-            let subscriber = subscriber(LogFormat::Text, EnvFilter::new(filter), move || writer.clone());
+            let subscriber =
+                subscriber(LogFormat::Text, EnvFilter::new(filter), Some(filter), move || writer.clone());
             tracing::subscriber::with_default(subscriber, || {
                 tracing::error!(target: "matrix_sdk::http_client", "Error while sending request: 404");
                 tracing::warn!(target: "matrix_sdk_crypto::backups", "no backup");
@@ -118,12 +130,58 @@ mod tests {
         }
     }
 
+    /// Issue 31, item 11: at `RUST_LOG=info` matrix-sdk's expected lines stay out (the
+    /// missing key backup, a 404, the first login's own-device warning) and its other
+    /// warnings and errors stay in; naming a matrix-sdk target shows them all.
+    #[test]
+    fn matrix_sdk_lines_that_report_nothing_wrong_stay_out_unless_asked_for() {
+        let lines = |rust_log: &str| {
+            let buffer = Buffer::default();
+            let writer = buffer.clone();
+            let filter = EnvFilter::new(rust_log);
+            let subscriber = subscriber(LogFormat::Text, filter, Some(rust_log), move || writer.clone());
+            tracing::subscriber::with_default(subscriber, || {
+                tracing::warn!(
+                    target: "matrix_sdk_crypto::backups",
+                    "Trying to backup room keys but no backup key was found"
+                );
+                tracing::error!(
+                    target: "matrix_sdk::http_client",
+                    "Error while sending request: Api(Server(MatrixError(Error {{ status_code: 404, … }})))"
+                );
+                tracing::warn!(
+                    target: "matrix_sdk_crypto::identities::manager",
+                    user_id = "@bot:example.org",
+                    "Our own device might have been deleted"
+                );
+                tracing::error!(
+                    target: "matrix_sdk::http_client",
+                    "Error while sending request: Api(Server(MatrixError(Error {{ status_code: 500, … }})))"
+                );
+                tracing::warn!(target: "matrix_sdk_crypto::store", "a pending keys query");
+            });
+            buffer.text()
+        };
+        let info = lines("info");
+        for hidden in ["no backup key", "status_code: 404", "Our own device"] {
+            assert!(!info.contains(hidden), "{hidden:?} shown at RUST_LOG=info: {info}");
+        }
+        for shown in ["status_code: 500", "a pending keys query"] {
+            assert!(info.contains(shown), "{shown:?} hidden at RUST_LOG=info: {info}");
+        }
+        let asked = lines("info,matrix_sdk_crypto=debug,matrix_sdk=debug");
+        for shown in ["no backup key", "status_code: 404", "Our own device", "status_code: 500"] {
+            assert!(asked.contains(shown), "{shown:?} hidden although RUST_LOG names matrix-sdk: {asked}");
+        }
+    }
+
     #[test]
     fn irc_raw_lines_are_dropped_even_when_rust_log_asks_for_them() {
         for format in [LogFormat::Text, LogFormat::Json] {
             let buffer = Buffer::default();
             let writer = buffer.clone();
-            let subscriber = subscriber(format, EnvFilter::new("trace,irc=trace"), move || writer.clone());
+            let subscriber =
+                subscriber(format, EnvFilter::new("trace,irc=trace"), None, move || writer.clone());
             tracing::subscriber::with_default(subscriber, || {
                 tracing::trace!(target: "irc::client", "[SENT] PASS hunter2");
                 tracing::trace!(target: "irc::client::transport", "[SEND] AUTHENTICATE c2VjcmV0");
