@@ -26,15 +26,12 @@ pub(super) struct Present {
 
 impl Present {
     /// Reads `room`'s joined members from the store when its state changed or they were
-    /// never read (its full member list fetched first where the store lacks it).
+    /// never read. The bot syncs without lazy-loaded members, so the store has them all;
+    /// nothing is fetched here (fetching the member list inside the sync loop made
+    /// `e2e matrix_transport::encryption` fail).
     pub(super) async fn update(&self, room: &Room, state_changed: bool) {
         if !state_changed && lock(&self.rooms).contains_key(room.room_id()) {
             return;
-        }
-        if !room.are_members_synced()
-            && let Err(error) = room.sync_members().await
-        {
-            tracing::debug!(room = %room.room_id(), %error, "cannot fetch the room's members; reading those known");
         }
         let members = match room.members_no_sync(RoomMemberships::JOIN).await {
             Ok(members) => members,
