@@ -3,7 +3,8 @@
 //! its help — and every command is read here, against that declaration.
 //!
 //! - [`Command`] and [`Arg`]: one command and its arguments ([`Kind`]: `Number`,
-//!   `Signed`, a fixed [`Choice`] of words (the Thaums), `Player` (known or new),
+//!   `Signed`, a fixed [`Choice`] of words (the Thaums), `Player` (known or new;
+//!   named last, it is the rest of the line, as display names have spaces),
 //!   `Word`, `Rest` (the tokens to the end of the line) or a `Branch` of fixed words each
 //!   with its own arguments, as `!gm add <player>`).
 //! - [`Grammar`]: one lookup over several lists of commands (the lobby's and each game's),
@@ -341,7 +342,8 @@ fn is_han(word: &str) -> bool {
 /// Reads `words` (the command word first) as `command`.
 pub fn parse<S: AsRef<str>>(command: &'static Command, words: &[S]) -> Result<Parsed, ParseError> {
     let words: Vec<String> = words.iter().map(|w| w.as_ref().to_owned()).collect();
-    let mut reader = Reader { command, words: &words, at: 1, taken: 0, values: Vec::new() };
+    let mut reader =
+        Reader { command, words: &words, at: 1, taken: 0, values: Vec::new(), spans_to_end: None };
     if let (Some(second), Some(next)) = (command.second_word, words.get(1))
         && narrow(next).eq_ignore_ascii_case(second)
     {
@@ -351,7 +353,16 @@ pub fn parse<S: AsRef<str>>(command: &'static Command, words: &[S]) -> Result<Pa
     if reader.at < words.len() {
         return Err(ParseError::new(command, Problem::Extra(words[reader.at..].join(" "))));
     }
-    let values = reader.values;
+    let (values, spans_to_end) = (reader.values, reader.spans_to_end);
+    let mut words = words;
+    // A player named in several words (`Piet Silent`) is one word of the command, so its
+    // resolved id takes its place whole (`Parsed::text`).
+    if let Some(at) = spans_to_end
+        && at + 1 < words.len()
+    {
+        let name = words.split_off(at).join(" ");
+        words.push(name);
+    }
     Ok(Parsed { command, words, values })
 }
 
@@ -385,12 +396,14 @@ struct Reader<'a> {
     /// How many arguments were given so far.
     taken: usize,
     values: Vec<(usize, Value)>,
+    /// Where a player named by the rest of the line starts.
+    spans_to_end: Option<usize>,
 }
 
 impl Reader<'_> {
     fn args(&mut self, args: &'static [Arg]) -> Result<(), ParseError> {
-        for arg in args {
-            self.arg(arg)?;
+        for (i, arg) in args.iter().enumerate() {
+            self.arg(arg, i + 1 == args.len())?;
         }
         Ok(())
     }
@@ -399,7 +412,9 @@ impl Reader<'_> {
         ParseError::new(self.command, problem)
     }
 
-    fn arg(&mut self, arg: &'static Arg) -> Result<(), ParseError> {
+    /// Reads one argument; `last` when no other follows it (a player named last takes the
+    /// rest of the line: display names have spaces).
+    fn arg(&mut self, arg: &'static Arg, last: bool) -> Result<(), ParseError> {
         let at = self.at;
         let Some(word) = self.words.get(at) else {
             if arg.optional {
@@ -433,6 +448,11 @@ impl Reader<'_> {
                 }
                 (None, None) => return Err(self.fail(Problem::Expected(word.clone()))),
             },
+            Kind::Player(kind) if last => {
+                self.at = self.words.len();
+                self.spans_to_end = Some(at);
+                Value::Player(kind, PlayerId::new(self.words[at..].join(" ")))
+            }
             Kind::Player(kind) => Value::Player(kind, PlayerId::new(word.as_str())),
             Kind::Word => Value::Word(narrow(word).into_owned()),
             Kind::Rest => {

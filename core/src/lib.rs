@@ -48,6 +48,6 @@ pub use plugin::{
 pub use text::RichText;
 pub use time::Timestamp;
 pub use transport::{
-    Destination, GameTransport, Inbound, MemberChange, Message, Picture, Presence, Relayed, Said, Sent,
-    Speaker, TransportError, Voice,
+    Destination, GameTransport, Inbound, Login, Member, MemberChange, Message, Picture, Presence, Relayed,
+    Said, Sent, Speaker, TransportError, Voice,
 };

@@ -258,6 +258,31 @@ pub struct MemberChange {
     pub presence: Presence,
 }
 
+/// Someone in a room now, as the network's transport knows them without asking the
+/// network, found by a name typed in a command ([`GameTransport::members_named`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// Who the network says they are: an IRC services account (or nick, where players
+    /// are not their accounts), a Matrix user id.
+    pub identity: PlayerId,
+    /// The name they are shown under there (an IRC nick, a Matrix display name).
+    pub shown: String,
+    /// Whether they can play as `identity` (where players must be logged in to services).
+    pub login: Login,
+}
+
+/// Whether a [`Member`] can be named as a player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Login {
+    /// Yes: their identity is known (an account, a Matrix id, or a nick where nicks play).
+    Known,
+    /// No: the network requires a services account and they are not logged in to one.
+    LoggedOut,
+    /// Not yet: the network requires an account and theirs is not known yet; the
+    /// transport has asked (IRC: WHOX), so asking again in a moment will know.
+    Asking,
+}
+
 /// What a [`MemberChange`] is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Presence {
@@ -402,6 +427,14 @@ pub trait GameTransport: Send + Sync {
     fn is_member(&self, room: &RoomId, name: &str) -> bool {
         let _ = (room, name);
         false
+    }
+
+    /// The members of `room` now who answer to `name`, as far as the transport knows
+    /// without waiting for the network: an IRC nick (IRC case rules); a Matrix user id,
+    /// display name or localpart (ignoring case). By default nobody is known.
+    fn members_named(&self, room: &RoomId, name: &str) -> Vec<Member> {
+        let _ = (room, name);
+        Vec::new()
     }
 
     /// Waits for the next change of a room's members that this network reports (IRC);

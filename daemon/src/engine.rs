@@ -198,7 +198,9 @@ impl Engine {
             let relayed = matches!(turn.happened, Happened::Chat { bridge: Some(_) });
             keep |= relayed;
             let records = self.router.take_journal();
-            let meta = self.ratings_meta();
+            let mut meta = self.ratings_meta();
+            let committing = !records.is_empty() || !meta.is_empty();
+            meta.extend(self.names_meta(committing));
             let fleeting = records.is_empty() && meta.is_empty() && !relayed;
             steps.push(Step { message: key, records, outbound: turn.outbound, meta, fleeting });
             if turn.happened.is_command() {
@@ -235,6 +237,8 @@ impl Engine {
         let records = self.router.take_journal();
         let mut meta = meta;
         meta.extend(self.ratings_meta());
+        let committing = !records.is_empty() || !meta.is_empty();
+        meta.extend(self.names_meta(committing));
         let step = Step { records, outbound, meta, ..Step::default() };
         self.commit(vec![step], keep)
     }
@@ -244,6 +248,17 @@ impl Engine {
     fn ratings_meta(&mut self) -> Vec<(String, String)> {
         let changed = self.router.take_ratings();
         changed.map(|text| (crate::store::ratings::META_KEY.to_owned(), text)).into_iter().collect()
+    }
+
+    /// The names players are shown under, when they changed, to keep with entries being
+    /// committed anyway (for the site, and `!top` after a restart): a name alone never
+    /// makes a commit.
+    fn names_meta(&mut self, committing: bool) -> Vec<(String, String)> {
+        if !committing {
+            return Vec::new();
+        }
+        let names = self.router.take_names();
+        names.map(|text| (crate::router::shown_names::META_KEY.to_owned(), text)).into_iter().collect()
     }
 
     /// Takes what the couriers learned by sending ([`Learned`]): relayed lines' ids go

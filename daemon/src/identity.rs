@@ -160,6 +160,9 @@ pub struct Directory {
     pending: BTreeMap<String, PendingLink>,
     /// Names and links by what they are looked up by (see [`index`]).
     index: Index,
+    /// Counts changes of names and links, so the names kept for the site are written
+    /// again only after one.
+    revision: u64,
 }
 
 impl Directory {
@@ -206,13 +209,33 @@ impl Directory {
             Some(known) => {
                 self.index.renamed(&key, known, name);
                 self.names.insert(key, name.to_owned());
+                self.revision += 1;
             }
             None => {
                 let own = self.own_player(network, identity);
                 self.index.named(&key, &own, name);
                 self.names.insert(key, name.to_owned());
+                self.revision += 1;
             }
         }
+    }
+
+    /// How many times names or links changed (see [`Directory::shown_names`]).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The name each player the directory has heard of is shown under now
+    /// ([`Directory::display_name`]), by player.
+    pub fn shown_names(&self) -> BTreeMap<PlayerId, String> {
+        self.names
+            .keys()
+            .map(|(network, identity)| self.player(network, identity))
+            .map(|p| {
+                let name = self.display_name(&p);
+                (p, name)
+            })
+            .collect()
     }
 
     /// Where `player`'s private messages go, if known.
@@ -436,12 +459,14 @@ impl Directory {
         let key = (network.clone(), identity.clone());
         let before = self.links.insert(key.clone(), player.clone());
         self.index.link(&key, player, before.as_ref());
+        self.revision += 1;
     }
 
     /// Separates every identity joined to `player` (the player keeps their own).
     /// Returns the identities separated.
     pub fn unlink(&mut self, player: &PlayerId) -> Vec<Identity> {
         let separated = self.index.unlink(player);
+        self.revision += 1;
         for identity in &separated {
             self.links.remove(identity);
         }

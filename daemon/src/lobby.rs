@@ -15,13 +15,10 @@ pub enum LobbyCommand {
     Games,
     /// `!new <game>`
     New(String),
-    /// `!duel <player> [wizard]`
-    Duel {
-        /// Who is challenged.
-        opponent: String,
-        /// The challenger's wizard.
-        wizard: Option<String>,
-    },
+    /// `!duel <player> [wizard]`: the words after the command, a player's name (a display
+    /// name may have several) and perhaps the challenger's wizard last; the router tells
+    /// them apart by who is there.
+    Duel(Vec<String>),
     /// `!accept [wizard]`
     Accept(Option<String>),
     /// `!decline`
@@ -95,7 +92,9 @@ pub const LOBBY_COMMANDS: &[Command] = &[
     Command::new("duel", "Challenges a player to a Duel in this room.")
         .aliases(&["challenge", "决斗", "挑战"])
         .args(
-            &[Arg::new(KNOWN, "<player>"), Arg::new(WORD, "[wizard]").optional()],
+            // The player's name may have several words (a display name), then perhaps
+            // the wizard: the router tells them apart (the wizard is never read here).
+            &[Arg::new(Kind::Rest, "<player>"), Arg::new(WORD, "[wizard]").optional()],
             "the player you challenge",
         )
         .lobby(),
@@ -200,7 +199,7 @@ impl LobbyCommand {
             "help" => LobbyCommand::Help(word(0).map(|c| c.trim_start_matches('!').to_lowercase())),
             "games" => LobbyCommand::Games,
             "new" => LobbyCommand::New(word(0)?.to_lowercase()),
-            "duel" => LobbyCommand::Duel { opponent: word(0)?, wizard: word(1) },
+            "duel" => LobbyCommand::Duel(parsed.typed_from(0).to_vec()),
             "accept" => LobbyCommand::Accept(word(0)),
             "decline" => LobbyCommand::Decline,
             "withdraw" => LobbyCommand::Withdraw,
@@ -241,7 +240,7 @@ mod tests {
         assert_eq!(parse("NEW Thaum"), Ok(Some(LobbyCommand::New("thaum".into()))));
         assert_eq!(
             parse("duel bob Pyromancer"),
-            Ok(Some(LobbyCommand::Duel { opponent: "bob".into(), wizard: Some("Pyromancer".into()) }))
+            Ok(Some(LobbyCommand::Duel(vec!["bob".into(), "Pyromancer".into()])))
         );
         assert_eq!(parse("help !gather"), Ok(Some(LobbyCommand::Help(Some("gather".into())))));
         assert_eq!(parse("gather 1 fire"), Ok(None));
@@ -257,8 +256,8 @@ mod tests {
         let wrong = parse("top chess").expect_err("no such leaderboard");
         assert!(wrong.0.contains("the leaderboards are duel and thaum"), "{wrong}");
         assert!(wrong.0.contains("!top [duel|thaum]"), "{wrong}");
-        let extra = parse("stats alice bob").expect_err("one player");
-        assert!(extra.0.contains("!stats [player]"), "{extra}");
+        // A player named last is the rest of the line (display names have spaces).
+        assert_eq!(parse("stats Piet Silent"), Ok(Some(LobbyCommand::Stats(Some("Piet Silent".into())))));
     }
 
     #[test]
@@ -292,7 +291,7 @@ mod tests {
                 assert!(!lobby.contains(&word), "`{word}` is a lobby command and a {} one", game.name());
             }
         }
-        assert_eq!(parse("决斗 bob"), Ok(Some(LobbyCommand::Duel { opponent: "bob".into(), wizard: None })));
+        assert_eq!(parse("决斗 bob"), Ok(Some(LobbyCommand::Duel(vec!["bob".into()]))));
         assert_eq!(parse("接受"), Ok(Some(LobbyCommand::Accept(None))));
         assert_eq!(parse("语言 zh"), Ok(Some(LobbyCommand::Lang(Some("zh".into())))));
         assert_eq!(parse("ｌａｎｇ"), Ok(Some(LobbyCommand::Lang(None))));

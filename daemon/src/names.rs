@@ -6,9 +6,11 @@
 //! echoed back, [`escaped`] writes such characters as `\u{…}` so they are seen, not
 //! obeyed.
 
-use spellbridge_core::Language;
+use std::collections::BTreeMap;
+
 use spellbridge_core::locale::{self, Args};
 use spellbridge_core::shown::{self, NAME_CHARS, is_bidi};
+use spellbridge_core::{Language, PlayerId};
 use unicode_security::MixedScript;
 use unicode_security::confusable_detection::skeleton;
 
@@ -121,6 +123,37 @@ pub fn escaped(text: &str) -> String {
     spellbridge_core::shown::escaped(text)
 }
 
+/// How a player is shown wherever a name is read rather than pinged (chat on a network
+/// where they have no identity, `!stats`, `!top`, board pictures, the site): `name` (their
+/// display name, nick or linked player's name), with where they play only when `shared`
+/// (someone else answers to it too): `carol (irc)`, `carol (@carol:example.org)`. Escaped
+/// and cut as every shown name is ([`shown::name`]).
+pub fn shown(player: &PlayerId, name: &str, shared: bool) -> String {
+    if !shared {
+        return shown::name(name);
+    }
+    let id = player.as_str();
+    let place = if crate::identity::is_matrix_id(id) {
+        id
+    } else {
+        id.split_once(':').map_or(id, |(network, _)| network)
+    };
+    if place == name {
+        return shown::name(name);
+    }
+    format!("{} ({})", shown::name(name), shown::name(place))
+}
+
+/// [`shown`] for `player` among the names kept for the site (`names`: player → name):
+/// their kept name, else the one their id gives, with where they play when another
+/// player's kept name is the same (ignoring case).
+pub fn shown_among(player: &PlayerId, names: &BTreeMap<PlayerId, String>) -> String {
+    let name = names.get(player).map_or_else(|| crate::identity::local_part(player).to_owned(), Clone::clone);
+    let folded = name.to_lowercase();
+    let shared = names.iter().any(|(other, n)| other != player && n.to_lowercase() == folded);
+    shown(player, &name, shared)
+}
+
 fn code(c: char) -> String {
     format!("U+{:04X}", u32::from(c))
 }
@@ -191,6 +224,26 @@ mod tests {
         );
         let zh = readable(&"x".repeat(300)).expect_err("too long").said(Language::ZhCn);
         assert!(zh.contains("300") && zh.contains("64"), "{zh}");
+    }
+
+    #[test]
+    fn a_player_is_shown_by_name_and_by_where_they_play_only_when_another_is_shown_alike() {
+        let names: BTreeMap<PlayerId, String> = [
+            (PlayerId::new("irc:carol"), "carol".to_owned()),
+            (PlayerId::new("@carol:example.org"), "Carol".to_owned()),
+            (PlayerId::new("@bob:localhost"), "bob".to_owned()),
+        ]
+        .into_iter()
+        .collect();
+        let shown = |id: &str| shown_among(&PlayerId::new(id), &names);
+        assert_eq!(shown("@bob:localhost"), "bob");
+        assert_eq!(shown("irc:carol"), "carol (irc)");
+        assert_eq!(shown("@carol:example.org"), "Carol (@carol:example.org)");
+        assert_eq!(shown("irc:dave"), "dave", "no name kept: the one their id gives");
+        assert_eq!(shown("alice"), "alice", "a console name is itself");
+        let sneaky =
+            shown_among(&PlayerId::new("@x:hs"), &[(PlayerId::new("@x:hs"), "x\u{200b}".into())].into());
+        assert_eq!(sneaky, "x\\u{200b}", "escaped");
     }
 
     #[test]

@@ -67,6 +67,10 @@ impl RoomMembers for TransportMembers {
     fn is_member(&self, network: &NetworkId, room: &RoomId, name: &str) -> bool {
         self.0.get(network).is_some_and(|transport| transport.is_member(room, name))
     }
+
+    fn named(&self, network: &NetworkId, room: &RoomId, name: &str) -> Vec<spellbridge_core::Member> {
+        self.0.get(network).map(|transport| transport.members_named(room, name)).unwrap_or_default()
+    }
 }
 
 /// The router's options from the config: bridges and permissions.

@@ -340,3 +340,39 @@ async fn the_site_fits_a_phone_and_its_index_is_live() {
     assert!(text.contains("法师") && !text.contains("Apprentice"), "{text}");
     assert!(text.contains("水") && !text.contains("Water"), "{text}");
 }
+
+/// Issue 31, item 4: the site and `!stats` name players as chat does (`alice`), never by
+/// their network's id (`test:alice`), outside the page's raw JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_site_and_stats_show_players_names_not_network_ids() {
+    let irc = server();
+    let (daemon, http) = start(irc.port());
+    let bot = Bot { nick: BOT, room: ROOM, daemon: &daemon };
+    let (mut alice, mut bob) = tokio::join!(bot.player(irc.port(), "alice"), bot.player(irc.port(), "bob"));
+    bot.wait_until_answering(&mut alice).await;
+    bob.privmsg(ROOM, "!games").await.expect("send");
+    bot.expect(&mut bob, "Games:").await;
+    alice.privmsg(ROOM, "!duel bob").await.expect("send");
+    bot.expect(&mut bob, "challenges").await;
+    bob.privmsg(ROOM, "!accept").await.expect("send");
+    bot.expect(&mut alice, "Round 1 begins").await;
+    alice.privmsg(ROOM, "!concede").await.expect("send");
+    bot.expect(&mut bob, "conceded").await;
+
+    let (status, index) = get(&daemon, http, "/").await;
+    assert_eq!(status, 200, "{index}");
+    assert!(index.contains("alice, bob") && !index.contains("test:"), "{index}");
+    let (status, page) = get(&daemon, http, "/tables/0").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("<b>alice · Apprentice</b>"), "the state names alice:\n{page}");
+    // Outside the raw JSON (which keeps ids), no player is named by id.
+    let json = page.find("<details>").unwrap_or(page.len());
+    let (before, after) = page.split_at(json);
+    let after = after.split_once("</details>").map_or("", |(_, rest)| rest);
+    assert!(!before.contains("test:") && !after.contains("test:"), "{page}");
+
+    alice.privmsg(ROOM, "!stats bob").await.expect("send");
+    let stats = bot.expect(&mut alice, "has played").await;
+    let stats = spellbridge_adapters::irc::format::strip(&stats.text);
+    assert!(stats.contains("alice: bob has played") && !stats.contains("test:"), "{stats}");
+}

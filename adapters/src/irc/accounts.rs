@@ -76,6 +76,12 @@ impl Accounts {
         self.by_nick.get(&fold(nick)).and_then(|a| a.as_deref())
     }
 
+    /// What is known of `nick`'s account: `None` when nothing is, `Some(None)` when they
+    /// are known to be logged out.
+    pub fn known(&self, nick: &str) -> Option<Option<&str>> {
+        self.by_nick.get(&fold(nick)).map(|a| a.as_deref())
+    }
+
     /// Forgets everyone (the bot left every channel, or reconnected).
     pub fn clear(&mut self) {
         self.by_nick.clear();
@@ -107,6 +113,8 @@ mod tests {
         assert_eq!(accounts.of("Alice"), Some("alice"));
         assert_eq!(accounts.of("bob"), Some("bobacct"));
         assert_eq!(accounts.of("carol"), None);
+        assert_eq!(accounts.known("carol"), Some(None), "known to be logged out");
+        assert_eq!(accounts.known("dave"), None, "not known yet");
         feed(&mut accounts, &mut members, ":carol!c@h ACCOUNT carol");
         assert_eq!(accounts.of("carol"), Some("carol"));
         feed(&mut accounts, &mut members, ":carol!c@h ACCOUNT *");

@@ -77,10 +77,17 @@ impl Ranks {
     }
 }
 
+/// One member of a channel: their nick as they write it, and their prefixes.
+#[derive(Clone, Debug, Default)]
+struct Member {
+    nick: String,
+    ranks: Ranks,
+}
+
 /// The members of the bot's channels, by case-folded channel name and nick.
 #[derive(Debug, Default)]
 pub(crate) struct Members {
-    channels: HashMap<String, HashMap<String, Ranks>>,
+    channels: HashMap<String, HashMap<String, Member>>,
 }
 
 impl Members {
@@ -95,7 +102,7 @@ impl Members {
                     let members = self.channels.entry(fold(channel)).or_default();
                     for name in names.split(' ').filter(|n| !n.is_empty()) {
                         let (nick, ranks) = parse_name(name);
-                        members.insert(fold(nick), ranks);
+                        members.insert(fold(nick), Member { nick: nick.to_owned(), ranks });
                     }
                 }
             }
@@ -113,8 +120,8 @@ impl Members {
             }
             Command::NICK(new) => {
                 for members in self.channels.values_mut() {
-                    if let Some(ranks) = members.remove(&fold(source)) {
-                        members.insert(fold(new), ranks);
+                    if let Some(member) = members.remove(&fold(source)) {
+                        members.insert(fold(new), Member { nick: new.clone(), ..member });
                     }
                 }
             }
@@ -126,8 +133,9 @@ impl Members {
                         Mode::Minus(mode, Some(nick)) => (mode, nick, false),
                         _ => continue,
                     };
-                    if let (Some(rank), Some(ranks)) = (Rank::from_mode(mode), members.get_mut(&fold(nick))) {
-                        ranks.set(rank, on);
+                    if let (Some(rank), Some(member)) = (Rank::from_mode(mode), members.get_mut(&fold(nick)))
+                    {
+                        member.ranks.set(rank, on);
                     }
                 }
             }
@@ -145,7 +153,13 @@ impl Members {
         self.channels
             .get(&fold(channel))
             .and_then(|members| members.get(&fold(nick)))
-            .is_some_and(|ranks| ranks.operates())
+            .is_some_and(|member| member.ranks.operates())
+    }
+
+    /// `nick` as the member of `channel` called so writes it, when there is one (IRC
+    /// case rules).
+    pub(crate) fn nick_in(&self, channel: &str, nick: &str) -> Option<&str> {
+        self.channels.get(&fold(channel))?.get(&fold(nick)).map(|member| member.nick.as_str())
     }
 
     /// True when `nick` is in any of the bot's channels (so the bot sees them leave).
@@ -156,7 +170,7 @@ impl Members {
 
     fn add(&mut self, channel: &str, nick: &str) {
         if let Some(members) = self.channels.get_mut(&fold(channel)) {
-            members.insert(fold(nick), Ranks::default());
+            members.insert(fold(nick), Member { nick: nick.to_owned(), ranks: Ranks::default() });
         }
     }
 
@@ -226,6 +240,17 @@ mod tests {
             assert!(!m.is_operator("#magic", nick), "{nick}");
         }
         assert!(!m.is_operator("#other", "op"));
+    }
+
+    #[test]
+    fn a_member_is_found_by_nick_under_irc_case_rules_as_they_write_it() {
+        let mut lines = JOINED.to_vec();
+        lines.extend([":x!x@h JOIN #magic", ":x!x@h NICK :Dave[m]"]);
+        let m = members(&lines);
+        assert_eq!(m.nick_in("#MAGIC", "dave{M}"), Some("Dave[m]"));
+        assert_eq!(m.nick_in("#magic", "PLAIN"), Some("plain"));
+        assert_eq!(m.nick_in("#magic", "x"), None, "renamed");
+        assert_eq!(m.nick_in("#other", "plain"), None);
     }
 
     #[test]

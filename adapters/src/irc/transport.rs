@@ -42,8 +42,8 @@ use async_trait::async_trait;
 use futures_util::{SinkExt as _, StreamExt as _};
 use irc::client::prelude::{Command, Message, Response};
 use spellbridge_core::{
-    Destination, Form, GameTransport, Inbound, MemberChange, NetworkId, PlayerId, RoomId, Said,
-    TransportError, Voice, Whisper,
+    Destination, Form, GameTransport, Inbound, Login, Member, MemberChange, NetworkId, PlayerId, RoomId,
+    Said, TransportError, Voice, Whisper,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -90,6 +90,13 @@ struct Shared {
     members: Mutex<Members>,
     /// The services account the bot was logged in to when it became ready.
     account: Mutex<Option<String>>,
+    /// Who is logged in to which services account, kept by the current session.
+    accounts: Mutex<Accounts>,
+    /// Players are their services accounts here (`require_account`, as the session
+    /// last judged it): a member without one cannot be named as a player.
+    accounts_required: std::sync::atomic::AtomicBool,
+    /// WHOX can ask the server for a member's account.
+    whox: std::sync::atomic::AtomicBool,
     /// Channel members' changes for the daemon ([`GameTransport::member_change`]), sent
     /// only once it has asked for them.
     member_changes: mpsc::UnboundedSender<MemberChange>,
@@ -134,6 +141,8 @@ pub struct IrcTransport {
 enum Membership {
     Join(String),
     Part(String),
+    /// Ask the server which account this nick is logged in to (WHOX).
+    Who(String),
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -227,6 +236,9 @@ impl IrcTransport {
             joining: Mutex::new(HashMap::new()),
             members: Mutex::new(Members::default()),
             account: Mutex::new(None),
+            accounts: Mutex::new(Accounts::default()),
+            accounts_required: std::sync::atomic::AtomicBool::new(false),
+            whox: std::sync::atomic::AtomicBool::new(false),
             member_changes: changes_tx,
             reporting_members: std::sync::atomic::AtomicBool::new(false),
             options,
@@ -297,6 +309,33 @@ impl GameTransport for IrcTransport {
 
     fn is_member(&self, room: &RoomId, name: &str) -> bool {
         lock(&self.shared.members).contains(room.as_str(), name)
+    }
+
+    /// The channel member with nick `name`: their account where it is known; where
+    /// players are their accounts and it is not known yet, WHOX asks for it.
+    fn members_named(&self, room: &RoomId, name: &str) -> Vec<Member> {
+        let Some(nick) = lock(&self.shared.members).nick_in(room.as_str(), name).map(str::to_owned) else {
+            return Vec::new();
+        };
+        let relaxed = std::sync::atomic::Ordering::Relaxed;
+        let required = self.shared.accounts_required.load(relaxed);
+        let known = lock(&self.shared.accounts).known(&nick).map(|a| a.map(str::to_owned));
+        let (identity, login) = match known {
+            Some(Some(account)) => (account, Login::Known),
+            _ if !required => (nick.clone(), Login::Known),
+            Some(None) => (nick.clone(), Login::LoggedOut),
+            None if self.shared.whox.load(relaxed) => {
+                let _ = self.joins.send(Membership::Who(nick.clone()));
+                (nick.clone(), Login::Asking)
+            }
+            None => (nick.clone(), Login::LoggedOut),
+        };
+        let identity = PlayerId::new(identity);
+        if login == Login::Known {
+            // Private messages to them (a Duel's) go to this nick until they speak.
+            lock(&self.shared.nicks).entry(identity.clone()).or_insert_with(|| nick.clone());
+        }
+        vec![Member { identity, shown: nick, login }]
     }
 
     /// Joins, parts, kicks, quits and nick changes in the bot's channels, and the
@@ -518,6 +557,7 @@ impl Supervisor {
         let (out, writing) = Out::start(sink);
         let registration = Registration::new(options, tls);
         *lock(&self.shared.members) = Members::default();
+        lock(&self.shared.accounts).clear();
         for line in registration.start() {
             out.send(line);
         }
@@ -529,7 +569,6 @@ impl Supervisor {
             port,
             motd: false,
             ready: false,
-            accounts: Accounts::default(),
             queue: VecDeque::new(),
             notices_waiting: 0,
             ctcp_answered: ctcp::Answered::default(),
@@ -594,6 +633,10 @@ impl Supervisor {
                     }
                     Membership::Part(channel) if !self.shared.wants(&channel) => {
                         session.sender.send(Command::PART(channel, None));
+                    }
+                    Membership::Who(nick) => {
+                        let fields = format!("%tna,{}", accounts::WHOX_TOKEN);
+                        session.sender.send(Command::Raw("WHO".to_owned(), vec![nick, fields]));
                     }
                     Membership::Join(_) | Membership::Part(_) => {}
                 },
@@ -670,8 +713,6 @@ struct Session {
     /// The channels' JOINs are written: lines to channels may follow (the server takes a
     /// connection's lines in order, so none arrives before its JOIN).
     ready: bool,
-    /// Who is logged in to which services account.
-    accounts: Accounts,
     /// Lines waiting for the token bucket, in order.
     queue: VecDeque<Line>,
     /// How many of them are notices.
@@ -817,6 +858,9 @@ impl Session {
         self.ready = true;
         self.login_deadline = None;
         *lock(&self.shared.account) = self.registration.account().map(str::to_owned);
+        let required = self.require_account();
+        self.shared.accounts_required.store(required, std::sync::atomic::Ordering::Relaxed);
+        self.shared.whox.store(self.registration.whox(), std::sync::atomic::Ordering::Relaxed);
         let _ = self.shared.connection.send_replace(Connection::Up);
     }
 
@@ -828,7 +872,7 @@ impl Session {
         {
             let mut members = lock(&self.shared.members);
             members.observe(message, &before);
-            self.accounts.observe(message, &members);
+            lock(&self.shared.accounts).observe(message, &members);
         }
         let changes = self.roster.observe(message, &before);
         if self.shared.reporting_members.load(std::sync::atomic::Ordering::Relaxed) {
@@ -977,7 +1021,7 @@ impl Session {
         let account = if self.registration.caps().enabled("account-tag") {
             accounts::tag(message, "account")
         } else {
-            self.accounts.of(nick).map(str::to_owned)
+            lock(&self.shared.accounts).of(nick).map(str::to_owned)
         };
         let player = PlayerId::new(account.clone().unwrap_or_else(|| nick.to_owned()));
         lock(&self.shared.nicks).insert(player.clone(), nick.to_owned());

@@ -144,10 +144,7 @@ impl RoomFacts {
     /// Forgets what is known of a room when its update changed its state (its `state`
     /// section, or a state event in its timeline); matrix-sdk has stored the change by then.
     pub(super) fn update(&self, room: &RoomId, update: &JoinedRoomUpdate) {
-        let (State::Before(state) | State::After(state)) = &update.state;
-        let state_changed =
-            !state.is_empty() || update.timeline.events.iter().any(|e| early::changes_state(e.raw()));
-        if state_changed {
+        if state_changed(update) {
             self.forget(room);
         }
     }
@@ -166,6 +163,13 @@ impl RoomFacts {
     pub(super) fn forget(&self, room: &RoomId) {
         lock(&self.rooms).remove(room);
     }
+}
+
+/// True when a sync's update of a room changed its state (its `state` section, or a
+/// state event in its timeline).
+pub(super) fn state_changed(update: &JoinedRoomUpdate) -> bool {
+    let (State::Before(state) | State::After(state)) = &update.state;
+    !state.is_empty() || update.timeline.events.iter().any(|e| early::changes_state(e.raw()))
 }
 
 /// What the room's state says for [`vouch::vouch`], by the store; its full member list

@@ -306,6 +306,7 @@ impl Supervisor {
                     }
                     shared.dms.lock().await.retain(|_, dm| dm != room);
                     self.shared.facts.forget(room);
+                    self.shared.present.forget(room);
                 }
                 if first_of_session {
                     self.join_configured(client).await;
@@ -407,6 +408,7 @@ impl Supervisor {
             for (room_id, update) in &response.rooms.joined {
                 self.shared.facts.update(room_id, update);
                 let Some(room) = client.get_room(room_id) else { continue };
+                self.shared.present.update(&room, super::room_facts::state_changed(update)).await;
                 let gap = if update.timeline.limited {
                     match self.gap(&room, update.timeline.prev_batch.as_deref(), since).await {
                         Ok(gap) => gap,

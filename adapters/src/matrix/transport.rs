@@ -66,6 +66,7 @@ use super::handed::Handed;
 use super::invite::InviteAllow;
 use super::options::MatrixOptions;
 use super::picture::{self, Pictures};
+use super::present::Present;
 use super::retry::{self, RequestFailure};
 use super::room_facts::RoomFacts;
 use super::spoiled::SpoiledRooms;
@@ -102,6 +103,8 @@ pub(super) struct Shared {
     pub(super) sends: Sends,
     /// What is known of rooms and their members until their state changes.
     pub(super) facts: RoomFacts,
+    /// Each room's joined members, for names typed in commands.
+    pub(super) present: Present,
     /// The events lately handed to the daemon (by a sync or a transaction).
     pub(super) handed: Handed,
     /// The last board picture of each table in each room (see `picture`).
@@ -264,6 +267,7 @@ impl MatrixTransport {
             sends: Sends::default(),
             facts: RoomFacts::new(SpoiledRooms::new(Some(StoreDir::new(&options.store_dir).spoiled_path()))),
             handed: Handed::default(),
+            present: Present::default(),
             connection,
             processed: watch::Sender::new(0),
             reconnects: AtomicU64::new(0),
@@ -469,6 +473,10 @@ impl MatrixTransport {
 impl GameTransport for MatrixTransport {
     fn network(&self) -> &NetworkId {
         &self.shared.options.network
+    }
+
+    fn members_named(&self, room: &RoomId, name: &str) -> Vec<spellbridge_core::Member> {
+        self.shared.present.named(room.as_str(), name)
     }
 
     fn shows_pictures(&self) -> bool {

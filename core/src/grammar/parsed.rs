@@ -104,6 +104,15 @@ impl Parsed {
         }
     }
 
+    /// The words as typed (full-width forms kept: a name is never narrowed into another
+    /// one) from the `i`th value's on; none if it was left out.
+    pub fn typed_from(&self, i: usize) -> &[String] {
+        match self.values.get(i) {
+            Some((_, Value::Absent)) | None => &[],
+            Some((at, _)) => self.words.get(*at..).unwrap_or_default(),
+        }
+    }
+
     /// Every `Player` value, to resolve: what it names and the id it holds.
     pub fn players_mut(&mut self) -> impl Iterator<Item = (PlayerArgument, &mut PlayerId)> {
         self.values.iter_mut().filter_map(|(_, v)| match v {

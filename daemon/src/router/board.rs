@@ -24,18 +24,10 @@ impl Router {
         self.relay.rooms(&seating.place).into_iter().filter(|room| pictures.contains(&room.network)).collect()
     }
 
-    /// How each player of table `id` is named in its picture: the name they are known
-    /// by, or their player id when someone else answers to that name too (never a raw
-    /// Matrix id where a name will do), escaped and cut as names are everywhere
-    /// ([`spellbridge_core::shown::name`]).
+    /// How each player of table `id` is named in its picture: their one name
+    /// ([`Router::shown_name`]; never a raw Matrix id where a name will do).
     pub fn picture_names(&self, id: TableId) -> Vec<(PlayerId, String)> {
-        let shown = |player: &PlayerId| {
-            let name = self.directory.display_name(player);
-            let name =
-                if self.directory.name_is_shared(player, &name) { player.as_str().to_owned() } else { name };
-            spellbridge_core::shown::name(&name)
-        };
-        self.index.players(id).iter().map(|player| (player.clone(), shown(player))).collect()
+        self.index.players(id).iter().map(|player| (player.clone(), self.shown_name(player))).collect()
     }
 
     /// Notes table `id`'s picture to be posted when one of its rooms shows pictures;

@@ -32,11 +32,48 @@ fn lifetime_words(seconds: i64, language: Language) -> RichText {
 }
 
 impl Router {
+    /// Who `!duel <words>` challenges, and with which wizard: the whole line when it names
+    /// someone (`!duel Piet Silent`), else all but its last word, which is the wizard
+    /// (`!duel bob Pyromancer`).
+    fn duel_opponent(
+        &mut self,
+        speaker: &Speaker<'_>,
+        words: &[String],
+        language: Language,
+    ) -> Result<(PlayerId, Option<String>), RichText> {
+        let place = &speaker.place;
+        let whole = words.join(" ");
+        if let Some(opponent) = self.resolve_name(&whole, place, &[], language)? {
+            return Ok((opponent, None));
+        }
+        let (name, wizard) = match words {
+            [] | [_] => (whole.clone(), None),
+            [name @ .., wizard] => {
+                (name.join(" "), Some(spellbridge_core::grammar::narrow(wizard).into_owned()))
+            }
+        };
+        if wizard.is_some()
+            && let Some(opponent) = self.resolve_name(&name, place, &[], language)?
+        {
+            return Ok((opponent, wizard));
+        }
+        // On the console, the one network there is, a name is the player it names.
+        let typed = PlayerId::new(name.as_str());
+        if self.directory.scope(&speaker.inbound.network, &typed) == Scope::Bare {
+            if let Err(refusal) = crate::names::readable(&name) {
+                return Err(names::refusal_of_name(&refusal, language));
+            }
+            return Ok((typed, wizard));
+        }
+        Err(said(language, "lobby-challenge-nobody", Args::new().text("name", escaped(&whole))))
+    }
+
+    /// `!duel <player> [wizard]`: `words` are what follows the command word; the player's
+    /// name may have several (a display name with spaces), see [`Router::duel_opponent`].
     pub(super) fn challenge(
         &mut self,
         speaker: &Speaker<'_>,
-        opponent: String,
-        wizard: Option<String>,
+        words: &[String],
         now: Timestamp,
         reply_to: &ReplyTo,
     ) -> Vec<Outbound> {
@@ -46,23 +83,9 @@ impl Router {
         if speaker.inbound.private {
             return say("lobby-challenge-private");
         }
-        let network = &speaker.inbound.network;
-        let typed = PlayerId::new(opponent.as_str());
-        let opponent = match self.resolve_name(&opponent, &[], language) {
+        let (opponent, wizard) = match self.duel_opponent(speaker, words, language) {
+            Ok(found) => found,
             Err(problem) => return vec![reply(reply_to, problem)],
-            Ok(Some(opponent)) => opponent,
-            // On the console, the one network there is, a name is the player it names.
-            Ok(None) if self.directory.scope(network, &typed) == Scope::Bare => {
-                if let Err(refusal) = crate::names::readable(&opponent) {
-                    return vec![reply(reply_to, names::refusal_of_name(&refusal, language))];
-                }
-                typed
-            }
-            Ok(None) => {
-                let text =
-                    said(language, "lobby-challenge-nobody", Args::new().text("name", escaped(&opponent)));
-                return vec![reply(reply_to, text)];
-            }
         };
         if &opponent == challenger {
             return say("lobby-challenge-self");

@@ -260,12 +260,10 @@ impl Router {
         })
     }
 
-    /// How a player is written on a network where they have no identity: their name,
-    /// unless someone else answers to it too; then their player id.
+    /// How a player is written on a network where they have no identity: their one name
+    /// ([`Router::shown_name`]).
     fn shown_elsewhere(&self, player: &PlayerId) -> String {
-        let name = self.directory.display_name(player);
-        let shown = if self.directory.name_is_shared(player, &name) { player.as_str() } else { &name };
-        crate::names::escaped(shown)
+        self.shown_name(player)
     }
 }
 

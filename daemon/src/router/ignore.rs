@@ -107,7 +107,7 @@ impl Router {
             let list: Vec<&str> = self.ignored.keys().map(PlayerId::as_str).collect();
             return say("lobby-ignore-list", Args::new().text("players", list.join(", ")));
         };
-        let player = match self.resolve_name(name, &[], language) {
+        let player = match self.resolve_name(name, &speaker.place, &[], language) {
             Ok(player) => player.unwrap_or_else(|| self.named_elsewhere(speaker, name)),
             Err(problem) => return vec![reply(reply_to, problem)],
         };
@@ -141,7 +141,7 @@ impl Router {
         if !self.is_admin(speaker.inbound, &speaker.player) {
             return say("lobby-unignore-not-admin", Args::new());
         }
-        let player = match self.resolve_name(name, &[], language) {
+        let player = match self.resolve_name(name, &speaker.place, &[], language) {
             Ok(player) => player.unwrap_or_else(|| self.named_elsewhere(speaker, name)),
             Err(problem) => return vec![reply(reply_to, problem)],
         };

@@ -56,6 +56,7 @@ mod records;
 mod rules;
 mod said;
 mod sent;
+pub mod shown_names;
 mod turn;
 
 pub use challenges::CHALLENGE_LIFETIME_SECS;
@@ -222,6 +223,8 @@ pub struct Router {
     chosen: language::Chosen,
     /// Where each player last asked something in a room (see [`sent`]).
     asked: sent::AskedIn,
+    /// The names players are shown under, as kept for the site (see [`shown_names`]).
+    names: shown_names::KeptNames,
 }
 
 /// One table as the store keeps it.
@@ -411,6 +414,7 @@ impl Router {
             ratings: records::Live::new(options_scopes),
             chosen: language::Chosen::default(),
             asked: sent::AskedIn::default(),
+            names: shown_names::KeptNames::default(),
         }
     }
 
@@ -979,17 +983,22 @@ impl Router {
                 let seats = vec![Seat { player: player.clone(), choice: None }];
                 self.open(place, &game, seats, &[speaker.inbound.guest], now, reply_to)
             }
-            LobbyCommand::Duel { opponent, wizard } => {
-                self.challenge(speaker, opponent, wizard, now, reply_to)
-            }
+            LobbyCommand::Duel(words) => self.challenge(speaker, &words, now, reply_to),
             LobbyCommand::Accept(wizard) => {
                 self.accept(place, player, speaker.inbound.guest, wizard, now, reply_to)
             }
             LobbyCommand::Decline => self.decline(place, player, reply_to),
             LobbyCommand::Withdraw => self.withdraw(speaker, reply_to),
             LobbyCommand::Board => self.board(place, reply_to),
-            LobbyCommand::Stats(name) => say(self.stats(speaker, name.as_deref(), reply_to.language)),
-            LobbyCommand::Top(ranking) => say(self.top(ranking, reply_to.language)),
+            // Players named as the asker's network shows them (their one name elsewhere).
+            LobbyCommand::Stats(name) => {
+                let stats = self.stats(speaker, name.as_deref(), reply_to.language);
+                say(self.localize(&reply_to.network, stats))
+            }
+            LobbyCommand::Top(ranking) => {
+                let top = self.top(ranking, reply_to.language);
+                say(self.localize(&reply_to.network, top))
+            }
             LobbyCommand::Lang(word) => self.choose_language(speaker, word.as_deref(), reply_to),
             LobbyCommand::Rules(id) => say(self.rules(place, id.as_deref(), reply_to.language)),
         }
@@ -1141,10 +1150,14 @@ impl Router {
                 return vec![reply(reply_to, text)].into();
             }
         };
-        let seated = self.index.players(index);
-        if let Err(problem) =
-            self.resolve_players(&mut parsed, seated, &speaker.inbound.network, reply_to.language)
-        {
+        let seated = self.index.players(index).to_vec();
+        if let Err(problem) = self.resolve_players(
+            &mut parsed,
+            &speaker.place,
+            &seated,
+            &speaker.inbound.network,
+            reply_to.language,
+        ) {
             return vec![reply(reply_to, problem)].into();
         }
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new().into() };
@@ -1388,7 +1401,7 @@ mod tests {
         // Merlin has not spoken since the start: nobody by that name is known (issue 13,
         // finding 6: whoever took the name later could accept).
         let refused = router.handle(&irc("alice", "!duel Merlin"), T);
-        assert!(texts(&refused)[0].contains("I know nobody called `Merlin`"), "{:?}", texts(&refused));
+        assert!(texts(&refused)[0].contains("Nobody here is called `Merlin`"), "{:?}", texts(&refused));
         router.handle(&matrix(Said::Message, "hello"), T);
         router.handle(&irc("alice", "!duel Merlin"), T);
         let accepted = router.handle(&matrix(Said::Message, "!accept"), T);
@@ -1433,5 +1446,7 @@ mod tests {
 
 #[cfg(test)]
 mod chinese_tests;
+#[cfg(test)]
+mod present_tests;
 #[cfg(test)]
 mod scale_tests;

@@ -93,10 +93,15 @@ impl Router {
     }
 
     /// `!stats [player]`: a player's record (the asker's without a name), in `language`.
-    pub(super) fn stats(&self, speaker: &Speaker<'_>, name: Option<&str>, language: Language) -> RichText {
+    pub(super) fn stats(
+        &mut self,
+        speaker: &Speaker<'_>,
+        name: Option<&str>,
+        language: Language,
+    ) -> RichText {
         let player = match name {
             None => speaker.player.clone(),
-            Some(name) => match self.resolve_name(name, &[], language) {
+            Some(name) => match self.resolve_name(name, &speaker.place, &[], language) {
                 Ok(Some(player)) => player,
                 Ok(None) if self.ratings.summary.players.contains_key(&PlayerId::new(name)) => {
                     PlayerId::new(name)

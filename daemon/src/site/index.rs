@@ -7,6 +7,7 @@ use maud::{Markup, html};
 use serde_json::Value;
 use spellbridge_core::Language;
 
+use super::names::Names;
 use super::page::{layout, ok, suffix};
 use super::reader::TableRow;
 use super::words::words;
@@ -31,20 +32,21 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
             .collect())
     };
     let (live, recent) = (shown(false)?, shown(true)?);
+    let names = Names::kept(site)?;
     let w = words(language);
     let main = html! {
         main data-events="/events" data-sequence=(version) data-finished="false" {
             h1 { (w.tables) }
             h2 { (w.live) }
-            (list(&live, language))
+            (list(&live, &names, language))
             h2 { (w.recent) }
-            (list(&recent, language))
+            (list(&recent, &names, language))
         }
     };
     Ok(Some(ok(layout(language, w.tables, main))))
 }
 
-fn list(rows: &[TableRow], language: Language) -> Markup {
+fn list(rows: &[TableRow], names: &Names, language: Language) -> Markup {
     let w = words(language);
     if rows.is_empty() {
         return html! { p.sub { (w.none) } };
@@ -58,7 +60,7 @@ fn list(rows: &[TableRow], language: Language) -> Markup {
                         td { a href={ "/tables/" (row.id) (suffix(language)) } { "#" (row.id) } }
                         td { (game_name(&row.game, language)) }
                         td { (row.room.as_str()) " " span.sub { "(" (row.network.as_str()) ")" } }
-                        td { (players(&row.snapshot).join(", ")) }
+                        td { (players(&row.snapshot, names).join(", ")) }
                         td.n { (row.sequence()) }
                     }
                 }
@@ -80,15 +82,7 @@ pub fn game_name(game: &str, language: Language) -> String {
 }
 
 /// The players of a stored table, in its order (a Duel's list, a Thaum table's sheets),
-/// shown as names are everywhere ([`spellbridge_core::shown::name`]).
-pub fn players(snapshot: &Value) -> Vec<String> {
-    match snapshot.get("state").and_then(|state| state.get("players")) {
-        Some(Value::Array(list)) => {
-            list.iter().filter_map(Value::as_str).map(spellbridge_core::shown::name).collect()
-        }
-        Some(Value::Object(sheets)) => {
-            sheets.keys().map(|player| spellbridge_core::shown::name(player)).collect()
-        }
-        _ => Vec::new(),
-    }
+/// as the site shows them ([`Names`]).
+pub fn players(snapshot: &Value, names: &Names) -> Vec<String> {
+    super::names::ids(snapshot).iter().map(|player| names.shown(player)).collect()
 }

@@ -12,6 +12,7 @@ use maud::html;
 use spellbridge_core::Language;
 use spellbridge_core::games::duel::wizard;
 
+use super::names::Names;
 use super::page::{layout, ok};
 use super::words::words;
 use super::{Body, Site, SiteError};
@@ -68,6 +69,7 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
     let w = words(language);
     let duel = summary.duel_leaderboard();
     let thaum = summary.thaum_leaderboard();
+    let names = Names::kept(site)?;
     let main = html! {
         main {
             h1 { (w.leaderboard) }
@@ -83,7 +85,7 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
                             @if let Some(d) = &record.duel {
                                 tr {
                                     td.n { (place + 1) }
-                                    td { (player.as_str()) }
+                                    td { (names.shown(player.as_str())) }
                                     td.n { (format!("{:.0}", d.rating.rating)) }
                                     td.n { (format!("{:.0}", d.rating.deviation)) }
                                     td.n { (d.games) }
@@ -103,7 +105,7 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
                     tbody {
                         @for (place, (player, record)) in thaum.iter().enumerate() {
                             @if let Some(t) = &record.thaum {
-                                tr { td.n { (place + 1) } td { (player.as_str()) } td.n { (t.won) } td.n { (t.seasons) } }
+                                tr { td.n { (place + 1) } td { (names.shown(player.as_str())) } td.n { (t.won) } td.n { (t.seasons) } }
                             }
                         }
                     }

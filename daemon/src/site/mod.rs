@@ -33,6 +33,7 @@ pub mod history;
 pub mod index;
 pub mod leaderboard;
 pub mod markdown;
+pub mod names;
 pub mod page;
 pub mod picture;
 pub mod public;

@@ -10,6 +10,7 @@ use std::sync::{Mutex, PoisonError};
 use hyper::body::Bytes;
 use hyper::{Response, StatusCode};
 
+use super::names::Names;
 use super::page::{failed, not_found, plain, whole};
 use super::{Body, Site, SiteError, public};
 use crate::journal::TableId;
@@ -69,7 +70,9 @@ fn draw(site: &Site, id: TableId, language: Language) -> Result<Drawn, SiteError
     if let Some(png) = site.inner.pictures.get(id, language, sequence) {
         return Ok(Drawn::Png(png));
     }
-    match site.inner.board.png_in(&public::entry(&row), language) {
+    let names = Names::kept(site)?;
+    let entry = names.named(public::entry(&row), &super::names::ids(&row.snapshot));
+    match site.inner.board.png_in(&entry, language) {
         Ok(picture) => {
             let png = Bytes::from(picture.png);
             site.inner.pictures.put(id, language, sequence, png.clone());

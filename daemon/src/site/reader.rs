@@ -88,6 +88,15 @@ impl Reader {
         read(&connection).map_err(|e| self.fail(e))
     }
 
+    /// A value of the store's `meta` table, if set (the names kept for players).
+    pub fn meta(&self, key: &str) -> Result<Option<String>, SiteError> {
+        self.with(|c| {
+            c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+                .query_row([key], |row| row.get(0))
+                .optional()
+        })
+    }
+
     /// One table, if it exists.
     pub fn table(&self, id: TableId) -> Result<Option<TableRow>, SiteError> {
         let Ok(key) = i64::try_from(id) else { return Ok(None) };

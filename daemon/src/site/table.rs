@@ -18,6 +18,7 @@ use spellbridge_core::games::duel::{Element, wizard};
 
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
+use super::names::Names;
 use super::page::{html_bytes, layout};
 use super::public;
 use super::reader::TableRow;
@@ -74,6 +75,9 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
     let (rows, problem) = history::rows(site.registry(), &entries, language);
     let w = words(language);
     let entry = public::entry(row);
+    let names = Names::kept(site)?;
+    let ids = super::names::ids(&row.snapshot);
+    let named = names.named(entry.clone(), &ids);
     let title = format!("{} #{}", game_name(&row.game, language), row.id);
     let main = html! {
         main data-events={ "/tables/" (row.id) "/events" } data-sequence=(row.sequence()) data-finished=(row.finished) {
@@ -82,7 +86,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
                 @if row.finished { span.tag { (w.finished) } } @else { span.tag.live.status { (w.playing) } }
             }
             p.sub {
-                (row.room.as_str()) " (" (row.network.as_str()) ") · " (players(&row.snapshot).join(" · "))
+                (row.room.as_str()) " (" (row.network.as_str()) ") · " (players(&row.snapshot, &names).join(" · "))
                 @if !row.finished { " · " (w.live_note) }
             }
             @if matches!(row.game.as_str(), "duel" | "thaum") {
@@ -90,7 +94,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
                     alt={ (w.board) ": " (title) };
             }
             h2 { (w.state) }
-            (facts(row, &entry["state"], language))
+            (facts(row, &named["state"], language))
             details {
                 summary { "JSON" }
                 pre.mono { (serde_json::to_string_pretty(&entry).unwrap_or_default()) }
@@ -99,7 +103,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
             (dice(row, &rows, w))
             h2 { (w.history) }
             @if let Some(problem) = &problem { p.sub { (problem) } }
-            (history(&rows, w, &|line| super::rules::linked(site.registry(), line, language)))
+            (history(&rows, &Shown { names: &names, players: &ids }, w, &|line| super::rules::linked(site.registry(), line, language)))
         }
     };
     Ok(layout(language, &title, main))
@@ -232,23 +236,36 @@ fn dice(row: &TableRow, rows: &[Row], w: &Words) -> Markup {
     }
 }
 
+/// How the history names players: as the site shows them ([`Names`]), the table's
+/// `players` ids in the lines it told too.
+struct Shown<'a> {
+    names: &'a Names,
+    players: &'a [String],
+}
+
 /// The history, newest first: the latest [`RECENT`] rows, then the older ones folded;
 /// `told` writes a line the table was told (Markdown rendered, its rule ids linked).
-fn history(rows: &[Row], w: &Words, told: &dyn Fn(&str) -> Markup) -> Markup {
+fn history(rows: &[Row], shown: &Shown<'_>, w: &Words, told: &dyn Fn(&str) -> Markup) -> Markup {
     let newest: Vec<&Row> = rows.iter().rev().collect();
     let (recent, older) = newest.split_at(newest.len().min(RECENT));
     html! {
-        (history_table(recent, w, "history", told))
+        (history_table(recent, shown, w, "history", told))
         @if !older.is_empty() {
             details.earlier {
                 summary { (w.earlier) " (" (older.len()) ")" }
-                (history_table(older, w, "earlier", told))
+                (history_table(older, shown, w, "earlier", told))
             }
         }
     }
 }
 
-fn history_table(rows: &[&Row], w: &Words, id: &str, told: &dyn Fn(&str) -> Markup) -> Markup {
+fn history_table(
+    rows: &[&Row],
+    shown: &Shown<'_>,
+    w: &Words,
+    id: &str,
+    told: &dyn Fn(&str) -> Markup,
+) -> Markup {
     html! {
         table.history id=(id) {
             thead { tr { th.n { "#" } th { (w.when) } th { (w.who) } th { (w.command) } th { (w.seed) } th { (w.told) } } }
@@ -259,12 +276,12 @@ fn history_table(rows: &[&Row], w: &Words, id: &str, told: &dyn Fn(&str) -> Mark
                         td.when { @if let Some(when) = row.when { (when.to_string().replace('T', " ").trim_end_matches('Z')) } }
                         @match &row.what {
                             What::Opened { seats, .. } => {
-                                td { (seats.first().map(|p| p.as_str()).unwrap_or_default()) }
+                                td { (seats.first().map(|p| shown.names.shown(p.as_str())).unwrap_or_default()) }
                                 td { (w.opened) }
                                 td {}
                             }
                             What::Acted { actor, said, seed } => {
-                                td { (actor.as_str()) }
+                                td { (shown.names.shown(actor.as_str())) }
                                 td {
                                     @match said {
                                         Some(said) => { code { (said) } }
@@ -296,7 +313,7 @@ fn history_table(rows: &[&Row], w: &Words, id: &str, told: &dyn Fn(&str) -> Mark
                                 _ => {}
                             }
                             @if !row.told.is_empty() {
-                                ul.told { @for line in &row.told { li { (told(line)) } } }
+                                ul.told { @for line in &row.told { li { (told(&shown.names.in_text(line, shown.players))) } } }
                             }
                         }
                     }

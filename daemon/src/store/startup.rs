@@ -204,6 +204,9 @@ impl Store {
         }
         self.load_ratings(&mut router);
         self.load_relayed(&mut router);
+        if let Ok(Some(names)) = self.meta(crate::router::shown_names::META_KEY) {
+            router.load_names(&names);
+        }
         Ok(Loaded { router, rebuilt: problems })
     }
 

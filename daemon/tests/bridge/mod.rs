@@ -47,7 +47,10 @@
 //!   display name with a bidi override or a zero-width space is escaped in announcements
 //!   ([`names`]; issue 29, items 3 and 4).
 //!
-//! One file per feature ([`chat`], [`duel`], [`hidden`], [`language`], [`names`], [`thaum`], [`restarts`], [`timeouts`],
+//! - members who have said nothing are challenged by IRC nick, Matrix id and a display
+//!   name with a space ([`present`]; issue 31, item 1).
+//!
+//! One file per feature ([`chat`], [`duel`], [`hidden`], [`language`], [`names`], [`present`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`], [`private`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
 //!
@@ -66,6 +69,7 @@ mod hidden;
 mod language;
 mod matrixplay;
 mod names;
+mod present;
 mod private;
 mod quiet;
 mod replies;

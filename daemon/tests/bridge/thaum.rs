@@ -128,11 +128,11 @@ async fn thaum_links_and_permissions_across_the_bridge() {
     impostor.say("!gather 1 fire").await;
     impostor.expect("Merlin: You are not playing Thaum here yet").await;
     // A name fits the one seated player it names; once the impostor sits down too, the
-    // name is ambiguous and is asked back with the ids.
+    // name is ambiguous and is asked back with each one's network and what to type.
     impostor.say("!join").await;
     impostor.expect("joins the Thaum table with 1 Mana").await;
     alice.say("!bend 1 Merlin").await;
-    let ambiguous = alice.expect("could be").await;
+    let ambiguous = alice.expect("Which Merlin").await;
     assert!(strip(&ambiguous.text).contains("@mage:localhost"), "{ambiguous}");
     alice.say("!status @mage:localhost").await;
     let sheet = alice.expect("Phase III, Loop Instability 2").await;

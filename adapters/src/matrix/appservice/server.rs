@@ -219,10 +219,11 @@ impl Api {
             let Ok(Some(sender)) = raw.get_field::<OwnedUserId>("sender") else { continue };
             // A member event the sync has not stored yet: a third member spoils a private
             // chat before the messages after it are handed over.
-            if let Some((user, membership)) = member_event(raw)
+            if let Some((user, membership, name)) = member_event(raw)
                 && user != own
                 && client.get_room(&room_id).is_some()
             {
+                self.shared.present.member_event(&room_id, &user, &membership, name.as_deref());
                 self.shared.facts.member_event(&room_id, user, membership);
             }
             if sender == own {
@@ -281,17 +282,19 @@ impl Api {
     }
 }
 
-/// The user and membership of an `m.room.member` event; `None` for other events.
+/// The user, membership and display name of an `m.room.member` event; `None` for other
+/// events.
 fn member_event(
     raw: &matrix_sdk::ruma::serde::Raw<matrix_sdk::ruma::events::AnyTimelineEvent>,
-) -> Option<(OwnedUserId, MembershipState)> {
+) -> Option<(OwnedUserId, MembershipState, Option<String>)> {
     if raw.get_field::<String>("type").ok().flatten().as_deref() != Some("m.room.member") {
         return None;
     }
     let user = raw.get_field::<OwnedUserId>("state_key").ok().flatten()?;
     let content = raw.get_field::<serde_json::Value>("content").ok().flatten()?;
     let membership = content.get("membership")?.as_str()?;
-    Some((user, MembershipState::from(membership)))
+    let name = content.get("displayname").and_then(|n| n.as_str()).map(str::to_owned);
+    Some((user, MembershipState::from(membership), name))
 }
 
 /// Reads the whole request (its body up to [`MOST_BODY`]) as ruma's `R`; the error is
