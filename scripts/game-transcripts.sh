@@ -103,6 +103,11 @@ wait_for() {
   until_true "${3:-30}" shows "$1" "$2" || {
     echo "game-transcripts: $1 never showed \"$2\"; its screen:" >&2
     screen "$1" >&2
+    echo "--- irssi's query with the bot, and weechat's screen:" >&2
+    type_in irssi "/window goto spellbridge"
+    sleep 1
+    screen irssi >&2
+    screen weechat >&2
     echo "--- the bot's log:" >&2
     tail -30 "$work/quickstart/spellbridge.log" >&2
     exit 1
@@ -126,14 +131,22 @@ type_in irssi "!duel alice"
 wait_for weechat "challenges"
 type_in weechat "!accept"
 wait_for irssi "Round 1 begins"
-# The bot opens a direct chat with alice (item 2): she joins it from the invite.
-invited() { t capture-pane -p -S - -t weechat | grep -oE '![A-Za-z0-9_-]+:localhost' | tail -1; }
-until_true 30 invited >/dev/null || { t select-window -t weechat; screen weechat >&2; }
-type_in weechat "/buffer matrix.server.local"
-dm=$(t capture-pane -p -S - -t weechat | grep "invited" | grep -oE '![A-Za-z0-9_-]+:localhost' | tail -1)
-[[ -n $dm ]] || { echo "game-transcripts: alice was never invited to a direct chat:" >&2; screen weechat >&2; exit 1; }
+# The bot opens a direct chat with alice (item 2) and gives its link in the room: she
+# joins it from there.
+dm_link() { t capture-pane -p -J -S - -t weechat | grep -oE 'matrix\.to/#/![A-Za-z0-9_:.-]+' | tail -1 | sed 's|matrix.to/#/||' | grep .; }
+until_true 30 dm_link >/dev/null || true
+dm=$(dm_link)
+[[ -n $dm ]] || { echo "game-transcripts: alice was never given a direct chat:" >&2; screen weechat >&2; exit 1; }
 type_in weechat "/join $dm"
-sleep 3
+# weechat-matrix names a direct chat's buffer after the other member; the status bar
+# lists it as `N:spellbridge` once it has activity, and shows `] N:spellbridge` when in it.
+in_dm() {
+  local number
+  number=$(screen weechat | tail -2 | grep -oE '[0-9]+:spellbridge' | head -1 | cut -d: -f1)
+  [[ -n $number ]] && type_in weechat "/buffer $number" && sleep 1 &&
+    screen weechat | tail -2 | grep -qE "\] $number:spellbridge"
+}
+until_true 30 in_dm || { echo "weechat-matrix never opened the direct chat:" >&2; screen weechat >&2; exit 1; }
 
 # Round 1: dave's Fire Wind Water Thunder with surge against alice's focused Earth run.
 type_in irssi "/msg spellbridge !cast surge fire wind water thunder end"

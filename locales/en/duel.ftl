@@ -81,7 +81,7 @@ duel-round-begins = Round { $round } begins: { $first }, { $second }, { $whisper
     [msg] send your spell with `/msg { $bot } !cast …`
     [direct] send your spell in our direct chat (`!cast …`)
    *[privately] send your spell to me privately (`!cast …`)
-}; step 0 times out at { $deadline }.
+}; each step waits at most { $wait }.
 duel-round-begins-compact = Round { $round } begins: { $whisper ->
     [msg] send your spell with `/msg { $bot } !cast …`
     [direct] send your spell in our direct chat (`!cast …`)

@@ -78,7 +78,7 @@ duel-round-begins = 第 { $round } 回合开始：{ $first }、{ $second }，{ $
     [msg] 请用 `/msg { $bot } !施法 …` 发送法术
     [direct] 请在我们的私聊中发送法术（`!施法 …`）
    *[privately] 请私信把法术发给我（`!施法 …`）
-}；第 0 步在 { $deadline } 超时。
+}；每步最多等待 { $wait }。
 duel-round-begins-compact = 第 { $round } 回合开始：{ $whisper ->
     [msg] 请用 `/msg { $bot } !施法 …` 发送法术
     [direct] 请在我们的私聊中发送法术（`!施法 …`）

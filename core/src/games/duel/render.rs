@@ -34,7 +34,6 @@ use crate::language::Language;
 use crate::locale::Args;
 use crate::plugin::{Announcement, Form};
 use crate::text::RichText;
-use crate::time::Timestamp;
 use words::{italic, say, seals, tokens, track, wait};
 
 /// The message when the table opens: both players mentioned (the bot waits for both),
@@ -137,7 +136,7 @@ pub fn events(events: &[Event], presentation: &Presentation) -> Vec<Announcement
                     );
                 }
             }
-            DuelNews::RoundStarted { round, deadline, current, view } => {
+            DuelNews::RoundStarted { round, current, view, .. } => {
                 if compact {
                     // A step's wait rather than a timestamp (which reads badly in a chat
                     // line); the seals in force were the full form's last words of the
@@ -154,7 +153,7 @@ pub fn events(events: &[Event], presentation: &Presentation) -> Vec<Announcement
                         .rich("seals", sealed);
                     out.push(Announcement::to(to, say(language, "duel-round-begins-compact", args)));
                 } else {
-                    out.push(Announcement::to(to, round_started(presentation, *round, *deadline, view)));
+                    out.push(Announcement::to(to, round_started(presentation, *round, view)));
                 }
             }
             DuelNews::Finished { finish, view } => {
@@ -249,12 +248,11 @@ fn compact_steps(language: Language, steps: &[(u32, u32, &[PlayerId; 2], &[Revea
 
 /// "Round 2 begins: alice, bob, send your spell …": the one line of a round that
 /// mentions the players, for the bot waits for both.
-fn round_started(presentation: &Presentation, round: u32, deadline: Timestamp, view: &DuelView) -> RichText {
+fn round_started(presentation: &Presentation, round: u32, view: &DuelView) -> RichText {
     let language = presentation.language;
-    let deadline = words::when(language, deadline);
     let args = whispered(presentation, Args::new())
         .num("round", round)
-        .text("deadline", deadline)
+        .text("wait", wait(language, view.step_timeout_secs))
         .mention("first", &view.players[0])
         .mention("second", &view.players[1]);
     say(language, "duel-round-begins", args)
