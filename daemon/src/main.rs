@@ -78,7 +78,7 @@ enum Command {
     ///
     /// With `--table N [--key K]`: check the dice keys K that table N revealed against the
     /// commitments it announced, and re-derive every action's seed and draws from them
-    /// (RULES T-10; the README's "Checking the dice").
+    /// (RULES T-10; docs/operations.md, "Checking the dice").
     Verify {
         /// The database to audit.
         #[arg(long, default_value = DEFAULT_DB)]

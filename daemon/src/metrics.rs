@@ -4,7 +4,7 @@
 //! method per thing that happened (`message_in`, `committed`, `command`, …); `http`
 //! serves them as `/metrics` and `/healthz`.
 //!
-//! Every metric is named `spellbridge_*`; README.md's "Operations" lists them.
+//! Every metric is named `spellbridge_*`; docs/operations.md lists them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
