@@ -10,7 +10,7 @@ use spellbridge::leader::{
     Epoch, Fence, FenceError, Holder, Lease, LeaseError, LeaseSettings, Leadership, Loss, Renewal, Term, fenced, keep,
 };
 use spellbridge_tests::harness::postgres::Postgres;
-use tokio::time::{Instant, sleep, timeout};
+use tokio::time::{Instant, sleep, sleep_until, timeout};
 use tokio_postgres::NoTls;
 
 fn cluster() -> Postgres {
@@ -305,6 +305,47 @@ async fn postgres_restarted_mid_lease_never_makes_two_holders() {
     }
     let after = after.unwrap_or_else(|e| panic!("the lease is readable after PostgreSQL's crash: {e}"));
     assert_eq!(after.epoch, now.epoch, "the lease's epoch survived a crash of PostgreSQL");
+    drop(pg);
+}
+
+/// PostgreSQL down for longer than the lease: the holder cannot renew, so it reports the
+/// loss by its own clock while the database is still down, before anyone could take over;
+/// once PostgreSQL is back the other takes the lease under a higher epoch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_down_past_the_lease_makes_the_holder_stand_down_first() {
+    let mut pg = cluster();
+    let url = pg.url();
+    let mut a = contender(&url, "a", settings()).await;
+    let mut b = contender(&url, "b", settings()).await;
+    let term = acquire(&mut a).await.unwrap_or_else(|| panic!("a takes the free lease"));
+    let keeper = keep(a, term.clone());
+    let leadership = keeper.leadership();
+    let stopped_at = Instant::now();
+    let mut pg = tokio::task::spawn_blocking(move || {
+        pg.stop().unwrap_or_else(|e| panic!("stopping PostgreSQL: {e}"));
+        pg
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let lease_end = stopped_at + settings().ttl();
+    sleep_until(lease_end).await;
+    assert_eq!(
+        *leadership.borrow(),
+        Leadership::Lost { epoch: term.epoch, loss: Loss::Lapsed },
+        "a lease's worth after PostgreSQL went down, a must have stood down by its own clock"
+    );
+    let pg = tokio::task::spawn_blocking(move || {
+        pg.start().unwrap_or_else(|e| panic!("starting PostgreSQL again: {e}"));
+        pg
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (b_term, _) = take_within(&mut b, Duration::from_millis(100), settings().ttl() * 2)
+        .await
+        .unwrap_or_else(|| panic!("b never took the lease a could not renew"));
+    assert!(b_term.epoch > term.epoch);
+    assert!(matches!(commit(&url, keeper.fence(), "a").await, Err(FenceError::Superseded { .. })));
+    commit(&url, &b.fence(b_term.epoch), "b").await.unwrap_or_else(|e| panic!("b leads: {e}"));
     drop(pg);
 }
 
