@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use spellbridge::leader::{
-    Epoch, Fence, FenceError, Holder, Lease, LeaseError, LeaseSettings, Leadership, Loss, Renewal, Term, fenced, keep,
+    Epoch, Fence, FenceError, Holder, Leadership, Lease, LeaseError, LeaseSettings, Loss, Renewal, Term,
+    fenced, keep,
 };
 use spellbridge_tests::harness::postgres::Postgres;
 use tokio::time::{Instant, sleep, sleep_until, timeout};
@@ -31,7 +32,8 @@ async fn contender(url: &str, name: &str, settings: LeaseSettings) -> Lease {
 
 /// Connects a client of the test's own (as the store's commits will have).
 async fn client(url: &str) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(url, NoTls).await.unwrap_or_else(|e| panic!("connect: {e}"));
+    let (client, connection) =
+        tokio_postgres::connect(url, NoTls).await.unwrap_or_else(|e| panic!("connect: {e}"));
     tokio::spawn(connection);
     client
         .batch_execute("CREATE TABLE IF NOT EXISTS moves (epoch bigint NOT NULL, note text NOT NULL)")
@@ -153,13 +155,20 @@ async fn the_other_takes_over_only_after_the_lease_expired() {
         .await
         .unwrap_or_else(|| panic!("b never took the expired lease within {limit:?}"));
     let waited = taken - started;
-    assert!(waited >= settings().ttl(), "b took over after {waited:?}, before a's {:?} lease ran out", settings().ttl());
+    assert!(
+        waited >= settings().ttl(),
+        "b took over after {waited:?}, before a's {:?} lease ran out",
+        settings().ttl()
+    );
     assert!(b_term.epoch > term.epoch);
     assert_eq!(
         a.renew(term.epoch).await.unwrap_or_else(|e| panic!("{e}")),
         Renewal::Lost(Loss::Superseded { by: b_term.epoch, holder: "b".to_owned() })
     );
-    assert!(matches!(commit(&url, &a.fence(term.epoch), "a's late move").await, Err(FenceError::Superseded { .. })));
+    assert!(matches!(
+        commit(&url, &a.fence(term.epoch), "a's late move").await,
+        Err(FenceError::Superseded { .. })
+    ));
     assert_eq!(moves_under(&url, term.epoch).await, 1);
 }
 
@@ -179,16 +188,20 @@ async fn a_paused_holder_is_fenced_and_its_watch_reports_the_loss() {
     let b_url = url.clone();
     let limit = settings().ttl() * 4;
     let b = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
         runtime.block_on(async {
             let mut b = contender(&b_url, "b", settings()).await;
             take_within(&mut b, Duration::from_millis(50), limit).await.map(|(term, _)| term)
         })
     });
     // The pause: this thread, and so a's keeper, does nothing until b has taken over.
-    let b_term = b.join().unwrap_or_else(|_| panic!("b's thread panicked")).unwrap_or_else(|| {
-        panic!("b never took the lease of a paused holder within {limit:?}")
-    });
+    let b_term = b
+        .join()
+        .unwrap_or_else(|_| panic!("b's thread panicked"))
+        .unwrap_or_else(|| panic!("b never took the lease of a paused holder within {limit:?}"));
     assert!(b_term.epoch > term.epoch);
     // a runs again: its keeper reports the loss before (or as soon as) anything else runs.
     timeout(Duration::from_secs(1), leadership.wait_for(|now| !now.is_leading()))
@@ -197,7 +210,9 @@ async fn a_paused_holder_is_fenced_and_its_watch_reports_the_loss() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(*leadership.borrow(), Leadership::Lost { epoch, .. } if epoch == term.epoch));
     match commit(&url, keeper.fence(), "a's move after the pause").await {
-        Err(FenceError::Superseded { ours, current, .. }) => assert_eq!((ours, current), (term.epoch, b_term.epoch)),
+        Err(FenceError::Superseded { ours, current, .. }) => {
+            assert_eq!((ours, current), (term.epoch, b_term.epoch))
+        }
         other => panic!("the paused holder's commit must be fenced, got {other:?}"),
     }
     assert_eq!(moves_under(&url, term.epoch).await, 0);
@@ -217,9 +232,10 @@ async fn a_commit_that_passed_the_fence_ends_before_a_takeover() {
     let mut a_client = client(&url).await;
     let transaction = a_client.transaction().await.unwrap_or_else(|e| panic!("{e}"));
     fenced(&transaction, &a.fence(term.epoch)).await.unwrap_or_else(|e| panic!("a leads: {e}"));
-    let taker = tokio::spawn(async move {
-        take_within(&mut b, Duration::from_millis(50), settings().ttl() * 4).await
-    });
+    let taker =
+        tokio::spawn(
+            async move { take_within(&mut b, Duration::from_millis(50), settings().ttl() * 4).await },
+        );
     // The lease runs out while a's transaction is still open, a second past it.
     sleep(settings().ttl() + Duration::from_secs(1)).await;
     transaction
@@ -228,7 +244,8 @@ async fn a_commit_that_passed_the_fence_ends_before_a_takeover() {
         .unwrap_or_else(|e| panic!("{e}"));
     transaction.commit().await.unwrap_or_else(|e| panic!("{e}"));
     let committed = Instant::now();
-    let (b_term, taken) = taker.await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|| panic!("b never took over"));
+    let (b_term, taken) =
+        taker.await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|| panic!("b never took over"));
     assert!(taken >= committed, "b took over {:?} before a's fenced commit ended", committed - taken);
     assert!(b_term.epoch > term.epoch);
     assert_eq!(moves_under(&url, term.epoch).await, 1);
@@ -239,7 +256,8 @@ async fn a_commit_that_passed_the_fence_ends_before_a_takeover() {
 /// can take it), never two holders, epochs only rise, and both work again afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_restarted_mid_lease_never_makes_two_holders() {
-    let settings = LeaseSettings::new(Duration::from_secs(3), Duration::from_millis(500)).unwrap_or_else(|e| panic!("{e}"));
+    let settings = LeaseSettings::new(Duration::from_secs(3), Duration::from_millis(500))
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut pg = cluster();
     let url = pg.url();
     let mut a = contender(&url, "a", settings).await;
@@ -274,12 +292,16 @@ async fn postgres_restarted_mid_lease_never_makes_two_holders() {
             assert!(b_term.epoch > term.epoch, "epochs only rise");
             assert!(!a_then.is_leading(), "two holders: b took the lease while a's watch said {a_then:?}");
             assert!(matches!(commit(&url, keeper.fence(), "a").await, Err(FenceError::Superseded { .. })));
-            commit(&url, &b.fence(b_term.epoch), "b").await.unwrap_or_else(|e| panic!("b leads after the restart: {e}"));
+            commit(&url, &b.fence(b_term.epoch), "b")
+                .await
+                .unwrap_or_else(|e| panic!("b leads after the restart: {e}"));
         }
         None => {
             eprintln!("PostgreSQL restarted: a kept the lease");
             assert_eq!(*leadership.borrow(), Leadership::Leading { epoch: term.epoch });
-            commit(&url, keeper.fence(), "a").await.unwrap_or_else(|e| panic!("a leads after the restart: {e}"));
+            commit(&url, keeper.fence(), "a")
+                .await
+                .unwrap_or_else(|e| panic!("a leads after the restart: {e}"));
             assert!(acquire(&mut b).await.is_none(), "a still holds it");
         }
     }

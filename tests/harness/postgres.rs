@@ -49,7 +49,11 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Self { ready_timeout: Duration::from_secs(60), stop_timeout: Duration::from_secs(10), settings: Vec::new() }
+        Self {
+            ready_timeout: Duration::from_secs(60),
+            stop_timeout: Duration::from_secs(10),
+            settings: Vec::new(),
+        }
     }
 }
 
@@ -84,11 +88,14 @@ impl Postgres {
         fs::create_dir(&socket_dir).map_err(HarnessError::io("creating the socket dir"))?;
         if let Some((uid, gid)) = run_as {
             for path in [dir.path(), &socket_dir] {
-                std::os::unix::fs::chown(path, Some(uid), Some(gid))
-                    .map_err(HarnessError::io(format!("handing {} to the user {SUPERUSER}", path.display())))?;
+                std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(HarnessError::io(format!(
+                    "handing {} to the user {SUPERUSER}",
+                    path.display()
+                )))?;
             }
         }
-        let mut cluster = Self { options, bin, run_as, port: 0, password: random_password()?, dir, child: None };
+        let mut cluster =
+            Self { options, bin, run_as, port: 0, password: random_password()?, dir, child: None };
         cluster.initdb()?;
         // Another process may take the free port between our probe and the server's
         // bind: then try another one.
@@ -247,7 +254,8 @@ impl Postgres {
 
     fn initdb(&self) -> Result<(), HarnessError> {
         let pwfile = self.dir.path().join("pwfile");
-        fs::write(&pwfile, format!("{}\n", self.password)).map_err(HarnessError::io("writing the password file"))?;
+        fs::write(&pwfile, format!("{}\n", self.password))
+            .map_err(HarnessError::io("writing the password file"))?;
         if let Some((uid, gid)) = self.run_as {
             std::os::unix::fs::chown(&pwfile, Some(uid), Some(gid))
                 .map_err(HarnessError::io("handing the password file to the user postgres"))?;
@@ -348,7 +356,8 @@ const PORT_TAKEN: &str = "its port was taken by another process";
 
 /// The newest major version's `bin` directory under [`PACKAGE_DIR`].
 fn find_bin() -> Result<PathBuf, HarnessError> {
-    let not_installed = || HarnessError::PostgresNotInstalled { binary: format!("{PACKAGE_DIR}/<version>/bin/postgres") };
+    let not_installed =
+        || HarnessError::PostgresNotInstalled { binary: format!("{PACKAGE_DIR}/<version>/bin/postgres") };
     let entries = fs::read_dir(PACKAGE_DIR).map_err(|_| not_installed())?;
     let mut versions: Vec<(u32, PathBuf)> = entries
         .filter_map(Result::ok)

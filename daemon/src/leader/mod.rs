@@ -219,12 +219,18 @@ mod tests {
     fn settings_refuse_what_cannot_work_and_say_what_fits() {
         let s = Duration::from_secs;
         assert!(LeaseSettings::new(s(2), Duration::from_millis(500)).is_ok());
-        assert_eq!(LeaseSettings::new(Duration::from_millis(500), Duration::from_millis(100)), Err(SettingsError::Ttl { ttl: Duration::from_millis(500) }));
+        assert_eq!(
+            LeaseSettings::new(Duration::from_millis(500), Duration::from_millis(100)),
+            Err(SettingsError::Ttl { ttl: Duration::from_millis(500) })
+        );
         assert!(LeaseSettings::new(s(601), s(1)).is_err());
         let e = LeaseSettings::new(s(5), s(2)).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("every 1s"), "{e}");
         assert!(LeaseSettings::new(s(5), Duration::ZERO).is_err());
-        assert!(LeaseSettings::new(LeaseSettings::default().ttl(), LeaseSettings::default().renew_every()).is_ok());
+        assert!(
+            LeaseSettings::new(LeaseSettings::default().ttl(), LeaseSettings::default().renew_every())
+                .is_ok()
+        );
     }
 
     #[test]
