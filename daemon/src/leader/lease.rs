@@ -111,7 +111,14 @@ impl Lease {
             )
             .await
             .map_err(|source| LeaseError::Sql { what: "taking the lease", source })?;
-        Ok(row.map(|row| Term { epoch: Epoch(row.get(0)), expires_at: row.get(1), sent }))
+        match row {
+            Some(row) => Ok(Some(Term { epoch: Epoch(row.get(0)), expires_at: row.get(1), sent })),
+            None => {
+                // Held by another, unless the row is gone: then say so rather than wait forever.
+                self.current().await?;
+                Ok(None)
+            }
+        }
     }
 
     /// Extends the lease by its ttl from the database's `now()`, if it is still ours
