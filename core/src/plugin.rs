@@ -262,6 +262,12 @@ pub trait Table: Send + std::fmt::Debug {
     fn ending(&self) -> Option<Ending> {
         None
     }
+
+    /// What `player` chose when the table opened (a Duel wizard), as the game names it;
+    /// `None` for a game that asks no choice, or someone not seated.
+    fn choice(&self, _player: &PlayerId) -> Option<String> {
+        None
+    }
 }
 
 /// A game: its commands and how to open and restore its tables.
@@ -376,6 +382,13 @@ pub trait GamePlugin: Send + Sync {
     /// order); `None` for a game whose tables end without a result to rate.
     fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
         None
+    }
+
+    /// A seat's choice (as [`Table::choice`] gives it) said in `language` (a wizard's
+    /// name in Chinese); as it is by default.
+    fn choice_in(&self, choice: &str, language: Language) -> String {
+        let _ = language;
+        choice.to_owned()
     }
 }
 

@@ -125,9 +125,8 @@ impl Router {
             Some(typed) => {
                 // The wizard as the table names it (`pyromancer`, `火法师` → Pyromancer),
                 // in the room's language (issue 31).
-                let snapshot = trial.snapshot();
-                let named = snapshot["wizards"][challenger.as_str()].as_str().unwrap_or(typed);
-                let shown = spellbridge_core::games::duel::wizard::name_in(named, reply_to.language);
+                let named = trial.choice(challenger).unwrap_or_else(|| typed.clone());
+                let shown = duel.choice_in(&named, reply_to.language);
                 ("lobby-challenge-as", args.text("wizard", shown))
             }
             None => ("lobby-challenge", args),

@@ -243,6 +243,10 @@ impl GamePlugin for DuelPlugin {
     fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
         Some(Box::new(ending::DuelEndings::default()))
     }
+
+    fn choice_in(&self, choice: &str, language: Language) -> String {
+        wizard::name_in(choice, language)
+    }
 }
 
 /// A running duel at a table.
@@ -318,6 +322,10 @@ impl Table for DuelTable {
 
     fn ending(&self) -> Option<Ending> {
         ending::of(self.duel.finish()?, &DuelView::of(&self.duel))
+    }
+
+    fn choice(&self, player: &PlayerId) -> Option<String> {
+        self.duel.seat(player).map(|seat| self.duel.wizards()[seat].name.clone())
     }
 }
 
