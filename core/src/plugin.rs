@@ -14,8 +14,9 @@
 //! (or, for a game kept elsewhere, one [`Registry::register`]): the daemon hands it its
 //! options table ([`GamePlugin::configure`]), lists it in help and `!games`, exports its
 //! tables ([`GamePlugin::wiki`]) and, for a game played by challenge
-//! ([`GamePlugin::challenge`]), takes `!duel`-style challenges for it, all through the
-//! registry.
+//! ([`GamePlugin::challenge`]), takes `!duel`-style challenges for it, and rates its
+//! tables' endings as its [`TableKind`] says ([`GamePlugin::ending_reader`],
+//! [`Table::ending`], [`crate::ending`]), all through the registry.
 
 use std::sync::Arc;
 

@@ -90,7 +90,7 @@ fn t9_a_stopped_table_tells_its_season_with_the_coins_a_game_master_gave() {
     // RULES T-9: `!coins` raising bob's coins is kept with the season, so the ratings can
     // tell a season won with given coins; a stop ends the table (no later ending).
     let (mut state, options, mut told) = table();
-    let mut run = |state: &mut spellbridge_core::games::thaum::ThaumState, who: &str, what: &str, n: u64| {
+    let run = |state: &mut spellbridge_core::games::thaum::ThaumState, who: &str, what: &str, n: u64| {
         let command = parse(what).expect("a command");
         let mut dice = Dice::for_action(7, 200 + n);
         engine::apply(state, &options, &id(who), Role::GameMaster, &command, SUNDAY, &mut dice)
