@@ -9,58 +9,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use spellbridge_core::{EndingReader, EventRecord, Registry, TableKind};
+use spellbridge_core::Registry;
 
 use super::RatingsError;
+use super::reading::{Ending, Reading};
 use super::replay;
 use crate::journal::{Entry, TableId};
-
-/// How one game at a table ended, as the ratings need it: the game's [`Ending`]
-/// (spellbridge_core::Ending), with the table and what kind of table it was.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Ending {
-    /// The table.
-    pub table: TableId,
-    /// What kind of table (a challenge is rated pairwise, an open table by standings).
-    pub kind: TableKind,
-    /// What the game says ended.
-    pub ending: spellbridge_core::Ending,
-}
-
-/// One table's reader and what kind of table it is.
-#[derive(Debug)]
-pub(super) struct Reading {
-    pub(super) kind: TableKind,
-    pub(super) reader: Box<dyn EndingReader>,
-}
-
-impl Clone for Reading {
-    fn clone(&self) -> Self {
-        Reading { kind: self.kind, reader: self.reader.boxed_clone() }
-    }
-}
-
-impl Reading {
-    /// A reader for a table of `game`, if this build knows the game and it rates endings.
-    pub(super) fn of(registry: &Registry, game: &str) -> Option<Reading> {
-        let plugin = registry.get(game)?;
-        plugin.ending_reader().map(|reader| Reading { kind: plugin.kind(), reader })
-    }
-
-    /// The endings `events` tell, in order.
-    pub(super) fn read<'a>(
-        &mut self,
-        table: TableId,
-        events: impl IntoIterator<Item = &'a EventRecord>,
-    ) -> Vec<Ending> {
-        let kind = self.kind;
-        events
-            .into_iter()
-            .filter_map(|event| self.reader.read(event))
-            .map(|ending| Ending { table, kind, ending })
-            .collect()
-    }
-}
 
 /// The tables of a journal being read, in journal order.
 #[derive(Clone, Debug, Default)]

@@ -23,6 +23,7 @@
 
 pub mod endings;
 pub mod glicko;
+pub mod reading;
 pub mod replay;
 pub mod report;
 pub mod unrated;
@@ -34,8 +35,8 @@ use spellbridge_core::{NetworkId, PlayerId, Registry, TableKind};
 
 use crate::identity::Scope;
 use crate::journal::{Entry, TableId};
-pub use endings::Ending;
 pub use glicko::{Rating, Score};
+pub use reading::Ending;
 pub use unrated::{MIN_RATED_GAMES, Unrated};
 
 /// Why the journal could not be read into ratings.

@@ -11,7 +11,7 @@ use spellbridge_core::plugin::{Action, Table};
 use spellbridge_core::{Dice, Event, Registry, grammar};
 
 use super::RatingsError;
-use super::endings::{Ending, Reading};
+use super::reading::{Ending, Reading};
 use crate::journal::{Entry, TableId};
 
 /// A table being replayed, and the reader of its endings.

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use spellbridge_core::{TableKind, Timestamp};
 
-use super::endings::Ending;
+use super::reading::Ending;
 use crate::journal::{Entry, TableId};
 
 /// A Duel conceded sooner than this many seconds after it opened is not rated.
