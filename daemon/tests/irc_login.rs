@@ -421,7 +421,7 @@ async fn require_account_looks_up_a_silent_members_account_with_whox_when_named(
     // The bot does not know dave's account yet: it asks the server, and says so.
     alice.privmsg(ROOM, "!duel dave").await.expect("send");
     bot.expect_said(&mut alice, "I am asking test which services account dave is logged in to").await;
-        // Named again once the server has answered, dave is challenged.
+    // Named again once the server has answered, dave is challenged.
     let mut challenged = None;
     for _ in 0..10 {
         alice.privmsg(ROOM, "!duel dave").await.expect("send");
@@ -453,7 +453,9 @@ async fn require_account_looks_up_a_silent_members_account_with_whox_when_named(
             break;
         }
     }
-    let told = told.unwrap_or_else(|| panic!("erin's login was never told; daemon log:\n{}", daemon.daemon.log_tail(60)));
+    let told = told.unwrap_or_else(|| {
+        panic!("erin's login was never told; daemon log:\n{}", daemon.daemon.log_tail(60))
+    });
     assert!(strip(&told.text).contains("ask them to log in"), "{told}");
     assert!(!strip(&told.text).contains("challenges"), "{told}");
     drop(erin);

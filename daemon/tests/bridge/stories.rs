@@ -94,7 +94,9 @@ async fn a_duel_round_told_step_by_step_is_one_message_edited_in_place() {
     let last = edits.last().unwrap_or_else(|| panic!("round 1's message was never edited:\n{all}"));
     assert!(body(last).starts_with("* Round 1, step 0"), "the edit's fallback body is starred: {last}");
     let told = last["content"]["m.new_content"]["body"].as_str().unwrap_or_default();
-    for needle in ["Round 1, step 0", "Round 1, step 1", "Round 1, step 5", "Round 1 settles", "Round 2 begins"] {
+    for needle in
+        ["Round 1, step 0", "Round 1, step 1", "Round 1, step 5", "Round 1 settles", "Round 2 begins"]
+    {
         assert!(told.contains(needle), "the round's message holds {needle:?}: {told}\n{all}");
     }
     // At most 3 events a client shows for the round (its message, picture, the previous

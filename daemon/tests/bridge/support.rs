@@ -434,7 +434,9 @@ impl Mx {
         }
         shown
             .into_iter()
-            .flat_map(|(_, sender, body)| body.lines().map(|line| (sender.clone(), line.to_owned())).collect::<Vec<_>>())
+            .flat_map(|(_, sender, body)| {
+                body.lines().map(|line| (sender.clone(), line.to_owned())).collect::<Vec<_>>()
+            })
             .collect()
     }
 }
