@@ -209,6 +209,15 @@ pub trait Table: Send + std::fmt::Debug {
     /// True when the game is over and the table takes no more commands.
     fn is_finished(&self) -> bool;
 
+    /// The part of the game `events` (just told by an action or a timer) go on with, when
+    /// it is told over several actions and reads best as one message: a Duel round whose
+    /// steps are revealed as they come, a Thaum phase. Every action of that part gives the
+    /// same key; a network that can edit a message tells the part in one
+    /// ([`crate::Message::story`]). `None` (the default): each action's words are their own.
+    fn story(&self, _events: &[Event]) -> Option<String> {
+        None
+    }
+
     /// Which dice key the table is on. The caller gives the table a new secret key, and
     /// reveals the old one, whenever this changes (RULES T-10: a Thaum table, which may
     /// run for seasons, rekeys at each season rollover). Most games keep one key: 0.

@@ -144,6 +144,13 @@ pub struct Message {
     /// where each line is its own anyway) line by line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<String>,
+    /// Game output that goes on a story told over several actions (a Duel round revealed
+    /// step by step, a Thaum phase; the key names the table and the part): a network that
+    /// can edit a message (Matrix) edits the story's first message in that room so it
+    /// holds every part so far, rather than sending one more; others send each part as
+    /// it comes. `None`: a message of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub story: Option<String>,
     /// A picture to show (a table's board), the text being its fallback; only sent to
     /// networks whose transport [shows pictures](GameTransport::shows_pictures). Never
     /// kept in the outbox: a picture lost in a restart is drawn again at the next move.

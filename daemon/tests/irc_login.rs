@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use sha2::{Digest as _, Sha256};
+use spellbridge_adapters::irc::format::strip;
 use spellbridge_tests::harness::HarnessError;
 use spellbridge_tests::harness::atheme::Atheme;
 use spellbridge_tests::harness::certs::{self, Pem, TestCa, Validity};
@@ -390,6 +391,74 @@ async fn require_account_without_account_tag_learns_accounts_from_whox_joins_and
     assert_eq!(account.as_deref(), Some("alice"));
     alice.privmsg(ROOM, "!games").await.expect("send");
     bot.expect(&mut alice, "Games:").await;
+}
+
+/// Issue 31, item 1: with `require_account` on a network with `account-tag` (so the bot
+/// sends no `WHO #channel` on joining), a member who was in the channel before the bot and
+/// never spoke has no account the bot knows. Named in `!duel`, they are looked up with
+/// WHOX (`WHO dave %tna,152`): the challenger is told the bot is asking, and named again
+/// they are challenged as their account; one who is not logged in is then told to log in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn require_account_looks_up_a_silent_members_account_with_whox_when_named() {
+    let (ircd, atheme) = services(Options::default());
+    let caps = irc_client::offered_caps(ircd.port()).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(caps.split(' ').any(|c| c == "account-tag"), "the server offers account-tag: {caps}");
+    for nick in ["alice", "dave"] {
+        atheme.register(nick, "wonderland").await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    // dave (logged in) and erin (not) are in the channel before the bot, and stay silent.
+    let mut dave = identified(ircd.port(), "dave", "wonderland").await;
+    dave.join(ROOM).await.expect("dave joins");
+    let mut erin = IrcClient::connect(ircd.port(), "erin").await.unwrap_or_else(|e| panic!("{e}"));
+    erin.join(ROOM).await.expect("erin joins");
+    let daemon =
+        Spellbridge::start(&irc("test", ircd.port(), BOT, "tls = false\nrequire_account = true\n"), &[]);
+    let bot = daemon.bot();
+    let mut alice = identified(ircd.port(), "alice", "wonderland").await;
+    alice.join(ROOM).await.expect("alice joins");
+    bot.wait_until_answering(&mut alice).await;
+
+    // The bot does not know dave's account yet: it asks the server, and says so.
+    alice.privmsg(ROOM, "!duel dave").await.expect("send");
+    bot.expect_said(&mut alice, "I am asking test which services account dave is logged in to").await;
+    // Named again once the server has answered, dave is challenged.
+    let mut challenged = None;
+    for _ in 0..10 {
+        alice.privmsg(ROOM, "!duel dave").await.expect("send");
+        let said = bot.drain(&mut alice, Duration::from_secs(1)).await;
+        if let Some(line) = said.iter().find(|m| strip(&m.text).contains("alice challenges dave")) {
+            challenged = Some(line.clone());
+            break;
+        }
+        assert!(
+            said.iter().all(|m| !strip(&m.text).contains("not logged in")),
+            "dave is logged in: {said:?}\ndaemon log:\n{}",
+            daemon.daemon.log_tail(60)
+        );
+    }
+    let challenged = challenged
+        .unwrap_or_else(|| panic!("dave was never challenged; daemon log:\n{}", daemon.daemon.log_tail(60)));
+    assert_eq!(challenged.target, ROOM, "{challenged}");
+    bot.expect(&mut dave, "alice challenges dave").await;
+
+    // erin is looked up too, and then the challenger is told to have her log in.
+    alice.privmsg(ROOM, "!duel erin").await.expect("send");
+    bot.expect_said(&mut alice, "I am asking test which services account erin is logged in to").await;
+    let mut told = None;
+    for _ in 0..10 {
+        alice.privmsg(ROOM, "!duel erin").await.expect("send");
+        let said = bot.drain(&mut alice, Duration::from_secs(1)).await;
+        told = said.into_iter().find(|m| strip(&m.text).contains("erin is in the room but not logged in"));
+        if told.is_some() {
+            break;
+        }
+    }
+    let told = told.unwrap_or_else(|| {
+        panic!("erin's login was never told; daemon log:\n{}", daemon.daemon.log_tail(60))
+    });
+    assert!(strip(&told.text).contains("ask them to log in"), "{told}");
+    assert!(!strip(&told.text).contains("challenges"), "{told}");
+    drop(erin);
 }
 
 /// One InspIRCd, five TLS listeners, five networks in one daemon: a CA-signed certificate

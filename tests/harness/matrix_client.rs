@@ -73,6 +73,10 @@ impl Event {
             msgtype: self.content.get("msgtype").and_then(Value::as_str).unwrap_or_default().to_owned(),
             body,
             formatted_body,
+            replaces: (self.content["m.relates_to"]["rel_type"] == "m.replace")
+                .then(|| self.content["m.relates_to"]["event_id"].as_str().map(str::to_owned))
+                .flatten(),
+            new_body: self.content["m.new_content"]["body"].as_str().map(str::to_owned),
         })
     }
 }
@@ -98,6 +102,10 @@ pub struct Message {
     pub body: String,
     /// The `org.matrix.custom.html` body, if the message has one.
     pub formatted_body: Option<String>,
+    /// An edit (`m.replace`): the event it edits.
+    pub replaces: Option<String>,
+    /// An edit: the body it gives the event it edits (`m.new_content`).
+    pub new_body: Option<String>,
 }
 
 impl fmt::Display for Message {

@@ -21,7 +21,9 @@
 //! room where the player asked. [`GameTransport::send_noted`] returns the event id sent
 //! (a relayed line's, which the daemon maps back to its speaker); a message naming one it
 //! answers (`Message::reply_to`) goes as a Matrix reply (`m.in_reply_to`).
-//! A message with a picture (a table's board) goes as `m.image` (`picture`).
+//! A message with a picture (a table's board) goes as `m.image` (`picture`); a later part
+//! of a story (`Message::story`: a Duel round revealed step by step, a Thaum phase) edits
+//! the story's message in the room (`story`).
 //! In appservice mode a relayed line from another network goes as its speaker's ghost,
 //! and IRC members' changes are shown by their ghosts ([`GameTransport::mirror`];
 //! `appservice::haunt`).
@@ -71,6 +73,7 @@ use super::retry::{self, RequestFailure};
 use super::room_facts::RoomFacts;
 use super::spoiled::SpoiledRooms;
 use super::store::StoreDir;
+use super::story::Stories;
 use super::sync::Supervisor;
 use crate::network::Resolved;
 
@@ -109,6 +112,8 @@ pub(super) struct Shared {
     pub(super) handed: Handed,
     /// The last board picture of each table in each room (see `picture`).
     pub(super) pictures: Pictures,
+    /// The message each story lately told in each room is told in (see `story`).
+    pub(super) stories: Stories,
     /// Appservice mode: the ghosts (relayed lines sent as their speakers, IRC members
     /// mirrored).
     pub(super) haunt: Option<Arc<Haunt>>,
@@ -256,6 +261,7 @@ impl MatrixTransport {
         let shared = Arc::new(Shared {
             store: StoreDir::new(&options.store_dir),
             pictures: Pictures::new(StoreDir::new(&options.store_dir).pictures_path()),
+            stories: Stories::default(),
             haunt: options.appservice.clone().map(|appservice| {
                 Arc::new(Haunt::new(appservice, Some(StoreDir::new(&options.store_dir).ghosts_path())))
             }),
@@ -614,7 +620,18 @@ impl GameTransport for MatrixTransport {
             text: text.clone().naming_bot(client.user_id().map_or("me", |u| u.localpart())),
             ..message.clone()
         };
-        let content = message_content(&room, message, &self.shared.facts).await;
+        // A later part of a story edits the story's message in this room (`story`).
+        let story = message.story.as_deref().filter(|_| matches!(to, Destination::Room(_)));
+        let room_id = room.room_id().as_str();
+        let part = match story {
+            Some(story) => Some(
+                self.shared.stories.part(room_id, story, message).unless_interrupted(&room, message).await,
+            ),
+            None => None,
+        };
+        let shown = part.as_ref().map_or(message, |part| &part.message);
+        let whole = message_content(&room, shown, &self.shared.facts).await;
+        let content = part.as_ref().map_or_else(|| whole.clone(), |part| part.content(whole.clone()));
         // One transaction id for every attempt: the homeserver drops repeats of it.
         let transaction = TransactionId::new();
         let sent = self
@@ -622,7 +639,11 @@ impl GameTransport for MatrixTransport {
                 room.send(content.clone()).with_transaction_id(transaction.clone()).into_future()
             })
             .await?;
-        Ok(Sent { id: Some(sent.response.event_id.to_string()), opened_private, private_link })
+        let event = sent.response.event_id;
+        if let (Some(story), Some(part)) = (story, part) {
+            self.shared.stories.told(room_id, story, part, event.clone(), &whole);
+        }
+        Ok(Sent { id: Some(event.to_string()), opened_private, private_link })
     }
 }
 

@@ -65,6 +65,14 @@ impl Router {
                 }
             }
         }
+        // What goes on a story told over several actions (a Duel round, a Thaum phase) says
+        // so in each room, where a network that can edit a message tells it in one.
+        if let Some(story) = seating.table.story(events) {
+            let story = format!("{id}.{story}");
+            for outbound in out.iter_mut().filter(|o| matches!(o.to, Destination::Room(_))) {
+                outbound.message.story = Some(story.clone());
+            }
+        }
         self.batched(id, "", out)
     }
 

@@ -11,7 +11,7 @@
 use super::support::*;
 
 /// The bot's events in `room` in timeline order, as `/messages` gives them.
-async fn timeline(user: &Mx, room: &str) -> Vec<Value> {
+pub(super) async fn timeline(user: &Mx, room: &str) -> Vec<Value> {
     let path = format!("/_matrix/client/v3/rooms/{}/messages?dir=b&limit=1000", encode(room));
     let answer = user.client.call(Method::GET, &path, None).await.unwrap_or_else(|e| panic!("{e}"));
     let mut events: Vec<Value> = answer["chunk"].as_array().cloned().unwrap_or_default();
@@ -20,18 +20,18 @@ async fn timeline(user: &Mx, room: &str) -> Vec<Value> {
 }
 
 /// The body an event shows (an edit's new content where it has one).
-fn body(event: &Value) -> String {
+pub(super) fn body(event: &Value) -> String {
     event["content"]["body"].as_str().unwrap_or_default().to_owned()
 }
 
 /// Whether an event is an edit (`m.replace`), which a client shows in place of the event it
 /// edits rather than as one more.
-fn is_edit(event: &Value) -> bool {
+pub(super) fn is_edit(event: &Value) -> bool {
     event["content"]["m.relates_to"]["rel_type"] == "m.replace"
 }
 
 /// The users an event mentions (`m.mentions`).
-fn mentioned(event: &Value) -> Vec<String> {
+pub(super) fn mentioned(event: &Value) -> Vec<String> {
     event["content"]["m.mentions"]["user_ids"]
         .as_array()
         .map(|ids| ids.iter().filter_map(Value::as_str).map(str::to_owned).collect())

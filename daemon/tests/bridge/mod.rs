@@ -50,6 +50,10 @@
 //! - members who have said nothing are challenged by IRC nick, Matrix id and a display
 //!   name with a space ([`present`]; issue 31, item 1).
 //!
+//! - a Duel round revealed by several casts, and a Thaum phase's actions, are one Matrix
+//!   message edited in place ([`stories`]); the bot's direct chat with a Matrix player is
+//!   used again after a restart ([`directchat`]) (issue 31, items 2 and 3).
+//!
 //! One file per feature ([`chat`], [`duel`], [`hidden`], [`language`], [`names`], [`present`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`], [`private`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
@@ -64,6 +68,7 @@ mod support;
 mod aliases;
 mod appservice;
 mod chat;
+mod directchat;
 mod duel;
 mod hidden;
 mod language;
@@ -74,6 +79,7 @@ mod private;
 mod quiet;
 mod replies;
 mod restarts;
+mod stories;
 mod thaum;
 mod timeouts;
 mod trust;

@@ -414,24 +414,29 @@ impl Mx {
     }
 
     /// The lines of the bot's messages in `room`, in order (a message of several lines,
-    /// such as a Duel round's, gives each).
+    /// such as a Duel round's, gives each), as a client shows them (an edit's new body in
+    /// place of the message it edits).
     pub(super) fn bot_lines(&self, room: &str) -> Vec<String> {
         let bot = bot_id();
-        self.inbox
-            .all()
-            .iter()
-            .filter(|m| m.sender == bot && m.room_id == room)
-            .flat_map(|m| m.body.lines().map(str::to_owned).collect::<Vec<_>>())
-            .collect()
+        self.room_lines(room).into_iter().filter(|(sender, _)| *sender == bot).map(|(_, line)| line).collect()
     }
 
-    /// Every line of every message in `room` (anyone's but this user's own), in order.
+    /// Every line of every message in `room` (anyone's but this user's own), in order, as
+    /// a client shows them (an edit's new body in place of the message it edits).
     pub(super) fn room_lines(&self, room: &str) -> Vec<(String, String)> {
-        self.inbox
-            .all()
-            .iter()
-            .filter(|m| m.room_id == room)
-            .flat_map(|m| m.body.lines().map(|line| (m.sender.clone(), line.to_owned())).collect::<Vec<_>>())
+        let mut shown: Vec<(&str, String, String)> = Vec::new();
+        for m in self.inbox.all().iter().filter(|m| m.room_id == room) {
+            let edited = m.replaces.as_deref().and_then(|id| shown.iter_mut().find(|(e, ..)| *e == id));
+            match (edited, &m.new_body) {
+                (Some(original), Some(body)) => original.2 = body.clone(),
+                _ => shown.push((&m.event_id, m.sender.clone(), m.body.clone())),
+            }
+        }
+        shown
+            .into_iter()
+            .flat_map(|(_, sender, body)| {
+                body.lines().map(|line| (sender.clone(), line.to_owned())).collect::<Vec<_>>()
+            })
             .collect()
     }
 }

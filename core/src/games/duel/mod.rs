@@ -304,6 +304,16 @@ impl Table for DuelTable {
         news::told(&self.duel, &events, false)
     }
 
+    /// The round whose steps `events` reveal or settle (its first): one round's steps,
+    /// settlement and the next round's start are one story, however many casts reveal them.
+    fn story(&self, events: &[Event]) -> Option<String> {
+        events.iter().find_map(|event| match event.get::<DuelNews>()? {
+            DuelNews::Step { round, .. } => Some(format!("round {round}")),
+            DuelNews::Settled { round, .. } => Some(format!("round {}", round.number)),
+            _ => None,
+        })
+    }
+
     fn is_finished(&self) -> bool {
         self.duel.finish().is_some()
     }

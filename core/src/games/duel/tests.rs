@@ -556,6 +556,33 @@ fn the_table_reveals_steps_to_all_and_queues_only_to_their_owner() {
     assert!(lines.iter().any(|l| l.contains("Round 2 begins")), "{lines:#?}");
 }
 
+/// A round revealed by several casts is one story, the round's (its settlement and the
+/// next round's start with it); a queue, a status answer and the opening are none.
+#[test]
+fn a_rounds_steps_settlement_and_next_start_are_the_rounds_story() {
+    let plugin = DuelPlugin::new(steady());
+    let mut table = plugin.open(&setup([None, None])).expect("opens");
+    assert_eq!(table.story(&table.opening()), None);
+    let mut act = |who: &PlayerId, command: &str, private: bool| {
+        let typed = format!("!{command}");
+        let command = &crate::grammar::read(COMMANDS, command).expect("reads");
+        let action = Action { actor: who, command, typed: &typed, private, now: T0, role: Role::Player };
+        let events = table.act(&action, &mut Dice::from_seed(5)).expect("accepted");
+        table.story(&events)
+    };
+    assert_eq!(act(&alice(), "cast surge fire", true), None, "a queue is told only to its owner");
+    assert_eq!(act(&bob(), "cast surge water", true).as_deref(), Some("round 1"), "steps 0–1");
+    assert_eq!(act(&bob(), "status", false), None);
+    assert_eq!(act(&alice(), "cast wind end", true), None);
+    assert_eq!(
+        act(&bob(), "cast thunder end", true).as_deref(),
+        Some("round 1"),
+        "steps 2–3, settled, round 2"
+    );
+    act(&alice(), "cast surge fire end", true);
+    assert_eq!(act(&bob(), "cast surge fire end", true).as_deref(), Some("round 2"));
+}
+
 #[test]
 fn lobby_lists_the_wizards_with_pools_and_favours() {
     let plugin = DuelPlugin::default();

@@ -533,6 +533,14 @@ impl Table for ThaumTable {
         }
     }
 
+    /// The phase the table is in once `events` are told: a phase's actions (and the
+    /// boundary that began it) are one story. An answer to a question (`!status`) is not
+    /// part of it.
+    fn story(&self, events: &[Event]) -> Option<String> {
+        let acted = events.iter().filter_map(Event::get::<ThaumEvent>).any(|event| !event.is_reply());
+        acted.then(|| format!("season {} phase {}", self.state.season, self.state.phase))
+    }
+
     fn is_finished(&self) -> bool {
         self.state.finished
     }
