@@ -34,11 +34,13 @@
 //!   was opened with. `coin_debt` keeps a `debt` beside `coins` (only in the JSON when
 //!   above 0); grants pay debt off first, and standings rank by coins net of debt.
 
+pub mod board;
 pub mod command;
 pub mod config;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod public;
 pub mod render;
 pub mod rules;
 pub mod schedule;
@@ -323,6 +325,28 @@ impl GamePlugin for ThaumPlugin {
     fn wiki(&self, state: &Value) -> Option<String> {
         Some(config::wiki(state))
     }
+
+    fn public_view(&self, state: &Value) -> Option<Value> {
+        Some(public::view(state))
+    }
+
+    fn board(&self, public: &Value, language: Language) -> Option<Result<crate::draw::Drawing, String>> {
+        Some(board::drawing(public, language))
+    }
+
+    fn caption(&self, table: u64, public: &Value, language: Language) -> Option<String> {
+        Some(public::caption(table, public, language))
+    }
+
+    fn redraws(&self, events: &[Event]) -> bool {
+        events.iter().filter(|event| event.to == Audience::Table).any(|event| {
+            matches!(event.get::<ThaumEvent>(), Some(ThaumEvent::PhaseEnded { .. } | ThaumEvent::Stopped { .. }))
+        })
+    }
+
+    fn facts(&self, public: &Value, language: Language) -> crate::facts::Facts {
+        public::facts(public, language)
+    }
 }
 
 /// A running Thaum table: its state, and the options it was opened with.
@@ -567,3 +591,6 @@ impl Table for ThaumTable {
         Box::new(self.clone())
     }
 }
+
+#[cfg(test)]
+mod public_tests;
