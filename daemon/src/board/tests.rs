@@ -230,7 +230,7 @@ fn a_settled_round_shows_both_spells() {
     let mut finished = duel_state();
     finished["state"]["finished"] = json!(true);
     finished["state"]["winner"] = json!("alice");
-    let over = svg(&finished).expect("draws");
+    let over = self::svg(&finished).expect("draws");
     assert!(!over.contains("Sealed") && !over.contains("No seal"), "{over}");
 }
 
