@@ -1,5 +1,5 @@
 //! A small drawing vocabulary for board pictures: a [`Drawing`] is a list of
-//! [`Shape`]s (rectangles, cards, lines, circles, text) on a canvas, in the named colours
+//! [`Shape`]s (rectangles, cards, lines, dots, text) on a canvas, in the named colours
 //! of one [`Colour`] palette. A game draws its board in it
 //! ([`GamePlugin::board`](crate::plugin::GamePlugin::board)); the daemon writes it as
 //! SVG and rasterises it. Pure data: no fonts, files or pixels here.
@@ -129,7 +129,7 @@ pub enum Shape {
         width: f64,
     },
     /// A filled circle with an outline.
-    Circle {
+    Dot {
         /// Centre x.
         cx: f64,
         /// Centre y.
@@ -195,8 +195,8 @@ impl Drawing {
     }
 
     /// A filled circle with an outline.
-    pub fn circle(&mut self, cx: f64, cy: f64, r: f64, fill: Colour, stroke: Colour) {
-        self.shapes.push(Shape::Circle { cx, cy, r, fill, stroke });
+    pub fn dot(&mut self, cx: f64, cy: f64, r: f64, fill: Colour, stroke: Colour) {
+        self.shapes.push(Shape::Dot { cx, cy, r, fill, stroke });
     }
 
     /// Regular text at (x, y), `size` pixels high.

@@ -24,7 +24,7 @@ pub fn write(drawing: &Drawing) -> String {
             Shape::Rect { x, y, w, h, fill } => svg.rect(*x, *y, *w, *h, fill.hex()),
             Shape::Card { x, y, w, h, fill, stroke } => svg.card(*x, *y, *w, *h, fill.hex(), stroke.hex()),
             Shape::Line { from, to, stroke, width } => svg.line(*from, *to, stroke.hex(), *width),
-            Shape::Circle { cx, cy, r, fill, stroke } => svg.circle(*cx, *cy, *r, fill.hex(), stroke.hex()),
+            Shape::Dot { cx, cy, r, fill, stroke } => svg.dot(*cx, *cy, *r, fill.hex(), stroke.hex()),
             Shape::Text { x, y, size, fill, anchor, bold, text } => {
                 svg.text_styled(*x, *y, *size, fill.hex(), *anchor, *bold, text)
             }
@@ -89,8 +89,8 @@ impl Svg {
         );
     }
 
-    /// A filled circle.
-    fn circle(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: &str) {
+    /// A filled circle (SVG `circle`).
+    fn dot(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: &str) {
         let _ = writeln!(
             self.out,
             r#"<circle cx="{}" cy="{}" r="{}" fill="{fill}" stroke="{stroke}" stroke-width="2"/>"#,

@@ -181,7 +181,7 @@ fn track(d: &mut Drawing, duel: &Public, language: Language) {
     d.bold(TRACK_RIGHT, TRACK_Y + 38.0, 15.0, Colour::Ink, Anchor::Middle, &GOAL.to_string());
     d.text(TRACK_RIGHT, TRACK_Y - 24.0, 12.0, Colour::Muted, Anchor::End, &goal(b));
     let x = marker_x(duel.track);
-    d.circle(x, TRACK_Y, 11.0, Colour::Marker, Colour::Panel);
+    d.dot(x, TRACK_Y, 11.0, Colour::Marker, Colour::Panel);
     let toward = |points: i64, player: &str| {
         said("board-label-toward", Args::new().num("points", points).text("player", clip(player, 20)))
     };
