@@ -26,8 +26,8 @@ use crate::options::{Challenge, GameOptions};
 
 use crate::dice::Dice;
 use crate::draw::Drawing;
-use crate::facts::Facts;
 use crate::event::{Event, Presentation};
+use crate::facts::Facts;
 use crate::grammar::{Command, Parsed};
 use crate::ids::{PlayerId, RoomId};
 use crate::language::Language;
@@ -359,7 +359,8 @@ pub trait GamePlugin: Send + Sync {
     /// store keeps): what a spectator may see, every hidden move left out. The one filter
     /// between a table and anything public (the site, board pictures and their captions);
     /// `None` (the default) shows nothing of the state, so a game that does not say what
-    /// is public leaks nothing.
+    /// is public leaks nothing. A view passed through again is the same view (a board
+    /// drawn from the site's entry filters it once more).
     fn public_view(&self, _state: &Value) -> Option<Value> {
         None
     }

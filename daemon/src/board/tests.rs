@@ -520,7 +520,14 @@ impl spellbridge_core::GamePlugin for Tally {
         _language: Language,
     ) -> Option<Result<spellbridge_core::draw::Drawing, String>> {
         let mut drawing = spellbridge_core::draw::Drawing::new(100, 40, Colour::Paper);
-        drawing.text(4.0, 30.0, 20.0, Colour::Ink, spellbridge_core::draw::Anchor::Start, &public.to_string());
+        drawing.text(
+            4.0,
+            30.0,
+            20.0,
+            Colour::Ink,
+            spellbridge_core::draw::Anchor::Start,
+            &public.to_string(),
+        );
         Some(Ok(drawing))
     }
 }

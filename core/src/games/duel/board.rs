@@ -287,7 +287,14 @@ fn last_spell(d: &mut Drawing, duel: &Public, seat: usize, x: f64, language: Lan
     if spell.interrupted {
         words.push(said("board-label-interrupted", Args::new()));
     }
-    d.text(x + 14.0, y, 13.0, Colour::Ink, Anchor::Start, &words.join(&said("board-label-separator", Args::new())));
+    d.text(
+        x + 14.0,
+        y,
+        13.0,
+        Colour::Ink,
+        Anchor::Start,
+        &words.join(&said("board-label-separator", Args::new())),
+    );
     let mut cx = x + 14.0;
     let mut position = 0u32;
     for token in &spell.tokens {

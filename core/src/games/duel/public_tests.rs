@@ -24,7 +24,8 @@ fn open() -> Duel {
 
 fn cast(duel: &mut Duel, who: &str, tokens: &str) {
     let command = command::parse(&format!("cast {tokens}")).expect("reads");
-    duel.apply(&PlayerId::new(who), Role::Player, &command, T0, &mut Dice::from_seed(1)).expect("cast accepted");
+    duel.apply(&PlayerId::new(who), Role::Player, &command, T0, &mut Dice::from_seed(1))
+        .expect("cast accepted");
 }
 
 fn view(duel: &Duel) -> Value {
@@ -77,10 +78,15 @@ fn a_queued_spell_is_absent_from_the_public_view_until_the_reveal() {
         assert_eq!(after_text, before_text.replacen(not_cast.as_ref(), cast.as_ref(), 1), "{language}");
         assert_eq!(plugin.caption(0, &after, language), plugin.caption(0, &before, language));
     }
+    // A view filtered again is the same view.
+    assert_eq!(plugin.public_view(&after), Some(after.clone()));
     // Once bob casts, the round settles and both spells are public.
     cast(&mut duel, "bob", "surge water end");
     let settled = view(&duel).to_string();
-    assert!(settled.contains("\"surge\",\"thunder\"") && settled.contains("\"surge\",\"water\""), "{settled}");
+    assert!(
+        settled.contains("\"surge\",\"thunder\"") && settled.contains("\"surge\",\"water\""),
+        "{settled}"
+    );
 }
 
 #[test]

@@ -101,7 +101,14 @@ pub fn drawing(public: &serde_json::Value, language: Language) -> Result<Drawing
     let height = height(thaum.players.len());
     let mut d = Drawing::new(WIDTH, height, Colour::Paper);
     heading(&mut d, &thaum, language);
-    d.card(10.0, TABLE_Y - 34.0, WIDTH as f64 - 20.0, height as f64 - TABLE_Y + 24.0, Colour::Panel, Colour::Line);
+    d.card(
+        10.0,
+        TABLE_Y - 34.0,
+        WIDTH as f64 - 20.0,
+        height as f64 - TABLE_Y + 24.0,
+        Colour::Panel,
+        Colour::Line,
+    );
     d.text(NAME_X, TABLE_Y - 12.0, 13.0, Colour::Muted, Anchor::Start, &said("board-label-player"));
     d.text(MANA_X, TABLE_Y - 12.0, 13.0, Colour::Muted, Anchor::End, &said("board-label-mana"));
     for (i, (key, _)) in THAUMS.iter().enumerate() {

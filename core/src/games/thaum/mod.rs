@@ -340,7 +340,10 @@ impl GamePlugin for ThaumPlugin {
 
     fn redraws(&self, events: &[Event]) -> bool {
         events.iter().filter(|event| event.to == Audience::Table).any(|event| {
-            matches!(event.get::<ThaumEvent>(), Some(ThaumEvent::PhaseEnded { .. } | ThaumEvent::Stopped { .. }))
+            matches!(
+                event.get::<ThaumEvent>(),
+                Some(ThaumEvent::PhaseEnded { .. } | ThaumEvent::Stopped { .. })
+            )
         })
     }
 

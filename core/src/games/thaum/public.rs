@@ -68,7 +68,8 @@ pub fn facts(public: &Value, language: Language) -> Facts {
         Fact::text(word("thaum-fact-phase"), shown(&public["phase"])),
         Fact::text(word("thaum-fact-instability"), format!("{} / 9", shown(&public["loop_instability"]))),
     ];
-    let mut columns = vec![Column::words(word("thaum-fact-players")), Column::numbers(word("thaum-fact-mana"))];
+    let mut columns =
+        vec![Column::words(word("thaum-fact-players")), Column::numbers(word("thaum-fact-mana"))];
     columns.extend(THAUMS.iter().map(|(_, id)| Column::numbers(word(id))));
     columns.push(Column::numbers(word("thaum-fact-coins")));
     let rows = public["players"]

@@ -23,5 +23,8 @@ fn the_public_view_is_the_state_without_its_history() {
     let drawn = plugin.board(&view, Language::En).expect("a board").expect("draws");
     assert!(drawn.shapes.iter().any(|s| matches!(s, Shape::Text { text, .. } if text == "alice")));
     let caption = plugin.caption(3, &view, Language::En).expect("a caption");
-    assert_eq!(caption, "The Thaum board of table 3: season 1, Phase II, Loop Instability 3/9; coins: alice 5.");
+    assert_eq!(
+        caption,
+        "The Thaum board of table 3: season 1, Phase II, Loop Instability 3/9; coins: alice 5."
+    );
 }
