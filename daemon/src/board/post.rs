@@ -87,12 +87,17 @@ pub struct Painter {
 }
 
 impl Painter {
-    /// Starts the painter's thread, sending to `couriers`.
-    pub fn start(couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>, metrics: Metrics) -> Painter {
+    /// Starts the painter's thread, drawing the games of `registry` and sending to
+    /// `couriers`.
+    pub fn start(
+        couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
+        metrics: Metrics,
+        registry: Registry,
+    ) -> Painter {
         let (jobs, waiting) = std_mpsc::channel::<Job>();
         let spawned = std::thread::Builder::new()
             .name("board-painter".to_owned())
-            .spawn(move || paint(&waiting, &couriers, &metrics));
+            .spawn(move || paint(&waiting, &couriers, &metrics, registry));
         if let Err(error) = spawned {
             tracing::error!(%error, "the board painter could not start; no pictures will be posted");
         }
@@ -111,8 +116,9 @@ fn paint(
     waiting: &std_mpsc::Receiver<Job>,
     couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
     metrics: &Metrics,
+    registry: Registry,
 ) {
-    let board = Board::new();
+    let board = Board::of(registry);
     while let Ok(first) = waiting.recv() {
         let mut jobs = vec![first];
         jobs.extend(waiting.try_iter());
