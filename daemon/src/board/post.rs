@@ -2,12 +2,13 @@
 //! the painter that draws it away from the daemon's loop.
 //!
 //! A picture is posted when a table's own events end a part of its game (a Duel round
-//! settled, a Thaum phase ended: [`redraws`], as the game says), and on `!board`. The router only notes the table; `serve` hands the [`Painter`] the table's
-//! public snapshot entry and the rooms that show pictures, and goes on: the painter's one
-//! thread renders each job in order (a job whose table has a newer job waiting is
-//! skipped: the room would only see it replaced) and hands the picture, with its text
-//! fallback ([`Board::caption`]), to each room's courier behind the text already queued there.
-//! A picture that fails to render is logged and counted, and the game goes on.
+//! settled, a Thaum phase ended: [`redraws`], as the game says), and on `!board`. The
+//! router only notes the table; `serve` hands the [`Painter`] the table's public snapshot
+//! entry and the rooms that show pictures, and goes on: the painter's one thread renders
+//! each job in order (a job whose table has a newer job waiting is skipped: the room
+//! would only see it replaced) and hands the picture, with its text fallback
+//! ([`Board::caption`]), to each room's courier behind the text already queued there. A
+//! picture that fails to render is logged and counted, and the game goes on.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
