@@ -7,6 +7,8 @@
 //! - `schedule.rs`: the phase calendar (RULES T-2).
 //! - `render.rs`: events and errors as chat text.
 //! - `config.rs`: the `[games.thaum]` options, and the wiki export.
+//! - `public.rs`: what a spectator sees (the state but its history), the board picture's
+//!   caption and the site's facts; `board.rs`: the board picture, drawn from that view.
 //!
 //! This file holds the plugin, the [`ThaumTable`] that joins those pieces behind the
 //! [`Table`] trait, and [`COMMANDS`], the game's grammar: every command declared once.
