@@ -14,6 +14,8 @@
 //! - [`time`]: timestamps and durations (plain numbers, no clock).
 //! - [`ending`]: how a game ended (places, scores), and what kind of table it is.
 //! - [`event`]: what a table says happened, and how a destination is shown it.
+//! - [`draw`]: the small drawing vocabulary a game draws its board picture in.
+//! - [`facts`]: what a spectator reads first about a table, as data.
 //! - [`plugin`]: the `GamePlugin` and `Table` traits, and the registry of games.
 //! - [`options`]: a game's options table from the config, and how a challenge game is taken.
 //! - [`transport`]: the `GameTransport` trait a chat network implements.
@@ -24,8 +26,10 @@
 //! - [`games`]: the two games, Thaum and Duel.
 
 pub mod dice;
+pub mod draw;
 pub mod ending;
 pub mod event;
+pub mod facts;
 pub mod games;
 pub mod grammar;
 pub mod ids;

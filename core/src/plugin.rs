@@ -26,8 +26,10 @@ use serde_json::Value;
 use crate::options::{Challenge, GameOptions};
 
 use crate::dice::Dice;
+use crate::draw::Drawing;
 use crate::ending::{Ending, EndingReader, TableKind};
 use crate::event::{Event, Presentation};
+use crate::facts::Facts;
 use crate::grammar::{Command, Parsed};
 use crate::ids::{PlayerId, RoomId};
 use crate::language::Language;
@@ -399,6 +401,43 @@ pub trait GamePlugin: Send + Sync {
     fn choice_in(&self, choice: &str, language: Language) -> String {
         let _ = language;
         choice.to_owned()
+    }
+
+    // Issue 32 (plugview): what a spectator sees of a table, drawn and told by the game.
+
+    /// The public view of a table's state (its [`Table::snapshot`], or the `state` the
+    /// store keeps): what a spectator may see, every hidden move left out. The one filter
+    /// between a table and anything public (the site, board pictures and their captions);
+    /// `None` (the default) shows nothing of the state, so a game that does not say what
+    /// is public leaks nothing. A view passed through again is the same view (a board
+    /// drawn from the site's entry filters it once more).
+    fn public_view(&self, _state: &Value) -> Option<Value> {
+        None
+    }
+
+    /// The board picture of a table, from its [`GamePlugin::public_view`], labelled in
+    /// `language`; `None` for a game without a board, `Some(Err)` with what was wrong for
+    /// a view it cannot draw.
+    fn board(&self, _public: &Value, _language: Language) -> Option<Result<Drawing, String>> {
+        None
+    }
+
+    /// The text a board picture of table `table` is sent with, for clients that show no
+    /// images, from its public view; `None`: a line naming the game and the table.
+    fn caption(&self, _table: u64, _public: &Value, _language: Language) -> Option<String> {
+        None
+    }
+
+    /// True when a table's `events` end a part of the game worth a new picture (a Duel
+    /// round settled, a Thaum phase ended). False for events of other games.
+    fn redraws(&self, _events: &[Event]) -> bool {
+        false
+    }
+
+    /// What a spectator reads first about a table (the site's table page), from its
+    /// public view, in `language`. None by default.
+    fn facts(&self, _public: &Value, _language: Language) -> Facts {
+        Facts::default()
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use spellbridge::board::{self, Board};
+use spellbridge::board::Board;
 
 const WARMUP: usize = 20;
 const SAMPLES: usize = 300;
@@ -63,7 +63,7 @@ fn main() {
         let table = scenario_table(name, game);
         let picture = board.png(&table).expect("the board renders");
         let (svg50, svg99) = measure(|| {
-            std::hint::black_box(board::svg(&table).expect("draws"));
+            std::hint::black_box(board.svg(&table).expect("draws"));
         });
         let (p50, p99) = measure(|| {
             std::hint::black_box(board.png(&table).expect("renders"));

@@ -343,7 +343,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     options.pictures =
         transports.iter().filter(|(_, t)| t.shows_pictures()).map(|(n, _)| n.clone()).collect();
     router.set_pictures(options.pictures.clone());
-    let painter = Painter::start(couriers.clone(), metrics.clone());
+    let painter = Painter::start(couriers.clone(), metrics.clone(), settings.registry());
     // IRC members' comings and goings, shown by the networks that mirror them (a Matrix
     // appservice's ghosts), in the rooms of the bridges as they are now.
     let (bridges_tx, bridges_rx) = tokio::sync::watch::channel(options.bridges.clone());

@@ -174,3 +174,10 @@ duel-rule-d10 = A run of k ≥ 2 identical base elements seals its two neighbour
 duel-rule-d11 = Where one spell has Void, the other spell's token at that position is removed (two Voids remove each other); a removed token leaves a gap, so the tokens on either side are not consecutive.
 duel-rule-d12 = Explosion: split the spell at every Void, gap or element equal to the one before; each piece of length L ≥ 3 adds L² power. E.g. Fire Wind Water Thunder: 16 + 16 = 32.
 duel-rule-d13 = Wizards are data: a name, an element pool and favoured attributes that add power to spells with them; the default Apprentice has 8 of each base element and 4 Void. `!wizards` lists them.
+
+## The facts the spectator site shows first about a Duel table.
+duel-fact-track = Track
+duel-fact-winner = Winner
+duel-fact-round = Round
+duel-fact-cast = has cast
+duel-fact-not-cast = not cast yet

@@ -125,3 +125,15 @@ thaum-rule-t7 = Summoning: N = your Thaums × the strength matrix × theirs; bot
 thaum-rule-t8 = Tornado: for each Mana a random Thaum of yours or the target's moves by ± your Air, read again at each repetition; afterwards your Air becomes 0.
 thaum-rule-t9 = Mana and coins never go below 0: spending more Mana than you hold is refused; revoking more coins than a player holds takes them to 0 and says how many could not be taken.
 thaum-rule-t10 = Every draw comes from a recorded seed: a table commits to a secret dice key (its SHA-256) when it opens and reveals the key when it ends (a Thaum table also at each season's end), so anyone can check every draw.
+
+## The facts the spectator site shows first about a Thaum table.
+thaum-fact-season = Season
+thaum-fact-phase = Phase
+thaum-fact-instability = Loop Instability
+thaum-fact-players = Players
+thaum-fact-mana = Mana
+thaum-fact-fire = Fire
+thaum-fact-water = Water
+thaum-fact-earth = Earth
+thaum-fact-air = Air
+thaum-fact-coins = Coins

@@ -124,3 +124,15 @@ thaum-rule-t7 = 召唤术：结果 `N` = 你的魔素 × 克制表 × 对方的�
 thaum-rule-t8 = 龙卷风：每点法力让你或对方的一项随机魔素变化 ± 你的风（每次重复时重新读取）；之后你的风归零。
 thaum-rule-t9 = 法力和金币永不低于 0：花费超过持有的法力会被拒绝；扣除超过持有量的金币时归零，并说明有多少无法扣除。
 thaum-rule-t10 = 每次掷骰都来自有记录的种子：桌子开局时公布秘密骰子密钥的 SHA-256 承诺，结束时公开密钥（魔素桌在每个赛季结束时也会公开），任何人都能核对每一次掷骰。
+
+## 旁观网站在魔素桌页面上先列出的事实。
+thaum-fact-season = 赛季
+thaum-fact-phase = 阶段
+thaum-fact-instability = 循环不稳定度
+thaum-fact-players = 玩家
+thaum-fact-mana = 法力
+thaum-fact-fire = 火
+thaum-fact-water = 水
+thaum-fact-earth = 土
+thaum-fact-air = 风
+thaum-fact-coins = 金币

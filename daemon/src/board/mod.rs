@@ -1,40 +1,36 @@
-//! Board pictures: a table's public state drawn as SVG in code (`duel`, `thaum`, on the
-//! small writer in `svg` with the colours of `palette`) and rasterised to PNG (`raster`)
+//! Board pictures: each game draws its table's board in core's drawing vocabulary
+//! ([`GamePlugin::board`]), written as SVG here (`svg`) and rasterised to PNG (`raster`)
 //! with the font shipped in the binary (`font`), with no browser and no system fonts.
 //!
 //! The input is a table's entry of the public snapshot ([`Router::table_snapshot`], the
-//! CONTRACT.md `--state-json` form: `game` and `state`), never a game's internals, and the
-//! boards draw only what the room was told: a Duel spell appears once its round settled.
+//! CONTRACT.md `--state-json` form: `game` and `state`). Its state is first passed
+//! through the game's [`GamePlugin::public_view`], so a board draws only what the room
+//! was told (a Duel spell appears once its round settled), whatever the entry holds.
 //! `post` says when a picture is posted and draws it off the daemon's loop for the
-//! Matrix rooms that show it.
+//! Matrix rooms that show it. No game is named here: a game that draws a board gets
+//! pictures.
 //!
 //! [`Router::table_snapshot`]: crate::router::Router::table_snapshot
+//! [`GamePlugin::board`]: spellbridge_core::GamePlugin::board
+//! [`GamePlugin::public_view`]: spellbridge_core::GamePlugin::public_view
 
-pub mod duel;
 pub mod font;
-pub mod palette;
 pub mod post;
 pub mod raster;
 pub mod svg;
-pub mod thaum;
 
 use serde_json::Value;
-use spellbridge_core::Language;
 use spellbridge_core::locale::{self, Args};
+use spellbridge_core::{GamePlugin, Language, Registry};
 
 pub use raster::{Picture, Rasteriser};
-
-/// A label drawn in a picture, in `language` (`locales/*/board.ftl`, `board-label-…`).
-pub(crate) fn label(language: Language, id: &str, args: Args) -> String {
-    locale::text(language, id, &args)
-}
 
 /// Why a board could not be drawn.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BoardError {
     /// The table's game has no board.
-    #[error("there is no board picture for the game `{0}`; boards are drawn for duel and thaum tables")]
+    #[error("there is no board picture for the game `{0}`: it draws none")]
     UnknownGame(String),
     /// The snapshot's state does not read as that game's.
     #[error("the {game} table's state cannot be drawn: {reason}")]
@@ -52,44 +48,80 @@ pub enum BoardError {
     Raster(String),
 }
 
-/// The SVG of a table's board, from its public snapshot entry (`game`, `state`),
-/// labelled in English.
-pub fn svg(table: &Value) -> Result<String, BoardError> {
-    svg_in(table, Language::En)
-}
-
-/// The SVG of a table's board, labelled in `language` (`locales/*/board.ftl`).
-pub fn svg_in(table: &Value, language: Language) -> Result<String, BoardError> {
-    let game = table.get("game").and_then(Value::as_str).unwrap_or_default();
-    let state = table.get("state").unwrap_or(&Value::Null);
-    let drawn = match game {
-        "duel" => duel::svg_in(state, language),
-        "thaum" => thaum::svg_in(state, language),
-        other => return Err(BoardError::UnknownGame(other.to_owned())),
-    };
-    drawn.map_err(|reason| BoardError::BadState { game: game.to_owned(), reason })
-}
-
-/// Draws boards: [`Board::svg`] rasterised with the shipped font.
-#[derive(Default)]
+/// Draws boards: each game's drawing of its table's public view, as SVG, rasterised with
+/// the shipped font.
 pub struct Board {
+    registry: Registry,
     rasteriser: Rasteriser,
 }
 
+impl Default for Board {
+    fn default() -> Self {
+        Board::new()
+    }
+}
+
 impl Board {
-    /// A board drawer (loads the shipped font once).
+    /// A board drawer for the games that ship with spellbridge (loads the shipped font
+    /// once).
     pub fn new() -> Board {
-        Board { rasteriser: Rasteriser::new() }
+        Board::of(Registry::standard())
+    }
+
+    /// A board drawer for the games of `registry`.
+    pub fn of(registry: Registry) -> Board {
+        Board { registry, rasteriser: Rasteriser::new() }
+    }
+
+    /// The game of a table's entry, and its state's public view (`Null` for a game that
+    /// shows none).
+    fn public<'a>(&'a self, table: &Value) -> (&'a str, Option<&'a dyn GamePlugin>, Value) {
+        let game = table.get("game").and_then(Value::as_str).unwrap_or_default();
+        let state = table.get("state").unwrap_or(&Value::Null);
+        let plugin = self.registry.get(game);
+        let name = plugin.map_or("", |p| p.name());
+        let public = plugin.and_then(|p| p.public_view(state)).unwrap_or(Value::Null);
+        (name, plugin, public)
+    }
+
+    /// The SVG of a table's board, from its public snapshot entry (`game`, `state`),
+    /// labelled in English.
+    pub fn svg(&self, table: &Value) -> Result<String, BoardError> {
+        self.svg_in(table, Language::En)
+    }
+
+    /// The SVG of a table's board, labelled in `language` (`locales/*/board.ftl`).
+    pub fn svg_in(&self, table: &Value, language: Language) -> Result<String, BoardError> {
+        let asked = table.get("game").and_then(Value::as_str).unwrap_or_default();
+        let (game, plugin, public) = self.public(table);
+        match plugin.and_then(|p| p.board(&public, language)) {
+            None => Err(BoardError::UnknownGame(asked.to_owned())),
+            Some(Err(reason)) => Err(BoardError::BadState { game: game.to_owned(), reason }),
+            Some(Ok(drawing)) => Ok(svg::write(&drawing)),
+        }
     }
 
     /// The PNG of a table's board, from its public snapshot entry.
     pub fn png(&self, table: &Value) -> Result<Picture, BoardError> {
-        self.rasteriser.png(&svg(table)?)
+        self.rasteriser.png(&self.svg(table)?)
     }
 
     /// The PNG of a table's board, labelled in `language`.
     pub fn png_in(&self, table: &Value, language: Language) -> Result<Picture, BoardError> {
-        self.rasteriser.png(&svg_in(table, language)?)
+        self.rasteriser.png(&self.svg_in(table, language)?)
+    }
+
+    /// The text a picture is sent with, for clients that show no images (Matrix `body`),
+    /// in the room's `language`, from the table's public snapshot entry: only what the
+    /// room was told (the game's [`GamePlugin::caption`] of its public view).
+    pub fn caption(&self, table: &Value, language: Language) -> String {
+        let id = table.get("table").and_then(Value::as_u64).unwrap_or_default();
+        let asked = table.get("game").and_then(Value::as_str).unwrap_or_default();
+        let (_, plugin, public) = self.public(table);
+        plugin.and_then(|p| p.caption(id, &public, language)).unwrap_or_else(|| {
+            let args = Args::new().text("game", asked).text("table", id.to_string());
+            locale::text(language, "board-other", &args)
+        })
     }
 
     /// The rasteriser, for pictures of other SVGs.

@@ -1,14 +1,14 @@
 //! When a table's picture is posted, what it says to clients that show no images, and
 //! the painter that draws it away from the daemon's loop.
 //!
-//! A picture is posted after a Duel round settles (or the duel ends) and after a Thaum
-//! phase ends (or the table stops), as the table's own events say ([`redraws`]), and on
-//! `!board`. The router only notes the table; `serve` hands the [`Painter`] the table's
-//! public snapshot entry and the rooms that show pictures, and goes on: the painter's one
-//! thread renders each job in order (a job whose table has a newer job waiting is
-//! skipped: the room would only see it replaced) and hands the picture, with its text
-//! fallback ([`caption`]), to each room's courier behind the text already queued there.
-//! A picture that fails to render is logged and counted, and the game goes on.
+//! A picture is posted when a table's own events end a part of its game (a Duel round
+//! settled, a Thaum phase ended: [`redraws`], as the game says), and on `!board`. The
+//! router only notes the table; `serve` hands the [`Painter`] the table's public snapshot
+//! entry and the rooms that show pictures, and goes on: the painter's one thread renders
+//! each job in order (a job whose table has a newer job waiting is skipped: the room
+//! would only see it replaced) and hands the picture, with its text fallback
+//! ([`Board::caption`]), to each room's courier behind the text already queued there. A
+//! picture that fails to render is logged and counted, and the game goes on.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,12 +16,8 @@ use std::sync::mpsc as std_mpsc;
 use std::time::Instant;
 
 use serde_json::Value;
-use spellbridge_core::games::duel::DuelNews;
-use spellbridge_core::games::thaum::ThaumEvent;
-use spellbridge_core::games::thaum::render::roman;
-use spellbridge_core::locale::{self, Args};
 use spellbridge_core::{
-    Audience, Destination, Event, Language, Message, NetworkId, Picture, PlayerId, RichText, RoomId,
+    Destination, Event, Language, Message, NetworkId, Picture, PlayerId, Registry, RichText, RoomId,
 };
 use tokio::sync::mpsc;
 
@@ -31,96 +27,12 @@ use crate::metrics::{BoardStage, Metrics};
 use crate::router::Outbound;
 use crate::store::Queued;
 
-/// True when a table's `events` end a part of the game worth a new picture: a Duel round
-/// settled, the duel ended or was stopped; a Thaum phase ended or the table stopped.
-pub fn redraws(events: &[Event]) -> bool {
-    events.iter().filter(|event| event.to == Audience::Table).any(|event| {
-        matches!(
-            event.get::<DuelNews>(),
-            Some(DuelNews::Settled { .. } | DuelNews::Finished { .. } | DuelNews::Stopped { .. })
-        ) || matches!(
-            event.get::<ThaumEvent>(),
-            Some(ThaumEvent::PhaseEnded { .. } | ThaumEvent::Stopped { .. })
-        )
-    })
-}
-
-/// The text a picture is sent with, for clients that show no images (Matrix `body`), in
-/// the room's `language`, from the table's public snapshot entry: only what the room was
-/// told.
-pub fn caption(table: &Value, language: Language) -> String {
-    let id = table.get("table").and_then(Value::as_u64).unwrap_or_default().to_string();
-    let state = table.get("state").unwrap_or(&Value::Null);
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    let say = |id: &str, args: Args| locale::text(language, id, &args);
-    match table.get("game").and_then(Value::as_str).unwrap_or_default() {
-        "duel" => {
-            let players: Vec<String> =
-                state["players"].as_array().map(|p| p.iter().map(text).collect()).unwrap_or_default();
-            let seated: Vec<String> = players
-                .iter()
-                .map(|p| {
-                    let args =
-                        Args::new().text("player", p.as_str()).text("wizard", text(&state["wizards"][p]));
-                    say("board-duel-seat", args)
-                })
-                .collect();
-            let seated = seated.join(&say("board-duel-against", Args::new()));
-            let track = state["track"].as_i64().unwrap_or_default();
-            let args =
-                Args::new().text("table", id).text("seated", seated).text("track", track.abs().to_string());
-            let leader = match track.signum() {
-                1 => players.first(),
-                -1 => players.get(1),
-                _ => None,
-            };
-            let board = match leader {
-                Some(leader) => say("board-duel-toward", args.text("leader", leader.as_str())),
-                None => say("board-duel", args),
-            };
-            match state["winner"].as_str() {
-                Some("draw") => format!("{board} {}", say("board-duel-draw", Args::new())),
-                Some(winner) => {
-                    format!("{board} {}", say("board-duel-won", Args::new().text("winner", winner)))
-                }
-                None => board,
-            }
-        }
-        "thaum" => {
-            let mut coins: Vec<(String, u64)> = state["players"]
-                .as_object()
-                .map(|p| {
-                    p.iter()
-                        .map(|(name, sheet)| (name.clone(), sheet["coins"].as_u64().unwrap_or(0)))
-                        .collect()
-                })
-                .unwrap_or_default();
-            coins.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            let coins: Vec<String> = coins
-                .iter()
-                .map(|(name, n)| {
-                    say(
-                        "board-thaum-coins",
-                        Args::new().text("player", name.as_str()).text("coins", n.to_string()),
-                    )
-                })
-                .collect();
-            let number = |key: &str| state[key].as_u64().unwrap_or(0);
-            // RULES: Phases are Roman numerals in English; the glossary writes digits in Chinese.
-            let phase = match language {
-                Language::En => roman(u32::try_from(number("phase")).unwrap_or(0)),
-                _ => number("phase").to_string(),
-            };
-            let args = Args::new()
-                .text("table", id)
-                .text("season", number("season").to_string())
-                .text("phase", phase)
-                .text("instability", number("loop_instability").to_string())
-                .text("coins", coins.join(&say("board-thaum-separator", Args::new())));
-            say("board-thaum", args)
-        }
-        game => say("board-other", Args::new().text("game", game).text("table", id)),
-    }
+/// True when a table's `events` end a part of its game worth a new picture (a Duel round
+/// settled, a Thaum phase ended: each game says, [`GamePlugin::redraws`]).
+///
+/// [`GamePlugin::redraws`]: spellbridge_core::GamePlugin::redraws
+pub fn redraws(registry: &Registry, events: &[Event]) -> bool {
+    registry.iter().any(|game| game.redraws(events))
 }
 
 /// One picture to draw: a table's public snapshot entry and the rooms to show it in.
@@ -176,12 +88,17 @@ pub struct Painter {
 }
 
 impl Painter {
-    /// Starts the painter's thread, sending to `couriers`.
-    pub fn start(couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>, metrics: Metrics) -> Painter {
+    /// Starts the painter's thread, drawing the games of `registry` and sending to
+    /// `couriers`.
+    pub fn start(
+        couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
+        metrics: Metrics,
+        registry: Registry,
+    ) -> Painter {
         let (jobs, waiting) = std_mpsc::channel::<Job>();
         let spawned = std::thread::Builder::new()
             .name("board-painter".to_owned())
-            .spawn(move || paint(&waiting, &couriers, &metrics));
+            .spawn(move || paint(&waiting, &couriers, &metrics, registry));
         if let Err(error) = spawned {
             tracing::error!(%error, "the board painter could not start; no pictures will be posted");
         }
@@ -200,8 +117,9 @@ fn paint(
     waiting: &std_mpsc::Receiver<Job>,
     couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
     metrics: &Metrics,
+    registry: Registry,
 ) {
-    let board = Board::new();
+    let board = Board::of(registry);
     while let Ok(first) = waiting.recv() {
         let mut jobs = vec![first];
         jobs.extend(waiting.try_iter());
@@ -257,7 +175,7 @@ fn draw(
     for (network, room, language) in job.rooms {
         let Some(courier) = couriers.get(&network) else { continue };
         let Some(picture) = pictures.get(&language) else { continue };
-        let caption = caption(&entry, language);
+        let caption = board.caption(&entry, language);
         let message =
             Message { picture: Some(picture.clone()), ..Message::from(RichText::from(caption.as_str())) };
         let outbound = Outbound { network, to: Destination::Room(room), message };

@@ -1,39 +1,46 @@
-//! A small SVG writer: the few shapes the boards draw, with every text escaped, written
-//! in a fixed order and with rounded numbers so the same state gives the same text.
+//! A small SVG writer: a game's [`Drawing`] written as SVG, with every text escaped, in
+//! the drawing's order and with rounded numbers so the same drawing gives the same text.
 
 use std::fmt::Write as _;
 
+use spellbridge_core::draw::{Anchor, Drawing, Shape};
+
 use super::font::FAMILY;
 
-/// How text is anchored at its x.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Anchor {
-    /// x is where the text starts.
-    Start,
-    /// x is the text's middle.
-    Middle,
-    /// x is where the text ends.
-    End,
-}
-
-impl Anchor {
-    fn word(self) -> &'static str {
-        match self {
-            Anchor::Start => "start",
-            Anchor::Middle => "middle",
-            Anchor::End => "end",
-        }
+/// How SVG names an anchor.
+fn anchor_word(anchor: Anchor) -> &'static str {
+    match anchor {
+        Anchor::Start => "start",
+        Anchor::Middle => "middle",
+        Anchor::End => "end",
     }
 }
 
+/// A drawing as an SVG document, its text in the shipped font.
+pub fn write(drawing: &Drawing) -> String {
+    let mut svg = Svg::new(drawing.width, drawing.height, drawing.background.hex());
+    for shape in &drawing.shapes {
+        match shape {
+            Shape::Rect { x, y, w, h, fill } => svg.rect(*x, *y, *w, *h, fill.hex()),
+            Shape::Card { x, y, w, h, fill, stroke } => svg.card(*x, *y, *w, *h, fill.hex(), stroke.hex()),
+            Shape::Line { from, to, stroke, width } => svg.line(*from, *to, stroke.hex(), *width),
+            Shape::Dot { cx, cy, r, fill, stroke } => svg.dot(*cx, *cy, *r, fill.hex(), stroke.hex()),
+            Shape::Text { x, y, size, fill, anchor, bold, text } => {
+                svg.text_styled(*x, *y, *size, fill.hex(), *anchor, *bold, text)
+            }
+        }
+    }
+    svg.finish()
+}
+
 /// An SVG document being written.
-pub struct Svg {
+struct Svg {
     out: String,
 }
 
 impl Svg {
     /// A `width` × `height` picture on a `background` fill.
-    pub fn new(width: u32, height: u32, background: &str) -> Svg {
+    fn new(width: u32, height: u32, background: &str) -> Svg {
         let mut out = String::with_capacity(8 * 1024);
         let _ = write!(
             out,
@@ -46,7 +53,7 @@ impl Svg {
     }
 
     /// A filled rectangle.
-    pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str) {
+    fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str) {
         let _ = writeln!(
             self.out,
             r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}"/>"#,
@@ -58,7 +65,7 @@ impl Svg {
     }
 
     /// A filled rectangle with rounded corners and an outline.
-    pub fn card(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: &str) {
+    fn card(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: &str) {
         let _ = writeln!(
             self.out,
             r#"<rect x="{}" y="{}" width="{}" height="{}" rx="6" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>"#,
@@ -70,7 +77,7 @@ impl Svg {
     }
 
     /// A straight line.
-    pub fn line(&mut self, (x1, y1): (f64, f64), (x2, y2): (f64, f64), stroke: &str, width: f64) {
+    fn line(&mut self, (x1, y1): (f64, f64), (x2, y2): (f64, f64), stroke: &str, width: f64) {
         let _ = writeln!(
             self.out,
             r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" stroke-width="{}"/>"#,
@@ -82,8 +89,8 @@ impl Svg {
         );
     }
 
-    /// A filled circle.
-    pub fn circle(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: &str) {
+    /// A filled circle (SVG `circle`).
+    fn dot(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: &str) {
         let _ = writeln!(
             self.out,
             r#"<circle cx="{}" cy="{}" r="{}" fill="{fill}" stroke="{stroke}" stroke-width="2"/>"#,
@@ -93,16 +100,7 @@ impl Svg {
         );
     }
 
-    /// Text at (x, y) (y is the baseline), `size` pixels high.
-    pub fn text(&mut self, x: f64, y: f64, size: f64, fill: &str, anchor: Anchor, text: &str) {
-        self.text_styled(x, y, size, fill, anchor, false, text);
-    }
-
-    /// Bold text.
-    pub fn bold(&mut self, x: f64, y: f64, size: f64, fill: &str, anchor: Anchor, text: &str) {
-        self.text_styled(x, y, size, fill, anchor, true, text);
-    }
-
+    /// Text at (x, y) (y is the baseline), `size` pixels high, bold or not.
     #[allow(clippy::too_many_arguments)]
     fn text_styled(&mut self, x: f64, y: f64, size: f64, fill: &str, anchor: Anchor, bold: bool, text: &str) {
         let weight = if bold { r#" font-weight="bold""# } else { "" };
@@ -112,13 +110,13 @@ impl Svg {
             n(x),
             n(y),
             n(size),
-            anchor.word(),
+            anchor_word(anchor),
             escape(text)
         );
     }
 
     /// The finished document.
-    pub fn finish(mut self) -> String {
+    fn finish(mut self) -> String {
         self.out.push_str("</svg>\n");
         self.out
     }
@@ -147,16 +145,6 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// Shortens a name to at most `max` characters, ending it with `…` when cut.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,11 +159,5 @@ mod tests {
         assert_eq!(n(3.0), "3");
         assert_eq!(n(2.25), "2.3");
         assert_eq!(n(-0.04), "0");
-    }
-
-    #[test]
-    fn long_names_are_clipped() {
-        assert_eq!(clip("alice", 10), "alice");
-        assert_eq!(clip("abcdefghijkl", 5), "abcd…");
     }
 }

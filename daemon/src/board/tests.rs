@@ -6,9 +6,22 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use spellbridge_core::Language;
+use spellbridge_core::draw::Colour;
 use spellbridge_core::games::duel::Element;
+use spellbridge_core::games::duel::board as duel;
+use spellbridge_core::games::thaum::board as thaum;
 
 use super::*;
+
+/// The SVG of a table's board, labelled in English.
+fn svg(table: &Value) -> Result<String, BoardError> {
+    Board::new().svg(table)
+}
+
+/// The SVG of a table's board, labelled in `language`.
+fn svg_in(table: &Value, language: Language) -> Result<String, BoardError> {
+    Board::new().svg_in(table, language)
+}
 
 /// The table entries of a scenario transcript's end state (`tests/scenarios/<name>.txt`).
 fn scenario_tables(name: &str) -> Vec<Value> {
@@ -120,13 +133,13 @@ fn a_duel_board_is_a_png_of_its_size_with_each_elements_colour() {
             let (x, y, ..) = duel::pool_chip(seat, element);
             assert_eq!(
                 decoded.at(x + 4.0, y + 4.0),
-                palette::rgb(palette::element(element)),
+                duel::colour(element).rgb(),
                 "seat {seat}'s {element} chip"
             );
         }
     }
     // The marker sits 7 points toward alice (left of the middle), in its colour.
-    assert_eq!(decoded.at(duel::marker_x(7), 118.0), palette::rgb(palette::MARKER));
+    assert_eq!(decoded.at(duel::marker_x(7), 118.0), Colour::Marker.rgb());
     assert!(duel::marker_x(7) < duel::marker_x(0));
 }
 
@@ -139,11 +152,11 @@ fn a_thaum_board_is_a_png_with_each_thaums_bar() {
     for (i, (key, _)) in thaum::THAUMS.iter().enumerate() {
         let value = thaum_state()["state"]["players"]["alice"]["thaums"][key].as_i64().unwrap_or(0);
         let (x, y, w, h) = thaum::bar(0, i, value);
-        assert_eq!(decoded.at(x + w / 2.0, y + h / 2.0), palette::rgb(palette::thaum(key)), "alice's {key}");
+        assert_eq!(decoded.at(x + w / 2.0, y + h / 2.0), thaum::colour(key).rgb(), "alice's {key}");
     }
     // bob's zero Water has no bar: the panel shows through.
     let (x, y, ..) = thaum::bar(1, 1, 5);
-    assert_eq!(decoded.at(x + 8.0, y + 8.0), palette::rgb(palette::PANEL));
+    assert_eq!(decoded.at(x + 8.0, y + 8.0), Colour::Panel.rgb());
 }
 
 #[test]
@@ -204,7 +217,7 @@ fn a_settled_round_shows_both_spells() {
         assert!(svg.matches(&format!(">{name}<")).count() >= 3, "{name} in the pools and the spells");
     }
     assert!(!["火", "风", "水", "虚无"].iter().any(|glyph| svg.contains(&format!(">{glyph}<"))), "{svg}");
-    let chinese = super::svg_in(&duel_state(), Language::ZhCn).expect("draws");
+    let chinese = svg_in(&duel_state(), Language::ZhCn).expect("draws");
     for glyph in ["火", "风", "水", "虚无"] {
         assert!(chinese.matches(&format!(">{glyph}<")).count() >= 3, "{glyph} in the pools and the spells");
     }
@@ -217,7 +230,7 @@ fn a_settled_round_shows_both_spells() {
     let mut finished = duel_state();
     finished["state"]["finished"] = json!(true);
     finished["state"]["winner"] = json!("alice");
-    let over = super::svg(&finished).expect("draws");
+    let over = self::svg(&finished).expect("draws");
     assert!(!over.contains("Sealed") && !over.contains("No seal"), "{over}");
 }
 
@@ -280,17 +293,17 @@ mod scenarios {
 fn the_caption_tells_what_the_room_was_told_and_never_a_queued_spell() {
     let duel = scenario_tables("duel_complete");
     let duel = duel.iter().find(|t| t["game"] == "duel").expect("a duel");
-    let text = post::caption(duel, Language::En);
+    let text = Board::new().caption(duel, Language::En);
     assert!(text.starts_with("The Duel board of table 0: alice (Apprentice) against bob ("), "{text}");
     assert!(text.contains("the track is at ") && text.ends_with(" alice won."), "{text}");
     // Issue 19: a Chinese room gets the caption in Chinese (wizard names are config data).
-    let text = post::caption(duel, Language::ZhCn);
+    let text = Board::new().caption(duel, Language::ZhCn);
     assert!(text.starts_with("第 0 桌的决斗局面：alice（Apprentice） 对 bob（"), "{text}");
     assert!(text.ends_with(" alice 获胜。"), "{text}");
 
     let thaum = scenario_tables("thaum_full_loop");
     let thaum = thaum.iter().find(|t| t["game"] == "thaum").expect("a Thaum table");
-    let text = post::caption(thaum, Language::En);
+    let text = Board::new().caption(thaum, Language::En);
     assert!(text.starts_with("The Thaum board of table 0: season "), "{text}");
     assert!(
         text.contains(", Phase ") && text.contains("Loop Instability ") && text.contains("coins: "),
@@ -300,7 +313,7 @@ fn the_caption_tells_what_the_room_was_told_and_never_a_queued_spell() {
     // A queued spell changes nothing in it.
     let before = played("alice: !duel bob\nbob: !accept\n");
     let after = played("alice: !duel bob\nbob: !accept\nalice (dm): !cast surge thunder thunder earth end\n");
-    assert_eq!(post::caption(&before[0], Language::En), post::caption(&after[0], Language::En));
+    assert_eq!(Board::new().caption(&before[0], Language::En), Board::new().caption(&after[0], Language::En));
 }
 
 #[test]
@@ -312,7 +325,7 @@ fn players_are_drawn_and_captioned_by_name_not_by_id() {
         (spellbridge_core::PlayerId::new("bob"), "bob".to_owned()),
     ];
     let named = post::named(duel, &names);
-    let text = post::caption(&named, Language::En);
+    let text = Board::new().caption(&named, Language::En);
     assert!(
         text.contains(": Alice A. (Apprentice) against bob (") && text.ends_with(" Alice A. won."),
         "{text}"
@@ -473,4 +486,63 @@ fn a_chinese_room_sees_chinese_labels() {
             .collect();
         assert!(words.is_empty(), "English in a Chinese picture: {words:?}");
     }
+}
+
+/// A game the daemon has never heard of: its public view keeps only `score`, and its
+/// board is one text saying it.
+struct Tally;
+
+impl spellbridge_core::GamePlugin for Tally {
+    fn name(&self) -> &'static str {
+        "tally"
+    }
+    fn summary(&self) -> &'static str {
+        "counts"
+    }
+    fn commands(&self) -> &'static [spellbridge_core::Command] {
+        &[]
+    }
+    fn open(
+        &self,
+        _setup: &spellbridge_core::TableSetup,
+    ) -> Result<Box<dyn spellbridge_core::Table>, spellbridge_core::Refusal> {
+        Err(spellbridge_core::Refusal::because("not in this test"))
+    }
+    fn restore(&self, _snapshot: &Value) -> Result<Box<dyn spellbridge_core::Table>, String> {
+        Err("not in this test".to_owned())
+    }
+    fn public_view(&self, state: &Value) -> Option<Value> {
+        Some(json!({ "score": state["score"] }))
+    }
+    fn board(
+        &self,
+        public: &Value,
+        _language: Language,
+    ) -> Option<Result<spellbridge_core::draw::Drawing, String>> {
+        let mut drawing = spellbridge_core::draw::Drawing::new(100, 40, Colour::Paper);
+        drawing.text(
+            4.0,
+            30.0,
+            20.0,
+            Colour::Ink,
+            spellbridge_core::draw::Anchor::Start,
+            &public.to_string(),
+        );
+        Some(Ok(drawing))
+    }
+}
+
+/// Issue 32: a game added to the registry gets a picture and a caption with no change
+/// here, drawn from its public view only.
+#[test]
+fn a_new_game_is_drawn_from_its_public_view_with_no_daemon_change() {
+    let board = Board::of(spellbridge_core::Registry::standard().register(Tally));
+    let table = json!({"table": 4, "game": "tally", "state": {"score": 3, "secret": "hidden"}});
+    let drawn = board.svg(&table).expect("the new game draws");
+    assert!(drawn.contains(r#"{&quot;score&quot;:3}"#) && !drawn.contains("hidden"), "{drawn}");
+    let picture = board.png(&table).expect("and renders");
+    assert_eq!((picture.width, picture.height), (100, 40));
+    assert_eq!(board.caption(&table, Language::En), "The tally board of table 4.");
+    // The standard games' board does not know it.
+    assert_eq!(svg(&table), Err(BoardError::UnknownGame("tally".into())));
 }

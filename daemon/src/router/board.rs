@@ -43,7 +43,7 @@ impl Router {
     /// After a table's action or timer: a new picture when its events end a round or a
     /// phase.
     pub(super) fn board_after(&mut self, id: TableId, events: &[Event]) {
-        if !self.options.pictures.is_empty() && crate::board::post::redraws(events) {
+        if !self.options.pictures.is_empty() && crate::board::post::redraws(&self.registry, events) {
             self.post_board(id);
         }
     }

@@ -5,7 +5,7 @@
 use hyper::Response;
 use maud::{Markup, html};
 use serde_json::Value;
-use spellbridge_core::Language;
+use spellbridge_core::{Language, Registry};
 
 use super::names::Names;
 use super::page::{layout, ok, suffix};
@@ -38,15 +38,15 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
         main data-events="/events" data-sequence=(version) data-finished="false" {
             h1 { (w.tables) }
             h2 { (w.live) }
-            (list(&live, &names, language))
+            (list(&live, &names, site.registry(), language))
             h2 { (w.recent) }
-            (list(&recent, &names, language))
+            (list(&recent, &names, site.registry(), language))
         }
     };
     Ok(Some(ok(layout(language, w.tables, main))))
 }
 
-fn list(rows: &[TableRow], names: &Names, language: Language) -> Markup {
+fn list(rows: &[TableRow], names: &Names, registry: &Registry, language: Language) -> Markup {
     let w = words(language);
     if rows.is_empty() {
         return html! { p.sub { (w.none) } };
@@ -58,7 +58,7 @@ fn list(rows: &[TableRow], names: &Names, language: Language) -> Markup {
                 @for row in rows {
                     tr {
                         td { a href={ "/tables/" (row.id) (suffix(language)) } { "#" (row.id) } }
-                        td { (game_name(&row.game, language)) }
+                        td { (game_name(registry, &row.game, language)) }
                         td { (row.room.as_str()) " " span.sub { "(" (row.network.as_str()) ")" } }
                         td { (players(&row.snapshot, names).join(", ")) }
                         td.n { (row.sequence()) }
@@ -69,16 +69,15 @@ fn list(rows: &[TableRow], names: &Names, language: Language) -> Markup {
     }
 }
 
-/// A game's name as people of `language` write it (`Duel`, `决斗`).
-pub fn game_name(game: &str, language: Language) -> String {
-    match (game, language) {
-        ("duel", Language::En) => "Duel".to_owned(),
-        ("thaum", Language::En) => "Thaum".to_owned(),
-        (game, Language::ZhCn) if spellbridge_core::locale::has(language, &format!("{game}-name")) => {
-            spellbridge_core::locale::word(language, &format!("{game}-name")).into_owned()
-        }
-        (other, _) => other.to_owned(),
-    }
+/// A game's name as people of `language` write it, as a title (`Duel`, `决斗`): its
+/// name in that language ([`GamePlugin::name_in`]) with a capital; a game the registry
+/// does not know, as stored.
+///
+/// [`GamePlugin::name_in`]: spellbridge_core::GamePlugin::name_in
+pub fn game_name(registry: &Registry, game: &str, language: Language) -> String {
+    let name = registry.get(game).map_or_else(|| game.to_owned(), |plugin| plugin.name_in(language));
+    let mut chars = name.chars();
+    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
 }
 
 /// The players of a stored table, in its order (a Duel's list, a Thaum table's sheets),

@@ -125,10 +125,10 @@ impl Site {
         Ok(Site {
             inner: Arc::new(Inner {
                 reader,
+                board: Board::of(registry.clone()),
                 registry,
                 scopes,
                 hidden: RwLock::new(Arc::new(hidden)),
-                board: Board::new(),
                 pictures: picture::Cache::default(),
                 pages: table::Cache::default(),
                 standings: leaderboard::Cache::default(),

@@ -71,7 +71,7 @@ fn draw(site: &Site, id: TableId, language: Language) -> Result<Drawn, SiteError
         return Ok(Drawn::Png(png));
     }
     let names = Names::kept(site)?;
-    let entry = names.named(public::entry(&row), &super::names::ids(&row.snapshot));
+    let entry = names.named(public::entry(site.registry(), &row), &super::names::ids(&row.snapshot));
     match site.inner.board.png_in(&entry, language) {
         Ok(picture) => {
             let png = Bytes::from(picture.png);

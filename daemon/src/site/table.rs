@@ -3,7 +3,10 @@
 //! (RULES T-10) and its history, newest first (the latest [`RECENT`] rows open, the rest
 //! folded; what the table was told in its Markdown, [`super::markdown`]). `<main>` names
 //! the table's event stream, which the page's script follows; a table of a hidden room,
-//! like an unknown one, is 404. Element and wizard names are in the page's language.
+//! like an unknown one, is 404. The facts are the game's ([`GamePlugin::facts`] of its
+//! public view), in the page's language; no game is named here.
+//!
+//! [`GamePlugin::facts`]: spellbridge_core::GamePlugin::facts
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
@@ -11,10 +14,9 @@ use std::sync::{Mutex, PoisonError};
 use hyper::body::Bytes;
 use hyper::{Response, StatusCode};
 use maud::{Markup, html};
-use serde_json::Value;
 use spellbridge_core::Language;
 use spellbridge_core::dice::DiceKey;
-use spellbridge_core::games::duel::{Element, wizard};
+use spellbridge_core::facts::{Bit, Facts};
 
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
@@ -74,11 +76,14 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
     let entries = site.reader().entries(id)?;
     let (rows, problem) = history::rows(site.registry(), &entries, language);
     let w = words(language);
-    let entry = public::entry(row);
+    let entry = public::entry(site.registry(), row);
     let names = Names::kept(site)?;
     let ids = super::names::ids(&row.snapshot);
     let named = names.named(entry.clone(), &ids);
-    let title = format!("{} #{}", game_name(&row.game, language), row.id);
+    let title = format!("{} #{}", game_name(site.registry(), &row.game, language), row.id);
+    let game = site.registry().get(&row.game);
+    let facts = game.map(|g| g.facts(&named["state"], language)).unwrap_or_default();
+    let drawn = game.is_some_and(|g| g.board(&named["state"], language).is_some());
     let main = html! {
         main data-events={ "/tables/" (row.id) "/events" } data-sequence=(row.sequence()) data-finished=(row.finished) {
             h1 {
@@ -89,12 +94,12 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
                 (row.room.as_str()) " (" (row.network.as_str()) ") · " (players(&row.snapshot, &names).join(" · "))
                 @if !row.finished { " · " (w.live_note) }
             }
-            @if matches!(row.game.as_str(), "duel" | "thaum") {
+            @if drawn {
                 img.board id="board" src={ "/tables/" (row.id) "/board.png?v=" (row.sequence()) (board_language(language)) }
                     alt={ (w.board) ": " (title) };
             }
             h2 { (w.state) }
-            (facts(row, &named["state"], language))
+            (facts_html(&facts))
             details {
                 summary { "JSON" }
                 pre.mono { (serde_json::to_string_pretty(&entry).unwrap_or_default()) }
@@ -112,87 +117,45 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
 /// How many of the newest history rows are shown open; the older ones are folded.
 pub const RECENT: usize = 6;
 
-/// The facts of a state people look for first.
-fn facts(row: &TableRow, state: &Value, language: Language) -> Markup {
-    match row.game.as_str() {
-        "duel" => duel_facts(state, language),
-        "thaum" => thaum_facts(state, words(language)),
-        _ => html! {},
-    }
-}
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
-fn duel_facts(state: &Value, language: Language) -> Markup {
-    let w = words(language);
-    let finished = state["finished"].as_bool().unwrap_or(false);
-    let players: Vec<String> = state["players"].as_array().into_iter().flatten().map(text).collect();
-    let track = state["track"].as_i64().unwrap_or(0);
-    let toward = match (track.signum(), players.first(), players.get(1)) {
-        (1, Some(first), _) => format!("{track} → {first}"),
-        (-1, _, Some(second)) => format!("{} → {second}", -track),
-        _ => "0".to_owned(),
-    };
+/// The facts a game gives of its public view, as HTML.
+fn facts_html(facts: &Facts) -> Markup {
     html! {
-        div.facts {
-            div.fact { b { (w.track) } (toward) " / 30" }
-            @if let Some(winner) = state["winner"].as_str() { div.fact { b { (w.winner) } (winner) } }
-            @if !finished {
-                div.fact { b { (w.round) } (text(&state["round"]["number"])) }
-            }
-            @for player in &players {
-                div.fact {
-                    b { (spellbridge_core::shown::name(player)) " · " (wizard::name_in(&text(&state["wizards"][player]), language)) }
-                    @for element in Element::ALL {
-                        @if let Some(count) = state["pools"][player].get(element.word()) {
-                            span.glyph title=(element.name()) { (element.name_in(language)) } " " (text(count)) " "
-                        }
-                    }
-                    @if !finished {
-                        br;
-                        @if state["round"]["casters"][player]["acted"].as_bool().unwrap_or(false) {
-                            span.tag.live { (w.has_cast) }
-                        } @else {
-                            span.tag { (w.not_cast) }
+        @if !facts.facts.is_empty() {
+            div.facts {
+                @for fact in &facts.facts {
+                    div.fact {
+                        b { (fact.label) }
+                        @for bit in &fact.body {
+                            @match bit {
+                                Bit::Text(text) => { (text) }
+                                Bit::Glyph { text, title } => { span.glyph title=(title) { (text) } }
+                                Bit::Tag { text, live: true } => { span.tag.live { (text) } }
+                                Bit::Tag { text, live: false } => { span.tag { (text) } }
+                                Bit::Break => { br; }
+                            }
                         }
                     }
                 }
             }
         }
-    }
-}
-
-fn thaum_facts(state: &Value, w: &Words) -> Markup {
-    let thaums = ["fire", "water", "earth", "air"];
-    html! {
-        div.facts {
-            div.fact { b { (w.season) } (text(&state["season"])) }
-            div.fact { b { (w.phase) } (text(&state["phase"])) }
-            div.fact { b { (w.instability) } (text(&state["loop_instability"])) " / 9" }
-        }
-        div.wide { table {
-            thead { tr {
-                th { (w.players) } th.n { (w.mana) }
-                @for thaum in w.thaums { th.n { (thaum) } }
-                th.n { (w.coins) }
+        @if let Some(grid) = &facts.grid {
+            div.wide { table {
+                thead { tr {
+                    @for column in &grid.columns {
+                        @if column.numeric { th.n { (column.label) } } @else { th { (column.label) } }
+                    }
+                } }
+                tbody {
+                    @for row in &grid.rows {
+                        tr {
+                            @for (cell, column) in row.iter().zip(&grid.columns) {
+                                @if column.numeric { td.n { (cell) } } @else { td { (cell) } }
+                            }
+                        }
+                    }
+                }
             } }
-            tbody {
-                @for (player, sheet) in state["players"].as_object().into_iter().flatten() {
-                    tr {
-                        td { (spellbridge_core::shown::name(player)) }
-                        td.n { (text(&sheet["mana"])) }
-                        @for thaum in thaums { td.n { (text(&sheet["thaums"][thaum])) } }
-                        td.n { (text(&sheet["coins"])) }
-                    }
-                }
-            }
-        } }
+        }
     }
 }
 

@@ -67,10 +67,6 @@ pub struct Words {
     pub not_revealed: &'static str,
     /// How to check a key.
     pub verify: &'static str,
-    /// A wizard who has cast this round.
-    pub has_cast: &'static str,
-    /// One who has not.
-    pub not_cast: &'static str,
     /// The Duel's ranking.
     pub duel_ranking: &'static str,
     /// The Thaum ranking.
@@ -95,24 +91,6 @@ pub struct Words {
     pub live_note: &'static str,
     /// The footer.
     pub footer: &'static str,
-    /// The Duel's track.
-    pub track: &'static str,
-    /// The Duel's round.
-    pub round: &'static str,
-    /// The Duel's winner.
-    pub winner: &'static str,
-    /// A Thaum table's season.
-    pub season: &'static str,
-    /// Its phase.
-    pub phase: &'static str,
-    /// Its Loop Instability (RULES T-3).
-    pub instability: &'static str,
-    /// A Thaum player's mana.
-    pub mana: &'static str,
-    /// A Thaum player's coins.
-    pub coins: &'static str,
-    /// The four Thaums, in the rules' order: Fire, Water, Earth, Air.
-    pub thaums: [&'static str; 4],
     /// The older rows of a history, folded away.
     pub earlier: &'static str,
     /// A dice key's epoch (RULES T-10).
@@ -150,8 +128,6 @@ const EN: Words = Words {
     key: "key",
     not_revealed: "revealed when the table ends or takes a new key",
     verify: "Check a revealed key with",
-    has_cast: "has cast",
-    not_cast: "not cast yet",
     duel_ranking: "Duel (Glicko-2)",
     thaum_ranking: "Thaum seasons",
     rating: "Rating",
@@ -164,15 +140,6 @@ const EN: Words = Words {
     not_found: "There is no such page or table here.",
     live_note: "This page follows the table live.",
     footer: "A read-only view of the games; nothing here can change them.",
-    track: "Track",
-    round: "Round",
-    winner: "Winner",
-    season: "Season",
-    phase: "Phase",
-    instability: "Loop Instability",
-    mana: "Mana",
-    coins: "Coins",
-    thaums: ["Fire", "Water", "Earth", "Air"],
     earlier: "Earlier moves",
     epoch: "epoch",
 };
@@ -208,8 +175,6 @@ const ZH: Words = Words {
     key: "密钥",
     not_revealed: "牌桌结束或换新密钥时公开",
     verify: "校验已公开的密钥：",
-    has_cast: "已施法",
-    not_cast: "尚未施法",
     duel_ranking: "决斗（Glicko-2）",
     thaum_ranking: "Thaum 赛季",
     rating: "等级分",
@@ -222,15 +187,6 @@ const ZH: Words = Words {
     not_found: "这里没有这个页面或牌桌。",
     live_note: "本页实时更新。",
     footer: "只读观战页面；这里的一切都不会改变游戏。",
-    track: "轨道",
-    round: "回合",
-    winner: "胜者",
-    season: "赛季",
-    phase: "阶段",
-    instability: "循环不稳定度",
-    mana: "法力",
-    coins: "金币",
-    thaums: ["火", "水", "土", "风"],
     earlier: "更早的记录",
     epoch: "密钥期",
 };

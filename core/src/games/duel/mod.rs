@@ -12,6 +12,9 @@
 //! - [`snapshot`]: the state as CONTRACT.md's JSON, and back.
 //! - [`news`]: what a table tells ([`DuelNews`]), each event for the table or one player.
 //! - [`render`]: news and refusals as rich text, per destination.
+//! - [`public`]: what a spectator may see: the public view (hidden moves left out), the
+//!   board picture's caption, the site's facts.
+//! - [`board`]: the board picture, drawn from the public view.
 //! - [`config`]: the `[games.duel]` options (and the challenge lifetime), and the wiki export.
 //!
 //! This module holds the plugin: [`DuelPlugin`] opens and restores [`DuelTable`]s.
@@ -25,6 +28,7 @@
 //! actor's [`Role`](crate::plugin::Role)) and ends the duel with no winner
 //! (`winner` null, `finish_reason` `stopped`); a player leaves with `!concede`.
 
+pub mod board;
 pub mod command;
 pub mod config;
 pub mod element;
@@ -32,6 +36,7 @@ pub mod ending;
 pub mod engine;
 pub mod error;
 pub mod news;
+pub mod public;
 pub mod render;
 pub mod round;
 pub mod rules;
@@ -247,6 +252,31 @@ impl GamePlugin for DuelPlugin {
     fn choice_in(&self, choice: &str, language: Language) -> String {
         wizard::name_in(choice, language)
     }
+
+    fn public_view(&self, state: &Value) -> Option<Value> {
+        Some(public::view(state))
+    }
+
+    fn board(&self, public: &Value, language: Language) -> Option<Result<crate::draw::Drawing, String>> {
+        Some(board::drawing(public, language))
+    }
+
+    fn caption(&self, table: u64, public: &Value, language: Language) -> Option<String> {
+        Some(public::caption(table, public, language))
+    }
+
+    fn redraws(&self, events: &[Event]) -> bool {
+        events.iter().filter(|event| event.to == crate::plugin::Audience::Table).any(|event| {
+            matches!(
+                event.get::<DuelNews>(),
+                Some(DuelNews::Settled { .. } | DuelNews::Finished { .. } | DuelNews::Stopped { .. })
+            )
+        })
+    }
+
+    fn facts(&self, public: &Value, language: Language) -> crate::facts::Facts {
+        public::facts(public, language)
+    }
 }
 
 /// A running duel at a table.
@@ -341,3 +371,6 @@ impl Table for DuelTable {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod public_tests;

@@ -7,6 +7,8 @@
 //! - `schedule.rs`: the phase calendar (RULES T-2).
 //! - `render.rs`: events and errors as chat text.
 //! - `config.rs`: the `[games.thaum]` options, and the wiki export.
+//! - `public.rs`: what a spectator sees (the state but its history), the board picture's
+//!   caption and the site's facts; `board.rs`: the board picture, drawn from that view.
 //!
 //! This file holds the plugin, the [`ThaumTable`] that joins those pieces behind the
 //! [`Table`] trait, and [`COMMANDS`], the game's grammar: every command declared once.
@@ -34,12 +36,14 @@
 //!   was opened with. `coin_debt` keeps a `debt` beside `coins` (only in the JSON when
 //!   above 0); grants pay debt off first, and standings rank by coins net of debt.
 
+pub mod board;
 pub mod command;
 pub mod config;
 pub mod ending;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod public;
 pub mod render;
 pub mod rules;
 pub mod schedule;
@@ -329,6 +333,31 @@ impl GamePlugin for ThaumPlugin {
     fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
         Some(Box::new(ending::ThaumEndings::default()))
     }
+
+    fn public_view(&self, state: &Value) -> Option<Value> {
+        Some(public::view(state))
+    }
+
+    fn board(&self, public: &Value, language: Language) -> Option<Result<crate::draw::Drawing, String>> {
+        Some(board::drawing(public, language))
+    }
+
+    fn caption(&self, table: u64, public: &Value, language: Language) -> Option<String> {
+        Some(public::caption(table, public, language))
+    }
+
+    fn redraws(&self, events: &[Event]) -> bool {
+        events.iter().filter(|event| event.to == Audience::Table).any(|event| {
+            matches!(
+                event.get::<ThaumEvent>(),
+                Some(ThaumEvent::PhaseEnded { .. } | ThaumEvent::Stopped { .. })
+            )
+        })
+    }
+
+    fn facts(&self, public: &Value, language: Language) -> crate::facts::Facts {
+        public::facts(public, language)
+    }
 }
 
 /// A running Thaum table: its state, and the options it was opened with.
@@ -585,3 +614,6 @@ impl Table for ThaumTable {
         ending::of_stopped(&self.state)
     }
 }
+
+#[cfg(test)]
+mod public_tests;

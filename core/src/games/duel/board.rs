@@ -1,22 +1,37 @@
-//! The Duel's board (RULES D-1 to D-13), drawn from the table's public snapshot: the
-//! 30-point track with the marker and both goals, each wizard's pool, the seals in force
-//! on their next spell, and the last settled round's two spells as element glyphs.
+//! The Duel's board picture (RULES D-1 to D-13), drawn from a table's public view
+//! ([`super::public::view`]) in the [`draw`](crate::draw) vocabulary: the 30-point track
+//! with the marker and both goals, each wizard's pool, the seals in force on their next
+//! spell, and the last settled round's two spells as element glyphs.
 //!
-//! Hidden moves never reach the picture: the current round is read only for *whether*
-//! each wizard has cast (`acted`); the tokens a wizard queued and has not revealed (the
-//! snapshot's `round.casters.*.queue`, and the elements placed in an unsettled round) are
-//! not even read. A spell appears once its round settled and it was announced.
+//! Hidden moves never reach the picture: the public view holds of the current round
+//! only *whether* each wizard has cast (`acted`), and this reads no more. A spell appears
+//! once its round settled and it was announced.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use spellbridge_core::Language;
-use spellbridge_core::games::duel::{Element, Token};
-use spellbridge_core::locale::Args;
 
-use super::label;
-use super::palette::{self, INK, LINE, MARKER, MUTED, ON_CHIP, PANEL, PAPER};
-use super::svg::{Anchor, Svg, clip};
+use super::{Element, Token};
+use crate::draw::{Anchor, Colour, Drawing, clip};
+use crate::language::Language;
+use crate::locale::{self, Args};
+
+/// A label drawn in the picture, in `language` (`locales/*/board.ftl`, `board-label-…`).
+fn label(language: Language, id: &str, args: Args) -> String {
+    locale::text(language, id, &args)
+}
+
+/// An element's colour.
+pub fn colour(element: Element) -> Colour {
+    match element {
+        Element::Water => Colour::Water,
+        Element::Fire => Colour::Fire,
+        Element::Thunder => Colour::Thunder,
+        Element::Wind => Colour::Wind,
+        Element::Earth => Colour::Earth,
+        Element::Void => Colour::Void,
+    }
+}
 
 /// The picture's width.
 pub const WIDTH: u32 = 800;
@@ -33,7 +48,7 @@ const PANEL_W: f64 = 370.0;
 const CHIP: f64 = 50.0;
 const CHIP_GAP: f64 = 8.0;
 
-/// The public part of a Duel snapshot (CONTRACT.md `--state-json`).
+/// The Duel's public view, as the board reads it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Public {
@@ -110,32 +125,27 @@ fn panel_x(seat: usize) -> f64 {
     if seat == 0 { 20.0 } else { WIDTH as f64 - 20.0 - PANEL_W }
 }
 
-/// The SVG of a Duel table's state (the snapshot's `state`), labelled in English.
-pub fn svg(state: &serde_json::Value) -> Result<String, String> {
-    svg_in(state, Language::En)
-}
-
-/// The SVG of a Duel table's state, labelled in `language`.
-pub fn svg_in(state: &serde_json::Value, language: Language) -> Result<String, String> {
-    let duel = Public::deserialize(state).map_err(|e| format!("not a Duel state: {e}"))?;
+/// The board of a Duel table's public view, labelled in `language`.
+pub fn drawing(public: &serde_json::Value, language: Language) -> Result<Drawing, String> {
+    let duel = Public::deserialize(public).map_err(|e| format!("not a Duel state: {e}"))?;
     if duel.players.len() != 2 {
         return Err(format!("a Duel state seats two players, this one {}", duel.players.len()));
     }
-    let mut svg = Svg::new(WIDTH, HEIGHT, PAPER);
-    heading(&mut svg, &duel, language);
-    track(&mut svg, &duel, language);
+    let mut d = Drawing::new(WIDTH, HEIGHT, Colour::Paper);
+    heading(&mut d, &duel, language);
+    track(&mut d, &duel, language);
     for seat in 0..2 {
-        panel(&mut svg, &duel, seat, language);
+        panel(&mut d, &duel, seat, language);
     }
-    Ok(svg.finish())
+    Ok(d)
 }
 
-fn heading(svg: &mut Svg, duel: &Public, language: Language) {
+fn heading(d: &mut Drawing, duel: &Public, language: Language) {
     let (a, b) = (&duel.players[0], &duel.players[1]);
     let said = |id: &str, args: Args| label(language, id, args);
-    svg.bold(20.0, 36.0, 24.0, INK, Anchor::Start, &said("board-label-duel", Args::new()));
+    d.bold(20.0, 36.0, 24.0, Colour::Ink, Anchor::Start, &said("board-label-duel", Args::new()));
     let versus = Args::new().text("first", clip(a, 24)).text("second", clip(b, 24));
-    svg.text(90.0, 36.0, 18.0, MUTED, Anchor::Start, &said("board-label-versus", versus));
+    d.text(90.0, 36.0, 18.0, Colour::Muted, Anchor::Start, &said("board-label-versus", versus));
     let status = match (duel.finished, duel.winner.as_deref(), duel.finish_reason.as_deref()) {
         (true, Some("draw"), _) => said("board-label-draw", Args::new()),
         (true, Some(winner), _) => said("board-label-winner", Args::new().text("winner", clip(winner, 24))),
@@ -143,35 +153,35 @@ fn heading(svg: &mut Svg, duel: &Public, language: Language) {
         (true, None, _) => said("board-label-finished", Args::new()),
         (false, _, _) => said("board-label-round", Args::new().num("round", duel.round.number)),
     };
-    svg.bold(WIDTH as f64 - 20.0, 36.0, 20.0, INK, Anchor::End, &status);
+    d.bold(WIDTH as f64 - 20.0, 36.0, 20.0, Colour::Ink, Anchor::End, &status);
 }
 
-fn track(svg: &mut Svg, duel: &Public, language: Language) {
+fn track(d: &mut Drawing, duel: &Public, language: Language) {
     let (a, b) = (&duel.players[0], &duel.players[1]);
     let said = |id: &str, args: Args| label(language, id, args);
     let goal = |player: &str| said("board-label-goal", Args::new().text("player", clip(player, 20)));
-    svg.line((TRACK_LEFT, TRACK_Y), (TRACK_RIGHT, TRACK_Y), LINE, 4.0);
+    d.line((TRACK_LEFT, TRACK_Y), (TRACK_RIGHT, TRACK_Y), Colour::Line, 4.0);
     for point in (-GOAL..=GOAL).step_by(5) {
         let x = marker_x(point);
         let goal = point.abs() == GOAL;
         let half = if goal { 16.0 } else { 7.0 };
-        svg.line(
+        d.line(
             (x, TRACK_Y - half),
             (x, TRACK_Y + half),
-            if goal { INK } else { LINE },
+            if goal { Colour::Ink } else { Colour::Line },
             if goal { 4.0 } else { 2.0 },
         );
         if !goal {
-            svg.text(x, TRACK_Y + 24.0, 11.0, MUTED, Anchor::Middle, &point.abs().to_string());
+            d.text(x, TRACK_Y + 24.0, 11.0, Colour::Muted, Anchor::Middle, &point.abs().to_string());
         }
     }
     // The goals: players[0]'s on the left, players[1]'s on the right (RULES D-1).
-    svg.bold(TRACK_LEFT, TRACK_Y + 38.0, 15.0, INK, Anchor::Middle, &GOAL.to_string());
-    svg.text(TRACK_LEFT, TRACK_Y - 24.0, 12.0, MUTED, Anchor::Start, &goal(a));
-    svg.bold(TRACK_RIGHT, TRACK_Y + 38.0, 15.0, INK, Anchor::Middle, &GOAL.to_string());
-    svg.text(TRACK_RIGHT, TRACK_Y - 24.0, 12.0, MUTED, Anchor::End, &goal(b));
+    d.bold(TRACK_LEFT, TRACK_Y + 38.0, 15.0, Colour::Ink, Anchor::Middle, &GOAL.to_string());
+    d.text(TRACK_LEFT, TRACK_Y - 24.0, 12.0, Colour::Muted, Anchor::Start, &goal(a));
+    d.bold(TRACK_RIGHT, TRACK_Y + 38.0, 15.0, Colour::Ink, Anchor::Middle, &GOAL.to_string());
+    d.text(TRACK_RIGHT, TRACK_Y - 24.0, 12.0, Colour::Muted, Anchor::End, &goal(b));
     let x = marker_x(duel.track);
-    svg.circle(x, TRACK_Y, 11.0, MARKER, PANEL);
+    d.dot(x, TRACK_Y, 11.0, Colour::Marker, Colour::Panel);
     let toward = |points: i64, player: &str| {
         said("board-label-toward", Args::new().num("points", points).text("player", clip(player, 20)))
     };
@@ -181,87 +191,87 @@ fn track(svg: &mut Svg, duel: &Public, language: Language) {
         t => toward(-t, b),
     };
     let heading = said("board-label-track", Args::new().text("where", where_));
-    svg.bold(WIDTH as f64 / 2.0, 70.0, 16.0, MARKER, Anchor::Middle, &heading);
+    d.bold(WIDTH as f64 / 2.0, 70.0, 16.0, Colour::Marker, Anchor::Middle, &heading);
 }
 
-fn panel(svg: &mut Svg, duel: &Public, seat: usize, language: Language) {
+fn panel(d: &mut Drawing, duel: &Public, seat: usize, language: Language) {
     let player = &duel.players[seat];
     let x = panel_x(seat);
-    svg.card(x, PANEL_Y, PANEL_W, HEIGHT as f64 - PANEL_Y - 16.0, PANEL, LINE);
-    svg.bold(x + 14.0, PANEL_Y + 28.0, 18.0, INK, Anchor::Start, &clip(player, 22));
+    d.card(x, PANEL_Y, PANEL_W, HEIGHT as f64 - PANEL_Y - 16.0, Colour::Panel, Colour::Line);
+    d.bold(x + 14.0, PANEL_Y + 28.0, 18.0, Colour::Ink, Anchor::Start, &clip(player, 22));
     let wizard = match duel.wizards.get(player) {
-        Some(wizard) => spellbridge_core::games::duel::wizard::name_in(wizard, language),
+        Some(wizard) => super::wizard::name_in(wizard, language),
         None => label(language, "board-label-wizard", Args::new()),
     };
-    svg.text(x + 14.0, PANEL_Y + 48.0, 13.0, MUTED, Anchor::Start, &clip(&wizard, 30));
+    d.text(x + 14.0, PANEL_Y + 48.0, 13.0, Colour::Muted, Anchor::Start, &clip(&wizard, 30));
     if !duel.finished {
         let cast = duel.round.casters.get(player).is_some_and(|c| c.acted);
         // Only *that* the wizard cast this round, never what.
         let cast =
             label(language, if cast { "board-label-cast" } else { "board-label-not-cast" }, Args::new());
-        svg.text(x + PANEL_W - 14.0, PANEL_Y + 28.0, 13.0, MUTED, Anchor::End, &cast);
+        d.text(x + PANEL_W - 14.0, PANEL_Y + 28.0, 13.0, Colour::Muted, Anchor::End, &cast);
     }
-    pool(svg, duel.pools.get(player), seat, language);
+    pool(d, duel.pools.get(player), seat, language);
     // A finished game has no next spell to seal (issue 31: no stale seals).
     if !duel.finished {
-        seal(svg, duel.seals.get(player), x, language);
+        seal(d, duel.seals.get(player), x, language);
     }
-    last_spell(svg, duel, seat, x, language);
+    last_spell(d, duel, seat, x, language);
 }
 
-fn pool(svg: &mut Svg, pool: Option<&BTreeMap<Element, u32>>, seat: usize, language: Language) {
+fn pool(d: &mut Drawing, pool: Option<&BTreeMap<Element, u32>>, seat: usize, language: Language) {
     for element in Element::ALL {
         let (cx, cy, w, h) = pool_chip(seat, element);
-        svg.rect(cx, cy, w, h, palette::element(element));
+        d.rect(cx, cy, w, h, colour(element));
         // A glyph (水) fills the chip; a name (Thunder) must fit its 50 pixels.
         let size = match language {
             Language::ZhCn if element == Element::Void => 15.0,
             Language::ZhCn => 20.0,
             Language::En => 11.0,
         };
-        svg.text(cx + w / 2.0, cy + 24.0, size, ON_CHIP, Anchor::Middle, element.name_in(language));
+        d.text(cx + w / 2.0, cy + 24.0, size, Colour::OnChip, Anchor::Middle, element.name_in(language));
         let count = pool.and_then(|p| p.get(&element)).copied().unwrap_or(0);
-        svg.bold(cx + w / 2.0, cy + h - 7.0, 14.0, ON_CHIP, Anchor::Middle, &count.to_string());
+        d.bold(cx + w / 2.0, cy + h - 7.0, 14.0, Colour::OnChip, Anchor::Middle, &count.to_string());
     }
 }
 
 /// A small chip with an element's name in `language` (a glyph in Chinese, a word in
 /// English), for seals and spells; returns its width.
-fn glyph_chip(svg: &mut Svg, x: f64, y: f64, element: Element, language: Language) -> f64 {
+fn glyph_chip(d: &mut Drawing, x: f64, y: f64, element: Element, language: Language) -> f64 {
     let name = element.name_in(language);
     let (width, size) = match language {
         Language::ZhCn => (28.0, if element == Element::Void { 11.0 } else { 17.0 }),
         // About 7 pixels a letter at 12 pixels.
         Language::En => (10.0 + 7.0 * name.chars().count() as f64, 12.0),
     };
-    svg.rect(x, y, width, 28.0, palette::element(element));
-    svg.text(x + width / 2.0, y + 19.0, size, ON_CHIP, Anchor::Middle, name);
+    d.rect(x, y, width, 28.0, colour(element));
+    d.text(x + width / 2.0, y + 19.0, size, Colour::OnChip, Anchor::Middle, name);
     width
 }
 
-fn seal(svg: &mut Svg, seal: Option<&SealView>, x: f64, language: Language) {
+fn seal(d: &mut Drawing, seal: Option<&SealView>, x: f64, language: Language) {
     let y = PANEL_Y + 150.0;
     match seal.filter(|s| s.positions > 0 && !s.elements.is_empty()) {
         None => {
             let none = label(language, "board-label-no-seal", Args::new());
-            svg.text(x + 14.0, y, 13.0, MUTED, Anchor::Start, &none);
+            d.text(x + 14.0, y, 13.0, Colour::Muted, Anchor::Start, &none);
         }
         Some(seal) => {
             let sealed = label(language, "board-label-sealed", Args::new().num("positions", seal.positions));
-            svg.text(x + 14.0, y, 13.0, INK, Anchor::Start, &sealed);
+            d.text(x + 14.0, y, 13.0, Colour::Ink, Anchor::Start, &sealed);
             let mut cx = x + 200.0;
             for element in &seal.elements {
-                cx += glyph_chip(svg, cx, y - 20.0, *element, language) + 4.0;
+                cx += glyph_chip(d, cx, y - 20.0, *element, language) + 4.0;
             }
         }
     }
 }
 
-fn last_spell(svg: &mut Svg, duel: &Public, seat: usize, x: f64, language: Language) {
+fn last_spell(d: &mut Drawing, duel: &Public, seat: usize, x: f64, language: Language) {
     let y = PANEL_Y + 192.0;
     let said = |id: &str, args: Args| label(language, id, args);
     let Some(round) = duel.rounds.last() else {
-        svg.text(x + 14.0, y, 13.0, MUTED, Anchor::Start, &said("board-label-no-round", Args::new()));
+        d.text(x + 14.0, y, 13.0, Colour::Muted, Anchor::Start, &said("board-label-no-round", Args::new()));
         return;
     };
     let player = &duel.players[seat];
@@ -277,23 +287,30 @@ fn last_spell(svg: &mut Svg, duel: &Public, seat: usize, x: f64, language: Langu
     if spell.interrupted {
         words.push(said("board-label-interrupted", Args::new()));
     }
-    svg.text(x + 14.0, y, 13.0, INK, Anchor::Start, &words.join(&said("board-label-separator", Args::new())));
+    d.text(
+        x + 14.0,
+        y,
+        13.0,
+        Colour::Ink,
+        Anchor::Start,
+        &words.join(&said("board-label-separator", Args::new())),
+    );
     let mut cx = x + 14.0;
     let mut position = 0u32;
     for token in &spell.tokens {
         match serde_json::from_value::<Element>(serde_json::Value::String(token.clone())) {
             Ok(element) => {
-                let width = glyph_chip(svg, cx, y + 10.0, element, language);
+                let width = glyph_chip(d, cx, y + 10.0, element, language);
                 if spell.removed.contains(&position) {
                     // Removed by the opponent's Void (RULES D-11).
-                    svg.line((cx - 2.0, y + 40.0), (cx + width + 2.0, y + 8.0), INK, 3.0);
+                    d.line((cx - 2.0, y + 40.0), (cx + width + 2.0, y + 8.0), Colour::Ink, 3.0);
                 }
                 position += 1;
                 cx += width + 4.0;
             }
             Err(_) => {
                 let shown = typed(token, language);
-                svg.text(cx, y + 30.0, 12.0, MUTED, Anchor::Start, shown);
+                d.text(cx, y + 30.0, 12.0, Colour::Muted, Anchor::Start, shown);
                 // A Latin letter is about 8 pixels wide here, a Chinese character 12.
                 let width: f64 = shown.chars().map(|c| if c.is_ascii() { 8.0 } else { 12.0 }).sum();
                 cx += width + 10.0;
@@ -313,7 +330,7 @@ fn last_spell(svg: &mut Svg, duel: &Public, seat: usize, x: f64, language: Langu
             t => toward(-t, &duel.players[1]),
         };
         let after = said("board-label-after", Args::new().num("round", round.round).text("where", after));
-        svg.text(WIDTH as f64 / 2.0, HEIGHT as f64 - 2.0, 11.0, MUTED, Anchor::Middle, &after);
+        d.text(WIDTH as f64 / 2.0, HEIGHT as f64 - 2.0, 11.0, Colour::Muted, Anchor::Middle, &after);
     }
 }
 

@@ -1,19 +1,34 @@
-//! The Thaum board (RULES T-1 to T-9), drawn from the table's public snapshot: the
-//! season, the phase, Loop Instability out of its limit (T-3), when the phase ends (T-2),
-//! and every player's Mana, four Thaums (as bars from −10 to 10) and coins, in the
-//! season's standings order (coins, then the sum of their Thaums, then name).
+//! The Thaum board picture (RULES T-1 to T-9), drawn from a table's public view in the
+//! [`draw`](crate::draw) vocabulary: the season, the phase, Loop Instability out of its
+//! limit (T-3), when the phase ends (T-2), and every player's Mana, four Thaums (as bars
+//! from −10 to 10) and coins, in the season's standings order (coins, then the sum of
+//! their Thaums, then name).
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use spellbridge_core::games::thaum::Schedule;
-use spellbridge_core::games::thaum::render::roman;
-use spellbridge_core::locale::Args;
-use spellbridge_core::{Language, Timestamp};
 
-use super::label;
-use super::palette::{self, INK, LINE, MUTED, PANEL, PAPER};
-use super::svg::{Anchor, Svg, clip};
+use super::Schedule;
+use super::render::roman;
+use crate::draw::{Anchor, Colour, Drawing, clip};
+use crate::language::Language;
+use crate::locale::{self, Args};
+use crate::time::Timestamp;
+
+/// A label drawn in the picture, in `language` (`locales/*/board.ftl`, `board-label-…`).
+fn label(language: Language, id: &str, args: Args) -> String {
+    locale::text(language, id, &args)
+}
+
+/// A Thaum's colour, by its snapshot key (`fire`, `water`, `earth`, `air`).
+pub fn colour(key: &str) -> Colour {
+    match key {
+        "fire" => Colour::Fire,
+        "water" => Colour::Water,
+        "earth" => Colour::Earth,
+        _ => Colour::Air,
+    }
+}
 
 /// The picture's width.
 pub const WIDTH: u32 = 800;
@@ -37,7 +52,7 @@ const COINS_X: f64 = 780.0;
 /// Pixels per point of a Thaum bar (10 points fill half a cell).
 const BAR_PER_POINT: f64 = 3.6;
 
-/// The public part of a Thaum snapshot (CONTRACT.md `--state-json`).
+/// A Thaum table's public view, as the board reads it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Public {
@@ -79,34 +94,36 @@ pub fn bar(row: usize, thaum: usize, value: i64) -> (f64, f64, f64, f64) {
     if length >= 0.0 { (centre, y, length, 16.0) } else { (centre + length, y, -length, 16.0) }
 }
 
-/// The SVG of a Thaum table's state (the snapshot's `state`), labelled in English.
-pub fn svg(state: &serde_json::Value) -> Result<String, String> {
-    svg_in(state, Language::En)
-}
-
-/// The SVG of a Thaum table's state, labelled in `language`.
-pub fn svg_in(state: &serde_json::Value, language: Language) -> Result<String, String> {
-    let thaum = Public::deserialize(state).map_err(|e| format!("not a Thaum state: {e}"))?;
+/// The board of a Thaum table's public view, labelled in `language`.
+pub fn drawing(public: &serde_json::Value, language: Language) -> Result<Drawing, String> {
+    let thaum = Public::deserialize(public).map_err(|e| format!("not a Thaum state: {e}"))?;
     let said = |id: &str| label(language, id, Args::new());
     let height = height(thaum.players.len());
-    let mut svg = Svg::new(WIDTH, height, PAPER);
-    heading(&mut svg, &thaum, language);
-    svg.card(10.0, TABLE_Y - 34.0, WIDTH as f64 - 20.0, height as f64 - TABLE_Y + 24.0, PANEL, LINE);
-    svg.text(NAME_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::Start, &said("board-label-player"));
-    svg.text(MANA_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::End, &said("board-label-mana"));
+    let mut d = Drawing::new(WIDTH, height, Colour::Paper);
+    heading(&mut d, &thaum, language);
+    d.card(
+        10.0,
+        TABLE_Y - 34.0,
+        WIDTH as f64 - 20.0,
+        height as f64 - TABLE_Y + 24.0,
+        Colour::Panel,
+        Colour::Line,
+    );
+    d.text(NAME_X, TABLE_Y - 12.0, 13.0, Colour::Muted, Anchor::Start, &said("board-label-player"));
+    d.text(MANA_X, TABLE_Y - 12.0, 13.0, Colour::Muted, Anchor::End, &said("board-label-mana"));
     for (i, (key, _)) in THAUMS.iter().enumerate() {
         let (x, ..) = bar(0, i, 0);
         let name = said(THAUM_LABELS[i]);
-        svg.text(x, TABLE_Y - 12.0, 13.0, palette::thaum(key), Anchor::Middle, &name);
+        d.text(x, TABLE_Y - 12.0, 13.0, colour(key), Anchor::Middle, &name);
     }
-    svg.text(COINS_X, TABLE_Y - 12.0, 13.0, MUTED, Anchor::End, &said("board-label-coins"));
+    d.text(COINS_X, TABLE_Y - 12.0, 13.0, Colour::Muted, Anchor::End, &said("board-label-coins"));
     if thaum.players.is_empty() {
-        svg.text(NAME_X, TABLE_Y + 28.0, 14.0, MUTED, Anchor::Start, &said("board-label-no-players"));
+        d.text(NAME_X, TABLE_Y + 28.0, 14.0, Colour::Muted, Anchor::Start, &said("board-label-no-players"));
     }
     for (row, (player, sheet)) in standings(&thaum.players).into_iter().enumerate() {
-        player_row(&mut svg, row, player, sheet);
+        player_row(&mut d, row, player, sheet);
     }
-    Ok(svg.finish())
+    Ok(d)
 }
 
 /// The players in standings order: most coins (net of debt) first, then the highest sum
@@ -128,18 +145,18 @@ fn phase(language: Language, phase: u32) -> String {
     }
 }
 
-fn heading(svg: &mut Svg, thaum: &Public, language: Language) {
+fn heading(d: &mut Drawing, thaum: &Public, language: Language) {
     let said = |id: &str, args: Args| label(language, id, args);
-    svg.bold(20.0, 36.0, 24.0, INK, Anchor::Start, &said("board-label-thaum", Args::new()));
+    d.bold(20.0, 36.0, 24.0, Colour::Ink, Anchor::Start, &said("board-label-thaum", Args::new()));
     let season = Args::new().num("season", thaum.season).text("phase", phase(language, thaum.phase));
-    svg.text(110.0, 36.0, 18.0, MUTED, Anchor::Start, &said("board-label-season", season));
+    d.text(110.0, 36.0, 18.0, Colour::Muted, Anchor::Start, &said("board-label-season", season));
     // Loop Instability as nine boxes, the filled ones in the Fire colour (RULES T-3).
     let label_x = WIDTH as f64 - 20.0 - LOOP_LIMIT as f64 * 16.0 - 8.0;
-    svg.text(
+    d.text(
         label_x,
         36.0,
         14.0,
-        INK,
+        Colour::Ink,
         Anchor::End,
         &said(
             "board-label-instability",
@@ -147,8 +164,8 @@ fn heading(svg: &mut Svg, thaum: &Public, language: Language) {
         ),
     );
     for i in 0..LOOP_LIMIT {
-        let fill = if i < thaum.loop_instability { palette::thaum("fire") } else { PAPER };
-        svg.card(label_x + 8.0 + f64::from(i) * 16.0, 22.0, 12.0, 16.0, fill, LINE);
+        let fill = if i < thaum.loop_instability { Colour::Fire } else { Colour::Paper };
+        d.card(label_x + 8.0 + f64::from(i) * 16.0, 22.0, 12.0, 16.0, fill, Colour::Line);
     }
     let ends = match (thaum.finished, thaum.options.schedule, thaum.phase_started_at) {
         (true, _, _) => said("board-label-table-stopped", Args::new()),
@@ -162,29 +179,29 @@ fn heading(svg: &mut Svg, thaum: &Public, language: Language) {
         },
         (false, _, None) => String::new(),
     };
-    svg.text(20.0, 64.0, 15.0, INK, Anchor::Start, &ends);
+    d.text(20.0, 64.0, 15.0, Colour::Ink, Anchor::Start, &ends);
 }
 
-fn player_row(svg: &mut Svg, row: usize, player: &str, sheet: &Sheet) {
+fn player_row(d: &mut Drawing, row: usize, player: &str, sheet: &Sheet) {
     let y = TABLE_Y + row as f64 * ROW;
     if row > 0 {
-        svg.line((20.0, y + 2.0), (WIDTH as f64 - 20.0, y + 2.0), "#e4ded2", 1.0);
+        d.line((20.0, y + 2.0), (WIDTH as f64 - 20.0, y + 2.0), Colour::Rule, 1.0);
     }
     let baseline = y + 28.0;
-    svg.bold(NAME_X, baseline, 15.0, INK, Anchor::Start, &clip(player, 22));
-    svg.text(MANA_X, baseline, 15.0, INK, Anchor::End, &sheet.mana.to_string());
+    d.bold(NAME_X, baseline, 15.0, Colour::Ink, Anchor::Start, &clip(player, 22));
+    d.text(MANA_X, baseline, 15.0, Colour::Ink, Anchor::End, &sheet.mana.to_string());
     for (i, (key, _)) in THAUMS.iter().enumerate() {
         let value = sheet.thaums.get(*key).copied().unwrap_or(0);
         let (zero, ..) = bar(row, i, 0);
-        svg.line((zero, y + 10.0), (zero, y + 34.0), LINE, 1.0);
+        d.line((zero, y + 10.0), (zero, y + 34.0), Colour::Line, 1.0);
         if value != 0 {
             let (bx, by, bw, bh) = bar(row, i, value);
-            svg.rect(bx, by, bw, bh, palette::thaum(key));
+            d.rect(bx, by, bw, bh, colour(key));
         }
-        svg.text(zero + 60.0, baseline, 13.0, INK, Anchor::End, &value.to_string());
+        d.text(zero + 60.0, baseline, 13.0, Colour::Ink, Anchor::End, &value.to_string());
     }
     let coins = if sheet.debt > 0 { format!("−{}", sheet.debt) } else { sheet.coins.to_string() };
-    svg.bold(COINS_X, baseline, 15.0, INK, Anchor::End, &coins);
+    d.bold(COINS_X, baseline, 15.0, Colour::Ink, Anchor::End, &coins);
 }
 
 /// A phase's end as people read it: `Wed 2026-01-07 00:00 UTC`, `2026-01-07（星期三）00:00 UTC`.
