@@ -24,7 +24,7 @@ use spellbridge_adapters::supervise::Connection;
 use spellbridge_core::NetworkId;
 use tokio_util::sync::CancellationToken;
 
-use crate::router::{Happened, Outcome};
+use crate::turn::{Happened, Outcome};
 use crate::store::Queued;
 use crate::store::commits::Counted;
 
@@ -622,7 +622,7 @@ mod tests {
         let metrics = Metrics::new();
         let queued = |id| Queued {
             id,
-            outbound: crate::router::Outbound {
+            outbound: crate::turn::Outbound {
                 network: NetworkId::new("n"),
                 to: spellbridge_core::Destination::Room(spellbridge_core::RoomId::new("#r")),
                 message: spellbridge_core::RichText::from("hi").into(),

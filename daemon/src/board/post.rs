@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use super::Board;
 use crate::journal::TableId;
 use crate::metrics::{BoardStage, Metrics};
-use crate::router::Outbound;
+use crate::turn::Outbound;
 use crate::store::Queued;
 
 /// True when a table's `events` end a part of the game worth a new picture: a Duel round
