@@ -31,9 +31,9 @@ use spellbridge_core::{
 use crate::engine::{Engine, EngineError, Saved};
 use crate::identity::Scope;
 use crate::router::{Router, RouterConfig};
-use crate::turn::Outbound;
 use crate::secrets::Secrets;
 use crate::store::{Durability, OpenMode, Queued, Store};
+use crate::turn::Outbound;
 
 /// The console's one room.
 pub const CONSOLE_ROOM: &str = "console";

@@ -35,8 +35,8 @@ use tokio::sync::broadcast;
 use crate::courier::Learned;
 use crate::journal::TableId;
 use crate::router::{Router, RouterConfig};
-use crate::turn::{Happened, Outbound};
 use crate::store::{MessageKey, Queued, Step, Store, StoreError};
+use crate::turn::{Happened, Outbound};
 
 /// Makes the game registry afresh (a [`Registry`] is rebuilt to reload the router).
 pub type RegistryFn = Box<dyn Fn() -> Registry + Send + Sync>;

@@ -190,7 +190,8 @@ fn appservice_registration(config: &Path, force: bool) -> anyhow::Result<ExitCod
     let text = std::fs::read_to_string(config)
         .with_context(|| format!("cannot read the config {}", config.display()))?;
     let file: toml::Table = toml::from_str(&text).with_context(|| format!("{}", config.display()))?;
-    let written = spellbridge_adapters::appservice_registrations(file, config, force).map_err(anyhow::Error::msg)?;
+    let written =
+        spellbridge_adapters::appservice_registrations(file, config, force).map_err(anyhow::Error::msg)?;
     for path in written {
         println!("{}", path.display());
     }

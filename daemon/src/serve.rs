@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spellbridge_adapters::{SeenTransactions, StsPolicies};
 use spellbridge_adapters::network::{Ids, Start, Transport};
+use spellbridge_adapters::{SeenTransactions, StsPolicies};
 use spellbridge_core::{GameTransport, Inbound, Language, NetworkId, RoomId, Timestamp};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

@@ -28,8 +28,8 @@ use tokio::sync::mpsc;
 use super::Board;
 use crate::journal::TableId;
 use crate::metrics::{BoardStage, Metrics};
-use crate::turn::Outbound;
 use crate::store::Queued;
+use crate::turn::Outbound;
 
 /// True when a table's `events` end a part of the game worth a new picture: a Duel round
 /// settled, the duel ended or was stopped; a Thaum phase ended or the table stopped.

@@ -6,9 +6,9 @@
 
 use std::fmt;
 
+use spellbridge_adapters::logs::{CHATTY, EXPECTED};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata};
-use spellbridge_adapters::logs::{CHATTY, EXPECTED};
 use tracing_subscriber::layer::{Context, Filter};
 
 /// The per-layer filter that drops [`EXPECTED`] lines.

@@ -263,10 +263,8 @@ mod tests {
 
     #[test]
     fn with_a_site_the_room_is_shown_short_hashes_and_the_page_has_them_whole() {
-        let options = RouterConfig {
-            public_url: Some("https://games.example.org".into()),
-            ..RouterConfig::default()
-        };
+        let options =
+            RouterConfig { public_url: Some("https://games.example.org".into()), ..RouterConfig::default() };
         let mut router = Router::new(Registry::standard(), options);
         said(&mut router, "bob", "hello");
         said(&mut router, "alice", "!duel bob");

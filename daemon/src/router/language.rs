@@ -1,5 +1,5 @@
 //! The language each room and each player's private messages are told in (issues 19
-//! and 31): the config's choice ([`LanguageSettings`]: a network's `language`, a room's),
+//! and 31): the config's choice ([`LanguageSettings`](crate::config::language::LanguageSettings): a network's `language`, a room's),
 //! unless `!lang` chose another. `!lang zh` in a room is for its operators and the game
 //! masters of its table, and changes every room of its bridge, save the rooms whose
 //! language the config pins (one table is told in one language). Said privately it
@@ -16,7 +16,6 @@ use spellbridge_core::{Language, Presentation};
 
 use super::said::said;
 use super::*;
-use crate::config::language::LanguageSettings;
 
 /// What `!lang` chose, over the config's choice.
 #[derive(Clone, Debug, Default)]
@@ -175,6 +174,7 @@ impl Router {
 mod tests {
     use super::super::tests::bridged;
     use super::*;
+    use crate::config::language::LanguageSettings;
 
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 

@@ -60,14 +60,14 @@ mod said;
 mod sent;
 mod shown_names;
 
+pub use crate::turn::{Happened, Outbound, Outcome, Place, Turn};
+use answer::Answer;
 pub use challenges::CHALLENGE_LIFETIME_SECS;
 use delivery::reply;
 use keys::TableDice;
 pub use members::{RoomMembers, RoomMembersSource};
 /// The store's meta key under which the names shown for players are kept.
 pub use shown_names::META_KEY as SHOWN_NAMES_KEY;
-use answer::Answer;
-pub use crate::turn::{Happened, Outbound, Outcome, Place, Turn};
 
 /// A table with what the router keeps about it.
 #[derive(Debug)]
@@ -574,8 +574,7 @@ impl Router {
             addressee: inbound.sender.clone(),
             thread: inbound.thread.clone(),
             // Help asked in Chinese (`!帮助`) is answered in Chinese.
-            language: if !read.head.is_ascii() && read.lobby().is_some_and(|c| c.name == "help")
-            {
+            language: if !read.head.is_ascii() && read.lobby().is_some_and(|c| c.name == "help") {
                 spellbridge_core::Language::ZhCn
             } else if inbound.private {
                 self.player_language(&speaker.player, &inbound.network)
@@ -1214,10 +1213,8 @@ impl Router {
             _ => Err(()),
         };
         only(&seated).or_else(|()| {
-            let taking: Vec<TableId> = seated
-                .into_iter()
-                .filter(|i| read.of(self.tables[i].table.game()).is_some())
-                .collect();
+            let taking: Vec<TableId> =
+                seated.into_iter().filter(|i| read.of(self.tables[i].table.game()).is_some()).collect();
             only(&taking)
         })
     }

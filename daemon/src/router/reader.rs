@@ -9,8 +9,6 @@ use crate::lobby::LOBBY;
 
 /// A command message, read.
 pub(super) struct Read<'a> {
-    /// The command after the prefix, trimmed (what the journal keeps as typed).
-    pub(super) text: &'a str,
     /// Its words (split at any Unicode space).
     pub(super) words: Vec<&'a str>,
     /// The command word, normalised (lower case, full-width forms as ASCII).
@@ -28,7 +26,7 @@ impl<'a> Read<'a> {
         let words: Vec<&str> = text.split_whitespace().collect();
         let head = words.first().map(|w| grammar::command_word(w)).unwrap_or_default();
         let found = grammar.find(&head).to_vec();
-        Read { text, words, head, found }
+        Read { words, head, found }
     }
 
     /// The lobby's command the word names, if any.

@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 
 use spellbridge_core::NetworkId;
 
-use super::outbox::BadRow;
 use super::difference::first_difference;
+use super::outbox::BadRow;
 use super::seal;
 use super::startup::{self, Trust, Unsound};
 use super::{Store, StoreError};

@@ -14,14 +14,14 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::params;
 use serde_json::Value;
 use spellbridge_core::Registry;
 
 use super::seal::{self, Digest};
 use super::{Store, StoreError, sql_u64};
 use crate::journal::{Entry, TableId};
-use crate::router::{Router, RouterConfig, StoredTable};
+use crate::router::{Router, RouterConfig};
 
 /// What start-up does with a table whose snapshot cannot be trusted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -336,7 +336,8 @@ impl Store {
         let transaction = self.connection.unchecked_transaction().map_err(fail)?;
         for (table, journal) in tables {
             if let Some(stored) = router.stored_table(*table, 0) {
-                super::sealed::write_snapshot(&transaction, *table, &stored, &journal.whole, journal.last).map_err(fail)?;
+                super::sealed::write_snapshot(&transaction, *table, &stored, &journal.whole, journal.last)
+                    .map_err(fail)?;
             }
         }
         transaction.commit().map_err(fail)

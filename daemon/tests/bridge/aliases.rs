@@ -98,7 +98,7 @@ async fn after_an_alias_lookup_and_a_failed_write_board_pictures_still_post() {
     let room = bridge_room(&mut watcher, &mut []).await;
     point_alias(&watcher, &room).await;
     let mut alice = Irc::connect(irc.port(), "alice").await;
-    let daemon = start_daemon(&irc, &synapse, ALIAS, &Extra::default());
+    let mut daemon = start_daemon(&irc, &synapse, ALIAS, &Extra::default());
     until_bot_on_irc(&mut alice).await;
     until_bot_in(&mut watcher, &room).await;
     tokio::task::block_in_place(|| until_looked_up(&daemon, &room));
@@ -112,7 +112,11 @@ async fn after_an_alias_lookup_and_a_failed_write_board_pictures_still_post() {
     watcher.say(&room, "!phase next").await;
     watcher.expect_in(&room, "that was not taken").await;
     holder.execute_batch("COMMIT;").unwrap_or_else(|e| panic!("{e}"));
-    assert!(daemon.log().contains("could not save"), "the write failed; the log ends:\n{}", daemon.log_tail(40));
+    assert!(
+        daemon.log().contains("could not save"),
+        "the write failed; the log ends:\n{}",
+        daemon.log_tail(40)
+    );
 
     // The reloaded router still sends the table's board as a picture.
     watcher.settle().await;
@@ -122,7 +126,10 @@ async fn after_an_alias_lookup_and_a_failed_write_board_pictures_still_post() {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let Some(event) = watcher.client.next_event(left).await else {
-            panic!("no board picture within {WAIT:?} after the reload; the log ends:\n{}", daemon.log_tail(60));
+            panic!(
+                "no board picture within {WAIT:?} after the reload; the log ends:\n{}",
+                daemon.log_tail(60)
+            );
         };
         let picture = event.event_type == "m.room.message" && event.content["msgtype"] == "m.image";
         if event.sender == bot && event.room_id == room && picture {

@@ -237,7 +237,11 @@ mod tests {
 /// returns their paths; reads only those sections (the rest of the config is checked by
 /// `run` and `check-config`), since the registration file the full check reads does not
 /// exist yet. Refuses when no section is an appservice, saying what to add.
-pub fn write_from_config(mut file: toml::Table, config: &Path, force: bool) -> Result<Vec<std::path::PathBuf>, String> {
+pub fn write_from_config(
+    mut file: toml::Table,
+    config: &Path,
+    force: bool,
+) -> Result<Vec<std::path::PathBuf>, String> {
     let base = config.parent().unwrap_or(Path::new("."));
     let tables = match file.remove("matrix") {
         Some(toml::Value::Array(items)) => items,
