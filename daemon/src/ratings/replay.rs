@@ -10,10 +10,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use spellbridge_core::games::duel::FinishReason;
 use spellbridge_core::plugin::{Action, Table};
-use spellbridge_core::{Dice, PlayerId, Registry, grammar};
+use spellbridge_core::{Dice, PlayerId, Registry};
 
 use super::RatingsError;
-use crate::journal::{Entry, TableId};
+use crate::journal::{Entry, TableId, read_command};
 
 /// How a game ended, as the ratings need it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,11 +155,11 @@ impl Tables {
                 self.open.insert(*table, replaying);
                 Ok(Vec::new())
             }
-            Entry::Acted { table, actor, command, typed, private, role, now, dice_seed, .. } => {
+            Entry::Acted { table, actor, command, parsed, typed, private, role, now, dice_seed, .. } => {
                 let Some(replaying) = self.open.get_mut(table) else { return Ok(Vec::new()) };
-                // The journal keeps the command as text: read it through the game's grammar,
-                // as the router's replay does.
-                let parsed = grammar::read(replaying.table.commands(), command).map_err(|error| {
+                // The journal keeps the command typed (before: as text), as the router's
+                // replay reads it.
+                let parsed = read_command(replaying.table.commands(), parsed.as_ref(), command).map_err(|error| {
                     RatingsError::Replay {
                         table: *table,
                         reason: format!("the journaled `{typed}`: {error}"),

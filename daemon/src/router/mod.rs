@@ -826,6 +826,7 @@ impl Router {
                 sequence,
                 actor,
                 command,
+                parsed,
                 typed,
                 private,
                 now,
@@ -835,12 +836,12 @@ impl Router {
                 ..
             } => {
                 let seating = self.seating_at(*table, *sequence)?;
-                // The journal keeps the command as text (players resolved): read it again
-                // through the same grammar.
+                // The journal keeps the command typed (a journal from before: as text,
+                // read through the same grammar once).
                 let diverged =
                     |reason: String| ReplayError::Diverged { table: *table, sequence: *sequence, reason };
-                let parsed = grammar::read(seating.table.commands(), command)
-                    .map_err(|error| diverged(error.to_string()))?;
+                let parsed = crate::journal::read_command(seating.table.commands(), parsed.as_ref(), command)
+                    .map_err(diverged)?;
                 let action =
                     Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
                 let mut dice = seating.dice.for_action(seating.sequence);
@@ -1153,6 +1154,7 @@ impl Router {
                     sequence: seating.sequence,
                     actor: sender.clone(),
                     command: parsed.text(),
+                    parsed: Some(parsed.kept()),
                     typed: typed.to_owned(),
                     private,
                     now,
@@ -1333,6 +1335,45 @@ mod tests {
 
     fn texts(out: &[Outbound]) -> Vec<String> {
         out.iter().map(|o| format!("{} {}", o.network, o.message.text.plain())).collect()
+    }
+
+    /// Issue 32: an accepted command is journaled typed, and replay applies that reading
+    /// no text: a journal whose text was changed still replays to the same state. A
+    /// journal from before (text only) replays to the same state too, its text read once
+    /// through the game's grammar.
+    #[test]
+    fn replay_applies_the_typed_command_and_reads_an_old_text_journal_alike() {
+        let seeded = || {
+            let config = RouterConfig { secrets: Secrets::Seeded(3), ..RouterConfig::default() };
+            Router::new(Registry::standard(), config)
+        };
+        let mut router = seeded();
+        for (nick, text) in [("alice", "!new thaum"), ("bob", "!join"), ("alice", "!coins bob +5")] {
+            router.handle(&irc(nick, text), T);
+        }
+        let journal = router.take_journal();
+        let typed = |entry: &Entry| matches!(entry, Entry::Acted { parsed: Some(_), .. });
+        assert_eq!(journal.iter().filter(|r| typed(&r.entry)).count(), 2, "both moves are typed");
+
+        let mut replayed = seeded();
+        for record in &journal {
+            let mut entry = record.entry.clone();
+            if let Entry::Acted { command, .. } = &mut entry {
+                "coins bob +900".clone_into(command);
+            }
+            replayed.replay(&entry).expect("replays from the typed command");
+        }
+        assert_eq!(replayed.snapshot(), router.snapshot());
+
+        let mut old = seeded();
+        for record in &journal {
+            let mut json = serde_json::to_value(&record.entry).expect("json");
+            json.as_object_mut().expect("an object").remove("parsed");
+            let entry: Entry = serde_json::from_value(json).expect("an old entry reads");
+            assert!(!typed(&entry));
+            old.replay(&entry).expect("an old text journal replays");
+        }
+        assert_eq!(old.snapshot(), router.snapshot());
     }
 
     /// IRC `#magic` as its transport knows it: merlin is there (he has not spoken).

@@ -205,6 +205,8 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
             Entry::Acted {
                 actor: id(actor),
                 command,
+                // The text's players were rewritten: replay reads it.
+                parsed: None,
                 table,
                 sequence,
                 typed,
