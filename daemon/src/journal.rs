@@ -273,7 +273,11 @@ impl Entry {
 /// The command of an [`Entry::Acted`], for replay against `commands` (the table's game's):
 /// the typed command when the journal kept it, else (a journal from before) its `text`
 /// read through the grammar. `Err` says why it cannot be had.
-pub fn read_command(commands: &'static [Command], parsed: Option<&Kept>, text: &str) -> Result<Parsed, String> {
+pub fn read_command(
+    commands: &'static [Command],
+    parsed: Option<&Kept>,
+    text: &str,
+) -> Result<Parsed, String> {
     match parsed {
         Some(kept) => Parsed::restore(commands, kept)
             .ok_or_else(|| format!("the game has no command `{}` any more", kept.name)),

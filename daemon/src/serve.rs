@@ -91,7 +91,7 @@ pub struct Transported {
 
 impl Transported {
     /// What `transports` say.
-    pub fn from(transports: &BTreeMap<NetworkId, Arc<dyn GameTransport>>) -> Transported {
+    pub fn of(transports: &BTreeMap<NetworkId, Arc<dyn GameTransport>>) -> Transported {
         Transported {
             // The relay asks the transports who is in a bridged room (IRC member lists).
             room_members: RoomMembersSource::new(Arc::new(TransportMembers(transports.clone()))),
@@ -358,7 +358,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         ));
         couriers.insert(transport.network().clone(), courier_tx);
     }
-    let transported = Transported::from(&transports);
+    let transported = Transported::of(&transports);
     let commits = store.commits();
     let painter = Painter::start(couriers.clone(), metrics.clone());
     let mut engine = Engine::new(router, Some(store), registry_of(&settings), options);

@@ -159,12 +159,13 @@ impl Tables {
                 let Some(replaying) = self.open.get_mut(table) else { return Ok(Vec::new()) };
                 // The journal keeps the command typed (before: as text), as the router's
                 // replay reads it.
-                let parsed = read_command(replaying.table.commands(), parsed.as_ref(), command).map_err(|error| {
-                    RatingsError::Replay {
-                        table: *table,
-                        reason: format!("the journaled `{typed}`: {error}"),
-                    }
-                })?;
+                let parsed =
+                    read_command(replaying.table.commands(), parsed.as_ref(), command).map_err(|error| {
+                        RatingsError::Replay {
+                            table: *table,
+                            reason: format!("the journaled `{typed}`: {error}"),
+                        }
+                    })?;
                 let action =
                     Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
                 let mut dice = Dice::from_seed(*dice_seed);

@@ -107,7 +107,17 @@ pub fn rows(registry: &Registry, entries: &[Entry], language: Language) -> (Vec<
                 });
             }
             Entry::Acted {
-                sequence, actor, command, parsed, typed, private, role, now, dice_seed, draws, ..
+                sequence,
+                actor,
+                command,
+                parsed,
+                typed,
+                private,
+                role,
+                now,
+                dice_seed,
+                draws,
+                ..
             } => {
                 let events = match replay.as_mut() {
                     Some((_, table)) => match read_command(table.commands(), parsed.as_ref(), command) {
