@@ -700,7 +700,10 @@ async fn a_command_typed_with_a_full_width_prefix_is_answered_on_matrix() {
     let (base, bot) = (synapse.base_url(), synapse.user_id(BOT));
     register(&synapse, "wen");
     let mut wen = MatrixClient::login(&base, "wen", &password("wen")).await.unwrap_or_else(|e| panic!("{e}"));
-    let room = wen.create_room("full width", &[bot.clone()], false).await.unwrap_or_else(|e| panic!("{e}"));
+    let room = wen
+        .create_room("full width", std::slice::from_ref(&bot), false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let deadline = Instant::now() + STARTUP;
     while !wen.joined_members(&room).await.unwrap_or_default().contains(&bot) {
         assert!(Instant::now() < deadline, "the bot never joined {room}; its log:\n{}", daemon.log());
