@@ -10,6 +10,7 @@
 //! - [`network`]: the registry of network kinds (`[[irc]]`, `[[matrix]]`): config,
 //!   start, `check-config --connect`, and the [`Transport`](network::Transport) trait
 //!   with its connection state.
+//! - [`logs`]: what the transports' libraries log that the daemon's log must filter.
 //! - [`secret`]: passwords and tokens named in the config, read once, never shown.
 //! - [`supervise`]: what the transports' supervisors share: the link state and backoff.
 //!
@@ -17,6 +18,7 @@
 
 mod error_chain;
 pub mod irc;
+pub mod logs;
 pub mod matrix;
 pub mod memory;
 pub mod network;
@@ -24,3 +26,9 @@ pub mod secret;
 pub mod supervise;
 
 pub use error_chain::error_chain;
+// What the daemon keeps or runs for a network kind without naming it (issue 32): the
+// STS policies and appservice transactions it stores, and the appservice registration
+// command.
+pub use irc::sts::{StsPolicies, StsPolicy};
+pub use matrix::appservice::registration::write_from_config as appservice_registrations;
+pub use matrix::appservice::txns::SeenTransactions;

@@ -31,7 +31,7 @@ mod width;
 
 pub use error::{ParseError, Problem, ReadError};
 pub use lookup::Grammar;
-pub use parsed::{Parsed, Value};
+pub use parsed::{Kept, Parsed, Value};
 pub use said::{PHRASES, phrase, untranslated};
 pub use width::{command_word, narrow, strip_prefix};
 
@@ -45,7 +45,8 @@ use crate::words::{self, Adjustment, AmountError};
 pub const EXAMPLE_PLAYER: &str = "bob";
 
 /// Whether a `Player` argument names someone who plays already or someone new.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PlayerArgument {
     /// Names someone who plays already (`!bend 2 bob`).
     Known,

@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use spellbridge::router::{Router, RouterOptions};
+use spellbridge::router::{Router, RouterConfig};
 use spellbridge::store::{Durability, MessageKey, OpenMode, SNAPSHOT_EVERY, Step, Store};
 use spellbridge_core::{Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
@@ -38,7 +38,7 @@ fn setup(rooms: usize, durability: Durability, every: usize) -> (tempfile::TempD
     let mut store =
         Store::open(&dir.path().join("bench.db"), OpenMode::CreateIfMissing, durability).expect("store");
     store.set_snapshot_every(every);
-    let mut router = Router::new(Registry::standard(), RouterOptions::default());
+    let mut router = Router::new(Registry::standard(), RouterConfig::default());
     let mut id = 0;
     let mut steps = Vec::new();
     for room in 0..rooms {
@@ -176,7 +176,7 @@ fn load(path: &std::path::Path) {
     let before = rss_kib();
     let start = Instant::now();
     let store = Store::open(path, OpenMode::MustExist, Durability::Full).expect("reopen");
-    let router = store.load(Registry::standard(), RouterOptions::default()).expect("load");
+    let router = store.load(Registry::standard(), RouterConfig::default()).expect("load");
     let elapsed = start.elapsed();
     println!(
         "restart: loaded {} tables in {:.3} s; RSS {:.1} MB after loading ({:.1} MB at process start)",
@@ -192,7 +192,7 @@ fn load(path: &std::path::Path) {
 /// beside the snapshot with the whole history inside.
 fn snapshot_bytes() {
     const CHECKPOINTS: [usize; 4] = [10, 100, 1_000, 10_000];
-    let mut router = Router::new(Registry::standard(), RouterOptions::default());
+    let mut router = Router::new(Registry::standard(), RouterConfig::default());
     router.handle(&say(0, "!new thaum", 0), Timestamp::CONSOLE_EPOCH);
     let table = router.table_ids().next().expect("the table");
     let mut stored = 0;

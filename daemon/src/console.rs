@@ -30,14 +30,15 @@ use spellbridge_core::{
 
 use crate::engine::{Engine, EngineError, Saved};
 use crate::identity::Scope;
-use crate::router::{Outbound, Router, RouterOptions};
+use crate::router::{Router, RouterConfig};
 use crate::secrets::Secrets;
 use crate::store::{Durability, OpenMode, Queued, Store};
+use crate::turn::Outbound;
 
 /// The console's one room.
 pub const CONSOLE_ROOM: &str = "console";
 /// The console's network name.
-pub const CONSOLE_NETWORK: &str = "console";
+pub use crate::identity::CONSOLE_NETWORK;
 /// Where a console with a store keeps its virtual clock, so a later run goes on from it.
 const CLOCK_KEY: &str = "console.clock";
 
@@ -134,17 +135,17 @@ impl Drop for Console {
 impl Console {
     /// The console's router options: random draws from `seed`, bare player names, English
     /// (the engine's tests and the site bench build their own console with these).
-    pub fn options(seed: u64) -> RouterOptions {
+    pub fn options(seed: u64) -> RouterConfig {
         Console::options_in(seed, Language::En)
     }
 
     /// The console's router options, its games told in `language` (`--lang`).
-    fn options_in(seed: u64, language: Language) -> RouterOptions {
+    fn options_in(seed: u64, language: Language) -> RouterConfig {
         // The console is the only network: its players keep bare names (CONTRACT.md).
         let network = NetworkId::new(CONSOLE_NETWORK);
         let scopes = [(network.clone(), Scope::Bare)].into();
         let languages = crate::config::LanguageSettings::all(language);
-        RouterOptions { secrets: Secrets::Seeded(seed), scopes, languages, ..RouterOptions::default() }
+        RouterConfig { secrets: Secrets::Seeded(seed), scopes, languages, ..RouterConfig::default() }
     }
 
     /// A console whose random draws all derive from `seed`, keeping its games in memory.

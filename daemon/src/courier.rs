@@ -41,8 +41,6 @@ use tokio_util::sync::CancellationToken;
 use crate::metrics::{BoardStage, Metrics};
 use crate::store::Queued;
 
-/// The most relayed chat lines a Matrix courier sends as one message.
-pub const MATRIX_MERGE_LINES: usize = spellbridge_adapters::matrix::config::MERGE_LINES;
 /// The most characters in one merged message.
 const MERGE_CHARS: usize = 4000;
 
@@ -295,7 +293,10 @@ mod tests {
     use spellbridge_core::{Destination, NetworkId, RichText, RoomId};
 
     use super::*;
-    use crate::router::Outbound;
+    use crate::turn::Outbound;
+
+    /// The most relayed chat lines a Matrix courier sends as one message.
+    const MATRIX_MERGE_LINES: usize = spellbridge_adapters::matrix::config::MERGE_LINES;
 
     fn queued(id: i64, room: &str, text: &str, chat: bool) -> Queued {
         let message = Message { text: RichText::new().text(text), chat, ..Message::default() };

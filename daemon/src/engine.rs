@@ -34,8 +34,9 @@ use tokio::sync::broadcast;
 
 use crate::courier::Learned;
 use crate::journal::TableId;
-use crate::router::{Happened, Outbound, Router, RouterOptions};
+use crate::router::{Router, RouterConfig};
 use crate::store::{MessageKey, Queued, Step, Store, StoreError};
+use crate::turn::{Happened, Outbound};
 
 /// Makes the game registry afresh (a [`Registry`] is rebuilt to reload the router).
 pub type RegistryFn = Box<dyn Fn() -> Registry + Send + Sync>;
@@ -45,7 +46,8 @@ pub struct Engine {
     router: Router,
     store: Option<Store>,
     registry: RegistryFn,
-    options: RouterOptions,
+    /// The router's one config: what a reload after a failed write is made with.
+    config: RouterConfig,
     /// Told each table a commit changed (the spectator site), if anyone listens.
     changes: Option<broadcast::Sender<TableId>>,
 }
@@ -104,9 +106,10 @@ pub enum EngineError {
 
 impl Engine {
     /// An engine over `router` committing to `store` (`None`: games kept in memory only).
-    /// `registry` and `options` rebuild the router from the store after a failed write.
-    pub fn new(router: Router, store: Option<Store>, registry: RegistryFn, options: RouterOptions) -> Engine {
-        Engine { router, store, registry, options, changes: None }
+    /// `registry` and `config` (the config `router` was made with) rebuild the router
+    /// from the store after a failed write.
+    pub fn new(router: Router, store: Option<Store>, registry: RegistryFn, config: RouterConfig) -> Engine {
+        Engine { router, store, registry, config, changes: None }
     }
 
     /// The router (its tables, timers and snapshot).
@@ -114,9 +117,18 @@ impl Engine {
         &self.router
     }
 
-    /// The router, to reconfigure it (bridges, permissions, limits after SIGHUP).
-    pub fn router_mut(&mut self) -> &mut Router {
-        &mut self.router
+    /// The router's config, as the last [`Engine::reconfigure`] set it.
+    pub fn config(&self) -> &RouterConfig {
+        &self.config
+    }
+
+    /// Applies a new config (and registry): to the router now, and to the router a failed
+    /// write reloads from the store (SIGHUP, a bridge's alias looked up, the transports'
+    /// facts once they run). The one place the router's config changes.
+    pub fn reconfigure(&mut self, registry: RegistryFn, config: RouterConfig) {
+        self.router.reconfigure(config.clone());
+        self.registry = registry;
+        self.config = config;
     }
 
     /// The store, if there is one.
@@ -124,20 +136,15 @@ impl Engine {
         self.store.as_ref()
     }
 
-    /// The store, to mark sent messages (`Store::sent_all`).
-    pub fn store_mut(&mut self) -> Option<&mut Store> {
-        self.store.as_mut()
+    /// Marks outbox rows sent (the couriers reported them: [`Store::sent_all`]); without a
+    /// store there is nothing to mark.
+    pub fn sent_all(&mut self, ids: &[i64]) -> Result<(), StoreError> {
+        self.store.as_mut().map_or(Ok(()), |store| store.sent_all(ids))
     }
 
     /// After each commit, sends the number of every table it changed to `changes`.
     pub fn notify_changes(&mut self, changes: broadcast::Sender<TableId>) {
         self.changes = Some(changes);
-    }
-
-    /// New options (and registry) for the next reload after a failed write (SIGHUP).
-    pub fn set_options(&mut self, registry: RegistryFn, options: RouterOptions) {
-        self.registry = registry;
-        self.options = options;
     }
 
     /// Handles a batch of inbound messages and commits it in one transaction; `meta` is
@@ -258,7 +265,7 @@ impl Engine {
             return Vec::new();
         }
         let names = self.router.take_names();
-        names.map(|text| (crate::router::shown_names::META_KEY.to_owned(), text)).into_iter().collect()
+        names.map(|text| (crate::router::SHOWN_NAMES_KEY.to_owned(), text)).into_iter().collect()
     }
 
     /// Takes what the couriers learned by sending ([`Learned`]): relayed lines' ids go
@@ -298,7 +305,7 @@ impl Engine {
             && !heard.is_empty()
             && let Err(error) = store.keep_latest(&heard)
         {
-            tracing::warn!(%error, "could not keep the speakers' latest lines; after a restart an IRC line addressing them is plain chat");
+            tracing::warn!(%error, "could not keep the speakers' latest lines; after a restart a line addressing them by a bare name is plain chat");
         }
     }
 
@@ -340,7 +347,7 @@ impl Engine {
             }
             Err(write) => {
                 tracing::error!(error = %write, "could not save; the moves are undone and the players told");
-                match store.load((self.registry)(), self.options.clone()) {
+                match store.load((self.registry)(), self.config.clone()) {
                     Ok(router) => {
                         self.router = router;
                         Ok((Vec::new(), Saved::Failed(write)))

@@ -54,7 +54,7 @@ impl Scope {
     /// The scope of an identity on a network nobody configured: a Matrix user id is
     /// global, anything else belongs to its network.
     pub fn infer(identity: &PlayerId) -> Scope {
-        if is_matrix_id(identity.as_str()) { Scope::Global } else { Scope::Network }
+        if is_global_id(identity.as_str()) { Scope::Global } else { Scope::Network }
     }
 
     /// The player id of `identity` on `network` under this scope.
@@ -66,8 +66,12 @@ impl Scope {
     }
 }
 
-/// True for a Matrix user id, `@localpart:server`.
-pub fn is_matrix_id(id: &str) -> bool {
+/// The console's network name: its players are their bare names ([`Scope::Bare`]).
+pub const CONSOLE_NETWORK: &str = "console";
+
+/// True for a user id that names its own server, `@localpart:server` (a Matrix user id):
+/// such an id is already global.
+pub fn is_global_id(id: &str) -> bool {
     id.strip_prefix('@')
         .and_then(|rest| rest.split_once(':'))
         .is_some_and(|(l, s)| !l.is_empty() && !s.is_empty())
@@ -77,7 +81,7 @@ pub fn is_matrix_id(id: &str) -> bool {
 /// `libera:alice`; a Matrix id or a console name as it is.
 pub fn local_part(player: &PlayerId) -> &str {
     let id = player.as_str();
-    if is_matrix_id(id) {
+    if is_global_id(id) {
         return id;
     }
     id.split_once(':').map_or(id, |(_, local)| local)
@@ -195,7 +199,7 @@ impl Directory {
     pub fn would_be(&self, network: &NetworkId, name: &str) -> Option<PlayerId> {
         let identity = PlayerId::new(name);
         match self.scopes.get(network) {
-            Some(Scope::Global) if !is_matrix_id(name) => None,
+            Some(Scope::Global) if !is_global_id(name) => None,
             Some(scope) => Some(scope.player_id(network, &identity)),
             None => Some(self.own_player(network, &identity)),
         }
@@ -298,7 +302,7 @@ impl Directory {
         if let Some((network, _)) = self.scopes.iter().find(|(_, scope)| **scope == Scope::Bare) {
             return Some((network.clone(), player.clone()));
         }
-        if is_matrix_id(player.as_str()) {
+        if is_global_id(player.as_str()) {
             return None;
         }
         let (network, local) = player.as_str().split_once(':')?;

@@ -11,12 +11,18 @@
 //! that wizard's event, as the command that queued it is theirs). Journals from before
 //! events have none; `verify` compares the events a replay makes with the ones kept.
 //!
+//! An accepted command is kept typed ([`Kept`]: its declaration's name, words and values,
+//! players resolved), so replay applies it without reading text; a journal written
+//! before that keeps only the text, read through the game's grammar once on replay
+//! ([`read_command`]).
+//!
 //! The journal holds only what players may see: a dice key's commitment when the key is
 //! taken, and the key itself once revealed. An unrevealed key is kept by the store apart
 //! from the journal (its `dice_keys` table), so `export` cannot show it.
 
 use serde::{Deserialize, Serialize};
 use spellbridge_core::dice::Commitment;
+use spellbridge_core::grammar::{self, Command, Kept, Parsed};
 use spellbridge_core::{EventRecord, Language, NetworkId, PlayerId, Role, RoomId, Timestamp};
 
 /// A table's number, unique within one router (and one database).
@@ -78,8 +84,14 @@ pub enum Entry {
         sequence: u64,
         /// Who acted.
         actor: PlayerId,
-        /// The command without the prefix.
+        /// The command without the prefix, players resolved ([`Parsed::text`]): for people
+        /// (export, history); replay reads [`Entry::Acted::parsed`] when there is one.
         command: String,
+        /// The command as the grammar read it, typed (players resolved): what replay
+        /// applies, reading no text. Journals from before it: none, and replay reads
+        /// `command` through the game's grammar once ([`read_command`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parsed: Option<Kept>,
         /// The message as typed.
         typed: String,
         /// True when sent privately.
@@ -258,6 +270,21 @@ impl Entry {
     }
 }
 
+/// The command of an [`Entry::Acted`], for replay against `commands` (the table's game's):
+/// the typed command when the journal kept it, else (a journal from before) its `text`
+/// read through the grammar. `Err` says why it cannot be had.
+pub fn read_command(
+    commands: &'static [Command],
+    parsed: Option<&Kept>,
+    text: &str,
+) -> Result<Parsed, String> {
+    match parsed {
+        Some(kept) => Parsed::restore(commands, kept)
+            .ok_or_else(|| format!("the game has no command `{}` any more", kept.name)),
+        None => grammar::read(commands, text).map_err(|error| error.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +298,7 @@ mod tests {
             sequence: 0,
             actor: PlayerId::new("alice"),
             command: "stop".to_owned(),
+            parsed: None,
             typed: "!stop".to_owned(),
             private: false,
             role: Role::Operator,

@@ -45,3 +45,4 @@ pub mod secrets;
 pub mod serve;
 pub mod site;
 pub mod store;
+pub mod turn;

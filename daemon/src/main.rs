@@ -184,37 +184,16 @@ fn console(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `spellbridge appservice-registration`: reads only the `[[matrix]]` sections (the rest
-/// of the config is checked by `run` and `check-config`), since the registration file the
-/// full check reads does not exist yet.
+/// `spellbridge appservice-registration`: the adapters read the config's appservice
+/// sections and write their registrations ([`spellbridge_adapters::appservice_registrations`]).
 fn appservice_registration(config: &Path, force: bool) -> anyhow::Result<ExitCode> {
-    use spellbridge_adapters::matrix::appservice::registration;
-    use spellbridge_adapters::matrix::config::registration_plan;
     let text = std::fs::read_to_string(config)
         .with_context(|| format!("cannot read the config {}", config.display()))?;
-    let mut file: toml::Table = toml::from_str(&text).with_context(|| format!("{}", config.display()))?;
-    let base = config.parent().unwrap_or(Path::new("."));
-    let tables = match file.remove("matrix") {
-        Some(toml::Value::Array(items)) => items,
-        _ => Vec::new(),
-    };
-    let mut written = 0;
-    for item in tables {
-        let toml::Value::Table(table) = item else { continue };
-        let plan =
-            registration_plan(table, base).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
-        if let Some((path, plan)) = plan {
-            registration::write(&path, &plan, force)?;
-            println!("{}", path.display());
-            written += 1;
-        }
-    }
-    if written == 0 {
-        anyhow::bail!(
-            "{}: no [[matrix]] has mode = \"appservice\"; add mode = \"appservice\", \
-             registration = \"appservice.yaml\" and listen = \"127.0.0.1:9009\" to one",
-            config.display()
-        );
+    let file: toml::Table = toml::from_str(&text).with_context(|| format!("{}", config.display()))?;
+    let written =
+        spellbridge_adapters::appservice_registrations(file, config, force).map_err(anyhow::Error::msg)?;
+    for path in written {
+        println!("{}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

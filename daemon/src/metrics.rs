@@ -24,9 +24,9 @@ use spellbridge_adapters::supervise::Connection;
 use spellbridge_core::NetworkId;
 use tokio_util::sync::CancellationToken;
 
-use crate::router::{Happened, Outcome};
 use crate::store::Queued;
 use crate::store::commits::Counted;
+use crate::turn::{Happened, Outcome};
 
 /// Upper bounds of the command latency buckets, in seconds: 0.1 ms to 1 s.
 pub const LATENCY_BUCKETS: [f64; 13] =
@@ -622,7 +622,7 @@ mod tests {
         let metrics = Metrics::new();
         let queued = |id| Queued {
             id,
-            outbound: crate::router::Outbound {
+            outbound: crate::turn::Outbound {
                 network: NetworkId::new("n"),
                 to: spellbridge_core::Destination::Room(spellbridge_core::RoomId::new("#r")),
                 message: spellbridge_core::RichText::from("hi").into(),

@@ -165,7 +165,7 @@ mod tests {
     use spellbridge_core::Presence;
 
     use super::*;
-    use crate::router::Place;
+    use crate::turn::Place;
 
     fn place(network: &str, room: &str) -> Place {
         Place { network: NetworkId::new(network), room: RoomId::new(room) }

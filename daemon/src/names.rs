@@ -133,7 +133,7 @@ pub fn shown(player: &PlayerId, name: &str, shared: bool) -> String {
         return shown::name(name);
     }
     let id = player.as_str();
-    let place = if crate::identity::is_matrix_id(id) {
+    let place = if crate::identity::is_global_id(id) {
         id
     } else {
         id.split_once(':').map_or(id, |(network, _)| network)

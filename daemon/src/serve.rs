@@ -17,9 +17,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spellbridge_adapters::irc::sts::StsPolicies;
-use spellbridge_adapters::matrix::appservice::txns::SeenTransactions;
 use spellbridge_adapters::network::{Ids, Start, Transport};
+use spellbridge_adapters::{SeenTransactions, StsPolicies};
 use spellbridge_core::{GameTransport, Inbound, Language, NetworkId, RoomId, Timestamp};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -34,7 +33,7 @@ use crate::identity::Scope;
 use crate::limits::CommandLimit;
 use crate::metrics::{ErrorKind, Metrics, watch_connection};
 use crate::relay;
-use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterOptions};
+use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterConfig};
 use crate::secrets::Secrets;
 use crate::site::hidden::Hidden;
 use crate::store::appservice_txns::TxnStore;
@@ -73,16 +72,45 @@ impl RoomMembers for TransportMembers {
     }
 }
 
-/// The router's options from the config: bridges and permissions.
-pub fn router_options(settings: &Settings) -> RouterOptions {
-    router_options_with(settings, &Aliases::new())
+/// The router's config from the config file alone (before any transport runs).
+pub fn router_config(settings: &Settings) -> RouterConfig {
+    router_config_with(settings, &Aliases::new(), &Transported::default())
 }
 
-/// [`router_options`] with the bridges' aliases that were looked up replaced by their
-/// rooms ([`crate::aliases`]).
-pub fn router_options_with(settings: &Settings, aliases: &Aliases) -> RouterOptions {
+/// What the running transports tell the router, beside the config file: who is in a
+/// bridged room, the form of announcements each network asks for, how its players
+/// whisper, and which networks show pictures. Taken once they have started, and kept in
+/// every config made after ([`router_config_with`]).
+#[derive(Clone, Default)]
+pub struct Transported {
+    room_members: RoomMembersSource,
+    forms: BTreeMap<NetworkId, spellbridge_core::Form>,
+    whispers: BTreeMap<NetworkId, spellbridge_core::Whisper>,
+    pictures: std::collections::BTreeSet<NetworkId>,
+}
+
+impl Transported {
+    /// What `transports` say.
+    pub fn of(transports: &BTreeMap<NetworkId, Arc<dyn GameTransport>>) -> Transported {
+        Transported {
+            // The relay asks the transports who is in a bridged room (IRC member lists).
+            room_members: RoomMembersSource::new(Arc::new(TransportMembers(transports.clone()))),
+            // Each network is sent the form of games' announcements its transport asks for.
+            forms: transports.iter().map(|(network, t)| (network.clone(), t.form())).collect(),
+            // And told how its players send the bot a private message (`/msg` on IRC).
+            whispers: transports.iter().map(|(network, t)| (network.clone(), t.whisper())).collect(),
+            // Tables' board pictures go to the networks that show them.
+            pictures: transports.iter().filter(|(_, t)| t.shows_pictures()).map(|(n, _)| n.clone()).collect(),
+        }
+    }
+}
+
+/// The router's config: the config file's, with the bridges' aliases that were looked up
+/// replaced by their rooms ([`crate::aliases`]), and what the transports tell.
+pub fn router_config_with(settings: &Settings, aliases: &Aliases, transported: &Transported) -> RouterConfig {
     let identities = |list: &[(NetworkId, spellbridge_core::PlayerId)]| list.to_vec();
-    RouterOptions {
+    let Transported { room_members, forms, whispers, pictures } = transported.clone();
+    RouterConfig {
         prefix: settings.prefix.clone(),
         secrets: Secrets::Os,
         bridges: aliases::apply(&settings.bridges, aliases)
@@ -101,11 +129,10 @@ pub fn router_options_with(settings: &Settings, aliases: &Aliases) -> RouterOpti
         command_limits: command_limits(settings),
         scopes: network_scopes(settings),
         challenge_lifetime: settings.challenge_lifetime,
-        // Set once the transports run (see `run_with`).
-        room_members: RoomMembersSource::default(),
-        forms: BTreeMap::new(),
-        whispers: BTreeMap::new(),
-        pictures: std::collections::BTreeSet::new(),
+        room_members,
+        forms,
+        whispers,
+        pictures,
         public_url: settings.public_url.clone(),
         languages: settings.languages.clone(),
     }
@@ -227,9 +254,11 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let sts: Arc<dyn StsPolicies> = Arc::new(StsStore::open(&store)?);
     // So do the Matrix appservice transactions taken in.
     let txns: Arc<dyn SeenTransactions> = Arc::new(TxnStore::open(&store)?);
-    let mut options = router_options(&settings);
+    // The config file's part of the router's config; the transports' part is added once
+    // they run (the engine's `reconfigure` below).
+    let options = router_config(&settings);
     let loaded = store.load_checked(settings.registry(), options.clone(), policy)?;
-    let mut router = loaded.router;
+    let router = loaded.router;
     for _ in &loaded.rebuilt {
         metrics.error(ErrorKind::SnapshotRebuilt);
     }
@@ -329,27 +358,15 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         ));
         couriers.insert(transport.network().clone(), courier_tx);
     }
-    // The relay asks the transports who is in a bridged room (IRC member lists).
-    let room_members = RoomMembersSource::new(Arc::new(TransportMembers(transports.clone())));
-    options.room_members = room_members.clone();
-    router.set_room_members(room_members.clone());
-    // Each network is sent the form of games' announcements its transport asks for.
-    options.forms = transports.iter().map(|(network, t)| (network.clone(), t.form())).collect();
-    router.set_forms(options.forms.clone());
-    // And told how its players send the bot a private message (`/msg` on IRC).
-    options.whispers = transports.iter().map(|(network, t)| (network.clone(), t.whisper())).collect();
-    router.set_whispers(options.whispers.clone());
-    // Tables' board pictures go to the networks that show them (Matrix's `board_images`).
-    options.pictures =
-        transports.iter().filter(|(_, t)| t.shows_pictures()).map(|(n, _)| n.clone()).collect();
-    router.set_pictures(options.pictures.clone());
+    let transported = Transported::of(&transports);
+    let commits = store.commits();
     let painter = Painter::start(couriers.clone(), metrics.clone(), settings.registry());
+    let mut engine = Engine::new(router, Some(store), registry_of(&settings), options);
+    engine.reconfigure(registry_of(&settings), router_config_with(&settings, &Aliases::new(), &transported));
     // IRC members' comings and goings, shown by the networks that mirror them (a Matrix
     // appservice's ghosts), in the rooms of the bridges as they are now.
-    let (bridges_tx, bridges_rx) = tokio::sync::watch::channel(options.bridges.clone());
+    let (bridges_tx, bridges_rx) = tokio::sync::watch::channel(engine.config().bridges.clone());
     crate::mirror::start(&transports, bridges_rx, &tasks, &transports_stop);
-    let commits = store.commits();
-    let mut engine = Engine::new(router, Some(store), registry_of(&settings), options.clone());
     if site.is_some() {
         engine.notify_changes(changes.clone());
     }
@@ -388,22 +405,12 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             () = shutdown.cancelled() => break,
             Some(()) = hangup.recv() => {
                 if let Some(reloaded) = reload(&settings, &transports, &tasks) {
-                    options = RouterOptions {
-                        room_members: room_members.clone(),
-                        forms: options.forms.clone(),
-                        whispers: options.whispers.clone(),
-                        pictures: options.pictures.clone(),
-                        ..router_options_with(&reloaded, &aliases)
-                    };
                     lookup.cancel();
                     lookup = transports_stop.child_token();
                     let names = aliases::names(&reloaded.bridges, &reloaded.hidden_rooms);
                     tasks.spawn(aliases::resolve(names, lookups.clone(), found_tx.clone(), lookup.clone()));
-                    engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
-                    bridges_tx.send_replace(options.bridges.clone());
-                    engine.router_mut().set_command_limits(options.command_limits.clone());
-                    engine.router_mut().set_languages(options.languages.clone());
-                    engine.set_options(registry_of(&reloaded), options.clone());
+                    engine.reconfigure(registry_of(&reloaded), router_config_with(&reloaded, &aliases, &transported));
+                    bridges_tx.send_replace(engine.config().bridges.clone());
                     if let Some(site) = &site {
                         site.set_hidden(Hidden::new(&reloaded.hidden_rooms, &reloaded.bridges, &seen));
                     }
@@ -430,16 +437,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 let before = aliases.insert((network.clone(), alias.clone()), room.clone());
                 if before.as_ref() != Some(&room) {
                     tracing::info!(network = %network, %alias, %room, moved_from = ?before, "a bridged room's alias looked up");
-                    options = RouterOptions {
-                        room_members: room_members.clone(),
-                        forms: options.forms.clone(),
-                        whispers: options.whispers.clone(),
-                        pictures: options.pictures.clone(),
-                        ..router_options_with(&settings, &aliases)
-                    };
-                    engine.router_mut().reconfigure(options.bridges.clone(), options.permissions.clone());
-                    bridges_tx.send_replace(options.bridges.clone());
-                    engine.set_options(registry_of(&settings), options.clone());
+                    engine.reconfigure(registry_of(&settings), router_config_with(&settings, &aliases, &transported));
+                    bridges_tx.send_replace(engine.config().bridges.clone());
                     // The transport joined the alias's room when it started; a room the
                     // alias moved to is joined now.
                     if before.is_some() && let Some(transport) = transports.get(&network).cloned() {
@@ -468,7 +467,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 while let Ok(more) = sent_rx.try_recv() {
                     ids.push(more);
                 }
-                match engine.store_mut().map_or(Ok(()), |store| store.sent_all(&ids)) {
+                match engine.sent_all(&ids) {
                     Ok(()) => metrics.sent(ids.len()),
                     Err(error) => {
                         metrics.error(ErrorKind::MarkSent);

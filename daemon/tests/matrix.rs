@@ -700,6 +700,32 @@ async fn a_matrix_user_over_the_command_limit_is_told_once_and_holds_nobody_back
     assert_eq!(answer.room_id, room);
 }
 
+/// Issue 32: the prefix typed full width (`！`, as a Chinese keyboard types it) starts a
+/// command on Matrix as on IRC: `！games` is answered in the room, and the Matrix
+/// transport counts it as a command (it is answered before the next long poll).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_typed_with_a_full_width_prefix_is_answered_on_matrix() {
+    let synapse = server();
+    register(&synapse, BOT);
+    let daemon = Daemon::start(&synapse);
+    let (base, bot) = (synapse.base_url(), synapse.user_id(BOT));
+    register(&synapse, "wen");
+    let mut wen = MatrixClient::login(&base, "wen", &password("wen")).await.unwrap_or_else(|e| panic!("{e}"));
+    let room = wen
+        .create_room("full width", std::slice::from_ref(&bot), false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let deadline = Instant::now() + STARTUP;
+    while !wen.joined_members(&room).await.unwrap_or_default().contains(&bot) {
+        assert!(Instant::now() < deadline, "the bot never joined {room}; its log:\n{}", daemon.log());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    wen.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
+    wen.send_text(&room, "！games").await.unwrap_or_else(|e| panic!("{e}"));
+    let answer = expect_raw(&mut wen, "Games:", &daemon).await;
+    assert_eq!(answer.room_id, room, "{answer}");
+}
+
 /// Issue 15: alice and bob, seated at a Thaum table, duel in a second room. Their spells,
 /// cast privately, reach the Duel (only the Duel takes `!cast`; before, a private `!cast`
 /// was asked back as ambiguous and a public one refused, so only the step timeout moved

@@ -5,7 +5,7 @@
 
 use spellbridge::journal::Entry;
 use spellbridge::relay;
-use spellbridge::router::{Outbound, Permissions, Router, RouterOptions};
+use spellbridge::router::{Outbound, Permissions, Router, RouterConfig};
 use spellbridge::secrets::Secrets;
 use spellbridge_core::text::Segment;
 use spellbridge_core::{
@@ -27,11 +27,11 @@ fn router(permissions: Permissions) -> Router {
     );
     // Seeded, so a fresh router replaying the journal makes the same dice keys again (a
     // real restart reads them from the store, RULES T-10).
-    let options = RouterOptions {
+    let options = RouterConfig {
         bridges: vec![bridge],
         permissions,
         secrets: Secrets::Seeded(1),
-        ..RouterOptions::default()
+        ..RouterConfig::default()
     };
     Router::new(Registry::standard(), options)
 }
@@ -264,7 +264,8 @@ fn a_player_at_a_thaum_table_and_a_duel_casts_privately_and_no_duel_line_shows_a
 #[test]
 fn a_duel_round_is_compact_on_irc_and_full_on_matrix() {
     let mut router = router(Permissions::default());
-    router.set_forms([(NetworkId::new("irc"), Form::Compact)].into());
+    let forms = [(NetworkId::new("irc"), Form::Compact)].into();
+    router.reconfigure(RouterConfig { forms, ..router.config().clone() });
     router.handle(&on_matrix("@bob:hs", "Bob", "hello"), T);
     router.handle(&on("irc", "alice", "!duel Bob"), T);
     router.handle(&on_matrix("@bob:hs", "Bob", "!accept"), T);

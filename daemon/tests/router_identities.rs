@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use spellbridge::identity::Scope;
 use spellbridge::journal::Entry;
 use spellbridge::relay;
-use spellbridge::router::{Outbound, Permissions, Router, RouterOptions};
+use spellbridge::router::{Outbound, Permissions, Router, RouterConfig};
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
 use crate::common::{MATRIX_ROOM, on, on_matrix, privately};
@@ -33,7 +33,7 @@ fn router(permissions: Permissions) -> Router {
         (NetworkId::new("oftc"), Scope::Network),
         (NetworkId::new("matrix"), Scope::Global),
     ]);
-    let options = RouterOptions { bridges: vec![bridge], permissions, scopes, ..RouterOptions::default() };
+    let options = RouterConfig { bridges: vec![bridge], permissions, scopes, ..RouterConfig::default() };
     Router::new(Registry::standard(), options)
 }
 
@@ -166,7 +166,7 @@ fn only_player_arguments_are_resolved_and_the_journal_keeps_them_as_ids() {
 #[test]
 fn console_players_named_end_do_not_break_cast() {
     let scopes = BTreeMap::from([(NetworkId::new("console"), Scope::Bare)]);
-    let mut router = Router::new(Registry::standard(), RouterOptions { scopes, ..RouterOptions::default() });
+    let mut router = Router::new(Registry::standard(), RouterConfig { scopes, ..RouterConfig::default() });
     let say = |who: &str, text: &str| {
         Inbound::new(NetworkId::new("console"), RoomId::new("console"), PlayerId::new(who), text)
     };
@@ -301,7 +301,7 @@ fn a_configured_challenge_lifetime_is_the_one_kept_and_told() {
         std::path::Path::new("spellbridge.toml"),
     )
     .expect("valid config");
-    let options = spellbridge::serve::router_options(&settings);
+    let options = spellbridge::serve::router_config(&settings);
     assert_eq!(options.challenge_lifetime, 120);
     let mut router = Router::new(Registry::standard(), options);
     router.handle(&on("libera", "bob", "hi"), T);

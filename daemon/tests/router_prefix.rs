@@ -1,7 +1,7 @@
 //! A bot configured with another prefix than `!` says that prefix in every command it
 //! suggests (issue 15): unknown-command hints, help, a new table's opening, refusals.
 
-use spellbridge::router::{Outbound, Router, RouterOptions};
+use spellbridge::router::{Outbound, Router, RouterConfig};
 use spellbridge_core::{Registry, Timestamp};
 
 use crate::common::on;
@@ -24,7 +24,7 @@ fn bang_words(text: &str) -> Vec<&str> {
 
 #[test]
 fn every_suggested_command_uses_the_configured_prefix() {
-    let options = RouterOptions { prefix: "?".to_owned(), ..RouterOptions::default() };
+    let options = RouterConfig { prefix: "?".to_owned(), ..RouterConfig::default() };
     let mut router = Router::new(Registry::standard(), options);
     let mut ask = |nick: &str, text: &str| said(&router.handle(&on("libera", nick, text), T));
 

@@ -3,7 +3,7 @@
 //! fresh router rebuilds exactly the same tables (RULES T-10: results can be re-derived).
 
 use proptest::prelude::*;
-use spellbridge::router::{Router, RouterOptions};
+use spellbridge::router::{Router, RouterConfig};
 use spellbridge::secrets::Secrets;
 use spellbridge_core::{Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
@@ -81,7 +81,7 @@ proptest! {
 
     #[test]
     fn conversations_never_panic_and_the_journal_replays_exactly(talk in conversation(), seed in any::<u64>()) {
-        let mut router = Router::new(Registry::standard(), RouterOptions { secrets: Secrets::Seeded(seed), ..RouterOptions::default() });
+        let mut router = Router::new(Registry::standard(), RouterConfig { secrets: Secrets::Seeded(seed), ..RouterConfig::default() });
         let mut journal = Vec::new();
         let mut now = Timestamp::CONSOLE_EPOCH;
         for (speaker, private, text, minutes) in talk {
@@ -97,7 +97,7 @@ proptest! {
             }
             journal.extend(records);
         }
-        let mut replayed = Router::new(Registry::standard(), RouterOptions { secrets: Secrets::Seeded(seed), ..RouterOptions::default() });
+        let mut replayed = Router::new(Registry::standard(), RouterConfig { secrets: Secrets::Seeded(seed), ..RouterConfig::default() });
         for record in &journal {
             replayed.replay(&record.entry).map_err(|e| TestCaseError::fail(e.to_string()))?;
         }

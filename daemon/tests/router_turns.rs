@@ -3,7 +3,7 @@
 //! asked, and what is dropped unread.
 
 use spellbridge::relay;
-use spellbridge::router::{Happened, Outcome, Router, RouterOptions};
+use spellbridge::router::{Happened, Outcome, Router, RouterConfig};
 use spellbridge_core::{NetworkId, Registry, RoomId, Said, Timestamp};
 
 use crate::common::{MATRIX_ROOM, on, on_matrix};
@@ -20,7 +20,7 @@ fn router(bridged: bool) -> Router {
     } else {
         Vec::new()
     };
-    Router::new(Registry::standard(), RouterOptions { bridges, ..RouterOptions::default() })
+    Router::new(Registry::standard(), RouterConfig { bridges, ..RouterConfig::default() })
 }
 
 fn happened(router: &mut Router, nick: &str, text: &str) -> Happened {

@@ -3,11 +3,11 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use spellbridge::console::{ScriptLine, read_line};
-use spellbridge::router::{Router, RouterOptions};
+use spellbridge::router::{Router, RouterConfig};
 use spellbridge_core::{Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
 fuzz_target!(|script: &str| {
-    let mut router = Router::new(Registry::standard(), RouterOptions::default());
+    let mut router = Router::new(Registry::standard(), RouterConfig::default());
     let mut now = Timestamp::CONSOLE_EPOCH;
     for line in script.lines().take(200) {
         match read_line(line) {

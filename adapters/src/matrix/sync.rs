@@ -735,7 +735,9 @@ pub(super) async fn hand_over(
     }
     let private = shared.facts.private_with(room).await.as_deref() == Some(&*sender);
     let Sender { display_name, operator } = shared.facts.sender(room, &sender).await;
-    let command = said == Said::Message && text.starts_with(&shared.options.prefix);
+    // The prefix typed full width (`！`) starts a command too, as the daemon reads it.
+    let command = said == Said::Message
+        && spellbridge_core::grammar::strip_prefix(&text, &shared.options.prefix).is_some();
     let message = Inbound {
         display_name,
         private,

@@ -6,7 +6,8 @@ use crate::ids::PlayerId;
 use crate::words::Adjustment;
 
 /// An argument's value, as read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Value {
     /// An optional argument left out.
     Absent,
@@ -22,6 +23,19 @@ pub enum Value {
     Word(String),
     /// `Rest`: the words to the end of the line, as typed (full-width forms as ASCII).
     Rest(Vec<String>),
+}
+
+/// A [`Parsed`] command as a journal keeps it (serde): its declaration's name, the words
+/// as typed and the typed values (players as the daemon resolved them). Replay restores
+/// it against the game's commands ([`Parsed::restore`]) without reading any text.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Kept {
+    /// The declaration's name (`cast`, never an alias).
+    pub name: String,
+    /// The words as typed, the command word first.
+    pub words: Vec<String>,
+    /// Each value, with the position of its word in `words`.
+    pub values: Vec<(usize, Value)>,
 }
 
 /// A command read against its declaration: typed values, in the order of its arguments
@@ -136,8 +150,21 @@ impl Parsed {
         }
     }
 
+    /// The command as a journal keeps it ([`Kept`]).
+    pub fn kept(&self) -> Kept {
+        Kept { name: self.command.name.to_owned(), words: self.words.clone(), values: self.values.clone() }
+    }
+
+    /// A kept command, restored against `commands` (the game's declarations); `None` when
+    /// none of them has its name.
+    pub fn restore(commands: &'static [Command], kept: &Kept) -> Option<Parsed> {
+        let command = commands.iter().find(|c| c.name == kept.name)?;
+        Some(Parsed { command, words: kept.words.clone(), values: kept.values.clone() })
+    }
+
     /// The words as typed, with each player named by the id it holds (`bend 2 irc:bob`):
-    /// what the daemon journals, and reads again on replay.
+    /// what the daemon journals beside the [`Kept`] command (a journal from before that
+    /// is read through the grammar again on replay).
     pub fn text(&self) -> String {
         let mut words = self.words.clone();
         for (at, value) in &self.values {

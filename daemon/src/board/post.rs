@@ -24,8 +24,8 @@ use tokio::sync::mpsc;
 use super::Board;
 use crate::journal::TableId;
 use crate::metrics::{BoardStage, Metrics};
-use crate::router::Outbound;
 use crate::store::Queued;
+use crate::turn::Outbound;
 
 /// True when a table's `events` end a part of its game worth a new picture (a Duel round
 /// settled, a Thaum phase ended: each game says, [`GamePlugin::redraws`]).

@@ -1,55 +1,33 @@
-//! matrix-sdk's WARN and ERROR lines that report nothing wrong for a bot, kept out of the
-//! log unless `RUST_LOG` names a matrix-sdk target (an operator debugging matrix-sdk sees
-//! everything). The default filter already caps matrix-sdk at `error`; this holds at any
-//! level an operator sets (`RUST_LOG=info` showed 144 of them in 13 minutes of play).
-//!
-//! Each entry is one line matrix-sdk logs in a healthy run, with why it is expected:
-//! - `matrix_sdk_crypto::backups` warns on every sync that room keys have no backup key:
-//!   the bot keeps its keys in its own store and uses no server-side backup.
-//! - `matrix_sdk::http_client` logs an ERROR for every failed request, the 404s it expects
-//!   included (`m.secret_storage.default_key` account data that was never set, the
-//!   `m.room.encryption` state of an unencrypted room). Other failures stay in the log,
-//!   and the transport logs the ones that matter itself.
-//! - `matrix_sdk_crypto::identities::manager` warns that "our own device might have been
-//!   deleted" when the first keys query after a new login is answered before the new
-//!   device's keys are uploaded. A device really deleted ends the session (the next
-//!   request is refused, and the transport says so).
-//! - `matrix_sdk::room` logs an ERROR when fetching a room's messages (a `limited`
-//!   timeline's gap) before the room's power levels are in its cache, which happens in a
-//!   direct chat the bot has just opened (issue 31): they only decide push notifications,
-//!   which a bot never shows; the messages are fetched and handed over all the same.
+//! The transports' libraries' WARN and ERROR lines that report nothing wrong for a bot
+//! ([`EXPECTED`], listed with why by the adapters), kept out of the log unless `RUST_LOG`
+//! names one of those libraries' targets (an operator debugging it sees everything). The
+//! default filter already caps those libraries at `error`; this holds at any level an
+//! operator sets (`RUST_LOG=info` showed 144 of them in 13 minutes of play).
 
 use std::fmt;
 
+use spellbridge_adapters::logs::{CHATTY, EXPECTED};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata};
 use tracing_subscriber::layer::{Context, Filter};
 
-/// The expected lines: the target they come from and a piece of their message.
-const EXPECTED: &[(&str, &str)] = &[
-    ("matrix_sdk_crypto::backups", "no backup key was found"),
-    ("matrix_sdk::http_client", "status_code: 404"),
-    ("matrix_sdk_crypto::identities::manager", "Our own device might have been deleted"),
-    ("matrix_sdk::room", "Could not compute power levels for push conditions"),
-];
-
 /// The per-layer filter that drops [`EXPECTED`] lines.
 #[derive(Debug, Clone, Copy)]
 pub struct Expected {
-    /// False when `RUST_LOG` names a matrix-sdk target: then nothing is dropped.
+    /// False when `RUST_LOG` names a [`CHATTY`] target: then nothing is dropped.
     active: bool,
 }
 
 impl Expected {
-    /// Active unless `rust_log` (the `RUST_LOG` value, if any) names a matrix-sdk target.
+    /// Active unless `rust_log` (the `RUST_LOG` value, if any) names a [`CHATTY`] target.
     pub fn unless_asked(rust_log: Option<&str>) -> Self {
-        Self { active: !rust_log.is_some_and(|directives| directives.contains("matrix_sdk")) }
+        Self { active: !rust_log.is_some_and(|directives| directives.contains(CHATTY)) }
     }
 
-    /// True for a WARN or ERROR line of a matrix-sdk target that [`EXPECTED`] lists.
+    /// True for a WARN or ERROR line of a [`CHATTY`] target that [`EXPECTED`] lists.
     fn drops(&self, event: &Event<'_>) -> bool {
         let metadata = event.metadata();
-        if !self.active || *metadata.level() > Level::WARN || !metadata.target().starts_with("matrix_sdk") {
+        if !self.active || *metadata.level() > Level::WARN || !metadata.target().starts_with(CHATTY) {
             return false;
         }
         let mut message = Message(String::new());

@@ -23,21 +23,13 @@ use tracing_subscriber::{Layer as _, Registry};
 use self::expected::Expected;
 use crate::config::LogFormat;
 
-/// What `RUST_LOG` means when it is not set: `info` for spellbridge, so that a healthy
-/// run logs no ERROR or WARN (issue 17, item 8). matrix-sdk's crates are capped at
-/// `error`: they warn on every sync that room keys have no backup (the bot keeps its
-/// keys in its store) and about other things a bot does not use. Its HTTP client is off:
-/// it logs an ERROR for every failed request, the expected ones included (the 404s of
-/// `m.secret_storage.default_key` account data and of `m.room.encryption` state in an
-/// unencrypted room); the transport logs the failures that matter itself, with what to
-/// do. `RUST_LOG` raises any of them again (`RUST_LOG=info,matrix_sdk=debug`).
-pub const DEFAULT_FILTER: &str = "info,matrix_sdk=error,matrix_sdk_base=error,matrix_sdk_crypto=error,\
-     matrix_sdk_sqlite=error,matrix_sdk_common=error,matrix_sdk::http_client=off";
+/// What `RUST_LOG` means when it is not set (the transports' libraries quieted, as the
+/// adapters say: [`spellbridge_adapters::logs`]).
+pub use spellbridge_adapters::logs::DEFAULT_FILTER;
+use spellbridge_adapters::logs::RAW_TARGETS;
 
-/// The targets whose `trace` lines carry raw protocol lines, passwords included.
-const RAW_TARGETS: &[&str] = &["irc"];
-
-/// False for a line no log may show: a `trace` line of the `irc` crate (its raw lines).
+/// False for a line no log may show: a `trace` line of a [`RAW_TARGETS`] crate (its raw
+/// protocol lines).
 pub fn may_show(metadata: &Metadata<'_>) -> bool {
     let target = metadata.target();
     let raw = RAW_TARGETS.iter().any(|crate_name| {

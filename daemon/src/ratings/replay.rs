@@ -8,11 +8,11 @@
 use std::collections::BTreeMap;
 
 use spellbridge_core::plugin::{Action, Table};
-use spellbridge_core::{Dice, Event, Registry, grammar};
+use spellbridge_core::{Dice, Event, Registry};
 
 use super::RatingsError;
 use super::reading::{Ending, Reading};
-use crate::journal::{Entry, TableId};
+use crate::journal::{Entry, TableId, read_command};
 
 /// A table being replayed, and the reader of its endings.
 struct Replaying {
@@ -61,16 +61,17 @@ impl Tables {
                 }
                 Ok(Vec::new())
             }
-            Entry::Acted { table, actor, command, typed, private, role, now, dice_seed, .. } => {
+            Entry::Acted { table, actor, command, parsed, typed, private, role, now, dice_seed, .. } => {
                 let Some(replaying) = self.open.get_mut(table) else { return Ok(Vec::new()) };
-                // The journal keeps the command as text: read it through the game's grammar,
-                // as the router's replay does.
-                let parsed = grammar::read(replaying.table.commands(), command).map_err(|error| {
-                    RatingsError::Replay {
-                        table: *table,
-                        reason: format!("the journaled `{typed}`: {error}"),
-                    }
-                })?;
+                // The journal keeps the command typed (before: as text), as the router's
+                // replay reads it.
+                let parsed =
+                    read_command(replaying.table.commands(), parsed.as_ref(), command).map_err(|error| {
+                        RatingsError::Replay {
+                            table: *table,
+                            reason: format!("the journaled `{typed}`: {error}"),
+                        }
+                    })?;
                 let action =
                     Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
                 let mut dice = Dice::from_seed(*dice_seed);

@@ -27,7 +27,7 @@ use spellbridge_core::{
     Voice,
 };
 
-use crate::router::{Outbound, Place};
+use crate::turn::{Outbound, Place};
 
 pub mod lines;
 pub mod rate;

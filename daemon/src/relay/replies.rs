@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use spellbridge_core::{NetworkId, Relayed, Timestamp};
 
-use crate::router::Place;
+use crate::turn::Place;
 
 /// How many relayed lines' ids are remembered (the store keeps as many).
 pub const LEARNED: usize = 4096;

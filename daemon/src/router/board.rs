@@ -3,7 +3,7 @@
 //! [`crate::board::post::redraws`], and on `!board`) and answers `!board`. It draws
 //! nothing: the caller takes the noted tables ([`Router::take_boards`]) once their moves
 //! are committed and has them drawn off its loop ([`crate::board::post::Painter`]).
-//! Only the rooms of networks that show pictures ([`RouterOptions::pictures`]) get them;
+//! Only the rooms of networks that show pictures ([`RouterConfig::pictures`]) get them;
 //! `!board` elsewhere links to the table's page on the spectator site
 //! (`[http] public_url`), or says where pictures are shown.
 
@@ -91,11 +91,11 @@ mod tests {
     fn router(public_url: Option<&str>) -> Router {
         let rooms =
             [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
-        let options = RouterOptions {
+        let options = RouterConfig {
             bridges: vec![crate::relay::bridge("magic", &rooms, true)],
             pictures: [NetworkId::new("matrix")].into(),
             public_url: public_url.map(str::to_owned),
-            ..RouterOptions::default()
+            ..RouterConfig::default()
         };
         Router::new(Registry::standard(), options)
     }
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn no_network_showing_pictures_notes_nothing() {
-        let mut router = Router::new(Registry::standard(), RouterOptions::default());
+        let mut router = Router::new(Registry::standard(), RouterConfig::default());
         let console = |text: &str| {
             Inbound::new(NetworkId::new("console"), RoomId::new("#c"), PlayerId::new("alice"), text)
         };

@@ -147,10 +147,10 @@ fn english(text: &RichText) -> Vec<String> {
 #[test]
 fn every_refusal_in_a_chinese_room_is_chinese() {
     let limit = CommandLimit { commands: 200, window_secs: 10 };
-    let options = RouterOptions {
+    let options = RouterConfig {
         languages: crate::config::LanguageSettings::all(Language::ZhCn),
         command_limits: [(NetworkId::new("irc"), limit)].into(),
-        ..RouterOptions::default()
+        ..RouterConfig::default()
     };
     let mut router = Router::new(Registry::standard(), options);
     let dm = |nick: &str, text: &str| Inbound {
@@ -260,10 +260,10 @@ fn every_refusal_in_a_chinese_room_is_chinese() {
     // The command limit's notice, to a player who floods.
     let mut flooded = Router::new(
         Registry::standard(),
-        RouterOptions {
+        RouterConfig {
             languages: crate::config::LanguageSettings::all(Language::ZhCn),
             command_limits: [(NetworkId::new("irc"), CommandLimit { commands: 1, window_secs: 10 })].into(),
-            ..RouterOptions::default()
+            ..RouterConfig::default()
         },
     );
     let notices: Vec<RichText> =

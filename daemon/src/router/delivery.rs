@@ -348,10 +348,10 @@ mod tests {
         ];
         let forms =
             [(NetworkId::new("libera"), Form::Compact), (NetworkId::new("oftc"), Form::Compact)].into();
-        let options = RouterOptions {
+        let options = RouterConfig {
             bridges: vec![crate::relay::bridge("magic", &rooms, true)],
             forms,
-            ..RouterOptions::default()
+            ..RouterConfig::default()
         };
         let plugin = Rendering { duel: DuelPlugin::default(), asked: asked.clone() };
         let mut router = Router::new(Registry::new(vec![Box::new(plugin)]), options);
@@ -394,11 +394,11 @@ mod tests {
         ];
         let mut languages = crate::config::LanguageSettings::default();
         languages.rooms.insert((NetworkId::new("matrix"), RoomId::new("!m")), Language::ZhCn);
-        let options = RouterOptions {
+        let options = RouterConfig {
             bridges: vec![crate::relay::bridge("magic", &rooms, true)],
             forms: [(NetworkId::new("libera"), Form::Compact)].into(),
             languages,
-            ..RouterOptions::default()
+            ..RouterConfig::default()
         };
         let plugin = Rendering { duel: DuelPlugin::default(), asked: asked.clone() };
         let mut router = Router::new(Registry::new(vec![Box::new(plugin)]), options);

@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn help_lists_every_command_before_any_table_grouped() {
-        let mut router = Router::new(Registry::standard(), RouterOptions::default());
+        let mut router = Router::new(Registry::standard(), RouterConfig::default());
         let help = said(&mut router, "!help");
         let lines: Vec<&str> = help.lines().collect();
         assert!(lines.len() <= 4, "{help}");
@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn help_cast_teaches_the_order_rule_before_it_is_broken() {
-        let mut router = Router::new(Registry::standard(), RouterOptions::default());
+        let mut router = Router::new(Registry::standard(), RouterConfig::default());
         let cast = said(&mut router, "!help cast");
         assert!(cast.contains("may not directly follow a neighbour") && cast.contains("RULES D-3"), "{cast}");
         assert!(cast.contains("surge focus overspeed counter") && cast.contains("then end."), "{cast}");

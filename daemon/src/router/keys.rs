@@ -245,7 +245,7 @@ fn short(hex: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::router::RouterOptions;
+    use crate::router::RouterConfig;
     use spellbridge_core::{Inbound, NetworkId, PlayerId, Registry, RoomId, Timestamp};
 
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
@@ -263,10 +263,8 @@ mod tests {
 
     #[test]
     fn with_a_site_the_room_is_shown_short_hashes_and_the_page_has_them_whole() {
-        let options = RouterOptions {
-            public_url: Some("https://games.example.org".into()),
-            ..RouterOptions::default()
-        };
+        let options =
+            RouterConfig { public_url: Some("https://games.example.org".into()), ..RouterConfig::default() };
         let mut router = Router::new(Registry::standard(), options);
         said(&mut router, "bob", "hello");
         said(&mut router, "alice", "!duel bob");
@@ -288,7 +286,7 @@ mod tests {
         assert_eq!(longest_hex(&ended), SHOWN, "{ended}");
 
         // With no site to show them, the room gets them whole (RULES T-10: anyone checks).
-        let mut console = Router::new(Registry::standard(), RouterOptions::default());
+        let mut console = Router::new(Registry::standard(), RouterConfig::default());
         said(&mut console, "bob", "hello");
         said(&mut console, "alice", "!duel bob");
         assert_eq!(longest_hex(&said(&mut console, "bob", "!accept")), 64);

@@ -1,5 +1,5 @@
 //! The language each room and each player's private messages are told in (issues 19
-//! and 31): the config's choice ([`LanguageSettings`]: a network's `language`, a room's),
+//! and 31): the config's choice ([`LanguageSettings`](crate::config::language::LanguageSettings): a network's `language`, a room's),
 //! unless `!lang` chose another. `!lang zh` in a room is for its operators and the game
 //! masters of its table, and changes every room of its bridge, save the rooms whose
 //! language the config pins (one table is told in one language). Said privately it
@@ -16,7 +16,6 @@ use spellbridge_core::{Language, Presentation};
 
 use super::said::said;
 use super::*;
-use crate::config::LanguageSettings;
 
 /// What `!lang` chose, over the config's choice.
 #[derive(Clone, Debug, Default)]
@@ -28,11 +27,6 @@ pub(super) struct Chosen {
 }
 
 impl Router {
-    /// Takes the config's languages again (SIGHUP); what `!lang` chose stays.
-    pub fn set_languages(&mut self, languages: LanguageSettings) {
-        self.options.languages = languages;
-    }
-
     /// The language `room` is told in.
     pub fn room_language(&self, room: &Place) -> Language {
         self.chosen
@@ -180,6 +174,7 @@ impl Router {
 mod tests {
     use super::super::tests::bridged;
     use super::*;
+    use crate::config::language::LanguageSettings;
 
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 
@@ -266,7 +261,7 @@ mod tests {
         let mut pinned = bridged(Permissions::default());
         let mut languages = LanguageSettings::default();
         languages.rooms.insert((NetworkId::new("irc"), RoomId::new("#magic")), Language::En);
-        pinned.set_languages(languages);
+        pinned.reconfigure(RouterConfig { languages, ..pinned.config().clone() });
         let chosen = plain(
             &pinned.handle(&Inbound { operator: true, ..said("matrix", "!m", "@op:hs", "!lang zh") }, T),
         );
@@ -357,7 +352,7 @@ mod tests {
         let mut languages = LanguageSettings::default();
         languages.rooms.insert((NetworkId::new("matrix"), RoomId::new("!m")), Language::ZhCn);
         languages.networks.insert(NetworkId::new("irc"), Language::ZhCn);
-        router.set_languages(languages);
+        router.reconfigure(RouterConfig { languages, ..router.config().clone() });
         let matrix = Place { network: NetworkId::new("matrix"), room: RoomId::new("!m") };
         assert_eq!(router.room_language(&matrix), Language::ZhCn);
         assert_eq!(router.player_language(&PlayerId::new("irc:bob"), &NetworkId::new("irc")), Language::ZhCn);

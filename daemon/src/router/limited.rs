@@ -10,11 +10,6 @@ use super::*;
 use crate::relay::rate::Pace;
 
 impl Router {
-    /// Takes new command limits (the config was reloaded); counts so far are kept.
-    pub fn set_command_limits(&mut self, limits: BTreeMap<NetworkId, CommandLimit>) {
-        self.options.command_limits = limits;
-    }
-
     /// Applies the sender's network's command limit to `player` (counted across their
     /// linked identities, and across an IRC nick change: see [`Inbound::formerly`]). `Err` holds what to send
     /// instead of handling the command: a notice the first time, then nothing.
@@ -79,7 +74,7 @@ mod tests {
 
     fn limited() -> Router {
         let command_limits = [(NetworkId::new("irc"), LIMIT), (NetworkId::new("matrix"), LIMIT)].into();
-        Router::new(Registry::standard(), RouterOptions { command_limits, ..RouterOptions::default() })
+        Router::new(Registry::standard(), RouterConfig { command_limits, ..RouterConfig::default() })
     }
 
     fn on(network: &str, who: &str, text: &str) -> Inbound {
@@ -145,7 +140,7 @@ mod tests {
     fn a_network_without_a_limit_and_the_console_have_none() {
         let mut router = limited();
         assert_eq!(answered(&mut router, "other", "alice", 20).0, 20);
-        let mut console = Router::new(Registry::standard(), RouterOptions::default());
+        let mut console = Router::new(Registry::standard(), RouterConfig::default());
         assert_eq!(answered(&mut console, "console", "alice", 50).0, 50);
     }
 
@@ -157,7 +152,7 @@ mod tests {
             [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
         let bridges =
             vec![Bridge { speaker_rate: Some(RATE), ..crate::relay::bridge("magic", &rooms, true) }];
-        Router::new(Registry::standard(), RouterOptions { bridges, ..RouterOptions::default() })
+        Router::new(Registry::standard(), RouterConfig { bridges, ..RouterConfig::default() })
     }
 
     fn chat(network: &str, who: &str, text: &str) -> Inbound {

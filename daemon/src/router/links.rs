@@ -175,7 +175,7 @@ mod tests {
 
     /// The daemon's router: secrets from the OS.
     fn router() -> Router {
-        Router::new(Registry::standard(), RouterOptions::default())
+        Router::new(Registry::standard(), RouterConfig::default())
     }
 
     fn on(network: &str, who: &str, text: &str) -> Inbound {

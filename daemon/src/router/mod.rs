@@ -38,6 +38,7 @@ use crate::lobby::{LOBBY, LOBBY_COMMANDS, LobbyCommand};
 use crate::relay::{Bridge, Relay};
 use crate::secrets::{SecretSource, Secrets};
 
+mod answer;
 mod board;
 mod challenges;
 mod delivery;
@@ -52,39 +53,21 @@ mod marks;
 mod members;
 mod names;
 mod prefix;
+mod reader;
 mod records;
 mod rules;
 mod said;
 mod sent;
-pub mod shown_names;
-mod turn;
+mod shown_names;
 
+pub use crate::turn::{Happened, Outbound, Outcome, Place, Turn};
+use answer::Answer;
 pub use challenges::CHALLENGE_LIFETIME_SECS;
 use delivery::reply;
 use keys::TableDice;
 pub use members::{RoomMembers, RoomMembersSource};
-use turn::Answer;
-pub use turn::{Happened, Outcome, Turn};
-
-/// A room on a network: where a table sits and where replies go.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Place {
-    /// The network.
-    pub network: NetworkId,
-    /// The room on it.
-    pub room: RoomId,
-}
-
-/// A message the router wants delivered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Outbound {
-    /// The network to send it on.
-    pub network: NetworkId,
-    /// The room or user to send it to.
-    pub to: Destination,
-    /// What it says, and how.
-    pub message: Message,
-}
+/// The store's meta key under which the names shown for players are kept.
+pub use shown_names::META_KEY as SHOWN_NAMES_KEY;
 
 /// A table with what the router keeps about it.
 #[derive(Debug)]
@@ -109,9 +92,10 @@ struct Challenge {
     guest: bool,
 }
 
-/// Router settings.
+/// The router's config: what the daemon's config and its transports say, in one place
+/// (the engine owns it and applies a new one with [`Router::reconfigure`]).
 #[derive(Clone, Debug)]
-pub struct RouterOptions {
+pub struct RouterConfig {
     /// What starts a command (`!`).
     pub prefix: String,
     /// Where table keys and link codes come from: the operating system, except in a
@@ -147,10 +131,10 @@ pub struct RouterOptions {
     pub public_url: Option<String>,
     /// The language each room and each network's private messages are told in, as the
     /// config says (`!lang` overrides it: see [`language`]).
-    pub languages: crate::config::LanguageSettings,
+    pub languages: crate::config::language::LanguageSettings,
 }
 
-impl Default for RouterOptions {
+impl Default for RouterConfig {
     fn default() -> Self {
         Self {
             prefix: "!".to_owned(),
@@ -165,7 +149,7 @@ impl Default for RouterOptions {
             whispers: BTreeMap::new(),
             pictures: BTreeSet::new(),
             public_url: None,
-            languages: crate::config::LanguageSettings::default(),
+            languages: crate::config::language::LanguageSettings::default(),
         }
     }
 }
@@ -182,7 +166,7 @@ pub struct Permissions {
 /// Routes messages to the lobby or to tables.
 pub struct Router {
     registry: Registry,
-    options: RouterOptions,
+    options: RouterConfig,
     /// Every table ever opened, by number; at most one unfinished per place.
     tables: BTreeMap<TableId, Seating>,
     /// The tables by place, seated player and timer (see [`index`]).
@@ -199,7 +183,7 @@ pub struct Router {
     secrets: SecretSource,
     /// Link codes that did not work, per identity (memory only: a restart forgets them).
     guesses: GuessLimits<Identity>,
-    /// Recent commands per player, for [`RouterOptions::command_limits`] (memory only).
+    /// Recent commands per player, for [`RouterConfig::command_limits`] (memory only).
     commands: CommandLimits<PlayerId>,
     /// Each speaker's relayed-chat bucket, for a bridge's `speaker_rate` (memory only).
     speakers: crate::relay::rate::SpeakerBuckets<PlayerId>,
@@ -381,7 +365,7 @@ struct Speaker<'a> {
 
 impl Router {
     /// A router over the given games.
-    pub fn new(registry: Registry, options: RouterOptions) -> Self {
+    pub fn new(registry: Registry, options: RouterConfig) -> Self {
         let secrets = SecretSource::new(&options.secrets);
         let directory = Directory::new(options.scopes.clone());
         let mut grammar = Grammar::new();
@@ -418,41 +402,31 @@ impl Router {
         }
     }
 
-    /// Takes the transports' knowledge of who is in which room (the daemon, once its
-    /// transports have started).
-    pub fn set_room_members(&mut self, members: RoomMembersSource) {
-        self.options.room_members = members;
-    }
-
-    /// Takes the form of announcements each network's transport asks for (the daemon,
-    /// once its transports have started).
-    pub fn set_forms(&mut self, forms: BTreeMap<NetworkId, Form>) {
-        self.options.forms = forms;
-    }
-
-    /// Takes how each network's players send the bot a private message (the daemon, once
-    /// its transports have started).
-    pub fn set_whispers(&mut self, whispers: BTreeMap<NetworkId, spellbridge_core::Whisper>) {
-        self.options.whispers = whispers;
-    }
-
-    /// Takes the networks whose transports show pictures (the daemon, once its
-    /// transports have started).
-    pub fn set_pictures(&mut self, pictures: BTreeSet<NetworkId>) {
-        self.options.pictures = pictures;
-    }
-
-    /// Takes new bridges and permissions (the config was reloaded); tables keep playing.
-    pub fn reconfigure(&mut self, bridges: Vec<Bridge>, permissions: Permissions) {
-        self.relay.set_bridges(bridges.clone());
-        self.options.bridges = bridges;
-        self.options.permissions = permissions;
+    /// Takes a new config (the daemon's engine, once the transports have started, after
+    /// a SIGHUP and when a bridge's alias is looked up); tables keep playing. What the
+    /// router derived when it was made stays as it was until the next load: the prefix
+    /// (the transports were started with it), how identities become player ids, and
+    /// where secrets come from.
+    pub fn reconfigure(&mut self, config: RouterConfig) {
+        let kept = RouterConfig {
+            prefix: std::mem::take(&mut self.options.prefix),
+            secrets: self.options.secrets.clone(),
+            scopes: std::mem::take(&mut self.options.scopes),
+            ..config
+        };
+        self.relay.set_bridges(kept.bridges.clone());
+        self.options = kept;
         // A room's hub may have moved: index every table again.
         self.index.clear();
         let ids: Vec<TableId> = self.tables.keys().copied().collect();
         for id in ids {
             self.reindex(id);
         }
+    }
+
+    /// The config the router works by.
+    pub fn config(&self) -> &RouterConfig {
+        &self.options
     }
 
     /// Indexes a table again after it may have changed (see [`index`]).
@@ -572,7 +546,7 @@ impl Router {
         self.relay.remember_command(inbound);
         self.asked.note(inbound, now);
         let text = inbound.text.trim();
-        let command = grammar::strip_prefix(text, &self.options.prefix).unwrap_or(text).trim();
+        let read = reader::Read::new(text, &self.options.prefix, &self.grammar);
         let player = self.directory.player(&inbound.network, &inbound.sender);
         if let Err(instead) = self.within_limits(inbound, &player, now) {
             return Turn::new(Happened::Command(Outcome::Refused), instead);
@@ -590,11 +564,6 @@ impl Router {
         let role = self.role(inbound, &player);
         let place = self.relay.hub(&Place { network: inbound.network.clone(), room: inbound.room.clone() });
         let speaker = Speaker { inbound, player, place, role };
-        // The prefix is stripped once; the command word is looked up once, in the lobby's
-        // and every game's commands together (any case or width, any Unicode space
-        // between words).
-        let words: Vec<&str> = command.split_whitespace().collect();
-        let head = words.first().map(|w| grammar::command_word(w)).unwrap_or_default();
         let reply_to = ReplyTo {
             network: inbound.network.clone(),
             destination: if inbound.private {
@@ -605,9 +574,7 @@ impl Router {
             addressee: inbound.sender.clone(),
             thread: inbound.thread.clone(),
             // Help asked in Chinese (`!帮助`) is answered in Chinese.
-            language: if !head.is_ascii()
-                && self.grammar.find_in(LOBBY, &head).is_some_and(|c| c.name == "help")
-            {
+            language: if !read.head.is_ascii() && read.lobby().is_some_and(|c| c.name == "help") {
                 spellbridge_core::Language::ZhCn
             } else if inbound.private {
                 self.player_language(&speaker.player, &inbound.network)
@@ -618,7 +585,7 @@ impl Router {
         // Everything journaled from here on is the command's doing (the player's home
         // network above is bookkeeping).
         let journaled = self.journal.len();
-        let answer = match self.grammar.find_in(LOBBY, &head).map(|spec| grammar::parse(spec, &words)) {
+        let answer = match read.lobby().map(|spec| grammar::parse(spec, &read.words)) {
             Some(Err(error)) => vec![reply(&reply_to, self.unread(&error, None, reply_to.language))].into(),
             Some(Ok(parsed)) => match LobbyCommand::from_parsed(&parsed) {
                 Some(lobby_command) => {
@@ -627,7 +594,7 @@ impl Router {
                 }
                 None => Vec::new().into(),
             },
-            None => self.table_command(&speaker, &words, &head, text, &reply_to, now),
+            None => self.table_command(&speaker, &read, text, &reply_to, now),
         };
         let outcome = if self.journal.len() > journaled {
             Outcome::Accepted
@@ -859,6 +826,7 @@ impl Router {
                 sequence,
                 actor,
                 command,
+                parsed,
                 typed,
                 private,
                 now,
@@ -868,12 +836,12 @@ impl Router {
                 ..
             } => {
                 let seating = self.seating_at(*table, *sequence)?;
-                // The journal keeps the command as text (players resolved): read it again
-                // through the same grammar.
+                // The journal keeps the command typed (a journal from before: as text,
+                // read through the same grammar once).
                 let diverged =
                     |reason: String| ReplayError::Diverged { table: *table, sequence: *sequence, reason };
-                let parsed = grammar::read(seating.table.commands(), command)
-                    .map_err(|error| diverged(error.to_string()))?;
+                let parsed = crate::journal::read_command(seating.table.commands(), parsed.as_ref(), command)
+                    .map_err(diverged)?;
                 let action =
                     Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
                 let mut dice = seating.dice.for_action(seating.sequence);
@@ -1087,24 +1055,21 @@ impl Router {
     fn table_command(
         &mut self,
         speaker: &Speaker<'_>,
-        words: &[&str],
-        head: &str,
+        read: &reader::Read<'_>,
         typed: &str,
         reply_to: &ReplyTo,
         now: Timestamp,
     ) -> Answer {
         let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
-        // The command's own name, however it was typed (`状态` is `status`).
-        let name = self.grammar.find(head).first().map_or(head, |(_, command)| command.name);
-        let index = if private { self.private_table(sender, head) } else { self.active_at(place).ok_or(()) };
+        let (words, head, name) = (&read.words, read.head.as_str(), read.name());
+        let index = if private { self.private_table(sender, read) } else { self.active_at(place).ok_or(()) };
         // After a game ends its room can still ask how it ended.
         let index = index.or_else(|()| {
             self.finished_at(place)
                 .filter(|i| {
                     name == "status"
-                        && self
-                            .grammar
-                            .find_in(self.tables[i].table.game(), head)
+                        && read
+                            .of(self.tables[i].table.game())
                             .and_then(|spec| grammar::parse(spec, words).ok())
                             .is_some_and(|parsed| parsed.is_query())
                 })
@@ -1121,7 +1086,7 @@ impl Router {
                 {
                     return self.clear_challenge(place, sender, &challenge).into();
                 }
-                let known = !self.grammar.find(head).is_empty();
+                let known = read.known();
                 let language = reply_to.language;
                 let text = if !known {
                     self.unknown_command(head, None, language)
@@ -1138,7 +1103,7 @@ impl Router {
             }
         };
         let game = self.tables[&index].table.game();
-        let Some(spec) = self.grammar.find_in(game, head) else {
+        let Some(spec) = read.of(game) else {
             return vec![reply(reply_to, self.unknown_command(head, Some(game), reply_to.language))].into();
         };
         let mut parsed = match grammar::parse(spec, words) {
@@ -1189,6 +1154,7 @@ impl Router {
                     sequence: seating.sequence,
                     actor: sender.clone(),
                     command: parsed.text(),
+                    parsed: Some(parsed.kept()),
                     typed: typed.to_owned(),
                     private,
                     now,
@@ -1242,17 +1208,15 @@ impl Router {
     /// The unfinished table a private `command` of `player`'s goes to: the one table
     /// where they are seated, else the one of those whose game has that command (only
     /// a Duel takes `!cast`, so a player at a Thaum table and a Duel casts privately).
-    fn private_table(&self, player: &PlayerId, command: &str) -> Result<TableId, ()> {
+    fn private_table(&self, player: &PlayerId, read: &reader::Read<'_>) -> Result<TableId, ()> {
         let seated: Vec<TableId> = self.index.seated(player).collect();
         let only = |tables: &[TableId]| match tables {
             [index] => Ok(*index),
             _ => Err(()),
         };
         only(&seated).or_else(|()| {
-            let taking: Vec<TableId> = seated
-                .into_iter()
-                .filter(|i| self.grammar.find_in(self.tables[i].table.game(), command).is_some())
-                .collect();
+            let taking: Vec<TableId> =
+                seated.into_iter().filter(|i| read.of(self.tables[i].table.game()).is_some()).collect();
             only(&taking)
         })
     }
@@ -1350,7 +1314,7 @@ mod tests {
         let rooms =
             [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
         let bridges = vec![crate::relay::bridge("magic", &rooms, true)];
-        Router::new(Registry::standard(), RouterOptions { bridges, permissions, ..RouterOptions::default() })
+        Router::new(Registry::standard(), RouterConfig { bridges, permissions, ..RouterConfig::default() })
     }
 
     fn irc(nick: &str, text: &str) -> Inbound {
@@ -1373,6 +1337,45 @@ mod tests {
         out.iter().map(|o| format!("{} {}", o.network, o.message.text.plain())).collect()
     }
 
+    /// Issue 32: an accepted command is journaled typed, and replay applies that reading
+    /// no text: a journal whose text was changed still replays to the same state. A
+    /// journal from before (text only) replays to the same state too, its text read once
+    /// through the game's grammar.
+    #[test]
+    fn replay_applies_the_typed_command_and_reads_an_old_text_journal_alike() {
+        let seeded = || {
+            let config = RouterConfig { secrets: Secrets::Seeded(3), ..RouterConfig::default() };
+            Router::new(Registry::standard(), config)
+        };
+        let mut router = seeded();
+        for (nick, text) in [("alice", "!new thaum"), ("bob", "!join"), ("alice", "!coins bob +5")] {
+            router.handle(&irc(nick, text), T);
+        }
+        let journal = router.take_journal();
+        let typed = |entry: &Entry| matches!(entry, Entry::Acted { parsed: Some(_), .. });
+        assert_eq!(journal.iter().filter(|r| typed(&r.entry)).count(), 2, "both moves are typed");
+
+        let mut replayed = seeded();
+        for record in &journal {
+            let mut entry = record.entry.clone();
+            if let Entry::Acted { command, .. } = &mut entry {
+                "coins bob +900".clone_into(command);
+            }
+            replayed.replay(&entry).expect("replays from the typed command");
+        }
+        assert_eq!(replayed.snapshot(), router.snapshot());
+
+        let mut old = seeded();
+        for record in &journal {
+            let mut json = serde_json::to_value(&record.entry).expect("json");
+            json.as_object_mut().expect("an object").remove("parsed");
+            let entry: Entry = serde_json::from_value(json).expect("an old entry reads");
+            assert!(!typed(&entry));
+            old.replay(&entry).expect("an old text journal replays");
+        }
+        assert_eq!(old.snapshot(), router.snapshot());
+    }
+
     /// IRC `#magic` as its transport knows it: merlin is there (he has not spoken).
     struct Channel;
 
@@ -1387,7 +1390,8 @@ mod tests {
         let mut router = router();
         let before = router.handle(&matrix(Said::Message, "hello"), T);
         assert_eq!(texts(&before), ["irc <Merlin> hello"], "no member list: nobody to pass for");
-        router.set_room_members(RoomMembersSource::new(std::sync::Arc::new(Channel)));
+        let room_members = RoomMembersSource::new(std::sync::Arc::new(Channel));
+        router.reconfigure(RouterConfig { room_members, ..router.config().clone() });
         let marked = router.handle(&matrix(Said::Message, "I concede"), T);
         assert_eq!(texts(&marked), ["irc <Merlin (@mage:hs)> I concede"]);
         // An IRC speaker is shown by nick as ever.

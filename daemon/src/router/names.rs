@@ -7,7 +7,7 @@ use spellbridge_core::{Login, Member, Parsed, PlayerArgument, shown};
 
 use super::said::said;
 use super::*;
-use crate::identity::is_matrix_id;
+use crate::identity::is_global_id;
 use crate::names::{NameRefusal, readable};
 use spellbridge_core::locale::{self, Args};
 
@@ -125,7 +125,7 @@ impl Router {
                 which = which.append(or.clone());
             }
             // What to type for them: a Matrix id as it is, else `network:nick`.
-            let id = if is_matrix_id(member.identity.as_str()) {
+            let id = if is_global_id(member.identity.as_str()) {
                 member.identity.as_str().to_owned()
             } else {
                 format!("{network}:{}", member.shown)

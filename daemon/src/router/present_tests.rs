@@ -44,7 +44,8 @@ impl RoomMembers for Rooms {
 /// The bridged router with `members` present; nobody has spoken.
 fn present(members: Vec<(&'static str, &'static str, &'static str, &'static str, Login)>) -> Router {
     let mut router = bridged(Permissions::default());
-    router.set_room_members(RoomMembersSource::new(Arc::new(Rooms(members))));
+    let room_members = RoomMembersSource::new(Arc::new(Rooms(members)));
+    router.reconfigure(RouterConfig { room_members, ..router.config().clone() });
     router
 }
 

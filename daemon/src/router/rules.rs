@@ -162,10 +162,10 @@ mod tests {
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 
     fn router(language: Language, public_url: Option<&str>) -> Router {
-        let options = RouterOptions {
+        let options = RouterConfig {
             languages: crate::config::LanguageSettings::all(language),
             public_url: public_url.map(str::to_owned),
-            ..RouterOptions::default()
+            ..RouterConfig::default()
         };
         Router::new(Registry::standard(), options)
     }

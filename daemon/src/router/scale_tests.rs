@@ -13,7 +13,7 @@ use spellbridge_core::{
     Refusal, Registry, RoomId, Table, TableSetup, Timestamp,
 };
 
-use super::{Router, RouterOptions};
+use super::{Router, RouterConfig};
 use crate::secrets::Secrets;
 
 /// Thaum, with every question the router asks a table about who sits there or whether
@@ -106,7 +106,7 @@ fn a_command_asks_no_table_but_its_own_however_many_there_are() {
     let asked = Arc::new(AtomicUsize::new(0));
     let registry =
         Registry::new(vec![Box::new(Counting { inner: ThaumPlugin::default(), asked: asked.clone() })]);
-    let options = RouterOptions { secrets: Secrets::Seeded(1), ..RouterOptions::default() };
+    let options = RouterConfig { secrets: Secrets::Seeded(1), ..RouterConfig::default() };
     let mut router = Router::new(registry, options);
     const TABLES: usize = 300;
     for room in 0..TABLES {

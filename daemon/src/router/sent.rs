@@ -143,7 +143,7 @@ mod tests {
             .rooms
             .insert((NetworkId::new("matrix"), RoomId::new("!zh:hs")), spellbridge_core::Language::ZhCn);
         let mut router =
-            Router::new(Registry::standard(), RouterOptions { languages, ..RouterOptions::default() });
+            Router::new(Registry::standard(), RouterConfig { languages, ..RouterConfig::default() });
         let (matrix, carol) = (NetworkId::new("matrix"), PlayerId::new("@carol:hs"));
         assert!(router.opened_private(&matrix, &carol, None, t).is_empty(), "she asked nothing anywhere");
         let mut link = asked("matrix", "!room:hs", "@carol:hs");

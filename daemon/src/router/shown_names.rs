@@ -72,17 +72,17 @@ mod tests {
 
     use super::*;
     use crate::engine::Engine;
-    use crate::router::{Permissions, RouterOptions};
+    use crate::router::{Permissions, RouterConfig};
     use crate::store::{Durability, OpenMode, Store};
 
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 
     /// IRC `#magic` bridged with Matrix `!m`.
-    fn options() -> RouterOptions {
+    fn options() -> RouterConfig {
         let rooms =
             [(NetworkId::new("irc"), RoomId::new("#magic")), (NetworkId::new("matrix"), RoomId::new("!m"))];
         let bridges = vec![crate::relay::bridge("magic", &rooms, true)];
-        RouterOptions { bridges, permissions: Permissions::default(), ..RouterOptions::default() }
+        RouterConfig { bridges, permissions: Permissions::default(), ..RouterConfig::default() }
     }
 
     fn engine_on(db: &std::path::Path) -> Engine {

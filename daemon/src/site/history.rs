@@ -12,10 +12,10 @@
 use spellbridge_core::dice::Commitment;
 use spellbridge_core::{
     Action, Audience, Dice, Event, Form, GamePlugin, Language, PlayerId, Presentation, Registry, Table,
-    Timestamp, grammar,
+    Timestamp,
 };
 
-use crate::journal::Entry;
+use crate::journal::{Entry, read_command};
 
 /// One row of a table's history.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,10 +107,20 @@ pub fn rows(registry: &Registry, entries: &[Entry], language: Language) -> (Vec<
                 });
             }
             Entry::Acted {
-                sequence, actor, command, typed, private, role, now, dice_seed, draws, ..
+                sequence,
+                actor,
+                command,
+                parsed,
+                typed,
+                private,
+                role,
+                now,
+                dice_seed,
+                draws,
+                ..
             } => {
                 let events = match replay.as_mut() {
-                    Some((_, table)) => match grammar::read(table.commands(), command) {
+                    Some((_, table)) => match read_command(table.commands(), parsed.as_ref(), command) {
                         Ok(parsed) => {
                             let action = Action {
                                 actor,

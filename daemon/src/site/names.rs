@@ -17,7 +17,7 @@ pub struct Names(BTreeMap<PlayerId, String>);
 impl Names {
     /// The names the store keeps now.
     pub fn kept(site: &Site) -> Result<Names, SiteError> {
-        let text = site.reader().meta(crate::router::shown_names::META_KEY)?;
+        let text = site.reader().meta(crate::router::SHOWN_NAMES_KEY)?;
         Ok(Names(text.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default()))
     }
 

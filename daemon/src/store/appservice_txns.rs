@@ -6,7 +6,7 @@
 //! (as the STS policies, [`super::sts`]).
 
 use rusqlite::{OptionalExtension, params};
-use spellbridge_adapters::matrix::appservice::txns::SeenTransactions;
+use spellbridge_adapters::SeenTransactions;
 
 use super::side::Side;
 use super::{Store, StoreError};

@@ -17,12 +17,13 @@ use std::collections::BTreeMap;
 
 use spellbridge_core::NetworkId;
 
+use super::difference::first_difference;
 use super::outbox::BadRow;
 use super::seal;
 use super::startup::{self, Trust, Unsound};
 use super::{Store, StoreError};
 use crate::journal::{Entry, TableId};
-use crate::router::{Router, RouterOptions};
+use crate::router::{Router, RouterConfig};
 
 /// One problem `verify` found with a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,7 +103,7 @@ pub fn verify(
 ) -> Result<Report, StoreError> {
     // A database from before player ids named their network is brought up to date first.
     if super::player_ids::needs_upgrade(store)? {
-        super::player_ids::upgrade(store, registry(), RouterOptions::default())?;
+        super::player_ids::upgrade(store, registry(), RouterConfig::default())?;
     }
     let mut report = Report::default();
     let mut rows = table_rows(store)?;
@@ -179,7 +180,7 @@ fn keyed_router(
     entries: &[Entry],
     offered: Vec<DiceKey>,
 ) -> Result<Router, StoreError> {
-    let mut router = Router::new(registry, RouterOptions::default());
+    let mut router = Router::new(registry, RouterConfig::default());
     router.add_keys(store.dice_keys(Some(table))?);
     router.add_keys(entries.iter().filter_map(|entry| match entry {
         Entry::Revealed { table, epoch, key } => DiceKey::from_hex(key).ok().map(|key| (*table, *epoch, key)),
@@ -301,27 +302,6 @@ fn journal(store: &Store, table: Option<TableId>) -> Result<(Numbered, Vec<Strin
         }
     }
     Ok((entries, bad))
-}
-
-/// The first JSON path where two values differ.
-pub(super) fn first_difference(a: &Value, b: &Value, path: String) -> Option<String> {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            keys.into_iter().find_map(|k| {
-                first_difference(
-                    x.get(k).unwrap_or(&Value::Null),
-                    y.get(k).unwrap_or(&Value::Null),
-                    format!("{path}.{k}"),
-                )
-            })
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]")))
-        }
-        _ if a == b => None,
-        _ => Some(if path.is_empty() { "(whole table)".to_owned() } else { path }),
-    }
 }
 
 /// A table's history and state (as it is now, for the games of `games`) as JSON.

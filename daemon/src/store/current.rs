@@ -14,7 +14,7 @@ use spellbridge_core::dice::DiceKey;
 
 use super::sql_u64;
 use crate::journal::{Entry, TableId};
-use crate::router::{Router, RouterOptions};
+use crate::router::{Router, RouterConfig};
 
 /// Table `table`'s state now ([`Router::table_snapshot`], its history included), or `None`
 /// when it has no snapshot; an error says what did not read or replay.
@@ -29,7 +29,7 @@ pub fn table(connection: &Connection, registry: &Registry, table: TableId) -> Re
     if after.is_empty() {
         return Ok(Some(snapshot));
     }
-    let mut router = Router::new(registry.clone(), RouterOptions::default());
+    let mut router = Router::new(registry.clone(), RouterConfig::default());
     router.add_keys(keys(connection, table).map_err(|e| e.to_string())?);
     router.restore_table(&snapshot).map_err(|e| e.to_string())?;
     for (id, text) in after {

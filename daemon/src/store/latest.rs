@@ -11,7 +11,8 @@ use spellbridge_core::{NetworkId, RoomId, Timestamp};
 
 use super::{Store, StoreError, classify};
 use crate::relay::replies::{LATEST, LatestLine, REPLY_WITHIN};
-use crate::router::{Place, Router};
+use crate::router::Router;
+use crate::turn::Place;
 
 impl Store {
     /// Keeps `lines` (a later line of the same speaker in the same room replaces the
@@ -82,7 +83,7 @@ impl Store {
         match self.latest() {
             Ok(lines) => router.recall_latest(lines),
             Err(error) => {
-                tracing::warn!(%error, "the speakers' latest lines do not read; an IRC line addressing someone is plain chat until they speak again");
+                tracing::warn!(%error, "the speakers' latest lines do not read; a line addressing someone by a bare name is plain chat until they speak again");
             }
         }
     }

@@ -24,6 +24,7 @@ pub mod appservice_txns;
 pub mod audit;
 pub mod commits;
 pub mod current;
+mod difference;
 mod files;
 mod history;
 pub mod latest;
@@ -33,6 +34,7 @@ pub mod ratings;
 pub mod relayed;
 pub mod schema;
 pub mod seal;
+mod sealed;
 mod seen;
 mod side;
 pub mod startup;
@@ -46,7 +48,8 @@ use spellbridge_core::dice::DiceKey;
 use spellbridge_core::{NetworkId, Registry};
 
 use crate::journal::{Entry, TableId};
-use crate::router::{Outbound, Record, ReplayError, Router, RouterOptions};
+use crate::router::{Record, ReplayError, Router, RouterConfig};
+use crate::turn::Outbound;
 
 /// How many prepared statements the connection keeps: more than the store has.
 const STATEMENTS_KEPT: usize = 64;
@@ -482,7 +485,7 @@ impl Store {
     /// Rebuilds the router from the database: tables from their snapshots (one that does
     /// not load or does not match its seal is rebuilt from its journal and logged), then
     /// the lobby. [`Store::load_checked`] also says which tables were rebuilt.
-    pub fn load(&self, registry: Registry, options: RouterOptions) -> Result<Router, StoreError> {
+    pub fn load(&self, registry: Registry, options: RouterConfig) -> Result<Router, StoreError> {
         self.load_checked(registry, options, startup::Policy::Rebuild).map(|loaded| loaded.router)
     }
 
@@ -655,8 +658,8 @@ impl Store {
 fn write_current(connection: &Connection, router: &Router, table: TableId) -> rusqlite::Result<()> {
     let (history_rows, _) = history::kept(connection, table)?;
     let Some(stored) = router.stored_table(table, history_rows) else { return Ok(()) };
-    let (digest, upto) = startup::digest_now(connection, table)?;
-    startup::write_snapshot(connection, table, &stored, &digest, upto)
+    let (digest, upto) = sealed::digest_now(connection, table)?;
+    sealed::write_snapshot(connection, table, &stored, &digest, upto)
 }
 
 /// The queryable columns of a journal row.

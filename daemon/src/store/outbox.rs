@@ -10,7 +10,7 @@ use rusqlite::{Connection, params};
 use spellbridge_core::{Destination, Message, NetworkId, RichText};
 
 use super::{Queued, Store, StoreError};
-use crate::router::Outbound;
+use crate::turn::Outbound;
 
 /// An outbox row that cannot be sent.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -20,11 +20,11 @@ use rusqlite::params;
 use spellbridge_core::grammar;
 use spellbridge_core::{NetworkId, PlayerId, Registry};
 
-use super::{Store, StoreError, classify, seal, startup, to_json};
-use crate::console::CONSOLE_NETWORK;
-use crate::identity::is_matrix_id;
+use super::{Store, StoreError, classify, seal, sealed, to_json};
+use crate::identity::CONSOLE_NETWORK;
+use crate::identity::is_global_id;
 use crate::journal::{Entry, SeatRecord, TableId};
-use crate::router::{Router, RouterOptions};
+use crate::router::{Router, RouterConfig};
 
 /// The mark schema migration 5 leaves on a database whose player ids are bare.
 pub const MARK: &str = "player_ids";
@@ -36,7 +36,7 @@ pub fn needs_upgrade(store: &Store) -> Result<bool, StoreError> {
 
 /// Rewrites the journal's player ids and rebuilds every snapshot from it, in one
 /// transaction; returns the router the rewritten journal replays to.
-pub fn upgrade(store: &Store, registry: Registry, options: RouterOptions) -> Result<Router, StoreError> {
+pub fn upgrade(store: &Store, registry: Registry, options: RouterConfig) -> Result<Router, StoreError> {
     let path = store.path().to_path_buf();
     let fail = |e| classify(&path, e);
     // Each row: its id, its entry, and what it announced (kept as it was).
@@ -92,7 +92,7 @@ pub fn upgrade(store: &Store, registry: Registry, options: RouterOptions) -> Res
         for table in router.table_ids().collect::<Vec<_>>() {
             if let Some(stored) = router.stored_table(table, 0) {
                 let (digest, last) = digests.get(&table).copied().unwrap_or((seal::EMPTY, 0));
-                startup::write_snapshot(&transaction, table, &stored, &digest, last).map_err(fail)?;
+                sealed::write_snapshot(&transaction, table, &stored, &digest, last).map_err(fail)?;
             }
         }
         transaction.execute("DELETE FROM meta WHERE key = ?1", [MARK]).map_err(fail)?;
@@ -128,14 +128,14 @@ fn row_player(entry: &Entry) -> Option<&str> {
 pub fn scoped_ids(entries: &[Entry]) -> BTreeMap<PlayerId, PlayerId> {
     let mut spoke_on: BTreeMap<&PlayerId, &NetworkId> = BTreeMap::new();
     let mut took_part_on: BTreeMap<&PlayerId, &NetworkId> = BTreeMap::new();
-    // A network where someone spoke under a Matrix id is a Matrix network: a bare name
-    // met only there names nobody's identity.
-    let mut matrix: Vec<&NetworkId> = Vec::new();
+    // A network where someone spoke under a global id (a Matrix id) is a network of
+    // global ids: a bare name met only there names nobody's identity.
+    let mut global: Vec<&NetworkId> = Vec::new();
     for entry in entries {
         match entry {
             Entry::Home { player, network, identity, .. } => {
-                if is_matrix_id(identity.as_str()) {
-                    matrix.push(network);
+                if is_global_id(identity.as_str()) {
+                    global.push(network);
                 } else if identity == player {
                     spoke_on.entry(player).or_insert(network);
                 }
@@ -152,11 +152,11 @@ pub fn scoped_ids(entries: &[Entry]) -> BTreeMap<PlayerId, PlayerId> {
             _ => {}
         }
     }
-    let bare = |player: &PlayerId| !is_matrix_id(player.as_str()) && !player.as_str().contains(':');
+    let bare = |player: &PlayerId| !is_global_id(player.as_str()) && !player.as_str().contains(':');
     let mut ids = BTreeMap::new();
     for player in spoke_on.keys().chain(took_part_on.keys()) {
         let network = spoke_on.get(player).or_else(|| took_part_on.get(player));
-        let Some(network) = network.filter(|n| n.as_str() != CONSOLE_NETWORK && !matrix.contains(n)) else {
+        let Some(network) = network.filter(|n| n.as_str() != CONSOLE_NETWORK && !global.contains(n)) else {
             continue;
         };
         if bare(player) {
@@ -205,6 +205,8 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
             Entry::Acted {
                 actor: id(actor),
                 command,
+                // The text's players were rewritten: replay reads it.
+                parsed: None,
                 table,
                 sequence,
                 typed,

@@ -174,7 +174,7 @@ impl Store {
             return Ok(RatingsCheck::Match);
         }
         let path = match (serde_json::from_str(&fresh), serde_json::from_str(&text)) {
-            (Ok(fresh), Ok(stored)) => super::audit::first_difference(&fresh, &stored, String::new()),
+            (Ok(fresh), Ok(stored)) => super::difference::first_difference(&fresh, &stored, String::new()),
             _ => None,
         };
         Ok(RatingsCheck::Differs(path.unwrap_or_else(|| "(the text)".to_owned())))

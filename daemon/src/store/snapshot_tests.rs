@@ -47,7 +47,7 @@ fn played_and_killed(db: &Path, script: &str) -> Value {
 
 /// Every table's state as a full replay of the journal gives it.
 fn replayed(store: &Store) -> Value {
-    let mut router = Router::new(Registry::standard(), RouterOptions::default());
+    let mut router = Router::new(Registry::standard(), RouterConfig::default());
     router.add_keys(store.dice_keys(None).expect("keys"));
     for (table, _) in store.stored_tables().expect("tables") {
         for entry in store.entries(Some(table)).expect("entries") {
@@ -90,14 +90,14 @@ fn killed_and_restarted(script: &str, behind: TableId) {
         audit::export_json(&store, &Registry::standard(), behind).expect("exports").expect("a table");
     assert_eq!(exported["table"], before["tables"][behind as usize], "export shows the table as it is now");
     let full = replayed(&store);
-    let loaded = store.load_checked(Registry::standard(), RouterOptions::default(), Policy::Refuse);
+    let loaded = store.load_checked(Registry::standard(), RouterConfig::default(), Policy::Refuse);
     let loaded = loaded.expect("a sound store");
     assert!(loaded.rebuilt.is_empty(), "{:?}", loaded.rebuilt);
     assert_eq!(loaded.router.snapshot(), full, "the same as a full replay");
     assert_eq!(loaded.router.snapshot(), before, "nothing acknowledged was lost");
     // The rows replayed on start are sealed with a snapshot written then.
     assert_eq!(rows_behind(&store, behind), 0);
-    let again = store.load_checked(Registry::standard(), RouterOptions::default(), Policy::Refuse);
+    let again = store.load_checked(Registry::standard(), RouterConfig::default(), Policy::Refuse);
     assert_eq!(again.expect("sound").router.snapshot(), before);
 }
 
@@ -125,7 +125,7 @@ fn the_seal_still_catches_an_edited_snapshot_or_covered_journal_row_of_a_table_b
     played_and_killed(&db, THAUM);
     let store = Store::open(&db, OpenMode::MustExist, Durability::Full).expect("reopens");
     let tamper = |sql: &str| store.connection().execute(sql, []).expect("tamper");
-    let load = || store.load_checked(Registry::standard(), RouterOptions::default(), Policy::Rebuild);
+    let load = || store.load_checked(Registry::standard(), RouterConfig::default(), Policy::Rebuild);
     // The first row, the Thaum table's opening, is covered by its snapshot.
     let first: i64 = store
         .connection()
@@ -144,7 +144,7 @@ fn the_seal_still_catches_an_edited_snapshot_or_covered_journal_row_of_a_table_b
 
 /// Plays Thaum actions straight through the router and the store.
 fn commit_all(store: &mut Store, texts: &[&str]) -> Router {
-    let mut router = store.load(Registry::standard(), RouterOptions::default()).expect("loads");
+    let mut router = store.load(Registry::standard(), RouterConfig::default()).expect("loads");
     for (n, text) in texts.iter().enumerate() {
         let inbound = Inbound {
             message_id: Some(format!("m{n}")),
@@ -172,7 +172,7 @@ fn a_database_written_before_the_change_loads_and_verifies() {
     let store = Store::open(&db, OpenMode::MustExist, Durability::Full).expect("migrates");
     let report = audit::verify(&store, Registry::standard, None).expect("verifies");
     assert_eq!(report.problems(), 0, "{report:?}");
-    let loaded = store.load_checked(Registry::standard(), RouterOptions::default(), Policy::Refuse);
+    let loaded = store.load_checked(Registry::standard(), RouterConfig::default(), Policy::Refuse);
     assert_eq!(loaded.expect("loads").router.snapshot(), router.snapshot());
 }
 

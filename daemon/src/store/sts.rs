@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
 use rusqlite::{OptionalExtension, params};
-use spellbridge_adapters::irc::sts::{StsPolicies, StsPolicy};
+use spellbridge_adapters::{StsPolicies, StsPolicy};
 
 use super::side::Side;
 use super::{Store, StoreError};

@@ -26,7 +26,7 @@ fn message(n: usize) -> Outbound {
 }
 
 fn router() -> Router {
-    Router::new(Registry::standard(), RouterOptions::default())
+    Router::new(Registry::standard(), RouterConfig::default())
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn private_destinations_round_trip_through_the_outbox() {
 /// A store with a Thaum table (table 0) where alice has 3 coins, played through the router.
 fn played(path: &Path) -> Store {
     let mut store = open(path).expect("opens");
-    let mut router = store.load(Registry::standard(), RouterOptions::default()).expect("loads");
+    let mut router = store.load(Registry::standard(), RouterConfig::default()).expect("loads");
     let room = RoomId::new("#magic");
     for (n, text) in ["!new thaum", "!coins alice +3", "!gather 1 fire"].into_iter().enumerate() {
         let inbound = spellbridge_core::Inbound {
@@ -181,20 +181,20 @@ fn alice_coins(router: &Router) -> serde_json::Value {
 fn a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported() {
     let (_dir, path) = temp_db();
     let store = played(&path);
-    let honest = alice_coins(&store.load(Registry::standard(), RouterOptions::default()).expect("loads"));
+    let honest = alice_coins(&store.load(Registry::standard(), RouterConfig::default()).expect("loads"));
     assert_eq!(honest, 3);
-    let loaded = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild);
+    let loaded = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild);
     assert!(loaded.expect("loads").rebuilt.is_empty(), "an untouched store is sound");
     store
         .connection()
         .execute("UPDATE tables SET snapshot = replace(snapshot, '\"coins\":3', '\"coins\":300')", [])
         .expect("tamper");
-    let refused = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    let refused = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
     let error = refused.err().expect("--strict refuses");
     assert!(matches!(error, StoreError::Unsound { .. }), "{error}");
     assert!(error.to_string().contains("table 0: its snapshot does not match the checksum"), "{error}");
     let loaded = store
-        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild)
         .expect("rebuilds");
     assert_eq!(alice_coins(&loaded.router), 3, "the journal's state, not the edit");
     assert_eq!(
@@ -202,7 +202,7 @@ fn a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported() {
         [startup::TableProblem { table: 0, problem: startup::Unsound::SnapshotEdited }]
     );
     // The rebuilt snapshot was written back: the next start finds it sound.
-    let again = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    let again = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
     assert!(again.expect("sound now").rebuilt.is_empty());
 }
 
@@ -218,7 +218,7 @@ fn a_journal_edited_in_sql_no_longer_matches_its_seal() {
         )
         .expect("tamper");
     let loaded = store
-        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild)
         .expect("rebuilds");
     assert_eq!(loaded.rebuilt[0].problem, startup::Unsound::JournalEdited);
 }
@@ -229,7 +229,7 @@ fn a_snapshot_whose_row_was_deleted_is_rebuilt_not_forgotten() {
     let store = played(&path);
     store.connection().execute("DELETE FROM tables", []).expect("delete");
     let loaded = store
-        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild)
         .expect("rebuilds");
     assert_eq!(loaded.rebuilt[0].problem, startup::Unsound::NoSnapshot);
     assert_eq!(alice_coins(&loaded.router), 3);
@@ -241,7 +241,7 @@ fn an_unsealed_table_from_an_older_database_is_checked_by_replay_then_sealed() {
     let store = played(&path);
     store.connection().execute("UPDATE tables SET seal = NULL, journal_digest = NULL", []).expect("unseal");
     let loaded = store
-        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse)
+        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse)
         .expect("an honest unsealed table loads");
     assert!(loaded.rebuilt.is_empty());
     let sealed: Option<String> =
@@ -256,7 +256,7 @@ fn an_unsealed_table_from_an_older_database_is_checked_by_replay_then_sealed() {
         )
         .expect("tamper");
     let loaded = store
-        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild)
         .expect("rebuilds");
     assert!(
         matches!(&loaded.rebuilt[0].problem, startup::Unsound::Differs(path) if path.contains("coins")),
@@ -338,7 +338,7 @@ fn database_with_bare_ids(path: &Path) {
     use spellbridge_core::Inbound;
     let libera = NetworkId::new("libera");
     let scopes = [(libera.clone(), Scope::Bare), (NetworkId::new("matrix"), Scope::Global)].into();
-    let mut old = Router::new(Registry::standard(), RouterOptions { scopes, ..RouterOptions::default() });
+    let mut old = Router::new(Registry::standard(), RouterConfig { scopes, ..RouterConfig::default() });
     let mut store = open(path).expect("opens");
     let say = |nick: &str, text: &str| {
         Inbound::new(libera.clone(), RoomId::new("#magic"), PlayerId::new(nick), text)
@@ -378,7 +378,7 @@ fn a_database_with_bare_player_ids_verifies_and_loads_with_their_network() {
     assert_eq!(report.tables.len(), 1);
     assert_eq!(report.problems(), 0, "{report:?}");
     assert!(!player_ids::needs_upgrade(&store).expect("meta"), "the mark is gone");
-    let loaded = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    let loaded = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
     let router = loaded.expect("loads, every snapshot sealed anew").router;
     let state = &router.snapshot()["tables"][0]["state"];
     let players: Vec<&String> = state["players"].as_object().expect("players").keys().collect();
@@ -420,7 +420,7 @@ fn a_new_database_needs_no_player_id_upgrade() {
 /// `actions` times: a history of `actions + 1` entries (her `!coins`, and `!new`'s none).
 fn coins_given(path: &Path, actions: usize) -> (Store, Router) {
     let mut store = open(path).expect("opens");
-    let mut router = store.load(Registry::standard(), RouterOptions::default()).expect("loads");
+    let mut router = store.load(Registry::standard(), RouterConfig::default()).expect("loads");
     let texts = std::iter::once("!new thaum").chain(std::iter::repeat_n("!coins alice +1", actions));
     for (n, text) in texts.enumerate() {
         let inbound = spellbridge_core::Inbound {
@@ -459,7 +459,7 @@ fn the_snapshot_written_per_action_does_not_grow_with_the_history() {
     assert_eq!(rows, 300, "one row per entry, each written once");
     // Loaded again, and as `verify` and `export` see it, the whole history is there.
     let loaded = long
-        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse)
+        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse)
         .expect("a sound store");
     assert!(loaded.rebuilt.is_empty());
     assert_eq!(loaded.router.table_snapshot(0), router.table_snapshot(0));
@@ -481,15 +481,15 @@ fn a_history_row_edited_in_sql_is_caught_by_the_seal_and_verify() {
         .expect("tamper");
     let report = audit::verify(&store, Registry::standard, None).expect("verifies");
     assert!(report.problems() > 0, "{report:?}");
-    let refused = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    let refused = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
     let error = refused.err().expect("--strict refuses");
     assert!(error.to_string().contains("history rows"), "{error}");
     let loaded = store
-        .load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Rebuild)
+        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild)
         .expect("rebuilds from the journal");
     let history = &loaded.router.table_snapshot(0).expect("table 0")["state"]["history"];
     assert_eq!(history[2]["command"], "!coins alice +1");
-    let again = store.load_checked(Registry::standard(), RouterOptions::default(), startup::Policy::Refuse);
+    let again = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
     assert!(again.expect("sound after the rebuild").rebuilt.is_empty());
 }
 

@@ -84,3 +84,57 @@ async fn a_bridge_named_by_alias_relays_and_follows_the_alias_to_a_new_room() {
     );
     daemon.ensure_running().unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Issue 32: the router's config is one, applied through the engine. With the bridge's
+/// room named by alias (looked up after start), a store write that fails (another
+/// connection holds the database) reloads the router from the store with that config,
+/// and board pictures still go to the bridged Matrix room (before, the alias's lookup
+/// rebuilt the config without the networks that show pictures).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_an_alias_lookup_and_a_failed_write_board_pictures_still_post() {
+    let (irc, synapse) = servers();
+    synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
+    let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
+    let room = bridge_room(&mut watcher, &mut []).await;
+    point_alias(&watcher, &room).await;
+    let mut alice = Irc::connect(irc.port(), "alice").await;
+    let mut daemon = start_daemon(&irc, &synapse, ALIAS, &Extra::default());
+    until_bot_on_irc(&mut alice).await;
+    until_bot_in(&mut watcher, &room).await;
+    tokio::task::block_in_place(|| until_looked_up(&daemon, &room));
+    watcher.settle().await;
+
+    watcher.say(&room, "!new thaum").await;
+    watcher.expect_in(&room, "opens a Thaum table").await;
+    // A write fails: another connection holds the database until the move is refused.
+    let holder = rusqlite::Connection::open(daemon.path("games.db")).unwrap_or_else(|e| panic!("{e}"));
+    holder.execute_batch("BEGIN EXCLUSIVE;").unwrap_or_else(|e| panic!("locking the database: {e}"));
+    watcher.say(&room, "!phase next").await;
+    watcher.expect_in(&room, "that was not taken").await;
+    holder.execute_batch("COMMIT;").unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        daemon.log().contains("could not save"),
+        "the write failed; the log ends:\n{}",
+        daemon.log_tail(40)
+    );
+
+    // The reloaded router still sends the table's board as a picture.
+    watcher.settle().await;
+    watcher.say(&room, "!board").await;
+    let bot = bot_id();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some(event) = watcher.client.next_event(left).await else {
+            panic!(
+                "no board picture within {WAIT:?} after the reload; the log ends:\n{}",
+                daemon.log_tail(60)
+            );
+        };
+        let picture = event.event_type == "m.room.message" && event.content["msgtype"] == "m.image";
+        if event.sender == bot && event.room_id == room && picture {
+            break;
+        }
+    }
+    daemon.ensure_running().unwrap_or_else(|e| panic!("{e}"));
+}

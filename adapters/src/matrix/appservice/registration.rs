@@ -164,6 +164,41 @@ pub fn read(path: &Path) -> Result<Tokens, RegistrationError> {
     })
 }
 
+/// `spellbridge appservice-registration`: writes the registration of every `[[matrix]]`
+/// section of the config `file` (read from `config`) with `mode = "appservice"`, and
+/// returns their paths; reads only those sections (the rest of the config is checked by
+/// `run` and `check-config`), since the registration file the full check reads does not
+/// exist yet. Refuses when no section is an appservice, saying what to add.
+pub fn write_from_config(
+    mut file: toml::Table,
+    config: &Path,
+    force: bool,
+) -> Result<Vec<std::path::PathBuf>, String> {
+    let base = config.parent().unwrap_or(Path::new("."));
+    let tables = match file.remove("matrix") {
+        Some(toml::Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    let mut written = Vec::new();
+    for item in tables {
+        let toml::Value::Table(table) = item else { continue };
+        let plan = crate::matrix::config::registration_plan(table, base)
+            .map_err(|e| format!("{}: {e}", config.display()))?;
+        if let Some((path, plan)) = plan {
+            write(&path, &plan, force).map_err(|e| e.to_string())?;
+            written.push(path);
+        }
+    }
+    if written.is_empty() {
+        return Err(format!(
+            "{}: no [[matrix]] has mode = \"appservice\"; add mode = \"appservice\", \
+             registration = \"appservice.yaml\" and listen = \"127.0.0.1:9009\" to one",
+            config.display()
+        ));
+    }
+    Ok(written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -306,8 +306,9 @@ impl Table for DuelTable {
     }
 
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
-        // A cast in a room is refused before its tokens are read, so no reply echoes them.
-        if action.command.name() == "cast" && !action.private {
+        // A cast in a room is refused before its tokens are read, so no reply echoes them
+        // (the grammar declares it typed privately: the name is not compared again).
+        if action.command.command().private && !action.private {
             // Answered privately: where the player is to cast (a Matrix player who has no
             // direct chat with the bot gets one opened by this answer).
             return Err(Refusal::Privately(render::refusal(&DuelError::PublicCast)));

@@ -1,9 +1,32 @@
-//! What one inbound message came to ([`Turn`]): chat relayed over a bridge, a command
-//! accepted, refused or answered as a question, or nothing. The router says it as it
-//! handles the message, so metrics, logs and the store read it instead of guessing
+//! The daemon's shared vocabulary of one message's turn, on the ground floor so relay,
+//! metrics, the board, the store's outbox and the router all speak it without importing
+//! one another: a [`Place`] (a room on a network), an [`Outbound`] message to deliver,
+//! and what one inbound message came to ([`Turn`]): chat relayed over a bridge, a
+//! command accepted, refused or answered as a question, or nothing. The router says it
+//! as it handles the message, so metrics, logs and the store read it instead of guessing
 //! from the text.
 
-use super::Outbound;
+use spellbridge_core::{Destination, Message, NetworkId, RoomId};
+
+/// A room on a network: where a table sits and where replies go.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Place {
+    /// The network.
+    pub network: NetworkId,
+    /// The room on it.
+    pub room: RoomId,
+}
+
+/// A message the router wants delivered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outbound {
+    /// The network to send it on.
+    pub network: NetworkId,
+    /// The room or user to send it to.
+    pub to: Destination,
+    /// What it says, and how.
+    pub message: Message,
+}
 
 /// What became of a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -66,20 +89,7 @@ pub struct Turn {
 
 impl Turn {
     /// A turn that sends `outbound`.
-    pub(super) fn new(happened: Happened, outbound: Vec<Outbound>) -> Turn {
+    pub(crate) fn new(happened: Happened, outbound: Vec<Outbound>) -> Turn {
         Turn { happened, outbound }
-    }
-}
-
-/// A command's answer, before the router knows whether it changed anything: `query` is
-/// set by the paths that answer questions.
-pub(super) struct Answer {
-    pub(super) outbound: Vec<Outbound>,
-    pub(super) query: bool,
-}
-
-impl From<Vec<Outbound>> for Answer {
-    fn from(outbound: Vec<Outbound>) -> Answer {
-        Answer { outbound, query: false }
     }
 }
