@@ -47,16 +47,17 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 irc_port=$(free_port) matrix_port=$(free_port) http_port=$(free_port) tls_port=$(free_port)
 
-# Bounded waits: `until_true N command…` tries once a second, at most N times.
-until_true() {
-  local tries=$1
-  shift
-  for _ in $(seq "$tries"); do
-    "$@" && return 0
-    sleep 1
-  done
-  return 1
+show_state() {
+  echo "--- irssi's query with the bot, and weechat's screen:"
+  type_in irssi "/window goto spellbridge"
+  sleep 1
+  screen irssi
+  screen weechat
+  echo "--- the bot's log:"
+  tail -30 "$work/quickstart/spellbridge.log"
 }
+# shellcheck source=scripts/tmux-play.sh
+. "$(dirname "$0")/tmux-play.sh"
 
 "$bin/quickstart" --spellbridge "$bin/spellbridge" --dir "$work/quickstart" \
   --irc-port "$irc_port" --matrix-port "$matrix_port" --http-port "$http_port" >"$work/quickstart.out" 2>&1 &
@@ -90,29 +91,10 @@ EOF
 proxy_pid=$!
 
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color
-t() { tmux -L "$sock" "$@"; }
 t -f /dev/null new-session -d -s irssi -x 100 -y 60 \
   "irssi --home=$work/irssi --connect=127.0.0.1 --port=$irc_port --nick=dave"
 t new-session -d -s weechat -x 100 -y 60 \
   "weechat --dir $work/weechat -r '/set weechat.look.buffer_time_format \"\"; /bar hide buflist; /bar hide nicklist; /python load /usr/share/weechat/python/matrix.py; /matrix server add local 127.0.0.1:$tls_port; /set matrix.server.local.username alice; /set matrix.server.local.password alice-password; /set matrix.server.local.ssl_verify off; /matrix connect local'"
-
-type_in() { t send-keys -t "$1" -l "$2" && t send-keys -t "$1" Enter; }
-screen() { t capture-pane -p -t "$1"; }
-shows() { screen "$1" | grep -qF -- "$2"; }
-wait_for() {
-  until_true "${3:-30}" shows "$1" "$2" || {
-    echo "game-transcripts: $1 never showed \"$2\"; its screen:" >&2
-    screen "$1" >&2
-    echo "--- irssi's query with the bot, and weechat's screen:" >&2
-    type_in irssi "/window goto spellbridge"
-    sleep 1
-    screen irssi >&2
-    screen weechat >&2
-    echo "--- the bot's log:" >&2
-    tail -30 "$work/quickstart/spellbridge.log" >&2
-    exit 1
-  }
-}
 
 wait_for irssi "Welcome to the"
 type_in irssi "/set timestamps off"

@@ -66,16 +66,12 @@ EOF
 "$inspircd" --config "$work/inspircd.conf" --nofork --nopid --runasroot >"$work/ircd.out" 2>&1 &
 ircd_pid=$!
 
-# Bounded waits: `until_true N command…` tries once a second, at most N times.
-until_true() {
-  local tries=$1
-  shift
-  for _ in $(seq "$tries"); do
-    "$@" && return 0
-    sleep 1
-  done
-  return 1
+show_state() {
+  echo "--- the bot's log:"
+  tail -20 "$work/bot.log"
 }
+# shellcheck source=scripts/tmux-play.sh
+. "$(dirname "$0")/tmux-play.sh"
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
 until_true 30 listening || { echo "InspIRCd did not start:" >&2; cat "$work/ircd.out" >&2; exit 1; }
 
@@ -97,24 +93,10 @@ EOF
 bot_pid=$!
 
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color
-t() { tmux -L "$sock" "$@"; }
 t -f /dev/null new-session -d -s irssi -x 100 -y 50 \
   "irssi --home=$work/irssi --connect=127.0.0.1 --port=$port --nick=alice"
 t new-session -d -s weechat -x 100 -y 50 \
   "weechat --dir $work/weechat -r '/set weechat.look.buffer_time_format \"\"; /bar hide buflist; /bar hide nicklist; /server add test 127.0.0.1/$port; /set irc.server.test.tls off; /set irc.server.test.nicks bob; /set irc.server.test.autojoin #magic; /connect test'"
-
-type_in() { t send-keys -t "$1" -l "$2" && t send-keys -t "$1" Enter; }
-screen() { t capture-pane -p -t "$1"; }
-shows() { screen "$1" | grep -qF -- "$2"; }
-wait_for() {
-  until_true "${3:-30}" shows "$1" "$2" || {
-    echo "irc-transcripts: $1 never showed \"$2\"; its screen:" >&2
-    screen "$1" >&2
-    echo "--- the bot's log:" >&2
-    tail -20 "$work/bot.log" >&2
-    exit 1
-  }
-}
 
 wait_for irssi "Welcome to the"
 type_in irssi "/set timestamps off"

@@ -30,6 +30,7 @@ pub mod engine;
 pub mod http;
 pub mod identity;
 pub mod journal;
+pub mod leader;
 pub mod limits;
 pub mod lobby;
 pub mod logging;

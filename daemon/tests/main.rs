@@ -16,6 +16,7 @@ mod irc;
 mod irc_login;
 mod irc_security;
 mod key_files;
+mod leader;
 mod matrix;
 mod ops;
 mod ops_listener;

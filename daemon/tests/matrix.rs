@@ -262,29 +262,8 @@ async fn matrix_players_play_a_duel_by_encrypted_dm_and_a_thaum_phase_in_an_encr
     );
 
     // carol creates an encrypted room and invites the bot and the two duellists.
-    let mut request = CreateRoom::new();
-    request.name = Some("Wizards".to_owned());
-    request.preset = Some(RoomPreset::PrivateChat);
-    request.invite = [&bot_id, &alice.id, &bob.id]
-        .into_iter()
-        .map(|id| OwnedUserId::try_from(id.as_str()).expect("user id"))
-        .collect();
-    request.initial_state = vec![
-        InitialStateEvent::with_empty_state_key(RoomEncryptionEventContent::with_recommended_defaults())
-            .to_raw_any(),
-    ];
-    let client = carol.transport.client().expect("logged in");
-    let room = client.create_room(request).await.expect("room created").room_id().to_string();
+    let room = encrypted_room(&carol, &[&alice, &bob], &bot_id, &daemon).await;
     let in_room = Destination::Room(RoomId::new(&room));
-    tokio::join!(alice.until_joined(&room), bob.until_joined(&room));
-    for player in [&alice, &bob, &carol] {
-        for member in [&bot_id, &alice.id, &bob.id, &carol.id] {
-            player.until_member(&room, member, &daemon).await;
-        }
-    }
-    for player in [&carol, &alice, &bob] {
-        player.until_bot_answers(&in_room, &daemon).await;
-    }
     for player in [&alice, &bob, &carol] {
         player.drain(Duration::from_millis(500)).await;
     }
@@ -363,6 +342,38 @@ async fn matrix_players_play_a_duel_by_encrypted_dm_and_a_thaum_phase_in_an_encr
         player.stop();
     }
     eprintln!("the whole game took {:?}", started.elapsed());
+}
+
+/// `creator` makes an encrypted invite-only room, invites the bot and `guests`, and returns
+/// its id once everyone has joined, each sees every member, and the bot answers each there.
+async fn encrypted_room(creator: &Player, guests: &[&Player], bot_id: &str, daemon: &Daemon) -> String {
+    let mut request = CreateRoom::new();
+    request.preset = Some(RoomPreset::PrivateChat);
+    request.invite = std::iter::once(bot_id)
+        .chain(guests.iter().map(|guest| guest.id.as_str()))
+        .map(|id| OwnedUserId::try_from(id).expect("user id"))
+        .collect();
+    request.initial_state = vec![
+        InitialStateEvent::with_empty_state_key(RoomEncryptionEventContent::with_recommended_defaults())
+            .to_raw_any(),
+    ];
+    let client = creator.transport.client().expect("logged in");
+    let room = client.create_room(request).await.expect("room created").room_id().to_string();
+    for guest in guests {
+        guest.until_joined(&room).await;
+    }
+    let everyone: Vec<&Player> = std::iter::once(creator).chain(guests.iter().copied()).collect();
+    let members: Vec<&str> = std::iter::once(bot_id).chain(everyone.iter().map(|p| p.id.as_str())).collect();
+    for player in &everyone {
+        for member in &members {
+            player.until_member(&room, member, daemon).await;
+        }
+    }
+    let in_room = Destination::Room(RoomId::new(&room));
+    for player in &everyone {
+        player.until_bot_answers(&in_room, daemon).await;
+    }
+    room
 }
 
 async fn client_room_encrypted(player: &Player, room: &str) -> bool {

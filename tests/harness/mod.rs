@@ -6,7 +6,8 @@
 //! the certificates for its TLS listeners and for CertFP. [`daemon`] runs `spellbridge run`
 //! as a child process and [`endpoint`] reads its `/healthz` and `/metrics`; [`chromium`]
 //! drives a headless Chromium over the DevTools protocol, to look at the spectator site,
-//! and [`site_flood`] floods that site as hostile spectators would.
+//! and [`site_flood`] floods that site as hostile spectators would. [`postgres`] makes a
+//! throwaway PostgreSQL cluster (initdb in a temp dir, a free loopback port).
 //! All report failures as a [`HarnessError`] whose message says what to do.
 
 use std::time::Duration;
@@ -21,6 +22,7 @@ pub mod inspircd;
 pub mod irc_client;
 pub mod irc_player;
 pub mod matrix_client;
+pub mod postgres;
 pub mod site_flood;
 pub mod synapse;
 
@@ -60,6 +62,27 @@ pub enum HarnessError {
         /// How long the harness waited.
         waited: Duration,
         /// The last lines the services printed.
+        log_tail: String,
+    },
+    /// PostgreSQL's programs are missing.
+    #[error(
+        "PostgreSQL is not installed ({binary} is missing): run tests/scripts/install-postgres.sh \
+         (Debian's postgresql package; or the README's test command, bash scripts/test.sh, which installs it)"
+    )]
+    PostgresNotInstalled {
+        /// The path looked for.
+        binary: String,
+    },
+    /// The PostgreSQL cluster could not be made, started or queried.
+    #[error("PostgreSQL on port {port}: {what} failed: {reason}\n--- its output ends:\n{log_tail}")]
+    Postgres {
+        /// What the harness was doing.
+        what: String,
+        /// The port it was given (0 before one was chosen).
+        port: u16,
+        /// What went wrong.
+        reason: String,
+        /// The last lines the server printed.
         log_tail: String,
     },
     /// A file or process operation failed.

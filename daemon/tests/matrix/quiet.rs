@@ -22,26 +22,8 @@ async fn a_healthy_bot_mode_run_with_encryption_logs_no_error_or_warning() {
     let (alice, bob) = tokio::join!(Player::start(&synapse, "alice"), Player::start(&synapse, "bob"));
 
     // alice creates an encrypted room and invites the bot and bob.
-    let mut request = CreateRoom::new();
-    request.preset = Some(RoomPreset::PrivateChat);
-    request.invite = [&bot_id, &bob.id]
-        .into_iter()
-        .map(|id| OwnedUserId::try_from(id.as_str()).expect("user id"))
-        .collect();
-    request.initial_state = vec![
-        InitialStateEvent::with_empty_state_key(RoomEncryptionEventContent::with_recommended_defaults())
-            .to_raw_any(),
-    ];
-    let client = alice.transport.client().expect("logged in");
-    let room = client.create_room(request).await.expect("room created").room_id().to_string();
+    let room = encrypted_room(&alice, &[&bob], &bot_id, &daemon).await;
     let in_room = Destination::Room(RoomId::new(&room));
-    bob.until_joined(&room).await;
-    for player in [&alice, &bob] {
-        for member in [&bot_id, &alice.id, &bob.id] {
-            player.until_member(&room, member, &daemon).await;
-        }
-        player.until_bot_answers(&in_room, &daemon).await;
-    }
 
     alice.say(&in_room, &format!("!duel {}", bob.id)).await;
     bob.expect("challenges", &daemon).await;

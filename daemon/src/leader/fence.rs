@@ -1,0 +1,82 @@
+//! The fence a journal commit passes in its own transaction: the lease row is read
+//! `FOR SHARE` and must still name this daemon's epoch and holder, unexpired by the
+//! database's clock at that moment (`clock_timestamp()`, not the transaction's start).
+//!
+//! The share lock is what makes it a fence and not only a check: a take-over is an
+//! `UPDATE` of that row, so it waits until the commit that passed the fence has ended;
+//! and once a take-over has committed, every later fence under the old epoch fails. So
+//! the commits of two leaders never interleave, however long the old one was paused.
+//! Commits of one leader only share the lock, and do not wait for each other.
+
+use tokio_postgres::Transaction;
+
+use super::{Epoch, Holder};
+
+/// What a commit must prove: the epoch it was made under and its holder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fence {
+    epoch: Epoch,
+    holder: Holder,
+}
+
+impl Fence {
+    /// The fence of `holder`'s tenure `epoch`.
+    pub fn new(epoch: Epoch, holder: Holder) -> Self {
+        Self { epoch, holder }
+    }
+
+    /// The epoch the commits are made under.
+    pub fn epoch(&self) -> Epoch {
+        self.epoch
+    }
+}
+
+/// Why a commit may not go on: the daemon must stop acting.
+#[derive(Debug, thiserror::Error)]
+pub enum FenceError {
+    /// Another daemon took the lease since.
+    #[error(
+        "fenced: this daemon's lease (epoch {ours}) was taken over by {holder} (epoch {current}); \
+         it stops acting and commits nothing"
+    )]
+    Superseded {
+        /// The epoch the commit was made under.
+        ours: Epoch,
+        /// The latest epoch.
+        current: Epoch,
+        /// Its holder.
+        holder: String,
+    },
+    /// The lease ran out (or was released) and was not renewed.
+    #[error(
+        "fenced: this daemon's lease (epoch {ours}) ran out before it was renewed; it stops \
+         acting and commits nothing until it holds the lease again"
+    )]
+    Lapsed {
+        /// The epoch the commit was made under.
+        ours: Epoch,
+    },
+    /// The check itself failed (the transaction cannot commit either).
+    #[error("fenced: the lease could not be checked: {0}")]
+    Sql(#[from] tokio_postgres::Error),
+    /// The `leader_lease` row is gone.
+    #[error("fenced: the table leader_lease has no row (it was changed by hand)")]
+    NoRow,
+}
+
+/// Passes when the lease is still `fence`'s, and holds it (shared) until `transaction`
+/// ends; run it in the transaction that writes the journal, before its commit.
+pub async fn fenced(transaction: &Transaction<'_>, fence: &Fence) -> Result<(), FenceError> {
+    let row = transaction
+        .query_opt("SELECT epoch, holder, expires_at > clock_timestamp() FROM leader_lease FOR SHARE", &[])
+        .await?
+        .ok_or(FenceError::NoRow)?;
+    let (epoch, holder, live): (i64, String, bool) = (row.get(0), row.get(1), row.get(2));
+    if epoch != fence.epoch.0 || holder != fence.holder.as_str() {
+        return Err(FenceError::Superseded { ours: fence.epoch, current: Epoch(epoch), holder });
+    }
+    if !live {
+        return Err(FenceError::Lapsed { ours: fence.epoch });
+    }
+    Ok(())
+}
