@@ -4,10 +4,10 @@
 //! The catalogues are Project Fluent files at the repository's root,
 //! `locales/<language>/<area>.ftl` (`duel.ftl`, `thaum.ftl`, `common.ftl`, …), compiled
 //! into the binary ([`catalogues`] lists them; adding a file is one line there, or comes
-//! with its game), so the
-//! core still reads no files. Messages are formatted by Fluent's own rules (numbers,
-//! plurals: `[one]`/`*[other]` in English, none in Chinese) with Unicode isolation marks
-//! off, so an English sentence is byte for byte what the code wrote before.
+//! with its game), so the core still reads no files. Messages are formatted by Fluent's
+//! own rules (numbers, plurals: `[one]`/`*[other]` in English, none in Chinese) with
+//! Unicode isolation marks off, so an English sentence is byte for byte what the code
+//! wrote before.
 //!
 //! Two ways to say a message:
 //! - [`text`]: plain text, for logs and places that take a `String`;

@@ -11,9 +11,10 @@
 //! as a command.
 //!
 //! Adding a game touches only `core/src/games/<game>/`, its locale files and one line of
-//! the list in [`crate::games`] (or, for a game kept elsewhere, one [`Registry::register`]): the daemon hands it its
-//! options table ([`GamePlugin::configure`]), lists it in help and `!games`, exports its
-//! tables ([`GamePlugin::wiki`]) and, for a game played by challenge
+//! the list in [`crate::games`] (or, for a game kept elsewhere, one
+//! [`Registry::register`]): the daemon hands it its options table
+//! ([`GamePlugin::configure`]), lists it in help and `!games`, exports its tables
+//! ([`GamePlugin::wiki`]) and, for a game played by challenge
 //! ([`GamePlugin::challenge`]), takes `!duel`-style challenges for it, all through the
 //! registry.
 

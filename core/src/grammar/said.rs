@@ -110,7 +110,7 @@ pub fn phrase(language: Language, english: &'static str) -> String {
     }
 }
 
-/// The catalogue message that says `english`: [`PHRASES`]', or a shipped game's own
+/// The catalogue message that says `english`: one of [`PHRASES`], or a shipped game's own
 /// ([`crate::games::PHRASES`]).
 fn phrase_id(english: &str) -> Option<&'static str> {
     PHRASES
