@@ -12,6 +12,7 @@
 //! - [`text`]: the small rich-text type every announcement is written in.
 //! - [`dice`]: the seeded, auditable random generator.
 //! - [`time`]: timestamps and durations (plain numbers, no clock).
+//! - [`ending`]: how a game ended (places, scores), and what kind of table it is.
 //! - [`event`]: what a table says happened, and how a destination is shown it.
 //! - [`plugin`]: the `GamePlugin` and `Table` traits, and the registry of games.
 //! - [`options`]: a game's options table from the config, and how a challenge game is taken.
@@ -23,6 +24,7 @@
 //! - [`games`]: the two games, Thaum and Duel.
 
 pub mod dice;
+pub mod ending;
 pub mod event;
 pub mod games;
 pub mod grammar;
@@ -38,6 +40,7 @@ pub mod transport;
 pub mod words;
 
 pub use dice::Dice;
+pub use ending::{Ending, EndingReader, TableKind};
 pub use event::{Event, EventRecord, Presentation, Whisper};
 pub use grammar::{Command, Grammar, Parsed, PlayerArgument};
 pub use ids::{NetworkId, PlayerId, RoomId};

@@ -15,8 +15,9 @@
 //! [`Registry::register`]): the daemon hands it its options table
 //! ([`GamePlugin::configure`]), lists it in help and `!games`, exports its tables
 //! ([`GamePlugin::wiki`]) and, for a game played by challenge
-//! ([`GamePlugin::challenge`]), takes `!duel`-style challenges for it, all through the
-//! registry.
+//! ([`GamePlugin::challenge`]), takes `!duel`-style challenges for it, and rates its
+//! tables' endings as its [`TableKind`] says ([`GamePlugin::ending_reader`],
+//! [`Table::ending`], [`crate::ending`]), all through the registry.
 
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ use serde_json::Value;
 use crate::options::{Challenge, GameOptions};
 
 use crate::dice::Dice;
+use crate::ending::{Ending, EndingReader, TableKind};
 use crate::event::{Event, Presentation};
 use crate::grammar::{Command, Parsed};
 use crate::ids::{PlayerId, RoomId};
@@ -253,6 +255,21 @@ pub trait Table: Send + std::fmt::Debug {
 
     /// A copy of this table behind a new box.
     fn boxed_clone(&self) -> Box<dyn Table>;
+
+    // Issue 32 item 1b (plugends): how a table ended.
+
+    /// How the table's last game ended, once it has (a finished Duel; a Thaum table's last
+    /// closed season), as the game's rules say; `None` before, or for a game ended with no
+    /// result (a stopped Duel).
+    fn ending(&self) -> Option<Ending> {
+        None
+    }
+
+    /// What `player` chose when the table opened (a Duel wizard), as the game names it;
+    /// `None` for a game that asks no choice, or someone not seated.
+    fn choice(&self, _player: &PlayerId) -> Option<String> {
+        None
+    }
 }
 
 /// A game: its commands and how to open and restore its tables.
@@ -350,6 +367,30 @@ pub trait GamePlugin: Send + Sync {
     /// export --format wiki`; `None` shows the JSON as it is.
     fn wiki(&self, _state: &Value) -> Option<String> {
         None
+    }
+
+    // Issue 32 item 1b (plugends): what kind of table, and how its games ended.
+
+    /// What kind of table the game runs. By default a game taken by challenge
+    /// ([`GamePlugin::challenge`]) is a challenge between two, any other an open table.
+    fn kind(&self) -> TableKind {
+        match self.challenge() {
+            Some(_) => TableKind::Challenge { seats: 2 },
+            None => TableKind::Open,
+        }
+    }
+
+    /// A reader of one table's endings from its journaled events (one per table, fed in
+    /// order); `None` for a game whose tables end without a result to rate.
+    fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
+        None
+    }
+
+    /// A seat's choice (as [`Table::choice`] gives it) said in `language` (a wizard's
+    /// name in Chinese); as it is by default.
+    fn choice_in(&self, choice: &str, language: Language) -> String {
+        let _ = language;
+        choice.to_owned()
     }
 }
 

@@ -27,7 +27,8 @@ pub(super) fn take(
     let names: Vec<&str> = games.iter().map(|g| g.name()).collect();
     if let Some(value) = file.remove("games") {
         let toml::Value::Table(tables) = value else {
-            return Err("`games` must be a table of game sections, e.g. [games.duel]".to_owned());
+            let example = names.first().copied().unwrap_or("<name>");
+            return Err(format!("`games` must be a table of game sections, e.g. [games.{example}]"));
         };
         for (name, value) in tables {
             let Some(game) = games.get(&name) else {

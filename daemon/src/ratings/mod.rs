@@ -23,6 +23,7 @@
 
 pub mod endings;
 pub mod glicko;
+pub mod reading;
 pub mod replay;
 pub mod report;
 pub mod unrated;
@@ -30,12 +31,12 @@ pub mod unrated;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use spellbridge_core::{NetworkId, PlayerId, Registry};
+use spellbridge_core::{NetworkId, PlayerId, Registry, TableKind};
 
 use crate::identity::Scope;
 use crate::journal::{Entry, TableId};
 pub use glicko::{Rating, Score};
-pub use replay::Ending;
+pub use reading::Ending;
 pub use unrated::{MIN_RATED_GAMES, Unrated};
 
 /// Why the journal could not be read into ratings.
@@ -144,9 +145,10 @@ impl Ledger {
         let mut seasons = Vec::new();
         for (ending, unrated) in self.endings.iter().zip(&self.unrated) {
             match ending {
-                Ending::Duel { table: _, players, wizards, winner, conceded: _ } => {
-                    let [a, b] =
-                        [self.canonical(&aliases, &players[0]), self.canonical(&aliases, &players[1])];
+                Ending { kind: TableKind::Challenge { .. }, ending, .. } => {
+                    // A challenge is rated between two, the challenger first.
+                    let [x, y] = ending.places.as_slice() else { continue };
+                    let [a, b] = [self.canonical(&aliases, &x.player), self.canonical(&aliases, &y.player)];
                     if a == b {
                         // Two identities of one person: not a rated game.
                         continue;
@@ -156,10 +158,10 @@ impl Ledger {
                         records.entry(b).or_default().unrated += 1;
                         continue;
                     }
-                    let score = match winner {
-                        Some(0) => Score::Win,
-                        Some(_) => Score::Loss,
-                        None => Score::Draw,
+                    let score = match x.place.cmp(&y.place) {
+                        std::cmp::Ordering::Less => Score::Win,
+                        std::cmp::Ordering::Greater => Score::Loss,
+                        std::cmp::Ordering::Equal => Score::Draw,
                     };
                     let (ra, rb) = (
                         ratings.get(&a).copied().unwrap_or_default(),
@@ -168,16 +170,19 @@ impl Ledger {
                     let (na, nb) = glicko::rate_game(ra, rb, score);
                     ratings.insert(a.clone(), na);
                     ratings.insert(b.clone(), nb);
-                    records.entry(a).or_default().duel(score, &wizards[0]);
-                    records.entry(b).or_default().duel(score.reversed(), &wizards[1]);
+                    let choice =
+                        |place: &spellbridge_core::ending::Place| place.choice.clone().unwrap_or_default();
+                    records.entry(a).or_default().duel(score, &choice(x));
+                    records.entry(b).or_default().duel(score.reversed(), &choice(y));
                 }
-                Ending::Season { table, season, players, given: _ } => {
-                    let mut standings: Vec<SeasonPlace> = players
+                Ending { table, kind: TableKind::Open, ending } => {
+                    let mut standings: Vec<SeasonPlace> = ending
+                        .places
                         .iter()
-                        .map(|(player, coins, thaums)| SeasonPlace {
-                            player: self.canonical(&aliases, player),
-                            coins: *coins,
-                            thaums: *thaums,
+                        .map(|place| SeasonPlace {
+                            player: self.canonical(&aliases, &place.player),
+                            coins: place.score,
+                            thaums: place.tiebreak,
                         })
                         .collect();
                     standings.sort_by(|x, y| {
@@ -196,7 +201,7 @@ impl Ledger {
                     }
                     seasons.push(SeasonStandings {
                         table: *table,
-                        season: *season,
+                        season: ending.round,
                         standings,
                         unrated: *unrated,
                     });

@@ -18,9 +18,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use spellbridge_core::Timestamp;
+use spellbridge_core::{TableKind, Timestamp};
 
-use super::replay::Ending;
+use super::reading::Ending;
 use crate::journal::{Entry, TableId};
 
 /// A Duel conceded sooner than this many seconds after it opened is not rated.
@@ -61,8 +61,9 @@ impl Watch {
 
     /// Whether `ending`, told by `entry`, is unrated, and why.
     pub fn judge(&mut self, entry: &Entry, ending: &Ending) -> Option<Unrated> {
-        match ending {
-            Ending::Duel { table, conceded, .. } => {
+        let Ending { table, kind, ending } = ending;
+        match kind {
+            TableKind::Challenge { .. } => {
                 let (opened, guest) = self.opened.remove(table)?;
                 if guest {
                     return Some(Unrated::Guest);
@@ -72,18 +73,21 @@ impl Watch {
                     Entry::Fired { at, .. } => *at,
                     _ => return None,
                 };
-                (*conceded && at.0.saturating_sub(opened.0) < QUICK_CONCESSION_SECS)
+                (ending.conceded && at.0.saturating_sub(opened.0) < QUICK_CONCESSION_SECS)
                     .then_some(Unrated::QuickConcession)
             }
-            Ending::Season { players, given, .. } => {
-                if players.len() < 2 {
+            TableKind::Open => {
+                let places = &ending.places;
+                if places.len() < 2 {
                     return Some(Unrated::LonePlayer);
                 }
-                let winner = players
+                let winner = places
                     .iter()
-                    .max_by(|x, y| x.1.cmp(&y.1).then(x.2.cmp(&y.2)).then(y.0.cmp(&x.0)))
-                    .map(|(player, ..)| player)?;
-                given.contains(winner).then_some(Unrated::GameMasterCoins)
+                    .max_by(|x, y| {
+                        x.score.cmp(&y.score).then(x.tiebreak.cmp(&y.tiebreak)).then(y.player.cmp(&x.player))
+                    })
+                    .map(|place| &place.player)?;
+                ending.helped.contains(winner).then_some(Unrated::GameMasterCoins)
             }
         }
     }

@@ -35,7 +35,7 @@ impl Router {
     /// Who `!duel <words>` challenges, and with which wizard: the whole line when it names
     /// someone (`!duel Piet Silent`), else all but its last word, which is the wizard
     /// (`!duel bob Pyromancer`).
-    fn duel_opponent(
+    fn opponent_named(
         &mut self,
         speaker: &Speaker<'_>,
         words: &[String],
@@ -69,7 +69,7 @@ impl Router {
     }
 
     /// `!duel <player> [wizard]`: `words` are what follows the command word; the player's
-    /// name may have several (a display name with spaces), see [`Router::duel_opponent`].
+    /// name may have several (a display name with spaces), see [`Router::opponent_named`].
     pub(super) fn challenge(
         &mut self,
         speaker: &Speaker<'_>,
@@ -83,7 +83,7 @@ impl Router {
         if speaker.inbound.private {
             return say("lobby-challenge-private");
         }
-        let (opponent, wizard) = match self.duel_opponent(speaker, words, language) {
+        let (opponent, wizard) = match self.opponent_named(speaker, words, language) {
             Ok(found) => found,
             Err(problem) => return vec![reply(reply_to, problem)],
         };
@@ -101,8 +101,8 @@ impl Router {
             return vec![reply(reply_to, text)];
         }
         // The game `!duel` challenges to, as the registry says (a game's `challenge`).
-        let Some(duel) = self.registry.challenged_by(CHALLENGE_WORD) else {
-            return say("lobby-no-duel");
+        let Some(game) = self.registry.challenged_by(CHALLENGE_WORD) else {
+            return say("lobby-no-challenge");
         };
         // Check the challenger's wizard now, so a typo is caught before the opponent answers.
         let trial = TableSetup {
@@ -113,7 +113,7 @@ impl Router {
             ],
             now,
         };
-        let trial = match duel.open(&trial) {
+        let trial = match game.open(&trial) {
             Ok(table) => table,
             Err(refusal) => {
                 let language = reply_to.language;
@@ -125,9 +125,8 @@ impl Router {
             Some(typed) => {
                 // The wizard as the table names it (`pyromancer`, `火法师` → Pyromancer),
                 // in the room's language (issue 31).
-                let snapshot = trial.snapshot();
-                let named = snapshot["wizards"][challenger.as_str()].as_str().unwrap_or(typed);
-                let shown = spellbridge_core::games::duel::wizard::name_in(named, reply_to.language);
+                let named = trial.choice(challenger).unwrap_or_else(|| typed.clone());
+                let shown = game.choice_in(&named, reply_to.language);
                 ("lobby-challenge-as", args.text("wizard", shown))
             }
             None => ("lobby-challenge", args),
@@ -172,7 +171,7 @@ impl Router {
             Seat { player: sender.clone(), choice: wizard },
         ];
         let Some(game) = self.registry.challenged_by(CHALLENGE_WORD).map(|g| g.name()) else {
-            return vec![reply(reply_to, said(reply_to.language, "lobby-no-duel", Args::new()))];
+            return vec![reply(reply_to, said(reply_to.language, "lobby-no-challenge", Args::new()))];
         };
         let before = self.tables.len();
         let out = self.open(place, game, seats, &[challenge.guest, guest], now, reply_to);

@@ -28,6 +28,7 @@
 pub mod command;
 pub mod config;
 pub mod element;
+pub mod ending;
 pub mod engine;
 pub mod error;
 pub mod news;
@@ -52,6 +53,7 @@ pub use token::{Preconditioning, Token};
 pub use wizard::{Favour, Pool, Wizard, WizardError, Wizards};
 
 use crate::dice::Dice;
+use crate::ending::{Ending, EndingReader, TableKind};
 use crate::event::{Event, Presentation};
 use crate::grammar::Command;
 use crate::ids::PlayerId;
@@ -233,6 +235,18 @@ impl GamePlugin for DuelPlugin {
     fn wiki(&self, state: &Value) -> Option<String> {
         Some(config::wiki(state))
     }
+
+    fn kind(&self) -> TableKind {
+        TableKind::Challenge { seats: 2 }
+    }
+
+    fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
+        Some(Box::new(ending::DuelEndings::default()))
+    }
+
+    fn choice_in(&self, choice: &str, language: Language) -> String {
+        wizard::name_in(choice, language)
+    }
 }
 
 /// A running duel at a table.
@@ -304,6 +318,14 @@ impl Table for DuelTable {
 
     fn boxed_clone(&self) -> Box<dyn Table> {
         Box::new(self.clone())
+    }
+
+    fn ending(&self) -> Option<Ending> {
+        ending::of(self.duel.finish()?, &DuelView::of(&self.duel))
+    }
+
+    fn choice(&self, player: &PlayerId) -> Option<String> {
+        self.duel.seat(player).map(|seat| self.duel.wizards()[seat].name.clone())
     }
 }
 

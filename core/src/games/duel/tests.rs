@@ -765,3 +765,64 @@ fn a_queued_token_never_reaches_a_table_event_before_its_reveal() {
     assert!(table.is_finished());
     assert!(checked >= 10, "only {checked} hidden tokens were checked");
 }
+
+/// A duel's ending as the table says it, and as its plugin's reader reads it from the
+/// events the journal keeps: the same.
+fn ending_told(duel: &Duel, events: &[DuelEvent]) -> Option<crate::ending::Ending> {
+    let mut reader = DuelPlugin::default().ending_reader().expect("a Duel ends with a result");
+    let read: Vec<_> =
+        news::told(duel, events, false).iter().filter_map(|event| reader.read(&event.record())).collect();
+    let table = DuelTable { duel: duel.clone() };
+    assert_eq!(read.first(), table.ending().as_ref(), "the reader and the table agree");
+    assert_eq!(read.len(), usize::from(table.ending().is_some()));
+    assert_eq!(reader.done(), duel.finish().is_some(), "a finished duel tells nothing more");
+    table.ending()
+}
+
+fn place(player: PlayerId, place: u32, score: i128) -> crate::ending::Place {
+    crate::ending::Place { player, place, score, tiebreak: 0, choice: Some("Apprentice".into()) }
+}
+
+#[test]
+fn d1_d12_an_explosion_that_pushes_the_track_past_30_wins_first_place() {
+    // RULES D-12: Fire Wind Water Thunder is 16 + 16 = 32; against bob's 1 the track
+    // moves 31 toward alice: D-1, she wins, first; bob second.
+    let mut duel = duel_with(steady());
+    ok(&mut duel, &alice(), "focus fire wind water thunder end");
+    let events = ok(&mut duel, &bob(), "surge water end");
+    assert_eq!(last_round(&duel).spells[0].outcome.power, 32, "the explosion");
+    assert_eq!(duel.finish(), Some(Finish { winner: Some(0), reason: FinishReason::Track }));
+    let ending = ending_told(&duel, &events).expect("a won duel has an ending");
+    assert_eq!(ending.places, vec![place(alice(), 1, 31), place(bob(), 2, -31)]);
+    assert_eq!((ending.round, ending.conceded), (1, false));
+    assert_eq!(ending.winners(), vec![&alice()]);
+    assert_eq!(DuelPlugin::default().kind(), crate::ending::TableKind::Challenge { seats: 2 });
+}
+
+#[test]
+fn d2_a_dry_pool_with_the_track_at_0_is_a_draw_both_first() {
+    // RULES D-2
+    let mut duel = duel_with(steady());
+    duel.pools[1] = Pool { water: 1, ..Pool::default() };
+    ok(&mut duel, &alice(), "surge fire end");
+    let events = ok(&mut duel, &bob(), "surge water end");
+    let ending = ending_told(&duel, &events).expect("a draw is a result");
+    assert_eq!(ending.places, vec![place(alice(), 1, 0), place(bob(), 1, 0)]);
+    assert_eq!(ending.winners(), vec![&alice(), &bob()]);
+}
+
+#[test]
+fn a_conceded_duel_is_won_by_the_other_wizard_and_a_stopped_one_has_no_ending() {
+    let mut conceded = duel();
+    let events = conceded
+        .apply(&alice(), Role::Player, &DuelCommand::Concede, T0, &mut Dice::from_seed(1))
+        .expect("alice concedes");
+    let ending = ending_told(&conceded, &events).expect("a conceded duel has a result");
+    assert_eq!(ending.places, vec![place(alice(), 2, 0), place(bob(), 1, 0)]);
+    assert!(ending.conceded);
+    let mut stopped = duel();
+    let events = stop(&mut stopped, &PlayerId::new("carol"), Role::Operator).expect("stopped");
+    assert_eq!(ending_told(&stopped, &events), None, "`!stop` ends it with no result");
+    let running = duel();
+    assert_eq!(ending_told(&running, &[]), None);
+}

@@ -36,6 +36,7 @@
 
 pub mod command;
 pub mod config;
+pub mod ending;
 pub mod engine;
 pub mod error;
 pub mod events;
@@ -49,6 +50,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dice::Dice;
+use crate::ending::{Ending, EndingReader};
 use crate::event::{Event, Presentation};
 use crate::grammar::{Arg, Branch, Choice, Command, Kind, PlayerArgument, Query, Who};
 use crate::ids::PlayerId;
@@ -323,6 +325,10 @@ impl GamePlugin for ThaumPlugin {
     fn wiki(&self, state: &Value) -> Option<String> {
         Some(config::wiki(state))
     }
+
+    fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
+        Some(Box::new(ending::ThaumEndings::default()))
+    }
 }
 
 /// A running Thaum table: its state, and the options it was opened with.
@@ -565,5 +571,9 @@ impl Table for ThaumTable {
 
     fn boxed_clone(&self) -> Box<dyn Table> {
         Box::new(self.clone())
+    }
+
+    fn ending(&self) -> Option<Ending> {
+        ending::of_stopped(&self.state)
     }
 }
