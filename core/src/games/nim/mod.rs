@@ -9,11 +9,13 @@
 //! - [`state`]: the table's state, which is also its snapshot, and the rules.
 //! - [`news`]: what a table tells and why it refuses, as data and in words.
 //! - [`rules`]: the rules at hand (`!rules`) and the wiki export.
+//! - [`ending`]: how a game ended, for ratings, `!stats` and `!top`.
 //!
 //! This module holds the plugin: [`NimPlugin`] opens and restores [`NimTable`]s. A table
 //! opens with `!new nim` (the opener's seat) and starts when a second player `!join`s.
 
 pub mod command;
+pub mod ending;
 pub mod news;
 pub mod rules;
 pub mod state;
@@ -25,6 +27,7 @@ pub use news::{NimError, NimNews};
 pub use state::{FinishReason, Move, Nim};
 
 use crate::dice::Dice;
+use crate::ending::{Ending, EndingReader, TableKind};
 use crate::event::{Event, Presentation};
 use crate::games::Shipped;
 use crate::grammar::Command;
@@ -107,6 +110,16 @@ impl GamePlugin for NimPlugin {
     fn wiki(&self, state: &Value) -> Option<String> {
         Some(rules::wiki(state))
     }
+
+    /// Decision: a game between two with a winner and a loser is rated pairwise, like a
+    /// challenge, though its table is opened with `!new nim` and joined.
+    fn kind(&self) -> TableKind {
+        TableKind::Challenge { seats: 2 }
+    }
+
+    fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
+        Some(Box::new(ending::NimEndings::default()))
+    }
 }
 
 /// A running game of Nim at a table.
@@ -165,6 +178,11 @@ impl Table for NimTable {
 
     fn players(&self) -> Vec<PlayerId> {
         self.nim.players.clone()
+    }
+
+    fn ending(&self) -> Option<Ending> {
+        let conceded = self.nim.finish_reason == Some(FinishReason::Conceded);
+        ending::of(&self.nim.players, self.nim.winner.as_ref()?, conceded)
     }
 
     fn snapshot(&self) -> Value {

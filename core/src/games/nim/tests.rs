@@ -246,3 +246,29 @@ proptest! {
         prop_assert!(nim.winner.is_some());
     }
 }
+
+/// The ending the table gives is the one its journaled news gives: the winner first.
+#[test]
+fn a_finished_game_ends_with_the_winner_first_and_a_stopped_one_with_none() {
+    let mut t = table(&["alice"]);
+    let mut reader = NimPlugin.ending_reader().expect("a reader");
+    let mut read = |events: Vec<Event>| events.iter().find_map(|e| reader.read(&e.record()));
+    let actor = p("bob");
+    let join = grammar::read_for(t.as_ref(), &actor, "join").expect("reads");
+    let action =
+        Action { actor: &actor, command: &join, typed: "!join", private: false, now: Timestamp::CONSOLE_EPOCH, role: Role::Player };
+    assert_eq!(read(t.act(&action, &mut Dice::from_seed(0)).expect("joins")), None);
+    let alice = p("alice");
+    let concede = grammar::read_for(t.as_ref(), &alice, "concede").expect("reads");
+    let action = Action { actor: &alice, command: &concede, ..action };
+    let read_ending = read(t.act(&action, &mut Dice::from_seed(0)).expect("concedes")).expect("an ending");
+    let ending = t.ending().expect("an ending");
+    assert_eq!(read_ending, ending);
+    assert_eq!(ending.winners(), [&p("bob")]);
+    assert_eq!(ending.places.iter().map(|p| (p.player.as_str(), p.place)).collect::<Vec<_>>(), [("alice", 2), ("bob", 1)]);
+    assert!(ending.conceded);
+    assert_eq!(NimPlugin.kind(), crate::ending::TableKind::Challenge { seats: 2 });
+    let mut stopped = table(&["alice", "bob"]);
+    say_as(&mut stopped, "carol", "stop", Role::GameMaster).expect("stops");
+    assert_eq!(stopped.ending(), None);
+}
