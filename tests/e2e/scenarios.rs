@@ -62,3 +62,4 @@ scenario!(duel_void);
 scenario!(duel_pool_dry);
 scenario!(duel_bad_input);
 scenario!(nim_complete);
+scenario!(nim_rated);
