@@ -3,10 +3,11 @@
 //!
 //! The catalogues are Project Fluent files at the repository's root,
 //! `locales/<language>/<area>.ftl` (`duel.ftl`, `thaum.ftl`, `common.ftl`, …), compiled
-//! into the binary ([`catalogues`] lists them; adding a file is one line there), so the
-//! core still reads no files. Messages are formatted by Fluent's own rules (numbers,
-//! plurals: `[one]`/`*[other]` in English, none in Chinese) with Unicode isolation marks
-//! off, so an English sentence is byte for byte what the code wrote before.
+//! into the binary ([`catalogues`] lists them; adding a file is one line there, or comes
+//! with its game), so the core still reads no files. Messages are formatted by Fluent's
+//! own rules (numbers, plurals: `[one]`/`*[other]` in English, none in Chinese) with
+//! Unicode isolation marks off, so an English sentence is byte for byte what the code
+//! wrote before.
 //!
 //! Two ways to say a message:
 //! - [`text`]: plain text, for logs and places that take a `String`;
@@ -30,7 +31,7 @@ use fluent_bundle::FluentResource;
 use fluent_bundle::concurrent::FluentBundle;
 
 pub use args::Args;
-pub use catalogues::{AREAS, Area};
+pub use catalogues::{AREAS, Area, all as all_areas};
 
 use crate::language::Language;
 use crate::text::RichText;
@@ -47,7 +48,7 @@ impl Catalogue {
         let tag: unic_langid::LanguageIdentifier = language.code().parse().unwrap_or_default();
         let mut bundle = FluentBundle::new_concurrent(vec![tag]);
         bundle.set_use_isolating(false);
-        for area in AREAS {
+        for area in all_areas() {
             let resource = match FluentResource::try_new(area.source(language).to_owned()) {
                 Ok(resource) | Err((resource, _)) => resource,
             };

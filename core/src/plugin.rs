@@ -10,10 +10,11 @@
 //! timeouts) are deadlines the table names and the caller fires, with the same code path
 //! as a command.
 //!
-//! Adding a game touches only `core/src/games/` and one line in [`Registry::standard`]
-//! (or, for a game kept elsewhere, one [`Registry::register`]): the daemon hands it its
-//! options table ([`GamePlugin::configure`]), lists it in help and `!games`, exports its
-//! tables ([`GamePlugin::wiki`]) and, for a game played by challenge
+//! Adding a game touches only `core/src/games/<game>/`, its locale files and one line of
+//! the list in [`crate::games`] (or, for a game kept elsewhere, one
+//! [`Registry::register`]): the daemon hands it its options table
+//! ([`GamePlugin::configure`]), lists it in help and `!games`, exports its tables
+//! ([`GamePlugin::wiki`]) and, for a game played by challenge
 //! ([`GamePlugin::challenge`]), takes `!duel`-style challenges for it, and rates its
 //! tables' endings as its [`TableKind`] says ([`GamePlugin::ending_reader`],
 //! [`Table::ending`], [`crate::ending`]), all through the registry.
@@ -487,12 +488,10 @@ impl Registry {
         self.iter().find(|p| p.challenge().is_some_and(|c| c.word.eq_ignore_ascii_case(word)))
     }
 
-    /// Both games that ship with spellbridge, with their default options.
+    /// The games that ship with spellbridge (the list in [`crate::games`]), with their
+    /// default options.
     pub fn standard() -> Self {
-        Self::new(vec![
-            Box::new(crate::games::thaum::ThaumPlugin::default()),
-            Box::new(crate::games::duel::DuelPlugin::default()),
-        ])
+        Self::new(crate::games::standard())
     }
 
     /// The game called `name` (case-insensitive), by its name in any language.

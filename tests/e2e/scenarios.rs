@@ -61,3 +61,5 @@ scenario!(duel_full_counter);
 scenario!(duel_void);
 scenario!(duel_pool_dry);
 scenario!(duel_bad_input);
+scenario!(nim_complete);
+scenario!(nim_rated);

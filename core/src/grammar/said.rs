@@ -4,7 +4,8 @@
 //! arguments, the examples — each looked up by its English text in [`PHRASES`].
 //!
 //! English is the declarations' text as it is (so an English refusal is byte for byte
-//! what the declaration says); another language takes the catalogue's phrase, or the
+//! what the declaration says); another language takes the catalogue's phrase (a shipped
+//! game may bring its own, [`crate::games::Shipped::PHRASES`]), or the
 //! English one where a game kept outside the core declared words no catalogue has.
 
 use super::{Command, EXAMPLE_PLAYER, Kind};
@@ -103,10 +104,20 @@ pub fn phrase(language: Language, english: &'static str) -> String {
     if language == Language::En || english.is_empty() {
         return english.to_owned();
     }
-    match PHRASES.iter().find(|(phrase, _)| *phrase == english) {
-        Some((_, id)) => locale::text(language, id, &Args::new()),
+    match phrase_id(english) {
+        Some(id) => locale::text(language, id, &Args::new()),
         None => english.to_owned(),
     }
+}
+
+/// The catalogue message that says `english`: one of [`PHRASES`], or a shipped game's own
+/// ([`crate::games::PHRASES`]).
+fn phrase_id(english: &str) -> Option<&'static str> {
+    PHRASES
+        .iter()
+        .chain(crate::games::PHRASES.iter().copied().flatten())
+        .find(|(phrase, _)| *phrase == english)
+        .map(|(_, id)| *id)
 }
 
 /// The message `id` of `grammar.ftl` in `language`, as plain text (code in backticks).
@@ -122,7 +133,7 @@ pub fn untranslated(commands: &'static [Command]) -> Vec<&'static str> {
         phrases.extend([command.needs, command.example, command.hint]);
         args_phrases(command.args, &mut phrases);
     }
-    phrases.retain(|p| !p.is_empty() && !PHRASES.iter().any(|(phrase, _)| phrase == p));
+    phrases.retain(|p| !p.is_empty() && phrase_id(p).is_none());
     phrases.sort_unstable();
     phrases.dedup();
     phrases

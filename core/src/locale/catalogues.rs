@@ -1,6 +1,8 @@
 //! Which catalogue files there are: one [`Area`] per file, each file in every language,
 //! compiled in. Adding a file is one line of [`AREAS`] (and the file in each
-//! `locales/<language>/` folder; the catalogue checks fail until both exist and agree).
+//! `locales/<language>/` folder; the catalogue checks fail until both exist and agree); a
+//! game's own file comes with the game ([`crate::games::Shipped::CATALOGUE`]), and
+//! [`all`] gives both.
 
 use crate::language::Language;
 
@@ -50,3 +52,8 @@ pub const AREAS: &[Area] = &[
     area!("names"),
     area!("notice"),
 ];
+
+/// Every catalogue file: [`AREAS`], then each game's own ([`crate::games::CATALOGUES`]).
+pub fn all() -> impl Iterator<Item = &'static Area> + Clone {
+    AREAS.iter().chain(crate::games::CATALOGUES.iter().flatten())
+}

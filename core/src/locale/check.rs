@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use fluent_syntax::ast::{Entry, Expression, InlineExpression, Pattern, PatternElement};
 use fluent_syntax::parser;
 
-use super::catalogues::AREAS;
+use super::catalogues::all as areas;
 use crate::language::Language;
 
 /// One message as a catalogue file has it.
@@ -128,7 +128,7 @@ fn inline_vars(
 fn all() -> Vec<(Language, &'static str, Result<Entries, String>)> {
     Language::ALL
         .into_iter()
-        .flat_map(|language| AREAS.iter().map(move |area| (language, area.name, read(area.source(language)))))
+        .flat_map(|language| areas().map(move |area| (language, area.name, read(area.source(language)))))
         .collect()
 }
 
@@ -179,7 +179,7 @@ pub fn problems() -> Vec<String> {
 pub fn stand_ins_for_the_bot() -> Vec<String> {
     let mut found = Vec::new();
     for language in Language::ALL {
-        for area in AREAS {
+        for area in areas() {
             let source = area.source(language);
             for line in source.lines().filter(|l| !l.trim_start().starts_with('#')) {
                 let msg_elsewhere = line.match_indices("/msg ").any(|(at, msg)| {
@@ -243,7 +243,7 @@ const TYPED: &[&str] = &["grammar-shown-", "grammar-example-"];
 /// files themselves, so every variant of every message is seen, whatever code says it.
 pub fn latin_outside_code(language: Language) -> Vec<(String, Vec<String>)> {
     let mut found = Vec::new();
-    for area in AREAS {
+    for area in areas() {
         let Ok(resource) = parser::parse(area.source(language)) else { continue };
         for entry in &resource.body {
             let Entry::Message(message) = entry else { continue };
