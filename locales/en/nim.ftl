@@ -63,3 +63,15 @@ nim-rule-n2 = There are three piles, called a, b and c, of 3, 5 and 7 stones.
 nim-rule-n3 = On your turn you take 1, 2 or 3 stones from one pile that has that many.
 nim-rule-n4 = Whoever takes the last stone wins.
 nim-rule-n5 = A player may concede (the other wins); a room operator, game master or bot admin may stop the game (no winner).
+
+## The board picture and the site's facts
+nim-board-to-move = { $player } to move
+nim-board-waiting = { $player } waits for an opponent
+nim-board-won = { $player } took the last stone and won
+nim-board-over = The game is over; no winner
+nim-board-caption = Nim table { $table }: piles a { $a }, b { $b }, c { $c }; { $standing }.
+nim-board-caption-unread = Nim table { $table }.
+nim-piles-plain = a { $a } · b { $b } · c { $c }
+nim-fact-players = Players
+nim-fact-piles = Piles
+nim-fact-standing = Now

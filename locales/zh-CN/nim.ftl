@@ -54,3 +54,15 @@ nim-rule-n2 = 共有三堆石子，叫作甲、乙、丙，分别有 3、5、7 �
 nim-rule-n3 = 轮到你时，从一堆中取走 1、2 或 3 颗石子（那一堆须有这么多）。
 nim-rule-n4 = 取走最后一颗石子的人获胜。
 nim-rule-n5 = 玩家可以认输（对方获胜）；房间管理员、游戏主持人或机器人管理员可以中止这一局（没有胜者）。
+
+## 局面图和网站上的概况
+nim-board-to-move = 轮到 { $player }
+nim-board-waiting = { $player } 在等对手
+nim-board-won = { $player } 取走了最后一颗石子，获胜
+nim-board-over = 这一局已结束，没有胜者
+nim-board-caption = 取石子第 { $table } 桌：甲堆 { $a }、乙堆 { $b }、丙堆 { $c }；{ $standing }。
+nim-board-caption-unread = 取石子第 { $table } 桌。
+nim-piles-plain = 甲 { $a } · 乙 { $b } · 丙 { $c }
+nim-fact-players = 玩家
+nim-fact-piles = 石子堆
+nim-fact-standing = 现在

@@ -10,6 +10,7 @@
 //! - [`news`]: what a table tells and why it refuses, as data and in words.
 //! - [`rules`]: the rules at hand (`!rules`) and the wiki export.
 //! - [`ending`]: how a game ended, for ratings, `!stats` and `!top`.
+//! - [`view`]: what a spectator sees: the public view, the board picture, its caption, the site's facts.
 //!
 //! This module holds the plugin: [`NimPlugin`] opens and restores [`NimTable`]s. A table
 //! opens with `!new nim` (the opener's seat) and starts when a second player `!join`s.
@@ -19,6 +20,7 @@ pub mod ending;
 pub mod news;
 pub mod rules;
 pub mod state;
+pub mod view;
 
 use serde_json::Value;
 
@@ -119,6 +121,26 @@ impl GamePlugin for NimPlugin {
 
     fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
         Some(Box::new(ending::NimEndings::default()))
+    }
+
+    fn public_view(&self, state: &Value) -> Option<Value> {
+        view::public_view(state)
+    }
+
+    fn board(&self, public: &Value, language: Language) -> Option<Result<crate::draw::Drawing, String>> {
+        Some(view::drawing(public, language))
+    }
+
+    fn caption(&self, table: u64, public: &Value, language: Language) -> Option<String> {
+        Some(view::caption(table, public, language))
+    }
+
+    fn redraws(&self, events: &[Event]) -> bool {
+        view::redraws(events)
+    }
+
+    fn facts(&self, public: &Value, language: Language) -> crate::facts::Facts {
+        view::facts(public, language)
     }
 }
 
