@@ -26,7 +26,7 @@ use serde_json::Value;
 use crate::options::{Challenge, GameOptions};
 
 use crate::dice::Dice;
-use crate::ending::{Ending, EndingReader, TableKind};
+use crate::ending::{Ending, EndingReader, RecordWords, TableKind};
 use crate::event::{Event, Presentation};
 use crate::grammar::{Command, Parsed};
 use crate::ids::{PlayerId, RoomId};
@@ -390,6 +390,14 @@ pub trait GamePlugin: Send + Sync {
     fn choice_in(&self, choice: &str, language: Language) -> String {
         let _ = language;
         choice.to_owned()
+    }
+
+    // Issue 32 item 1b (records): how the game's records are worded.
+
+    /// The message ids its records (`!stats`, `!top`) are worded in, from its own
+    /// catalogue; `None` (the default) words them with the daemon's generic texts.
+    fn record_words(&self) -> Option<RecordWords> {
+        None
     }
 }
 

@@ -174,3 +174,15 @@ duel-rule-d10 = A run of k ≥ 2 identical base elements seals its two neighbour
 duel-rule-d11 = Where one spell has Void, the other spell's token at that position is removed (two Voids remove each other); a removed token leaves a gap, so the tokens on either side are not consecutive.
 duel-rule-d12 = Explosion: split the spell at every Void, gap or element equal to the one before; each piece of length L ≥ 3 adds L² power. E.g. Fire Wind Water Thunder: 16 + 16 = 32.
 duel-rule-d13 = Wizards are data: a name, an element pool and favoured attributes that add power to spells with them; the default Apprentice has 8 of each base element and 4 Void. `!wizards` lists them.
+
+## `!stats` and `!top` (the game's record words, `record_words`).
+duel-record = {" "}Duel: rating { $rating } ± { $deviation } after { $games ->
+    [one] { $games } duel
+   *[other] { $games } duels
+} ({ $won } won, { $lost } lost{ $drawn }); favourite wizard { $choice }; longest winning streak { $streak }.
+duel-top-none = Nobody has a Duel rating yet: a player is rated when a Duel ends. Challenge someone with `!duel <player>`.
+duel-top = Duel ratings (Glicko-2, { $rated } rated): { $entries }.
+duel-top-entry = { $place }. { $player } { $rating } ± { $deviation } ({ $won }–{ $lost }{ $drawn })
+duel-top-few = No player has { $min } rated Duels yet: `!top` lists a player once they have. `!stats` shows everyone's.
+# The heading of its table on the site's leaderboard.
+duel-board = Duel (Glicko-2)

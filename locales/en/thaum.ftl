@@ -125,3 +125,22 @@ thaum-rule-t7 = Summoning: N = your Thaums × the strength matrix × theirs; bot
 thaum-rule-t8 = Tornado: for each Mana a random Thaum of yours or the target's moves by ± your Air, read again at each repetition; afterwards your Air becomes 0.
 thaum-rule-t9 = Mana and coins never go below 0: spending more Mana than you hold is refused; revoking more coins than a player holds takes them to 0 and says how many could not be taken.
 thaum-rule-t10 = Every draw comes from a recorded seed: a table commits to a secret dice key (its SHA-256) when it opens and reveals the key when it ends (a Thaum table also at each season's end), so anyone can check every draw.
+
+## `!stats` and `!top` (the game's record words, `record_words`).
+thaum-record = {" "}Thaum: { $rounds ->
+    [one] { $rounds } season
+   *[other] { $rounds } seasons
+} played, { $won } won{ $best }.
+thaum-record-best = {"; "}best standing { $place } of { $of } (table { $table }, season { $round })
+thaum-top-none = No Thaum season has ended yet. Open a table with `!new thaum`.
+thaum-top-few = No player has { $min } rated Thaum seasons yet: `!top thaum` lists a player once they have. `!stats` shows everyone's.
+thaum-top = Thaum standings over { $rated ->
+    [one] { $rated } finished season
+   *[other] { $rated } finished seasons
+} (coins, then Thaums): { $entries }.
+thaum-top-entry = { $place }. { $player } { $score } coins, Thaums { $tiebreak } ({ $rounds ->
+    [one] { $rounds } season
+   *[other] { $rounds } seasons
+})
+# The heading of its table on the site's leaderboard.
+thaum-board = Thaum seasons

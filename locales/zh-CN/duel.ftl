@@ -177,3 +177,12 @@ duel-rule-d10 = 相同的基础元素连续唤起 `k ≥ 2` 个，会封印圈�
 duel-rule-d11 = 一方法术某位置上是虚无时，将对手法术在该位置上的标记移除（双方都是虚无则都移除）；被移除的标记留下空隙，两侧的元素不算连续唤起。
 duel-rule-d12 = 元素爆炸：在每个虚无、空隙或与前一个相同的元素处把法术分段；每段长度 `L ≥ 3` 提升 `L²` 威力。例如火风水雷：16 + 16 = 32。
 duel-rule-d13 = 魔法师是数据：名字、元素池和擅长的属性（给具有该属性的法术加威力）；默认魔法师 `Apprentice` 有每种基础元素各 8 个、虚无 4 个。`!魔法师` 列出所有魔法师。
+
+## `!战绩` 与 `!排行`（本游戏的战绩用语，`record_words`）。
+duel-record = 决斗：等级分 { $rating } ± { $deviation }，共 { $games } 场（{ $won } 胜 { $lost } 负{ $drawn }）；最常用的魔法师 { $choice }；最长连胜 { $streak } 场。
+duel-top-none = 还没有人有决斗等级分：决斗结束时才会给玩家评分。用 `!决斗 <玩家>` 挑战别人。
+duel-top = 决斗等级分（Glicko-2，共 { $rated } 人）：{ $entries }。
+duel-top-entry = { $place }. { $player } { $rating } ± { $deviation }（{ $won } 胜 { $lost } 负{ $drawn }）
+duel-top-few = 还没有玩家打满 { $min } 场评分决斗：满了才会上 `!排行`。`!战绩` 可以查看每个人的战绩。
+# 网站排行榜上本游戏表格的标题。
+duel-board = 决斗（Glicko-2）

@@ -124,3 +124,13 @@ thaum-rule-t7 = 召唤术：结果 `N` = 你的魔素 × 克制表 × 对方的�
 thaum-rule-t8 = 龙卷风：每点法力让你或对方的一项随机魔素变化 ± 你的风（每次重复时重新读取）；之后你的风归零。
 thaum-rule-t9 = 法力和金币永不低于 0：花费超过持有的法力会被拒绝；扣除超过持有量的金币时归零，并说明有多少无法扣除。
 thaum-rule-t10 = 每次掷骰都来自有记录的种子：桌子开局时公布秘密骰子密钥的 SHA-256 承诺，结束时公开密钥（魔素桌在每个赛季结束时也会公开），任何人都能核对每一次掷骰。
+
+## `!战绩` 与 `!排行`（本游戏的战绩用语，`record_words`）。
+thaum-record = 魔素：参加 { $rounds } 个赛季，赢了 { $won } 个{ $best }。
+thaum-record-best = ；最好名次第 { $rank } 名（共 { $of } 人，第 { $table } 桌第 { $round } 赛季）
+thaum-top-none = 还没有结束的魔素赛季。用 `!开局 魔素` 开一张桌子。
+thaum-top-few = 还没有玩家打满 { $min } 个评分魔素赛季：满了才会上 `!排行 魔素`。`!战绩` 可以查看每个人的战绩。
+thaum-top = 魔素排名（已结束的赛季共 { $rated } 个；先比金币，再比魔素）：{ $entries }。
+thaum-top-entry = { $place }. { $player } { $score } 枚金币，魔素 { $tiebreak }（{ $rounds } 个赛季）
+# 网站排行榜上本游戏表格的标题。
+thaum-board = Thaum 赛季
