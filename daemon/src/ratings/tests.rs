@@ -475,3 +475,64 @@ fn help_top_says_the_rule_in_both_languages() {
         assert!(chinese.contains(words), "{words}: {chinese}");
     }
 }
+
+/// `value` (today's stored shape) written back the way spellbridge wrote it before each
+/// game had a pool: `duel` and `thaum` fields, seasons of coins and Thaums.
+fn in_the_old_shape(value: &mut serde_json::Value) {
+    let summary = &mut value["summary"];
+    for record in summary["players"].as_object_mut().expect("players").values_mut() {
+        let record = record.as_object_mut().expect("a record");
+        if let Some(mut duel) = record.remove("challenges").and_then(|mut c| c["duel"].take().into()) {
+            duel["favourite_wizard"] = duel["favourite"].take();
+            duel.as_object_mut().expect("a duel record").remove("favourite");
+            record.insert("duel".into(), duel);
+        }
+        if let Some(mut thaum) = record.remove("open").map(|mut o| o["thaum"].take()) {
+            thaum["seasons"] = thaum["rounds"].take();
+            thaum.as_object_mut().expect("a thaum record").remove("rounds");
+            record.insert("thaum".into(), thaum);
+        }
+    }
+    for season in summary["seasons"].as_array_mut().expect("seasons") {
+        let season = season.as_object_mut().expect("a season");
+        season.remove("game");
+        let round = season.remove("round").expect("a round");
+        season.insert("season".into(), round);
+        for place in season["standings"].as_array_mut().expect("standings") {
+            let place = place.as_object_mut().expect("a place");
+            let (score, tiebreak) = (place.remove("score"), place.remove("tiebreak"));
+            place.insert("coins".into(), score.expect("a score"));
+            place.insert("thaums".into(), tiebreak.expect("a tie-break"));
+        }
+    }
+}
+
+#[test]
+fn ratings_an_older_spellbridge_stored_still_read_and_verify() {
+    let (dir, store) = played(&[duel_between("alice", "bob"), scenario("thaum_full_loop")]);
+    let derived =
+        store.refresh_ratings(&Registry::standard(), &console_scopes()).expect("stored").expect("derived");
+    let text = store.meta(crate::store::ratings::META_KEY).expect("meta reads").expect("stored");
+    let mut old: serde_json::Value = serde_json::from_str(&text).expect("json");
+    in_the_old_shape(&mut old);
+    let old = old.to_string();
+    assert!(
+        old.contains("\"favourite_wizard\"") && old.contains("\"thaums\"") && !old.contains("\"challenges\"")
+    );
+    let db = rusqlite::Connection::open(dir.path().join("games.db")).expect("the database opens");
+    db.execute("UPDATE meta SET value = ?1 WHERE key = 'ratings'", [&old]).expect("the old copy is written");
+    drop(db);
+    assert_eq!(store.stored_ratings().expect("the old copy reads"), Some(derived), "upgraded on load");
+    assert_eq!(store.check_ratings(&Registry::standard()).expect("checked"), RatingsCheck::Match);
+    // A tampered old copy is still caught, at its place in today's shape.
+    let tampered = old.replace("\"losses\":0", "\"losses\":5");
+    assert_ne!(tampered, old, "the old copy has alice's Duel record to tamper with");
+    let db = rusqlite::Connection::open(dir.path().join("games.db")).expect("the database opens");
+    db.execute("UPDATE meta SET value = ?1 WHERE key = 'ratings'", [&tampered]).expect("written");
+    drop(db);
+    let check = store.check_ratings(&Registry::standard()).expect("checked");
+    assert!(
+        matches!(&check, RatingsCheck::Differs(path) if path == ".summary.players.alice.challenges.duel.losses"),
+        "{check:?}"
+    );
+}

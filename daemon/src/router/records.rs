@@ -382,6 +382,10 @@ pub(super) fn standings(summary: &Summary, game: &str) -> Vec<Standing> {
 }
 
 #[cfg(test)]
+#[path = "any_game_tests.rs"]
+mod any_game_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::ratings::{ChallengeRecord, OpenRecord, Rating, SeasonPlace};
