@@ -133,4 +133,4 @@ thaum-top-few = 还没有玩家打满 { $min } 个评分魔素赛季：满了才
 thaum-top = 魔素排名（已结束的赛季共 { $rated } 个；先比金币，再比魔素）：{ $entries }。
 thaum-top-entry = { $place }. { $player } { $score } 枚金币，魔素 { $tiebreak }（{ $rounds } 个赛季）
 # 网站排行榜上本游戏表格的标题。
-thaum-board = Thaum 赛季
+thaum-board = 魔素赛季
