@@ -1,7 +1,8 @@
-//! Ratings and records, derived from the journal alone: Glicko-2 ratings of Duel players
-//! (`glicko`), the standings of every finished Thaum season (coins, then the sum of the
-//! Thaums, then name), and each player's record (games, wins, favourite wizard, longest
-//! winning streak).
+//! Ratings and records, derived from the journal alone, each game in a pool of its own
+//! (keyed by its plugin's `name()`): Glicko-2 ratings of a challenge game's players
+//! (`glicko`; the Duel), the standings of every finished round of an open table (score,
+//! then tie-break, then name; a Thaum season's coins, then the sum of its Thaums), and
+//! each player's record (games, wins, favourite choice, longest winning streak).
 //!
 //! [`Ledger`] folds journal entries in order: how each game ended is read from the typed
 //! events the journal keeps with each table's entries (`endings`; a table from a journal
