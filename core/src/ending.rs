@@ -93,3 +93,26 @@ pub trait EndingReader: Send + Sync + std::fmt::Debug {
     /// A copy of this reader behind a new box.
     fn boxed_clone(&self) -> Box<dyn EndingReader>;
 }
+
+/// The message ids a game words its records in (`!stats`, `!top`), from its own
+/// catalogue; a game that gives none ([`GamePlugin::record_words`](crate::plugin::GamePlugin::record_words))
+/// is worded with the daemon's generic `records-*` texts, its name as `$game`. Each id
+/// reads the variables its generic text does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordWords {
+    /// One player's record in the game (`!stats`).
+    pub record: &'static str,
+    /// An open table's best place in that record (`$place`, `$rank`, `$of`, `$table`,
+    /// `$round`); `None`: the generic text (a challenge has none).
+    pub best: Option<&'static str>,
+    /// The leaderboard (`!top <game>`): `$rated` and `$entries`.
+    pub top: &'static str,
+    /// One player on it.
+    pub top_entry: &'static str,
+    /// Nobody has played a rated game yet.
+    pub top_none: &'static str,
+    /// Rated games ended, but nobody has `$min` of them yet.
+    pub top_few: &'static str,
+    /// The heading of the game's table on the site's leaderboard.
+    pub board: &'static str,
+}

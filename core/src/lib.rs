@@ -44,7 +44,7 @@ pub mod transport;
 pub mod words;
 
 pub use dice::Dice;
-pub use ending::{Ending, EndingReader, TableKind};
+pub use ending::{Ending, EndingReader, RecordWords, TableKind};
 pub use event::{Event, EventRecord, Presentation, Whisper};
 pub use grammar::{Command, Grammar, Parsed, PlayerArgument};
 pub use ids::{NetworkId, PlayerId, RoomId};

@@ -28,7 +28,7 @@ use crate::options::{Challenge, GameOptions};
 
 use crate::dice::Dice;
 use crate::draw::Drawing;
-use crate::ending::{Ending, EndingReader, TableKind};
+use crate::ending::{Ending, EndingReader, RecordWords, TableKind};
 use crate::event::{Event, Presentation};
 use crate::facts::Facts;
 use crate::grammar::{Command, Parsed};
@@ -439,6 +439,14 @@ pub trait GamePlugin: Send + Sync {
     /// public view, in `language`. None by default.
     fn facts(&self, _public: &Value, _language: Language) -> Facts {
         Facts::default()
+    }
+
+    // Issue 32 item 1b (records): how the game's records are worded.
+
+    /// The message ids its records (`!stats`, `!top`) are worded in, from its own
+    /// catalogue; `None` (the default) words them with the daemon's generic texts.
+    fn record_words(&self) -> Option<RecordWords> {
+        None
     }
 }
 

@@ -3,7 +3,7 @@
 //! refusals), and read into [`LobbyCommand`] before any table sees the message.
 
 use spellbridge_core::grammar::{
-    self, Arg, Choice, Command, Kind, Parsed, PlayerArgument, Query, ReadError, Value, Who,
+    self, Arg, Command, Kind, Parsed, PlayerArgument, Query, ReadError, Value, Who,
 };
 
 /// A command for the daemon rather than for a table.
@@ -41,31 +41,14 @@ pub enum LobbyCommand {
     Board,
     /// `!stats [player]`: a player's record (no player: the asker's).
     Stats(Option<String>),
-    /// `!top [duel|thaum]`: the ten best (the Duel's by default).
-    Top(Ranking),
+    /// `!top [game]`: the ten best of a game, as typed (none: the first challenge game's).
+    Top(Option<String>),
     /// `!lang [en|zh]`: the language of this room (its operators and game masters) or,
     /// privately, of the sender's private messages; alone, which one and how to change it.
     Lang(Option<String>),
     /// `!rules [id]`: the rule ids of this room's game, or what one rule says.
     Rules(Option<String>),
 }
-
-/// Which leaderboard `!top` shows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Ranking {
-    /// Duel players by Glicko-2 rating.
-    #[default]
-    Duel,
-    /// Thaum players by their finished seasons' standings: coins, then Thaums.
-    Thaum,
-}
-
-/// The leaderboards `!top` knows, in [`Ranking`]'s order.
-const RANKINGS: Choice = Choice {
-    noun: Some("leaderboard"),
-    list: "the leaderboards are duel and thaum",
-    words: &[&["duel", "决斗"], &["thaum", "魔素"]],
-};
 
 const WORD: Kind = Kind::Word;
 const KNOWN: Kind = Kind::Player(PlayerArgument::Known);
@@ -156,7 +139,7 @@ pub const LOBBY_COMMANDS: &[Command] = &[
     .lobby(),
     Command::new("top", "The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`). Only rated games count, and a player is listed once they have 3: a Duel against a guest (not logged in where the network has accounts) or conceded within a minute of its start, and a Thaum season with one player or won with coins a game master gave, are unrated (`!stats` shows them as such).")
         .aliases(&["排行"])
-        .args(&[Arg::new(Kind::Choice(&RANKINGS), "[duel|thaum]").optional()], "at most `duel` or `thaum`")
+        .args(&[Arg::new(WORD, "[game]").optional()], "at most a game")
         .query(Query::Yes)
         .lobby(),
     Command::new(
@@ -210,10 +193,7 @@ impl LobbyCommand {
             "unignore" => LobbyCommand::Unignore(word(0)?),
             "board" => LobbyCommand::Board,
             "stats" => LobbyCommand::Stats(word(0)),
-            "top" => LobbyCommand::Top(match parsed.value(0) {
-                Some(Value::Choice(1)) => Ranking::Thaum,
-                _ => Ranking::Duel,
-            }),
+            "top" => LobbyCommand::Top(word(0)),
             "lang" => LobbyCommand::Lang(word(0)),
             "rules" => LobbyCommand::Rules(word(0)),
             _ => return None,
@@ -244,18 +224,20 @@ mod tests {
         );
         assert_eq!(parse("help !gather"), Ok(Some(LobbyCommand::Help(Some("gather".into())))));
         assert_eq!(parse("gather 1 fire"), Ok(None));
-        assert_eq!(parse("top"), Ok(Some(LobbyCommand::Top(Ranking::Duel))));
-        assert_eq!(parse("TOP Thaum"), Ok(Some(LobbyCommand::Top(Ranking::Thaum))));
+        assert_eq!(parse("top"), Ok(Some(LobbyCommand::Top(None))));
+        assert_eq!(parse("TOP Thaum"), Ok(Some(LobbyCommand::Top(Some("Thaum".into())))));
         assert_eq!(parse("stats"), Ok(Some(LobbyCommand::Stats(None))));
         assert_eq!(parse("stats bob"), Ok(Some(LobbyCommand::Stats(Some("bob".into())))));
         assert_eq!(parse("board"), Ok(Some(LobbyCommand::Board)));
     }
 
     #[test]
-    fn a_leaderboard_nobody_keeps_says_which_there_are() {
-        let wrong = parse("top chess").expect_err("no such leaderboard");
-        assert!(wrong.0.contains("the leaderboards are duel and thaum"), "{wrong}");
-        assert!(wrong.0.contains("!top [duel|thaum]"), "{wrong}");
+    fn a_leaderboard_is_named_by_its_game_and_the_rest_of_a_stats_line_is_the_player() {
+        // The game is looked up in the registry by the router (`records`), which says
+        // which leaderboards there are when none matches.
+        assert_eq!(parse("top chess"), Ok(Some(LobbyCommand::Top(Some("chess".into())))));
+        let extra = parse("top duel thaum").expect_err("one game at most");
+        assert!(extra.0.contains("!top [game]"), "{extra}");
         // A player named last is the rest of the line (display names have spaces).
         assert_eq!(parse("stats Piet Silent"), Ok(Some(LobbyCommand::Stats(Some("Piet Silent".into())))));
     }

@@ -181,3 +181,15 @@ duel-fact-winner = Winner
 duel-fact-round = Round
 duel-fact-cast = has cast
 duel-fact-not-cast = not cast yet
+
+## `!stats` and `!top` (the game's record words, `record_words`).
+duel-record = {" "}Duel: rating { $rating } ± { $deviation } after { $games ->
+    [one] { $games } duel
+   *[other] { $games } duels
+} ({ $won } won, { $lost } lost{ $drawn }); favourite wizard { $choice }; longest winning streak { $streak }.
+duel-top-none = Nobody has a Duel rating yet: a player is rated when a Duel ends. Challenge someone with `!duel <player>`.
+duel-top = Duel ratings (Glicko-2, { $rated } rated): { $entries }.
+duel-top-entry = { $place }. { $player } { $rating } ± { $deviation } ({ $won }–{ $lost }{ $drawn })
+duel-top-few = No player has { $min } rated Duels yet: `!top` lists a player once they have. `!stats` shows everyone's.
+# The heading of its table on the site's leaderboard.
+duel-board = Duel (Glicko-2)

@@ -43,7 +43,7 @@ grammar-needs-at-most-wizard = at most a wizard
 grammar-needs-at-most-code = at most a code
 grammar-needs-at-most-player = at most a player
 grammar-needs-player = the player
-grammar-needs-at-most-ranking = at most `duel` or `thaum`
+grammar-needs-at-most-game = at most a game
 grammar-needs-at-most-language = at most a language
 
 ## Which argument is missing
@@ -63,8 +63,6 @@ grammar-what-number = number
 ## Choices
 grammar-noun-thaum = Thaum
 grammar-list-thaums = the Thaums are fire, water, earth and air
-grammar-noun-leaderboard = leaderboard
-grammar-list-leaderboards = the leaderboards are duel and thaum
 
 ## The usage lines' arguments
 grammar-shown-tokens = <token> [<token> …]
@@ -83,7 +81,7 @@ grammar-shown-game = <game>
 grammar-shown-wizard = [wizard]
 grammar-shown-code = [code]
 grammar-shown-optional-player = [player]
-grammar-shown-ranking = [duel|thaum]
+grammar-shown-at-most-game = [game]
 grammar-shown-language = [en|zh]
 
 ## Examples (without the prefix)

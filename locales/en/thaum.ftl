@@ -137,3 +137,22 @@ thaum-fact-water = Water
 thaum-fact-earth = Earth
 thaum-fact-air = Air
 thaum-fact-coins = Coins
+
+## `!stats` and `!top` (the game's record words, `record_words`).
+thaum-record = {" "}Thaum: { $rounds ->
+    [one] { $rounds } season
+   *[other] { $rounds } seasons
+} played, { $won } won{ $best }.
+thaum-record-best = {"; "}best standing { $place } of { $of } (table { $table }, season { $round })
+thaum-top-none = No Thaum season has ended yet. Open a table with `!new thaum`.
+thaum-top-few = No player has { $min } rated Thaum seasons yet: `!top thaum` lists a player once they have. `!stats` shows everyone's.
+thaum-top = Thaum standings over { $rated ->
+    [one] { $rated } finished season
+   *[other] { $rated } finished seasons
+} (coins, then Thaums): { $entries }.
+thaum-top-entry = { $place }. { $player } { $score } coins, Thaums { $tiebreak } ({ $rounds ->
+    [one] { $rounds } season
+   *[other] { $rounds } seasons
+})
+# The heading of its table on the site's leaderboard.
+thaum-board = Thaum seasons

@@ -184,3 +184,12 @@ duel-fact-winner = 胜者
 duel-fact-round = 回合
 duel-fact-cast = 已施法
 duel-fact-not-cast = 尚未施法
+
+## `!战绩` 与 `!排行`（本游戏的战绩用语，`record_words`）。
+duel-record = 决斗：等级分 { $rating } ± { $deviation }，共 { $games } 场（{ $won } 胜 { $lost } 负{ $drawn }）；最常用的魔法师 { $choice }；最长连胜 { $streak } 场。
+duel-top-none = 还没有人有决斗等级分：决斗结束时才会给玩家评分。用 `!决斗 <玩家>` 挑战别人。
+duel-top = 决斗等级分（Glicko-2，共 { $rated } 人）：{ $entries }。
+duel-top-entry = { $place }. { $player } { $rating } ± { $deviation }（{ $won } 胜 { $lost } 负{ $drawn }）
+duel-top-few = 还没有玩家打满 { $min } 场评分决斗：满了才会上 `!排行`。`!战绩` 可以查看每个人的战绩。
+# 网站排行榜上本游戏表格的标题。
+duel-board = 决斗（Glicko-2）

@@ -42,7 +42,7 @@ grammar-needs-at-most-wizard = 至多一名魔法师
 grammar-needs-at-most-code = 至多一个绑定码
 grammar-needs-at-most-player = 至多一名玩家
 grammar-needs-player = 一名玩家
-grammar-needs-at-most-ranking = 至多 `决斗` 或 `魔素`
+grammar-needs-at-most-game = 至多一个游戏
 grammar-needs-at-most-language = 至多一种语言
 
 ## 缺少哪个参数
@@ -62,8 +62,6 @@ grammar-what-number = 数值
 ## 选项
 grammar-noun-thaum = 魔素
 grammar-list-thaums = 魔素有 火、水、土、风
-grammar-noun-leaderboard = 排行榜
-grammar-list-leaderboards = 排行榜有 决斗 和 魔素
 
 ## 用法中的参数
 grammar-shown-tokens = <标记> [<标记> …]
@@ -82,7 +80,7 @@ grammar-shown-game = <游戏>
 grammar-shown-wizard = [魔法师]
 grammar-shown-code = [绑定码]
 grammar-shown-optional-player = [玩家]
-grammar-shown-ranking = [决斗|魔素]
+grammar-shown-at-most-game = [游戏]
 grammar-shown-language = [en|zh]
 
 ## 示例（不含前缀）

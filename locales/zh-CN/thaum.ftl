@@ -136,3 +136,13 @@ thaum-fact-water = 水
 thaum-fact-earth = 土
 thaum-fact-air = 风
 thaum-fact-coins = 金币
+
+## `!战绩` 与 `!排行`（本游戏的战绩用语，`record_words`）。
+thaum-record = 魔素：参加 { $rounds } 个赛季，赢了 { $won } 个{ $best }。
+thaum-record-best = ；最好名次第 { $rank } 名（共 { $of } 人，第 { $table } 桌第 { $round } 赛季）
+thaum-top-none = 还没有结束的魔素赛季。用 `!开局 魔素` 开一张桌子。
+thaum-top-few = 还没有玩家打满 { $min } 个评分魔素赛季：满了才会上 `!排行 魔素`。`!战绩` 可以查看每个人的战绩。
+thaum-top = 魔素排名（已结束的赛季共 { $rated } 个；先比金币，再比魔素）：{ $entries }。
+thaum-top-entry = { $place }. { $player } { $score } 枚金币，魔素 { $tiebreak }（{ $rounds } 个赛季）
+# 网站排行榜上本游戏表格的标题。
+thaum-board = 魔素赛季

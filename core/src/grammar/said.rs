@@ -37,7 +37,7 @@ pub const PHRASES: &[(&str, &str)] = &[
     ("at most a code", "grammar-needs-at-most-code"),
     ("at most a player", "grammar-needs-at-most-player"),
     ("the player", "grammar-needs-player"),
-    ("at most `duel` or `thaum`", "grammar-needs-at-most-ranking"),
+    ("at most a game", "grammar-needs-at-most-game"),
     ("at most a language", "grammar-needs-at-most-language"),
     ("at most a rule id", "grammar-needs-at-most-rule"),
     // The clause said when one argument is missing after others (`Arg::missing`).
@@ -55,8 +55,6 @@ pub const PHRASES: &[(&str, &str)] = &[
     // A choice's noun and list (`Choice`).
     ("Thaum", "grammar-noun-thaum"),
     ("the Thaums are fire, water, earth and air", "grammar-list-thaums"),
-    ("leaderboard", "grammar-noun-leaderboard"),
-    ("the leaderboards are duel and thaum", "grammar-list-leaderboards"),
     // The usage line's arguments (`Arg::new`'s `shown`).
     ("<token> [<token> …]", "grammar-shown-tokens"),
     ("<mana>", "grammar-shown-mana"),
@@ -74,7 +72,7 @@ pub const PHRASES: &[(&str, &str)] = &[
     ("[wizard]", "grammar-shown-wizard"),
     ("[code]", "grammar-shown-code"),
     ("[player]", "grammar-shown-optional-player"),
-    ("[duel|thaum]", "grammar-shown-ranking"),
+    ("[game]", "grammar-shown-at-most-game"),
     ("[en|zh]", "grammar-shown-language"),
     ("[id]", "grammar-shown-rule"),
     // Examples, without the prefix (`Command::example`).

@@ -41,6 +41,14 @@ impl Args {
         Self::default()
     }
 
+    /// Only the arguments message `id` reads: for a message chosen at run time (a game's
+    /// own words for its records), which may read fewer than the code offers.
+    pub fn read_by(mut self, id: &str) -> Self {
+        let wanted = super::check::variables(id);
+        self.values.retain(|(name, _)| wanted.contains(*name));
+        self
+    }
+
     /// A number (`{ $count }`, or `{ $count -> [one] … *[other] … }`).
     pub fn num(mut self, name: &'static str, value: impl Numeric) -> Self {
         let value = value.to_i128();

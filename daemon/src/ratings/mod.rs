@@ -1,7 +1,8 @@
-//! Ratings and records, derived from the journal alone: Glicko-2 ratings of Duel players
-//! (`glicko`), the standings of every finished Thaum season (coins, then the sum of the
-//! Thaums, then name), and each player's record (games, wins, favourite wizard, longest
-//! winning streak).
+//! Ratings and records, derived from the journal alone, each game in a pool of its own
+//! (keyed by its plugin's `name()`): Glicko-2 ratings of a challenge game's players
+//! (`glicko`; the Duel), the standings of every finished round of an open table (score,
+//! then tie-break, then name; a Thaum season's coins, then the sum of its Thaums), and
+//! each player's record (games, wins, favourite choice, longest winning streak).
 //!
 //! [`Ledger`] folds journal entries in order: how each game ended is read from the typed
 //! events the journal keeps with each table's entries (`endings`; a table from a journal
@@ -23,12 +24,14 @@
 
 pub mod endings;
 pub mod glicko;
+pub mod legacy;
 pub mod reading;
 pub mod replay;
 pub mod report;
 pub mod unrated;
+pub mod words;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use spellbridge_core::{NetworkId, PlayerId, Registry, TableKind};
@@ -140,12 +143,13 @@ impl Ledger {
     /// The ratings, standings and records of everything folded so far.
     pub fn summary(&self) -> Summary {
         let aliases = self.aliases();
-        let mut ratings: BTreeMap<PlayerId, Rating> = BTreeMap::new();
+        // Each game is its own pool: a rating is a player's in one game.
+        let mut ratings: BTreeMap<(&str, PlayerId), Rating> = BTreeMap::new();
         let mut records: BTreeMap<PlayerId, Tally> = BTreeMap::new();
         let mut seasons = Vec::new();
         for (ending, unrated) in self.endings.iter().zip(&self.unrated) {
             match ending {
-                Ending { kind: TableKind::Challenge { .. }, ending, .. } => {
+                Ending { game, kind: TableKind::Challenge { .. }, ending, .. } => {
                     // A challenge is rated between two, the challenger first.
                     let [x, y] = ending.places.as_slice() else { continue };
                     let [a, b] = [self.canonical(&aliases, &x.player), self.canonical(&aliases, &y.player)];
@@ -163,30 +167,31 @@ impl Ledger {
                         std::cmp::Ordering::Greater => Score::Loss,
                         std::cmp::Ordering::Equal => Score::Draw,
                     };
+                    let (ka, kb) = ((game.as_str(), a.clone()), (game.as_str(), b.clone()));
                     let (ra, rb) = (
-                        ratings.get(&a).copied().unwrap_or_default(),
-                        ratings.get(&b).copied().unwrap_or_default(),
+                        ratings.get(&ka).copied().unwrap_or_default(),
+                        ratings.get(&kb).copied().unwrap_or_default(),
                     );
                     let (na, nb) = glicko::rate_game(ra, rb, score);
-                    ratings.insert(a.clone(), na);
-                    ratings.insert(b.clone(), nb);
+                    ratings.insert(ka, na);
+                    ratings.insert(kb, nb);
                     let choice =
                         |place: &spellbridge_core::ending::Place| place.choice.clone().unwrap_or_default();
-                    records.entry(a).or_default().duel(score, &choice(x));
-                    records.entry(b).or_default().duel(score.reversed(), &choice(y));
+                    records.entry(a).or_default().challenge(game, score, &choice(x));
+                    records.entry(b).or_default().challenge(game, score.reversed(), &choice(y));
                 }
-                Ending { table, kind: TableKind::Open, ending } => {
+                Ending { game, table, kind: TableKind::Open, ending } => {
                     let mut standings: Vec<SeasonPlace> = ending
                         .places
                         .iter()
                         .map(|place| SeasonPlace {
                             player: self.canonical(&aliases, &place.player),
-                            coins: place.score,
-                            thaums: place.tiebreak,
+                            score: place.score,
+                            tiebreak: place.tiebreak,
                         })
                         .collect();
                     standings.sort_by(|x, y| {
-                        y.coins.cmp(&x.coins).then(y.thaums.cmp(&x.thaums)).then(x.player.cmp(&y.player))
+                        y.score.cmp(&x.score).then(y.tiebreak.cmp(&x.tiebreak)).then(x.player.cmp(&y.player))
                     });
                     for (place, standing) in standings.iter().enumerate() {
                         let tally = records.entry(standing.player.clone()).or_default();
@@ -194,14 +199,16 @@ impl Ledger {
                             tally.unrated += 1;
                             continue;
                         }
-                        tally.seasons += 1;
+                        let open = tally.open.entry(game.clone()).or_default();
+                        open.rounds += 1;
                         if place == 0 {
-                            tally.seasons_won += 1;
+                            open.won += 1;
                         }
                     }
                     seasons.push(SeasonStandings {
+                        game: game.clone(),
                         table: *table,
-                        season: ending.round,
+                        round: ending.round,
                         standings,
                         unrated: *unrated,
                     });
@@ -211,7 +218,7 @@ impl Ledger {
         let players = records
             .into_iter()
             .map(|(player, tally)| {
-                let record = tally.record(ratings.get(&player).copied());
+                let record = tally.record(|game| ratings.get(&(game, player.clone())).copied());
                 (player, record)
             })
             .collect();
@@ -235,51 +242,57 @@ pub fn derive<'a>(
 pub struct Summary {
     /// Each player's record, by player id (linked identities under their player).
     pub players: BTreeMap<PlayerId, Record>,
-    /// Every finished Thaum season's standings, in the order they ended.
+    /// Every finished round of an open table (a Thaum season), in the order they ended.
     pub seasons: Vec<SeasonStandings>,
 }
 
 impl Summary {
-    /// Duel players with at least [`MIN_RATED_GAMES`] rated Duels, by rating, highest
-    /// first (ties by name).
-    pub fn duel_leaderboard(&self) -> Vec<(&PlayerId, &Record)> {
-        let mut rated: Vec<(&PlayerId, &Record)> = self
+    /// The players with at least [`MIN_RATED_GAMES`] rated games of the challenge `game`,
+    /// by rating, highest first (ties by name).
+    pub fn challenge_leaderboard(&self, game: &str) -> Vec<(&PlayerId, &ChallengeRecord)> {
+        let mut rated: Vec<(&PlayerId, &ChallengeRecord)> = self
             .players
             .iter()
-            .filter(|(_, r)| r.duel.as_ref().is_some_and(|d| d.games >= MIN_RATED_GAMES))
+            .filter_map(|(p, r)| Some((p, r.challenges.get(game)?)))
+            .filter(|(_, c)| c.games >= MIN_RATED_GAMES)
             .collect();
-        let rating = |r: &Record| r.duel.as_ref().map_or(0.0, |d| d.rating.rating);
-        rated.sort_by(|(a, x), (b, y)| rating(y).total_cmp(&rating(x)).then(a.cmp(b)));
+        rated.sort_by(|(a, x), (b, y)| y.rating.rating.total_cmp(&x.rating.rating).then(a.cmp(b)));
         rated
     }
 
-    /// Thaum players with at least [`MIN_RATED_GAMES`] rated seasons, by seasons won, then
-    /// seasons played (ties by name).
-    pub fn thaum_leaderboard(&self) -> Vec<(&PlayerId, &Record)> {
-        let mut played: Vec<(&PlayerId, &Record)> = self
+    /// The players with at least [`MIN_RATED_GAMES`] rated rounds of the open-table `game`,
+    /// by rounds won, then rounds played (ties by name).
+    pub fn open_leaderboard(&self, game: &str) -> Vec<(&PlayerId, &OpenRecord)> {
+        let mut played: Vec<(&PlayerId, &OpenRecord)> = self
             .players
             .iter()
-            .filter(|(_, r)| r.thaum.as_ref().is_some_and(|t| t.seasons >= MIN_RATED_GAMES))
+            .filter_map(|(p, r)| Some((p, r.open.get(game)?)))
+            .filter(|(_, o)| o.rounds >= MIN_RATED_GAMES)
             .collect();
-        let key = |r: &Record| r.thaum.as_ref().map_or((0, 0), |t| (t.won, t.seasons));
-        played.sort_by(|(a, x), (b, y)| key(y).cmp(&key(x)).then(a.cmp(b)));
+        played.sort_by(|(a, x), (b, y)| (y.won, y.rounds).cmp(&(x.won, x.rounds)).then(a.cmp(b)));
         played
+    }
+
+    /// The games anyone has a record in, each once, by name.
+    pub fn games(&self) -> BTreeSet<&str> {
+        let records = self.players.values();
+        records.flat_map(|r| r.challenges.keys().chain(r.open.keys())).map(String::as_str).collect()
     }
 }
 
 /// One player's record.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Record {
-    /// Games played: Duels (rated) and Thaum seasons.
+    /// Games played: rated challenges and rounds of open tables, of every game.
     pub games: u32,
-    /// Games won: Duels won and Thaum seasons finished first.
+    /// Games won: challenges won and rounds finished first.
     pub wins: u32,
-    /// The Duel record, if they played one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duel: Option<DuelRecord>,
-    /// The Thaum record, if a rated season they played in ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thaum: Option<ThaumRecord>,
+    /// Their record in each challenge game they played, by the game's name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub challenges: BTreeMap<String, ChallengeRecord>,
+    /// Their record in each open-table game a rated round of ended with them, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub open: BTreeMap<String, OpenRecord>,
     /// Games that ended but are not rated (see `unrated`); counted in no other field.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unrated: u32,
@@ -289,12 +302,12 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// A player's Duels.
+/// A player's games of one challenge game (a Duel).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DuelRecord {
-    /// Their Glicko-2 rating.
+pub struct ChallengeRecord {
+    /// Their Glicko-2 rating in this game.
     pub rating: Rating,
-    /// Duels finished.
+    /// Games finished.
     pub games: u32,
     /// Won.
     pub wins: u32,
@@ -302,111 +315,121 @@ pub struct DuelRecord {
     pub losses: u32,
     /// Drawn.
     pub draws: u32,
-    /// The most Duels won in a row.
+    /// The most games won in a row.
     pub longest_streak: u32,
-    /// The wizard they played most (ties: the one played most recently).
-    pub favourite_wizard: String,
+    /// What they chose most at the opening (a Duel wizard; ties: the one chosen most
+    /// recently); empty when the game asks nothing.
+    pub favourite: String,
 }
 
-/// A player's Thaum seasons.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThaumRecord {
-    /// Seasons that ended with them at a table.
-    pub seasons: u32,
-    /// Seasons they finished first in.
+/// A player's rounds of one open-table game (Thaum seasons).
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OpenRecord {
+    /// Rounds that ended with them at a table.
+    pub rounds: u32,
+    /// Rounds they finished first in.
     pub won: u32,
 }
 
-/// One player's place in a finished Thaum season.
+/// One player's place in a finished round of an open table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeasonPlace {
     /// The player.
     pub player: PlayerId,
-    /// Coins at the season's end, net of debt.
-    pub coins: i128,
-    /// The sum of their four Thaums at the season's end (the tie-break after coins).
-    pub thaums: i64,
+    /// What the game counts first (Thaum: coins at the season's end, net of debt).
+    pub score: i128,
+    /// What it counts next (Thaum: the sum of their four Thaums).
+    pub tiebreak: i64,
 }
 
-/// A finished Thaum season's standings: coins, then Thaums, then name.
+/// A finished round's standings: score, then tie-break, then name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeasonStandings {
+    /// The table's game.
+    pub game: String,
     /// The table.
     pub table: TableId,
-    /// The season.
-    pub season: u32,
+    /// The round (a Thaum season).
+    pub round: u32,
     /// First place first.
     pub standings: Vec<SeasonPlace>,
-    /// Why the season is not rated, if it is not (it then counts toward no standings).
+    /// Why the round is not rated, if it is not (it then counts toward no standings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unrated: Option<Unrated>,
 }
 
-/// A player's counts while the endings are summed.
+/// A player's counts in one challenge game while the endings are summed.
 #[derive(Default)]
-struct Tally {
-    duels: u32,
+struct ChallengeTally {
+    games: u32,
     wins: u32,
     losses: u32,
     draws: u32,
     streak: u32,
     longest_streak: u32,
-    /// Wizard → (games, the last duel's number it was played in).
-    wizards: BTreeMap<String, (u32, u32)>,
-    seasons: u32,
-    seasons_won: u32,
+    /// Choice → (games, the last game's number it was chosen in).
+    choices: BTreeMap<String, (u32, u32)>,
+}
+
+/// A player's counts while the endings are summed.
+#[derive(Default)]
+struct Tally {
+    challenges: BTreeMap<String, ChallengeTally>,
+    open: BTreeMap<String, OpenRecord>,
     unrated: u32,
 }
 
 impl Tally {
-    fn duel(&mut self, score: Score, wizard: &str) {
-        self.duels += 1;
+    fn challenge(&mut self, game: &str, score: Score, choice: &str) {
+        let tally = self.challenges.entry(game.to_owned()).or_default();
+        tally.games += 1;
         match score {
             Score::Win => {
-                self.wins += 1;
-                self.streak += 1;
-                self.longest_streak = self.longest_streak.max(self.streak);
+                tally.wins += 1;
+                tally.streak += 1;
+                tally.longest_streak = tally.longest_streak.max(tally.streak);
             }
             Score::Loss => {
-                self.losses += 1;
-                self.streak = 0;
+                tally.losses += 1;
+                tally.streak = 0;
             }
             Score::Draw => {
-                self.draws += 1;
-                self.streak = 0;
+                tally.draws += 1;
+                tally.streak = 0;
             }
         }
-        let duels = self.duels;
-        let used = self.wizards.entry(wizard.to_owned()).or_default();
+        let games = tally.games;
+        let used = tally.choices.entry(choice.to_owned()).or_default();
         used.0 += 1;
-        used.1 = duels;
+        used.1 = games;
     }
 
-    fn record(self, rating: Option<Rating>) -> Record {
-        let favourite = self
-            .wizards
-            .iter()
-            .max_by_key(|(_, (games, last))| (*games, *last))
-            .map(|(wizard, _)| wizard.clone())
-            .unwrap_or_default();
-        let duel = (self.duels > 0).then(|| DuelRecord {
-            rating: rating.unwrap_or_default(),
-            games: self.duels,
-            wins: self.wins,
-            losses: self.losses,
-            draws: self.draws,
-            longest_streak: self.longest_streak,
-            favourite_wizard: favourite,
-        });
-        let thaum =
-            (self.seasons > 0).then_some(ThaumRecord { seasons: self.seasons, won: self.seasons_won });
-        Record {
-            games: self.duels + self.seasons,
-            wins: self.wins + self.seasons_won,
-            duel,
-            thaum,
-            unrated: self.unrated,
-        }
+    fn record(self, rating: impl Fn(&str) -> Option<Rating>) -> Record {
+        let challenges: BTreeMap<String, ChallengeRecord> = self
+            .challenges
+            .into_iter()
+            .map(|(game, tally)| {
+                let favourite = tally
+                    .choices
+                    .iter()
+                    .max_by_key(|(_, (games, last))| (*games, *last))
+                    .map(|(choice, _)| choice.clone())
+                    .unwrap_or_default();
+                let record = ChallengeRecord {
+                    rating: rating(&game).unwrap_or_default(),
+                    games: tally.games,
+                    wins: tally.wins,
+                    losses: tally.losses,
+                    draws: tally.draws,
+                    longest_streak: tally.longest_streak,
+                    favourite,
+                };
+                (game, record)
+            })
+            .collect();
+        let games = challenges.values().map(|c| c.games).chain(self.open.values().map(|o| o.rounds)).sum();
+        let wins = challenges.values().map(|c| c.wins).chain(self.open.values().map(|o| o.won)).sum();
+        Record { games, wins, challenges, open: self.open, unrated: self.unrated }
     }
 }
 

@@ -11,6 +11,8 @@ use crate::journal::TableId;
 /// ([`spellbridge_core::Ending`]), with the table and what kind of table it was.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ending {
+    /// The table's game (its plugin's `name()`): the pool the ending is rated in.
+    pub game: String,
     /// The table.
     pub table: TableId,
     /// What kind of table (a challenge is rated pairwise, an open table by standings).
@@ -22,6 +24,8 @@ pub struct Ending {
 /// One table's reader and what kind of table it is.
 #[derive(Debug)]
 pub struct Reading {
+    /// The table's game (its plugin's `name()`).
+    pub game: String,
     /// What kind of table it is.
     pub kind: TableKind,
     /// The game's reader of its endings.
@@ -30,7 +34,7 @@ pub struct Reading {
 
 impl Clone for Reading {
     fn clone(&self) -> Self {
-        Reading { kind: self.kind, reader: self.reader.boxed_clone() }
+        Reading { game: self.game.clone(), kind: self.kind, reader: self.reader.boxed_clone() }
     }
 }
 
@@ -38,7 +42,11 @@ impl Reading {
     /// A reader for a table of `game`, if this build knows the game and it rates endings.
     pub fn of(registry: &Registry, game: &str) -> Option<Reading> {
         let plugin = registry.get(game)?;
-        plugin.ending_reader().map(|reader| Reading { kind: plugin.kind(), reader })
+        plugin.ending_reader().map(|reader| Reading {
+            game: plugin.name().to_owned(),
+            kind: plugin.kind(),
+            reader,
+        })
     }
 
     /// The endings `events` tell, in order.
@@ -48,10 +56,11 @@ impl Reading {
         events: impl IntoIterator<Item = &'a EventRecord>,
     ) -> Vec<Ending> {
         let kind = self.kind;
+        let game = &self.game;
         events
             .into_iter()
             .filter_map(|event| self.reader.read(event))
-            .map(|ending| Ending { table, kind, ending })
+            .map(|ending| Ending { game: game.clone(), table, kind, ending })
             .collect()
     }
 }

@@ -1,52 +1,62 @@
-//! The ratings as `spellbridge ratings` prints them: the Duel leaderboard (Glicko-2), the
-//! Thaum leaderboard (seasons won), and every finished season's standings.
+//! The ratings as `spellbridge ratings` prints them: for each game with records, its
+//! leaderboard (a challenge game's Glicko-2 ratings, an open table's rounds won), then
+//! every finished round's standings.
 
 use std::fmt::Write as _;
 
 use super::Summary;
 
-/// The summary as plain text, one line per player or season.
+/// `n` and the noun, plural when `n` is not 1 (`1 game`, `2 games`).
+fn counted(n: u32, noun: &str) -> String {
+    if n == 1 { format!("{n} {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// The summary as plain text, one line per player or round.
 pub fn text(summary: &Summary) -> String {
     let mut out = String::new();
-    let duel = summary.duel_leaderboard();
-    let _ = writeln!(out, "Duel ratings (Glicko-2), {} players:", duel.len());
-    for (place, (player, record)) in duel.iter().enumerate() {
-        let Some(d) = &record.duel else { continue };
-        let _ = writeln!(
-            out,
-            "{:>3}. {player}  {:.0} ±{:.0}  {} {}: {} won, {} lost, {} drawn; longest winning streak {}; favourite wizard {}",
-            place + 1,
-            d.rating.rating,
-            d.rating.deviation,
-            d.games,
-            if d.games == 1 { "duel" } else { "duels" },
-            d.wins,
-            d.losses,
-            d.draws,
-            d.longest_streak,
-            d.favourite_wizard,
-        );
+    for game in summary.games() {
+        let rated = summary.challenge_leaderboard(game);
+        if summary.players.values().any(|r| r.challenges.contains_key(game)) {
+            let _ = writeln!(out, "{game} ratings (Glicko-2), {} players:", rated.len());
+        }
+        for (place, (player, c)) in rated.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{:>3}. {player}  {:.0} ±{:.0}  {}: {} won, {} lost, {} drawn; longest winning streak {}; favourite choice {}",
+                place + 1,
+                c.rating.rating,
+                c.rating.deviation,
+                counted(c.games, "game"),
+                c.wins,
+                c.losses,
+                c.draws,
+                c.longest_streak,
+                c.favourite,
+            );
+        }
+        let played = summary.open_leaderboard(game);
+        if summary.players.values().any(|r| r.open.contains_key(game)) {
+            let _ = writeln!(out, "{game}, {} players:", played.len());
+        }
+        for (place, (player, o)) in played.iter().enumerate() {
+            let _ =
+                writeln!(out, "{:>3}. {player}  won {} of {}", place + 1, o.won, counted(o.rounds, "round"));
+        }
     }
-    let thaum = summary.thaum_leaderboard();
-    let _ = writeln!(out, "Thaum, {} players:", thaum.len());
-    for (place, (player, record)) in thaum.iter().enumerate() {
-        let Some(t) = &record.thaum else { continue };
-        let _ = writeln!(
-            out,
-            "{:>3}. {player}  won {} of {} {}",
-            place + 1,
-            t.won,
-            t.seasons,
-            if t.seasons == 1 { "season" } else { "seasons" }
-        );
-    }
-    for season in &summary.seasons {
-        let places: Vec<String> = season
+    for round in &summary.seasons {
+        let places: Vec<String> = round
             .standings
             .iter()
-            .map(|s| format!("{} {} coins (Thaums {})", s.player, s.coins, s.thaums))
+            .map(|s| format!("{} {} (tie-break {})", s.player, s.score, s.tiebreak))
             .collect();
-        let _ = writeln!(out, "table {} season {}: {}", season.table, season.season, places.join(", "));
+        let _ = writeln!(
+            out,
+            "{} table {} round {}: {}",
+            round.game,
+            round.table,
+            round.round,
+            places.join(", ")
+        );
     }
     out
 }

@@ -49,8 +49,12 @@ fn summary_of(journal: &[Entry]) -> Summary {
     derive(&Registry::standard(), console_scopes(), journal).expect("the journal derives")
 }
 
-fn duel(summary: &Summary, player: &str) -> DuelRecord {
-    summary.players[&PlayerId::new(player)].duel.clone().unwrap_or_else(|| panic!("{player} played a duel"))
+fn duel(summary: &Summary, player: &str) -> ChallengeRecord {
+    summary.players[&PlayerId::new(player)]
+        .challenges
+        .get("duel")
+        .cloned()
+        .unwrap_or_else(|| panic!("{player} played a duel"))
 }
 
 #[test]
@@ -63,17 +67,17 @@ fn a_finished_duel_is_rated_and_recorded() {
     assert_eq!((bob.games, bob.wins, bob.losses, bob.longest_streak), (1, 0, 1, 0));
     let (a, b) = glicko::rate_game(Rating::default(), Rating::default(), Score::Win);
     assert_eq!((alice.rating, bob.rating), (a, b));
-    assert_eq!(alice.favourite_wizard, "Apprentice");
+    assert_eq!(alice.favourite, "Apprentice");
     // One rated Duel is fewer than MIN_RATED_GAMES: not on the leaderboard yet.
-    assert!(summary.duel_leaderboard().is_empty(), "{summary:?}");
+    assert!(summary.challenge_leaderboard("duel").is_empty(), "{summary:?}");
     let (_dir, store) =
         played(&[duel_between("alice", "bob"), duel_between("alice", "bob"), duel_between("alice", "bob")]);
     let summary = summary_of(&store.journal().expect("the journal reads"));
-    assert_eq!(summary.duel_leaderboard().first().map(|(p, _)| p.as_str()), Some("alice"));
+    assert_eq!(summary.challenge_leaderboard("duel").first().map(|(p, _)| p.as_str()), Some("alice"));
 }
 
 #[test]
-fn streaks_and_favourite_wizards_follow_the_games() {
+fn streaks_and_favourites_follow_the_games() {
     let (_dir, store) = played(&[
         duel_between("alice", "bob"),
         duel_between("alice", "carol"),
@@ -114,8 +118,8 @@ fn a_thaum_season_ranks_by_coins_then_thaums() {
     let (_dir, store) = played(&[scenario("thaum_full_loop")]);
     let summary = summary_of(&store.journal().expect("the journal reads"));
     let season = summary.seasons.first().expect("the loop ended a season");
-    assert_eq!(season.season, 1);
-    let ranked: Vec<(i128, i64)> = season.standings.iter().map(|s| (s.coins, s.thaums)).collect();
+    assert_eq!(season.round, 1);
+    let ranked: Vec<(i128, i64)> = season.standings.iter().map(|s| (s.score, s.tiebreak)).collect();
     let mut sorted = ranked.clone();
     sorted.sort_by(|x, y| y.0.cmp(&x.0).then(y.1.cmp(&x.1)));
     assert_eq!(ranked, sorted, "{season:?}");
@@ -124,8 +128,8 @@ fn a_thaum_season_ranks_by_coins_then_thaums() {
     let first = &season.standings[0].player;
     assert_eq!(first.as_str(), "carol");
     assert_eq!(season.unrated, Some(Unrated::GameMasterCoins));
-    assert_eq!((summary.players[first].thaum.as_ref(), summary.players[first].unrated), (None, 1));
-    assert!(summary.thaum_leaderboard().is_empty());
+    assert_eq!((summary.players[first].open.get("thaum"), summary.players[first].unrated), (None, 1));
+    assert!(summary.open_leaderboard("thaum").is_empty());
 }
 
 #[test]
@@ -177,7 +181,7 @@ fn verify_catches_a_tampered_rating() {
     let report = crate::store::audit::verify(&store, Registry::standard, None).expect("verifies");
     assert_eq!(
         report.ratings,
-        RatingsCheck::Differs(".summary.players.alice.duel.rating.rating".into()),
+        RatingsCheck::Differs(".summary.players.alice.challenges.duel.rating.rating".into()),
         "{report:?}"
     );
     assert_eq!(report.problems(), 1);
@@ -195,8 +199,8 @@ fn the_printed_ratings_list_the_leader_first() {
     let text = report::text(&summary);
     let first = text.lines().nth(1).unwrap_or_default();
     assert!(first.starts_with("  1. alice  "), "{text}");
-    assert!(first.contains("3 duels: 3 won, 0 lost, 0 drawn"), "{text}");
-    assert!(text.contains("table 3 season 1: "), "{text}");
+    assert!(first.contains("3 games: 3 won, 0 lost, 0 drawn"), "{text}");
+    assert!(text.contains("thaum table 3 round 1: "), "{text}");
 }
 
 /// The journal with every table's events left out, as a journal from before events.
@@ -236,7 +240,7 @@ fn the_journaled_events_tell_what_replaying_the_tables_tells() {
         let mut mixed = without_events(&journal[..half]);
         mixed.extend_from_slice(&journal[half..]);
         assert_eq!(summary_of(&mixed), read, "{name}, its first half without events");
-        duels += read.players.values().filter_map(|r| r.duel.as_ref()).map(|d| d.games).sum::<u32>();
+        duels += read.players.values().filter_map(|r| r.challenges.get("duel")).map(|d| d.games).sum::<u32>();
         seasons += read.seasons.len();
     }
     assert!(duels >= 10 && seasons >= 1, "the scenarios end games: {duels} duel seats, {seasons} seasons");
@@ -317,8 +321,12 @@ fn a_duel_conceded_within_a_minute_of_its_start_is_unrated() {
     let (_dir, store) = played(&[quick(), quick(), quick(), quick(), quick(), quick()]);
     let summary = summary_of(&store.journal().expect("the journal reads"));
     let alice = record(&summary, "alice");
-    assert_eq!((alice.duel.is_some(), alice.games, alice.wins, alice.unrated), (false, 0, 0, 6), "{alice:?}");
-    assert!(summary.duel_leaderboard().is_empty(), "{summary:?}");
+    assert_eq!(
+        (alice.challenges.contains_key("duel"), alice.games, alice.wins, alice.unrated),
+        (false, 0, 0, 6),
+        "{alice:?}"
+    );
+    assert!(summary.challenge_leaderboard("duel").is_empty(), "{summary:?}");
     assert!(answer(&store, "bob", "!top").contains("Nobody has a Duel rating yet"));
     assert_eq!(
         answer(&store, "bob", "!stats alice"),
@@ -330,7 +338,7 @@ fn a_duel_conceded_within_a_minute_of_its_start_is_unrated() {
     let (_dir, store) = played(&[slow(), slow(), slow()]);
     let summary = summary_of(&store.journal().expect("the journal reads"));
     let alice = record(&summary, "alice");
-    assert_eq!((alice.duel.as_ref().map(|d| d.games), alice.unrated), (Some(3), 0), "{alice:?}");
+    assert_eq!((alice.challenges.get("duel").map(|d| d.games), alice.unrated), (Some(3), 0), "{alice:?}");
     assert!(answer(&store, "bob", "!top").starts_with("bob: Duel ratings (Glicko-2, 2 rated): 1. alice "));
 }
 
@@ -365,7 +373,7 @@ fn a_duel_against_a_guest_is_unrated_whichever_side_the_guest_is() {
     let summary = router.ratings().clone();
     for player in ["alice", "bob"] {
         let r = record(&summary, player);
-        assert_eq!((r.unrated, r.duel.as_ref().map(|d| d.games)), (2, Some(1)), "{player}: {r:?}");
+        assert_eq!((r.unrated, r.challenges.get("duel").map(|d| d.games)), (2, Some(1)), "{player}: {r:?}");
     }
 }
 
@@ -399,7 +407,7 @@ fn a_thaum_season_alone_or_won_with_a_game_masters_coins_is_unrated() {
         // Read from the events or replayed from the dice seeds, the same.
         assert_eq!(summary_of(&without_events(&journal)), summary, "{text}");
         let alice = record(&summary, "alice");
-        assert_eq!(alice.thaum.is_some(), expected.is_none(), "{text}: {alice:?}");
+        assert_eq!(alice.open.contains_key("thaum"), expected.is_none(), "{text}: {alice:?}");
         assert_eq!(alice.unrated, u32::from(expected.is_some()), "{text}: {alice:?}");
     }
     // Three seasons alone: `!top thaum` still lists nobody.
@@ -415,7 +423,7 @@ fn three_rated_games_put_a_player_on_top() {
     assert!(answer(&store, "bob", "!top").contains("No player has 3 rated Duels yet"));
     let (_dir, store) = played(&[slow(), slow(), slow()]);
     let summary = summary_of(&store.journal().expect("the journal reads"));
-    let board: Vec<&str> = summary.duel_leaderboard().iter().map(|(p, _)| p.as_str()).collect();
+    let board: Vec<&str> = summary.challenge_leaderboard("duel").iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(board, ["alice", "bob"]);
     let rated = || thaum_stopped(&["bob"], "");
     let (_dir, store) = played(&[rated(), rated()]);
@@ -466,4 +474,65 @@ fn help_top_says_the_rule_in_both_languages() {
     {
         assert!(chinese.contains(words), "{words}: {chinese}");
     }
+}
+
+/// `value` (today's stored shape) written back the way spellbridge wrote it before each
+/// game had a pool: `duel` and `thaum` fields, seasons of coins and Thaums.
+fn in_the_old_shape(value: &mut serde_json::Value) {
+    let summary = &mut value["summary"];
+    for record in summary["players"].as_object_mut().expect("players").values_mut() {
+        let record = record.as_object_mut().expect("a record");
+        if let Some(mut duel) = record.remove("challenges").and_then(|mut c| c["duel"].take().into()) {
+            duel["favourite_wizard"] = duel["favourite"].take();
+            duel.as_object_mut().expect("a duel record").remove("favourite");
+            record.insert("duel".into(), duel);
+        }
+        if let Some(mut thaum) = record.remove("open").map(|mut o| o["thaum"].take()) {
+            thaum["seasons"] = thaum["rounds"].take();
+            thaum.as_object_mut().expect("a thaum record").remove("rounds");
+            record.insert("thaum".into(), thaum);
+        }
+    }
+    for season in summary["seasons"].as_array_mut().expect("seasons") {
+        let season = season.as_object_mut().expect("a season");
+        season.remove("game");
+        let round = season.remove("round").expect("a round");
+        season.insert("season".into(), round);
+        for place in season["standings"].as_array_mut().expect("standings") {
+            let place = place.as_object_mut().expect("a place");
+            let (score, tiebreak) = (place.remove("score"), place.remove("tiebreak"));
+            place.insert("coins".into(), score.expect("a score"));
+            place.insert("thaums".into(), tiebreak.expect("a tie-break"));
+        }
+    }
+}
+
+#[test]
+fn ratings_an_older_spellbridge_stored_still_read_and_verify() {
+    let (dir, store) = played(&[duel_between("alice", "bob"), scenario("thaum_full_loop")]);
+    let derived =
+        store.refresh_ratings(&Registry::standard(), &console_scopes()).expect("stored").expect("derived");
+    let text = store.meta(crate::store::ratings::META_KEY).expect("meta reads").expect("stored");
+    let mut old: serde_json::Value = serde_json::from_str(&text).expect("json");
+    in_the_old_shape(&mut old);
+    let old = old.to_string();
+    assert!(
+        old.contains("\"favourite_wizard\"") && old.contains("\"thaums\"") && !old.contains("\"challenges\"")
+    );
+    let db = rusqlite::Connection::open(dir.path().join("games.db")).expect("the database opens");
+    db.execute("UPDATE meta SET value = ?1 WHERE key = 'ratings'", [&old]).expect("the old copy is written");
+    drop(db);
+    assert_eq!(store.stored_ratings().expect("the old copy reads"), Some(derived), "upgraded on load");
+    assert_eq!(store.check_ratings(&Registry::standard()).expect("checked"), RatingsCheck::Match);
+    // A tampered old copy is still caught, at its place in today's shape.
+    let tampered = old.replace("\"losses\":0", "\"losses\":5");
+    assert_ne!(tampered, old, "the old copy has alice's Duel record to tamper with");
+    let db = rusqlite::Connection::open(dir.path().join("games.db")).expect("the database opens");
+    db.execute("UPDATE meta SET value = ?1 WHERE key = 'ratings'", [&tampered]).expect("written");
+    drop(db);
+    let check = store.check_ratings(&Registry::standard()).expect("checked");
+    assert!(
+        matches!(&check, RatingsCheck::Differs(path) if path == ".summary.players.alice.challenges.duel.losses"),
+        "{check:?}"
+    );
 }

@@ -61,7 +61,7 @@ impl Watch {
 
     /// Whether `ending`, told by `entry`, is unrated, and why.
     pub fn judge(&mut self, entry: &Entry, ending: &Ending) -> Option<Unrated> {
-        let Ending { table, kind, ending } = ending;
+        let Ending { table, kind, ending, .. } = ending;
         match kind {
             TableKind::Challenge { .. } => {
                 let (opened, guest) = self.opened.remove(table)?;

@@ -963,8 +963,8 @@ impl Router {
                 let stats = self.stats(speaker, name.as_deref(), reply_to.language);
                 say(self.localize(&reply_to.network, stats))
             }
-            LobbyCommand::Top(ranking) => {
-                let top = self.top(ranking, reply_to.language);
+            LobbyCommand::Top(game) => {
+                let top = self.top(game.as_deref(), reply_to.language);
                 say(self.localize(&reply_to.network, top))
             }
             LobbyCommand::Lang(word) => self.choose_language(speaker, word.as_deref(), reply_to),

@@ -5,15 +5,18 @@
 //! `spellbridge verify`, which derives it again from the journal, finds the same). On
 //! start the store folds the whole journal once ([`Router::load_ratings`]).
 //!
-//! `!stats [player]` and `!top [duel|thaum]` answer from it (the words are `stats_text`
-//! and `top_text`, pure and tested here). `!top` counts rated games only and lists a
+//! `!stats [player]` and `!top [game]` answer from it (the words are `stats_text` and
+//! `top_text`, pure and tested here), for any game: each game is its own pool, keyed by
+//! its plugin's name, worded in the game's own texts (`GamePlugin::record_words`) or the
+//! generic `records-*` ones with the game's name. `!top` counts rated games only and lists a
 //! player once they have [`MIN_RATED_GAMES`]; `!stats` shows the unrated ones as such
 //! (`crate::ratings::unrated`).
 
 use super::said::{joined, said};
 use super::*;
-use crate::lobby::Ranking;
+use crate::ratings::words::{ranked, words_of};
 use crate::ratings::{Ledger, MIN_RATED_GAMES, Record, SeasonStandings, Summary};
+use spellbridge_core::{GamePlugin, TableKind};
 
 /// How many players `!top` lists.
 const TOP: usize = 10;
@@ -112,7 +115,7 @@ impl Router {
         };
         let summary = &self.ratings.summary;
         match summary.players.get(&player) {
-            Some(record) => stats_text(language, &player, record, &summary.seasons),
+            Some(record) => stats_text(language, &self.registry, &player, record, &summary.seasons),
             None => said(
                 language,
                 "records-no-games",
@@ -121,10 +124,56 @@ impl Router {
         }
     }
 
-    /// `!top [duel|thaum]`: the ten best, in `language`.
-    pub(super) fn top(&self, ranking: Ranking, language: Language) -> RichText {
-        top_text(language, &self.ratings.summary, ranking)
+    /// `!top [game]`: the ten best of `game` (by default the first challenge game), in
+    /// `language`; a word that names no game is refused with the games that have one.
+    pub(super) fn top(&self, game: Option<&str>, language: Language) -> RichText {
+        let found = match game {
+            None => ranked(&self.registry).into_iter().next(),
+            Some(word) => self.registry.get(word).filter(|plugin| plugin.ending_reader().is_some()),
+        };
+        match (found, game) {
+            (Some(plugin), _) => top_text(language, &self.ratings.summary, plugin),
+            (None, word) => {
+                let games = ranked(&self.registry)
+                    .into_iter()
+                    .map(|p| RichText::from(p.name_in(language).to_lowercase()));
+                let first = ranked(&self.registry).first().map(|p| p.name_in(language)).unwrap_or_default();
+                said(
+                    language,
+                    "records-top-unknown",
+                    Args::new()
+                        .text("word", word.unwrap_or_default())
+                        .rich("games", and_list(language, games.collect()))
+                        .text("first", first.to_lowercase()),
+                )
+            }
+        }
     }
+}
+
+/// `items` as "a, b and c" in `language` (`common-and`, `common-comma`).
+fn and_list(language: Language, mut items: Vec<RichText>) -> RichText {
+    let Some(mut text) = items.pop() else { return RichText::new() };
+    if let Some(before) = items.pop() {
+        text = said(language, "common-and", Args::new().rich("first", before).rich("last", text));
+    }
+    while let Some(before) = items.pop() {
+        text = said(language, "common-comma", Args::new().rich("first", before).rich("rest", text));
+    }
+    text
+}
+
+/// The arguments every record text of `plugin` may read: its name, and the word that
+/// names it in a command.
+fn game_args(plugin: &dyn GamePlugin, language: Language) -> Args {
+    let name = plugin.name_in(language);
+    Args::new().text("word", name.to_lowercase()).text("game", name)
+}
+
+/// Message `id` of a game's record words with those of `args` it reads (a game's own
+/// words may read fewer than the generic ones).
+fn worded(language: Language, id: &str, args: Args) -> RichText {
+    said(language, id, args.read_by(id))
 }
 
 /// `1st`, `2nd`, `3rd`, `4th`, … `11th`, `21st`.
@@ -144,65 +193,77 @@ fn rounded(value: f64) -> String {
     format!("{value:.0}")
 }
 
-/// A player's record in words: games and wins; the Duel's rating ± deviation, results,
-/// favourite wizard and longest winning streak; Thaum seasons and the best standing.
+/// A player's record in words: games and wins; then, for each challenge game they played,
+/// its rating ± deviation, results, favourite choice and longest winning streak; for each
+/// open-table game, the rounds played and won and the best standing.
 pub(super) fn stats_text(
     language: Language,
+    registry: &Registry,
     player: &PlayerId,
     record: &Record,
     seasons: &[SeasonStandings],
 ) -> RichText {
-    let duel = match &record.duel {
-        Some(duel) => {
-            let drawn = if duel.draws > 0 {
-                said(language, "records-drawn", Args::new().num("draws", duel.draws))
+    let mut pools = RichText::new();
+    for plugin in ranked(registry) {
+        let game = plugin.name();
+        let words = words_of(plugin);
+        if let Some(played) = record.challenges.get(game) {
+            let drawn = if played.draws > 0 {
+                said(language, "records-drawn", Args::new().num("draws", played.draws))
             } else {
                 RichText::new()
             };
-            said(
+            let choice = played.favourite.as_str();
+            let favourite = if choice.is_empty() {
+                RichText::new()
+            } else {
+                said(language, "records-favourite", Args::new().text("choice", choice))
+            };
+            pools = pools.append(worded(
                 language,
-                "records-duel",
-                Args::new()
-                    .text("rating", rounded(duel.rating.rating))
-                    .text("deviation", rounded(duel.rating.deviation))
-                    .num("duels", duel.games)
-                    .num("won", duel.wins)
-                    .num("lost", duel.losses)
+                words.record,
+                game_args(plugin, language)
+                    .text("rating", rounded(played.rating.rating))
+                    .text("deviation", rounded(played.rating.deviation))
+                    .num("games", played.games)
+                    .num("won", played.wins)
+                    .num("lost", played.losses)
                     .rich("drawn", drawn)
-                    .text("wizard", duel.favourite_wizard.as_str())
-                    .num("streak", duel.longest_streak),
-            )
+                    .text("choice", choice)
+                    .rich("favourite", favourite)
+                    .num("streak", played.longest_streak),
+            ));
         }
-        None => RichText::new(),
-    };
-    let thaum = match &record.thaum {
-        Some(thaum) => {
-            let places = seasons.iter().filter(|season| season.unrated.is_none()).filter_map(|season| {
+        if let Some(played) = record.open.get(game) {
+            let rated = seasons.iter().filter(|season| season.game == game && season.unrated.is_none());
+            let places = rated.filter_map(|season| {
                 let place = season.standings.iter().position(|s| &s.player == player)?;
-                Some((place + 1, season.standings.len(), season.table, season.season))
+                Some((place + 1, season.standings.len(), season.table, season.round))
             });
-            // The best place; among equal places the first season it was reached in.
+            // The best place; among equal places the first round it was reached in.
             let best = match places.min_by_key(|(place, ..)| *place) {
-                Some((place, of, table, season)) => said(
+                Some((place, of, table, round)) => worded(
                     language,
-                    "records-best",
+                    words.best.unwrap_or("records-open-best"),
                     Args::new()
                         .text("place", ordinal(place))
                         .num("rank", place)
                         .num("of", of)
                         .num("table", table)
-                        .num("season", season),
+                        .num("round", round),
                 ),
                 None => RichText::new(),
             };
-            said(
+            pools = pools.append(worded(
                 language,
-                "records-thaum",
-                Args::new().num("seasons", thaum.seasons).num("won", thaum.won).rich("best", best),
-            )
+                words.record,
+                game_args(plugin, language)
+                    .num("rounds", played.rounds)
+                    .num("won", played.won)
+                    .rich("best", best),
+            ));
         }
-        None => RichText::new(),
-    };
+    }
     let unrated = if record.unrated > 0 {
         said(language, "records-unrated", Args::new().num("unrated", record.unrated))
     } else {
@@ -215,108 +276,126 @@ pub(super) fn stats_text(
             .name("player", player)
             .num("games", record.games)
             .num("wins", record.wins)
-            .rich("duel", duel)
-            .rich("thaum", thaum)
+            .rich("pools", pools)
             .rich("unrated", unrated),
     )
 }
 
-/// The ten best of a leaderboard in words, one line, in `language`.
-pub(super) fn top_text(language: Language, summary: &Summary, ranking: Ranking) -> RichText {
-    match ranking {
-        Ranking::Duel => {
-            let board = summary.duel_leaderboard();
+/// The ten best of `plugin`'s leaderboard in words, one line, in `language`.
+pub(super) fn top_text(language: Language, summary: &Summary, plugin: &dyn GamePlugin) -> RichText {
+    let game = plugin.name();
+    let words = words_of(plugin);
+    let args = || game_args(plugin, language);
+    match plugin.kind() {
+        TableKind::Challenge { .. } => {
+            let board = summary.challenge_leaderboard(game);
             if board.is_empty() {
-                if summary.players.values().any(|r| r.duel.is_some()) {
-                    return said(language, "records-top-duel-few", Args::new().num("min", MIN_RATED_GAMES));
+                if summary.players.values().any(|r| r.challenges.contains_key(game)) {
+                    return worded(language, words.top_few, args().num("min", MIN_RATED_GAMES));
                 }
-                return said(language, "records-top-duel-none", Args::new());
+                return worded(language, words.top_none, args());
             }
-            let entries = board.iter().take(TOP).enumerate().filter_map(|(place, (player, record))| {
-                let duel = record.duel.as_ref()?;
-                let drawn = if duel.draws > 0 {
-                    said(language, "records-top-drawn", Args::new().num("draws", duel.draws))
+            let entries = board.iter().take(TOP).enumerate().map(|(place, (player, played))| {
+                let drawn = if played.draws > 0 {
+                    said(language, "records-top-drawn", Args::new().num("draws", played.draws))
                 } else {
                     RichText::new()
                 };
-                Some(said(
+                worded(
                     language,
-                    "records-top-duel-entry",
-                    Args::new()
+                    words.top_entry,
+                    args()
                         .num("place", place + 1)
                         .name("player", player)
-                        .text("rating", rounded(duel.rating.rating))
-                        .text("deviation", rounded(duel.rating.deviation))
-                        .num("won", duel.wins)
-                        .num("lost", duel.losses)
+                        .text("rating", rounded(played.rating.rating))
+                        .text("deviation", rounded(played.rating.deviation))
+                        .num("won", played.wins)
+                        .num("lost", played.losses)
                         .rich("drawn", drawn),
-                ))
-            });
-            let entries = joined(language, "records-top-separator", entries.collect());
-            said(language, "records-top-duel", Args::new().num("rated", board.len()).rich("entries", entries))
-        }
-        Ranking::Thaum => {
-            let board = thaum_standings(summary);
-            let rated = summary.seasons.iter().filter(|season| season.unrated.is_none()).count();
-            if board.is_empty() {
-                if rated > 0 {
-                    return said(language, "records-top-thaum-few", Args::new().num("min", MIN_RATED_GAMES));
-                }
-                return said(language, "records-top-thaum-none", Args::new());
-            }
-            let entries = board.iter().take(TOP).enumerate().map(|(place, standing)| {
-                said(
-                    language,
-                    "records-top-thaum-entry",
-                    Args::new()
-                        .num("place", place + 1)
-                        .name("player", &standing.player)
-                        .num("coins", standing.coins)
-                        .num("thaums", standing.thaums)
-                        .num("seasons", standing.seasons),
                 )
             });
             let entries = joined(language, "records-top-separator", entries.collect());
-            said(language, "records-top-thaum", Args::new().num("seasons", rated).rich("entries", entries))
+            worded(language, words.top, args().num("rated", board.len()).rich("entries", entries))
+        }
+        TableKind::Open => {
+            let board = standings(summary, game);
+            let rated = summary
+                .seasons
+                .iter()
+                .filter(|season| season.game == game && season.unrated.is_none())
+                .count();
+            if board.is_empty() {
+                if rated > 0 {
+                    return worded(language, words.top_few, args().num("min", MIN_RATED_GAMES));
+                }
+                return worded(language, words.top_none, args());
+            }
+            let entries = board.iter().take(TOP).enumerate().map(|(place, standing)| {
+                worded(
+                    language,
+                    words.top_entry,
+                    args()
+                        .num("place", place + 1)
+                        .name("player", &standing.player)
+                        .num("score", standing.score)
+                        .num("tiebreak", standing.tiebreak)
+                        .num("rounds", standing.rounds),
+                )
+            });
+            let entries = joined(language, "records-top-separator", entries.collect());
+            worded(language, words.top, args().num("rated", rated).rich("entries", entries))
         }
     }
 }
 
-/// One player's finished Thaum seasons added up.
+/// One player's finished rounds of an open-table game added up.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct ThaumStanding {
+pub(super) struct Standing {
     pub(super) player: PlayerId,
-    pub(super) coins: i128,
-    pub(super) thaums: i64,
-    pub(super) seasons: u32,
+    pub(super) score: i128,
+    pub(super) tiebreak: i64,
+    pub(super) rounds: u32,
 }
 
-/// Every Thaum player with at least [`MIN_RATED_GAMES`] rated seasons, by those seasons'
-/// coins, then Thaums (summed), then name.
-pub(super) fn thaum_standings(summary: &Summary) -> Vec<ThaumStanding> {
-    let mut by_player: BTreeMap<&PlayerId, ThaumStanding> = BTreeMap::new();
-    let rated = summary.seasons.iter().filter(|season| season.unrated.is_none());
+/// Every player of the open-table `game` with at least [`MIN_RATED_GAMES`] rated rounds,
+/// by those rounds' scores, then tie-breaks (summed), then name.
+pub(super) fn standings(summary: &Summary, game: &str) -> Vec<Standing> {
+    let mut by_player: BTreeMap<&PlayerId, Standing> = BTreeMap::new();
+    let rated = summary.seasons.iter().filter(|season| season.game == game && season.unrated.is_none());
     for place in rated.flat_map(|season| &season.standings) {
-        let standing = by_player.entry(&place.player).or_insert_with(|| ThaumStanding {
+        let standing = by_player.entry(&place.player).or_insert_with(|| Standing {
             player: place.player.clone(),
-            coins: 0,
-            thaums: 0,
-            seasons: 0,
+            score: 0,
+            tiebreak: 0,
+            rounds: 0,
         });
-        standing.coins += place.coins;
-        standing.thaums += place.thaums;
-        standing.seasons += 1;
+        standing.score += place.score;
+        standing.tiebreak += place.tiebreak;
+        standing.rounds += 1;
     }
-    let mut board: Vec<ThaumStanding> =
-        by_player.into_values().filter(|standing| standing.seasons >= MIN_RATED_GAMES).collect();
-    board.sort_by(|a, b| b.coins.cmp(&a.coins).then(b.thaums.cmp(&a.thaums)).then(a.player.cmp(&b.player)));
+    let mut board: Vec<Standing> =
+        by_player.into_values().filter(|standing| standing.rounds >= MIN_RATED_GAMES).collect();
+    board.sort_by(|a, b| {
+        b.score.cmp(&a.score).then(b.tiebreak.cmp(&a.tiebreak)).then(a.player.cmp(&b.player))
+    });
     board
 }
 
 #[cfg(test)]
+#[path = "any_game_tests.rs"]
+mod any_game_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ratings::{DuelRecord, Rating, SeasonPlace, ThaumRecord};
+    use crate::ratings::{ChallengeRecord, OpenRecord, Rating, SeasonPlace};
+    use std::sync::LazyLock;
+
+    static STANDARD: LazyLock<Registry> = LazyLock::new(Registry::standard);
+
+    fn game(name: &str) -> &'static dyn GamePlugin {
+        STANDARD.get(name).unwrap_or_else(|| panic!("{name} is a standard game"))
+    }
 
     fn player(name: &str) -> PlayerId {
         PlayerId::new(name)
@@ -326,27 +405,31 @@ mod tests {
         Record {
             games: wins + losses,
             wins,
-            duel: Some(DuelRecord {
-                rating: Rating { rating, deviation: 200.4, volatility: 0.06 },
-                games: wins + losses,
-                wins,
-                losses,
-                draws: 0,
-                longest_streak: wins,
-                favourite_wizard: "Pyromancer".into(),
-            }),
-            thaum: None,
+            challenges: BTreeMap::from([(
+                "duel".into(),
+                ChallengeRecord {
+                    rating: Rating { rating, deviation: 200.4, volatility: 0.06 },
+                    games: wins + losses,
+                    wins,
+                    losses,
+                    draws: 0,
+                    longest_streak: wins,
+                    favourite: "Pyromancer".into(),
+                },
+            )]),
+            open: BTreeMap::new(),
             unrated: 0,
         }
     }
 
     fn season(table: TableId, places: &[(&str, i128, i64)]) -> SeasonStandings {
         SeasonStandings {
+            game: "thaum".into(),
             table,
-            season: 1,
+            round: 1,
             standings: places
                 .iter()
-                .map(|(p, coins, thaums)| SeasonPlace { player: player(p), coins: *coins, thaums: *thaums })
+                .map(|(p, coins, thaums)| SeasonPlace { player: player(p), score: *coins, tiebreak: *thaums })
                 .collect(),
             unrated: None,
         }
@@ -358,9 +441,9 @@ mod tests {
         let mut record = duel(1612.6, 3, 1);
         record.games += 2;
         record.wins += 1;
-        record.thaum = Some(ThaumRecord { seasons: 2, won: 1 });
+        record.open.insert("thaum".into(), OpenRecord { rounds: 2, won: 1 });
         assert_eq!(
-            stats_text(Language::En, &player("alice"), &record, &seasons).plain(),
+            stats_text(Language::En, &STANDARD, &player("alice"), &record, &seasons).plain(),
             "alice has played 6 games and won 4. Duel: rating 1613 ± 200 after 4 duels (3 won, 1 lost); favourite wizard \
              Pyromancer; longest winning streak 3. Thaum: 2 seasons played, 1 won; best standing 1st of 1 \
              (table 7, season 1)."
@@ -368,12 +451,12 @@ mod tests {
         let one = Record {
             games: 1,
             wins: 0,
-            thaum: Some(ThaumRecord { seasons: 1, won: 0 }),
-            duel: None,
+            challenges: BTreeMap::new(),
+            open: BTreeMap::from([("thaum".into(), OpenRecord { rounds: 1, won: 0 })]),
             unrated: 0,
         };
         assert_eq!(
-            stats_text(Language::En, &player("alice"), &one, &seasons[..1]).plain(),
+            stats_text(Language::En, &STANDARD, &player("alice"), &one, &seasons[..1]).plain(),
             "alice has played 1 game and won 0. Thaum: 1 season played, 0 won; best standing 2nd of 2 (table 4, season 1)."
         );
     }
@@ -382,17 +465,15 @@ mod tests {
     fn top_lists_the_ten_best_by_rating_or_by_coins_then_thaums() {
         let mut summary = Summary::default();
         assert!(
-            top_text(Language::En, &summary, Ranking::Duel).plain().contains("Nobody has a Duel rating yet")
+            top_text(Language::En, &summary, game("duel")).plain().contains("Nobody has a Duel rating yet")
         );
         assert!(
-            top_text(Language::En, &summary, Ranking::Thaum)
-                .plain()
-                .contains("No Thaum season has ended yet")
+            top_text(Language::En, &summary, game("thaum")).plain().contains("No Thaum season has ended yet")
         );
         for i in 0..14u32 {
             summary.players.insert(player(&format!("p{i:02}")), duel(1400.0 + f64::from(i) * 10.0, i, 1));
         }
-        let text = top_text(Language::En, &summary, Ranking::Duel).plain();
+        let text = top_text(Language::En, &summary, game("duel")).plain();
         // p00 and p01 have fewer than MIN_RATED_GAMES (3) rated Duels: not listed, not counted.
         assert!(
             text.starts_with("Duel ratings (Glicko-2, 12 rated): 1. p13 1530 ± 200 (13–1); 2. p12 1520"),
@@ -406,7 +487,7 @@ mod tests {
             season(2, &[("bob", 4, 0), ("alice", 1, 3)]),
             season(3, &[("bob", 0, 0), ("alice", 0, 0), ("carol", 0, 0)]),
         ];
-        let text = top_text(Language::En, &summary, Ranking::Thaum).plain();
+        let text = top_text(Language::En, &summary, game("thaum")).plain();
         assert_eq!(
             text,
             "Thaum standings over 3 finished seasons (coins, then Thaums): 1. bob 6 coins, Thaums 9 (3 seasons); \
@@ -429,7 +510,7 @@ mod tests {
         let mut summary = Summary::default();
         summary.players.insert(player("alice"), duel(1700.0, 2, 0));
         assert_eq!(
-            top_text(Language::En, &summary, Ranking::Duel).plain(),
+            top_text(Language::En, &summary, game("duel")).plain(),
             "No player has 3 rated Duels yet: `!top` lists a player once they have. `!stats` shows everyone's."
         );
         // An unrated season counts toward nobody's standings, even with three of them.
@@ -437,13 +518,11 @@ mod tests {
         unrated.unrated = Some(crate::ratings::Unrated::LonePlayer);
         summary.seasons = vec![unrated.clone(), unrated.clone(), unrated];
         assert!(
-            top_text(Language::En, &summary, Ranking::Thaum)
-                .plain()
-                .contains("No Thaum season has ended yet")
+            top_text(Language::En, &summary, game("thaum")).plain().contains("No Thaum season has ended yet")
         );
         summary.seasons.push(season(2, &[("alice", 1, 0), ("bob", 0, 0)]));
         assert_eq!(
-            top_text(Language::ZhCn, &summary, Ranking::Thaum).plain(),
+            top_text(Language::ZhCn, &summary, game("thaum")).plain(),
             "还没有玩家打满 3 个评分魔素赛季：满了才会上 `!排行 魔素`。`!战绩` 可以查看每个人的战绩。"
         );
     }
@@ -456,12 +535,12 @@ mod tests {
         let record = Record {
             games: 1,
             wins: 0,
-            thaum: Some(ThaumRecord { seasons: 1, won: 0 }),
-            duel: None,
+            challenges: BTreeMap::new(),
+            open: BTreeMap::from([("thaum".into(), OpenRecord { rounds: 1, won: 0 })]),
             unrated: 1,
         };
         assert_eq!(
-            stats_text(Language::En, &player("alice"), &record, &seasons).plain(),
+            stats_text(Language::En, &STANDARD, &player("alice"), &record, &seasons).plain(),
             "alice has played 1 game and won 0. Thaum: 1 season played, 0 won; best standing 2nd of 2 (table 8, \
              season 1). Unrated: 1 game (a Duel against a guest or conceded within a minute, a Thaum season alone \
              or won with a game master's coins), not counted toward `!top`."

@@ -1,5 +1,6 @@
-//! `/leaderboard`: the Duel players by Glicko-2 rating and the Thaum players by seasons
-//! won, as `crate::ratings` derives them from the journal (linked identities count as one
+//! `/leaderboard`: for each game with records (`ratings::words::ranked`), a challenge
+//! game's players by Glicko-2 rating or an open table's by rounds won, as
+//! `crate::ratings` derives them from the journal (linked identities count as one
 //! player). The games of hidden rooms are left out of the site's derivation, so a table
 //! the site does not show cannot be read back from a rating either. The derived summary
 //! is kept until the journal grows.
@@ -9,14 +10,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::Response;
 use maud::html;
-use spellbridge_core::Language;
-use spellbridge_core::games::duel::wizard;
+use spellbridge_core::locale::{self, Args};
+use spellbridge_core::{Language, TableKind};
 
 use super::names::Names;
 use super::page::{layout, ok};
 use super::words::words;
 use super::{Body, Site, SiteError};
 use crate::journal::TableId;
+use crate::ratings::words::words_of;
 use crate::ratings::{self, Summary};
 
 /// The last summary derived, and the journal row it was derived up to.
@@ -63,54 +65,69 @@ pub fn summary(site: &Site) -> Result<Arc<Summary>, SiteError> {
     Ok(summary)
 }
 
-/// The page.
+/// The page: one table per game with records, in the order `!top` offers them.
 pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, SiteError> {
     let summary = summary(site)?;
     let w = words(language);
-    let duel = summary.duel_leaderboard();
-    let thaum = summary.thaum_leaderboard();
     let names = Names::kept(site)?;
-    let main = html! {
-        main {
-            h1 { (w.leaderboard) }
-            h2 { (w.duel_ranking) }
-            @if duel.is_empty() { p.sub { (w.none) } } @else { div.wide {
-                table #duel {
-                    thead { tr {
-                        th.n { "#" } th { (w.players) } th.n { (w.rating) } th.n { "RD" } th.n { (w.games) }
-                        th.n { (w.record) } th.n { (w.streak) } th { (w.favourite) }
-                    } }
-                    tbody {
-                        @for (place, (player, record)) in duel.iter().enumerate() {
-                            @if let Some(d) = &record.duel {
-                                tr {
-                                    td.n { (place + 1) }
-                                    td { (names.shown(player.as_str())) }
-                                    td.n { (format!("{:.0}", d.rating.rating)) }
-                                    td.n { (format!("{:.0}", d.rating.deviation)) }
-                                    td.n { (d.games) }
-                                    td.n { (d.wins) "–" (d.losses) "–" (d.draws) }
-                                    td.n { (d.longest_streak) }
-                                    td { (wizard::name_in(&d.favourite_wizard, language)) }
+    let boards = ratings::words::ranked(site.registry()).into_iter().map(|plugin| {
+        let game = plugin.name();
+        let board = words_of(plugin).board;
+        let heading = locale::text(language, board, &Args::new().text("game", plugin.name_in(language)).read_by(board));
+        let table = match plugin.kind() {
+            TableKind::Challenge { .. } => {
+                let rated = summary.challenge_leaderboard(game);
+                html! {
+                    @if rated.is_empty() { p.sub { (w.none) } } @else { div.wide {
+                        table #(game) {
+                            thead { tr {
+                                th.n { "#" } th { (w.players) } th.n { (w.rating) } th.n { "RD" } th.n { (w.games) }
+                                th.n { (w.record) } th.n { (w.streak) } th { (w.favourite) }
+                            } }
+                            tbody {
+                                @for (place, (player, d)) in rated.iter().enumerate() {
+                                    tr {
+                                        td.n { (place + 1) }
+                                        td { (names.shown(player.as_str())) }
+                                        td.n { (format!("{:.0}", d.rating.rating)) }
+                                        td.n { (format!("{:.0}", d.rating.deviation)) }
+                                        td.n { (d.games) }
+                                        td.n { (d.wins) "–" (d.losses) "–" (d.draws) }
+                                        td.n { (d.longest_streak) }
+                                        td { (plugin.choice_in(&d.favourite, language)) }
+                                    }
                                 }
                             }
                         }
-                    }
+                    } }
                 }
-            } }
-            h2 { (w.thaum_ranking) }
-            @if thaum.is_empty() { p.sub { (w.none) } } @else { div.wide {
-                table #thaum {
-                    thead { tr { th.n { "#" } th { (w.players) } th.n { (w.seasons_won) } th.n { (w.seasons) } } }
-                    tbody {
-                        @for (place, (player, record)) in thaum.iter().enumerate() {
-                            @if let Some(t) = &record.thaum {
-                                tr { td.n { (place + 1) } td { (names.shown(player.as_str())) } td.n { (t.won) } td.n { (t.seasons) } }
+            }
+            TableKind::Open => {
+                let played = summary.open_leaderboard(game);
+                html! {
+                    @if played.is_empty() { p.sub { (w.none) } } @else { div.wide {
+                        table #(game) {
+                            thead { tr { th.n { "#" } th { (w.players) } th.n { (w.seasons_won) } th.n { (w.seasons) } } }
+                            tbody {
+                                @for (place, (player, t)) in played.iter().enumerate() {
+                                    tr { td.n { (place + 1) } td { (names.shown(player.as_str())) } td.n { (t.won) } td.n { (t.rounds) } }
+                                }
                             }
                         }
-                    }
+                    } }
                 }
-            } }
+            }
+        };
+        (heading, table)
+    });
+    let boards: Vec<_> = boards.collect();
+    let main = html! {
+        main {
+            h1 { (w.leaderboard) }
+            @for (heading, table) in &boards {
+                h2 { (heading) }
+                (table)
+            }
         }
     };
     Ok(Some(ok(layout(language, w.leaderboard, main))))

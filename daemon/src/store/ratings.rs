@@ -12,7 +12,8 @@ use spellbridge_core::{NetworkId, Registry};
 use super::{Store, StoreError};
 use crate::identity::Scope;
 use crate::journal::Entry;
-use crate::ratings::{self, RatingsError, Summary};
+use crate::ratings::{self, RatingsError, Summary, legacy};
+use serde_json::Value;
 
 /// The `meta` key the ratings are kept under.
 pub const META_KEY: &str = "ratings";
@@ -49,7 +50,7 @@ pub enum RatingsCheck {
     NoneStored,
     /// The stored ratings equal the ones derived from the journal.
     Match,
-    /// They differ: the first differing path (e.g. `.summary.players.alice.duel.rating.rating`).
+    /// They differ: the first differing path (e.g. `.summary.players.alice.challenges.duel.rating.rating`).
     Differs(String),
     /// The stored ratings do not read, or the journal does not derive.
     Unreadable(String),
@@ -136,8 +137,9 @@ impl Store {
     /// The stored ratings, if any (as they were stored; see [`Store::check_ratings`]).
     pub fn stored_ratings(&self) -> Result<Option<Summary>, StoreError> {
         let Some(text) = self.meta(META_KEY)? else { return Ok(None) };
-        serde_json::from_str::<Stored>(&text).map(|stored| Some(stored.summary)).map_err(|e| {
-            StoreError::BadRow { path: self.path.clone(), detail: format!("the stored ratings: {e}") }
+        read_stored(&text).map(|stored| Some(stored.summary)).map_err(|e| StoreError::BadRow {
+            path: self.path.clone(),
+            detail: format!("the stored ratings: {e}"),
         })
     }
 
@@ -145,7 +147,7 @@ impl Store {
     /// with, and compares them with the stored ones.
     pub fn check_ratings(&self, registry: &Registry) -> Result<RatingsCheck, StoreError> {
         let Some(text) = self.meta(META_KEY)? else { return Ok(RatingsCheck::NoneStored) };
-        let stored: Stored = match serde_json::from_str(&text) {
+        let stored: Stored = match read_stored(&text) {
             Ok(stored) => stored,
             Err(e) => return Ok(RatingsCheck::Unreadable(format!("the stored ratings do not read: {e}"))),
         };
@@ -173,12 +175,31 @@ impl Store {
         if fresh == text {
             return Ok(RatingsCheck::Match);
         }
-        let path = match (serde_json::from_str(&fresh), serde_json::from_str(&text)) {
-            (Ok(fresh), Ok(stored)) => super::difference::first_difference(&fresh, &stored, String::new()),
+        // A copy an older spellbridge wrote is compared in today's shape.
+        let path = match (serde_json::from_str(&fresh), serde_json::from_str::<Value>(&text)) {
+            (Ok(fresh), Ok(mut stored)) => {
+                if let Some(summary) = stored.get_mut("summary") {
+                    legacy::upgrade(summary);
+                }
+                match super::difference::first_difference(&fresh, &stored, String::new()) {
+                    None => return Ok(RatingsCheck::Match),
+                    difference => difference,
+                }
+            }
             _ => None,
         };
         Ok(RatingsCheck::Differs(path.unwrap_or_else(|| "(the text)".to_owned())))
     }
+}
+
+/// Reads a stored copy; one of the shape before per-game pools is upgraded first
+/// ([`legacy`]).
+fn read_stored(text: &str) -> Result<Stored, serde_json::Error> {
+    let mut value: Value = serde_json::from_str(text)?;
+    if let Some(summary) = value.get_mut("summary") {
+        legacy::upgrade(summary);
+    }
+    serde_json::from_value(value)
 }
 
 /// The ratings as they are kept: `summary` and the `scopes` it was derived under, as JSON text.

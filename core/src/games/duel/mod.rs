@@ -58,7 +58,7 @@ pub use token::{Preconditioning, Token};
 pub use wizard::{Favour, Pool, Wizard, WizardError, Wizards};
 
 use crate::dice::Dice;
-use crate::ending::{Ending, EndingReader, TableKind};
+use crate::ending::{Ending, EndingReader, RecordWords, TableKind};
 use crate::event::{Event, Presentation};
 use crate::grammar::Command;
 use crate::ids::PlayerId;
@@ -276,6 +276,18 @@ impl GamePlugin for DuelPlugin {
 
     fn facts(&self, public: &Value, language: Language) -> crate::facts::Facts {
         public::facts(public, language)
+    }
+
+    fn record_words(&self) -> Option<RecordWords> {
+        Some(RecordWords {
+            record: "duel-record",
+            best: None,
+            top: "duel-top",
+            top_entry: "duel-top-entry",
+            top_none: "duel-top-none",
+            top_few: "duel-top-few",
+            board: "duel-board",
+        })
     }
 }
 

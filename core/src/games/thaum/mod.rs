@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dice::Dice;
-use crate::ending::{Ending, EndingReader};
+use crate::ending::{Ending, EndingReader, RecordWords};
 use crate::event::{Event, Presentation};
 use crate::grammar::{Arg, Branch, Choice, Command, Kind, PlayerArgument, Query, Who};
 use crate::ids::PlayerId;
@@ -357,6 +357,18 @@ impl GamePlugin for ThaumPlugin {
 
     fn facts(&self, public: &Value, language: Language) -> crate::facts::Facts {
         public::facts(public, language)
+    }
+
+    fn record_words(&self) -> Option<RecordWords> {
+        Some(RecordWords {
+            record: "thaum-record",
+            best: Some("thaum-record-best"),
+            top: "thaum-top",
+            top_entry: "thaum-top-entry",
+            top_none: "thaum-top-none",
+            top_few: "thaum-top-few",
+            board: "thaum-board",
+        })
     }
 }
 
