@@ -67,10 +67,6 @@ pub struct Words {
     pub not_revealed: &'static str,
     /// How to check a key.
     pub verify: &'static str,
-    /// The Duel's ranking.
-    pub duel_ranking: &'static str,
-    /// The Thaum ranking.
-    pub thaum_ranking: &'static str,
     /// A rating.
     pub rating: &'static str,
     /// Games played.
@@ -128,8 +124,6 @@ const EN: Words = Words {
     key: "key",
     not_revealed: "revealed when the table ends or takes a new key",
     verify: "Check a revealed key with",
-    duel_ranking: "Duel (Glicko-2)",
-    thaum_ranking: "Thaum seasons",
     rating: "Rating",
     games: "Games",
     record: "Won–lost–drawn",
@@ -175,8 +169,6 @@ const ZH: Words = Words {
     key: "密钥",
     not_revealed: "牌桌结束或换新密钥时公开",
     verify: "校验已公开的密钥：",
-    duel_ranking: "决斗（Glicko-2）",
-    thaum_ranking: "Thaum 赛季",
     rating: "等级分",
     games: "局数",
     record: "胜–负–平",
