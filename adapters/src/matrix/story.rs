@@ -5,9 +5,6 @@
 //! part. An edit mentions (`m.mentions`) only who the story had not mentioned yet, so a
 //! player is not highlighted again for what they were already told.
 //!
-//! A part that mentions anyone (the bot waits for them) is not an edit but a new message
-//! of the story: clients do not notify for edits.
-//!
 //! A story's message is edited only while it is still the room's last word: when anyone
 //! has said anything there since (a player's command, relayed chat; the bot's own board
 //! pictures, their removals and edits do not count), an edit far up the room would go
@@ -26,7 +23,6 @@ use matrix_sdk::ruma::events::room::message::{ReplacementMetadata, RoomMessageEv
 use matrix_sdk::ruma::{EventId, OwnedEventId, UInt, UserId};
 use serde::Deserialize;
 use serde_json::Value;
-use spellbridge_core::text::Segment;
 use spellbridge_core::{Message, RichText};
 
 use super::transport::lock;
@@ -75,19 +71,6 @@ impl Part {
 }
 
 impl Part {
-    /// True when this part would go as an edit and `message` (the part alone) mentions
-    /// anyone (the bot waits for them): clients do not notify for edits (the default push
-    /// rule `.m.rule.suppress_edits`), so such a part starts a new message of the story
-    /// instead ([`Part::anew`]), and the player waited for is highlighted.
-    pub(super) fn waits_in_an_edit(&self, message: &Message) -> bool {
-        self.edits.is_some() && message.text.segments().iter().any(|s| matches!(s, Segment::Mention(_)))
-    }
-
-    /// `message` alone, a new message of its story (which later parts edit).
-    pub(super) fn anew(message: &Message) -> Part {
-        Part { message: message.clone(), edits: None }
-    }
-
     /// This part as it goes to `room`: an edit of the story's message while that is still
     /// the room's last word (see the module doc), else `message` alone, a new message of
     /// the story.
@@ -96,7 +79,7 @@ impl Part {
         if last_word(room, event).await {
             return self;
         }
-        Part::anew(message)
+        Part { message: message.clone(), edits: None }
     }
 }
 

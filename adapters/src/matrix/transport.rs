@@ -73,7 +73,7 @@ use super::retry::{self, RequestFailure};
 use super::room_facts::RoomFacts;
 use super::spoiled::SpoiledRooms;
 use super::store::StoreDir;
-use super::story::{Part, Stories};
+use super::story::Stories;
 use super::sync::Supervisor;
 use crate::network::Resolved;
 
@@ -624,11 +624,9 @@ impl GameTransport for MatrixTransport {
         let story = message.story.as_deref().filter(|_| matches!(to, Destination::Room(_)));
         let room_id = room.room_id().as_str();
         let part = match story {
-            Some(story) => {
-                let part =
-                    self.shared.stories.part(room_id, story, message).unless_interrupted(&room, message).await;
-                Some(if part.waits_in_an_edit(message) { Part::anew(message) } else { part })
-            }
+            Some(story) => Some(
+                self.shared.stories.part(room_id, story, message).unless_interrupted(&room, message).await,
+            ),
             None => None,
         };
         let shown = part.as_ref().map_or(message, |part| &part.message);
