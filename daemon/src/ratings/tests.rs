@@ -286,7 +286,10 @@ fn stats_and_top_answer_from_the_ratings_folded_on_load_and_live() {
         "bob: No player has 3 rated Duels yet: `!top` lists a player once they have. `!stats` shows everyone's."
     );
     assert!(ask("bob", "!top thaum").contains("No Thaum season has ended yet"));
-    assert!(ask("bob", "!top chess").contains("the leaderboards are duel and thaum"));
+    // Every rated game is named (the shipped ones: Duel, Nim and Thaum).
+    let unknown = ask("bob", "!top chess");
+    assert!(unknown.contains("`chess` is not a leaderboard; the leaderboards are duel, "), "{unknown}");
+    assert!(["nim", "thaum"].iter().all(|game| unknown.contains(game)), "{unknown}");
 }
 
 /// A console script of its own lines.
