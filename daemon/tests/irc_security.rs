@@ -184,7 +184,7 @@ async fn the_same_nick_on_another_network_is_another_player() {
     assert!(strip(&refused.text).starts_with("gmalice"), "the refusal answers gmalice: {refused}");
     let heard = bot.drain(&mut alice, Duration::from_secs(1)).await;
     assert!(
-        !heard.iter().any(|m| m.text.contains("wins") || m.text.contains("stopped")),
+        !heard.iter().any(|m| m.text.contains("conceded") || m.text.contains("stopped the Duel")),
         "the duel went on: {heard:#?}"
     );
     // The duel was still on: one's dave concedes it himself.
