@@ -4,6 +4,9 @@
 An arrow A -> B exists when A names a path (use or inline) resolving into file B via crate::, super:: or self::.
 A parent's `mod child;` declaration is not an arrow. Usage: python3 scripts/import-circles.py [ROOT] [-v] (-v lists the arrows)"""
 import os, re, sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_source import code_lines, is_test_file
 root = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith('-') else '.'
 verbose = '-v' in sys.argv
 src = os.path.join(root, 'daemon/src')
@@ -18,24 +21,7 @@ for d, _, fs in os.walk(src):
         if rel == ['main']: continue
         mods[key] = os.path.join(d, f)
 def strip_tests(text):
-    lines = text.split('\n'); out = []; i = 0
-    while i < len(lines):
-        s = lines[i].strip()
-        if s.startswith('#[cfg(test)]'):
-            j = i + 1
-            while j < len(lines) and lines[j].strip().startswith('#['): j += 1
-            if j < len(lines) and not lines[j].rstrip().endswith(';'):
-                b = 0; started = False
-                while j < len(lines):
-                    b += lines[j].count('{') - lines[j].count('}')
-                    if '{' in lines[j]: started = True
-                    j += 1
-                    if started and b <= 0: break
-                i = j; continue
-            i = j + 1; continue
-        if not s.startswith('//'): out.append(lines[i].split('//')[0])
-        i += 1
-    return '\n'.join(out)
+    return '\n'.join(code for _, code in code_lines(text))
 def expand_use(text):
     # flatten `use a::{b, c::{d}}` groups into paths
     paths = []
@@ -60,7 +46,7 @@ def expand_use(text):
     return paths
 graph = {}
 for key, f in mods.items():
-    if os.path.basename(f) == 'tests.rs' or f.endswith('_tests.rs') or '/tests/' in f: continue
+    if is_test_file(f): continue
     text = strip_tests(open(f).read())
     paths = expand_use(text) + re.findall(r'\b((?:crate|super|self)(?:::\w+)+)', text)
     # module of this file for super resolution
