@@ -290,6 +290,10 @@ fn stats_and_top_answer_from_the_ratings_folded_on_load_and_live() {
     let unknown = ask("bob", "!top chess");
     assert!(unknown.contains("`chess` is not a leaderboard; the leaderboards are duel, "), "{unknown}");
     assert!(["nim", "thaum"].iter().all(|game| unknown.contains(game)), "{unknown}");
+    // A hostile word is echoed shown as names are: no text reversed, no endless line.
+    let hostile = ask("bob", &format!("!top \u{202e}{}", "x".repeat(300)));
+    assert!(!hostile.contains('\u{202e}') && hostile.contains("\\u{202e}"), "{hostile}");
+    assert!(!hostile.contains(&"x".repeat(100)), "{hostile}");
 }
 
 /// A console script of its own lines.

@@ -16,7 +16,7 @@ use super::said::{joined, said};
 use super::*;
 use crate::ratings::words::{ranked, words_of};
 use crate::ratings::{Ledger, MIN_RATED_GAMES, Record, SeasonStandings, Summary};
-use spellbridge_core::{GamePlugin, TableKind};
+use spellbridge_core::{GamePlugin, TableKind, shown};
 
 /// How many players `!top` lists.
 const TOP: usize = 10;
@@ -142,7 +142,7 @@ impl Router {
                     language,
                     "records-top-unknown",
                     Args::new()
-                        .text("word", word.unwrap_or_default())
+                        .text("word", shown::name(word.unwrap_or_default()))
                         .rich("games", and_list(language, games.collect()))
                         .text("first", first.to_lowercase()),
                 )
