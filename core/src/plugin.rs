@@ -15,8 +15,9 @@
 //! [`Registry::register`]): the daemon hands it its options table
 //! ([`GamePlugin::configure`]), lists it in help and `!games`, exports its tables
 //! ([`GamePlugin::wiki`]) and, for a game played by challenge
-//! ([`GamePlugin::challenge`]), takes `!duel`-style challenges for it, and rates its
-//! tables' endings as its [`TableKind`] says ([`GamePlugin::ending_reader`],
+//! ([`GamePlugin::challenge`]), takes its challenge command in the lobby
+//! ([`GamePlugin::challenge_command`], and its questions: [`GamePlugin::lobby_commands`]),
+//! and rates its tables' endings as its [`TableKind`] says ([`GamePlugin::ending_reader`],
 //! [`Table::ending`], [`crate::ending`]), all through the registry.
 
 use std::sync::Arc;
@@ -343,7 +344,8 @@ pub trait GamePlugin: Send + Sync {
         crate::event::render_text(events)
     }
 
-    /// Answers a lobby command that belongs to this game (the Duel answers `wizards`).
+    /// Answers a lobby command that belongs to this game (one of its
+    /// [`GamePlugin::lobby_commands`]: the Duel answers `wizards`).
     fn lobby(&self, _command: &str) -> Option<RichText> {
         None
     }
@@ -441,6 +443,24 @@ pub trait GamePlugin: Send + Sync {
         Facts::default()
     }
 
+    // Issue 32 (lobby32): the lobby commands a game brings, so the lobby names no game.
+
+    /// The lobby command that challenges someone to this game (the Duel's
+    /// `!duel <player> [wizard]`, worded as the lobby words its refusals), for a game
+    /// taken by challenge ([`GamePlugin::challenge`]); its first argument is the player
+    /// challenged, the rest the challenger's choice. `!help` explains it with
+    /// [`GamePlugin::help_in`]. `None` (the default): the game is opened with `!new`.
+    fn challenge_command(&self) -> Option<&'static Command> {
+        None
+    }
+
+    /// Questions about the game asked in the lobby, before any table (the Duel's
+    /// `!wizards`), answered by [`GamePlugin::lobby_in`] and explained by
+    /// [`GamePlugin::help_in`]. None by default.
+    fn lobby_commands(&self) -> &'static [Command] {
+        &[]
+    }
+
     // Issue 32 item 1b (records): how the game's records are worded.
 
     /// The message ids its records (`!stats`, `!top`) are worded in, from its own
@@ -489,11 +509,6 @@ impl Registry {
             plugins.push(configured.unwrap_or_else(|| plugin.clone()));
         }
         Ok(Registry { plugins })
-    }
-
-    /// The game taken by the challenge word `word` (`duel`), if one is.
-    pub fn challenged_by(&self, word: &str) -> Option<&dyn GamePlugin> {
-        self.iter().find(|p| p.challenge().is_some_and(|c| c.word.eq_ignore_ascii_case(word)))
     }
 
     /// The games that ship with spellbridge (the list in [`crate::games`]), with their

@@ -145,7 +145,7 @@ pub enum Entry {
         /// The key, as 64 hex digits.
         key: String,
     },
-    /// A Duel challenge was made.
+    /// A challenge was made (`!duel <player>`).
     Challenged {
         /// The network of the room.
         network: NetworkId,
@@ -164,6 +164,10 @@ pub enum Entry {
         /// True when the challenger was a guest (see [`SeatRecord::guest`]).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         guest: bool,
+        /// The game challenged to, by name (older journals: none, read as the registry's
+        /// first game taken by challenge, the only one there was).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        game: Option<String>,
     },
     /// A challenge was accepted, declined, withdrawn, cleared or expired.
     ChallengeClosed {

@@ -159,6 +159,8 @@ duel-help-cast = Said to me privately: queues your spell's tokens for this round
 duel-help-status = Shows the round, the step, the victory track, both pools and the seals; privately, also your own queued spell.
 duel-help-concede = Gives up the duel: your opponent wins.
 duel-help-stop = Room operators, game masters and bot admins: ends the duel with no winner (a player gives up with `!concede`).
+duel-help-challenge = Challenges a player to a Duel in this room.
+duel-help-wizards = Lists the Duel wizards and their element pools.
 
 ## Rules at hand (`!rules D-10`, the site's `/rules/duel`): RULES.md's fixed points, short (core/src/games/duel/rules.rs)
 duel-rule-d1 = A wizard wins when the victory track reaches 30 on their side.

@@ -162,6 +162,8 @@ duel-help-cast = 私信发给我：为你本回合的法术排入标记，每步
 duel-help-status = 显示回合、步、胜利点数条、双方的元素池和元素封印；私信查询时还显示你自己排队中的法术。
 duel-help-concede = 认输：对手获胜。
 duel-help-stop = 房间管理员、游戏主持人和机器人管理员：中止决斗，没有胜者（玩家想退出请用 `!认输`）。
+duel-help-challenge = 在本房间向一名玩家发起决斗。
+duel-help-wizards = 列出决斗的魔法师及其元素池。
 
 ## 规则速查（`!规则 D-10`，网站的 `/rules/duel`）：RULES.md 的定点，简写
 duel-rule-d1 = 胜利点数条推到自己这边 30 点的魔法师获胜。

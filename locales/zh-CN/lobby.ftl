@@ -17,24 +17,21 @@ lobby-games-separator = {"；"}
 lobby-unknown = 未知命令 `{ $command }`。输入 `!帮助` 查看命令列表。
 lobby-unknown-guess = 未知命令 `{ $command }`。你是想输入 `{ $guess }` 吗？输入 `!帮助` 查看命令列表。
 lobby-no-game = 本房间还没有游戏。开局方式：{ $ways }。
-lobby-no-wizards = 这里没有哪个游戏有魔法师。
 
 ## 大厅命令的说明（`!帮助 <命令>`）。
 lobby-summary-help = 列出所有命令，或解释其中一条。
 lobby-summary-games = 列出可以玩的游戏。
 lobby-summary-new = 在本房间开一张该游戏的桌子，你成为主持人（`!开局 魔素`）。
-lobby-summary-duel = 在本房间向一名玩家发起决斗。
-lobby-summary-accept = 接受向你发起的决斗。
+lobby-summary-accept = 接受向你发起的挑战。
 lobby-summary-decline = 拒绝挑战（或撤回你自己的挑战）。
 lobby-summary-withdraw = 撤回你在本房间发起的挑战；主持人或房间管理员可以清除任何人的挑战（`!停止` 也可以）。挑战也会自行过期（默认十分钟，除非管理员设置了 `[duel] challenge_lifetime`）。
-lobby-summary-wizards = 列出决斗的魔法师及其元素池。
 lobby-summary-link = 把你在两个网络上的身份绑定为同一名玩家：`!绑定` 私下给你一个绑定码；再从另一个网络私下向机器人发送 `!绑定 <绑定码>`。
 lobby-summary-unlink = 解除你绑定的身份。
 lobby-summary-ignore = 机器人管理员：屏蔽一名玩家的命令和聊天（只通知一次）；不带参数时列出被屏蔽的人。
 lobby-summary-unignore = 机器人管理员：恢复接收被屏蔽玩家的命令和聊天。
 lobby-summary-board = 在本房间的 Matrix 房间里显示本桌的局面图（在别处则说明去哪里看）。
-lobby-summary-stats = 一名玩家的战绩：对局数、胜场、决斗等级分、最常用的魔法师、最长连胜、魔素赛季（不带参数时：你自己的）。
-lobby-summary-top = 前十名：按等级分排列的决斗玩家（`!排行 决斗`，默认）或按赛季金币排列的魔素玩家（`!排行 魔素`）。只计入评分局，玩家满 3 局才会上榜：对手是访客（所在网络有账号而对方未登录）的决斗、开局一分钟内认输的决斗、只有一名玩家的魔素赛季、靠游戏主持人给的金币赢下的魔素赛季，都不评分（`!战绩` 会把它们列为不评分）。
+lobby-summary-stats = 一名玩家在各个游戏里的战绩：对局数、胜场、等级分及该游戏另记的成绩（不带参数时：你自己的）。
+lobby-summary-top = 某个游戏按等级分的前十名（`!排行 <游戏>`；不带参数时：第一个评分的游戏）。只计入评分局，玩家满 3 局才会上榜（`!战绩` 会把不评分的对局列为不评分）。
 lobby-summary-lang = 说明本房间（私聊时：你的私信）使用哪种语言；`!语言 zh` 或 `!语言 en` 可以更改（在房间里只有房间管理员和主持人可以更改）。
 
 ## `!开局`
@@ -51,7 +48,6 @@ lobby-challenge-nobody = 这里没有叫 `{ $name }` 的人。请按昵称、显
 lobby-challenge-self = 你不能和自己决斗：输入 `!决斗 <玩家>`，写上另一名玩家的名字。
 lobby-challenge-busy = 本房间已经有一张桌子了；每个房间只能有一张桌子。请先结束它，或者去别的房间发起挑战。
 lobby-challenge-pending = { $challenger } 已经在这里向 { $opponent } 发起了挑战；请等待 `!接受` 或 `!拒绝`。
-lobby-no-challenge = 这个机器人没有启用决斗游戏。
 lobby-accept-none = 本房间里没有人向你发起挑战。用 `!决斗 <玩家> [魔法师]` 挑战别人。
 lobby-declined = { $player } 拒绝了与 { $other } 的决斗。
 lobby-withdrawn = { $player } 撤回了对 { $other } 的挑战。

@@ -40,9 +40,10 @@ impl Grammar {
         self.find(word).iter().find(|(o, _)| *o == owner).map(|(_, c)| *c)
     }
 
-    /// `owner`'s commands, in help order.
-    pub fn commands(&self, owner: &str) -> &'static [Command] {
-        self.lists.iter().find(|(o, _)| *o == owner).map_or(&[], |(_, c)| c)
+    /// `owner`'s commands, in help order: every list added for it, in the order added
+    /// (the lobby's own commands with the games' challenges and questions between them).
+    pub fn commands<'a>(&'a self, owner: &'a str) -> impl Iterator<Item = &'static Command> + 'a {
+        self.lists.iter().filter(move |(o, _)| *o == owner).flat_map(|(_, commands)| commands.iter())
     }
 
     /// Every name and alias of every owner (or of `only` those), for suggestions.

@@ -221,7 +221,11 @@ fn one_lookup_holds_several_lists() {
     assert_eq!(grammar.find("look").iter().map(|(o, _)| *o).collect::<Vec<_>>(), ["game", "other"]);
     assert_eq!(grammar.find_in("game", "strike").map(|c| c.name), Some("hit"));
     assert!(grammar.find_in("lobby", "hit").is_none());
-    assert_eq!(grammar.commands("other").len(), 1);
+    assert_eq!(grammar.commands("other").count(), 1);
+    // An owner's lists, added apart, are its commands in the order added.
+    grammar.add("other", &COMMANDS[..1]);
+    let other: Vec<&str> = grammar.commands("other").map(|c| c.name).collect();
+    assert_eq!(other, [COMMANDS[5].name, COMMANDS[0].name]);
     assert!(grammar.words(|o| o == "game").any(|w| w == "打"));
 }
 

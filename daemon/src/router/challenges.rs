@@ -1,9 +1,10 @@
-//! Duel challenges: `!duel`, `!accept`, `!decline`, `!withdraw`. A challenge names a
-//! player the bot knows, and waits in its place (a room, or a bridge's hub) until that
-//! player answers, the challenger withdraws it, a game master or room operator clears it
-//! (`!withdraw`, or `!stop` where no table plays), or it expires
-//! (`[duel] challenge_lifetime`, by default [`CHALLENGE_LIFETIME_SECS`]). Each of those
-//! is journaled.
+//! Challenges: a game's challenge command (the Duel's `!duel`, from the registry),
+//! `!accept`, `!decline`, `!withdraw`. A challenge names a player the bot knows and the
+//! game it is to, and waits in its place (a room, or a bridge's hub) until that player
+//! answers, the challenger withdraws it, a game master or room operator clears it
+//! (`!withdraw`, or `!stop` where no table plays), or it expires (the game's
+//! `challenge_lifetime`, by default [`CHALLENGE_LIFETIME_SECS`]). Each of those is
+//! journaled.
 
 use spellbridge_core::locale::Args;
 
@@ -13,10 +14,6 @@ use crate::names::escaped;
 
 /// How long a challenge waits for an answer unless the config says otherwise.
 pub use spellbridge_core::options::CHALLENGE_LIFETIME_SECS;
-
-/// The lobby word that challenges (`!duel <player>`); the registry names the game it
-/// takes ([`Registry::challenged_by`](spellbridge_core::Registry::challenged_by)).
-pub const CHALLENGE_WORD: &str = "duel";
 
 /// A challenge's lifetime in words: "ten minutes" (the default), "90 seconds", "2 hours".
 fn lifetime_words(seconds: i64, language: Language) -> RichText {
@@ -32,9 +29,9 @@ fn lifetime_words(seconds: i64, language: Language) -> RichText {
 }
 
 impl Router {
-    /// Who `!duel <words>` challenges, and with which wizard: the whole line when it names
-    /// someone (`!duel Piet Silent`), else all but its last word, which is the wizard
-    /// (`!duel bob Pyromancer`).
+    /// Who a challenge's `words` name, and with which choice: the whole line when it names
+    /// someone (`!duel Piet Silent`), else all but its last word, which is the choice (a
+    /// Duel wizard: `!duel bob Pyromancer`).
     fn opponent_named(
         &mut self,
         speaker: &Speaker<'_>,
@@ -68,11 +65,13 @@ impl Router {
         Err(said(language, "lobby-challenge-nobody", Args::new().text("name", escaped(&whole))))
     }
 
-    /// `!duel <player> [wizard]`: `words` are what follows the command word; the player's
-    /// name may have several (a display name with spaces), see [`Router::opponent_named`].
+    /// A challenge to `game` (`!duel <player> [wizard]`): `words` are what follows the
+    /// command word; the player's name may have several (a display name with spaces), see
+    /// [`Router::opponent_named`].
     pub(super) fn challenge(
         &mut self,
         speaker: &Speaker<'_>,
+        game: &str,
         words: &[String],
         now: Timestamp,
         reply_to: &ReplyTo,
@@ -100,10 +99,8 @@ impl Router {
             let text = self.localize(&reply_to.network, text);
             return vec![reply(reply_to, text)];
         }
-        // The game `!duel` challenges to, as the registry says (a game's `challenge`).
-        let Some(game) = self.registry.challenged_by(CHALLENGE_WORD) else {
-            return say("lobby-no-challenge");
-        };
+        // The command came from this registry's games, so the game is there.
+        let Some(game) = self.registry.get(game) else { return Vec::new() };
         // Check the challenger's wizard now, so a typo is caught before the opponent answers.
         let trial = TableSetup {
             room: place.room.clone(),
@@ -140,8 +137,10 @@ impl Router {
             wizard: wizard.clone(),
             expires: Some(expires),
             guest: speaker.inbound.guest,
+            game: Some(game.name().to_owned()),
         });
         let challenge = Challenge {
+            game: game.name().to_owned(),
             challenger: challenger.clone(),
             opponent,
             wizard,
@@ -170,11 +169,8 @@ impl Router {
             Seat { player: challenge.challenger.clone(), choice: challenge.wizard.clone() },
             Seat { player: sender.clone(), choice: wizard },
         ];
-        let Some(game) = self.registry.challenged_by(CHALLENGE_WORD).map(|g| g.name()) else {
-            return vec![reply(reply_to, said(reply_to.language, "lobby-no-challenge", Args::new()))];
-        };
         let before = self.tables.len();
-        let out = self.open(place, game, seats, &[challenge.guest, guest], now, reply_to);
+        let out = self.open(place, &challenge.game, seats, &[challenge.guest, guest], now, reply_to);
         if self.tables.len() > before {
             self.close_challenge(place);
         }

@@ -24,7 +24,7 @@ impl Router {
     pub(super) fn unknown_command(&self, word: &str, game: Option<&str>, language: Language) -> RichText {
         // The lobby's names (not its aliases), and every name and alias of the game (or of
         // every game, when no table is in question).
-        let mut names: Vec<&str> = self.grammar.commands(LOBBY).iter().map(|c| c.name).collect();
+        let mut names: Vec<&str> = self.grammar.commands(LOBBY).map(|c| c.name).collect();
         names.extend(self.grammar.words(|owner| owner != LOBBY && game.is_none_or(|name| owner == name)));
         // A word typed in Latin letters is guessed among the Latin names, a Chinese one
         // among the Chinese (`!foo` never suggests `!血魔法`).
@@ -84,7 +84,7 @@ impl Router {
 
     /// A lobby command's name in `language` (`new`, `开局`).
     fn lobby_name(&self, name: &str, language: Language) -> String {
-        let command = self.grammar.commands(LOBBY).iter().find(|c| c.name == name);
+        let command = self.grammar.commands(LOBBY).find(|c| c.name == name);
         command.map_or(name, |c| c.name_in(language)).to_owned()
     }
 
@@ -112,7 +112,10 @@ impl Router {
                 .map(|(owner, c)| {
                     // The summary's `code` is code here too (and takes the configured prefix).
                     let summary = if *owner == LOBBY {
-                        lobby_summary(c.name).map(|id| said(language, id, Args::new()))
+                        lobby_summary(c.name).map(|id| said(language, id, Args::new())).or_else(|| {
+                            let game = crate::lobby::game_of(&self.registry, c.name)?;
+                            game.help_in(c.name, language).map(RichText::from)
+                        })
                     } else {
                         self.registry.get(owner).and_then(|g| g.help_in(c.name, language)).map(RichText::from)
                     };
@@ -135,7 +138,6 @@ impl Router {
             &mut self
                 .grammar
                 .commands(LOBBY)
-                .iter()
                 .filter(|c| c.who != Who::Admin || role == Role::GameMaster),
         );
         let mut lines = vec![said(language, "lobby-help", Args::new().text("commands", lobby))];
@@ -144,9 +146,9 @@ impl Router {
             None => self.registry.iter().map(|g| g.name()).collect(),
         };
         for name in games {
-            let commands = self.grammar.commands(name);
-            let mut table = names(&mut commands.iter().filter(|c| c.who == Who::Anyone && !c.private));
-            let private = names(&mut commands.iter().filter(|c| c.private));
+            let commands: Vec<&spellbridge_core::Command> = self.grammar.commands(name).collect();
+            let mut table = names(&mut commands.iter().copied().filter(|c| c.who == Who::Anyone && !c.private));
+            let private = names(&mut commands.iter().copied().filter(|c| c.private));
             if !private.is_empty() {
                 table = locale::text(
                     language,
@@ -154,7 +156,7 @@ impl Router {
                     &Args::new().text("commands", table).text("private", private),
                 );
             }
-            let masters = names(&mut commands.iter().filter(|c| c.who != Who::Anyone));
+            let masters = names(&mut commands.iter().copied().filter(|c| c.who != Who::Anyone));
             if !masters.is_empty() {
                 table = locale::text(
                     language,

@@ -34,7 +34,7 @@ use spellbridge_core::{
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
 use crate::journal::{Entry, SeatRecord, TableId};
 use crate::limits::{CommandLimit, CommandLimits, GuessLimits, Verdict};
-use crate::lobby::{LOBBY, LOBBY_COMMANDS, LobbyCommand};
+use crate::lobby::{LOBBY, LobbyCommand};
 use crate::relay::{Bridge, Relay};
 use crate::secrets::{SecretSource, Secrets};
 
@@ -80,9 +80,11 @@ struct Seating {
     table: Box<dyn Table>,
 }
 
-/// A Duel challenge waiting for `!accept` or `!decline`.
+/// A challenge waiting for `!accept` or `!decline`.
 #[derive(Clone, Debug)]
 struct Challenge {
+    /// The game it is to (its name in the registry).
+    game: String,
     challenger: PlayerId,
     opponent: PlayerId,
     wizard: Option<String>,
@@ -369,7 +371,7 @@ impl Router {
         let secrets = SecretSource::new(&options.secrets);
         let directory = Directory::new(options.scopes.clone());
         let mut grammar = Grammar::new();
-        grammar.add(LOBBY, LOBBY_COMMANDS);
+        crate::lobby::add(&mut grammar, &registry);
         for game in registry.iter() {
             grammar.add(game.name(), game.commands());
         }
@@ -587,7 +589,7 @@ impl Router {
         let journaled = self.journal.len();
         let answer = match read.lobby().map(|spec| grammar::parse(spec, &read.words)) {
             Some(Err(error)) => vec![reply(&reply_to, self.unread(&error, None, reply_to.language))].into(),
-            Some(Ok(parsed)) => match LobbyCommand::from_parsed(&parsed) {
+            Some(Ok(parsed)) => match LobbyCommand::from_parsed(&parsed, &self.registry) {
                 Some(lobby_command) => {
                     let query = parsed.is_query();
                     Answer { outbound: self.lobby(lobby_command, &speaker, &reply_to, now), query }
@@ -864,9 +866,16 @@ impl Router {
             }
             Entry::Keyed { table, epoch, commitment } => self.replay_keyed(*table, *epoch, commitment)?,
             Entry::Revealed { table, epoch, key } => self.replay_revealed(*table, *epoch, key)?,
-            Entry::Challenged { network, room, challenger, opponent, wizard, expires, guest } => {
+            Entry::Challenged { network, room, challenger, opponent, wizard, expires, guest, game } => {
                 let place = Place { network: network.clone(), room: room.clone() };
+                // An older journal's challenge names no game: it was to the one game taken by
+                // challenge there was, the registry's first.
+                let first = || self.registry.iter().find_map(|g| g.challenge_command().map(|_| g.name()));
+                let Some(game) = game.clone().or_else(|| first().map(str::to_owned)) else {
+                    return Ok(());
+                };
                 let challenge = Challenge {
+                    game,
                     challenger: challenger.clone(),
                     opponent: opponent.clone(),
                     wizard: wizard.clone(),
@@ -934,10 +943,9 @@ impl Router {
                 say(self.help(place, topic.as_deref(), speaker.role, reply_to.language))
             }
             LobbyCommand::Games => say(self.games(reply_to.language)),
-            LobbyCommand::Wizards => {
-                let answer =
-                    self.registry.iter().find_map(|game| game.lobby_in("wizards", reply_to.language));
-                say(answer.unwrap_or_else(|| said::said(reply_to.language, "lobby-no-wizards", Args::new())))
+            LobbyCommand::Asked { game, command } => {
+                let answer = self.registry.get(game).and_then(|game| game.lobby_in(command, reply_to.language));
+                answer.map_or_else(Vec::new, say)
             }
             LobbyCommand::Link(None) => self.give_link_code(speaker, reply_to, now),
             LobbyCommand::Link(Some(code)) => self.redeem_link_code(speaker, &code, reply_to, now),
@@ -951,7 +959,7 @@ impl Router {
                 let seats = vec![Seat { player: player.clone(), choice: None }];
                 self.open(place, &game, seats, &[speaker.inbound.guest], now, reply_to)
             }
-            LobbyCommand::Duel(words) => self.challenge(speaker, &words, now, reply_to),
+            LobbyCommand::Challenge { game, words } => self.challenge(speaker, game, &words, now, reply_to),
             LobbyCommand::Accept(wizard) => {
                 self.accept(place, player, speaker.inbound.guest, wizard, now, reply_to)
             }

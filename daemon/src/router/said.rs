@@ -30,17 +30,16 @@ pub(super) fn joined(language: Language, separator: &str, items: Vec<RichText>) 
     })
 }
 
-/// A lobby command's summary message (`!help <command>`).
+/// A lobby command's summary message (`!help <command>`); a game's lobby command is
+/// explained by its game.
 pub(super) fn lobby_summary(command: &str) -> Option<&'static str> {
     Some(match command {
         "help" => "lobby-summary-help",
         "games" => "lobby-summary-games",
         "new" => "lobby-summary-new",
-        "duel" => "lobby-summary-duel",
         "accept" => "lobby-summary-accept",
         "decline" => "lobby-summary-decline",
         "withdraw" => "lobby-summary-withdraw",
-        "wizards" => "lobby-summary-wizards",
         "link" => "lobby-summary-link",
         "unlink" => "lobby-summary-unlink",
         "ignore" => "lobby-summary-ignore",

@@ -218,7 +218,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 events: Vec::new(),
             }
         }
-        Entry::Challenged { network, room, challenger, opponent, wizard, expires, guest } => {
+        Entry::Challenged { network, room, challenger, opponent, wizard, expires, guest, game } => {
             Entry::Challenged {
                 challenger: id(challenger),
                 opponent: id(opponent),
@@ -227,6 +227,7 @@ fn rewrite(entry: Entry, ids: &BTreeMap<PlayerId, PlayerId>, all: &[Entry], regi
                 wizard,
                 expires,
                 guest,
+                game,
             }
         }
         Entry::Linked { network, identity, player } => {

@@ -2,7 +2,7 @@
 //! daemon reads every command against), and as this game's type, [`DuelCommand`].
 
 use super::error::DuelError;
-use super::token::{Token, parse_tokens};
+use super::token::{Token, read_tokens};
 use crate::grammar::{self, Arg, Command, Kind, Parsed, Query, ReadError, Who};
 
 /// A command at a Duel table.
@@ -58,6 +58,28 @@ pub const COMMANDS: &[Command] = &[
     .example("stop"),
 ];
 
+/// The lobby's command that challenges someone to a Duel (`!duel <player> [wizard]`): the
+/// daemon's lobby reads it from the plugin ([`GamePlugin::challenge_command`]), and
+/// `!accept [wizard]` takes the challenge.
+///
+/// [`GamePlugin::challenge_command`]: crate::GamePlugin::challenge_command
+pub static CHALLENGE: Command = Command::new("duel", "Challenges a player to a Duel in this room.")
+    .aliases(&["challenge", "决斗", "挑战"])
+    .args(
+        // The player's name may have several words (a display name), then perhaps the
+        // wizard: the daemon tells them apart by who is there (the wizard is never read here).
+        &[Arg::new(Kind::Rest, "<player>"), Arg::new(Kind::Word, "[wizard]").optional()],
+        "the player you challenge",
+    )
+    .lobby();
+
+/// The Duel's questions in the lobby, before any table: `!wizards` (answered by
+/// [`GamePlugin::lobby_in`](crate::GamePlugin::lobby_in)).
+pub const LOBBY: &[Command] = &[Command::new("wizards", "Lists the Duel wizards and their element pools.")
+    .aliases(&["魔法师"])
+    .query(Query::Yes)
+    .lobby()];
+
 /// The catalogue's message for a command's help (`locales/*/duel.ftl`), which says in
 /// English exactly what [`COMMANDS`] declares.
 pub fn help_id(command: &str) -> Option<&'static str> {
@@ -66,6 +88,8 @@ pub fn help_id(command: &str) -> Option<&'static str> {
         "status" => "duel-help-status",
         "concede" => "duel-help-concede",
         "stop" => "duel-help-stop",
+        "duel" => "duel-help-challenge",
+        "wizards" => "duel-help-wizards",
         _ => return None,
     })
 }
@@ -83,9 +107,10 @@ impl DuelCommand {
         }))
     }
 
-    /// A cast's tokens, from the words typed after `!cast`.
+    /// A cast's tokens, from the words typed after `!cast` as the grammar split them
+    /// (read once: [`read_tokens`]); no tokens at all is refused with an example.
     pub fn read_cast(words: &[String]) -> Result<DuelCommand, DuelError> {
-        let tokens = parse_tokens(&words.join(" "))?;
+        let tokens = read_tokens(words)?;
         if tokens.is_empty() {
             return Err(DuelError::NoTokens);
         }

@@ -234,7 +234,16 @@ impl GamePlugin for DuelPlugin {
     }
 
     fn challenge(&self) -> Option<Challenge> {
-        Some(Challenge { word: "duel", usage: "<player> [wizard]", lifetime_secs: self.challenge_lifetime })
+        let command = &command::CHALLENGE;
+        Some(Challenge { word: command.name, usage: "<player> [wizard]", lifetime_secs: self.challenge_lifetime })
+    }
+
+    fn challenge_command(&self) -> Option<&'static Command> {
+        Some(&command::CHALLENGE)
+    }
+
+    fn lobby_commands(&self) -> &'static [Command] {
+        command::LOBBY
     }
 
     fn wiki(&self, state: &Value) -> Option<String> {

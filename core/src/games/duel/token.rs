@@ -215,38 +215,65 @@ fn split_run(word: &str) -> Option<Vec<Token>> {
     Some(tokens)
 }
 
-/// Reads the tokens after `!cast`. Words are separated by spaces or commas and are
-/// case-insensitive; an unknown word is refused naming it and the nearest token.
+/// What separates tokens inside one typed word besides spaces (`fire,wind`, `火、风`).
+fn separates(c: char) -> bool {
+    matches!(c, ',' | '，' | '、' | ';' | '；')
+}
+
+/// Reads the tokens after `!cast` from a line of text (tests and tools; the daemon hands
+/// over the words the grammar already split: [`read_tokens`]).
 pub fn parse_tokens(text: &str) -> Result<Vec<Token>, DuelError> {
-    let lowered = text.to_lowercase();
-    let words: Vec<&str> = lowered
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '，' | '、' | ';' | '；'))
-        .filter(|w| !w.is_empty())
-        .collect();
+    read_tokens(&text.split_whitespace().collect::<Vec<_>>())
+}
+
+/// Reads the tokens of a cast from its words as the grammar split them (its `Rest`
+/// value): each word may hold several tokens separated by commas or semicolons, or run
+/// together (`魔力迸发火风协调`); case does not matter; a two-word name (`power surge`)
+/// may span two words. An unknown word is refused naming it (lower-cased) and the
+/// nearest token. No word is joined or copied unless it has capitals to lower.
+pub fn read_tokens<S: AsRef<str>>(words: &[S]) -> Result<Vec<Token>, DuelError> {
+    let mut pieces = words
+        .iter()
+        .flat_map(|word| word.as_ref().split(|c: char| c.is_whitespace() || separates(c)))
+        .filter(|piece| !piece.is_empty())
+        .map(lowered)
+        .peekable();
     let mut tokens = Vec::with_capacity(words.len());
-    let mut i = 0;
-    while let Some(word) = words.get(i) {
-        if let Some(next) = words.get(i + 1)
-            && let Some(token) = alias(&format!("{word} {next}"))
+    while let Some(word) = pieces.next() {
+        if let Some(next) = pieces.peek()
+            && let Some(token) = two_word_alias(&word, next)
         {
             tokens.push(token);
-            i += 2;
+            pieces.next();
             continue;
         }
-        if let Some(token) = alias(word) {
+        if let Some(token) = alias(&word) {
             tokens.push(token);
-        } else if let Some(run) = split_run(word) {
+        } else if let Some(run) = split_run(&word) {
             tokens.extend(run);
         } else {
-            let suggestion = words::nearest(word, ALIASES.iter().map(|(w, _)| *w).filter(|w| w.is_ascii()));
+            let suggestion = words::nearest(&word, ALIASES.iter().map(|(w, _)| *w).filter(|w| w.is_ascii()));
             return Err(DuelError::UnknownToken {
-                word: (*word).to_owned(),
+                word: word.into_owned(),
                 suggestion: suggestion.map(str::to_owned),
             });
         }
-        i += 1;
     }
     Ok(tokens)
+}
+
+/// `piece` in lower case, copied only when lowering changes it.
+fn lowered(piece: &str) -> std::borrow::Cow<'_, str> {
+    if piece.chars().any(|c| c.to_lowercase().ne(std::iter::once(c))) {
+        piece.to_lowercase().into()
+    } else {
+        piece.into()
+    }
+}
+
+/// The token two words name together (`power surge`, `full counter`).
+fn two_word_alias(first: &str, second: &str) -> Option<Token> {
+    ALIASES.iter().find(|(w, _)| w.split_once(' ') == Some((first, second))).map(|(_, t)| *t)
 }
 
 #[cfg(test)]
@@ -299,6 +326,22 @@ mod tests {
             Err(DuelError::UnknownToken { word: "fier".into(), suggestion: Some("fire".into()) })
         );
         assert!(matches!(parse_tokens("xyzzy"), Err(DuelError::UnknownToken { suggestion: None, .. })));
+    }
+
+    /// The daemon hands over the words the grammar split (issue 32): read as they are,
+    /// two-word names across them, commas inside them, a run of Chinese tokens in one.
+    #[test]
+    fn the_grammars_words_read_without_joining() {
+        let fire = Token::Element(Element::Fire);
+        let words = |w: &[&str]| w.iter().map(|w| (*w).to_owned()).collect::<Vec<String>>();
+        assert_eq!(read_tokens(&words(&["Power", "SURGE", "fire,wind", "end"])), parse_tokens("power surge fire wind end"));
+        assert_eq!(read_tokens(&words(&["full", "counter"])), Ok(vec![COUNTER]));
+        assert_eq!(read_tokens(&words(&["迸发火协调"])), Ok(vec![SURGE, fire, Token::End]));
+        assert_eq!(read_tokens::<String>(&[]), Ok(vec![]));
+        assert_eq!(
+            read_tokens(&words(&["surge", "FIER"])),
+            Err(DuelError::UnknownToken { word: "fier".into(), suggestion: Some("fire".into()) })
+        );
     }
 
     #[test]
