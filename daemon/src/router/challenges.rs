@@ -101,6 +101,7 @@ impl Router {
         }
         // The command came from this registry's games, so the game is there.
         let Some(game) = self.registry.get(game) else { return Vec::new() };
+        let game_name = game.name();
         // Check the challenger's wizard now, so a typo is caught before the opponent answers.
         let trial = TableSetup {
             room: place.room.clone(),
@@ -137,10 +138,10 @@ impl Router {
             wizard: wizard.clone(),
             expires: Some(expires),
             guest: speaker.inbound.guest,
-            game: Some(game.name().to_owned()),
+            game: Some(game_name.to_owned()),
         });
         let challenge = Challenge {
-            game: game.name().to_owned(),
+            game: game_name.to_owned(),
             challenger: challenger.clone(),
             opponent,
             wizard,
@@ -275,3 +276,7 @@ impl Router {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "challenge_tests.rs"]
+mod tests;

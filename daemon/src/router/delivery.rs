@@ -325,6 +325,9 @@ mod tests {
         fn challenge(&self) -> Option<Challenge> {
             self.duel.challenge()
         }
+        fn challenge_command(&self) -> Option<&'static Command> {
+            self.duel.challenge_command()
+        }
         fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
             self.asked.lock().expect("not poisoned").push(*presentation);
             self.duel.render(events, presentation)

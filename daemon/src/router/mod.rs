@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 use spellbridge_core::dice::{Commitment, DiceKey};
-use spellbridge_core::grammar::{self, Grammar, ParseError};
+use spellbridge_core::grammar::{self, Grammar, ParseError, Parsed};
 use spellbridge_core::locale::Args;
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
@@ -511,40 +511,47 @@ impl Router {
         if let Some(told) = self.ignoring(inbound, now) {
             return Turn::new(Happened::Dropped, told);
         }
-        if !self.is_command(inbound) {
-            // An edit that makes a message a command is not one (it is never executed),
-            // but like a command it is not relayed.
-            if matches!(inbound.said, Said::Edit { .. }) && self.looks_like_command(&inbound.text) {
-                return Turn::new(Happened::Dropped, Vec::new());
-            }
-            // A name that answers for anyone else (a nick, a display name, a Matrix
-            // localpart), or that someone in another of the bridge's rooms goes by now
-            // (an IRC nick in the channel, heard or not), is shown with the speaker's id.
-            let me = self.directory.player(&inbound.network, &inbound.sender);
-            let here = Place { network: inbound.network.clone(), room: inbound.room.clone() };
-            if let Some(refused) = self.too_fast(inbound, &here, &me, now) {
-                return refused;
-            }
-            let directory = &self.directory;
-            let elsewhere: Vec<Place> = self.relay.rooms(&here).into_iter().filter(|p| *p != here).collect();
-            let members = &self.options.room_members;
-            let taken = |name: &str| {
-                let known = match directory.resolve(name) {
-                    Ok(Some(player)) => player != me,
-                    Ok(None) => false,
-                    Err(_) => true,
-                };
-                known || elsewhere.iter().any(|p| members.is_member(&p.network, &p.room, name))
-            };
-            let languages: BTreeMap<Place, Language> =
-                elsewhere.iter().map(|p| (p.clone(), self.room_language(p))).collect();
-            let language_of = |p: &Place| languages.get(p).copied().unwrap_or_default();
-            let marks = self.speaker_marks(inbound, &me, &here);
-            let relayed = self.relay.relay_marked(inbound, now, marks, taken, language_of);
-            let bridge =
-                (!relayed.is_empty()).then(|| self.relay.bridge(&here).map(|b| b.name.clone())).flatten();
-            return Turn::new(Happened::Chat { bridge }, relayed);
+        if self.is_command(inbound) { self.command(inbound, now) } else { self.chat(inbound, now) }
+    }
+
+    /// A message that is not a command: relayed to the other rooms of its bridge, if any.
+    fn chat(&mut self, inbound: &Inbound, now: Timestamp) -> Turn {
+        // An edit that makes a message a command is not one (it is never executed), but
+        // like a command it is not relayed.
+        if matches!(inbound.said, Said::Edit { .. }) && self.looks_like_command(&inbound.text) {
+            return Turn::new(Happened::Dropped, Vec::new());
         }
+        // A name that answers for anyone else (a nick, a display name, a Matrix
+        // localpart), or that someone in another of the bridge's rooms goes by now (an IRC
+        // nick in the channel, heard or not), is shown with the speaker's id.
+        let me = self.directory.player(&inbound.network, &inbound.sender);
+        let here = Place { network: inbound.network.clone(), room: inbound.room.clone() };
+        if let Some(refused) = self.too_fast(inbound, &here, &me, now) {
+            return refused;
+        }
+        let directory = &self.directory;
+        let elsewhere: Vec<Place> = self.relay.rooms(&here).into_iter().filter(|p| *p != here).collect();
+        let members = &self.options.room_members;
+        let taken = |name: &str| {
+            let known = match directory.resolve(name) {
+                Ok(Some(player)) => player != me,
+                Ok(None) => false,
+                Err(_) => true,
+            };
+            known || elsewhere.iter().any(|p| members.is_member(&p.network, &p.room, name))
+        };
+        let languages: BTreeMap<Place, Language> =
+            elsewhere.iter().map(|p| (p.clone(), self.room_language(p))).collect();
+        let language_of = |p: &Place| languages.get(p).copied().unwrap_or_default();
+        let marks = self.speaker_marks(inbound, &me, &here);
+        let relayed = self.relay.relay_marked(inbound, now, marks, taken, language_of);
+        let bridge = (!relayed.is_empty()).then(|| self.relay.bridge(&here).map(|b| b.name.clone())).flatten();
+        Turn::new(Happened::Chat { bridge }, relayed)
+    }
+
+    /// A command: read once ([`reader`]: its words, the sender's player and role, then
+    /// the [`Request`](reader::Request)), and done.
+    fn command(&mut self, inbound: &Inbound, now: Timestamp) -> Turn {
         self.relay.remember_command(inbound);
         self.asked.note(inbound, now);
         let text = inbound.text.trim();
@@ -566,37 +573,21 @@ impl Router {
         let role = self.role(inbound, &player);
         let place = self.relay.hub(&Place { network: inbound.network.clone(), room: inbound.room.clone() });
         let speaker = Speaker { inbound, player, place, role };
-        let reply_to = ReplyTo {
-            network: inbound.network.clone(),
-            destination: if inbound.private {
-                Destination::Private(inbound.sender.clone())
-            } else {
-                Destination::Room(inbound.room.clone())
-            },
-            addressee: inbound.sender.clone(),
-            thread: inbound.thread.clone(),
-            // Help asked in Chinese (`!帮助`) is answered in Chinese.
-            language: if !read.head.is_ascii() && read.lobby().is_some_and(|c| c.name == "help") {
-                spellbridge_core::Language::ZhCn
-            } else if inbound.private {
-                self.player_language(&speaker.player, &inbound.network)
-            } else {
-                self.room_language(&Place { network: inbound.network.clone(), room: inbound.room.clone() })
-            },
-        };
+        let reply_to = self.reply_to(&speaker, &read);
         // Everything journaled from here on is the command's doing (the player's home
         // network above is bookkeeping).
         let journaled = self.journal.len();
-        let answer = match read.lobby().map(|spec| grammar::parse(spec, &read.words)) {
-            Some(Err(error)) => vec![reply(&reply_to, self.unread(&error, None, reply_to.language))].into(),
-            Some(Ok(parsed)) => match LobbyCommand::from_parsed(&parsed, &self.registry) {
-                Some(lobby_command) => {
-                    let query = parsed.is_query();
-                    Answer { outbound: self.lobby(lobby_command, &speaker, &reply_to, now), query }
-                }
-                None => Vec::new().into(),
-            },
-            None => self.table_command(&speaker, &read, text, &reply_to, now),
+        let answer = match self.request(&read, &speaker, &reply_to) {
+            reader::Request::Lobby { command, query } => {
+                Answer { outbound: self.lobby(command, &speaker, &reply_to, now), query }
+            }
+            reader::Request::Table { table, command } => {
+                self.table_command(table, &command, &speaker, text, &reply_to, now)
+            }
+            reader::Request::ClearChallenge(challenge) => {
+                self.clear_challenge(&speaker.place, &speaker.player, &challenge).into()
+            }
+            reader::Request::Unread(answer) => answer.into(),
         };
         let outcome = if self.journal.len() > journaled {
             Outcome::Accepted
@@ -611,6 +602,30 @@ impl Router {
             expired.into_iter().chain(answer.outbound).collect()
         };
         Turn::new(Happened::Command(outcome), self.prefixed(outbound))
+    }
+
+    /// Where the answer to `speaker`'s command goes, and in which language.
+    fn reply_to(&self, speaker: &Speaker<'_>, read: &reader::Read<'_>) -> ReplyTo {
+        let inbound = speaker.inbound;
+        let here = Place { network: inbound.network.clone(), room: inbound.room.clone() };
+        ReplyTo {
+            network: inbound.network.clone(),
+            destination: if inbound.private {
+                Destination::Private(inbound.sender.clone())
+            } else {
+                Destination::Room(inbound.room.clone())
+            },
+            addressee: inbound.sender.clone(),
+            thread: inbound.thread.clone(),
+            // Help asked in Chinese (`!帮助`) is answered in Chinese.
+            language: if !read.head.is_ascii() && read.lobby().is_some_and(|c| c.name == "help") {
+                spellbridge_core::Language::ZhCn
+            } else if inbound.private {
+                self.player_language(&speaker.player, &inbound.network)
+            } else {
+                self.room_language(&here)
+            },
+        }
     }
 
     /// What the sender may do beyond playing: configured admins and game masters (by any
@@ -1060,84 +1075,23 @@ impl Router {
         }
     }
 
+    /// Applies `command` (read for `index`'s game: [`Router::request`]) at table `index`,
+    /// said by `speaker` as `typed`: a question is answered, an action journaled and told,
+    /// a refusal answered where it should be.
     fn table_command(
         &mut self,
+        index: TableId,
+        command: &Parsed,
         speaker: &Speaker<'_>,
-        read: &reader::Read<'_>,
         typed: &str,
         reply_to: &ReplyTo,
         now: Timestamp,
     ) -> Answer {
-        let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
-        let (words, head, name) = (&read.words, read.head.as_str(), read.name());
-        let index = if private { self.private_table(sender, read) } else { self.active_at(place).ok_or(()) };
-        // After a game ends its room can still ask how it ended.
-        let index = index.or_else(|()| {
-            self.finished_at(place)
-                .filter(|i| {
-                    name == "status"
-                        && read
-                            .of(self.tables[i].table.game())
-                            .and_then(|spec| grammar::parse(spec, words).ok())
-                            .is_some_and(|parsed| parsed.is_query())
-                })
-                .ok_or(())
-        });
-        let index = match index {
-            Ok(index) => index,
-            Err(()) => {
-                // `!stop` where no table plays clears a waiting challenge.
-                if name == "stop"
-                    && !private
-                    && let Some(challenge) = self.challenges.get(place).cloned()
-                    && (speaker.role != Role::Player || &challenge.challenger == sender)
-                {
-                    return self.clear_challenge(place, sender, &challenge).into();
-                }
-                let known = read.known();
-                let language = reply_to.language;
-                let text = if !known {
-                    self.unknown_command(head, None, language)
-                } else if private {
-                    self.private_table_problem(sender, language)
-                } else {
-                    said::said(
-                        language,
-                        "lobby-no-game",
-                        Args::new().rich("ways", self.ways_to_start(false, language)),
-                    )
-                };
-                return vec![reply(reply_to, text)].into();
-            }
-        };
-        let game = self.tables[&index].table.game();
-        let Some(spec) = read.of(game) else {
-            return vec![reply(reply_to, self.unknown_command(head, Some(game), reply_to.language))].into();
-        };
-        let mut parsed = match grammar::parse(spec, words) {
-            Ok(parsed) => parsed,
-            Err(error) => {
-                let example = self.tables[&index].table.example_player(spec.name, sender);
-                let unread = self.unread(&error, example.as_deref(), reply_to.language);
-                let text = self.localize(&reply_to.network, unread);
-                return vec![reply(reply_to, text)].into();
-            }
-        };
-        let seated = self.index.players(index).to_vec();
-        if let Err(problem) = self.resolve_players(
-            &mut parsed,
-            &speaker.place,
-            &seated,
-            &speaker.inbound.network,
-            reply_to.language,
-        ) {
-            return vec![reply(reply_to, problem)].into();
-        }
+        let (sender, private, role) = (&speaker.player, speaker.inbound.private, speaker.role);
         let Some(seating) = self.tables.get_mut(&index) else { return Vec::new().into() };
-        let role = speaker.role;
-        let action = Action { actor: sender, command: &parsed, typed, private, now, role };
+        let action = Action { actor: sender, command, typed, private, now, role };
         let mut dice = seating.dice.for_action(seating.sequence);
-        let query = parsed.is_query();
+        let query = command.is_query();
         let span = tracing::debug_span!(
             "table",
             table = index,
@@ -1161,8 +1115,8 @@ impl Router {
                     table: index,
                     sequence: seating.sequence,
                     actor: sender.clone(),
-                    command: parsed.text(),
-                    parsed: Some(parsed.kept()),
+                    command: command.text(),
+                    parsed: Some(command.kept()),
                     typed: typed.to_owned(),
                     private,
                     now,
@@ -1180,28 +1134,31 @@ impl Router {
                 out.extend(self.settle_dice(index));
                 out.into()
             }
-            Err(Refusal::UnknownCommand(word)) => {
-                let game = self.tables[&index].table.game();
-                vec![reply(reply_to, self.unknown_command(&word, Some(game), reply_to.language))].into()
-            }
-            Err(refusal) => {
-                let language = reply_to.language;
-                // Said where it should have been said (a Duel spell typed in a room): the
-                // answer goes to the asker privately (a Matrix network opens a direct chat
-                // for it, and the room is told where it is: `sent`).
-                let privately = matches!(refusal, Refusal::Privately(_));
-                let text = self.localize(&reply_to.network, refusal_text(refusal, language));
-                if privately {
-                    let private = ReplyTo {
-                        destination: Destination::Private(reply_to.addressee.clone()),
-                        thread: None,
-                        ..reply_to.clone()
-                    };
-                    return vec![reply(&private, text)].into();
-                }
-                vec![reply(reply_to, text)].into()
-            }
+            Err(refusal) => self.refused(index, refusal, reply_to).into(),
         }
+    }
+
+    /// What a table's refusal answers, and where: an unknown command with a guess among
+    /// its game's; one said where it should not have been (a Duel spell typed in a room)
+    /// to the asker privately (a Matrix network opens a direct chat for it, and the room
+    /// is told where it is: `sent`); any other where it was said.
+    fn refused(&self, index: TableId, refusal: Refusal, reply_to: &ReplyTo) -> Vec<Outbound> {
+        let language = reply_to.language;
+        if let Refusal::UnknownCommand(word) = &refusal {
+            let game = self.tables[&index].table.game();
+            return vec![reply(reply_to, self.unknown_command(word, Some(game), language))];
+        }
+        let privately = matches!(refusal, Refusal::Privately(_));
+        let text = self.localize(&reply_to.network, refusal_text(refusal, language));
+        if privately {
+            let private = ReplyTo {
+                destination: Destination::Private(reply_to.addressee.clone()),
+                thread: None,
+                ..reply_to.clone()
+            };
+            return vec![reply(&private, text)];
+        }
+        vec![reply(reply_to, text)]
     }
 
     /// A command whose arguments could not be read, answered with the usage line from its

@@ -60,11 +60,9 @@ mod tests {
     use super::*;
     use spellbridge_core::Registry;
 
-    use crate::lobby::{LOBBY, LOBBY_COMMANDS};
-
     fn grammar() -> Grammar {
         let mut grammar = Grammar::new();
-        grammar.add(LOBBY, LOBBY_COMMANDS);
+        crate::lobby::add(&mut grammar, &Registry::standard());
         for game in Registry::standard().iter() {
             grammar.add(game.name(), game.commands());
         }

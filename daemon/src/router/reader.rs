@@ -1,10 +1,15 @@
-//! The reader: what a command message says, read once. The prefix is stripped once (half
+//! The reader: what a command message asks, read once. The prefix is stripped once (half
 //! or full width, on every network), the words split once, and the command word looked up
-//! once in the lobby's and every game's commands together (any case or width); the lobby,
-//! a table's game and the "unknown command" answer all take what that one lookup found.
+//! once in the lobby's and every game's commands together (any case or width) ([`Read`]).
+//! Then [`Router::request`] reads it once by its owner's grammar into a [`Request`]: a
+//! lobby command, a command for one table with the players it names resolved, or the
+//! answer to a command that cannot be taken (unknown, badly typed, or with no table to
+//! go to). The sender's player and role were resolved once before ([`Speaker`]).
 
-use spellbridge_core::grammar::{self, Command, Grammar};
+use spellbridge_core::grammar::{self, Command, Grammar, Parsed};
 
+use super::said::said;
+use super::*;
 use crate::lobby::LOBBY;
 
 /// A command message, read.
@@ -48,5 +53,98 @@ impl<'a> Read<'a> {
     /// when nobody has it.
     pub(super) fn name(&self) -> &str {
         self.found.first().map_or(self.head.as_str(), |(_, command)| command.name)
+    }
+}
+
+/// What a command message asks of the router, read once ([`Router::request`]).
+pub(super) enum Request {
+    /// A lobby command; `query` when it only asks.
+    Lobby { command: LobbyCommand, query: bool },
+    /// A command for `table`, read by its game's grammar, the players it names resolved
+    /// (the actor and their role are the [`Speaker`]'s).
+    Table { table: TableId, command: Parsed },
+    /// `!stop` where no table plays, by someone who may: clears the challenge waiting
+    /// there.
+    ClearChallenge(Challenge),
+    /// A command that cannot be taken: the answer saying why and what to type instead.
+    Unread(Vec<Outbound>),
+}
+
+impl Router {
+    /// What `read` (said by `speaker`) asks: read by the lobby's grammar or by the grammar
+    /// of the table it goes to, once.
+    pub(super) fn request(&mut self, read: &Read<'_>, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Request {
+        let Some(spec) = read.lobby() else { return self.table_request(read, speaker, reply_to) };
+        match grammar::parse(spec, &read.words) {
+            Err(error) => Request::Unread(vec![reply(reply_to, self.unread(&error, None, reply_to.language))]),
+            Ok(parsed) => match LobbyCommand::from_parsed(&parsed, &self.registry) {
+                Some(command) => Request::Lobby { command, query: parsed.is_query() },
+                None => Request::Unread(Vec::new()),
+            },
+        }
+    }
+
+    /// A command for a table: the one in the speaker's place (privately, the one they
+    /// are seated at that has the command), or the place's finished one for `!status`;
+    /// read by that table's game and its players resolved.
+    fn table_request(&mut self, read: &Read<'_>, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Request {
+        let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
+        let table = if private { self.private_table(sender, read) } else { self.active_at(place).ok_or(()) };
+        // After a game ends its room can still ask how it ended.
+        let (table, finished) = match table {
+            Ok(table) => (table, false),
+            Err(()) => match self.finished_at(place) {
+                Some(table) if read.name() == "status" => (table, true),
+                _ => return self.no_table(read, speaker, reply_to),
+            },
+        };
+        let game = self.tables[&table].table.game();
+        let Some(spec) = read.of(game) else {
+            if finished {
+                return self.no_table(read, speaker, reply_to);
+            }
+            let text = self.unknown_command(&read.head, Some(game), reply_to.language);
+            return Request::Unread(vec![reply(reply_to, text)]);
+        };
+        let parsed = grammar::parse(spec, &read.words);
+        if finished && !parsed.as_ref().is_ok_and(Parsed::is_query) {
+            return self.no_table(read, speaker, reply_to);
+        }
+        let mut command = match parsed {
+            Ok(command) => command,
+            Err(error) => {
+                let example = self.tables[&table].table.example_player(spec.name, sender);
+                let unread = self.unread(&error, example.as_deref(), reply_to.language);
+                return Request::Unread(vec![reply(reply_to, self.localize(&reply_to.network, unread))]);
+            }
+        };
+        let seated = self.index.players(table).to_vec();
+        let network = &speaker.inbound.network;
+        if let Err(problem) = self.resolve_players(&mut command, place, &seated, network, reply_to.language) {
+            return Request::Unread(vec![reply(reply_to, problem)]);
+        }
+        Request::Table { table, command }
+    }
+
+    /// A table command with no table to go to: `!stop` clears a waiting challenge (for its
+    /// challenger, a game master or a room operator); else what is wrong, and what to do.
+    fn no_table(&self, read: &Read<'_>, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Request {
+        let (place, sender, private) = (&speaker.place, &speaker.player, speaker.inbound.private);
+        if read.name() == "stop"
+            && !private
+            && let Some(challenge) = self.challenges.get(place)
+            && (speaker.role != Role::Player || &challenge.challenger == sender)
+        {
+            return Request::ClearChallenge(challenge.clone());
+        }
+        let language = reply_to.language;
+        let text = if !read.known() {
+            self.unknown_command(&read.head, None, language)
+        } else if private {
+            self.private_table_problem(sender, language)
+        } else {
+            said(language, "lobby-no-game", Args::new().rich("ways", self.ways_to_start(false, language)))
+        };
+        Request::Unread(vec![reply(reply_to, text)])
     }
 }
