@@ -95,7 +95,7 @@ pub const LOBBY_COMMANDS: &[Command] = &[
         "withdraw",
         "Withdraws the challenge you made in this room; a game master or room operator clears \
          anyone's (so does `!stop`). A challenge also expires by itself (after ten minutes \
-         unless the operator set `[duel] challenge_lifetime`).",
+         unless the operator set the game's `challenge_lifetime`).",
     )
     .aliases(&["撤回"])
     .lobby(),
@@ -138,12 +138,7 @@ pub const LOBBY_COMMANDS: &[Command] = &[
     .args(&[Arg::new(KNOWN, "[player]").optional()], "at most a player")
     .query(Query::Yes)
     .lobby(),
-    Command::new(
-        "top",
-        "The ten best of a game by its rating (`!top <game>`; alone, the first rated game). Only \
-         rated games count, and a player is listed once they have 3 (`!stats` shows a player's \
-         unrated games as such).",
-    )
+    Command::new("top", "The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`). Only rated games count, and a player is listed once they have 3: a Duel against a guest (not logged in where the network has accounts) or conceded within a minute of its start, and a Thaum season with one player or won with coins a game master gave, are unrated (`!stats` shows them as such).")
         .aliases(&["排行"])
         .args(&[Arg::new(WORD, "[game]").optional()], "at most a game")
         .query(Query::Yes)

@@ -27,14 +27,14 @@ lobby-summary-games = Lists the games you can play.
 lobby-summary-new = Opens a table of that game in this room; you become its game master (`!new thaum`).
 lobby-summary-accept = Accepts the challenge you were given.
 lobby-summary-decline = Declines a challenge (or withdraws your own).
-lobby-summary-withdraw = Withdraws the challenge you made in this room; a game master or room operator clears anyone's (so does `!stop`). A challenge also expires by itself (after ten minutes unless the operator set `[duel] challenge_lifetime`).
+lobby-summary-withdraw = Withdraws the challenge you made in this room; a game master or room operator clears anyone's (so does `!stop`). A challenge also expires by itself (after ten minutes unless the operator set the game's `challenge_lifetime`).
 lobby-summary-link = Links your identities on two networks into one player: `!link` gives a code privately; send `!link <code>` to the bot privately from the other network.
 lobby-summary-unlink = Separates the identities you linked.
 lobby-summary-ignore = Bot admins: drop a player's commands and chat (told once); alone, lists who is ignored.
 lobby-summary-unignore = Bot admins: take an ignored player's commands and chat again.
 lobby-summary-board = Shows the picture of this room's table in its Matrix rooms (elsewhere, says where to see it).
 lobby-summary-stats = A player's record in each game they played: games, wins, rating and what the game keeps besides (alone: yours).
-lobby-summary-top = The ten best of a game by its rating (`!top <game>`; alone, the first rated game). Only rated games count, and a player is listed once they have 3 (`!stats` shows a player's unrated games as such).
+lobby-summary-top = The ten best: Duel players by rating (`!top duel`, the default) or Thaum players by their seasons' coins (`!top thaum`). Only rated games count, and a player is listed once they have 3: a Duel against a guest (not logged in where the network has accounts) or conceded within a minute of its start, and a Thaum season with one player or won with coins a game master gave, are unrated (`!stats` shows them as such).
 lobby-summary-lang = Says which language this room (or, privately, your private messages) is told in; `!lang zh` or `!lang en` changes it (in a room, for its operators and game masters).
 
 ## `!new`
