@@ -85,7 +85,8 @@ impl GamePlugin for Marbles {
     }
 
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
-        let colours = setup.seats.iter().map(|s| s.choice.clone().unwrap_or_else(|| "clear".into())).collect();
+        let colours =
+            setup.seats.iter().map(|s| s.choice.clone().unwrap_or_else(|| "clear".into())).collect();
         let players = setup.seats.iter().map(|s| s.player.clone()).collect();
         Ok(Box::new(Ring { players, colours }))
     }

@@ -135,10 +135,7 @@ impl Router {
             commands.map(|c| format!("{prefix}{}", c.name_in(language))).collect::<Vec<_>>().join(" ")
         };
         let lobby = names(
-            &mut self
-                .grammar
-                .commands(LOBBY)
-                .filter(|c| c.who != Who::Admin || role == Role::GameMaster),
+            &mut self.grammar.commands(LOBBY).filter(|c| c.who != Who::Admin || role == Role::GameMaster),
         );
         let mut lines = vec![said(language, "lobby-help", Args::new().text("commands", lobby))];
         let games: Vec<&str> = match game {
@@ -147,7 +144,8 @@ impl Router {
         };
         for name in games {
             let commands: Vec<&spellbridge_core::Command> = self.grammar.commands(name).collect();
-            let mut table = names(&mut commands.iter().copied().filter(|c| c.who == Who::Anyone && !c.private));
+            let mut table =
+                names(&mut commands.iter().copied().filter(|c| c.who == Who::Anyone && !c.private));
             let private = names(&mut commands.iter().copied().filter(|c| c.private));
             if !private.is_empty() {
                 table = locale::text(

@@ -545,7 +545,8 @@ impl Router {
         let language_of = |p: &Place| languages.get(p).copied().unwrap_or_default();
         let marks = self.speaker_marks(inbound, &me, &here);
         let relayed = self.relay.relay_marked(inbound, now, marks, taken, language_of);
-        let bridge = (!relayed.is_empty()).then(|| self.relay.bridge(&here).map(|b| b.name.clone())).flatten();
+        let bridge =
+            (!relayed.is_empty()).then(|| self.relay.bridge(&here).map(|b| b.name.clone())).flatten();
         Turn::new(Happened::Chat { bridge }, relayed)
     }
 
@@ -959,7 +960,8 @@ impl Router {
             }
             LobbyCommand::Games => say(self.games(reply_to.language)),
             LobbyCommand::Asked { game, command } => {
-                let answer = self.registry.get(game).and_then(|game| game.lobby_in(command, reply_to.language));
+                let answer =
+                    self.registry.get(game).and_then(|game| game.lobby_in(command, reply_to.language));
                 answer.map_or_else(Vec::new, say)
             }
             LobbyCommand::Link(None) => self.give_link_code(speaker, reply_to, now),

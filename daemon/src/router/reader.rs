@@ -76,7 +76,9 @@ impl Router {
     pub(super) fn request(&mut self, read: &Read<'_>, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Request {
         let Some(spec) = read.lobby() else { return self.table_request(read, speaker, reply_to) };
         match grammar::parse(spec, &read.words) {
-            Err(error) => Request::Unread(vec![reply(reply_to, self.unread(&error, None, reply_to.language))]),
+            Err(error) => {
+                Request::Unread(vec![reply(reply_to, self.unread(&error, None, reply_to.language))])
+            }
             Ok(parsed) => match LobbyCommand::from_parsed(&parsed, &self.registry) {
                 Some(command) => Request::Lobby { command, query: parsed.is_query() },
                 None => Request::Unread(Vec::new()),
