@@ -11,11 +11,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::{broadcast, watch};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::watch;
 
-use super::{Site, SiteError, public};
 use crate::journal::TableId;
 
 /// An event stream's next frame: the table's latest `update` event, or
@@ -77,7 +74,7 @@ impl Feed {
     }
 
     /// True when a stream follows `/`.
-    fn index_watched(&self) -> bool {
+    pub(super) fn index_watched(&self) -> bool {
         self.index.receiver_count() > 0
     }
 
@@ -87,56 +84,9 @@ impl Feed {
             sender.send_replace(update);
         }
     }
-}
 
-/// The `update` event of table `id` as it is stored now: `Gone` when there is no such
-/// table to show.
-pub fn current(site: &Site, id: TableId) -> Result<Update, SiteError> {
-    let Some(row) = site.reader().table(id)? else { return Ok(Update::Gone) };
-    if site.hidden().hides(&row.network, &row.room) {
-        return Ok(Update::Gone);
-    }
-    let entry = public::entry(site.registry(), &row);
-    // JSON text has no raw line break, so it is one `data:` line.
-    Ok(Update::Event(format!("event: update\nid: {}\ndata: {entry}\n\n", row.sequence()).into()))
-}
-
-/// Runs until `shutdown` or until the engine's broadcast closes.
-pub async fn follow(site: Site, mut changes: broadcast::Receiver<TableId>, shutdown: CancellationToken) {
-    loop {
-        let changed = tokio::select! {
-            () = shutdown.cancelled() => return,
-            changed = changes.recv() => changed,
-        };
-        let tables = match changed {
-            Ok(id) => vec![id],
-            Err(RecvError::Lagged(missed)) => {
-                tracing::debug!(missed, "the site's feed fell behind; refreshing every watched table");
-                site.inner.feed.watched()
-            }
-            Err(RecvError::Closed) => return,
-        };
-        let feed = &site.inner.feed;
-        let index = feed.index_watched();
-        let mut shown = false;
-        for id in tables {
-            let watched = feed.is_watched(id);
-            if !watched && !index {
-                continue;
-            }
-            match site.blocking(move |site| current(site, id)).await {
-                Ok(update) => {
-                    // `Gone`: no such table, or one of a hidden room; `/` is not told.
-                    shown |= matches!(update, Update::Event(_));
-                    if watched {
-                        feed.publish(id, update);
-                    }
-                }
-                Err(error) => tracing::warn!(table = id, %error, "the site could not read a changed table"),
-            }
-        }
-        if index && shown {
-            feed.index.send_modify(|version| *version += 1);
-        }
+    /// Tells `/`'s streams that a shown table changed.
+    pub(super) fn count_index_change(&self) {
+        self.index.send_modify(|version| *version += 1);
     }
 }

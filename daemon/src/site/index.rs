@@ -11,7 +11,9 @@ use super::names::Names;
 use super::page::{layout, ok, suffix};
 use super::reader::TableRow;
 use super::words::words;
-use super::{Body, Site, SiteError};
+use super::error::SiteError;
+use super::page::Body;
+use super::shared::Site;
 
 /// How many tables of each kind are listed.
 const SHOWN: usize = 50;
