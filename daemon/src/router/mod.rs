@@ -33,7 +33,7 @@ use spellbridge_core::{
 
 use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
 use crate::journal::{Entry, SeatRecord, TableId};
-use crate::limits::{CommandLimit, CommandLimits, GuessLimits, Verdict};
+use crate::limits::{CommandLimit, GuessLimits, Verdict};
 use crate::lobby::{LOBBY, LOBBY_COMMANDS, LobbyCommand};
 use crate::relay::{Bridge, Relay};
 use crate::secrets::{SecretSource, Secrets};
@@ -42,6 +42,7 @@ mod answer;
 mod board;
 mod challenges;
 mod delivery;
+mod guards;
 mod help;
 mod ignore;
 mod index;
@@ -183,14 +184,8 @@ pub struct Router {
     secrets: SecretSource,
     /// Link codes that did not work, per identity (memory only: a restart forgets them).
     guesses: GuessLimits<Identity>,
-    /// Recent commands per player, for [`RouterConfig::command_limits`] (memory only).
-    commands: CommandLimits<PlayerId>,
-    /// Each speaker's relayed-chat bucket, for a bridge's `speaker_rate` (memory only).
-    speakers: crate::relay::rate::SpeakerBuckets<PlayerId>,
-    /// Players a bot admin ignores, and whether they were told since the start.
-    ignored: BTreeMap<PlayerId, bool>,
-    /// New nicks of ignored players, ignored for a while (memory only: see [`ignore`]).
-    renamed_ignored: BTreeMap<PlayerId, ignore::Renamed>,
+    /// The command limit's counts, speakers' buckets and ignored players ([`guards`]).
+    guards: guards::Guards,
     /// Every dice key made or given, by table and epoch (see [`keys`]).
     keys: BTreeMap<(TableId, u64), DiceKey>,
     /// Keys given to check a table with (see [`Router::offer_keys`]).
@@ -387,10 +382,7 @@ impl Router {
             journal: Vec::new(),
             secrets,
             guesses: GuessLimits::default(),
-            commands: CommandLimits::default(),
-            speakers: Default::default(),
-            ignored: BTreeMap::new(),
-            renamed_ignored: BTreeMap::new(),
+            guards: guards::Guards::default(),
             keys: BTreeMap::new(),
             offered: Vec::new(),
             prefixer,
@@ -500,11 +492,10 @@ impl Router {
             // with the new nick (with an account the id does not change: nothing to carry).
             let before = self.directory.player(&inbound.network, formerly);
             let now_called = self.directory.player(&inbound.network, &inbound.sender);
-            self.commands.carry_over(&before, &now_called);
             let network = &inbound.network;
             self.guesses
                 .carry_over(&(network.clone(), formerly.clone()), &(network.clone(), inbound.sender.clone()));
-            self.follow_ignore(&before, &now_called, now);
+            self.guards.follow_nick(&before, &now_called, now);
         }
         if let Some(told) = self.ignoring(inbound, now) {
             return Turn::new(Happened::Dropped, told);
@@ -897,10 +888,10 @@ impl Router {
             }
             Entry::LinkCodeClosed { code } => self.directory.void(code),
             Entry::Ignored { player } => {
-                self.ignored.insert(player.clone(), false);
+                self.guards.ignore(player);
             }
             Entry::Unignored { player } => {
-                self.ignored.remove(player);
+                self.guards.unignore(player);
             }
             Entry::RoomLanguage { network, room, language } => {
                 self.replay_room_language(Place { network: network.clone(), room: room.clone() }, *language);
