@@ -48,6 +48,7 @@ mod ignore;
 mod index;
 mod keys;
 mod language;
+mod languages;
 mod limited;
 mod links;
 mod marks;
@@ -198,10 +199,8 @@ pub struct Router {
     boards: Vec<TableId>,
     /// Ratings and records kept up to date with the journal ([`records`]).
     ratings: records::Live,
-    /// The languages `!lang` chose for rooms and players (see [`language`]).
-    chosen: language::Chosen,
-    /// Where each player last asked something in a room (see [`sent`]).
-    asked: sent::AskedIn,
+    /// The languages `!lang` chose, and where players last asked ([`languages`]).
+    languages: languages::Languages,
     /// The names players are shown under, as kept for the site (see [`shown_names`]).
     names: shown_names::KeptNames,
 }
@@ -388,8 +387,7 @@ impl Router {
             prefixer,
             boards: Vec::new(),
             ratings: records::Live::new(options_scopes),
-            chosen: language::Chosen::default(),
-            asked: sent::AskedIn::default(),
+            languages: languages::Languages::default(),
             names: shown_names::KeptNames::default(),
         }
     }
@@ -535,7 +533,7 @@ impl Router {
             return Turn::new(Happened::Chat { bridge }, relayed);
         }
         self.relay.remember_command(inbound);
-        self.asked.note(inbound, now);
+        self.languages.note_asked(inbound, now);
         let text = inbound.text.trim();
         let read = reader::Read::new(text, &self.options.prefix, &self.grammar);
         let player = self.directory.player(&inbound.network, &inbound.sender);
@@ -782,36 +780,7 @@ impl Router {
     /// announcing anything. Entries of one table must come in order.
     pub fn replay(&mut self, entry: &Entry) -> Result<(), ReplayError> {
         match entry {
-            Entry::Opened { table, game, network, room, seed, commitment, opening, events, .. } => {
-                let plugin = self
-                    .registry
-                    .get(game)
-                    .ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
-                let opened = plugin
-                    .restore(opening)
-                    .map_err(|reason| ReplayError::BadSnapshot { table: *table, reason })?;
-                let dice = match (seed, commitment) {
-                    (_, Some(commitment)) => {
-                        let epoch = opened.dice_epoch();
-                        TableDice::Keyed {
-                            epoch,
-                            key: self.known_key(*table, epoch, commitment)?,
-                            revealed: false,
-                        }
-                    }
-                    (Some(seed), None) => TableDice::Seeded(*seed),
-                    (None, None) => {
-                        return Err(ReplayError::BadSnapshot {
-                            table: *table,
-                            reason: "it opened with neither a seed nor a dice commitment".into(),
-                        });
-                    }
-                };
-                same_events(*table, 0, events, &opened.opening())?;
-                let place = Place { network: network.clone(), room: room.clone() };
-                self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened });
-                self.reindex(*table);
-            }
+            Entry::Opened { .. } => self.replay_opened(entry)?,
             Entry::Acted {
                 table,
                 sequence,
@@ -900,6 +869,42 @@ impl Router {
                 self.replay_player_language(player.clone(), *language)
             }
         }
+        Ok(())
+    }
+
+    /// Re-applies an `opened` entry: the table as it opened, its dice keyed or seeded.
+    fn replay_opened(&mut self, entry: &Entry) -> Result<(), ReplayError> {
+        let Entry::Opened { table, game, network, room, seed, commitment, opening, events, .. } = entry else {
+            return Ok(());
+        };
+        let plugin = self
+            .registry
+            .get(game)
+            .ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
+        let opened = plugin
+            .restore(opening)
+            .map_err(|reason| ReplayError::BadSnapshot { table: *table, reason })?;
+        let dice = match (seed, commitment) {
+            (_, Some(commitment)) => {
+                let epoch = opened.dice_epoch();
+                TableDice::Keyed {
+                    epoch,
+                    key: self.known_key(*table, epoch, commitment)?,
+                    revealed: false,
+                }
+            }
+            (Some(seed), None) => TableDice::Seeded(*seed),
+            (None, None) => {
+                return Err(ReplayError::BadSnapshot {
+                    table: *table,
+                    reason: "it opened with neither a seed nor a dice commitment".into(),
+                });
+            }
+        };
+        same_events(*table, 0, events, &opened.opening())?;
+        let place = Place { network: network.clone(), room: room.clone() };
+        self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened });
+        self.reindex(*table);
         Ok(())
     }
 
