@@ -25,7 +25,7 @@ impl Router {
         if admins.is_empty() {
             return false;
         }
-        let mut identities = self.directory.identities(player);
+        let mut identities = self.identities.directory.identities(player);
         identities.push((inbound.network.clone(), inbound.sender.clone()));
         identities.iter().any(|identity| admins.contains(identity))
     }
@@ -33,7 +33,7 @@ impl Router {
     /// `Some` when the sender is ignored: what to send instead of handling the message
     /// (the notice the first time, then nothing).
     pub(super) fn ignoring(&mut self, inbound: &Inbound, now: Timestamp) -> Option<Vec<Outbound>> {
-        let player = self.directory.player(&inbound.network, &inbound.sender);
+        let player = self.identities.directory.player(&inbound.network, &inbound.sender);
         if self.guards.ignored_told(&player, now)? {
             return Some(Vec::new());
         }
@@ -76,7 +76,7 @@ impl Router {
             return say("lobby-ignore-self", Args::new());
         }
         let admin =
-            self.directory.identities(&player).iter().any(|i| self.options.permissions.admins.contains(i));
+            self.identities.directory.identities(&player).iter().any(|i| self.options.permissions.admins.contains(i));
         if admin {
             let args = Args::new().text("player", player.as_str()).text("setting", "`[permissions] admins`");
             return say("lobby-ignore-admin", args);
@@ -121,7 +121,7 @@ impl Router {
     /// The player a name nobody known answers to would be: that nick on the speaker's
     /// network (`libera:eve`), else the name as typed.
     fn named_elsewhere(&self, speaker: &Speaker<'_>, name: &str) -> PlayerId {
-        self.directory.would_be(&speaker.inbound.network, name).unwrap_or_else(|| PlayerId::new(name))
+        self.identities.directory.would_be(&speaker.inbound.network, name).unwrap_or_else(|| PlayerId::new(name))
     }
 }
 

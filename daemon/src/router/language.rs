@@ -27,7 +27,7 @@ impl Router {
     /// privately its sender's.
     pub fn language_of(&self, inbound: &Inbound) -> Language {
         if inbound.private {
-            let player = self.directory.player(&inbound.network, &inbound.sender);
+            let player = self.identities.directory.player(&inbound.network, &inbound.sender);
             self.player_language(&player, &inbound.network)
         } else {
             self.room_language(&Place { network: inbound.network.clone(), room: inbound.room.clone() })

@@ -31,9 +31,9 @@ use spellbridge_core::{
     PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
 };
 
-use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
+use crate::identity::{Identity, LinkCode, NameProblem, Scope};
 use crate::journal::{Entry, SeatRecord, TableId};
-use crate::limits::{CommandLimit, GuessLimits, Verdict};
+use crate::limits::{CommandLimit, Verdict};
 use crate::lobby::{LOBBY, LOBBY_COMMANDS, LobbyCommand};
 use crate::relay::{Bridge, Relay};
 use crate::secrets::{SecretSource, Secrets};
@@ -44,6 +44,7 @@ mod challenges;
 mod delivery;
 mod guards;
 mod help;
+mod identities;
 mod ignore;
 mod index;
 mod keys;
@@ -175,16 +176,14 @@ pub struct Router {
     index: index::TableIndex,
     /// Challenges by the place they were made in (a bridge's hub).
     challenges: BTreeMap<Place, Challenge>,
-    /// Who is who across networks.
-    directory: Directory,
+    /// Who is who, the wrong link codes and the kept names ([`identities`]).
+    identities: identities::Identities,
     /// Bridges and the chat relay.
     relay: Relay,
     /// Changes not yet taken by the caller.
     journal: Vec<Record>,
     /// Dice keys and link codes: never derived from anything a player can see.
     secrets: SecretSource,
-    /// Link codes that did not work, per identity (memory only: a restart forgets them).
-    guesses: GuessLimits<Identity>,
     /// The command limit's counts, speakers' buckets and ignored players ([`guards`]).
     guards: guards::Guards,
     /// Every dice key made or given, by table and epoch (see [`keys`]).
@@ -201,8 +200,6 @@ pub struct Router {
     ratings: records::Live,
     /// The languages `!lang` chose, and where players last asked ([`languages`]).
     languages: languages::Languages,
-    /// The names players are shown under, as kept for the site (see [`shown_names`]).
-    names: shown_names::KeptNames,
 }
 
 /// One table as the store keeps it.
@@ -361,7 +358,7 @@ impl Router {
     /// A router over the given games.
     pub fn new(registry: Registry, options: RouterConfig) -> Self {
         let secrets = SecretSource::new(&options.secrets);
-        let directory = Directory::new(options.scopes.clone());
+        let identities = identities::Identities::new(options.scopes.clone());
         let mut grammar = Grammar::new();
         grammar.add(LOBBY, LOBBY_COMMANDS);
         for game in registry.iter() {
@@ -377,10 +374,9 @@ impl Router {
             tables: BTreeMap::new(),
             index: index::TableIndex::default(),
             challenges: BTreeMap::new(),
-            directory,
+            identities,
             journal: Vec::new(),
             secrets,
-            guesses: GuessLimits::default(),
             guards: guards::Guards::default(),
             keys: BTreeMap::new(),
             offered: Vec::new(),
@@ -388,7 +384,6 @@ impl Router {
             boards: Vec::new(),
             ratings: records::Live::new(options_scopes),
             languages: languages::Languages::default(),
-            names: shown_names::KeptNames::default(),
         }
     }
 
@@ -484,15 +479,11 @@ impl Router {
         } else {
             inbound
         };
-        self.directory.saw(&inbound.network, &inbound.sender, &inbound.display_name);
+        self.identities.directory.saw(&inbound.network, &inbound.sender, &inbound.display_name);
         if let Some(formerly) = &inbound.formerly {
             // A nick change: the count of commands, the wrong link codes and an ignore go
             // with the new nick (with an account the id does not change: nothing to carry).
-            let before = self.directory.player(&inbound.network, formerly);
-            let now_called = self.directory.player(&inbound.network, &inbound.sender);
-            let network = &inbound.network;
-            self.guesses
-                .carry_over(&(network.clone(), formerly.clone()), &(network.clone(), inbound.sender.clone()));
+            let (before, now_called) = self.identities.renamed(&inbound.network, formerly, &inbound.sender);
             self.guards.follow_nick(&before, &now_called, now);
         }
         if let Some(told) = self.ignoring(inbound, now) {
@@ -507,12 +498,12 @@ impl Router {
             // A name that answers for anyone else (a nick, a display name, a Matrix
             // localpart), or that someone in another of the bridge's rooms goes by now
             // (an IRC nick in the channel, heard or not), is shown with the speaker's id.
-            let me = self.directory.player(&inbound.network, &inbound.sender);
+            let me = self.identities.directory.player(&inbound.network, &inbound.sender);
             let here = Place { network: inbound.network.clone(), room: inbound.room.clone() };
             if let Some(refused) = self.too_fast(inbound, &here, &me, now) {
                 return refused;
             }
-            let directory = &self.directory;
+            let directory = &self.identities.directory;
             let elsewhere: Vec<Place> = self.relay.rooms(&here).into_iter().filter(|p| *p != here).collect();
             let members = &self.options.room_members;
             let taken = |name: &str| {
@@ -536,13 +527,13 @@ impl Router {
         self.languages.note_asked(inbound, now);
         let text = inbound.text.trim();
         let read = reader::Read::new(text, &self.options.prefix, &self.grammar);
-        let player = self.directory.player(&inbound.network, &inbound.sender);
+        let player = self.identities.directory.player(&inbound.network, &inbound.sender);
         if let Err(instead) = self.within_limits(inbound, &player, now) {
             return Turn::new(Happened::Command(Outcome::Refused), instead);
         }
         // A challenge whose time ran out is gone before any command can answer it.
         let expired = self.expire_challenges(now);
-        if self.directory.set_home(&player, &inbound.network, &inbound.sender, &inbound.display_name) {
+        if self.identities.directory.set_home(&player, &inbound.network, &inbound.sender, &inbound.display_name) {
             self.log(Entry::Home {
                 player: player.clone(),
                 network: inbound.network.clone(),
@@ -609,7 +600,7 @@ impl Router {
         let listed = || {
             // Every command passes here: look the player's identities up only when the
             // config names anyone.
-            let mut identities = self.directory.identities(player);
+            let mut identities = self.identities.directory.identities(player);
             identities.push((inbound.network.clone(), inbound.sender.clone()));
             identities.iter().any(|identity| {
                 permissions.admins.contains(identity) || permissions.game_masters.contains(identity)
@@ -839,23 +830,23 @@ impl Router {
             Entry::ChallengeClosed { network, room } => {
                 self.challenges.remove(&Place { network: network.clone(), room: room.clone() });
             }
-            Entry::Linked { network, identity, player } => self.directory.link(network, identity, player),
+            Entry::Linked { network, identity, player } => self.identities.directory.link(network, identity, player),
             Entry::Unlinked { player } => {
-                self.directory.unlink(player);
+                self.identities.directory.unlink(player);
             }
             Entry::Home { player, network, identity, name } => {
                 let name = name.as_deref().unwrap_or(identity.as_str());
-                self.directory.set_home(player, network, identity, name);
+                self.identities.directory.set_home(player, network, identity, name);
             }
             Entry::LinkCode { code, player, network, identity, expires } => {
-                self.directory.restore_code(&LinkCode {
+                self.identities.directory.restore_code(&LinkCode {
                     code: code.clone(),
                     player: player.clone(),
                     owner: (network.clone(), identity.clone()),
                     expires: *expires,
                 });
             }
-            Entry::LinkCodeClosed { code } => self.directory.void(code),
+            Entry::LinkCodeClosed { code } => self.identities.directory.void(code),
             Entry::Ignored { player } => {
                 self.guards.ignore(player);
             }
