@@ -86,7 +86,7 @@ mod tests {
         assert!(started.contains("Round 1 begins"), "{started}");
         answers(&mut engine, said("matrix", "@bob:hs", "Bob B", "!concede", "4"), T.plus(120));
         let kept = engine.store().and_then(|s| s.meta(META_KEY).expect("meta reads")).expect("names kept");
-        let kept: BTreeMap<PlayerId, String> = serde_json::from_str(&kept).expect("JSON");
+        let kept: std::collections::BTreeMap<PlayerId, String> = serde_json::from_str(&kept).expect("JSON");
         assert_eq!(kept.get(&PlayerId::new("@bob:hs")).map(String::as_str), Some("Bob B"), "{kept:?}");
         drop(engine);
 
