@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
-use spellbridge_core::dice::{Commitment, DiceKey};
+use spellbridge_core::dice::Commitment;
 use spellbridge_core::grammar::{self, Grammar, ParseError};
 use spellbridge_core::locale::Args;
 use spellbridge_core::text::Segment;
@@ -42,6 +42,7 @@ mod answer;
 mod board;
 mod challenges;
 mod delivery;
+mod dice_keys;
 mod guards;
 mod help;
 mod identities;
@@ -186,10 +187,8 @@ pub struct Router {
     secrets: SecretSource,
     /// The command limit's counts, speakers' buckets and ignored players ([`guards`]).
     guards: guards::Guards,
-    /// Every dice key made or given, by table and epoch (see [`keys`]).
-    keys: BTreeMap<(TableId, u64), DiceKey>,
-    /// Keys given to check a table with (see [`Router::offer_keys`]).
-    offered: Vec<DiceKey>,
+    /// Every dice key made or given, and those given to check a table with ([`dice_keys`]).
+    keys: dice_keys::DiceKeys,
     /// Rewrites the commands the texts suggest to the configured prefix (none for `!`).
     prefixer: Option<prefix::Prefixer>,
     /// Every command of the lobby and of every game, in one lookup.
@@ -378,8 +377,7 @@ impl Router {
             journal: Vec::new(),
             secrets,
             guards: guards::Guards::default(),
-            keys: BTreeMap::new(),
-            offered: Vec::new(),
+            keys: dice_keys::DiceKeys::default(),
             prefixer,
             boards: Vec::new(),
             ratings: records::Live::new(options_scopes),
@@ -1001,7 +999,7 @@ impl Router {
                 // RULES T-10: a secret key, committed to now and revealed when the table ends.
                 let epoch = table.dice_epoch();
                 let key = self.secrets.table_key(id, epoch);
-                self.keys.insert((id, epoch), key.clone());
+                self.keys.keep(id, epoch, key.clone());
                 let commitment = key.commitment();
                 let opening = table.opening();
                 let committed = commitment.clone();
