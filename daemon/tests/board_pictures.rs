@@ -65,8 +65,10 @@ fn daemon(server: &Synapse, board_images: Option<bool>, http: u16) -> Daemon {
 async fn thaum_room(server: &Synapse, daemon: &Daemon) -> (MatrixClient, String) {
     let (mut carol, _alice, room) = answered_room(server, daemon).await;
     carol.send_text(&room, "!new thaum").await.unwrap_or_else(|e| panic!("{e}"));
-    let opened =
-        carol.expect_message_matching(|m| m.sender == server.user_id(BOT) && m.body.contains("opens a Thaum table"), WAIT);
+    let opened = carol.expect_message_matching(
+        |m| m.sender == server.user_id(BOT) && m.body.contains("opens a Thaum table"),
+        WAIT,
+    );
     opened.await.unwrap_or_else(|e| panic!("{e}\n{}", daemon.log()));
     (carol, room)
 }

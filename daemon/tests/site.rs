@@ -386,9 +386,17 @@ async fn nim_game(bot: &Bot<'_>, alice: &mut IrcClient, bob: &mut IrcClient) {
     bot.expect(bob, "opens a game of Nim").await;
     bob.privmsg(ROOM, "!join").await.expect("send");
     bot.expect(alice, "bob joins").await;
-    let moves = [("alice", "3 a"), ("bob", "3 c"), ("alice", "3 c"), ("bob", "1 c"), ("alice", "2 b"), ("bob", "3 b")];
+    let moves = [
+        ("alice", "3 a"),
+        ("bob", "3 c"),
+        ("alice", "3 c"),
+        ("bob", "1 c"),
+        ("alice", "2 b"),
+        ("bob", "3 b"),
+    ];
     for (who, take) in moves {
-        let (mover, watcher) = if who == "alice" { (&mut *alice, &mut *bob) } else { (&mut *bob, &mut *alice) };
+        let (mover, watcher) =
+            if who == "alice" { (&mut *alice, &mut *bob) } else { (&mut *bob, &mut *alice) };
         mover.privmsg(ROOM, &format!("!take {take}")).await.expect("send");
         bot.expect(watcher, &format!("{who} takes")).await;
     }
@@ -433,12 +441,14 @@ async fn a_nim_table_shows_its_piles_and_board_on_the_site_and_its_games_are_ran
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site");
     for (width, shot) in [(1280u32, "nim-1280.png"), (PHONE, "nim-390.png")] {
         if width == PHONE {
-            let phone = serde_json::json!({ "width": PHONE, "height": 900, "deviceScaleFactor": 1, "mobile": true });
+            let phone =
+                serde_json::json!({ "width": PHONE, "height": 900, "deviceScaleFactor": 1, "mobile": true });
             browse(|| browser.call("Emulation.setDeviceMetricsOverride", phone)).expect("a phone's viewport");
         }
         let url = format!("http://127.0.0.1:{http}/tables/0");
         browse(|| browser.navigate(&url)).unwrap_or_else(|e| panic!("{e}\n{}", daemon.log()));
-        browse(|| browser.wait_for("document.getElementById('board').complete", SHOWN)).expect("the board loads");
+        browse(|| browser.wait_for("document.getElementById('board').complete", SHOWN))
+            .expect("the board loads");
         let measured = browse(|| {
             browser.evaluate(
                 "[document.getElementById('board').naturalWidth, document.documentElement.scrollWidth, \
@@ -476,5 +486,8 @@ async fn a_nim_table_shows_its_piles_and_board_on_the_site_and_its_games_are_ran
     assert!(top.contains("1. bob") && top.contains("2. alice"), "{top}");
     let (status, leaderboard) = get(&daemon, http, "/leaderboard").await;
     assert_eq!(status, 200, "{leaderboard}");
-    assert!(leaderboard.contains("bob") && leaderboard.contains("alice"), "Nim's players are ranked:\n{leaderboard}");
+    assert!(
+        leaderboard.contains("bob") && leaderboard.contains("alice"),
+        "Nim's players are ranked:\n{leaderboard}"
+    );
 }

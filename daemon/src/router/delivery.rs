@@ -176,7 +176,8 @@ impl Router {
     /// Where a player's private messages go: the network and identity they last used
     /// (else as the table's network knows them).
     fn home_of(&self, place: &Place, player: &PlayerId) -> (NetworkId, PlayerId) {
-        self.identities.directory
+        self.identities
+            .directory
             .home(player)
             .cloned()
             .or_else(|| self.identities.directory.identities(player).into_iter().next())

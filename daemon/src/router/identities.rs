@@ -25,12 +25,22 @@ pub struct Identities {
 impl Identities {
     /// No one known yet; identities become player ids as `scopes` say.
     pub fn new(scopes: BTreeMap<NetworkId, Scope>) -> Identities {
-        Identities { directory: Directory::new(scopes), guesses: GuessLimits::default(), kept: BTreeMap::new(), revision: None }
+        Identities {
+            directory: Directory::new(scopes),
+            guesses: GuessLimits::default(),
+            kept: BTreeMap::new(),
+            revision: None,
+        }
     }
 
     /// `formerly` on `network` is now called `sender` (an IRC nick change): the wrong
     /// link codes go with the new nick. The player ids before and now.
-    pub fn renamed(&mut self, network: &NetworkId, formerly: &PlayerId, sender: &PlayerId) -> (PlayerId, PlayerId) {
+    pub fn renamed(
+        &mut self,
+        network: &NetworkId,
+        formerly: &PlayerId,
+        sender: &PlayerId,
+    ) -> (PlayerId, PlayerId) {
         self.guesses.carry_over(&(network.clone(), formerly.clone()), &(network.clone(), sender.clone()));
         (self.directory.player(network, formerly), self.directory.player(network, sender))
     }

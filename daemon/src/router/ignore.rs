@@ -75,8 +75,12 @@ impl Router {
         if player == speaker.player {
             return say("lobby-ignore-self", Args::new());
         }
-        let admin =
-            self.identities.directory.identities(&player).iter().any(|i| self.options.permissions.admins.contains(i));
+        let admin = self
+            .identities
+            .directory
+            .identities(&player)
+            .iter()
+            .any(|i| self.options.permissions.admins.contains(i));
         if admin {
             let args = Args::new().text("player", player.as_str()).text("setting", "`[permissions] admins`");
             return say("lobby-ignore-admin", args);
@@ -121,7 +125,10 @@ impl Router {
     /// The player a name nobody known answers to would be: that nick on the speaker's
     /// network (`libera:eve`), else the name as typed.
     fn named_elsewhere(&self, speaker: &Speaker<'_>, name: &str) -> PlayerId {
-        self.identities.directory.would_be(&speaker.inbound.network, name).unwrap_or_else(|| PlayerId::new(name))
+        self.identities
+            .directory
+            .would_be(&speaker.inbound.network, name)
+            .unwrap_or_else(|| PlayerId::new(name))
     }
 }
 

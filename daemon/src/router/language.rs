@@ -18,9 +18,7 @@ use super::*;
 impl Router {
     /// The language `room` is told in.
     pub fn room_language(&self, room: &Place) -> Language {
-        self.languages
-            .room(room)
-            .unwrap_or_else(|| self.options.languages.room(&room.network, &room.room))
+        self.languages.room(room).unwrap_or_else(|| self.options.languages.room(&room.network, &room.room))
     }
 
     /// The language an answer to `inbound` is told in where it was said: its room's, or

@@ -72,7 +72,8 @@ impl Router {
                 Args::new().num("tries", WRONG_CODES_PER_HOUR as i64).num("minutes", minutes),
             );
         }
-        if self.index.seated(&self.identities.directory.own_player(&identity.0, &identity.1)).next().is_some() {
+        if self.index.seated(&self.identities.directory.own_player(&identity.0, &identity.1)).next().is_some()
+        {
             return say("link-seated", Args::new());
         }
         let was_pending = self.identities.directory.is_pending(code, now);
@@ -241,7 +242,10 @@ mod tests {
         }
         let sixth = router.handle(&on("matrix", "@eve:hs", &format!("!link {code}")), T.plus(300));
         assert!(texts(&sixth)[0].contains("not reading codes from you"), "{:?}", texts(&sixth));
-        assert!(router.identities.directory.is_pending(&code, T.plus(300)), "the refused guess did not use the code");
+        assert!(
+            router.identities.directory.is_pending(&code, T.plus(300)),
+            "the refused guess did not use the code"
+        );
         // Another identity is not held back, and alice's code still works for her.
         let linked = router.handle(&on("matrix", "@alice:hs", &format!("!link {code}")), T.plus(300));
         assert!(texts(&linked)[0].starts_with("Linked"), "{:?}", texts(&linked));
@@ -265,7 +269,10 @@ mod tests {
         };
         let out = router.handle(&renamed, T.plus(60));
         assert!(texts(&out)[0].contains("not reading codes from you"), "{:?}", texts(&out));
-        assert!(router.identities.directory.is_pending(&code, T.plus(60)), "the refused guess did not use the code");
+        assert!(
+            router.identities.directory.is_pending(&code, T.plus(60)),
+            "the refused guess did not use the code"
+        );
         let again = router.handle(&on("two", "guesser2", &format!("!link {wrong}")), T.plus(120));
         assert!(texts(&again)[0].contains("not reading codes from you"), "{:?}", texts(&again));
         // Someone else on that network, even under the guesser's old nick, is not held back.

@@ -531,7 +531,12 @@ impl Router {
         }
         // A challenge whose time ran out is gone before any command can answer it.
         let expired = self.expire_challenges(now);
-        if self.identities.directory.set_home(&player, &inbound.network, &inbound.sender, &inbound.display_name) {
+        if self.identities.directory.set_home(
+            &player,
+            &inbound.network,
+            &inbound.sender,
+            &inbound.display_name,
+        ) {
             self.log(Entry::Home {
                 player: player.clone(),
                 network: inbound.network.clone(),
@@ -828,7 +833,9 @@ impl Router {
             Entry::ChallengeClosed { network, room } => {
                 self.challenges.remove(&Place { network: network.clone(), room: room.clone() });
             }
-            Entry::Linked { network, identity, player } => self.identities.directory.link(network, identity, player),
+            Entry::Linked { network, identity, player } => {
+                self.identities.directory.link(network, identity, player)
+            }
             Entry::Unlinked { player } => {
                 self.identities.directory.unlink(player);
             }
@@ -863,24 +870,18 @@ impl Router {
 
     /// Re-applies an `opened` entry: the table as it opened, its dice keyed or seeded.
     fn replay_opened(&mut self, entry: &Entry) -> Result<(), ReplayError> {
-        let Entry::Opened { table, game, network, room, seed, commitment, opening, events, .. } = entry else {
+        let Entry::Opened { table, game, network, room, seed, commitment, opening, events, .. } = entry
+        else {
             return Ok(());
         };
-        let plugin = self
-            .registry
-            .get(game)
-            .ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
-        let opened = plugin
-            .restore(opening)
-            .map_err(|reason| ReplayError::BadSnapshot { table: *table, reason })?;
+        let plugin =
+            self.registry.get(game).ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
+        let opened =
+            plugin.restore(opening).map_err(|reason| ReplayError::BadSnapshot { table: *table, reason })?;
         let dice = match (seed, commitment) {
             (_, Some(commitment)) => {
                 let epoch = opened.dice_epoch();
-                TableDice::Keyed {
-                    epoch,
-                    key: self.known_key(*table, epoch, commitment)?,
-                    revealed: false,
-                }
+                TableDice::Keyed { epoch, key: self.known_key(*table, epoch, commitment)?, revealed: false }
             }
             (Some(seed), None) => TableDice::Seeded(*seed),
             (None, None) => {

@@ -26,8 +26,8 @@ use tokio::sync::{mpsc, watch};
 
 use super::feed::Update;
 use super::follow;
-use super::page::{failed, not_found, whole};
 use super::page::Body;
+use super::page::{failed, not_found, whole};
 use super::shared::Site;
 use super::streams::StreamSlot;
 use crate::journal::TableId;

@@ -13,12 +13,12 @@ use maud::html;
 use spellbridge_core::locale::{self, Args};
 use spellbridge_core::{Language, TableKind};
 
-use super::names::Names;
-use super::page::{layout, ok};
-use super::words::words;
 use super::error::SiteError;
+use super::names::Names;
 use super::page::Body;
+use super::page::{layout, ok};
 use super::shared::Site;
+use super::words::words;
 use crate::journal::TableId;
 use crate::ratings::words::words_of;
 use crate::ratings::{self, Summary};

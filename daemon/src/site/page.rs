@@ -17,8 +17,8 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sha2::{Digest as _, Sha256};
 use spellbridge_core::Language;
 
-use super::words::{self, keep, words};
 use super::error::SiteError;
+use super::words::{self, keep, words};
 use crate::board::font;
 
 /// The body of every answer the listener gives: whole, or a stream of events.

@@ -7,10 +7,10 @@
 use hyper::body::Bytes;
 use hyper::{Response, StatusCode};
 
-use super::names::Names;
-use super::page::{failed, not_found, plain, whole};
 use super::error::SiteError;
+use super::names::Names;
 use super::page::Body;
+use super::page::{failed, not_found, plain, whole};
 use super::public;
 use super::shared::Site;
 use crate::journal::TableId;

@@ -15,16 +15,16 @@ use spellbridge_core::Language;
 use spellbridge_core::dice::DiceKey;
 use spellbridge_core::facts::{Bit, Facts};
 
+use super::error::SiteError;
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
 use super::names::Names;
+use super::page::Body;
 use super::page::{html_bytes, layout};
 use super::public;
 use super::reader::TableRow;
-use super::words::{Words, words};
-use super::error::SiteError;
-use super::page::Body;
 use super::shared::Site;
+use super::words::{Words, words};
 
 /// The page, or `None` (404) when there is no such table to show.
 pub fn page(site: &Site, id: u64, language: Language) -> Result<Option<Response<Body>>, SiteError> {
