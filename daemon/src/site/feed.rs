@@ -1,8 +1,7 @@
-//! From the engine's "table X changed" notices to the open event streams: one `watch`
-//! per watched table holds its latest `update` event, made once per change however many
-//! streams follow it. Publishing never waits for a stream: a slow one sees only the
-//! latest update when it catches up. A notice the feed missed (it fell behind the
-//! engine's broadcast) refreshes every watched table.
+//! Between the engine's "table X changed" notices ([`super::follow`]) and the open event
+//! streams: one `watch` per watched table holds its latest `update` event, made once per
+//! change however many streams follow it. Publishing never waits for a stream: a slow
+//! one sees only the latest update when it catches up.
 //!
 //! `/` is followed too, by one counter: how many times a shown table (not one of a hidden
 //! room) changed while anyone followed `/`. Its streams say only the counter, never which

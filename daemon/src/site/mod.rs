@@ -7,7 +7,8 @@
 //!   history of accepted actions with each dice seed, the table's dice commitments and,
 //!   once revealed, its keys (RULES T-10); a small inline script follows
 //!   `/tables/{id}/events` ([`events`], server-sent events: an `update` with the public
-//!   state after each committed move, fed by the engine's notices through [`feed`]);
+//!   state after each committed move, fed by the engine's notices through [`follow`] and
+//!   [`feed`]);
 //! - `/tables/{id}/board.png` is the board picture ([`picture`], drawn by `crate::board`);
 //! - `/leaderboard` ranks the Duel players and the Thaum players ([`leaderboard`], derived
 //!   from the journal by `crate::ratings`);
