@@ -58,14 +58,16 @@ impl Guards {
     /// `Some` when `player` is ignored (or is an ignored player's new nick, still
     /// followed at `now`): whether they had been told already. Marks them told.
     pub fn ignored_told(&mut self, player: &PlayerId, now: Timestamp) -> Option<bool> {
-        if self.ignored.is_empty() && self.renamed.is_empty() {
-            return None;
-        }
         let told = match self.ignored.get_mut(player) {
             Some(told) => told,
             None => &mut self.renamed.get_mut(player).filter(|r| r.until > now)?.told,
         };
         Some(std::mem::replace(told, true))
+    }
+
+    /// True when no player and no new nick is ignored (the common case, checked first).
+    pub fn ignores_nobody(&self) -> bool {
+        self.ignored.is_empty() && self.renamed.is_empty()
     }
 
     /// The players ignored (not the nicks followed), in order.

@@ -4,7 +4,8 @@
 //! is journaled, so it survives a restart.
 //!
 //! An ignored IRC user without an account who changes nick stays ignored under the new
-//! nick for [`RENAMED_IGNORE_SECS`](super::guards::RENAMED_IGNORE_SECS) (or until the daemon restarts), told or not as before.
+//! nick for [`RENAMED_IGNORE_SECS`](super::guards::RENAMED_IGNORE_SECS) (or until the
+//! daemon restarts), told or not as before ([`super::guards`] keeps both).
 //! That is kept in memory only, not journaled as a new ignored player: on a network
 //! without accounts a nick is anyone's once it is free, so a permanent ignore of
 //! `spammer2` would later silence whoever takes that name next. The ignore that matters
@@ -33,6 +34,9 @@ impl Router {
     /// `Some` when the sender is ignored: what to send instead of handling the message
     /// (the notice the first time, then nothing).
     pub(super) fn ignoring(&mut self, inbound: &Inbound, now: Timestamp) -> Option<Vec<Outbound>> {
+        if self.guards.ignores_nobody() {
+            return None;
+        }
         let player = self.identities.directory.player(&inbound.network, &inbound.sender);
         if self.guards.ignored_told(&player, now)? {
             return Some(Vec::new());
