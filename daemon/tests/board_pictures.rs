@@ -6,6 +6,7 @@
 //!   picture of the table redacts the previous one, also across a restart of the daemon
 //!   (the last event id is kept in the Matrix store).
 //! - With `board_images = false` no picture is sent, and `!board` answers in text.
+//! - A Nim table (the third game, which the daemon names nowhere) posts its picture too.
 //!
 //! These need Synapse (`tests/scripts/install-synapse.sh`); without it they fail with the
 //! harness's message, they never skip. Every wait is bounded; a failure prints the
@@ -62,6 +63,19 @@ fn daemon(server: &Synapse, board_images: Option<bool>, http: u16) -> Daemon {
 /// carol in a room with the bot and alice (three members: not a direct chat), where the
 /// bot has answered and carol has opened a Thaum table.
 async fn thaum_room(server: &Synapse, daemon: &Daemon) -> (MatrixClient, String) {
+    let (mut carol, _alice, room) = answered_room(server, daemon).await;
+    carol.send_text(&room, "!new thaum").await.unwrap_or_else(|e| panic!("{e}"));
+    let opened = carol.expect_message_matching(
+        |m| m.sender == server.user_id(BOT) && m.body.contains("opens a Thaum table"),
+        WAIT,
+    );
+    opened.await.unwrap_or_else(|e| panic!("{e}\n{}", daemon.log()));
+    (carol, room)
+}
+
+/// carol and alice in a room with the bot (three members: not a direct chat), where the
+/// bot has answered carol.
+async fn answered_room(server: &Synapse, daemon: &Daemon) -> (MatrixClient, MatrixClient, String) {
     let bot = server.user_id(BOT);
     register(server, "carol");
     register(server, "alice");
@@ -85,11 +99,7 @@ async fn thaum_room(server: &Synapse, daemon: &Daemon) -> (MatrixClient, String)
         }
     }
     carol.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
-    carol.send_text(&room, "!new thaum").await.unwrap_or_else(|e| panic!("{e}"));
-    let opened =
-        carol.expect_message_matching(|m| m.sender == bot && m.body.contains("opens a Thaum table"), WAIT);
-    opened.await.unwrap_or_else(|e| panic!("{e}\n{}", daemon.log()));
-    (carol, room)
+    (carol, alice, room)
 }
 
 /// The next event from the bot in `room` for which `wanted` holds, within [`WAIT`].
@@ -218,4 +228,39 @@ async fn with_board_images_off_no_picture_is_sent_and_board_answers_in_text() {
             "a picture was sent with board_images = false: {event}"
         );
     }
+}
+
+/// Issue 32 item 6, daemon-level: a Nim table (the third game, which the daemon names
+/// nowhere) posts its board picture when a player joins and after each take, captioned
+/// with its piles and who moves, each new one taking the last one's place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nim_table_posts_its_board_picture_after_a_join_and_a_take() {
+    let synapse = tokio::task::block_in_place(Synapse::start)
+        .unwrap_or_else(|e| panic!("Synapse is needed for this test: {e}"));
+    register(&synapse, BOT);
+    let http = free_port().unwrap_or_else(|e| panic!("{e}"));
+    let daemon = daemon(&synapse, None, http);
+    let (mut carol, mut alice, room) = answered_room(&synapse, &daemon).await;
+    alice.catch_up().await.unwrap_or_else(|e| panic!("{e}"));
+    carol.send_text(&room, "!new nim").await.unwrap_or_else(|e| panic!("{e}"));
+    let opened = carol.expect_message_matching(
+        |m| m.sender == synapse.user_id(BOT) && m.body.contains("opens a game of Nim"),
+        WAIT,
+    );
+    opened.await.unwrap_or_else(|e| panic!("{e}\n{}", daemon.log()));
+
+    alice.send_text(&room, "!join").await.unwrap_or_else(|e| panic!("{e}"));
+    let joined = next_from_bot(&mut carol, &room, "Nim board picture", &daemon, is_image).await;
+    let body = joined.content["body"].as_str().unwrap_or_default();
+    assert!(body.starts_with("Nim table 0: piles a 3, b 5, c 7;") && body.contains("to move"), "{joined}");
+    assert_eq!(joined.content["info"]["mimetype"], "image/png", "{joined}");
+    assert_eq!(joined.content["info"]["w"], 480, "the Nim board is 480 × 280: {joined}");
+    assert_eq!(joined.content["info"]["h"], 280, "the Nim board is 480 × 280: {joined}");
+
+    carol.send_text(&room, "!take 3 a").await.unwrap_or_else(|e| panic!("{e}"));
+    let taken = next_from_bot(&mut carol, &room, "Nim board picture", &daemon, is_image).await;
+    let body = taken.content["body"].as_str().unwrap_or_default();
+    assert!(body.starts_with("Nim table 0: piles a 0, b 5, c 7;"), "{taken}");
+    assert!(taken.content["url"].as_str().is_some_and(|url| url.starts_with("mxc://")), "{taken}");
+    until_redacted(&carol, &room, &joined, &daemon).await;
 }

@@ -3,7 +3,8 @@
 //! protocol (`tests/harness/chromium.rs`). The table page shows the board; a move made
 //! over IRC appears on the open page through its event stream without a reload; the
 //! leaderboard lists nobody after one Duel (fewer than its minimum of rated games); a Duel spell is on no page and in no event before its
-//! reveal; a hidden room's table is nowhere. Screenshots are kept under
+//! reveal; a hidden room's table is nowhere; a Nim table (the third game) shows its piles
+//! and board, and its games are ranked. Screenshots are kept under
 //! `target/tmp/site/` (the path is printed).
 //!
 //! These need InspIRCd and Chromium (`tests/scripts/install-inspircd.sh`,
@@ -16,6 +17,7 @@ use std::time::Duration;
 use spellbridge_tests::harness::chromium::Chromium;
 use spellbridge_tests::harness::daemon::Daemon;
 use spellbridge_tests::harness::endpoint;
+use spellbridge_tests::harness::irc_client::IrcClient;
 use spellbridge_tests::harness::irc_player::{Bot, server};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -375,4 +377,117 @@ async fn the_site_and_stats_show_players_names_not_network_ids() {
     let stats = bot.expect(&mut alice, "has played").await;
     let stats = spellbridge_adapters::irc::format::strip(&stats.text);
     assert!(stats.contains("alice: bob has played") && !stats.contains("test:"), "{stats}");
+}
+
+/// alice (who opened) and bob play one whole game of Nim in `#magic`; bob takes the last
+/// stone (as in `tests/scenarios/nim_rated.txt`).
+async fn nim_game(bot: &Bot<'_>, alice: &mut IrcClient, bob: &mut IrcClient) {
+    alice.privmsg(ROOM, "!new nim").await.expect("send");
+    bot.expect(bob, "opens a game of Nim").await;
+    bob.privmsg(ROOM, "!join").await.expect("send");
+    bot.expect(alice, "bob joins").await;
+    let moves = [
+        ("alice", "3 a"),
+        ("bob", "3 c"),
+        ("alice", "3 c"),
+        ("bob", "1 c"),
+        ("alice", "2 b"),
+        ("bob", "3 b"),
+    ];
+    for (who, take) in moves {
+        let (mover, watcher) =
+            if who == "alice" { (&mut *alice, &mut *bob) } else { (&mut *bob, &mut *alice) };
+        mover.privmsg(ROOM, &format!("!take {take}")).await.expect("send");
+        bot.expect(watcher, &format!("{who} takes")).await;
+    }
+    bot.expect(alice, "bob took the last stone and wins").await;
+}
+
+/// Issue 32 item 6, daemon-level: a Nim table (the third game, which the daemon names
+/// nowhere) is on the site with its public view — its piles and who moves — with its
+/// board picture, in a browser at a desktop's 1280 px and a phone's 390 px without
+/// sideways scrolling (screenshots under `target/tmp/site/`); after three finished games
+/// `!stats`, `!top nim` and the leaderboard rank its players.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nim_table_shows_its_piles_and_board_on_the_site_and_its_games_are_ranked() {
+    let irc = server();
+    let mut browser = browse(|| Chromium::start(1280, 900))
+        .unwrap_or_else(|e| panic!("Chromium is needed for this test: {e}"));
+    let (daemon, http) = start(irc.port());
+    let bot = Bot { nick: BOT, room: ROOM, daemon: &daemon };
+    let (mut alice, mut bob) = tokio::join!(bot.player(irc.port(), "alice"), bot.player(irc.port(), "bob"));
+    bot.wait_until_answering(&mut alice).await;
+    alice.privmsg(ROOM, "!new nim").await.expect("send");
+    bot.expect(&mut bob, "opens a game of Nim").await;
+    bob.privmsg(ROOM, "!join").await.expect("send");
+    bot.expect(&mut alice, "bob joins").await;
+    alice.privmsg(ROOM, "!take 3 a").await.expect("send");
+    bot.expect(&mut bob, "alice takes").await;
+
+    // The page: the game's facts from its public view, and the view itself.
+    let (status, page) = get(&daemon, http, "/tables/0").await;
+    assert_eq!(status, 200, "{page}\n{}", daemon.log());
+    for shown in ["Piles", "a 0 · b 5 · c 7", "bob to move", "alice, bob"] {
+        assert!(page.contains(shown), "the Nim page shows {shown:?}:\n{page}");
+    }
+    let json: String = page.replace("&quot;", "\"").split_whitespace().collect();
+    assert!(json.contains("\"piles\":[0,5,7]"), "the page holds the public view:\n{page}");
+    let (status, index) = get(&daemon, http, "/").await;
+    assert_eq!(status, 200, "{index}");
+    assert!(index.contains("href=\"/tables/0\""), "the Nim table is listed:\n{index}");
+
+    // In a browser, at a desktop's width and at a phone's: the board picture loads (a PNG
+    // the browser decodes), nothing scrolls sideways.
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site");
+    for (width, shot) in [(1280u32, "nim-1280.png"), (PHONE, "nim-390.png")] {
+        if width == PHONE {
+            let phone =
+                serde_json::json!({ "width": PHONE, "height": 900, "deviceScaleFactor": 1, "mobile": true });
+            browse(|| browser.call("Emulation.setDeviceMetricsOverride", phone)).expect("a phone's viewport");
+        }
+        let url = format!("http://127.0.0.1:{http}/tables/0");
+        browse(|| browser.navigate(&url)).unwrap_or_else(|e| panic!("{e}\n{}", daemon.log()));
+        browse(|| browser.wait_for("document.getElementById('board').complete", SHOWN))
+            .expect("the board loads");
+        let measured = browse(|| {
+            browser.evaluate(
+                "[document.getElementById('board').naturalWidth, document.documentElement.scrollWidth, \
+                 document.querySelector('main').innerText]",
+            )
+        })
+        .expect("measured");
+        let file = shots.join(shot);
+        browse(|| browser.screenshot(&file)).expect("screenshot");
+        println!("the Nim table at {width} px: {} ({})", measured[1], file.display());
+        assert_eq!(measured[0], 480, "the Nim board picture (480 × 280) is drawn at {width} px");
+        assert!(measured[1].as_u64().is_some_and(|w| w <= u64::from(width)), "{measured} at {width} px");
+        assert!(measured[2].as_str().is_some_and(|text| text.contains("b 5")), "{measured}");
+    }
+
+    // The first game played out, and two more: bob has won three, enough to be ranked.
+    for (who, take) in [("bob", "3 c"), ("alice", "3 c"), ("bob", "1 c"), ("alice", "2 b"), ("bob", "3 b")] {
+        let (mover, watcher) = if who == "alice" { (&mut alice, &mut bob) } else { (&mut bob, &mut alice) };
+        mover.privmsg(ROOM, &format!("!take {take}")).await.expect("send");
+        bot.expect(watcher, &format!("{who} takes")).await;
+    }
+    bot.expect(&mut alice, "bob took the last stone and wins").await;
+    let (_, page) = get(&daemon, http, "/tables/0").await;
+    assert!(page.contains("bob took the last stone and won"), "the finished page says who won:\n{page}");
+    nim_game(&bot, &mut alice, &mut bob).await;
+    nim_game(&bot, &mut alice, &mut bob).await;
+
+    alice.privmsg(ROOM, "!stats bob").await.expect("send");
+    let stats = bot.expect(&mut alice, "has played").await;
+    let stats = spellbridge_adapters::irc::format::strip(&stats.text);
+    assert!(stats.contains("bob has played 3 games and won 3") && stats.contains("nim: rating"), "{stats}");
+    alice.privmsg(ROOM, "!top nim").await.expect("send");
+    let top = bot.expect(&mut alice, "nim ratings").await;
+    let top = spellbridge_adapters::irc::format::strip(&top.text);
+    assert!(top.contains("1. bob") && top.contains("2. alice"), "{top}");
+    let (status, leaderboard) = get(&daemon, http, "/leaderboard").await;
+    assert_eq!(status, 200, "{leaderboard}");
+    assert!(
+        leaderboard.contains("bob") && leaderboard.contains("alice"),
+        "Nim's players are ranked:\n{leaderboard}"
+    );
 }

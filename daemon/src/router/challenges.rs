@@ -56,7 +56,7 @@ impl Router {
         }
         // On the console, the one network there is, a name is the player it names.
         let typed = PlayerId::new(name.as_str());
-        if self.directory.scope(&speaker.inbound.network, &typed) == Scope::Bare {
+        if self.identities.directory.scope(&speaker.inbound.network, &typed) == Scope::Bare {
             if let Err(refusal) = crate::names::readable(&name) {
                 return Err(names::refusal_of_name(&refusal, language));
             }

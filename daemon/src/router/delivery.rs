@@ -176,10 +176,11 @@ impl Router {
     /// Where a player's private messages go: the network and identity they last used
     /// (else as the table's network knows them).
     fn home_of(&self, place: &Place, player: &PlayerId) -> (NetworkId, PlayerId) {
-        self.directory
+        self.identities
+            .directory
             .home(player)
             .cloned()
-            .or_else(|| self.directory.identities(player).into_iter().next())
+            .or_else(|| self.identities.directory.identities(player).into_iter().next())
             .unwrap_or_else(|| (place.network.clone(), PlayerId::new(local_part(player))))
     }
 
@@ -199,7 +200,7 @@ impl Router {
     pub(super) fn localize(&self, network: &NetworkId, text: RichText) -> RichText {
         let shown_as_written = |segment: &Segment| match segment {
             Segment::Mention(player) | Segment::Name(player) => {
-                self.directory.is_identity_on(player, network)
+                self.identities.directory.is_identity_on(player, network)
             }
             Segment::Text { text, .. } => self.scoped_ids(text).next().is_none(),
             _ => true,
@@ -208,11 +209,11 @@ impl Router {
             return text;
         }
         text.into_segments().into_iter().fold(RichText::new(), |out, segment| match segment {
-            Segment::Mention(player) => match self.directory.identity_on(&player, network) {
+            Segment::Mention(player) => match self.identities.directory.identity_on(&player, network) {
                 Some(identity) => out.mention(&identity),
                 None => out.bold(self.shown_elsewhere(&player)),
             },
-            Segment::Name(player) => match self.directory.identity_on(&player, network) {
+            Segment::Name(player) => match self.identities.directory.identity_on(&player, network) {
                 Some(identity) => out.name(&identity),
                 None => out.bold(self.shown_elsewhere(&player)),
             },
@@ -235,7 +236,7 @@ impl Router {
         for (start, id) in ids {
             out.push_str(&text[copied..start]);
             let player = PlayerId::new(id);
-            match self.directory.identity_on(&player, network) {
+            match self.identities.directory.identity_on(&player, network) {
                 Some(identity) => out.push_str(identity.as_str()),
                 None => out.push_str(&self.shown_elsewhere(&player)),
             }
@@ -261,7 +262,7 @@ impl Router {
                 let end = word.find(|c: char| !in_id(c)).unwrap_or(word.len());
                 at = start + end;
                 let id = word[..end].trim_end_matches(':');
-                if self.directory.is_scoped_id(id) {
+                if self.identities.directory.is_scoped_id(id) {
                     return Some((start, id));
                 }
             }

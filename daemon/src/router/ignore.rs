@@ -4,7 +4,8 @@
 //! is journaled, so it survives a restart.
 //!
 //! An ignored IRC user without an account who changes nick stays ignored under the new
-//! nick for [`RENAMED_IGNORE_SECS`] (or until the daemon restarts), told or not as before.
+//! nick for [`RENAMED_IGNORE_SECS`](super::guards::RENAMED_IGNORE_SECS) (or until the
+//! daemon restarts), told or not as before ([`super::guards`] keeps both).
 //! That is kept in memory only, not journaled as a new ignored player: on a network
 //! without accounts a nick is anyone's once it is free, so a permanent ignore of
 //! `spammer2` would later silence whoever takes that name next. The ignore that matters
@@ -17,36 +18,7 @@ use spellbridge_core::locale::Args;
 use super::said::said;
 use super::*;
 
-/// How long an ignore follows an ignored player's new nick: a day.
-pub const RENAMED_IGNORE_SECS: i64 = 24 * 60 * 60;
-
-/// An ignored player's new nick (see the module documentation).
-#[derive(Clone, Debug)]
-pub(super) struct Renamed {
-    /// The player the admin ignored.
-    of: PlayerId,
-    /// When the new nick stops being ignored.
-    until: Timestamp,
-    /// Whether they were told since the start.
-    told: bool,
-}
-
 impl Router {
-    /// `before` is now called `now_called` (an IRC nick change): when `before` is ignored,
-    /// so is the new nick, for a while.
-    pub(super) fn follow_ignore(&mut self, before: &PlayerId, now_called: &PlayerId, now: Timestamp) {
-        if before == now_called || self.ignored.contains_key(now_called) {
-            return;
-        }
-        self.renamed_ignored.retain(|_, renamed| renamed.until > now);
-        let followed = match (self.ignored.get(before), self.renamed_ignored.get(before)) {
-            (Some(&told), _) => Renamed { of: before.clone(), until: now.plus(RENAMED_IGNORE_SECS), told },
-            (None, Some(renamed)) => Renamed { until: now.plus(RENAMED_IGNORE_SECS), ..renamed.clone() },
-            (None, None) => return,
-        };
-        self.renamed_ignored.insert(now_called.clone(), followed);
-    }
-
     /// True when one of the identities of `player` (or the sender's own) is a configured
     /// bot admin.
     fn is_admin(&self, inbound: &Inbound, player: &PlayerId) -> bool {
@@ -54,7 +26,7 @@ impl Router {
         if admins.is_empty() {
             return false;
         }
-        let mut identities = self.directory.identities(player);
+        let mut identities = self.identities.directory.identities(player);
         identities.push((inbound.network.clone(), inbound.sender.clone()));
         identities.iter().any(|identity| admins.contains(identity))
     }
@@ -62,18 +34,11 @@ impl Router {
     /// `Some` when the sender is ignored: what to send instead of handling the message
     /// (the notice the first time, then nothing).
     pub(super) fn ignoring(&mut self, inbound: &Inbound, now: Timestamp) -> Option<Vec<Outbound>> {
-        if self.ignored.is_empty() && self.renamed_ignored.is_empty() {
+        if self.guards.ignores_nobody() {
             return None;
         }
-        let player = self.directory.player(&inbound.network, &inbound.sender);
-        let told = match self.ignored.get_mut(&player) {
-            Some(told) => told,
-            None => {
-                let renamed = self.renamed_ignored.get_mut(&player).filter(|r| r.until > now)?;
-                &mut renamed.told
-            }
-        };
-        if std::mem::replace(told, true) {
+        let player = self.identities.directory.player(&inbound.network, &inbound.sender);
+        if self.guards.ignored_told(&player, now)? {
             return Some(Vec::new());
         }
         Some(vec![Outbound {
@@ -101,10 +66,10 @@ impl Router {
             return say("lobby-ignore-not-admin", Args::new());
         }
         let Some(name) = name else {
-            if self.ignored.is_empty() {
+            let list: Vec<&str> = self.guards.ignored().map(PlayerId::as_str).collect();
+            if list.is_empty() {
                 return say("lobby-ignore-nobody", Args::new());
             }
-            let list: Vec<&str> = self.ignored.keys().map(PlayerId::as_str).collect();
             return say("lobby-ignore-list", Args::new().text("players", list.join(", ")));
         };
         let player = match self.resolve_name(name, &speaker.place, &[], language) {
@@ -114,16 +79,19 @@ impl Router {
         if player == speaker.player {
             return say("lobby-ignore-self", Args::new());
         }
-        let admin =
-            self.directory.identities(&player).iter().any(|i| self.options.permissions.admins.contains(i));
+        let admin = self
+            .identities
+            .directory
+            .identities(&player)
+            .iter()
+            .any(|i| self.options.permissions.admins.contains(i));
         if admin {
             let args = Args::new().text("player", player.as_str()).text("setting", "`[permissions] admins`");
             return say("lobby-ignore-admin", args);
         }
-        if self.ignored.contains_key(&player) {
+        if !self.guards.ignore(&player) {
             return say("lobby-ignore-already", Args::new().text("player", player.as_str()));
         }
-        self.ignored.insert(player.clone(), false);
         self.log(Entry::Ignored { player: player.clone() });
         let undo = format!("{}unignore {player}", self.options.prefix);
         say("lobby-ignoring", Args::new().text("player", player.as_str()).text("undo", undo))
@@ -147,9 +115,8 @@ impl Router {
         };
         // Taking a player back takes back their new nicks too; a new nick alone can be
         // taken back (it was never journaled).
-        let renamed = self.renamed_ignored.remove(&player).is_some();
-        self.renamed_ignored.retain(|_, r| r.of != player);
-        if self.ignored.remove(&player).is_none() {
+        let (ignored, renamed) = self.guards.unignore(&player);
+        if !ignored {
             let id = if renamed { "lobby-unignored" } else { "lobby-unignore-not" };
             return say(id, Args::new().text("player", player.as_str()));
         }
@@ -162,13 +129,17 @@ impl Router {
     /// The player a name nobody known answers to would be: that nick on the speaker's
     /// network (`libera:eve`), else the name as typed.
     fn named_elsewhere(&self, speaker: &Speaker<'_>, name: &str) -> PlayerId {
-        self.directory.would_be(&speaker.inbound.network, name).unwrap_or_else(|| PlayerId::new(name))
+        self.identities
+            .directory
+            .would_be(&speaker.inbound.network, name)
+            .unwrap_or_else(|| PlayerId::new(name))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::router::guards::RENAMED_IGNORE_SECS;
 
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 

@@ -62,26 +62,26 @@ impl Router {
     /// and journals replay with them.
     pub fn add_keys(&mut self, keys: impl IntoIterator<Item = (TableId, u64, DiceKey)>) {
         for (table, epoch, key) in keys {
-            self.keys.insert((table, epoch), key);
+            self.keys.keep(table, epoch, key);
         }
     }
 
     /// Keys a person gives to check a table (`spellbridge verify --key`): each is used for
     /// whichever commitment it matches, before any key the store kept.
     pub fn offer_keys(&mut self, keys: impl IntoIterator<Item = DiceKey>) {
-        self.offered.extend(keys);
+        self.keys.offer(keys);
     }
 
     /// Every dice key of `table` this router knows, by epoch: for the store, which keeps
     /// them apart from the journal. Never for chat, snapshots or logs.
     pub(crate) fn dice_keys(&self, table: TableId) -> impl Iterator<Item = (u64, &DiceKey)> + '_ {
-        self.keys.range((table, 0)..=(table, u64::MAX)).map(|((_, epoch), key)| (*epoch, key))
+        self.keys.of_table(table)
     }
 
     /// A new key for `table`'s `epoch`, remembered for the store.
     pub(super) fn new_key(&mut self, table: TableId, epoch: u64) -> DiceKey {
         let key = self.secrets.table_key(table, epoch);
-        self.keys.insert((table, epoch), key.clone());
+        self.keys.keep(table, epoch, key.clone());
         key
     }
 
@@ -94,8 +94,7 @@ impl Router {
         epoch: u64,
         commitment: &Commitment,
     ) -> Result<DiceKey, ReplayError> {
-        let offered = self.offered.iter().find(|key| commitment.matches(key));
-        let key = match offered.or_else(|| self.keys.get(&(table, epoch))) {
+        let key = match self.keys.known(table, epoch, commitment) {
             Some(key) => key.clone(),
             None if self.secrets.is_seeded() => self.new_key(table, epoch),
             None => return Err(ReplayError::NoKey { table, epoch }),

@@ -9,38 +9,23 @@
 //! and `player_language`) and replayed at start; the answer goes out only once it is
 //! committed, as every answer does.
 
-use std::collections::BTreeMap;
-
 use spellbridge_core::locale::Args;
 use spellbridge_core::{Language, Presentation};
 
 use super::said::said;
 use super::*;
 
-/// What `!lang` chose, over the config's choice.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Chosen {
-    /// Rooms (each room itself, never a bridge's hub for all its rooms).
-    rooms: BTreeMap<Place, Language>,
-    /// Players' private messages.
-    players: BTreeMap<PlayerId, Language>,
-}
-
 impl Router {
     /// The language `room` is told in.
     pub fn room_language(&self, room: &Place) -> Language {
-        self.chosen
-            .rooms
-            .get(room)
-            .copied()
-            .unwrap_or_else(|| self.options.languages.room(&room.network, &room.room))
+        self.languages.room(room).unwrap_or_else(|| self.options.languages.room(&room.network, &room.room))
     }
 
     /// The language an answer to `inbound` is told in where it was said: its room's, or
     /// privately its sender's.
     pub fn language_of(&self, inbound: &Inbound) -> Language {
         if inbound.private {
-            let player = self.directory.player(&inbound.network, &inbound.sender);
+            let player = self.identities.directory.player(&inbound.network, &inbound.sender);
             self.player_language(&player, &inbound.network)
         } else {
             self.room_language(&Place { network: inbound.network.clone(), room: inbound.room.clone() })
@@ -51,8 +36,8 @@ impl Router {
     /// their own choice, else the language of the room (on `network`) of the table they
     /// play at, else their network's.
     pub(super) fn player_language(&self, player: &PlayerId, network: &NetworkId) -> Language {
-        if let Some(language) = self.chosen.players.get(player) {
-            return *language;
+        if let Some(language) = self.languages.player(player) {
+            return language;
         }
         match self.playing_in(player, network) {
             Some(room) => self.room_language(&room),
@@ -101,12 +86,12 @@ impl Router {
 
     /// Re-applies a journaled choice of a room's language.
     pub(super) fn replay_room_language(&mut self, room: Place, language: Language) {
-        self.chosen.rooms.insert(room, language);
+        self.languages.choose_room(room, language);
     }
 
     /// Re-applies a journaled choice of a player's language.
     pub(super) fn replay_player_language(&mut self, player: PlayerId, language: Language) {
-        self.chosen.players.insert(player, language);
+        self.languages.choose_player(player, language);
     }
 
     /// `!lang [en|zh]`: without a language, which one is spoken here and how to change
@@ -142,14 +127,14 @@ impl Router {
             return say(current, "lobby-lang-not-allowed", Args::new());
         }
         if private {
-            if language == current && self.chosen.players.contains_key(&speaker.player) {
+            if language == current && self.languages.player(&speaker.player).is_some() {
                 return say(
                     current,
                     "lobby-lang-private-already",
                     Args::new().rich("language", named(current)),
                 );
             }
-            self.chosen.players.insert(speaker.player.clone(), language);
+            self.languages.choose_player(speaker.player.clone(), language);
             self.log(Entry::PlayerLanguage { player: speaker.player.clone(), language });
             // Said in the language just chosen.
             return say(language, "lobby-lang-private-chosen", Args::new().rich("language", named(language)));
@@ -162,7 +147,7 @@ impl Router {
         }
         let bridged = changed.iter().any(|other| *other != room);
         for other in changed {
-            self.chosen.rooms.insert(other.clone(), language);
+            self.languages.choose_room(other.clone(), language);
             self.log(Entry::RoomLanguage { network: other.network, room: other.room, language });
         }
         let id = if bridged { "lobby-lang-bridge-chosen" } else { "lobby-lang-room-chosen" };

@@ -22,7 +22,7 @@ impl Router {
         let Some(limit) = self.options.command_limits.get(&inbound.network).copied() else {
             return Ok(());
         };
-        match self.commands.check(player, limit, now) {
+        match self.guards.command(player, limit, now) {
             Verdict::Accept => Ok(()),
             Verdict::Drop => Err(Vec::new()),
             Verdict::DropWithNotice => Err(vec![Outbound {
@@ -48,7 +48,7 @@ impl Router {
     ) -> Option<Turn> {
         let bridge = self.relay.bridge(here).filter(|b| b.relay)?;
         let (rate, name) = (bridge.speaker_rate?, bridge.name.clone());
-        let told = match self.speakers.check(player, rate, now) {
+        let told = match self.guards.speak(player, rate, now) {
             Pace::Relay => return None,
             Pace::Drop => Vec::new(),
             Pace::DropWithNotice => {

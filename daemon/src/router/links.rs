@@ -23,7 +23,7 @@ impl Router {
     ) -> Vec<Outbound> {
         let inbound = speaker.inbound;
         let owner = (inbound.network.clone(), inbound.sender.clone());
-        let given = self.directory.new_code(&speaker.player, &owner, &mut self.secrets, now);
+        let given = self.identities.directory.new_code(&speaker.player, &owner, &mut self.secrets, now);
         self.log(Entry::LinkCode {
             code: given.code.clone(),
             player: given.player,
@@ -65,22 +65,23 @@ impl Router {
             return say("link-in-room", Args::new());
         }
         let identity = (inbound.network.clone(), inbound.sender.clone());
-        if let Some(until) = self.guesses.blocked_until(&identity, now) {
+        if let Some(until) = self.identities.blocked_until(&identity, now) {
             let minutes = (until.0 - now.0 + 59) / 60;
             return say(
                 "link-blocked",
                 Args::new().num("tries", WRONG_CODES_PER_HOUR as i64).num("minutes", minutes),
             );
         }
-        if self.index.seated(&self.directory.own_player(&identity.0, &identity.1)).next().is_some() {
+        if self.index.seated(&self.identities.directory.own_player(&identity.0, &identity.1)).next().is_some()
+        {
             return say("link-seated", Args::new());
         }
-        let was_pending = self.directory.is_pending(code, now);
-        match self.directory.redeem(code, &identity.0, &identity.1, now) {
+        let was_pending = self.identities.directory.is_pending(code, now);
+        match self.identities.directory.redeem(code, &identity.0, &identity.1, now) {
             Err(error) => {
                 if error == LinkError::NotValid {
-                    self.guesses.wrong(&identity, now);
-                    if was_pending && !self.directory.is_pending(code, now) {
+                    self.identities.wrong_code(&identity, now);
+                    if was_pending && !self.identities.directory.is_pending(code, now) {
                         // Tried wrongly too often: journal that it is void.
                         self.log(Entry::LinkCodeClosed { code: crate::identity::digits(code) });
                     }
@@ -96,20 +97,20 @@ impl Router {
             Ok(redeemed) => {
                 let player = redeemed.player;
                 self.log(Entry::LinkCodeClosed { code: crate::identity::digits(code) });
-                self.directory.link(&identity.0, &identity.1, &player);
+                self.identities.directory.link(&identity.0, &identity.1, &player);
                 self.log(Entry::Linked {
                     network: identity.0.clone(),
                     identity: identity.1.clone(),
                     player: player.clone(),
                 });
-                self.directory.set_home(&player, &identity.0, &identity.1, &inbound.display_name);
+                self.identities.directory.set_home(&player, &identity.0, &identity.1, &inbound.display_name);
                 self.log(Entry::Home {
                     player: player.clone(),
                     network: identity.0.clone(),
                     identity: identity.1.clone(),
                     name: Some(inbound.display_name.clone()),
                 });
-                let name = self.directory.display_name(&player);
+                let name = self.identities.directory.display_name(&player);
                 let prefix = &self.options.prefix;
                 let (owner_network, owner) = redeemed.owner;
                 // The owner hears of it where they asked, so a stolen code is undone at once.
@@ -134,8 +135,8 @@ impl Router {
 
     /// Voids a code said where others could read it, and journals that if it was pending.
     fn close_code(&mut self, code: &str, now: Timestamp) {
-        if self.directory.is_pending(code, now) {
-            self.directory.void(code);
+        if self.identities.directory.is_pending(code, now) {
+            self.identities.directory.void(code);
             self.log(Entry::LinkCodeClosed { code: crate::identity::digits(code) });
         }
     }
@@ -143,7 +144,7 @@ impl Router {
     /// `!unlink`: separates every identity joined to the sender's player.
     pub(super) fn unlink(&mut self, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Vec<Outbound> {
         let language = reply_to.language;
-        let separated = self.directory.unlink(&speaker.player);
+        let separated = self.identities.directory.unlink(&speaker.player);
         if separated.is_empty() {
             return vec![reply(reply_to, said(language, "link-none", Args::new()))];
         }
@@ -241,7 +242,10 @@ mod tests {
         }
         let sixth = router.handle(&on("matrix", "@eve:hs", &format!("!link {code}")), T.plus(300));
         assert!(texts(&sixth)[0].contains("not reading codes from you"), "{:?}", texts(&sixth));
-        assert!(router.directory.is_pending(&code, T.plus(300)), "the refused guess did not use the code");
+        assert!(
+            router.identities.directory.is_pending(&code, T.plus(300)),
+            "the refused guess did not use the code"
+        );
         // Another identity is not held back, and alice's code still works for her.
         let linked = router.handle(&on("matrix", "@alice:hs", &format!("!link {code}")), T.plus(300));
         assert!(texts(&linked)[0].starts_with("Linked"), "{:?}", texts(&linked));
@@ -265,7 +269,10 @@ mod tests {
         };
         let out = router.handle(&renamed, T.plus(60));
         assert!(texts(&out)[0].contains("not reading codes from you"), "{:?}", texts(&out));
-        assert!(router.directory.is_pending(&code, T.plus(60)), "the refused guess did not use the code");
+        assert!(
+            router.identities.directory.is_pending(&code, T.plus(60)),
+            "the refused guess did not use the code"
+        );
         let again = router.handle(&on("two", "guesser2", &format!("!link {wrong}")), T.plus(120));
         assert!(texts(&again)[0].contains("not reading codes from you"), "{:?}", texts(&again));
         // Someone else on that network, even under the guesser's old nick, is not held back.
@@ -320,7 +327,7 @@ mod tests {
         let undone = router.handle(&on("irc", "alice", "!unlink"), T);
         assert_eq!(texts(&undone), ["Unlinked @eve:hs on matrix."]);
         assert_eq!(
-            router.directory.player(&NetworkId::new("matrix"), &PlayerId::new("@eve:hs")).as_str(),
+            router.identities.directory.player(&NetworkId::new("matrix"), &PlayerId::new("@eve:hs")).as_str(),
             "@eve:hs"
         );
     }
@@ -341,6 +348,6 @@ mod tests {
         for record in journal.iter().chain(&restarted.take_journal()) {
             again.replay(&record.entry).expect("replays");
         }
-        assert!(!again.directory.is_pending(&code, T.plus(60)));
+        assert!(!again.identities.directory.is_pending(&code, T.plus(60)));
     }
 }

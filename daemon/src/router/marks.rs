@@ -26,7 +26,7 @@ impl Router {
             .collect();
         let name = PlayerId::new(inbound.display_name.as_str());
         let same_player_everywhere =
-            others.iter().all(|network| self.directory.player(network, &name) == *me);
+            others.iter().all(|network| self.identities.directory.player(network, &name) == *me);
         Marks {
             guest: inbound.guest,
             network: network_scoped(own) && !others.is_empty() && !same_player_everywhere,

@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
-use spellbridge_core::dice::{Commitment, DiceKey};
+use spellbridge_core::dice::Commitment;
 use spellbridge_core::grammar::{self, Grammar, ParseError, Parsed};
 use spellbridge_core::locale::Args;
 use spellbridge_core::text::Segment;
@@ -31,9 +31,9 @@ use spellbridge_core::{
     PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
 };
 
-use crate::identity::{Directory, Identity, LinkCode, NameProblem, Scope};
+use crate::identity::{Identity, LinkCode, NameProblem, Scope};
 use crate::journal::{Entry, SeatRecord, TableId};
-use crate::limits::{CommandLimit, CommandLimits, GuessLimits, Verdict};
+use crate::limits::{CommandLimit, Verdict};
 use crate::lobby::{LOBBY, LobbyCommand};
 use crate::relay::{Bridge, Relay};
 use crate::secrets::{SecretSource, Secrets};
@@ -42,11 +42,15 @@ mod answer;
 mod board;
 mod challenges;
 mod delivery;
+mod dice_keys;
+mod guards;
 mod help;
+mod identities;
 mod ignore;
 mod index;
 mod keys;
 mod language;
+mod languages;
 mod limited;
 mod links;
 mod marks;
@@ -175,28 +179,18 @@ pub struct Router {
     index: index::TableIndex,
     /// Challenges by the place they were made in (a bridge's hub).
     challenges: BTreeMap<Place, Challenge>,
-    /// Who is who across networks.
-    directory: Directory,
+    /// Who is who, the wrong link codes and the kept names ([`identities`]).
+    identities: identities::Identities,
     /// Bridges and the chat relay.
     relay: Relay,
     /// Changes not yet taken by the caller.
     journal: Vec<Record>,
     /// Dice keys and link codes: never derived from anything a player can see.
     secrets: SecretSource,
-    /// Link codes that did not work, per identity (memory only: a restart forgets them).
-    guesses: GuessLimits<Identity>,
-    /// Recent commands per player, for [`RouterConfig::command_limits`] (memory only).
-    commands: CommandLimits<PlayerId>,
-    /// Each speaker's relayed-chat bucket, for a bridge's `speaker_rate` (memory only).
-    speakers: crate::relay::rate::SpeakerBuckets<PlayerId>,
-    /// Players a bot admin ignores, and whether they were told since the start.
-    ignored: BTreeMap<PlayerId, bool>,
-    /// New nicks of ignored players, ignored for a while (memory only: see [`ignore`]).
-    renamed_ignored: BTreeMap<PlayerId, ignore::Renamed>,
-    /// Every dice key made or given, by table and epoch (see [`keys`]).
-    keys: BTreeMap<(TableId, u64), DiceKey>,
-    /// Keys given to check a table with (see [`Router::offer_keys`]).
-    offered: Vec<DiceKey>,
+    /// The command limit's counts, speakers' buckets and ignored players ([`guards`]).
+    guards: guards::Guards,
+    /// Every dice key made or given, and those given to check a table with ([`dice_keys`]).
+    keys: dice_keys::DiceKeys,
     /// Rewrites the commands the texts suggest to the configured prefix (none for `!`).
     prefixer: Option<prefix::Prefixer>,
     /// Every command of the lobby and of every game, in one lookup.
@@ -205,12 +199,8 @@ pub struct Router {
     boards: Vec<TableId>,
     /// Ratings and records kept up to date with the journal ([`records`]).
     ratings: records::Live,
-    /// The languages `!lang` chose for rooms and players (see [`language`]).
-    chosen: language::Chosen,
-    /// Where each player last asked something in a room (see [`sent`]).
-    asked: sent::AskedIn,
-    /// The names players are shown under, as kept for the site (see [`shown_names`]).
-    names: shown_names::KeptNames,
+    /// The languages `!lang` chose, and where players last asked ([`languages`]).
+    languages: languages::Languages,
 }
 
 /// One table as the store keeps it.
@@ -369,7 +359,7 @@ impl Router {
     /// A router over the given games.
     pub fn new(registry: Registry, options: RouterConfig) -> Self {
         let secrets = SecretSource::new(&options.secrets);
-        let directory = Directory::new(options.scopes.clone());
+        let identities = identities::Identities::new(options.scopes.clone());
         let mut grammar = Grammar::new();
         crate::lobby::add(&mut grammar, &registry);
         for game in registry.iter() {
@@ -385,22 +375,15 @@ impl Router {
             tables: BTreeMap::new(),
             index: index::TableIndex::default(),
             challenges: BTreeMap::new(),
-            directory,
+            identities,
             journal: Vec::new(),
             secrets,
-            guesses: GuessLimits::default(),
-            commands: CommandLimits::default(),
-            speakers: Default::default(),
-            ignored: BTreeMap::new(),
-            renamed_ignored: BTreeMap::new(),
-            keys: BTreeMap::new(),
-            offered: Vec::new(),
+            guards: guards::Guards::default(),
+            keys: dice_keys::DiceKeys::default(),
             prefixer,
             boards: Vec::new(),
             ratings: records::Live::new(options_scopes),
-            chosen: language::Chosen::default(),
-            asked: sent::AskedIn::default(),
-            names: shown_names::KeptNames::default(),
+            languages: languages::Languages::default(),
         }
     }
 
@@ -496,17 +479,12 @@ impl Router {
         } else {
             inbound
         };
-        self.directory.saw(&inbound.network, &inbound.sender, &inbound.display_name);
+        self.identities.directory.saw(&inbound.network, &inbound.sender, &inbound.display_name);
         if let Some(formerly) = &inbound.formerly {
             // A nick change: the count of commands, the wrong link codes and an ignore go
             // with the new nick (with an account the id does not change: nothing to carry).
-            let before = self.directory.player(&inbound.network, formerly);
-            let now_called = self.directory.player(&inbound.network, &inbound.sender);
-            self.commands.carry_over(&before, &now_called);
-            let network = &inbound.network;
-            self.guesses
-                .carry_over(&(network.clone(), formerly.clone()), &(network.clone(), inbound.sender.clone()));
-            self.follow_ignore(&before, &now_called, now);
+            let (before, now_called) = self.identities.renamed(&inbound.network, formerly, &inbound.sender);
+            self.guards.follow_nick(&before, &now_called, now);
         }
         if let Some(told) = self.ignoring(inbound, now) {
             return Turn::new(Happened::Dropped, told);
@@ -524,12 +502,12 @@ impl Router {
         // A name that answers for anyone else (a nick, a display name, a Matrix
         // localpart), or that someone in another of the bridge's rooms goes by now (an IRC
         // nick in the channel, heard or not), is shown with the speaker's id.
-        let me = self.directory.player(&inbound.network, &inbound.sender);
+        let me = self.identities.directory.player(&inbound.network, &inbound.sender);
         let here = Place { network: inbound.network.clone(), room: inbound.room.clone() };
         if let Some(refused) = self.too_fast(inbound, &here, &me, now) {
             return refused;
         }
-        let directory = &self.directory;
+        let directory = &self.identities.directory;
         let elsewhere: Vec<Place> = self.relay.rooms(&here).into_iter().filter(|p| *p != here).collect();
         let members = &self.options.room_members;
         let taken = |name: &str| {
@@ -554,16 +532,21 @@ impl Router {
     /// the [`Request`](reader::Request)), and done.
     fn command(&mut self, inbound: &Inbound, now: Timestamp) -> Turn {
         self.relay.remember_command(inbound);
-        self.asked.note(inbound, now);
+        self.languages.note_asked(inbound, now);
         let text = inbound.text.trim();
         let read = reader::Read::new(text, &self.options.prefix, &self.grammar);
-        let player = self.directory.player(&inbound.network, &inbound.sender);
+        let player = self.identities.directory.player(&inbound.network, &inbound.sender);
         if let Err(instead) = self.within_limits(inbound, &player, now) {
             return Turn::new(Happened::Command(Outcome::Refused), instead);
         }
         // A challenge whose time ran out is gone before any command can answer it.
         let expired = self.expire_challenges(now);
-        if self.directory.set_home(&player, &inbound.network, &inbound.sender, &inbound.display_name) {
+        if self.identities.directory.set_home(
+            &player,
+            &inbound.network,
+            &inbound.sender,
+            &inbound.display_name,
+        ) {
             self.log(Entry::Home {
                 player: player.clone(),
                 network: inbound.network.clone(),
@@ -638,7 +621,7 @@ impl Router {
         let listed = || {
             // Every command passes here: look the player's identities up only when the
             // config names anyone.
-            let mut identities = self.directory.identities(player);
+            let mut identities = self.identities.directory.identities(player);
             identities.push((inbound.network.clone(), inbound.sender.clone()));
             identities.iter().any(|identity| {
                 permissions.admins.contains(identity) || permissions.game_masters.contains(identity)
@@ -809,36 +792,7 @@ impl Router {
     /// announcing anything. Entries of one table must come in order.
     pub fn replay(&mut self, entry: &Entry) -> Result<(), ReplayError> {
         match entry {
-            Entry::Opened { table, game, network, room, seed, commitment, opening, events, .. } => {
-                let plugin = self
-                    .registry
-                    .get(game)
-                    .ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
-                let opened = plugin
-                    .restore(opening)
-                    .map_err(|reason| ReplayError::BadSnapshot { table: *table, reason })?;
-                let dice = match (seed, commitment) {
-                    (_, Some(commitment)) => {
-                        let epoch = opened.dice_epoch();
-                        TableDice::Keyed {
-                            epoch,
-                            key: self.known_key(*table, epoch, commitment)?,
-                            revealed: false,
-                        }
-                    }
-                    (Some(seed), None) => TableDice::Seeded(*seed),
-                    (None, None) => {
-                        return Err(ReplayError::BadSnapshot {
-                            table: *table,
-                            reason: "it opened with neither a seed nor a dice commitment".into(),
-                        });
-                    }
-                };
-                same_events(*table, 0, events, &opened.opening())?;
-                let place = Place { network: network.clone(), room: room.clone() };
-                self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened });
-                self.reindex(*table);
-            }
+            Entry::Opened { .. } => self.replay_opened(entry)?,
             Entry::Acted {
                 table,
                 sequence,
@@ -904,28 +858,30 @@ impl Router {
             Entry::ChallengeClosed { network, room } => {
                 self.challenges.remove(&Place { network: network.clone(), room: room.clone() });
             }
-            Entry::Linked { network, identity, player } => self.directory.link(network, identity, player),
+            Entry::Linked { network, identity, player } => {
+                self.identities.directory.link(network, identity, player)
+            }
             Entry::Unlinked { player } => {
-                self.directory.unlink(player);
+                self.identities.directory.unlink(player);
             }
             Entry::Home { player, network, identity, name } => {
                 let name = name.as_deref().unwrap_or(identity.as_str());
-                self.directory.set_home(player, network, identity, name);
+                self.identities.directory.set_home(player, network, identity, name);
             }
             Entry::LinkCode { code, player, network, identity, expires } => {
-                self.directory.restore_code(&LinkCode {
+                self.identities.directory.restore_code(&LinkCode {
                     code: code.clone(),
                     player: player.clone(),
                     owner: (network.clone(), identity.clone()),
                     expires: *expires,
                 });
             }
-            Entry::LinkCodeClosed { code } => self.directory.void(code),
+            Entry::LinkCodeClosed { code } => self.identities.directory.void(code),
             Entry::Ignored { player } => {
-                self.ignored.insert(player.clone(), false);
+                self.guards.ignore(player);
             }
             Entry::Unignored { player } => {
-                self.ignored.remove(player);
+                self.guards.unignore(player);
             }
             Entry::RoomLanguage { network, room, language } => {
                 self.replay_room_language(Place { network: network.clone(), room: room.clone() }, *language);
@@ -934,6 +890,36 @@ impl Router {
                 self.replay_player_language(player.clone(), *language)
             }
         }
+        Ok(())
+    }
+
+    /// Re-applies an `opened` entry: the table as it opened, its dice keyed or seeded.
+    fn replay_opened(&mut self, entry: &Entry) -> Result<(), ReplayError> {
+        let Entry::Opened { table, game, network, room, seed, commitment, opening, events, .. } = entry
+        else {
+            return Ok(());
+        };
+        let plugin =
+            self.registry.get(game).ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
+        let opened =
+            plugin.restore(opening).map_err(|reason| ReplayError::BadSnapshot { table: *table, reason })?;
+        let dice = match (seed, commitment) {
+            (_, Some(commitment)) => {
+                let epoch = opened.dice_epoch();
+                TableDice::Keyed { epoch, key: self.known_key(*table, epoch, commitment)?, revealed: false }
+            }
+            (Some(seed), None) => TableDice::Seeded(*seed),
+            (None, None) => {
+                return Err(ReplayError::BadSnapshot {
+                    table: *table,
+                    reason: "it opened with neither a seed nor a dice commitment".into(),
+                });
+            }
+        };
+        same_events(*table, 0, events, &opened.opening())?;
+        let place = Place { network: network.clone(), room: room.clone() };
+        self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened });
+        self.reindex(*table);
         Ok(())
     }
 
@@ -1039,7 +1025,7 @@ impl Router {
                 // RULES T-10: a secret key, committed to now and revealed when the table ends.
                 let epoch = table.dice_epoch();
                 let key = self.secrets.table_key(id, epoch);
-                self.keys.insert((id, epoch), key.clone());
+                self.keys.keep(id, epoch, key.clone());
                 let commitment = key.commitment();
                 let opening = table.opening();
                 let committed = commitment.clone();

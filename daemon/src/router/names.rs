@@ -30,7 +30,7 @@ impl Router {
         if !present.is_empty() {
             return self.one_present(word, present, prefer, language).map(Some);
         }
-        match self.directory.resolve(word) {
+        match self.identities.directory.resolve(word) {
             Ok(found) => Ok(found),
             Err(NameProblem::Ambiguous(players)) => {
                 let mut seated = players.iter().filter(|p| prefer.contains(p));
@@ -91,7 +91,7 @@ impl Router {
     ) -> Result<PlayerId, RichText> {
         let mut players: Vec<(PlayerId, &NetworkId, &Member)> = Vec::new();
         for (network, member) in &present {
-            let player = self.directory.player(network, &member.identity);
+            let player = self.identities.directory.player(network, &member.identity);
             if !players.iter().any(|(p, ..)| *p == player) {
                 players.push((player, network, member));
             }
@@ -101,7 +101,7 @@ impl Router {
             return match member.login {
                 Login::Known => {
                     let player = player.clone();
-                    self.directory.saw(network, &member.identity, &member.shown);
+                    self.identities.directory.saw(network, &member.identity, &member.shown);
                     Ok(player)
                 }
                 Login::LoggedOut => Err(said(language, "names-logged-out", args)),
@@ -115,7 +115,7 @@ impl Router {
             let player = player.clone();
             let (network, identity, shown) =
                 ((*network).clone(), member.identity.clone(), member.shown.clone());
-            self.directory.saw(&network, &identity, &shown);
+            self.identities.directory.saw(&network, &identity, &shown);
             return Ok(player);
         }
         let or = said(language, "names-or", Args::new());
@@ -165,7 +165,7 @@ impl Router {
             let resolved = match self.resolve_name(&word, place, prefer, language)? {
                 Some(player) => Some(player),
                 None => {
-                    let own = self.directory.would_be(network, plain);
+                    let own = self.identities.directory.would_be(network, plain);
                     match argument {
                         PlayerArgument::New => {
                             readable(plain).map_err(|refusal| refusal_of_name(&refusal, language))?;

@@ -5,62 +5,14 @@
 //! (`router-private-opened`, with a link to the chat where the network gives one): the
 //! player knows where to look.
 //!
-//! Where each player last asked something in a room is remembered for
-//! [`ASKED_WITHIN`], for at most [`ASKED`] players (memory only: a restart forgets it).
-
-use std::collections::BTreeMap;
+//! Where each player last asked something in a room is remembered by
+//! [`super::languages`].
 
 use spellbridge_core::Relayed;
 use spellbridge_core::locale::Args;
 
 use super::said::said;
 use super::*;
-
-/// How long after a player's command in a room the room is told of a private chat opened
-/// for them (seconds): the bot's answer comes at once; a chat opened much later is not
-/// about what they asked there.
-pub const ASKED_WITHIN: i64 = 10 * 60;
-/// How many players' last rooms are remembered.
-pub const ASKED: usize = 4096;
-
-/// Where a player last asked something in a room.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Asked {
-    room: RoomId,
-    thread: Option<String>,
-    at: Timestamp,
-}
-
-/// Each identity's last room asked in.
-#[derive(Debug, Default)]
-pub(super) struct AskedIn {
-    by: BTreeMap<(NetworkId, PlayerId), Asked>,
-}
-
-impl AskedIn {
-    /// Notes a command said in a room.
-    pub(super) fn note(&mut self, inbound: &Inbound, now: Timestamp) {
-        if inbound.private {
-            return;
-        }
-        let asked = Asked { room: inbound.room.clone(), thread: inbound.thread.clone(), at: now };
-        self.by.insert((inbound.network.clone(), inbound.sender.clone()), asked);
-        if self.by.len() > ASKED {
-            self.by.retain(|_, asked| now.0 - asked.at.0 <= ASKED_WITHIN);
-            while self.by.len() > ASKED {
-                let Some(oldest) = self.by.iter().min_by_key(|(_, a)| a.at).map(|(k, _)| k.clone()) else {
-                    break;
-                };
-                self.by.remove(&oldest);
-            }
-        }
-    }
-
-    fn recent(&self, network: &NetworkId, player: &PlayerId, now: Timestamp) -> Option<&Asked> {
-        let asked = self.by.get(&(network.clone(), player.clone()))?;
-        (now.0 - asked.at.0 <= ASKED_WITHIN).then_some(asked)
-    }
-}
 
 impl Router {
     /// A relayed line went out on `network` as the message `id` (see
@@ -82,7 +34,7 @@ impl Router {
 
     /// `network` opened a private chat with `player` (who had none with the bot) to send
     /// them a message: what to tell the room where they last asked something, if that was
-    /// within [`ASKED_WITHIN`] of `now`. Nothing is journaled.
+    /// within [`ASKED_WITHIN`](super::languages::ASKED_WITHIN) of `now`. Nothing is journaled.
     pub fn opened_private(
         &self,
         network: &NetworkId,
@@ -90,7 +42,7 @@ impl Router {
         link: Option<&str>,
         now: Timestamp,
     ) -> Vec<Outbound> {
-        let Some(asked) = self.asked.recent(network, player, now) else { return Vec::new() };
+        let Some(asked) = self.languages.asked(network, player, now) else { return Vec::new() };
         let place = Place { network: network.clone(), room: asked.room.clone() };
         let reply_to = ReplyTo {
             network: network.clone(),
@@ -112,28 +64,12 @@ impl Router {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::router::languages::ASKED_WITHIN;
 
     fn asked(network: &str, room: &str, sender: &str) -> Inbound {
         Inbound::new(NetworkId::new(network), RoomId::new(room), PlayerId::new(sender), "!link")
     }
 
-    #[test]
-    fn the_room_last_asked_in_is_remembered_while_recent_and_bounded() {
-        let mut by = AskedIn::default();
-        let (matrix, alice) = (NetworkId::new("matrix"), PlayerId::new("@alice:hs"));
-        by.note(&asked("matrix", "!one:hs", "@alice:hs"), Timestamp(100));
-        by.note(&asked("matrix", "!two:hs", "@alice:hs"), Timestamp(110));
-        let private = Inbound { private: true, ..asked("matrix", "!dm:hs", "@alice:hs") };
-        by.note(&private, Timestamp(120));
-        assert_eq!(by.recent(&matrix, &alice, Timestamp(130)).map(|a| a.room.as_str()), Some("!two:hs"));
-        assert_eq!(by.recent(&NetworkId::new("irc"), &alice, Timestamp(130)), None, "per network");
-        assert_eq!(by.recent(&matrix, &alice, Timestamp(110 + ASKED_WITHIN + 1)), None, "too long ago");
-        for i in 0..ASKED + 1 {
-            by.note(&asked("matrix", "!r:hs", &format!("@p{i}:hs")), Timestamp(200));
-        }
-        assert_eq!(by.by.len(), ASKED);
-        assert_eq!(by.recent(&matrix, &alice, Timestamp(300)), None, "the oldest went first");
-    }
     #[test]
     fn the_room_where_a_player_asked_is_told_of_a_private_chat_opened_in_its_language() {
         use crate::config::language::LanguageSettings;

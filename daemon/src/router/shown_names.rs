@@ -6,63 +6,30 @@
 //! committed with the entries that made them known) so the site, and `!top` after a
 //! restart, show them too; ratings stay keyed by player id.
 
-use std::collections::BTreeMap;
-
 use spellbridge_core::PlayerId;
 
 use super::Router;
-use crate::names;
 
 /// The `meta` key the names are kept under (a JSON object, player id → name).
 pub const META_KEY: &str = "names";
-
-/// The names kept so far, and which directory revision they were last brought up to.
-#[derive(Debug, Default)]
-pub(super) struct KeptNames {
-    kept: BTreeMap<PlayerId, String>,
-    revision: Option<u64>,
-}
 
 impl Router {
     /// How `player` is shown where their network's own form is not used (see the module
     /// doc): the name the directory knows them by (else the kept one, else their id's),
     /// escaped and cut.
     pub fn shown_name(&self, player: &PlayerId) -> String {
-        let known = self.directory.display_name(player);
-        let name = match self.names.kept.get(player) {
-            Some(kept) if known == crate::identity::local_part(player) => kept.clone(),
-            _ => known,
-        };
-        let folded = name.to_lowercase();
-        let shared = self.directory.name_is_shared(player, &name)
-            || self.names.kept.iter().any(|(other, n)| other != player && n.to_lowercase() == folded);
-        names::shown(player, &name, shared)
+        self.identities.shown_name(player)
     }
 
     /// The names to keep (as JSON text) when a name or link changed since the last call.
     pub fn take_names(&mut self) -> Option<String> {
-        let revision = self.directory.revision();
-        if self.names.revision == Some(revision) {
-            return None;
-        }
-        self.names.revision = Some(revision);
-        let mut changed = false;
-        for (player, name) in self.directory.shown_names() {
-            if self.names.kept.get(&player) != Some(&name) {
-                self.names.kept.insert(player, name);
-                changed = true;
-            }
-        }
-        changed.then(|| serde_json::to_string(&self.names.kept).unwrap_or_default())
+        self.identities.take_names()
     }
 
     /// Takes back the names the store kept (`text` as [`Router::take_names`] wrote it);
     /// text that does not read is left out (logged).
     pub fn load_names(&mut self, text: &str) {
-        match serde_json::from_str::<BTreeMap<PlayerId, String>>(text) {
-            Ok(kept) => self.names.kept = kept,
-            Err(error) => tracing::warn!(%error, "the kept player names do not read; they are learnt again"),
-        }
+        self.identities.load_names(text);
     }
 }
 
@@ -119,7 +86,7 @@ mod tests {
         assert!(started.contains("Round 1 begins"), "{started}");
         answers(&mut engine, said("matrix", "@bob:hs", "Bob B", "!concede", "4"), T.plus(120));
         let kept = engine.store().and_then(|s| s.meta(META_KEY).expect("meta reads")).expect("names kept");
-        let kept: BTreeMap<PlayerId, String> = serde_json::from_str(&kept).expect("JSON");
+        let kept: std::collections::BTreeMap<PlayerId, String> = serde_json::from_str(&kept).expect("JSON");
         assert_eq!(kept.get(&PlayerId::new("@bob:hs")).map(String::as_str), Some("Bob B"), "{kept:?}");
         drop(engine);
 

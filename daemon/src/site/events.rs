@@ -14,7 +14,6 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -25,48 +24,16 @@ use hyper::{Response, StatusCode};
 use spellbridge_core::{NetworkId, RoomId};
 use tokio::sync::{mpsc, watch};
 
-use super::feed::{self, Update};
+use super::feed::Update;
+use super::follow;
+use super::page::Body;
 use super::page::{failed, not_found, whole};
-use super::{Body, Site};
+use super::shared::Site;
+use super::streams::StreamSlot;
 use crate::journal::TableId;
 
 /// How many frames wait for a slow client before its task waits too.
 const QUEUED: usize = 4;
-
-/// The count of open streams, against the most allowed.
-pub struct Streams {
-    open: Arc<AtomicUsize>,
-    max: usize,
-}
-
-/// One open stream's place; freed when dropped.
-pub struct StreamSlot(Arc<AtomicUsize>);
-
-impl Streams {
-    /// At most `max` at once.
-    pub fn new(max: usize) -> Streams {
-        Streams { open: Arc::default(), max }
-    }
-
-    /// A place for one more stream, or `None` when `max` are open.
-    pub fn take(&self) -> Option<StreamSlot> {
-        self.open
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| (open < self.max).then_some(open + 1))
-            .ok()
-            .map(|_| StreamSlot(Arc::clone(&self.open)))
-    }
-
-    /// How many are open.
-    pub fn open(&self) -> usize {
-        self.open.load(Ordering::Acquire)
-    }
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
 
 /// A response body fed by a stream's task.
 struct Frames(mpsc::Receiver<Bytes>);
@@ -94,7 +61,7 @@ pub async fn answer(site: &Site, id: TableId) -> Response<Body> {
     let Some(slot) = site.inner.streams.take() else { return too_many(site) };
     // Subscribe before reading, so a change committed meanwhile is not missed.
     let updates = site.inner.feed.subscribe(id);
-    let first = match site.blocking(move |site| feed::current(site, id)).await {
+    let first = match site.blocking(move |site| follow::current(site, id)).await {
         Ok(Update::Event(event)) => event,
         Ok(Update::Gone) => return not_found(spellbridge_core::Language::En),
         Err(error) => return failed(&error),

@@ -1,8 +1,7 @@
-//! From the engine's "table X changed" notices to the open event streams: one `watch`
-//! per watched table holds its latest `update` event, made once per change however many
-//! streams follow it. Publishing never waits for a stream: a slow one sees only the
-//! latest update when it catches up. A notice the feed missed (it fell behind the
-//! engine's broadcast) refreshes every watched table.
+//! Between the engine's "table X changed" notices ([`super::follow`]) and the open event
+//! streams: one `watch` per watched table holds its latest `update` event, made once per
+//! change however many streams follow it. Publishing never waits for a stream: a slow
+//! one sees only the latest update when it catches up.
 //!
 //! `/` is followed too, by one counter: how many times a shown table (not one of a hidden
 //! room) changed while anyone followed `/`. Its streams say only the counter, never which
@@ -11,11 +10,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::{broadcast, watch};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::watch;
 
-use super::{Site, SiteError, public};
 use crate::journal::TableId;
 
 /// An event stream's next frame: the table's latest `update` event, or
@@ -77,7 +73,7 @@ impl Feed {
     }
 
     /// True when a stream follows `/`.
-    fn index_watched(&self) -> bool {
+    pub(super) fn index_watched(&self) -> bool {
         self.index.receiver_count() > 0
     }
 
@@ -87,56 +83,9 @@ impl Feed {
             sender.send_replace(update);
         }
     }
-}
 
-/// The `update` event of table `id` as it is stored now: `Gone` when there is no such
-/// table to show.
-pub fn current(site: &Site, id: TableId) -> Result<Update, SiteError> {
-    let Some(row) = site.reader().table(id)? else { return Ok(Update::Gone) };
-    if site.hidden().hides(&row.network, &row.room) {
-        return Ok(Update::Gone);
-    }
-    let entry = public::entry(site.registry(), &row);
-    // JSON text has no raw line break, so it is one `data:` line.
-    Ok(Update::Event(format!("event: update\nid: {}\ndata: {entry}\n\n", row.sequence()).into()))
-}
-
-/// Runs until `shutdown` or until the engine's broadcast closes.
-pub async fn follow(site: Site, mut changes: broadcast::Receiver<TableId>, shutdown: CancellationToken) {
-    loop {
-        let changed = tokio::select! {
-            () = shutdown.cancelled() => return,
-            changed = changes.recv() => changed,
-        };
-        let tables = match changed {
-            Ok(id) => vec![id],
-            Err(RecvError::Lagged(missed)) => {
-                tracing::debug!(missed, "the site's feed fell behind; refreshing every watched table");
-                site.inner.feed.watched()
-            }
-            Err(RecvError::Closed) => return,
-        };
-        let feed = &site.inner.feed;
-        let index = feed.index_watched();
-        let mut shown = false;
-        for id in tables {
-            let watched = feed.is_watched(id);
-            if !watched && !index {
-                continue;
-            }
-            match site.blocking(move |site| current(site, id)).await {
-                Ok(update) => {
-                    // `Gone`: no such table, or one of a hidden room; `/` is not told.
-                    shown |= matches!(update, Update::Event(_));
-                    if watched {
-                        feed.publish(id, update);
-                    }
-                }
-                Err(error) => tracing::warn!(table = id, %error, "the site could not read a changed table"),
-            }
-        }
-        if index && shown {
-            feed.index.send_modify(|version| *version += 1);
-        }
+    /// Tells `/`'s streams that a shown table changed.
+    pub(super) fn count_index_change(&self) {
+        self.index.send_modify(|version| *version += 1);
     }
 }

@@ -7,11 +7,13 @@ use maud::{Markup, html};
 use serde_json::Value;
 use spellbridge_core::{Language, Registry};
 
+use super::error::SiteError;
 use super::names::Names;
+use super::page::Body;
 use super::page::{layout, ok, suffix};
 use super::reader::TableRow;
+use super::shared::Site;
 use super::words::words;
-use super::{Body, Site, SiteError};
 
 /// How many tables of each kind are listed.
 const SHOWN: usize = 50;

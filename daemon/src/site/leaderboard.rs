@@ -6,42 +6,29 @@
 //! is kept until the journal grows.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use hyper::Response;
 use maud::html;
 use spellbridge_core::locale::{self, Args};
 use spellbridge_core::{Language, TableKind};
 
+use super::error::SiteError;
 use super::names::Names;
+use super::page::Body;
 use super::page::{layout, ok};
+use super::shared::Site;
 use super::words::words;
-use super::{Body, Site, SiteError};
 use crate::journal::TableId;
 use crate::ratings::words::words_of;
 use crate::ratings::{self, Summary};
-
-/// The last summary derived, and the journal row it was derived up to.
-#[derive(Default)]
-pub struct Cache {
-    kept: Mutex<Option<(i64, Arc<Summary>)>>,
-}
-
-impl Cache {
-    /// Forgets the kept summary (the hidden rooms changed).
-    pub fn clear(&self) {
-        *self.kept.lock().unwrap_or_else(PoisonError::into_inner) = None;
-    }
-}
 
 /// The summary of every shown table's games.
 pub fn summary(site: &Site) -> Result<Arc<Summary>, SiteError> {
     let head = site.reader().journal_head()?;
     let cache = &site.inner.standings;
-    if let Some((at, summary)) = &*cache.kept.lock().unwrap_or_else(PoisonError::into_inner)
-        && *at == head
-    {
-        return Ok(summary.clone());
+    if let Some(summary) = cache.at(head) {
+        return Ok(summary);
     }
     let hidden = site.hidden();
     let hidden_tables: BTreeSet<TableId> = site
@@ -61,7 +48,7 @@ pub fn summary(site: &Site) -> Result<Arc<Summary>, SiteError> {
         }
     };
     let summary = Arc::new(summary);
-    *cache.kept.lock().unwrap_or_else(PoisonError::into_inner) = Some((head, summary.clone()));
+    cache.keep(head, summary.clone());
     Ok(summary)
 }
 

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use spellbridge_core::PlayerId;
 
-use super::{Site, SiteError};
+use super::error::SiteError;
+use super::shared::Site;
 
 /// The names kept for players, by player id (none kept yet: empty).
 #[derive(Clone, Debug, Default)]

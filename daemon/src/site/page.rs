@@ -4,9 +4,11 @@
 //! their SHA-256), images, the font and event streams from the site itself, and nothing
 //! else (no external resource, no frame, no form, no plugin); no cookie is ever set.
 
+use std::convert::Infallible;
 use std::sync::LazyLock;
 
 use base64::Engine as _;
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderName, HeaderValue};
@@ -15,9 +17,12 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sha2::{Digest as _, Sha256};
 use spellbridge_core::Language;
 
+use super::error::SiteError;
 use super::words::{self, keep, words};
-use super::{Body, SiteError};
 use crate::board::font;
+
+/// The body of every answer the listener gives: whole, or a stream of events.
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
 /// The site's stylesheet.
 pub const STYLE: &str = r#"

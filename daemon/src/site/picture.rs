@@ -4,42 +4,17 @@
 //! last pictures are kept by table, language and sequence, so a page opened by many
 //! spectators after a move is drawn once.
 
-use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
-
 use hyper::body::Bytes;
 use hyper::{Response, StatusCode};
 
+use super::error::SiteError;
 use super::names::Names;
+use super::page::Body;
 use super::page::{failed, not_found, plain, whole};
-use super::{Body, Site, SiteError, public};
+use super::public;
+use super::shared::Site;
 use crate::journal::TableId;
 use spellbridge_core::Language;
-
-/// How many tables' pictures are kept.
-const KEPT: usize = 32;
-
-/// The latest picture of each recently drawn table in each language: its sequence and PNG.
-#[derive(Default)]
-pub struct Cache {
-    pictures: Mutex<BTreeMap<(TableId, Language), (u64, Bytes)>>,
-}
-
-impl Cache {
-    fn get(&self, id: TableId, language: Language, sequence: u64) -> Option<Bytes> {
-        let pictures = self.pictures.lock().unwrap_or_else(PoisonError::into_inner);
-        pictures.get(&(id, language)).filter(|(kept, _)| *kept == sequence).map(|(_, png)| png.clone())
-    }
-
-    fn put(&self, id: TableId, language: Language, sequence: u64, png: Bytes) {
-        let mut pictures = self.pictures.lock().unwrap_or_else(PoisonError::into_inner);
-        if pictures.len() >= KEPT && !pictures.contains_key(&(id, language)) {
-            // The oldest table goes first: newer tables are the ones being watched.
-            pictures.pop_first();
-        }
-        pictures.insert((id, language), (sequence, png));
-    }
-}
 
 /// What drawing found.
 enum Drawn {
@@ -85,6 +60,6 @@ fn draw(site: &Site, id: TableId, language: Language) -> Result<Drawn, SiteError
 impl Site {
     /// How many pictures are kept now (tests).
     pub fn pictures_kept(&self) -> usize {
-        self.inner.pictures.pictures.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.inner.pictures.len()
     }
 }

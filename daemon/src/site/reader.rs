@@ -16,7 +16,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
 use spellbridge_core::{NetworkId, Registry, RoomId};
 
-use super::SiteError;
+use super::error::SiteError;
 use crate::journal::{Entry, TableId};
 
 /// How many rows of each kind the index looks at.

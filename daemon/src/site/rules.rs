@@ -8,7 +8,7 @@ use hyper::Response;
 use maud::{Markup, html};
 use spellbridge_core::{GamePlugin, Language, Registry};
 
-use super::Body;
+use super::page::Body;
 use super::page::{layout, ok};
 use super::words::{keep, words};
 

@@ -8,9 +8,6 @@
 //!
 //! [`GamePlugin::facts`]: spellbridge_core::GamePlugin::facts
 
-use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
-
 use hyper::body::Bytes;
 use hyper::{Response, StatusCode};
 use maud::{Markup, html};
@@ -18,42 +15,16 @@ use spellbridge_core::Language;
 use spellbridge_core::dice::DiceKey;
 use spellbridge_core::facts::{Bit, Facts};
 
+use super::error::SiteError;
 use super::history::{self, Row, What};
 use super::index::{game_name, players};
 use super::names::Names;
+use super::page::Body;
 use super::page::{html_bytes, layout};
 use super::public;
 use super::reader::TableRow;
+use super::shared::Site;
 use super::words::{Words, words};
-use super::{Body, Site, SiteError};
-
-/// The last page written of each recently shown table, by language: after a move every
-/// open page fetches the table's page again, and all of them get the one written first.
-#[derive(Default)]
-pub struct Cache {
-    pages: Mutex<BTreeMap<(u64, Language), Written>>,
-}
-
-/// A written page: the table's sequence and whether it had finished, and the HTML.
-type Written = (u64, bool, Bytes);
-
-/// How many pages are kept.
-const KEPT: usize = 64;
-
-impl Cache {
-    fn get(&self, key: (u64, Language), sequence: u64, finished: bool) -> Option<Bytes> {
-        let pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
-        pages.get(&key).filter(|(s, f, _)| (*s, *f) == (sequence, finished)).map(|(_, _, html)| html.clone())
-    }
-
-    fn put(&self, key: (u64, Language), sequence: u64, finished: bool, html: Bytes) {
-        let mut pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
-        if pages.len() >= KEPT && !pages.contains_key(&key) {
-            pages.pop_first();
-        }
-        pages.insert(key, (sequence, finished, html));
-    }
-}
 
 /// The page, or `None` (404) when there is no such table to show.
 pub fn page(site: &Site, id: u64, language: Language) -> Result<Option<Response<Body>>, SiteError> {

@@ -1,0 +1,22 @@
+//! Why the site could not answer from the database: the one error every reader and page
+//! of the site returns (its own floor, so any part of the site can name it).
+
+/// Why the site could not answer from the database.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SiteError {
+    /// SQLite failed.
+    #[error("the site could not read {path}: {source}")]
+    Sql {
+        /// The database file.
+        path: String,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// A stored row does not read.
+    #[error("the site could not read a stored row: {0}")]
+    BadRow(String),
+    /// A blocking read was cancelled (the daemon is stopping).
+    #[error("the site's read was cancelled")]
+    Cancelled,
+}
