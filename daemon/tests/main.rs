@@ -29,3 +29,4 @@ mod router_turns;
 mod rules;
 mod site;
 mod store;
+mod store_engines;
