@@ -27,7 +27,7 @@ use crate::leader::{self, Fence};
 use crate::router::{Router, RouterConfig};
 use crate::turn::Outbound;
 pub use url::{StoreUrl, UrlError};
-use worker::Worker;
+use worker::{Work, Worker};
 
 /// The PostgreSQL store.
 pub struct PgStore {
@@ -112,13 +112,11 @@ impl PgStore {
     fn call<T: Send + 'static>(
         &self,
         what: &'static str,
-        job: impl for<'c> FnOnce(&'c mut Client) -> std::pin::Pin<Box<dyn Future<Output = Result<T, tokio_postgres::Error>> + Send + 'c>>
-        + Send
-        + 'static,
+        job: impl for<'c> FnOnce(&'c mut Client) -> Work<'c, Result<T, tokio_postgres::Error>> + Send + 'static,
     ) -> Result<T, StoreError> {
         let target = self.url.shown().to_owned();
         self.worker
-            .call(move |runtime, client| runtime.block_on(job(client)))
+            .call(job)
             .map_err(|_| StoreError::Thread { target: target.clone(), source: None })?
             .map_err(|source| StoreError::Postgres { target, what, source })
     }
@@ -189,7 +187,7 @@ impl PgStore {
             }
         }
         let target = self.url.shown().to_owned();
-        let written = self.worker.call(move |runtime, client| runtime.block_on(write(client, fence, batch)));
+        let written = self.worker.call(move |client| Box::pin(write(client, fence, batch)));
         let ids = match written {
             Err(_) => return Err(StoreError::Thread { target, source: None }),
             Ok(Err(Written::Fenced(source))) => return Err(StoreError::Fenced { source }),
@@ -339,9 +337,25 @@ enum Written {
 }
 
 /// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
+/// A failed one is rolled back before this returns, so the lease row's share lock the
+/// fence took is let go at once (a take-over waits for it).
 async fn write(client: &mut Client, fence: Fence, batch: Batch) -> Result<Vec<i64>, Written> {
     let transaction = client.transaction().await.map_err(Written::Sql)?;
-    leader::fenced(&transaction, &fence).await.map_err(Written::Fenced)?;
+    match fill(&transaction, &fence, &batch).await {
+        Ok(ids) => {
+            transaction.commit().await.map_err(Written::Sql)?;
+            Ok(ids)
+        }
+        Err(error) => {
+            let _ = transaction.rollback().await;
+            Err(error)
+        }
+    }
+}
+
+/// The statements of one commit, after its fence.
+async fn fill(transaction: &tokio_postgres::Transaction<'_>, fence: &Fence, batch: &Batch) -> Result<Vec<i64>, Written> {
+    leader::fenced(transaction, fence).await.map_err(Written::Fenced)?;
     let sql = Written::Sql;
     let meta = transaction
         .prepare("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
@@ -400,6 +414,5 @@ async fn write(client: &mut Client, fence: Fence, batch: Batch) -> Result<Vec<i6
     for (table, epoch, key) in &batch.keys {
         transaction.execute(&keys, &[table, epoch, key]).await.map_err(sql)?;
     }
-    transaction.commit().await.map_err(sql)?;
     Ok(ids)
 }

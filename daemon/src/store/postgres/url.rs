@@ -11,6 +11,8 @@ use tokio_postgres::Config;
 pub struct StoreUrl {
     config: Config,
     shown: String,
+    /// The URL as written, password and all: only to connect.
+    secret: String,
 }
 
 /// Why a `[store] url` cannot be used. The URL itself is never repeated.
@@ -63,12 +65,17 @@ impl StoreUrl {
         };
         let port = config.get_ports().first().copied().unwrap_or(5432);
         let shown = format!("postgres://{user}@{host}:{port}/{database}");
-        Ok(Self { config, shown })
+        Ok(Self { config, shown, secret: url.to_owned() })
     }
 
     /// The connection settings.
     pub(crate) fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The URL as written, password and all: only to hand to a connection.
+    pub(crate) fn secret(&self) -> &str {
+        &self.secret
     }
 
     /// The URL without its password.

@@ -9,18 +9,24 @@
 //! transports, the site) to other workers meanwhile; elsewhere (the console, a
 //! current-thread test) it simply blocks, as an SQLite commit does.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
+use tokio::sync::mpsc as queue;
 use tokio_postgres::Client;
 
-/// A job: runs on the engine's thread with its runtime and its client.
-type Job = Box<dyn FnOnce(&Runtime, &mut Client) + Send>;
+/// A future a job returns, borrowing the client.
+pub(super) type Work<'c, T> = Pin<Box<dyn Future<Output = T> + Send + 'c>>;
 
-/// The thread that owns the connection.
+/// A job: runs on the engine's thread with its client.
+type Job = Box<dyn for<'c> FnOnce(&'c mut Client) -> Work<'c, ()> + Send>;
+
+/// The thread that owns the connection and a one-thread runtime that drives it.
 pub(super) struct Worker {
-    jobs: Option<mpsc::Sender<Job>>,
+    jobs: Option<queue::UnboundedSender<Job>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -36,7 +42,7 @@ impl Worker {
         connect: impl FnOnce(&Runtime) -> Result<Client, E> + Send + 'static,
     ) -> Result<Result<Worker, E>, std::io::Error> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let (jobs, inbox) = mpsc::channel::<Job>();
+        let (jobs, mut inbox) = queue::unbounded_channel::<Job>();
         let (ready_tx, ready) = mpsc::sync_channel(1);
         let thread = std::thread::Builder::new().name("spellbridge-postgres".to_owned()).spawn(move || {
             let mut client = match connect(&runtime) {
@@ -49,9 +55,13 @@ impl Worker {
                     return;
                 }
             };
-            while let Ok(job) = inbox.recv() {
-                job(&runtime, &mut client);
-            }
+            // The runtime runs all the while, between jobs too, so the connection's task
+            // always progresses (a rollback sent by a dropped transaction goes at once).
+            runtime.block_on(async move {
+                while let Some(job) = inbox.recv().await {
+                    job(&mut client).await;
+                }
+            });
         })?;
         let started = match ready.recv() {
             Ok(Ok(())) => Ok(Worker { jobs: Some(jobs), thread: Some(thread) }),
@@ -64,12 +74,14 @@ impl Worker {
     /// Runs `job` on the engine's thread and waits for its answer.
     pub(super) fn call<T: Send + 'static>(
         &self,
-        job: impl FnOnce(&Runtime, &mut Client) -> T + Send + 'static,
+        job: impl for<'c> FnOnce(&'c mut Client) -> Work<'c, T> + Send + 'static,
     ) -> Result<T, Gone> {
         let (answer_tx, answer) = mpsc::sync_channel(1);
         let jobs = self.jobs.as_ref().ok_or(Gone)?;
-        jobs.send(Box::new(move |runtime, client| {
-            let _ = answer_tx.send(job(runtime, client));
+        jobs.send(Box::new(move |client| {
+            Box::pin(async move {
+                let _ = answer_tx.send(job(client).await);
+            })
         }))
         .map_err(|_| Gone)?;
         let on_worker = Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
