@@ -36,10 +36,10 @@ use crate::relay;
 use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterConfig};
 use crate::secrets::Secrets;
 use crate::site::hidden::Hidden;
+use crate::store::Queued;
 use crate::store::appservice_txns::TxnStore;
 use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
-use crate::store::Queued;
 
 /// The most inbound messages committed together.
 const BATCH: usize = 256;
@@ -250,7 +250,8 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
 pub async fn run_with(settings: Settings, policy: Policy, shutdown: CancellationToken) -> anyhow::Result<()> {
     let metrics = Metrics::new();
     // SQLite, or PostgreSQL under the lease this daemon takes (`[store] url`).
-    let crate::leader::lead::Opened { store, keeper } = crate::leader::lead::open_store(&settings, &shutdown).await?;
+    let crate::leader::lead::Opened { store, keeper } =
+        crate::leader::lead::open_store(&settings, &shutdown).await?;
     // IRC STS policies live in the same database, written by the transports' own tasks
     // (on SQLite only, so far: on PostgreSQL they are kept in memory for the run).
     let on_sqlite = store.sqlite().is_ok();

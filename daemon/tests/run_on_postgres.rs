@@ -32,7 +32,10 @@ async fn until_answered(gm: &mut IrcClient, text: &str, want: &str, daemon: &Dae
         assert!(Instant::now() < deadline, "no answer with {want:?} to {text:?}; the log:\n{}", daemon.log());
         gm.privmsg(ROOM, text).await.unwrap_or_else(|e| panic!("send: {e}"));
         if let Ok(message) = gm
-            .expect_privmsg_matching(|m| m.from == BOT && strip(&m.text).contains(want), Duration::from_secs(2))
+            .expect_privmsg_matching(
+                |m| m.from == BOT && strip(&m.text).contains(want),
+                Duration::from_secs(2),
+            )
             .await
         {
             return strip(&message.text);
@@ -44,7 +47,8 @@ async fn until_answered(gm: &mut IrcClient, text: &str, want: &str, daemon: &Dae
 async fn a_daemon_on_postgresql_plays_restarts_and_goes_on_where_it_was() {
     let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let pg = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
-    let mut daemon = Daemon::start(BIN, &config(irc.port(), &pg.url(), BOT)).unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon =
+        Daemon::start(BIN, &config(irc.port(), &pg.url(), BOT)).unwrap_or_else(|e| panic!("{e}"));
     let mut gm = IrcClient::connect(irc.port(), "gm").await.unwrap_or_else(|e| panic!("gm connects: {e}"));
     gm.join(ROOM).await.unwrap_or_else(|e| panic!("gm joins: {e}"));
     until_answered(&mut gm, "!new thaum", "thaum", &daemon).await;
@@ -54,7 +58,8 @@ async fn a_daemon_on_postgresql_plays_restarts_and_goes_on_where_it_was() {
     assert!(!daemon.path("spellbridge.db").exists(), "the games are in PostgreSQL");
 
     // A second daemon on the same database while the first leads: refused, and says why.
-    let mut second = Daemon::start(BIN, &config(irc.port(), &pg.url(), "spellbridge2")).unwrap_or_else(|e| panic!("{e}"));
+    let mut second =
+        Daemon::start(BIN, &config(irc.port(), &pg.url(), "spellbridge2")).unwrap_or_else(|e| panic!("{e}"));
     let deadline = Instant::now() + Duration::from_secs(30);
     while second.is_running() {
         assert!(Instant::now() < deadline, "the second daemon kept running; its log:\n{}", second.log());

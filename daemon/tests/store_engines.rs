@@ -56,11 +56,16 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Takes the lease as `name` (a long one: the suite's commits never race a renewal).
 fn lease(cluster: &Postgres, name: &str) -> (Lease, Fence) {
-    let settings = LeaseSettings::new(Duration::from_secs(600), Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    let settings = LeaseSettings::new(Duration::from_secs(600), Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{e}"));
     runtime().block_on(async {
         let holder = Holder::new(name).unwrap_or_else(|e| panic!("{e}"));
         let mut lease = Lease::open(&cluster.url(), holder, settings).await.unwrap_or_else(|e| panic!("{e}"));
-        let term = lease.acquire().await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|| panic!("{name} takes the free lease"));
+        let term = lease
+            .acquire()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("{name} takes the free lease"));
         let fence = lease.fence(term.epoch);
         (lease, fence)
     })
@@ -91,7 +96,8 @@ fn texts(store: &Store) -> Vec<String> {
 
 /// Plays `lines` as alice in #magic through the store, one commit each.
 fn play(store: &mut Store, lines: &[&str], first_id: usize) -> Router {
-    let mut router = store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("loads: {e}"));
+    let mut router =
+        store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("loads: {e}"));
     for (n, text) in lines.iter().enumerate() {
         let inbound = Inbound {
             message_id: Some(format!("m{}", first_id + n)),
@@ -134,7 +140,9 @@ mod suite {
         let key = MessageKey { network: NetworkId::new("irc"), id: "abc".into() };
         let mut store = engine.open();
         assert!(!store.seen(&key).unwrap_or_else(|e| panic!("{e}")));
-        store.commit(&router(), vec![Step { message: Some(key.clone()), ..Step::default() }]).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .commit(&router(), vec![Step { message: Some(key.clone()), ..Step::default() }])
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(store.seen(&key).unwrap_or_else(|e| panic!("{e}")), "seen as soon as committed");
         drop(store);
         let store = engine.open();
@@ -150,7 +158,9 @@ mod suite {
             to: Destination::Private(PlayerId::new("@alice:localhost")),
             message: RichText::new().bold("Fire").text(" and ").code("!cast").into(),
         };
-        store.commit(&router(), vec![Step { outbound: vec![dm.clone()], ..Step::default() }]).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .commit(&router(), vec![Step { outbound: vec![dm.clone()], ..Step::default() }])
+            .unwrap_or_else(|e| panic!("{e}"));
         drop(store);
         assert_eq!(engine.open().pending().unwrap_or_else(|e| panic!("{e}"))[0].outbound, dm);
     }
@@ -158,7 +168,12 @@ mod suite {
     pub fn a_fleeting_step_is_answered_and_keeps_nothing(engine: &dyn Engine) {
         let mut store = engine.open();
         let key = MessageKey { network: NetworkId::new("irc"), id: "status".into() };
-        let step = Step { message: Some(key.clone()), outbound: vec![message(7)], fleeting: true, ..Step::default() };
+        let step = Step {
+            message: Some(key.clone()),
+            outbound: vec![message(7)],
+            fleeting: true,
+            ..Step::default()
+        };
         let queued = store.commit(&router(), vec![step]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(queued.iter().map(|q| q.id).collect::<Vec<_>>(), [-1], "answered outside the outbox");
         assert!(texts(&store).is_empty());
@@ -182,7 +197,8 @@ mod suite {
         let before = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
         drop(store);
         let mut store = engine.open();
-        let reloaded = store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+        let reloaded =
+            store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(table(&reloaded), table(&before), "the table is as it was");
         let after = play(&mut store, &["!coins alice +2"], 3);
         let coins = |router: &Router| {
@@ -193,9 +209,14 @@ mod suite {
         drop(store);
         let store = engine.open();
         let journal = store.journal().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(journal.len(), store.entries(Some(0)).unwrap_or_else(|e| panic!("{e}")).len() + store.entries(None).unwrap_or_else(|e| panic!("{e}")).len());
+        assert_eq!(
+            journal.len(),
+            store.entries(Some(0)).unwrap_or_else(|e| panic!("{e}")).len()
+                + store.entries(None).unwrap_or_else(|e| panic!("{e}")).len()
+        );
         assert!(journal.len() >= 4, "every move is in the journal: {}", journal.len());
-        let loaded = store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+        let loaded =
+            store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(coins(&loaded), 5);
     }
 }
@@ -249,7 +270,8 @@ fn counts(cluster: &Postgres) -> (usize, usize, bool) {
 /// A late commit: a new table, a message id and an outbox row.
 fn late_commit(store: &mut Store) -> Result<(), StoreError> {
     let mut router = store.load(Registry::standard(), RouterConfig::default())?;
-    let inbound = Inbound::new(NetworkId::new("irc"), RoomId::new("#late"), PlayerId::new("bob"), "!new thaum");
+    let inbound =
+        Inbound::new(NetworkId::new("irc"), RoomId::new("#late"), PlayerId::new("bob"), "!new thaum");
     let outbound = router.handle(&inbound, Timestamp(2_000));
     let step = Step {
         message: Some(MessageKey { network: NetworkId::new("irc"), id: "late".into() }),
@@ -264,10 +286,11 @@ fn late_commit(store: &mut Store) -> Result<(), StoreError> {
 fn a_commit_under_a_stale_epoch_is_fenced_and_writes_nothing() {
     let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
     let (mut old_lease, old_fence) = lease(&cluster, "spellbridge@old");
-    let mut old = Store::open_postgres(&url(&cluster), Some(old_fence.clone())).unwrap_or_else(|e| panic!("{e}"));
+    let mut old =
+        Store::open_postgres(&url(&cluster), Some(old_fence.clone())).unwrap_or_else(|e| panic!("{e}"));
     play(&mut old, &["!new thaum", "!coins alice +3"], 0);
     let before = counts(&cluster);
-    assert_eq!(before.2, false);
+    assert!(!before.2, "no late message id yet");
     // The old leader's lease ends (as if it ran out) and a new daemon takes it over.
     runtime().block_on(async {
         assert!(old_lease.release(old_fence.epoch()).await.unwrap_or_else(|e| panic!("{e}")));
@@ -280,7 +303,10 @@ fn a_commit_under_a_stale_epoch_is_fenced_and_writes_nothing() {
     let error = late_commit(&mut old).err().unwrap_or_else(|| panic!("a superseded leader commits nothing"));
     match &error {
         StoreError::Fenced { source: FenceError::Superseded { ours, current, holder } } => {
-            assert_eq!((*ours, *current, holder.as_str()), (old_fence.epoch(), new_fence.epoch(), "spellbridge@new"));
+            assert_eq!(
+                (*ours, *current, holder.as_str()),
+                (old_fence.epoch(), new_fence.epoch(), "spellbridge@new")
+            );
         }
         other => panic!("expected Superseded, got {other}"),
     }
@@ -336,7 +362,10 @@ fn the_postgres_store_works_when_called_inside_a_runtime() {
             let step = Step { outbound: vec![message(usize::from(multi))], ..Step::default() };
             store.commit(&router(), vec![step]).unwrap_or_else(|e| panic!("{e}"));
             drop(store);
-            tokio::time::timeout(Duration::from_secs(10), task).await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|e| panic!("{e}"));
+            tokio::time::timeout(Duration::from_secs(10), task)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap_or_else(|e| panic!("{e}"));
         });
     }
     assert_eq!(texts(&engine.open()), ["message 0", "message 1"]);

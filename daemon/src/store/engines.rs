@@ -134,7 +134,12 @@ impl Store {
 
     /// Rebuilds the router, checking snapshots against their journals (PostgreSQL replays
     /// its whole journal, so nothing is ever rebuilt there).
-    pub fn load_checked(&self, registry: Registry, options: RouterConfig, policy: Policy) -> Result<Loaded, StoreError> {
+    pub fn load_checked(
+        &self,
+        registry: Registry,
+        options: RouterConfig,
+        policy: Policy,
+    ) -> Result<Loaded, StoreError> {
         match &self.engine {
             Engine::Sqlite(s) => s.load_checked(registry, options, policy),
             Engine::Postgres(s) => Ok(Loaded { router: s.load(registry, options)?, rebuilt: Vec::new() }),

@@ -202,7 +202,9 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// A PostgreSQL statement failed, or the database could not be reached.
-    #[error("PostgreSQL at {target}, {what}: {source}; check that the database is up and reachable and the [store] url's user may use it")]
+    #[error(
+        "PostgreSQL at {target}, {what}: {source}; check that the database is up and reachable and the [store] url's user may use it"
+    )]
     Postgres {
         /// The database, without its password.
         target: String,
@@ -250,13 +252,17 @@ pub enum StoreError {
         source: crate::leader::FenceError,
     },
     /// A PostgreSQL store opened without a lease was asked to commit.
-    #[error("PostgreSQL at {target}: this store holds no lease, so it commits nothing (only the leading daemon writes)")]
+    #[error(
+        "PostgreSQL at {target}: this store holds no lease, so it commits nothing (only the leading daemon writes)"
+    )]
     NoLease {
         /// The database, without its password.
         target: String,
     },
     /// What was asked is built for SQLite only so far.
-    #[error("{what} is not available with a PostgreSQL store yet (issue 34); run it on a SQLite database ([store] path)")]
+    #[error(
+        "{what} is not available with a PostgreSQL store yet (issue 34); run it on a SQLite database ([store] path)"
+    )]
     NotOnPostgres {
         /// What was asked.
         what: &'static str,

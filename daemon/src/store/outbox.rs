@@ -119,8 +119,8 @@ pub(super) fn parse_text(network: &str, destination: &str, text: &str) -> Result
     if network.is_empty() || network.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err(format!("its network {network:?} is not a network name"));
     }
-    let to: Destination = serde_json::from_str(destination)
-        .map_err(|e| format!("its destination does not read: {e}"))?;
+    let to: Destination =
+        serde_json::from_str(destination).map_err(|e| format!("its destination does not read: {e}"))?;
     let name = match &to {
         Destination::Room(room) => room.as_str(),
         Destination::Private(player) => player.as_str(),

@@ -373,7 +373,10 @@ fn a_database_with_bare_player_ids_verifies_and_loads_with_their_network() {
     let (_dir, path) = temp_db();
     database_with_bare_ids(&path);
     let store = open(&path).expect("opens and migrates");
-    assert!(player_ids::needs_upgrade(store.sqlite().expect("SQLite")).expect("meta"), "migration 4 marks a database with games");
+    assert!(
+        player_ids::needs_upgrade(store.sqlite().expect("SQLite")).expect("meta"),
+        "migration 4 marks a database with games"
+    );
     let report = audit::verify(&store, Registry::standard, None).expect("verifies");
     assert_eq!(report.tables.len(), 1);
     assert_eq!(report.problems(), 0, "{report:?}");

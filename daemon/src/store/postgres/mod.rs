@@ -17,8 +17,8 @@
 pub mod url;
 mod worker;
 
-use spellbridge_core::dice::DiceKey;
 use spellbridge_core::Registry;
+use spellbridge_core::dice::DiceKey;
 use tokio_postgres::{Client, NoTls};
 
 use super::{JournalRow, MessageKey, Queued, Step, StoreError, commits, outbox, sql_u64, to_json};
@@ -73,7 +73,7 @@ impl PgStore {
         config.application_name("spellbridge-store");
         let started = Worker::start(move |runtime| {
             runtime.block_on(async {
-                let (mut client, connection) = config.connect(NoTls).await.map_err(|e| Err(e))?;
+                let (mut client, connection) = config.connect(NoTls).await.map_err(Err)?;
                 tokio::spawn(async move {
                     if let Err(error) = connection.await {
                         tracing::warn!(%error, "the PostgreSQL store's connection ended");
@@ -127,7 +127,10 @@ impl PgStore {
         self.call("reading the message ids seen", move |client| {
             Box::pin(async move {
                 let row = client
-                    .query_opt("SELECT 1 FROM seen_messages WHERE network = $1 AND message_id = $2", &[&network, &id])
+                    .query_opt(
+                        "SELECT 1 FROM seen_messages WHERE network = $1 AND message_id = $2",
+                        &[&network, &id],
+                    )
                     .await?;
                 Ok(row.is_some())
             })
@@ -155,7 +158,9 @@ impl PgStore {
             }
             for record in &step.records {
                 let row = JournalRow::of(&record.entry);
-                if let Entry::Opened { table, commitment: Some(_), .. } | Entry::Keyed { table, .. } = &record.entry {
+                if let Entry::Opened { table, commitment: Some(_), .. } | Entry::Keyed { table, .. } =
+                    &record.entry
+                {
                     keyed.insert(*table);
                 }
                 let events: Vec<String> = record.announced.iter().map(|o| o.message.text.plain()).collect();
@@ -211,9 +216,10 @@ impl PgStore {
         router.add_keys(self.dice_keys(None)?);
         let journal = self.journal()?;
         for entry in &journal {
-            router
-                .replay(entry)
-                .map_err(|source| StoreError::PostgresReplay { target: self.url.shown().to_owned(), source })?;
+            router.replay(entry).map_err(|source| StoreError::PostgresReplay {
+                target: self.url.shown().to_owned(),
+                source,
+            })?;
         }
         router.load_ratings(&journal);
         if let Some(names) = self.meta(crate::router::SHOWN_NAMES_KEY)? {
@@ -287,7 +293,10 @@ impl PgStore {
         let key = key.to_owned();
         self.call("reading a named value", move |client| {
             Box::pin(async move {
-                Ok(client.query_opt("SELECT value FROM meta WHERE key = $1", &[&key]).await?.map(|r| r.get(0)))
+                Ok(client
+                    .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])
+                    .await?
+                    .map(|r| r.get(0)))
             })
         })
     }
@@ -297,10 +306,19 @@ impl PgStore {
     pub fn pending_checked(&self) -> Result<(Vec<Queued>, Vec<outbox::BadRow>), StoreError> {
         let rows = self.call("reading the outbox", move |client| {
             Box::pin(async move {
-                let rows = client.query("SELECT id, network, destination, text FROM outbox ORDER BY id", &[]).await?;
+                let rows = client
+                    .query("SELECT id, network, destination, text FROM outbox ORDER BY id", &[])
+                    .await?;
                 Ok(rows
                     .into_iter()
-                    .map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1), r.get::<_, String>(2), r.get::<_, String>(3)))
+                    .map(|r| {
+                        (
+                            r.get::<_, i64>(0),
+                            r.get::<_, String>(1),
+                            r.get::<_, String>(2),
+                            r.get::<_, String>(3),
+                        )
+                    })
                     .collect::<Vec<_>>())
             })
         })?;
@@ -321,7 +339,9 @@ impl PgStore {
     pub fn sent_all(&self, ids: &[i64]) -> Result<(), StoreError> {
         let ids = ids.to_vec();
         self.call("marking messages sent", move |client| {
-            Box::pin(async move { client.execute("DELETE FROM outbox WHERE id = ANY($1)", &[&ids]).await.map(drop) })
+            Box::pin(async move {
+                client.execute("DELETE FROM outbox WHERE id = ANY($1)", &[&ids]).await.map(drop)
+            })
         })
     }
 
@@ -354,7 +374,11 @@ async fn write(client: &mut Client, fence: Fence, batch: Batch) -> Result<Vec<i6
 }
 
 /// The statements of one commit, after its fence.
-async fn fill(transaction: &tokio_postgres::Transaction<'_>, fence: &Fence, batch: &Batch) -> Result<Vec<i64>, Written> {
+async fn fill(
+    transaction: &tokio_postgres::Transaction<'_>,
+    fence: &Fence,
+    batch: &Batch,
+) -> Result<Vec<i64>, Written> {
     leader::fenced(transaction, fence).await.map_err(Written::Fenced)?;
     let sql = Written::Sql;
     let meta = transaction

@@ -51,10 +51,12 @@ impl StoreUrl {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(UrlError::Scheme);
         }
-        let config: Config = url.parse().map_err(|e: tokio_postgres::Error| UrlError::Parse {
-            reason: scrub(&e.to_string(), url),
-        })?;
-        let Some(user) = config.get_user().filter(|u| !u.is_empty()) else { return Err(UrlError::Incomplete { missing: "user" }) };
+        let config: Config = url
+            .parse()
+            .map_err(|e: tokio_postgres::Error| UrlError::Parse { reason: scrub(&e.to_string(), url) })?;
+        let Some(user) = config.get_user().filter(|u| !u.is_empty()) else {
+            return Err(UrlError::Incomplete { missing: "user" });
+        };
         let Some(database) = config.get_dbname() else {
             return Err(UrlError::Incomplete { missing: "database" });
         };
@@ -87,7 +89,11 @@ impl StoreUrl {
 /// A parser message with any piece of the URL taken out (it has none today; this keeps a
 /// future one from echoing a password).
 fn scrub(message: &str, url: &str) -> String {
-    let password = url.split_once("://").and_then(|(_, rest)| rest.split_once('@')).and_then(|(who, _)| who.split_once(':')).map(|(_, pw)| pw);
+    let password = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .and_then(|(who, _)| who.split_once(':'))
+        .map(|(_, pw)| pw);
     match password {
         Some(password) if !password.is_empty() => message.replace(password, "…"),
         _ => message.to_owned(),
@@ -120,7 +126,10 @@ mod tests {
     fn a_good_url_is_shown_without_its_password() {
         let url = StoreUrl::parse("postgres://bridge:s3cret-pw@127.0.0.1:5433/games").expect("parses");
         assert_eq!(url.shown(), "postgres://bridge@127.0.0.1:5433/games");
-        assert_eq!(format!("{url} {url:?}"), "postgres://bridge@127.0.0.1:5433/games postgres://bridge@127.0.0.1:5433/games");
+        assert_eq!(
+            format!("{url} {url:?}"),
+            "postgres://bridge@127.0.0.1:5433/games postgres://bridge@127.0.0.1:5433/games"
+        );
     }
 
     #[test]

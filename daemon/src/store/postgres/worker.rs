@@ -44,25 +44,26 @@ impl Worker {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (jobs, mut inbox) = queue::unbounded_channel::<Job>();
         let (ready_tx, ready) = mpsc::sync_channel(1);
-        let thread = std::thread::Builder::new().name("spellbridge-postgres".to_owned()).spawn(move || {
-            let mut client = match connect(&runtime) {
-                Ok(client) => {
-                    let _ = ready_tx.send(Ok(()));
-                    client
-                }
-                Err(error) => {
-                    let _ = ready_tx.send(Err(error));
-                    return;
-                }
-            };
-            // The runtime runs all the while, between jobs too, so the connection's task
-            // always progresses (a rollback sent by a dropped transaction goes at once).
-            runtime.block_on(async move {
-                while let Some(job) = inbox.recv().await {
-                    job(&mut client).await;
-                }
-            });
-        })?;
+        let thread =
+            std::thread::Builder::new().name("spellbridge-postgres".to_owned()).spawn(move || {
+                let mut client = match connect(&runtime) {
+                    Ok(client) => {
+                        let _ = ready_tx.send(Ok(()));
+                        client
+                    }
+                    Err(error) => {
+                        let _ = ready_tx.send(Err(error));
+                        return;
+                    }
+                };
+                // The runtime runs all the while, between jobs too, so the connection's task
+                // always progresses (a rollback sent by a dropped transaction goes at once).
+                runtime.block_on(async move {
+                    while let Some(job) = inbox.recv().await {
+                        job(&mut client).await;
+                    }
+                });
+            })?;
         let started = match ready.recv() {
             Ok(Ok(())) => Ok(Worker { jobs: Some(jobs), thread: Some(thread) }),
             Ok(Err(error)) => Err(error),
