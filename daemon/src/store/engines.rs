@@ -68,14 +68,6 @@ impl Store {
         sqlite_only!(self, "this", |s| Ok(s))
     }
 
-    /// The PostgreSQL store, if that is the engine.
-    pub fn postgres_mut(&mut self) -> Option<&mut PgStore> {
-        match &mut self.engine {
-            Engine::Postgres(s) => Some(s),
-            Engine::Sqlite(_) => None,
-        }
-    }
-
     /// See [`SqliteStore::set_snapshot_every`] (PostgreSQL keeps no snapshots yet).
     pub fn set_snapshot_every(&mut self, every: usize) {
         if let Engine::Sqlite(s) = &mut self.engine {
