@@ -236,7 +236,10 @@ fn check_config(config: &Path, connect: bool) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(config)?;
     println!("{}: ok", config.display());
     println!("prefix: {}", settings.prefix);
-    println!("database: {} (durability {:?})", settings.database.display(), settings.durability);
+    match &settings.postgres {
+        Some(url) => println!("database: {url} (PostgreSQL)"),
+        None => println!("database: {} (durability {:?})", settings.database.display(), settings.durability),
+    }
     for network in &settings.networks {
         println!("{}", spellbridge::probe::describe(network.as_ref()));
     }

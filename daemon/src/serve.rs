@@ -36,10 +36,10 @@ use crate::relay;
 use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterConfig};
 use crate::secrets::Secrets;
 use crate::site::hidden::Hidden;
+use crate::store::Queued;
 use crate::store::appservice_txns::TxnStore;
 use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
-use crate::store::{OpenMode, Queued, Store};
 
 /// The most inbound messages committed together.
 const BATCH: usize = 256;
@@ -249,11 +249,17 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
 /// Rebuilt tables and outbox rows set aside are counted in `spellbridge_errors_total`.
 pub async fn run_with(settings: Settings, policy: Policy, shutdown: CancellationToken) -> anyhow::Result<()> {
     let metrics = Metrics::new();
-    let store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
-    // IRC STS policies live in the same database, written by the transports' own tasks.
-    let sts: Arc<dyn StsPolicies> = Arc::new(StsStore::open(&store)?);
+    // SQLite, or PostgreSQL under the lease this daemon takes (`[store] url`).
+    let crate::leader::lead::Opened { store, keeper } =
+        crate::leader::lead::open_store(&settings, &shutdown).await?;
+    // IRC STS policies live in the same database, written by the transports' own tasks
+    // (on SQLite only, so far: on PostgreSQL they are kept in memory for the run).
+    let on_sqlite = store.sqlite().is_ok();
+    let sts: Option<Arc<dyn StsPolicies>> =
+        if on_sqlite { Some(Arc::new(StsStore::open(&store)?)) } else { None };
     // So do the Matrix appservice transactions taken in.
-    let txns: Arc<dyn SeenTransactions> = Arc::new(TxnStore::open(&store)?);
+    let txns: Option<Arc<dyn SeenTransactions>> =
+        if on_sqlite { Some(Arc::new(TxnStore::open(&store)?)) } else { None };
     // The config file's part of the router's config; the transports' part is added once
     // they run (the engine's `reconfigure` below).
     let options = router_config(&settings);
@@ -267,7 +273,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         metrics.error(ErrorKind::OutboxSetAside);
     }
     tracing::info!(
-        database = %settings.database.display(),
+        database = %store.path().display(),
         tables = router.table_ids().count(),
         rebuilt = loaded.rebuilt.len(),
         outbox_set_aside = set_aside.len(),
@@ -293,7 +299,10 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             let ops_listener = crate::http::bind(ops, "/healthz and /metrics (ops_listen)").await?;
             tasks.spawn(crate::http::serve(ops_listener, limits.ops(ops), metrics.clone(), shutdown.clone()));
         }
-        if limits.site {
+        if limits.site && !on_sqlite {
+            tracing::warn!("the spectator site reads SQLite only so far: it is off with [store] url");
+        }
+        if limits.site && on_sqlite {
             let opened = crate::site::Site::open(
                 &settings.database,
                 settings.registry(),
@@ -328,8 +337,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             prefix: settings.prefix.clone(),
             rooms: rooms_on(&settings, configured.name(), configured.rooms()),
             stop: transports_stop.clone(),
-            sts: Some(sts.clone()),
-            txns: Some(txns.clone()),
+            sts: sts.clone(),
+            txns: txns.clone(),
             language: settings.languages.network(&NetworkId::new(configured.name())),
         });
         tasks.spawn(watch_connection(transport.clone(), metrics.clone(), transports_stop.clone()));
@@ -523,6 +532,11 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let _ = engine.learn(learned, now());
     transports_stop.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(3), tasks.wait()).await;
+    if let Some(keeper) = keeper
+        && let Err(error) = keeper.release().await
+    {
+        tracing::warn!(%error, "the lease could not be released; it runs out by itself");
+    }
     tracing::info!("stopped");
     Ok(())
 }

@@ -27,5 +27,7 @@ mod router_prefix;
 mod router_properties;
 mod router_turns;
 mod rules;
+mod run_on_postgres;
 mod site;
 mod store;
+mod store_engines;

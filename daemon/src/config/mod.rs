@@ -16,6 +16,7 @@ use spellbridge_core::options::{CHALLENGE_LIFETIME_SECS, GameOptions};
 use spellbridge_core::{NetworkId, PlayerId, Registry, RoomId};
 
 use crate::store::Durability;
+use crate::store::postgres::StoreUrl;
 pub use http::HttpSettings;
 pub use language::LanguageSettings;
 pub use raw::LogFormat;
@@ -53,8 +54,10 @@ impl Default for Catalogue {
 pub struct Settings {
     /// What starts a command.
     pub prefix: String,
-    /// The SQLite database.
+    /// The SQLite database (unused when [`Settings::postgres`] is set).
     pub database: PathBuf,
+    /// `[store] url`: the PostgreSQL database to keep the games in instead of SQLite.
+    pub postgres: Option<StoreUrl>,
     /// How hard each commit works to survive a power cut.
     pub durability: Durability,
     /// The networks, each read by its kind: every `[[irc]]` first, then every
@@ -191,6 +194,17 @@ impl Settings {
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
         let store = raw.store.unwrap_or_default();
+        let postgres = match (&store.path, &store.url) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "[store] has both path (a SQLite file) and url (a PostgreSQL database): keep path for \
+                     SQLite on this machine, or url for PostgreSQL, and remove the other"
+                        .to_owned(),
+                ));
+            }
+            (None, Some(url)) => Some(StoreUrl::parse(url).map_err(|e| invalid(e.to_string()))?),
+            _ => None,
+        };
         let database = store.path.unwrap_or_else(|| PathBuf::from("spellbridge.db"));
         let database = if database.is_relative() { base.join(database) } else { database };
         let prefix = raw.prefix.unwrap_or_else(|| "!".to_owned());
@@ -363,6 +377,7 @@ impl Settings {
         Ok(Settings {
             prefix,
             database,
+            postgres,
             durability: store.durability.unwrap_or_default(),
             networks,
             games,

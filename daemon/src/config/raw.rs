@@ -144,6 +144,8 @@ pub enum LogFormat {
 pub struct Store {
     /// The database file (default `spellbridge.db` beside the config).
     pub path: Option<PathBuf>,
+    /// A PostgreSQL database instead (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`).
+    pub url: Option<String>,
     /// `full` (default) or `normal`.
     pub durability: Option<Durability>,
 }

@@ -388,3 +388,30 @@ fn tls_trust_with_tls_off_is_for_the_sts_upgrade_but_a_client_certificate_is_ref
         "{certificate}"
     );
 }
+
+#[test]
+fn store_url_selects_postgresql_and_a_bad_one_is_refused_without_its_password() {
+    let settings =
+        parse("[store]\nurl = \"postgres://bridge:s3cret@127.0.0.1:5433/games\"\n").expect("valid");
+    let url = settings.postgres.as_ref().expect("PostgreSQL chosen");
+    assert_eq!(url.shown(), "postgres://bridge@127.0.0.1:5433/games");
+    assert!(!format!("{settings:?}").contains("s3cret"), "the settings never show the password");
+    assert!(
+        parse("[store]\npath = \"games.db\"\n").expect("valid").postgres.is_none(),
+        "SQLite stays the default"
+    );
+    let both = parse("[store]\npath = \"games.db\"\nurl = \"postgres://bridge:s3cret@db/games\"\n")
+        .expect_err("both engines");
+    let both = both.to_string();
+    assert!(both.contains("keep path for SQLite") && both.contains("or url for PostgreSQL"), "{both}");
+    assert!(!both.contains("s3cret"), "{both}");
+    for bad in [
+        "mysql://bridge:s3cret@db/games",
+        "postgres://bridge:s3cret@db:port/games",
+        "postgres://bridge:s3cret@db",
+    ] {
+        let error = parse(&format!("[store]\nurl = \"{bad}\"\n")).expect_err("bad url").to_string();
+        assert!(error.contains("postgres://USER:PASSWORD@HOST:PORT/DATABASE"), "{bad}: {error}");
+        assert!(!error.contains("s3cret"), "{bad}: {error}");
+    }
+}

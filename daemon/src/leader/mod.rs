@@ -12,11 +12,12 @@
 //!   moment leadership is lost, so the daemon can stop acting at once.
 //! - [`schema`]: the numbered PostgreSQL migrations the lease needs.
 //!
-//! Not wired into `spellbridge run` yet (the PostgreSQL store engine and the standby come
-//! next): today only the tests drive it.
+//! - [`lead`]: `spellbridge run` on `[store] url` takes the lease, keeps it and commits
+//!   under its fence; it stops once leadership is lost. (The standby is not built yet.)
 
 pub mod fence;
 pub mod keeper;
+pub mod lead;
 pub mod lease;
 pub mod schema;
 

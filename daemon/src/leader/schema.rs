@@ -1,6 +1,6 @@
-//! The PostgreSQL schema of the leader lease, as numbered migrations
-//! (`migrations/NNNN_*.sql`, compiled in), recorded in `spellbridge_schema`. The PostgreSQL
-//! store engine (issue 34, next) will add its own tables as later numbers of this list.
+//! The PostgreSQL schema, as one list of numbered migrations (compiled in), recorded in
+//! `spellbridge_schema`: 1 is the leader lease (`migrations/0001_leader_lease.sql`), 2 the
+//! store's tables (`store/postgres/0002_store.sql`, the rows of SQLite's schema).
 //!
 //! Two daemons may start at once on an empty database: the migrations run in one
 //! transaction that first takes a *transaction*-level advisory lock, so the second waits
@@ -12,7 +12,8 @@ use tokio_postgres::Client;
 use super::LeaseError;
 
 /// The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_leader_lease.sql")];
+pub const MIGRATIONS: &[&str] =
+    &[include_str!("migrations/0001_leader_lease.sql"), include_str!("../store/postgres/0002_store.sql")];
 
 /// The key of the advisory lock the migrations serialise on ("spbridge" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7370_6272_6964_6765;

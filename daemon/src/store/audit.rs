@@ -21,7 +21,7 @@ use super::difference::first_difference;
 use super::outbox::BadRow;
 use super::seal;
 use super::startup::{self, Trust, Unsound};
-use super::{Store, StoreError};
+use super::{SqliteStore, Store, StoreError};
 use crate::journal::{Entry, TableId};
 use crate::router::{Router, RouterConfig};
 
@@ -101,6 +101,7 @@ pub fn verify(
     registry: impl Fn() -> Registry,
     networks: Option<&[NetworkId]>,
 ) -> Result<Report, StoreError> {
+    let store = store.sqlite()?;
     // A database from before player ids named their network is brought up to date first.
     if super::player_ids::needs_upgrade(store)? {
         super::player_ids::upgrade(store, registry(), RouterConfig::default())?;
@@ -174,7 +175,7 @@ pub fn verify(
 /// A router to replay `table` with: the store's dice keys for it, the keys its journal
 /// reveals, and `offered` keys (used first, for the commitments they match).
 fn keyed_router(
-    store: &Store,
+    store: &SqliteStore,
     registry: Registry,
     table: TableId,
     entries: &[Entry],
@@ -225,6 +226,7 @@ pub fn verify_keys(
     table: TableId,
     keys: &[DiceKey],
 ) -> Result<KeyCheck, StoreError> {
+    let store = store.sqlite()?;
     let Some(stored) = store.current_table(&registry, table)? else {
         return Ok(KeyCheck::NoTable);
     };
@@ -262,7 +264,7 @@ pub fn verify_keys(
 }
 
 /// Every table's stored row, by number.
-fn table_rows(store: &Store) -> Result<BTreeMap<TableId, Option<startup::Row>>, StoreError> {
+fn table_rows(store: &SqliteStore) -> Result<BTreeMap<TableId, Option<startup::Row>>, StoreError> {
     let fail = |e| super::classify(store.path(), e);
     let mut statement = store
         .connection()
@@ -281,7 +283,7 @@ type Numbered = Vec<(i64, Entry)>;
 
 /// A table's (or the lobby's) journal entries that read, with their row ids, and what is
 /// wrong with the others.
-fn journal(store: &Store, table: Option<TableId>) -> Result<(Numbered, Vec<String>), StoreError> {
+fn journal(store: &SqliteStore, table: Option<TableId>) -> Result<(Numbered, Vec<String>), StoreError> {
     let fail = |e| super::classify(store.path(), e);
     let mut statement = store
         .connection()
@@ -306,6 +308,7 @@ fn journal(store: &Store, table: Option<TableId>) -> Result<(Numbered, Vec<Strin
 
 /// A table's history and state (as it is now, for the games of `games`) as JSON.
 pub fn export_json(store: &Store, games: &Registry, table: TableId) -> Result<Option<Value>, StoreError> {
+    let store = store.sqlite()?;
     let Some(stored) = store.current_table(games, table)? else {
         return Ok(None);
     };
@@ -314,7 +317,7 @@ pub fn export_json(store: &Store, games: &Registry, table: TableId) -> Result<Op
 }
 
 /// One journal row as export shows it.
-fn history(store: &Store, table: TableId) -> Result<Vec<Value>, StoreError> {
+fn history(store: &SqliteStore, table: TableId) -> Result<Vec<Value>, StoreError> {
     let connection = store.connection();
     let fail = |e| super::classify(store.path(), e);
     let mut statement = connection

@@ -57,6 +57,14 @@ impl Commits {
         Counted { all: self.0.all.load(Ordering::Relaxed), synced: self.0.synced.load(Ordering::Relaxed) }
     }
 
+    /// Counts one commit made outside SQLite's hook (the PostgreSQL engine's).
+    pub(super) fn count(&self, synced: bool) {
+        self.0.all.fetch_add(1, Ordering::Relaxed);
+        if synced {
+            self.0.synced.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// Marks the commits made until [`Commits::strict`] as unsynced.
     pub(super) fn relax(&self) {
         self.0.relaxed.store(true, Ordering::Relaxed);

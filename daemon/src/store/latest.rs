@@ -9,12 +9,12 @@
 use rusqlite::params;
 use spellbridge_core::{NetworkId, RoomId, Timestamp};
 
-use super::{Store, StoreError, classify};
+use super::{SqliteStore, StoreError, classify};
 use crate::relay::replies::{LATEST, LatestLine, REPLY_WITHIN};
 use crate::router::Router;
 use crate::turn::Place;
 
-impl Store {
+impl SqliteStore {
     /// Keeps `lines` (a later line of the same speaker in the same room replaces the
     /// earlier one) and deletes the rows no longer worth keeping, in one transaction.
     pub fn keep_latest(&mut self, lines: &[LatestLine]) -> Result<(), StoreError> {
@@ -91,7 +91,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Durability, OpenMode};
+    use super::super::{Durability, OpenMode, Store};
     use super::*;
 
     fn line(room: &str, name: &str, id: &str, at: i64) -> LatestLine {

@@ -25,11 +25,13 @@ pub mod audit;
 pub mod commits;
 pub mod current;
 mod difference;
+mod engines;
 mod files;
 mod history;
 pub mod latest;
 pub mod outbox;
 pub mod player_ids;
+pub mod postgres;
 pub mod ratings;
 pub mod relayed;
 pub mod schema;
@@ -50,6 +52,7 @@ use spellbridge_core::{NetworkId, Registry};
 use crate::journal::{Entry, TableId};
 use crate::router::{Record, ReplayError, Router, RouterConfig};
 use crate::turn::Outbound;
+pub use engines::Store;
 
 /// How many prepared statements the connection keeps: more than the store has.
 const STATEMENTS_KEPT: usize = 64;
@@ -198,6 +201,72 @@ pub enum StoreError {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// A PostgreSQL statement failed, or the database could not be reached.
+    #[error(
+        "PostgreSQL at {target}, {what}: {source}; check that the database is up and reachable and the [store] url's user may use it"
+    )]
+    Postgres {
+        /// The database, without its password.
+        target: String,
+        /// What the store was doing.
+        what: &'static str,
+        /// What PostgreSQL said.
+        source: tokio_postgres::Error,
+    },
+    /// The PostgreSQL schema could not be brought up to date.
+    #[error("PostgreSQL at {target}: {source}")]
+    PostgresSchema {
+        /// The database, without its password.
+        target: String,
+        /// Why.
+        source: crate::leader::LeaseError,
+    },
+    /// A PostgreSQL journal does not replay.
+    #[error("PostgreSQL at {target}: {source}")]
+    PostgresReplay {
+        /// The database, without its password.
+        target: String,
+        /// Why.
+        source: ReplayError,
+    },
+    /// A PostgreSQL row does not read.
+    #[error("PostgreSQL at {target}: a stored row does not read: {detail}")]
+    PostgresRow {
+        /// The database, without its password.
+        target: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The PostgreSQL engine's thread could not be started or has stopped.
+    #[error("PostgreSQL at {target}: the store's connection thread {}", .source.as_ref().map_or("has stopped; restart spellbridge".to_owned(), |e| format!("could not start ({e})")))]
+    Thread {
+        /// The database, without its password.
+        target: String,
+        /// Why it could not start, if it did not.
+        source: Option<std::io::Error>,
+    },
+    /// This daemon's lease epoch is stale: the commit wrote nothing.
+    #[error("{source}")]
+    Fenced {
+        /// What the fence found.
+        source: crate::leader::FenceError,
+    },
+    /// A PostgreSQL store opened without a lease was asked to commit.
+    #[error(
+        "PostgreSQL at {target}: this store holds no lease, so it commits nothing (only the leading daemon writes)"
+    )]
+    NoLease {
+        /// The database, without its password.
+        target: String,
+    },
+    /// What was asked is built for SQLite only so far.
+    #[error(
+        "{what} is not available with a PostgreSQL store yet (issue 34); run it on a SQLite database ([store] path)"
+    )]
+    NotOnPostgres {
+        /// What was asked.
+        what: &'static str,
+    },
     /// Any other SQLite failure.
     #[error("{path}: {source}")]
     Sql {
@@ -244,7 +313,7 @@ pub struct Queued {
 }
 
 /// The SQLite store.
-pub struct Store {
+pub struct SqliteStore {
     connection: Connection,
     path: PathBuf,
     /// Each table's journal entries committed since its snapshot was last written (a
@@ -259,10 +328,10 @@ pub struct Store {
     commits: commits::Commits,
 }
 
-impl Store {
+impl SqliteStore {
     /// Opens (or, with [`OpenMode::CreateIfMissing`], creates) the database at `path`,
     /// checks it, and brings its schema up to date.
-    pub fn open(path: &Path, mode: OpenMode, durability: Durability) -> Result<Store, StoreError> {
+    pub fn open(path: &Path, mode: OpenMode, durability: Durability) -> Result<SqliteStore, StoreError> {
         let path = path.to_path_buf();
         if !path.exists() {
             if mode == OpenMode::MustExist {
@@ -312,7 +381,7 @@ impl Store {
         files::tighten_companions(&path);
         let seen = seen::Seen::load(&connection).map_err(|e| classify(&path, e))?;
         let commits = commits::Commits::watch(&connection, durability == Durability::Full);
-        Ok(Store {
+        Ok(SqliteStore {
             connection,
             path,
             seen,
@@ -588,7 +657,7 @@ impl Store {
     /// power cut may lose at no cost to the games: outbox marks, relayed lines' ids.
     pub(crate) fn unsynced<T>(
         &mut self,
-        write: impl FnOnce(&mut Store) -> Result<T, StoreError>,
+        write: impl FnOnce(&mut SqliteStore) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let path = self.path.clone();
         let fail = |e| classify(&path, e);

@@ -9,7 +9,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params};
 use spellbridge_core::{Destination, Message, NetworkId, RichText};
 
-use super::{Queued, Store, StoreError};
+use super::{Queued, SqliteStore, StoreError};
 use crate::turn::Outbound;
 
 /// An outbox row that cannot be sent.
@@ -22,7 +22,7 @@ pub struct BadRow {
     pub reason: String,
 }
 
-impl Store {
+impl SqliteStore {
     /// Every message waiting in the outbox, oldest first, and the rows that could not be
     /// read, which are set aside (see the module's documentation).
     pub fn pending_checked(&self) -> Result<(Vec<Queued>, Vec<BadRow>), StoreError> {
@@ -110,12 +110,17 @@ impl Store {
 
 /// One outbox row's columns as a message to send, or why they are not one.
 fn parse(network: ValueRef<'_>, destination: ValueRef<'_>, text: ValueRef<'_>) -> Result<Outbound, String> {
-    let network = as_text(network, "network")?;
+    parse_text(as_text(network, "network")?, as_text(destination, "destination")?, as_text(text, "text")?)
+}
+
+/// One outbox row's text columns as a message to send, or why they are not one (either
+/// engine's rows).
+pub(super) fn parse_text(network: &str, destination: &str, text: &str) -> Result<Outbound, String> {
     if network.is_empty() || network.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err(format!("its network {network:?} is not a network name"));
     }
-    let to: Destination = serde_json::from_str(as_text(destination, "destination")?)
-        .map_err(|e| format!("its destination does not read: {e}"))?;
+    let to: Destination =
+        serde_json::from_str(destination).map_err(|e| format!("its destination does not read: {e}"))?;
     let name = match &to {
         Destination::Room(room) => room.as_str(),
         Destination::Private(player) => player.as_str(),
@@ -123,7 +128,6 @@ fn parse(network: ValueRef<'_>, destination: ValueRef<'_>, text: ValueRef<'_>) -
     if name.is_empty() || name.chars().any(char::is_control) {
         return Err(format!("its destination {name:?} names no room or player"));
     }
-    let text = as_text(text, "text")?;
     // Version 2 rows hold only the text; later ones the whole message.
     let message = match serde_json::from_str::<Message>(text) {
         Ok(message) => message,

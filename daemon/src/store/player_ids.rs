@@ -20,7 +20,7 @@ use rusqlite::params;
 use spellbridge_core::grammar;
 use spellbridge_core::{NetworkId, PlayerId, Registry};
 
-use super::{Store, StoreError, classify, seal, sealed, to_json};
+use super::{SqliteStore, StoreError, classify, seal, sealed, to_json};
 use crate::identity::CONSOLE_NETWORK;
 use crate::identity::is_global_id;
 use crate::journal::{Entry, SeatRecord, TableId};
@@ -30,13 +30,13 @@ use crate::router::{Router, RouterConfig};
 pub const MARK: &str = "player_ids";
 
 /// True when the database still has bare player ids.
-pub fn needs_upgrade(store: &Store) -> Result<bool, StoreError> {
+pub fn needs_upgrade(store: &SqliteStore) -> Result<bool, StoreError> {
     Ok(store.meta(MARK)?.as_deref() == Some("bare"))
 }
 
 /// Rewrites the journal's player ids and rebuilds every snapshot from it, in one
 /// transaction; returns the router the rewritten journal replays to.
-pub fn upgrade(store: &Store, registry: Registry, options: RouterConfig) -> Result<Router, StoreError> {
+pub fn upgrade(store: &SqliteStore, registry: Registry, options: RouterConfig) -> Result<Router, StoreError> {
     let path = store.path().to_path_buf();
     let fail = |e| classify(&path, e);
     // Each row: its id, its entry, and what it announced (kept as it was).

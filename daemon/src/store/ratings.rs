@@ -9,7 +9,7 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use spellbridge_core::{NetworkId, Registry};
 
-use super::{Store, StoreError};
+use super::{SqliteStore, StoreError};
 use crate::identity::Scope;
 use crate::journal::Entry;
 use crate::ratings::{self, RatingsError, Summary, legacy};
@@ -77,7 +77,7 @@ impl std::fmt::Display for RatingsCheck {
     }
 }
 
-impl Store {
+impl SqliteStore {
     /// Every journal entry, tables' and lobby's, in the order they were committed.
     pub fn journal(&self) -> Result<Vec<Entry>, StoreError> {
         self.numbered_rows("SELECT id, entry FROM journal ORDER BY id")?

@@ -8,14 +8,14 @@
 use rusqlite::params;
 use spellbridge_core::{NetworkId, Relayed};
 
-use super::{Store, StoreError, classify};
+use super::{SqliteStore, StoreError, classify};
 use crate::relay::replies::LEARNED;
 use crate::router::Router;
 
 /// One relayed line's network id: the network, the id, and what the line was.
 pub type RelayedLine = (NetworkId, String, Relayed);
 
-impl Store {
+impl SqliteStore {
     /// Keeps `lines` (a later row for the same id replaces the earlier one) and deletes
     /// all but the latest [`LEARNED`] rows, in one transaction, without an fsync of its own
     /// ([`Store::unsynced`]): a power cut before the next commit of moves only leaves
@@ -88,7 +88,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Durability, OpenMode};
+    use super::super::{Durability, OpenMode, Store};
     use super::*;
 
     fn line(i: usize) -> RelayedLine {

@@ -19,7 +19,7 @@ pub struct Side {
 impl Side {
     /// Opens it, waiting up to 2 s for a lock the store holds.
     pub(super) fn open(store: &Store) -> Result<Side, StoreError> {
-        let path = store.path().to_path_buf();
+        let path = store.sqlite()?.path().to_path_buf();
         let fail = |e| classify(&path, e);
         let connection = Connection::open_with_flags(
             &path,

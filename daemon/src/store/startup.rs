@@ -19,7 +19,7 @@ use serde_json::Value;
 use spellbridge_core::Registry;
 
 use super::seal::{self, Digest};
-use super::{Store, StoreError, sql_u64};
+use super::{SqliteStore, StoreError, sql_u64};
 use crate::journal::{Entry, TableId};
 use crate::router::{Router, RouterConfig};
 
@@ -116,7 +116,7 @@ impl Covered {
     const NONE: Covered = Covered { sealed: seal::EMPTY, whole: seal::EMPTY, last: 0, after: 0 };
 }
 
-impl Store {
+impl SqliteStore {
     /// Rebuilds the router from the database, checking every table's snapshot against its
     /// seal and journal; what happens to an unsound one is `policy`'s choice. Rebuilt and
     /// newly sealed snapshots are written back, so the next start finds them sound.

@@ -373,11 +373,14 @@ fn a_database_with_bare_player_ids_verifies_and_loads_with_their_network() {
     let (_dir, path) = temp_db();
     database_with_bare_ids(&path);
     let store = open(&path).expect("opens and migrates");
-    assert!(player_ids::needs_upgrade(&store).expect("meta"), "migration 4 marks a database with games");
+    assert!(
+        player_ids::needs_upgrade(store.sqlite().expect("SQLite")).expect("meta"),
+        "migration 4 marks a database with games"
+    );
     let report = audit::verify(&store, Registry::standard, None).expect("verifies");
     assert_eq!(report.tables.len(), 1);
     assert_eq!(report.problems(), 0, "{report:?}");
-    assert!(!player_ids::needs_upgrade(&store).expect("meta"), "the mark is gone");
+    assert!(!player_ids::needs_upgrade(store.sqlite().expect("SQLite")).expect("meta"), "the mark is gone");
     let loaded = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
     let router = loaded.expect("loads, every snapshot sealed anew").router;
     let state = &router.snapshot()["tables"][0]["state"];
@@ -413,7 +416,7 @@ fn a_database_with_bare_player_ids_verifies_and_loads_with_their_network() {
 fn a_new_database_needs_no_player_id_upgrade() {
     let (_dir, path) = temp_db();
     let store = open(&path).expect("opens");
-    assert!(!player_ids::needs_upgrade(&store).expect("meta"));
+    assert!(!player_ids::needs_upgrade(store.sqlite().expect("SQLite")).expect("meta"));
 }
 
 /// A store with a Thaum table where alice, its game master, has given herself a coin

@@ -1,0 +1,442 @@
+//! The PostgreSQL engine of the store (issue 34), chosen by `[store] url`: the journal,
+//! the message ids seen, the outbox, named values and dice keys, in the tables of
+//! `0002_store.sql` (the same rows as SQLite's), numbered in the one PostgreSQL migration
+//! list that starts with the leader lease (`leader::schema`).
+//!
+//! Every journal commit runs the leader's fence ([`crate::leader::fenced`]) first, in its
+//! own transaction: a daemon whose lease epoch is stale commits nothing and gets
+//! [`StoreError::Fenced`]. A store opened without a fence refuses to commit.
+//!
+//! One connection, on a thread of its own ([`worker`]): the daemon loop is the store's
+//! only writer and commits one batch at a time (group commit), so a pool would only add
+//! connections that wait; the lease keeps its own connection (`leader::Lease`), so a busy
+//! store never delays a renewal. Not yet on PostgreSQL: snapshots (a start replays the
+//! whole journal), `verify`, `export`, relayed and latest lines, STS and appservice
+//! transactions; each says so ([`StoreError::NotOnPostgres`]).
+
+pub mod url;
+mod worker;
+
+use spellbridge_core::Registry;
+use spellbridge_core::dice::DiceKey;
+use tokio_postgres::{Client, NoTls};
+
+use super::{JournalRow, MessageKey, Queued, Step, StoreError, commits, outbox, sql_u64, to_json};
+use crate::journal::{Entry, TableId};
+use crate::leader::{self, Fence};
+use crate::router::{Router, RouterConfig};
+use crate::turn::Outbound;
+pub use url::{StoreUrl, UrlError};
+use worker::{Work, Worker};
+
+/// The PostgreSQL store.
+pub struct PgStore {
+    worker: Worker,
+    url: StoreUrl,
+    fence: Option<Fence>,
+    commits: commits::Commits,
+}
+
+/// One journal row's values, owned, to send to the engine's thread.
+struct JournalValues {
+    table: Option<i64>,
+    sequence: Option<i64>,
+    kind: &'static str,
+    player: Option<String>,
+    command: Option<String>,
+    network: Option<String>,
+    message_id: Option<String>,
+    dice_seed: Option<i64>,
+    entry: String,
+    events: String,
+}
+
+/// What one commit writes, computed from the router before it is sent to the thread.
+#[derive(Default)]
+struct Batch {
+    meta: Vec<(String, String)>,
+    seen: Vec<(String, String)>,
+    journal: Vec<JournalValues>,
+    outbox: Vec<(String, String, String)>,
+    keys: Vec<(i64, i64, String)>,
+}
+
+impl PgStore {
+    /// Connects to the database at `url`, brings its schema up to date (the lease's and
+    /// the store's migrations, one list) and commits under `fence` (`None`: reads only).
+    pub fn open(url: &StoreUrl, fence: Option<Fence>) -> Result<PgStore, StoreError> {
+        let target = url.shown().to_owned();
+        let mut config = url.config().clone();
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(10));
+        }
+        config.application_name("spellbridge-store");
+        let started = Worker::start(move |runtime| {
+            runtime.block_on(async {
+                let (mut client, connection) = config.connect(NoTls).await.map_err(Err)?;
+                tokio::spawn(async move {
+                    if let Err(error) = connection.await {
+                        tracing::warn!(%error, "the PostgreSQL store's connection ended");
+                    }
+                });
+                leader::schema::migrate(&mut client).await.map_err(Ok)?;
+                Ok::<Client, Result<leader::LeaseError, tokio_postgres::Error>>(client)
+            })
+        });
+        let worker = match started {
+            Ok(Ok(worker)) => worker,
+            Ok(Err(Err(source))) => return Err(StoreError::Postgres { target, what: "connecting", source }),
+            Ok(Err(Ok(source))) => return Err(StoreError::PostgresSchema { target, source }),
+            Err(source) => return Err(StoreError::Thread { target, source: Some(source) }),
+        };
+        Ok(PgStore { worker, url: url.clone(), fence, commits: commits::Commits::default() })
+    }
+
+    /// Commits under `fence` from now on (a new lease term).
+    pub fn set_fence(&mut self, fence: Fence) {
+        self.fence = Some(fence);
+    }
+
+    /// The database, without its password.
+    pub fn url(&self) -> &StoreUrl {
+        &self.url
+    }
+
+    /// How many write transactions this store committed (all synced: PostgreSQL's
+    /// `synchronous_commit`, on by default, makes a commit durable before it returns).
+    pub fn commits(&self) -> commits::Commits {
+        self.commits.clone()
+    }
+
+    /// Runs `job` on the connection's thread; `what` names it in an error.
+    fn call<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        job: impl for<'c> FnOnce(&'c mut Client) -> Work<'c, Result<T, tokio_postgres::Error>> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let target = self.url.shown().to_owned();
+        self.worker
+            .call(job)
+            .map_err(|_| StoreError::Thread { target: target.clone(), source: None })?
+            .map_err(|source| StoreError::Postgres { target, what, source })
+    }
+
+    /// True when this message was already handled.
+    pub fn seen(&self, key: &MessageKey) -> Result<bool, StoreError> {
+        let (network, id) = (key.network.as_str().to_owned(), key.id.clone());
+        self.call("reading the message ids seen", move |client| {
+            Box::pin(async move {
+                let row = client
+                    .query_opt(
+                        "SELECT 1 FROM seen_messages WHERE network = $1 AND message_id = $2",
+                        &[&network, &id],
+                    )
+                    .await?;
+                Ok(row.is_some())
+            })
+        })
+    }
+
+    /// Commits a batch of steps in one transaction that first passes the lease's fence.
+    /// Returns what to send, as [`super::Store::commit`] does.
+    pub fn commit(&mut self, router: &Router, steps: Vec<Step>) -> Result<Vec<Queued>, StoreError> {
+        let Some(fence) = self.fence.clone() else {
+            return Err(StoreError::NoLease { target: self.url.shown().to_owned() });
+        };
+        let mut batch = Batch::default();
+        // What to send, in order; `true` for an outbox row (its id comes from the commit).
+        let mut order: Vec<(bool, Outbound)> = Vec::new();
+        let mut keyed = std::collections::BTreeSet::new();
+        for step in steps {
+            batch.meta.extend(step.meta.iter().cloned());
+            if step.fleeting {
+                order.extend(step.outbound.into_iter().map(|o| (false, o)));
+                continue;
+            }
+            if let Some(key) = &step.message {
+                batch.seen.push((key.network.as_str().to_owned(), key.id.clone()));
+            }
+            for record in &step.records {
+                let row = JournalRow::of(&record.entry);
+                if let Entry::Opened { table, commitment: Some(_), .. } | Entry::Keyed { table, .. } =
+                    &record.entry
+                {
+                    keyed.insert(*table);
+                }
+                let events: Vec<String> = record.announced.iter().map(|o| o.message.text.plain()).collect();
+                batch.journal.push(JournalValues {
+                    table: row.table.map(sql_u64),
+                    sequence: row.sequence.map(sql_u64),
+                    kind: row.kind,
+                    player: row.player.map(str::to_owned),
+                    command: row.command.map(str::to_owned),
+                    network: step.message.as_ref().map(|k| k.network.as_str().to_owned()),
+                    message_id: step.message.as_ref().map(|k| k.id.clone()),
+                    dice_seed: row.dice_seed.map(sql_u64),
+                    entry: to_json(&record.entry),
+                    events: to_json(&events),
+                });
+            }
+            for outbound in step.outbound {
+                batch.outbox.push((
+                    outbound.network.as_str().to_owned(),
+                    to_json(&outbound.to),
+                    to_json(&outbound.message),
+                ));
+                order.push((true, outbound));
+            }
+        }
+        for table in keyed {
+            for (epoch, key) in router.dice_keys(table) {
+                batch.keys.push((sql_u64(table), sql_u64(epoch), key.reveal()));
+            }
+        }
+        let target = self.url.shown().to_owned();
+        let written = self.worker.call(move |client| Box::pin(write(client, fence, batch)));
+        let ids = match written {
+            Err(_) => return Err(StoreError::Thread { target, source: None }),
+            Ok(Err(Written::Fenced(source))) => return Err(StoreError::Fenced { source }),
+            Ok(Err(Written::Sql(source))) => {
+                return Err(StoreError::Postgres { target, what: "committing a batch", source });
+            }
+            Ok(Ok(ids)) => ids,
+        };
+        self.commits.count(true);
+        let mut ids = ids.into_iter();
+        Ok(order
+            .into_iter()
+            .map(|(kept, outbound)| Queued { id: if kept { ids.next().unwrap_or(-1) } else { -1 }, outbound })
+            .collect())
+    }
+
+    /// Rebuilds the router by replaying the whole journal (PostgreSQL keeps no snapshots
+    /// yet), with the dice keys, ratings and shown names.
+    pub fn load(&self, registry: Registry, options: RouterConfig) -> Result<Router, StoreError> {
+        let mut router = Router::new(registry, options);
+        router.add_keys(self.dice_keys(None)?);
+        let journal = self.journal()?;
+        for entry in &journal {
+            router.replay(entry).map_err(|source| StoreError::PostgresReplay {
+                target: self.url.shown().to_owned(),
+                source,
+            })?;
+        }
+        router.load_ratings(&journal);
+        if let Some(names) = self.meta(crate::router::SHOWN_NAMES_KEY)? {
+            router.load_names(&names);
+        }
+        Ok(router)
+    }
+
+    /// Journal entries (`Some(None)`: the lobby's; `Some(Some(t))`: table t's; `None`:
+    /// all), in order.
+    fn entries_of(&self, which: Option<Option<TableId>>) -> Result<Vec<Entry>, StoreError> {
+        let (all, table) = (which.is_none(), which.flatten().map(sql_u64));
+        let rows = self.call("reading the journal", move |client| {
+            Box::pin(async move {
+                let rows = client
+                    .query(
+                        "SELECT id, entry FROM journal WHERE $1 OR table_id IS NOT DISTINCT FROM $2 ORDER BY id",
+                        &[&all, &table],
+                    )
+                    .await?;
+                Ok(rows.into_iter().map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1))).collect::<Vec<_>>())
+            })
+        })?;
+        rows.into_iter()
+            .map(|(id, text)| {
+                serde_json::from_str(&text).map_err(|e| self.bad_row(format!("journal row {id}: {e}")))
+            })
+            .collect()
+    }
+
+    /// The journal entries of one table (or, with `None`, the lobby's), in order.
+    pub fn entries(&self, table: Option<TableId>) -> Result<Vec<Entry>, StoreError> {
+        self.entries_of(Some(table))
+    }
+
+    /// Every journal entry, in the order committed.
+    pub fn journal(&self) -> Result<Vec<Entry>, StoreError> {
+        self.entries_of(None)
+    }
+
+    /// The dice keys kept for one table (or every table): table, epoch, key.
+    pub fn dice_keys(&self, table: Option<TableId>) -> Result<Vec<(TableId, u64, DiceKey)>, StoreError> {
+        let table = table.map(sql_u64);
+        let rows = self.call("reading the dice keys", move |client| {
+            Box::pin(async move {
+                let rows = client
+                    .query(
+                        "SELECT table_id, epoch, key FROM dice_keys WHERE $1::bigint IS NULL OR table_id = $1 \
+                         ORDER BY table_id, epoch",
+                        &[&table],
+                    )
+                    .await?;
+                Ok(rows
+                    .into_iter()
+                    .map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1), r.get::<_, String>(2)))
+                    .collect::<Vec<_>>())
+            })
+        })?;
+        rows.into_iter()
+            .map(|(table, epoch, key)| {
+                let (table, epoch) = (table as TableId, epoch as u64);
+                let key = DiceKey::from_hex(&key)
+                    .map_err(|e| self.bad_row(format!("dice key of table {table}, epoch {epoch}: {e}")))?;
+                Ok((table, epoch, key))
+            })
+            .collect()
+    }
+
+    /// A named value kept with the games, if set.
+    pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let key = key.to_owned();
+        self.call("reading a named value", move |client| {
+            Box::pin(async move {
+                Ok(client
+                    .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])
+                    .await?
+                    .map(|r| r.get(0)))
+            })
+        })
+    }
+
+    /// Every message waiting in the outbox, oldest first, and the rows that do not read
+    /// (left in place and logged: PostgreSQL has no set-aside table yet).
+    pub fn pending_checked(&self) -> Result<(Vec<Queued>, Vec<outbox::BadRow>), StoreError> {
+        let rows = self.call("reading the outbox", move |client| {
+            Box::pin(async move {
+                let rows = client
+                    .query("SELECT id, network, destination, text FROM outbox ORDER BY id", &[])
+                    .await?;
+                Ok(rows
+                    .into_iter()
+                    .map(|r| {
+                        (
+                            r.get::<_, i64>(0),
+                            r.get::<_, String>(1),
+                            r.get::<_, String>(2),
+                            r.get::<_, String>(3),
+                        )
+                    })
+                    .collect::<Vec<_>>())
+            })
+        })?;
+        let (mut queued, mut bad) = (Vec::new(), Vec::new());
+        for (id, network, destination, text) in rows {
+            match outbox::parse_text(&network, &destination, &text) {
+                Ok(outbound) => queued.push(Queued { id, outbound }),
+                Err(reason) => {
+                    tracing::error!(outbox_id = id, %reason, "outbox row {id} not sent: {reason}");
+                    bad.push(outbox::BadRow { id, reason });
+                }
+            }
+        }
+        Ok((queued, bad))
+    }
+
+    /// Removes sent messages from the outbox.
+    pub fn sent_all(&self, ids: &[i64]) -> Result<(), StoreError> {
+        let ids = ids.to_vec();
+        self.call("marking messages sent", move |client| {
+            Box::pin(async move {
+                client.execute("DELETE FROM outbox WHERE id = ANY($1)", &[&ids]).await.map(drop)
+            })
+        })
+    }
+
+    fn bad_row(&self, detail: String) -> StoreError {
+        StoreError::PostgresRow { target: self.url.shown().to_owned(), detail }
+    }
+}
+
+/// Why a batch was not written.
+enum Written {
+    Fenced(leader::FenceError),
+    Sql(tokio_postgres::Error),
+}
+
+/// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
+/// A failed one is rolled back before this returns, so the lease row's share lock the
+/// fence took is let go at once (a take-over waits for it).
+async fn write(client: &mut Client, fence: Fence, batch: Batch) -> Result<Vec<i64>, Written> {
+    let transaction = client.transaction().await.map_err(Written::Sql)?;
+    match fill(&transaction, &fence, &batch).await {
+        Ok(ids) => {
+            transaction.commit().await.map_err(Written::Sql)?;
+            Ok(ids)
+        }
+        Err(error) => {
+            let _ = transaction.rollback().await;
+            Err(error)
+        }
+    }
+}
+
+/// The statements of one commit, after its fence.
+async fn fill(
+    transaction: &tokio_postgres::Transaction<'_>,
+    fence: &Fence,
+    batch: &Batch,
+) -> Result<Vec<i64>, Written> {
+    leader::fenced(transaction, fence).await.map_err(Written::Fenced)?;
+    let sql = Written::Sql;
+    let meta = transaction
+        .prepare("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        .await
+        .map_err(sql)?;
+    for (key, value) in &batch.meta {
+        transaction.execute(&meta, &[key, value]).await.map_err(sql)?;
+    }
+    let seen = transaction
+        .prepare("INSERT INTO seen_messages (network, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+        .await
+        .map_err(sql)?;
+    for (network, id) in &batch.seen {
+        transaction.execute(&seen, &[network, id]).await.map_err(sql)?;
+    }
+    let journal = transaction
+        .prepare(
+            "INSERT INTO journal (table_id, sequence, kind, player, command, network, message_id, dice_seed, entry, events)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .await
+        .map_err(sql)?;
+    for row in &batch.journal {
+        let kind = row.kind.to_owned();
+        transaction
+            .execute(
+                &journal,
+                &[
+                    &row.table,
+                    &row.sequence,
+                    &kind,
+                    &row.player,
+                    &row.command,
+                    &row.network,
+                    &row.message_id,
+                    &row.dice_seed,
+                    &row.entry,
+                    &row.events,
+                ],
+            )
+            .await
+            .map_err(sql)?;
+    }
+    let outbox = transaction
+        .prepare("INSERT INTO outbox (network, destination, text) VALUES ($1, $2, $3) RETURNING id")
+        .await
+        .map_err(sql)?;
+    let mut ids = Vec::with_capacity(batch.outbox.len());
+    for (network, destination, text) in &batch.outbox {
+        ids.push(transaction.query_one(&outbox, &[network, destination, text]).await.map_err(sql)?.get(0));
+    }
+    let keys = transaction
+        .prepare("INSERT INTO dice_keys (table_id, epoch, key) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+        .await
+        .map_err(sql)?;
+    for (table, epoch, key) in &batch.keys {
+        transaction.execute(&keys, &[table, epoch, key]).await.map_err(sql)?;
+    }
+    Ok(ids)
+}

@@ -1,0 +1,372 @@
+//! One store test suite, written once and run on both engines (issue 34): `suite` holds
+//! the tests, each a function of an [`Engine`] that opens (and reopens) one database;
+//! `sqlite` and `postgres` instantiate it, the second against a real PostgreSQL from
+//! tests/harness/postgres.rs. Then what only PostgreSQL has: the leader's fence in every
+//! journal commit, and calls from inside a tokio runtime.
+
+use std::time::Duration;
+
+use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings};
+use spellbridge::router::{Router, RouterConfig};
+use spellbridge::store::postgres::StoreUrl;
+use spellbridge::store::{Durability, MessageKey, OpenMode, Step, Store, StoreError};
+use spellbridge::turn::Outbound;
+use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RichText, RoomId, Timestamp};
+use spellbridge_tests::harness::postgres::Postgres;
+
+/// One database on one engine: each call opens it again, as a restarted daemon would.
+trait Engine {
+    fn open(&self) -> Store;
+}
+
+struct Sqlite {
+    dir: tempfile::TempDir,
+}
+
+impl Engine for Sqlite {
+    fn open(&self) -> Store {
+        Store::open(&self.dir.path().join("spellbridge.db"), OpenMode::CreateIfMissing, Durability::Full)
+            .unwrap_or_else(|e| panic!("SQLite opens: {e}"))
+    }
+}
+
+fn sqlite() -> Sqlite {
+    Sqlite { dir: tempfile::tempdir().unwrap_or_else(|e| panic!("a temporary directory: {e}")) }
+}
+
+struct Pg {
+    cluster: Postgres,
+    fence: Fence,
+}
+
+impl Engine for Pg {
+    fn open(&self) -> Store {
+        Store::open_postgres(&url(&self.cluster), Some(self.fence.clone()))
+            .unwrap_or_else(|e| panic!("PostgreSQL opens: {e}"))
+    }
+}
+
+fn url(cluster: &Postgres) -> StoreUrl {
+    StoreUrl::parse(&cluster.url()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Takes the lease as `name` (a long one: the suite's commits never race a renewal).
+fn lease(cluster: &Postgres, name: &str) -> (Lease, Fence) {
+    let settings = LeaseSettings::new(Duration::from_secs(600), Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{e}"));
+    runtime().block_on(async {
+        let holder = Holder::new(name).unwrap_or_else(|e| panic!("{e}"));
+        let mut lease = Lease::open(&cluster.url(), holder, settings).await.unwrap_or_else(|e| panic!("{e}"));
+        let term = lease
+            .acquire()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("{name} takes the free lease"));
+        let fence = lease.fence(term.epoch);
+        (lease, fence)
+    })
+}
+
+fn postgres() -> Pg {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let (_, fence) = lease(&cluster, "spellbridge@suite");
+    Pg { cluster, fence }
+}
+
+fn message(n: usize) -> Outbound {
+    Outbound {
+        network: NetworkId::new("irc"),
+        to: Destination::Room(RoomId::new("#magic")),
+        message: RichText::new().text(format!("message {n}")).into(),
+    }
+}
+
+fn router() -> Router {
+    Router::new(Registry::standard(), RouterConfig::default())
+}
+
+fn texts(store: &Store) -> Vec<String> {
+    let pending = store.pending().unwrap_or_else(|e| panic!("pending: {e}"));
+    pending.into_iter().map(|q| q.outbound.message.text.plain()).collect()
+}
+
+/// Plays `lines` as alice in #magic through the store, one commit each.
+fn play(store: &mut Store, lines: &[&str], first_id: usize) -> Router {
+    let mut router =
+        store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("loads: {e}"));
+    for (n, text) in lines.iter().enumerate() {
+        let inbound = Inbound {
+            message_id: Some(format!("m{}", first_id + n)),
+            ..Inbound::new(NetworkId::new("irc"), RoomId::new("#magic"), PlayerId::new("alice"), *text)
+        };
+        let outbound = router.handle(&inbound, Timestamp(1_000));
+        let step = Step {
+            message: Some(MessageKey { network: NetworkId::new("irc"), id: format!("m{}", first_id + n) }),
+            records: router.take_journal(),
+            outbound,
+            ..Step::default()
+        };
+        store.commit(&router, vec![step]).unwrap_or_else(|e| panic!("commit {text}: {e}"));
+    }
+    router
+}
+
+/// The Thaum table's state as the router has it, without its dice (whose field name
+/// differs between a fresh table and a reloaded one only in key order, never in value).
+fn table(router: &Router) -> serde_json::Value {
+    router.table_snapshot(0).unwrap_or_else(|| panic!("table 0 is open"))["state"].clone()
+}
+
+/// The tests, each written once for any engine.
+mod suite {
+    use super::*;
+
+    pub fn the_outbox_keeps_order_and_forgets_only_what_was_sent(engine: &dyn Engine) {
+        let mut store = engine.open();
+        let step = Step { outbound: (0..5).map(message).collect(), ..Step::default() };
+        let queued = store.commit(&router(), vec![step]).unwrap_or_else(|e| panic!("commit: {e}"));
+        assert_eq!(queued.len(), 5);
+        store.sent(queued[0].id).unwrap_or_else(|e| panic!("sent: {e}"));
+        store.sent_all(&[queued[2].id]).unwrap_or_else(|e| panic!("sent: {e}"));
+        drop(store);
+        assert_eq!(texts(&engine.open()), ["message 1", "message 3", "message 4"]);
+    }
+
+    pub fn a_message_id_is_remembered_across_restarts(engine: &dyn Engine) {
+        let key = MessageKey { network: NetworkId::new("irc"), id: "abc".into() };
+        let mut store = engine.open();
+        assert!(!store.seen(&key).unwrap_or_else(|e| panic!("{e}")));
+        store
+            .commit(&router(), vec![Step { message: Some(key.clone()), ..Step::default() }])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.seen(&key).unwrap_or_else(|e| panic!("{e}")), "seen as soon as committed");
+        drop(store);
+        let store = engine.open();
+        assert!(store.seen(&key).unwrap_or_else(|e| panic!("{e}")));
+        let other = MessageKey { network: NetworkId::new("matrix"), id: "abc".into() };
+        assert!(!store.seen(&other).unwrap_or_else(|e| panic!("{e}")), "ids are per network");
+    }
+
+    pub fn private_destinations_round_trip_through_the_outbox(engine: &dyn Engine) {
+        let mut store = engine.open();
+        let dm = Outbound {
+            network: NetworkId::new("matrix"),
+            to: Destination::Private(PlayerId::new("@alice:localhost")),
+            message: RichText::new().bold("Fire").text(" and ").code("!cast").into(),
+        };
+        store
+            .commit(&router(), vec![Step { outbound: vec![dm.clone()], ..Step::default() }])
+            .unwrap_or_else(|e| panic!("{e}"));
+        drop(store);
+        assert_eq!(engine.open().pending().unwrap_or_else(|e| panic!("{e}"))[0].outbound, dm);
+    }
+
+    pub fn a_fleeting_step_is_answered_and_keeps_nothing(engine: &dyn Engine) {
+        let mut store = engine.open();
+        let key = MessageKey { network: NetworkId::new("irc"), id: "status".into() };
+        let step = Step {
+            message: Some(key.clone()),
+            outbound: vec![message(7)],
+            fleeting: true,
+            ..Step::default()
+        };
+        let queued = store.commit(&router(), vec![step]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(queued.iter().map(|q| q.id).collect::<Vec<_>>(), [-1], "answered outside the outbox");
+        assert!(texts(&store).is_empty());
+        assert!(!store.seen(&key).unwrap_or_else(|e| panic!("{e}")), "its id is not kept");
+    }
+
+    pub fn named_values_are_kept_and_replaced(engine: &dyn Engine) {
+        let mut store = engine.open();
+        for value in ["1", "2"] {
+            let step = Step { meta: vec![("clock".into(), value.into())], ..Step::default() };
+            store.commit(&router(), vec![step]).unwrap_or_else(|e| panic!("{e}"));
+        }
+        drop(store);
+        let store = engine.open();
+        assert_eq!(store.meta("clock").unwrap_or_else(|e| panic!("{e}")).as_deref(), Some("2"));
+        assert_eq!(store.meta("nothing").unwrap_or_else(|e| panic!("{e}")), None);
+    }
+
+    pub fn a_game_goes_on_after_a_restart_where_it_was(engine: &dyn Engine) {
+        let mut store = engine.open();
+        let before = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
+        drop(store);
+        let mut store = engine.open();
+        let reloaded =
+            store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(table(&reloaded), table(&before), "the table is as it was");
+        let after = play(&mut store, &["!coins alice +2"], 3);
+        let coins = |router: &Router| {
+            let players = table(router)["players"].as_object().cloned().unwrap_or_default();
+            players.values().next().map(|sheet| sheet["coins"].clone()).unwrap_or_default()
+        };
+        assert_eq!(coins(&after), 5, "the new move applies on top of the old ones");
+        drop(store);
+        let store = engine.open();
+        let journal = store.journal().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            journal.len(),
+            store.entries(Some(0)).unwrap_or_else(|e| panic!("{e}")).len()
+                + store.entries(None).unwrap_or_else(|e| panic!("{e}")).len()
+        );
+        assert!(journal.len() >= 4, "every move is in the journal: {}", journal.len());
+        let loaded =
+            store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(coins(&loaded), 5);
+    }
+}
+
+/// Instantiates every test of `suite` for one engine.
+macro_rules! instantiate {
+    ($engine:ident, $make:expr) => {
+        mod $engine {
+            use super::*;
+            #[test]
+            fn the_outbox_keeps_order_and_forgets_only_what_was_sent() {
+                suite::the_outbox_keeps_order_and_forgets_only_what_was_sent(&$make);
+            }
+            #[test]
+            fn a_message_id_is_remembered_across_restarts() {
+                suite::a_message_id_is_remembered_across_restarts(&$make);
+            }
+            #[test]
+            fn private_destinations_round_trip_through_the_outbox() {
+                suite::private_destinations_round_trip_through_the_outbox(&$make);
+            }
+            #[test]
+            fn a_fleeting_step_is_answered_and_keeps_nothing() {
+                suite::a_fleeting_step_is_answered_and_keeps_nothing(&$make);
+            }
+            #[test]
+            fn named_values_are_kept_and_replaced() {
+                suite::named_values_are_kept_and_replaced(&$make);
+            }
+            #[test]
+            fn a_game_goes_on_after_a_restart_where_it_was() {
+                suite::a_game_goes_on_after_a_restart_where_it_was(&$make);
+            }
+        }
+    };
+}
+
+instantiate!(on_sqlite, sqlite());
+instantiate!(on_postgres, postgres());
+
+/// The journal rows, outbox rows and message ids in the database, read by a store that
+/// holds no lease.
+fn counts(cluster: &Postgres) -> (usize, usize, bool) {
+    let reader = Store::open_postgres(&url(cluster), None).unwrap_or_else(|e| panic!("{e}"));
+    let journal = reader.journal().unwrap_or_else(|e| panic!("{e}")).len();
+    let pending = reader.pending().unwrap_or_else(|e| panic!("{e}")).len();
+    let key = MessageKey { network: NetworkId::new("irc"), id: "late".into() };
+    (journal, pending, reader.seen(&key).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// A late commit: a new table, a message id and an outbox row.
+fn late_commit(store: &mut Store) -> Result<(), StoreError> {
+    let mut router = store.load(Registry::standard(), RouterConfig::default())?;
+    let inbound =
+        Inbound::new(NetworkId::new("irc"), RoomId::new("#late"), PlayerId::new("bob"), "!new thaum");
+    let outbound = router.handle(&inbound, Timestamp(2_000));
+    let step = Step {
+        message: Some(MessageKey { network: NetworkId::new("irc"), id: "late".into() }),
+        records: router.take_journal(),
+        outbound,
+        ..Step::default()
+    };
+    store.commit(&router, vec![step]).map(drop)
+}
+
+#[test]
+fn a_commit_under_a_stale_epoch_is_fenced_and_writes_nothing() {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let (mut old_lease, old_fence) = lease(&cluster, "spellbridge@old");
+    let mut old =
+        Store::open_postgres(&url(&cluster), Some(old_fence.clone())).unwrap_or_else(|e| panic!("{e}"));
+    play(&mut old, &["!new thaum", "!coins alice +3"], 0);
+    let before = counts(&cluster);
+    assert!(!before.2, "no late message id yet");
+    // The old leader's lease ends (as if it ran out) and a new daemon takes it over.
+    runtime().block_on(async {
+        assert!(old_lease.release(old_fence.epoch()).await.unwrap_or_else(|e| panic!("{e}")));
+    });
+    let error = late_commit(&mut old).err().unwrap_or_else(|| panic!("a lapsed lease commits nothing"));
+    assert!(matches!(error, StoreError::Fenced { source: FenceError::Lapsed { .. } }), "{error}");
+    assert_eq!(counts(&cluster), before, "nothing written");
+    let (_new_lease, new_fence) = lease(&cluster, "spellbridge@new");
+    assert!(new_fence.epoch() > old_fence.epoch());
+    let error = late_commit(&mut old).err().unwrap_or_else(|| panic!("a superseded leader commits nothing"));
+    match &error {
+        StoreError::Fenced { source: FenceError::Superseded { ours, current, holder } } => {
+            assert_eq!(
+                (*ours, *current, holder.as_str()),
+                (old_fence.epoch(), new_fence.epoch(), "spellbridge@new")
+            );
+        }
+        other => panic!("expected Superseded, got {other}"),
+    }
+    assert!(error.to_string().contains("stops acting and commits nothing"), "{error}");
+    assert_eq!(counts(&cluster), before, "nothing written");
+    // The new leader commits, and sees the old one's moves.
+    let mut new = Store::open_postgres(&url(&cluster), Some(new_fence)).unwrap_or_else(|e| panic!("{e}"));
+    late_commit(&mut new).unwrap_or_else(|e| panic!("the new leader commits: {e}"));
+    let after = counts(&cluster);
+    assert!(after.0 > before.0 && after.2, "{after:?}");
+}
+
+#[test]
+fn a_store_that_holds_no_lease_commits_nothing() {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let mut reader = Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}"));
+    let error = late_commit(&mut reader).err().unwrap_or_else(|| panic!("no lease, no commit"));
+    assert!(matches!(error, StoreError::NoLease { .. }), "{error}");
+    assert!(!error.to_string().contains(&cluster.url()), "the URL with its password is never shown: {error}");
+    assert_eq!(counts(&cluster), (0, 0, false));
+}
+
+#[test]
+fn a_bad_password_is_refused_without_echoing_it() {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let good = cluster.url();
+    let (who, rest) = good.split_once('@').unwrap_or_else(|| panic!("{good}"));
+    let (user, _) = who.rsplit_once(':').unwrap_or_else(|| panic!("{good}"));
+    let bad = format!("{user}:wrong-s3cret@{rest}");
+    let error = Store::open_postgres(&StoreUrl::parse(&bad).unwrap_or_else(|e| panic!("{e}")), None)
+        .err()
+        .unwrap_or_else(|| panic!("a wrong password is refused"))
+        .to_string();
+    assert!(error.contains("connecting"), "{error}");
+    assert!(!error.contains("wrong-s3cret"), "{error}");
+}
+
+/// The store is synchronous, PostgreSQL's client is not: a call from inside either kind
+/// of tokio runtime must neither panic ("a runtime within a runtime") nor hang.
+#[test]
+fn the_postgres_store_works_when_called_inside_a_runtime() {
+    let engine = postgres();
+    for multi in [false, true] {
+        let runtime = if multi {
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
+        } else {
+            tokio::runtime::Builder::new_current_thread().enable_all().build()
+        }
+        .unwrap_or_else(|e| panic!("{e}"));
+        runtime.block_on(async {
+            let task = tokio::spawn(async move {});
+            let mut store = engine.open();
+            let step = Step { outbound: vec![message(usize::from(multi))], ..Step::default() };
+            store.commit(&router(), vec![step]).unwrap_or_else(|e| panic!("{e}"));
+            drop(store);
+            tokio::time::timeout(Duration::from_secs(10), task)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        });
+    }
+    assert_eq!(texts(&engine.open()), ["message 0", "message 1"]);
+}
