@@ -73,7 +73,7 @@ fn language(language: Language) -> wit::Language {
 impl WasmGame {
     /// Reads the component's description (info and texts) and checks it.
     pub(crate) fn new(runner: Arc<Runner>, hash: String) -> Result<WasmGame, LoadError> {
-        let info = runner.call(|store, game| game.call_info(store)).map_err(|e| LoadError::Info(e.to_string()))?;
+        let info = runner.call(|store, game| game.call_describe(store)).map_err(|e| LoadError::Info(e.to_string()))?;
         if !is_name(&info.name) {
             return Err(LoadError::Info(format!(
                 "its name {:?} is not 1 to 32 lower-case ASCII letters, digits or `-`",
@@ -114,7 +114,7 @@ impl Shared {
     /// What `state` says of itself, through the component; refuses a state it cannot read.
     fn status(&self, state: &[u8]) -> Result<wit::Status, String> {
         let limits = self.runner.limits();
-        match self.runner.call(|store, game| game.call_status(store, state)) {
+        match self.runner.call(|store, game| game.call_check_state(store, state)) {
             Err(error) => Err(format!("the {} game component failed reading its state: {error}", self.name)),
             Ok(Err(why)) => Err(format!(
                 "the {} game component cannot read the state it was given: {}",
@@ -371,7 +371,7 @@ impl Table for WasmTable {
     }
 
     fn ending(&self) -> Option<Ending> {
-        let ending = self.shared.runner.call(|store, game| game.call_ending(store, &self.state)).ok()??;
+        let ending = self.shared.runner.call(|store, game| game.call_ended(store, &self.state)).ok()??;
         let places = ending
             .places
             .into_iter()
