@@ -5,8 +5,8 @@
 #
 #   games/nim-wasm/build.sh [OUT_DIR]     → OUT_DIR/nim.wasm (default: games/nim-wasm/out)
 #
-# Extra C sources given in NIM_EXTRA_C are compiled in (the host's hostile test games
-# build this way, with NIM_CFLAGS defining which misbehaviour they have).
+# NIM_CFLAGS adds compiler flags: the host's hostile test games build this way, with
+# -DHOSTILE_<KIND> choosing their misbehaviour (game.c).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -20,7 +20,12 @@ for tool in wit-bindgen wasm-tools clang-14 wasm-ld-14; do
     command -v "$tool" >/dev/null || { echo "build.sh: $tool is missing; run tests/scripts/install-wasm-games.sh" >&2; exit 1; }
 done
 
-wit-bindgen c --world spellbridge-game --out-dir "$work" "$root/wit" >/dev/null
+# NIM_WIT and NIM_WORLD: another world that exports the game (the clock test's imports a clock).
+wit="${NIM_WIT:-$root/wit}"
+world="${NIM_WORLD:-spellbridge-game}"
+base="${world//-/_}"
+wit-bindgen c --world "$world" --out-dir "$work" "$wit" >/dev/null
+echo "#include \"$base.h\"" > "$work/world.h"
 
 # The game's texts: the catalogues of the built-in Nim, as C byte arrays.
 embed() {
@@ -33,8 +38,8 @@ embed() {
 clang-14 --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 -Wall -Werror \
     -fuse-ld=lld -Wl,--strip-all \
     -I "$work" -I "$here" ${NIM_CFLAGS:-} \
-    "$here/game.c" "$here/rules.c" ${NIM_EXTRA_C:-} \
-    "$work/spellbridge_game.c" "$work/spellbridge_game_component_type.o" \
+    "$here/game.c" "$here/rules.c" \
+    "$work/$base.c" "$work/${base}_component_type.o" \
     -o "$work/core.wasm"
 wasm-tools component new "$work/core.wasm" -o "$out/$name.wasm"
 echo "$out/$name.wasm"

@@ -3,14 +3,14 @@
  * in as bytes and goes out as bytes.
  *
  * Built with -DHOSTILE_<KIND>, `take` misbehaves instead (the host's tests of
- * containment): LOOP never returns, MEMORY grows memory without end, HUGE answers a
- * hundred thousand news, TRAP traps, BAD_STATE returns a state it cannot read back. */
-#include <stdio.h>
+ * containment): LOOP never returns, MEMORY grows memory without end, HUGE answers ten
+ * thousand news, TRAP traps, BAD_STATE returns a state it cannot read back, and
+ * CLOCK (built for hostile/wit/clock.wit) tells the wall clock's seconds in its news. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "rules.h"
-#include "spellbridge_game.h"
+#include "world.h"
 #include "texts.h"
 
 typedef spellbridge_game_string_t str_t;
@@ -186,12 +186,19 @@ bool exports_spellbridge_game_game_apply(spellbridge_game_list_u8_t *state, expo
     outcome_of(&nim, &news, ret);
 #if defined(HOSTILE_HUGE)
     if (command == NIM_TAKE) {
-        ret->news.len = 100000;
-        ret->news.ptr = calloc(100000, sizeof(spellbridge_game_types_news_t));
-        for (size_t i = 0; i < 100000; i++) ret->news.ptr[i].id = s("nim-took");
+        ret->news.len = 10000;
+        ret->news.ptr = calloc(10000, sizeof(spellbridge_game_types_news_t));
+        for (size_t i = 0; i < 10000; i++) ret->news.ptr[i].id = s("nim-took");
     }
 #elif defined(HOSTILE_BAD_STATE)
     if (command == NIM_TAKE) ret->state.len = 3;
+#elif defined(HOSTILE_CLOCK)
+    if (command == NIM_TAKE) {
+        wasi_clocks_wall_clock_datetime_t now;
+        wasi_clocks_wall_clock_now(&now);
+        char seconds[24];
+        ret->news.ptr[0].args.ptr[1].f1 = sn(seconds, nim_digits(now.seconds, seconds)); /* the amount: the clock's seconds */
+    }
 #endif
     return true;
 }
@@ -232,8 +239,16 @@ void exports_spellbridge_game_game_public_view(spellbridge_game_list_u8_t *state
     }
     /* Names go out as JSON strings: only the names' bytes that need no escaping. */
     char text[128 + 4 * (NIM_NAME_MAX + 1)];
-    size_t at = (size_t)snprintf(text, sizeof text, "{\"piles\":[%u,%u,%u],\"finished\":%s,\"players\":[",
-                                 nim.piles[0], nim.piles[1], nim.piles[2], nim.finished ? "true" : "false");
+    size_t at = 0;
+    for (int i = 0; i < 3; i++) {
+        const char *before = i ? "," : "{\"piles\":[";
+        memcpy(text + at, before, strlen(before));
+        at += strlen(before);
+        at += nim_digits(nim.piles[i], text + at);
+    }
+    const char *middle = nim.finished ? "],\"finished\":true,\"players\":[" : "],\"finished\":false,\"players\":[";
+    memcpy(text + at, middle, strlen(middle));
+    at += strlen(middle);
     for (int i = 0; i < nim.count; i++) {
         text[at++] = i ? ',' : '"';
         if (i) text[at++] = '"';
@@ -244,7 +259,8 @@ void exports_spellbridge_game_game_public_view(spellbridge_game_list_u8_t *state
         }
         text[at++] = '"';
     }
-    at += (size_t)snprintf(text + at, sizeof text - at, "]}");
+    memcpy(text + at, "]}", 2);
+    at += 2;
     *ret = sn(text, at);
 }
 

@@ -1,11 +1,21 @@
 /* Nim's rules, as core/src/games/nim/state.rs plays them (RULES N-1 … N-5). */
 #include "rules.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static const uint8_t START[3] = {3, 5, 7};
 static const char *PILE_NAMES[3] = {"a", "b", "c"};
+
+size_t nim_digits(uint64_t n, char *out) {
+    char reversed[20];
+    size_t len = 0;
+    do {
+        reversed[len++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    for (size_t i = 0; i < len; i++) out[i] = reversed[len - 1 - i];
+    return len;
+}
 
 size_t nim_write(const struct nim *nim, uint8_t *out, size_t room) {
     size_t need = 11;
@@ -77,15 +87,20 @@ static void arg_player(struct nim_said *s, const char *name, const struct nim_pl
 }
 
 static void arg_number(struct nim_said *s, const char *name, unsigned n) {
-    char text[16];
-    int len = snprintf(text, sizeof text, "%u", n);
-    arg_text(s, name, text, (size_t)len);
+    char text[24];
+    arg_text(s, name, text, nim_digits(n, text));
 }
 
 static void arg_piles(struct nim_said *s, const struct nim *nim) {
     char text[64];
-    int len = snprintf(text, sizeof text, "a %u · b %u · c %u", nim->piles[0], nim->piles[1], nim->piles[2]);
-    arg_text(s, "piles", text, (size_t)len);
+    size_t len = 0;
+    for (int i = 0; i < 3; i++) {
+        static const char *const before[3] = {"a ", " · b ", " · c "};
+        memcpy(text + len, before[i], strlen(before[i]));
+        len += strlen(before[i]);
+        len += nim_digits(nim->piles[i], text + len);
+    }
+    arg_text(s, "piles", text, len);
 }
 
 static int seat_of(const struct nim *nim, const char *actor, size_t len) {

@@ -56,4 +56,8 @@ enum nim_command { NIM_JOIN, NIM_TAKE, NIM_STATUS, NIM_CONCEDE, NIM_STOP };
 int nim_apply(struct nim *nim, const char *actor, size_t actor_len, int gm_or_operator, enum nim_command command,
               uint32_t amount, uint32_t pile, struct nim_news *news, struct nim_said *refusal);
 
+/* Writes `n` in decimal at `out` (room for 20 digits); returns the length. (No printf:
+ * wasi-libc's stdio would import WASI's files.) */
+size_t nim_digits(uint64_t n, char *out);
+
 #endif

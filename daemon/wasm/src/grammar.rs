@@ -2,8 +2,8 @@
 //! built-in games declare them as constants), so a component's are built once per load
 //! and leaked: a few kilobytes per game loaded, never per table or per call.
 
-use spellbridge_core::grammar::{Arg, Choice, Command, Kind, Who};
 use spellbridge_core::PlayerArgument;
+use spellbridge_core::grammar::{Arg, Choice, Command, Kind, Who};
 
 use crate::bindings::spellbridge::game::types as wit;
 
@@ -47,7 +47,10 @@ pub fn commands(declared: &[wit::Command]) -> Result<(&'static [Command], Vec<(S
     for command in declared {
         for name in std::iter::once(&command.name).chain(&command.aliases) {
             if !typable(name) {
-                return Err(format!("command `{}` has a name or alias players cannot type: {name:?}", command.name));
+                return Err(format!(
+                    "command `{}` has a name or alias players cannot type: {name:?}",
+                    command.name
+                ));
             }
         }
         if command.args.len() > MOST_ARGS || command.aliases.len() > MOST_WORDS {
@@ -80,7 +83,11 @@ fn arg(declared: &wit::Arg) -> Result<Arg, String> {
         wit::ArgKind::Word => Kind::Word,
         wit::ArgKind::Choice(choices) => {
             if choices.is_empty() || choices.len() > MOST_WORDS {
-                return Err(format!("argument {} has {} choices; 1 to {MOST_WORDS}", declared.shown, choices.len()));
+                return Err(format!(
+                    "argument {} has {} choices; 1 to {MOST_WORDS}",
+                    declared.shown,
+                    choices.len()
+                ));
             }
             let mut words = Vec::with_capacity(choices.len());
             for names in choices {
@@ -91,7 +98,8 @@ fn arg(declared: &wit::Arg) -> Result<Arg, String> {
                 words.push(&*Box::leak(names.into_boxed_slice()));
             }
             let list = leak(&words.iter().map(|w| w[0]).collect::<Vec<_>>().join(", "));
-            let choice = Box::leak(Box::new(Choice { noun: None, list, words: Box::leak(words.into_boxed_slice()) }));
+            let choice =
+                Box::leak(Box::new(Choice { noun: None, list, words: Box::leak(words.into_boxed_slice()) }));
             Kind::Choice(choice)
         }
     };

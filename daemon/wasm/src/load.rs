@@ -2,7 +2,8 @@
 //! else), the check of what the component imports, and the disk cache of compiled
 //! components, kept by the SHA-256 of the component's bytes.
 //!
-//! The world imports nothing. For a component whose language runtime asks for them, the
+//! The world imports nothing but its own types (`spellbridge:game/types`, which hold no
+//! function). For a component whose language runtime asks for them, the
 //! host offers exactly two things, both fixed so that a replay is the same game: a wall
 //! clock that always reads 1970-01-01T00:00:00Z (`wasi:clocks/wall-clock`) and a random
 //! source that gives the same bytes on every call (`wasi:random/random`). Any other
@@ -81,8 +82,8 @@ impl Loader {
             offer(&mut linker, name)?;
         }
         let pre = linker.instantiate_pre(&component).map_err(|e| LoadError::World(format!("{e:#}")))?;
-        let runner =
-            Runner::new(self.engine.clone(), pre, self.limits).map_err(|e| LoadError::World(format!("{e:#}")))?;
+        let runner = Runner::new(self.engine.clone(), pre, self.limits)
+            .map_err(|e| LoadError::World(format!("{e:#}")))?;
         WasmGame::new(Arc::new(runner), hash)
     }
 
@@ -94,7 +95,8 @@ impl Loader {
         {
             return Ok(component);
         }
-        let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let component =
+            Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile(format!("{e:#}")))?;
         if let Some(dir) = &self.cache {
             // A cache that cannot be written only costs a compile at the next start.
             let _ = store_cached(dir, hash, &component);
@@ -163,10 +165,16 @@ const FIXED_RANDOM: u64 = 0x5EED_0F_5A4D_B0C5;
 fn offer(linker: &mut wasmtime::component::Linker<Held>, name: &str) -> Result<(), LoadError> {
     let refused = || LoadError::Import(name.to_owned());
     let world = |e: wasmtime::Error| LoadError::World(format!("{name}: {e:#}"));
-    if name.starts_with("wasi:clocks/wall-clock@0.2.") {
+    if name == "spellbridge:game/types@1.0.0" {
+        // The world's own types: an import that holds no function.
+        linker.instance(name).map_err(world)?;
+        Ok(())
+    } else if name.starts_with("wasi:clocks/wall-clock@0.2.") {
         let mut clock = linker.instance(name).map_err(world)?;
         clock.func_wrap("now", |_, ()| Ok((Datetime { seconds: 0, nanoseconds: 0 },))).map_err(world)?;
-        clock.func_wrap("resolution", |_, ()| Ok((Datetime { seconds: 1, nanoseconds: 0 },))).map_err(world)?;
+        clock
+            .func_wrap("resolution", |_, ()| Ok((Datetime { seconds: 1, nanoseconds: 0 },)))
+            .map_err(world)?;
         Ok(())
     } else if name.starts_with("wasi:random/random@0.2.") {
         let mut random = linker.instance(name).map_err(world)?;

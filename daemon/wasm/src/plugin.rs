@@ -16,7 +16,9 @@ use spellbridge_core::dice::Dice;
 use spellbridge_core::ending::Place;
 use spellbridge_core::event::{Event, Presentation};
 use spellbridge_core::grammar::{Command, Parsed};
-use spellbridge_core::plugin::{Action, Announcement, Audience, GamePlugin, Refusal, Role, Table, TableSetup};
+use spellbridge_core::plugin::{
+    Action, Announcement, Audience, GamePlugin, Refusal, Role, Table, TableSetup,
+};
 use spellbridge_core::{Ending, Language, PlayerId, RichText, TableKind, Timestamp};
 
 use crate::bindings::spellbridge::game::types as wit;
@@ -73,7 +75,9 @@ fn language(language: Language) -> wit::Language {
 impl WasmGame {
     /// Reads the component's description (info and texts) and checks it.
     pub(crate) fn new(runner: Arc<Runner>, hash: String) -> Result<WasmGame, LoadError> {
-        let info = runner.call(|store, game| game.call_describe(store)).map_err(|e| LoadError::Info(e.to_string()))?;
+        let info = runner
+            .call(|store, game| game.call_describe(store))
+            .map_err(|e| LoadError::Info(e.to_string()))?;
         if !is_name(&info.name) {
             return Err(LoadError::Info(format!(
                 "its name {:?} is not 1 to 32 lower-case ASCII letters, digits or `-`",
@@ -94,7 +98,8 @@ impl WasmGame {
             wit::TableKind::Challenge(seats) => TableKind::Challenge { seats: usize::from(seats.max(2)) },
         };
         let name: &'static str = Box::leak(info.name.into_boxed_str());
-        let summary: &'static str = Box::leak(info.summary.chars().take(400).collect::<String>().into_boxed_str());
+        let summary: &'static str =
+            Box::leak(info.summary.chars().take(400).collect::<String>().into_boxed_str());
         Ok(WasmGame { shared: Arc::new(Shared { runner, hash, name, summary, commands, help, kind, texts }) })
     }
 
@@ -121,7 +126,9 @@ impl Shared {
                 self.name,
                 why.chars().take(300).collect::<String>()
             )),
-            Ok(Ok(status)) if status.players.len() > limits.news || status.game_masters.len() > limits.news => {
+            Ok(Ok(status))
+                if status.players.len() > limits.news || status.game_masters.len() > limits.news =>
+            {
                 Err(format!("the {} game component named more than {} players", self.name, limits.news))
             }
             Ok(Ok(status)) => Ok(status),
@@ -199,7 +206,8 @@ impl GamePlugin for WasmGame {
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
         let players: Vec<String> = setup.seats.iter().map(|s| s.player.as_str().to_owned()).collect();
         let seed = Dice::for_action(0, 0).seed();
-        let answer = self.shared.runner.call(|store, game| game.call_open(store, &players, "", seed, setup.now.0));
+        let answer =
+            self.shared.runner.call(|store, game| game.call_open(store, &players, "", seed, setup.now.0));
         let outcome = match answer {
             Err(error) => return Err(self.shared.failed(&error)),
             Ok(Err(refusal)) => return Err(self.shared.refusal(refusal)),
@@ -274,7 +282,7 @@ impl WasmTable {
 
     /// Takes a new state after checking the component reads it back.
     fn accept(&mut self, state: Vec<u8>) -> Result<(), Refusal> {
-        let status = self.shared.status(&state).map_err(Refusal::because)?;
+        let status = self.shared.status(&state).map_err(|why| self.shared.failed(&CallError::Answer(why)))?;
         self.state = state;
         self.status = status;
         Ok(())
@@ -308,7 +316,9 @@ impl Table for WasmTable {
 
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
         let parsed = action.command;
-        let args = (0..parsed.command().args.len()).map(|i| value(parsed, i).unwrap_or(wit::Value::Absent)).collect();
+        let args = (0..parsed.command().args.len())
+            .map(|i| value(parsed, i).unwrap_or(wit::Value::Absent))
+            .collect();
         let role = match action.role {
             Role::Player => wit::Role::Player,
             Role::Operator => wit::Role::Operator,
@@ -323,7 +333,8 @@ impl Table for WasmTable {
             now: action.now.0,
         };
         let seed = dice.seed();
-        let answer = self.shared.runner.call(|store, game| game.call_apply(store, &self.state, &command, seed));
+        let answer =
+            self.shared.runner.call(|store, game| game.call_apply(store, &self.state, &command, seed));
         let outcome = match answer {
             Err(error) => return Err(self.shared.failed(&error)),
             Ok(Err(refusal)) => return Err(self.shared.refusal(refusal)),
@@ -340,7 +351,8 @@ impl Table for WasmTable {
 
     fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Event> {
         let seed = dice.seed();
-        let answer = self.shared.runner.call(|store, game| game.call_fire_timer(store, &self.state, at.0, seed));
+        let answer =
+            self.shared.runner.call(|store, game| game.call_fire_timer(store, &self.state, at.0, seed));
         let Ok(outcome) = answer else { return Vec::new() };
         let Ok((state, events)) = self.shared.outcome(outcome) else { return Vec::new() };
         match self.accept(state) {
@@ -376,7 +388,13 @@ impl Table for WasmTable {
             .places
             .into_iter()
             .take(self.status.players.len().max(2))
-            .map(|p| Place { player: PlayerId::new(p.player), place: p.place, score: 0, tiebreak: 0, choice: None })
+            .map(|p| Place {
+                player: PlayerId::new(p.player),
+                place: p.place,
+                score: 0,
+                tiebreak: 0,
+                choice: None,
+            })
             .collect();
         Some(Ending { round: 0, places, conceded: ending.conceded, helped: Default::default() })
     }

@@ -58,7 +58,10 @@ impl Runner {
     }
 
     /// Runs `call` against a fresh instance, with a fresh budget.
-    pub fn call<T>(&self, call: impl FnOnce(&mut Store<Held>, &Guest) -> wasmtime::Result<T>) -> Result<T, CallError> {
+    pub fn call<T>(
+        &self,
+        call: impl FnOnce(&mut Store<Held>, &Guest) -> wasmtime::Result<T>,
+    ) -> Result<T, CallError> {
         let limits = StoreLimitsBuilder::new()
             .memory_size(self.limits.memory)
             .trap_on_grow_failure(true)

@@ -27,14 +27,21 @@ impl Texts {
         let mut bundles = Vec::with_capacity(sources.len());
         for (language, source) in sources {
             if source.len() > MOST_SOURCE {
-                return Err(format!("its {} texts are {} bytes; at most {MOST_SOURCE}", language.code(), source.len()));
+                return Err(format!(
+                    "its {} texts are {} bytes; at most {MOST_SOURCE}",
+                    language.code(),
+                    source.len()
+                ));
             }
-            let resource = FluentResource::try_new(source)
-                .map_err(|(_, errors)| format!("its {} texts are not Fluent: {:?}", language.code(), errors.first()))?;
+            let resource = FluentResource::try_new(source).map_err(|(_, errors)| {
+                format!("its {} texts are not Fluent: {:?}", language.code(), errors.first())
+            })?;
             let tag = language.code().parse().map_err(|e| format!("{e}"))?;
             let mut bundle = FluentBundle::new_concurrent(vec![tag]);
             bundle.set_use_isolating(false);
-            bundle.add_resource(resource).map_err(|e| format!("its {} texts: {:?}", language.code(), e.first()))?;
+            bundle
+                .add_resource(resource)
+                .map_err(|e| format!("its {} texts: {:?}", language.code(), e.first()))?;
             bundles.push((language, bundle));
         }
         Ok(Texts { bundles })

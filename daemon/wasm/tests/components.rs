@@ -22,15 +22,24 @@ fn built() -> &'static PathBuf {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wasm-games");
         let script = root.join("games/nim-wasm/build.sh");
-        let kinds = [("nim", ""), ("loop", "-DHOSTILE_LOOP"), ("memory", "-DHOSTILE_MEMORY"), ("huge", "-DHOSTILE_HUGE"), ("trap", "-DHOSTILE_TRAP"), ("bad-state", "-DHOSTILE_BAD_STATE")];
-        for (name, flags) in kinds {
-            let status = Process::new("bash")
-                .arg(&script)
-                .arg(&out)
-                .env("NIM_OUT_NAME", name)
-                .env("NIM_CFLAGS", flags)
-                .status()
-                .expect("bash runs");
+        let hostile = root.join("games/nim-wasm/hostile");
+        let clock_flags = format!("-DHOSTILE_CLOCK -include {}", hostile.join("clock_compat.h").display());
+        let kinds = [
+            ("nim", String::new(), None),
+            ("loop", "-DHOSTILE_LOOP".to_owned(), None),
+            ("memory", "-DHOSTILE_MEMORY".to_owned(), None),
+            ("huge", "-DHOSTILE_HUGE".to_owned(), None),
+            ("trap", "-DHOSTILE_TRAP".to_owned(), None),
+            ("bad-state", "-DHOSTILE_BAD_STATE".to_owned(), None),
+            ("clock", clock_flags, Some(hostile.join("wit"))),
+        ];
+        for (name, flags, wit) in kinds {
+            let mut build = Process::new("bash");
+            build.arg(&script).arg(&out).env("NIM_OUT_NAME", name).env("NIM_CFLAGS", flags);
+            if let Some(wit) = wit {
+                build.env("NIM_WIT", wit).env("NIM_WORLD", "clock-game");
+            }
+            let status = build.status().expect("bash runs");
             assert!(
                 status.success(),
                 "games/nim-wasm/build.sh failed for {name}: install the toolchain with tests/scripts/install-wasm-games.sh"
@@ -45,7 +54,9 @@ fn loader() -> Loader {
 }
 
 fn load(loader: &Loader, name: &str) -> WasmGame {
-    loader.load_file(&built().join(format!("{name}.wasm"))).unwrap_or_else(|e| panic!("{name}.wasm loads: {e}"))
+    loader
+        .load_file(&built().join(format!("{name}.wasm")))
+        .unwrap_or_else(|e| panic!("{name}.wasm loads: {e}"))
 }
 
 fn player(name: &str) -> PlayerId {
@@ -62,12 +73,25 @@ fn open(game: &dyn GamePlugin, opener: &str) -> Box<dyn Table> {
 }
 
 /// Plays `typed` (without the prefix) as `who`; `Ok(())` or the refusal's English text.
-fn play(game: &dyn GamePlugin, table: &mut dyn Table, who: &str, typed: &str, role: Role) -> Result<(), String> {
+fn play(
+    game: &dyn GamePlugin,
+    table: &mut dyn Table,
+    who: &str,
+    typed: &str,
+    role: Role,
+) -> Result<(), String> {
     let words: Vec<&str> = typed.split_whitespace().collect();
     let command = game.commands().iter().find(|c| c.is_called(words[0])).expect("a command of the game");
     let parsed = parse(command, &words).map_err(|e| format!("parse: {e:?}"))?;
     let actor = player(who);
-    let action = Action { actor: &actor, command: &parsed, typed, private: false, now: Timestamp(1_700_000_100), role };
+    let action = Action {
+        actor: &actor,
+        command: &parsed,
+        typed,
+        private: false,
+        now: Timestamp(1_700_000_100),
+        role,
+    };
     let mut dice = Dice::from_seed(7);
     table.act(&action, &mut dice).map(|_| ()).map_err(|refusal| match refusal {
         Refusal::UnknownCommand(word) => format!("unknown {word}"),
@@ -107,7 +131,11 @@ fn nim_as_a_component_plays_the_scenario_as_the_built_in_nim_does() {
         let b = play(&NimPlugin, built_in.as_mut(), who, typed, Role::Player);
         assert_eq!(a.is_ok(), b.is_ok(), "{who}: !{typed}: component {a:?}, built in {b:?}");
         if let (Err(a), Err(b)) = (&a, &b) {
-            assert_eq!(a.replace('\u{2068}', "").replace('\u{2069}', ""), b.replace('\u{2068}', "").replace('\u{2069}', ""), "{who}: !{typed}");
+            assert_eq!(
+                a.replace('\u{2068}', "").replace('\u{2069}', ""),
+                b.replace('\u{2068}', "").replace('\u{2069}', ""),
+                "{who}: !{typed}"
+            );
         }
     }
     assert!(component.is_finished() && built_in.is_finished());
@@ -131,8 +159,14 @@ fn the_component_words_its_news_in_both_languages() {
     let en = wasm.render(&opening, &spellbridge_core::Presentation::default());
     let zh = wasm.render(&opening, &spellbridge_core::Presentation::default().in_language(Language::ZhCn));
     assert!(en[0].text.plain().contains("opens a game of Nim"), "{en:?}");
-    assert!(!zh[0].text.plain().contains("opens a game of Nim") && zh[0].text.plain().contains("alice@irc"), "{zh:?}");
-    assert_eq!(wasm.help_in("take", Language::En).as_deref().map(|h| h.starts_with("On your turn")), Some(true));
+    assert!(
+        !zh[0].text.plain().contains("opens a game of Nim") && zh[0].text.plain().contains("alice@irc"),
+        "{zh:?}"
+    );
+    assert_eq!(
+        wasm.help_in("take", Language::En).as_deref().map(|h| h.starts_with("On your turn")),
+        Some(true)
+    );
 }
 
 /// A hostile build: `take` misbehaves; the move is refused with `expected` in its words,
@@ -166,7 +200,7 @@ fn a_memory_bomb_hits_the_memory_cap() {
 
 #[test]
 fn a_huge_answer_is_refused() {
-    contained("huge", "100000 news (at most 64)");
+    contained("huge", "10000 news (at most 64)");
 }
 
 #[test]
@@ -213,4 +247,31 @@ fn a_compiled_component_is_cached_by_hash_and_a_damaged_cache_is_compiled_again(
     let third = load(&loader, "nim");
     let mut table = open(&third, "alice");
     play(&third, table.as_mut(), "bob", "join", Role::Player).expect("plays after a damaged cache");
+}
+
+#[test]
+fn a_game_that_reads_the_clock_reads_the_fixed_one_so_a_replay_is_the_same_game() {
+    let loader = loader();
+    let game = load(&loader, "clock");
+    let mut seen = Vec::new();
+    for (who, now) in [("alice", 1_700_000_000), ("bob", 1_800_000_000)] {
+        let mut table = open(&game, "alice");
+        play(&game, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
+        let words = ["take", "1", "a"];
+        let command = game.commands().iter().find(|c| c.name == "take").expect("take");
+        let parsed = parse(command, &words).expect("parses");
+        let actor = player("alice");
+        let action = Action {
+            actor: &actor,
+            command: &parsed,
+            typed: "take 1 a",
+            private: false,
+            now: Timestamp(now),
+            role: Role::Player,
+        };
+        let events = table.act(&action, &mut Dice::from_seed(1)).expect("the take is played");
+        let _ = who;
+        seen.push(events[0].record().event["args"][1][1].clone());
+    }
+    assert_eq!(seen, vec![serde_json::json!("0"), serde_json::json!("0")], "the clock reads 1970 every time");
 }
