@@ -37,8 +37,11 @@ fn is_format(c: char) -> bool {
     matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
 }
 
+/// Each command's name and the id of its help in the game's texts.
+pub type HelpIds = Vec<(String, String)>;
+
 /// The component's commands, checked and made `'static`, with each command's help id.
-pub fn commands(declared: &[wit::Command]) -> Result<(&'static [Command], Vec<(String, String)>), String> {
+pub fn commands(declared: &[wit::Command]) -> Result<(&'static [Command], HelpIds), String> {
     if declared.is_empty() || declared.len() > MOST_COMMANDS {
         return Err(format!("it declares {} commands; a game has 1 to {MOST_COMMANDS}", declared.len()));
     }

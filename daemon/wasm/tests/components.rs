@@ -132,8 +132,8 @@ fn nim_as_a_component_plays_the_scenario_as_the_built_in_nim_does() {
         assert_eq!(a.is_ok(), b.is_ok(), "{who}: !{typed}: component {a:?}, built in {b:?}");
         if let (Err(a), Err(b)) = (&a, &b) {
             assert_eq!(
-                a.replace('\u{2068}', "").replace('\u{2069}', ""),
-                b.replace('\u{2068}', "").replace('\u{2069}', ""),
+                a.replace(['\u{2068}', '\u{2069}'], ""),
+                b.replace(['\u{2068}', '\u{2069}'], ""),
                 "{who}: !{typed}"
             );
         }
@@ -228,9 +228,9 @@ fn an_import_of_files_environment_or_network_is_refused_by_name() {
 
 #[test]
 fn a_component_that_does_not_match_the_world_is_refused() {
-    let error = loader().load(b"(component)").err().expect("refused");
+    let error = loader().load(b"(component)").expect_err("refused");
     assert!(error.to_string().contains("does not match the world spellbridge:game@1.0.0"), "{error}");
-    let error = loader().load(b"not wasm at all").err().expect("refused");
+    let error = loader().load(b"not wasm at all").expect_err("refused");
     assert!(error.to_string().contains("not a WebAssembly component"), "{error}");
 }
 
