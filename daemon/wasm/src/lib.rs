@@ -6,6 +6,7 @@
 //! host does not provide, and puts it behind the plugin trait ([`plugin`]), so the daemon
 //! lists, opens, journals and replays its tables like any built-in game's.
 //!
+//! - [`check`]: `spellbridge game check`, the report on one component.
 //! - [`limits`]: what one call may spend (fuel, an epoch deadline, memory, output sizes).
 //! - [`load`]: the engine, the import check and the compiled components' disk cache.
 //! - [`run`]: one call in a fresh, limited store; a trap or an exhausted budget is a
@@ -17,6 +18,7 @@
 //! It is its own crate so that only what loads components links wasmtime, and so that the
 //! core stays pure: the clock and the fuel live here.
 
+pub mod check;
 pub mod grammar;
 pub mod limits;
 pub mod load;

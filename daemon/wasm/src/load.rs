@@ -78,13 +78,15 @@ impl Loader {
         let component = self.compile(bytes, &hash)?;
         let mut linker = Runner::linker(&self.engine);
         let component_type = component.component_type();
+        let mut imports = Vec::new();
         for (name, _) in component_type.imports(&self.engine) {
             offer(&mut linker, name)?;
+            imports.push(name.to_owned());
         }
         let pre = linker.instantiate_pre(&component).map_err(|e| LoadError::World(format!("{e:#}")))?;
         let runner = Runner::new(self.engine.clone(), pre, self.limits)
             .map_err(|e| LoadError::World(format!("{e:#}")))?;
-        WasmGame::new(Arc::new(runner), hash)
+        WasmGame::new(Arc::new(runner), hash, imports)
     }
 
     /// The compiled component: from the cache when it holds this hash's, else compiled

@@ -39,6 +39,7 @@ pub struct WasmNews {
 struct Shared {
     runner: Arc<Runner>,
     hash: String,
+    imports: Vec<String>,
     name: &'static str,
     summary: &'static str,
     commands: &'static [Command],
@@ -74,7 +75,7 @@ fn language(language: Language) -> wit::Language {
 
 impl WasmGame {
     /// Reads the component's description (info and texts) and checks it.
-    pub(crate) fn new(runner: Arc<Runner>, hash: String) -> Result<WasmGame, LoadError> {
+    pub(crate) fn new(runner: Arc<Runner>, hash: String, imports: Vec<String>) -> Result<WasmGame, LoadError> {
         let info = runner
             .call(|store, game| game.call_describe(store))
             .map_err(|e| LoadError::Info(e.to_string()))?;
@@ -100,12 +101,32 @@ impl WasmGame {
         let name: &'static str = Box::leak(info.name.into_boxed_str());
         let summary: &'static str =
             Box::leak(info.summary.chars().take(400).collect::<String>().into_boxed_str());
-        Ok(WasmGame { shared: Arc::new(Shared { runner, hash, name, summary, commands, help, kind, texts }) })
+        Ok(WasmGame { shared: Arc::new(Shared { runner, hash, imports, name, summary, commands, help, kind, texts }) })
     }
 
     /// The SHA-256 of the component's bytes (a table records it).
     pub fn hash(&self) -> &str {
         &self.shared.hash
+    }
+
+    /// What the component imports (each one the host gave it).
+    pub fn imports(&self) -> &[String] {
+        &self.shared.imports
+    }
+
+    /// The runner its calls go through.
+    pub fn runner(&self) -> &Runner {
+        &self.shared.runner
+    }
+
+    /// True when the game's texts have message `id` in every language.
+    pub fn has_text(&self, id: &str) -> bool {
+        self.shared.texts.has(id)
+    }
+
+    /// The help ids the commands name.
+    pub fn help_ids(&self) -> &[(String, String)] {
+        &self.shared.help
     }
 
     /// A table of this game at `state`, read back through the component.

@@ -62,6 +62,14 @@ impl Runner {
         &self,
         call: impl FnOnce(&mut Store<Held>, &Guest) -> wasmtime::Result<T>,
     ) -> Result<T, CallError> {
+        self.call_counted(call).map(|(answer, _)| answer)
+    }
+
+    /// [`Runner::call`], and the fuel it used (instantiation included).
+    pub fn call_counted<T>(
+        &self,
+        call: impl FnOnce(&mut Store<Held>, &Guest) -> wasmtime::Result<T>,
+    ) -> Result<(T, u64), CallError> {
         let limits = StoreLimitsBuilder::new()
             .memory_size(self.limits.memory)
             .trap_on_grow_failure(true)
@@ -74,7 +82,9 @@ impl Runner {
         store.set_fuel(self.limits.fuel).map_err(|e| CallError::Trap(e.to_string()))?;
         store.set_epoch_deadline(self.limits.ticks);
         let game = self.pre.instantiate(&mut store).map_err(|e| self.classify(&e))?;
-        call(&mut store, game.spellbridge_game_game()).map_err(|e| self.classify(&e))
+        let answer = call(&mut store, game.spellbridge_game_game()).map_err(|e| self.classify(&e))?;
+        let left = store.get_fuel().unwrap_or(0);
+        Ok((answer, self.limits.fuel.saturating_sub(left)))
     }
 
     /// What went wrong, in words a game master can act on.

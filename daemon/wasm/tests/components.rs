@@ -275,3 +275,17 @@ fn a_game_that_reads_the_clock_reads_the_fixed_one_so_a_replay_is_the_same_game(
     }
     assert_eq!(seen, vec![serde_json::json!("0"), serde_json::json!("0")], "the clock reads 1970 every time");
 }
+
+#[test]
+fn game_check_names_the_imports_and_commands_and_refuses_an_unknown_import() {
+    let report = spellbridge_wasm::check::check(&built().join("clock.wasm")).expect("the clock game checks");
+    assert!(report.contains("game `nim-wasm`"), "{report}");
+    assert!(report.contains("wasi:clocks/wall-clock@0.2.0"), "{report}");
+    assert!(report.contains("!take <amount> <a|b|c> (also 取, 拿)"), "{report}");
+    assert!(report.contains("opening a table:") && report.ends_with("ok\n"), "{report}");
+    let dir = tempfile::tempdir().expect("a folder");
+    let file = dir.path().join("env.wat");
+    std::fs::write(&file, "(component (import \"wasi:cli/environment@0.2.0\" (instance)))").expect("writes");
+    let refused = spellbridge_wasm::check::check(&file).expect_err("refused");
+    assert!(refused.contains("refused: it imports `wasi:cli/environment@0.2.0`"), "{refused}");
+}
