@@ -24,7 +24,7 @@ done
 wit="${NIM_WIT:-$root/wit}"
 world="${NIM_WORLD:-spellbridge-game}"
 base="${world//-/_}"
-wit-bindgen c --world "$world" --out-dir "$work" "$wit" >/dev/null
+wit-bindgen c --world "$world" --out-dir "$work" "$wit" >"$work/bindgen.log" 2>&1 || { cat "$work/bindgen.log" >&2; exit 1; }
 echo "#include \"$base.h\"" > "$work/world.h"
 
 # The game's texts: the catalogues of the built-in Nim, as C byte arrays.

@@ -45,11 +45,15 @@ pub fn check(path: &Path) -> Result<String, String> {
         } else {
             format!(" (also {})", command.aliases.join(", "))
         };
-        let _ = writeln!(report, "  !{} {}{aliases}: {}", command.name, usage.join(" "), command.summary);
+        let usage: String = usage.iter().map(|shown| format!(" {shown}")).collect();
+        let _ = writeln!(report, "  !{}{usage}{aliases}: {}", command.name, command.summary);
         if !command.example.is_empty() {
             let words: Vec<&str> = command.example.split_whitespace().collect();
             if let Err(error) = parse(command, &words) {
-                problems.push(format!("the example of `{}`, `{}`, does not read: {error:?}", command.name, command.example));
+                problems.push(format!(
+                    "the example of `{}`, `{}`, does not read: {error:?}",
+                    command.name, command.example
+                ));
             }
         }
     }
@@ -70,7 +74,9 @@ pub fn check(path: &Path) -> Result<String, String> {
                 limits.fuel
             );
         }
-        Ok((Err(refusal), _)) => problems.push(format!("opening a table for two was refused: `{}`", refusal.id)),
+        Ok((Err(refusal), _)) => {
+            problems.push(format!("opening a table for two was refused: `{}`", refusal.id))
+        }
         Err(error) => problems.push(format!("opening a table failed: {error}")),
     }
     let _ = writeln!(

@@ -75,7 +75,11 @@ fn language(language: Language) -> wit::Language {
 
 impl WasmGame {
     /// Reads the component's description (info and texts) and checks it.
-    pub(crate) fn new(runner: Arc<Runner>, hash: String, imports: Vec<String>) -> Result<WasmGame, LoadError> {
+    pub(crate) fn new(
+        runner: Arc<Runner>,
+        hash: String,
+        imports: Vec<String>,
+    ) -> Result<WasmGame, LoadError> {
         let info = runner
             .call(|store, game| game.call_describe(store))
             .map_err(|e| LoadError::Info(e.to_string()))?;
@@ -101,7 +105,9 @@ impl WasmGame {
         let name: &'static str = Box::leak(info.name.into_boxed_str());
         let summary: &'static str =
             Box::leak(info.summary.chars().take(400).collect::<String>().into_boxed_str());
-        Ok(WasmGame { shared: Arc::new(Shared { runner, hash, imports, name, summary, commands, help, kind, texts }) })
+        Ok(WasmGame {
+            shared: Arc::new(Shared { runner, hash, imports, name, summary, commands, help, kind, texts }),
+        })
     }
 
     /// The SHA-256 of the component's bytes (a table records it).
@@ -226,7 +232,9 @@ impl GamePlugin for WasmGame {
 
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
         let players: Vec<String> = setup.seats.iter().map(|s| s.player.as_str().to_owned()).collect();
-        let seed = Dice::for_action(0, 0).seed();
+        // `GamePlugin::open` is given no dice: a game that needs chance at the opening draws
+        // it at its first move, whose seed comes from the table's committed key.
+        let seed = 0;
         let answer =
             self.shared.runner.call(|store, game| game.call_open(store, &players, "", seed, setup.now.0));
         let outcome = match answer {

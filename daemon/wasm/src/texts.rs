@@ -1,5 +1,6 @@
 //! A component's words: the Fluent source its `texts` export returns for each language,
-//! checked once at load, and how its news and refusals are worded from them. A message
+//! checked once at load, and how its news and refusals are worded from them (with every
+//! character that hides or reorders text written out, as names are shown everywhere). A message
 //! the component names but does not have is shown as its id, never as nothing.
 
 use fluent_bundle::concurrent::FluentBundle;
@@ -69,7 +70,9 @@ impl Texts {
             let mut errors = Vec::new();
             Some(bundle.format_pattern(pattern, Some(&fluent), &mut errors).into_owned())
         });
-        let mut text = said.unwrap_or_else(|| id.to_owned());
+        // Names and words from the component are shown as every name is (core's `shown`):
+        // a character that hides or reorders text is written out, never sent.
+        let mut text = spellbridge_core::shown::escaped(&said.unwrap_or_else(|| id.to_owned()));
         if text.len() > LONGEST_TEXT {
             let mut end = LONGEST_TEXT;
             while !text.is_char_boundary(end) {

@@ -169,6 +169,16 @@ fn the_component_words_its_news_in_both_languages() {
     );
 }
 
+#[test]
+fn a_name_that_reverses_text_is_shown_escaped() {
+    let loader = loader();
+    let wasm = load(&loader, "nim");
+    let table = open(&wasm, "ev\u{202e}il");
+    let said = wasm.render(&table.opening(), &spellbridge_core::Presentation::default());
+    let text = said[0].text.plain();
+    assert!(!text.contains('\u{202e}') && text.contains("\\u{202e}"), "{text:?}");
+}
+
 /// A hostile build: `take` misbehaves; the move is refused with `expected` in its words,
 /// the table keeps its state, and a Nim table of the plain build goes on.
 fn contained(kind: &str, expected: &str) {
