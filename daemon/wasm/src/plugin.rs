@@ -378,16 +378,21 @@ impl Table for WasmTable {
         self.status.next_timer.map(Timestamp)
     }
 
+    /// A timer whose call fails tells nothing and is dropped (the state is kept, and its
+    /// next timer forgotten until a move gives a new one), so a broken timer is not fired
+    /// again at every tick.
     fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Event> {
         let seed = dice.seed();
         let answer =
             self.shared.runner.call(|store, game| game.call_fire_timer(store, &self.state, at.0, seed));
-        let Ok(outcome) = answer else { return Vec::new() };
-        let Ok((state, events)) = self.shared.outcome(outcome) else { return Vec::new() };
-        match self.accept(state) {
-            Ok(()) => events,
-            Err(_) => Vec::new(),
-        }
+        let fired = answer
+            .and_then(|outcome| self.shared.outcome(outcome))
+            .map_err(|_| ())
+            .and_then(|(state, events)| self.accept(state).map(|()| events).map_err(|_| ()));
+        fired.unwrap_or_else(|()| {
+            self.status.next_timer = None;
+            Vec::new()
+        })
     }
 
     fn is_finished(&self) -> bool {
