@@ -16,8 +16,6 @@ pub struct Limits {
     pub output: usize,
     /// The most news one call may tell.
     pub news: usize,
-    /// The largest SVG board, in bytes.
-    pub svg: usize,
 }
 
 impl Limits {
@@ -26,9 +24,10 @@ impl Limits {
 }
 
 impl Default for Limits {
-    /// Nim's moves take a few thousand instructions; these leave a game a thousand times
-    /// that, a second of wall clock, 16 MiB of memory and 256 KiB per output.
+    /// A Nim call takes about 14,000 instructions, instantiation included; these leave a
+    /// game over three thousand times that, a second of wall clock, 16 MiB of memory and
+    /// 256 KiB per state or view.
     fn default() -> Self {
-        Limits { fuel: 50_000_000, ticks: 100, memory: 16 << 20, output: 256 << 10, news: 64, svg: 512 << 10 }
+        Limits { fuel: 50_000_000, ticks: 100, memory: 16 << 20, output: 256 << 10, news: 64 }
     }
 }

@@ -304,11 +304,6 @@ impl std::fmt::Debug for WasmTable {
 }
 
 impl WasmTable {
-    /// The state bytes, as the component gave them.
-    pub fn state(&self) -> &[u8] {
-        &self.state
-    }
-
     /// Takes a new state after checking the component reads it back.
     fn accept(&mut self, state: Vec<u8>) -> Result<(), Refusal> {
         let status = self.shared.status(&state).map_err(|why| self.shared.failed(&CallError::Answer(why)))?;
