@@ -12,6 +12,7 @@ bash tests/scripts/install-atheme.sh
 bash tests/scripts/install-synapse.sh
 bash tests/scripts/install-chromium.sh
 bash tests/scripts/install-postgres.sh
+bash tests/scripts/install-wasm-games.sh
 if [ "$#" -eq 0 ]; then
     set -- --workspace
 fi

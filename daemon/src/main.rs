@@ -120,6 +120,11 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Games as WebAssembly components (wit/game.wit, games/nim-wasm/README.md).
+    Game {
+        #[command(subcommand)]
+        command: GameCommand,
+    },
     /// Print a table's history and current state.
     Export {
         /// The table's number (`spellbridge verify` lists them).
@@ -130,6 +135,16 @@ enum Command {
         /// The database to read.
         #[arg(long, default_value = DEFAULT_DB)]
         db: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum GameCommand {
+    /// Load a game component as the daemon would and print its name, imports, commands and
+    /// limits use; exits non-zero, with the reason, for one the daemon would refuse.
+    Check {
+        /// The component (`games/nim-wasm/out/nim.wasm`).
+        file: PathBuf,
     },
 }
 
@@ -150,6 +165,7 @@ fn main() -> ExitCode {
         Command::Export { table, format, db } => export(table, format, &db),
         Command::Ratings { db, config, json } => ratings(&db, config.as_deref(), json),
         Command::AppserviceRegistration { config, force } => appservice_registration(&config, force),
+        Command::Game { command: GameCommand::Check { file } } => game_check(&file),
     };
     match result {
         Ok(code) => code,
@@ -157,6 +173,17 @@ fn main() -> ExitCode {
             eprintln!("spellbridge: {error:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `spellbridge game check FILE.wasm`: the report on stdout; a refusal or a problem fails.
+fn game_check(file: &Path) -> anyhow::Result<ExitCode> {
+    match spellbridge_wasm::check::check(file) {
+        Ok(report) => {
+            print!("{report}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(report) => anyhow::bail!("{report}"),
     }
 }
 

@@ -1,0 +1,430 @@
+//! A loaded component behind core's plugin traits: [`WasmGame`] is its
+//! [`GamePlugin`], [`WasmTable`] one of its tables. A table's snapshot is the component's
+//! hash and its state bytes (base64), so the journal, snapshots and replay keep working,
+//! and a table restored under a different build of the game is refused by name.
+//!
+//! Every output is checked before it is used: a state or view too large, too many news, a
+//! state the component cannot read back itself. A failed call refuses that one action
+//! with what went wrong; the table keeps the state it had, and every other table goes on.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use spellbridge_core::dice::Dice;
+use spellbridge_core::ending::Place;
+use spellbridge_core::event::{Event, Presentation};
+use spellbridge_core::grammar::{Command, Parsed};
+use spellbridge_core::plugin::{
+    Action, Announcement, Audience, GamePlugin, Refusal, Role, Table, TableSetup,
+};
+use spellbridge_core::{Ending, Language, PlayerId, RichText, TableKind, Timestamp};
+
+use crate::bindings::spellbridge::game::types as wit;
+use crate::load::LoadError;
+use crate::run::{CallError, Runner};
+use crate::texts::Texts;
+
+/// What a component's table told, as the journal keeps it: a message of its texts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WasmNews {
+    /// The message id (`nim-took`).
+    pub id: String,
+    /// Its arguments, by name.
+    pub args: Vec<(String, String)>,
+}
+
+/// What the plugin and its tables share: the runner and what was read at load.
+struct Shared {
+    runner: Arc<Runner>,
+    hash: String,
+    imports: Vec<String>,
+    name: &'static str,
+    summary: &'static str,
+    commands: &'static [Command],
+    help: Vec<(String, String)>,
+    kind: TableKind,
+    texts: Texts,
+}
+
+/// A game loaded from a component.
+#[derive(Clone)]
+pub struct WasmGame {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for WasmGame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WasmGame({} {})", self.shared.name, self.shared.hash)
+    }
+}
+
+fn is_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+fn language(language: Language) -> wit::Language {
+    match language {
+        Language::En => wit::Language::En,
+        Language::ZhCn => wit::Language::ZhCn,
+    }
+}
+
+impl WasmGame {
+    /// Reads the component's description (info and texts) and checks it.
+    pub(crate) fn new(
+        runner: Arc<Runner>,
+        hash: String,
+        imports: Vec<String>,
+    ) -> Result<WasmGame, LoadError> {
+        let info = runner
+            .call(|store, game| game.call_describe(store))
+            .map_err(|e| LoadError::Info(e.to_string()))?;
+        if !is_name(&info.name) {
+            return Err(LoadError::Info(format!(
+                "its name {:?} is not 1 to 32 lower-case ASCII letters, digits or `-`",
+                info.name.chars().take(40).collect::<String>()
+            )));
+        }
+        let (commands, help) = crate::grammar::commands(&info.commands).map_err(LoadError::Info)?;
+        let mut sources = Vec::new();
+        for lang in Language::ALL {
+            let source = runner
+                .call(|store, game| game.call_texts(store, language(lang)))
+                .map_err(|e| LoadError::Info(e.to_string()))?;
+            sources.push((lang, source));
+        }
+        let texts = Texts::new(sources).map_err(LoadError::Info)?;
+        let kind = match info.kind {
+            wit::TableKind::Open => TableKind::Open,
+            wit::TableKind::Challenge(seats) => TableKind::Challenge { seats: usize::from(seats.max(2)) },
+        };
+        let name: &'static str = Box::leak(info.name.into_boxed_str());
+        let summary: &'static str =
+            Box::leak(info.summary.chars().take(400).collect::<String>().into_boxed_str());
+        Ok(WasmGame {
+            shared: Arc::new(Shared { runner, hash, imports, name, summary, commands, help, kind, texts }),
+        })
+    }
+
+    /// The SHA-256 of the component's bytes (a table records it).
+    pub fn hash(&self) -> &str {
+        &self.shared.hash
+    }
+
+    /// What the component imports (each one the host gave it).
+    pub fn imports(&self) -> &[String] {
+        &self.shared.imports
+    }
+
+    /// The runner its calls go through.
+    pub fn runner(&self) -> &Runner {
+        &self.shared.runner
+    }
+
+    /// True when the game's texts have message `id` in every language.
+    pub fn has_text(&self, id: &str) -> bool {
+        self.shared.texts.has(id)
+    }
+
+    /// The help ids the commands name.
+    pub fn help_ids(&self) -> &[(String, String)] {
+        &self.shared.help
+    }
+
+    /// A table of this game at `state`, read back through the component.
+    fn table(&self, state: Vec<u8>, opening: Vec<Event>) -> Result<WasmTable, String> {
+        let status = self.shared.status(&state)?;
+        Ok(WasmTable { shared: self.shared.clone(), state, status, opening })
+    }
+}
+
+impl Shared {
+    /// What `state` says of itself, through the component; refuses a state it cannot read.
+    fn status(&self, state: &[u8]) -> Result<wit::Status, String> {
+        let limits = self.runner.limits();
+        match self.runner.call(|store, game| game.call_check_state(store, state)) {
+            Err(error) => Err(format!("the {} game component failed reading its state: {error}", self.name)),
+            Ok(Err(why)) => Err(format!(
+                "the {} game component cannot read the state it was given: {}",
+                self.name,
+                why.chars().take(300).collect::<String>()
+            )),
+            Ok(Ok(status))
+                if status.players.len() > limits.news || status.game_masters.len() > limits.news =>
+            {
+                Err(format!("the {} game component named more than {} players", self.name, limits.news))
+            }
+            Ok(Ok(status)) => Ok(status),
+        }
+    }
+
+    /// Checks an outcome's size and turns its news into events.
+    fn outcome(&self, outcome: wit::Outcome) -> Result<(Vec<u8>, Vec<Event>), CallError> {
+        let limits = self.runner.limits();
+        if outcome.state.len() > limits.output {
+            return Err(CallError::Answer(format!(
+                "a state of {} bytes (at most {})",
+                outcome.state.len(),
+                limits.output
+            )));
+        }
+        if outcome.news.len() > limits.news {
+            return Err(CallError::Answer(format!("{} news (at most {})", outcome.news.len(), limits.news)));
+        }
+        let mut events = Vec::with_capacity(outcome.news.len());
+        for news in outcome.news {
+            let size: usize = news.id.len() + news.args.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
+            if size > 4096 {
+                return Err(CallError::Answer(format!("a news of {size} bytes (at most 4096)")));
+            }
+            let to = match news.to {
+                wit::Audience::Table => Audience::Table,
+                wit::Audience::Player(name) => Audience::Player(PlayerId::new(name)),
+            };
+            events.push(Event::to(to, WasmNews { id: news.id, args: news.args }));
+        }
+        Ok((outcome.state, events))
+    }
+
+    /// The refusal said when a call failed: the action is not applied.
+    fn failed(&self, error: &CallError) -> Refusal {
+        Refusal::because(format!(
+            "The {} game could not take this: {error}. Nothing changed; a game master can `!stop` this table.",
+            self.name
+        ))
+    }
+
+    fn refusal(&self, refusal: wit::Refusal) -> Refusal {
+        let said = spellbridge_core::locale::Localized::new(|language| {
+            RichText::from(self.texts.say(language, &refusal.id, &refusal.args))
+        });
+        Refusal::Worded(said)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Snapshot {
+    component: String,
+    state: String,
+}
+
+impl GamePlugin for WasmGame {
+    fn name(&self) -> &'static str {
+        self.shared.name
+    }
+
+    fn summary(&self) -> &'static str {
+        self.shared.summary
+    }
+
+    fn commands(&self) -> &'static [Command] {
+        self.shared.commands
+    }
+
+    fn help_in(&self, command: &str, language: Language) -> Option<String> {
+        let (_, id) = self.shared.help.iter().find(|(name, _)| name == command)?;
+        Some(self.shared.texts.say(language, id, &[]))
+    }
+
+    fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
+        let players: Vec<String> = setup.seats.iter().map(|s| s.player.as_str().to_owned()).collect();
+        // `GamePlugin::open` is given no dice: a game that needs chance at the opening draws
+        // it at its first move, whose seed comes from the table's committed key.
+        let seed = 0;
+        let answer =
+            self.shared.runner.call(|store, game| game.call_open(store, &players, "", seed, setup.now.0));
+        let outcome = match answer {
+            Err(error) => return Err(self.shared.failed(&error)),
+            Ok(Err(refusal)) => return Err(self.shared.refusal(refusal)),
+            Ok(Ok(outcome)) => outcome,
+        };
+        let (state, opening) = self.shared.outcome(outcome).map_err(|e| self.shared.failed(&e))?;
+        let table = self.table(state, opening).map_err(Refusal::because)?;
+        Ok(Box::new(table))
+    }
+
+    fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
+        let snapshot: Snapshot = serde_json::from_value(snapshot.clone())
+            .map_err(|e| format!("a {} table's snapshot: {e}", self.shared.name))?;
+        if snapshot.component != self.shared.hash {
+            return Err(format!(
+                "a {} table was played with component {}, and the one loaded is {}: load that build to go on",
+                self.shared.name, snapshot.component, self.shared.hash
+            ));
+        }
+        let state = base64::engine::general_purpose::STANDARD
+            .decode(snapshot.state)
+            .map_err(|e| format!("a {} table's state: {e}", self.shared.name))?;
+        Ok(Box::new(self.table(state, Vec::new())?))
+    }
+
+    fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
+        events
+            .iter()
+            .filter_map(|event| {
+                let news = event.get::<WasmNews>()?;
+                let text = self.shared.texts.say(presentation.language, &news.id, &news.args);
+                Some(Announcement::to(event.to.clone(), RichText::from(text)))
+            })
+            .collect()
+    }
+
+    fn kind(&self) -> TableKind {
+        self.shared.kind
+    }
+
+    fn public_view(&self, state: &Value) -> Option<Value> {
+        let snapshot: Snapshot = serde_json::from_value(state.clone()).ok()?;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(snapshot.state).ok()?;
+        let view = self.shared.runner.call(|store, game| game.call_public_view(store, &bytes)).ok()?;
+        if view.len() > self.shared.runner.limits().output {
+            return None;
+        }
+        serde_json::from_str(&view).ok()
+    }
+}
+
+/// A table of a component's game: its state bytes and what the component said of them.
+#[derive(Clone)]
+pub struct WasmTable {
+    shared: Arc<Shared>,
+    state: Vec<u8>,
+    status: wit::Status,
+    opening: Vec<Event>,
+}
+
+impl std::fmt::Debug for WasmTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WasmTable({}, {} bytes)", self.shared.name, self.state.len())
+    }
+}
+
+impl WasmTable {
+    /// Takes a new state after checking the component reads it back.
+    fn accept(&mut self, state: Vec<u8>) -> Result<(), Refusal> {
+        let status = self.shared.status(&state).map_err(|why| self.shared.failed(&CallError::Answer(why)))?;
+        self.state = state;
+        self.status = status;
+        Ok(())
+    }
+}
+
+fn value(parsed: &Parsed, i: usize) -> Option<wit::Value> {
+    use spellbridge_core::grammar::Value as V;
+    Some(match parsed.value(i)? {
+        V::Absent => wit::Value::Absent,
+        V::Number(n) => wit::Value::Number(*n),
+        V::Choice(c) => wit::Value::Choice(u32::try_from(*c).ok()?),
+        V::Player(_, player) => wit::Value::Player(player.as_str().to_owned()),
+        V::Word(word) => wit::Value::Word(word.clone()),
+        V::Signed(_) | V::Rest(_) => return None,
+    })
+}
+
+impl Table for WasmTable {
+    fn game(&self) -> &'static str {
+        self.shared.name
+    }
+
+    fn opening(&self) -> Vec<Event> {
+        self.opening.clone()
+    }
+
+    fn commands(&self) -> &'static [Command] {
+        self.shared.commands
+    }
+
+    fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
+        let parsed = action.command;
+        let args = (0..parsed.command().args.len())
+            .map(|i| value(parsed, i).unwrap_or(wit::Value::Absent))
+            .collect();
+        let role = match action.role {
+            Role::Player => wit::Role::Player,
+            Role::Operator => wit::Role::Operator,
+            Role::GameMaster => wit::Role::GameMaster,
+        };
+        let command = wit::Move {
+            actor: action.actor.as_str().to_owned(),
+            command: parsed.name().to_owned(),
+            args,
+            private: action.private,
+            role,
+            now: action.now.0,
+        };
+        let seed = dice.seed();
+        let answer =
+            self.shared.runner.call(|store, game| game.call_apply(store, &self.state, &command, seed));
+        let outcome = match answer {
+            Err(error) => return Err(self.shared.failed(&error)),
+            Ok(Err(refusal)) => return Err(self.shared.refusal(refusal)),
+            Ok(Ok(outcome)) => outcome,
+        };
+        let (state, events) = self.shared.outcome(outcome).map_err(|e| self.shared.failed(&e))?;
+        self.accept(state)?;
+        Ok(events)
+    }
+
+    fn next_timer(&self) -> Option<Timestamp> {
+        self.status.next_timer.map(Timestamp)
+    }
+
+    /// A timer whose call fails tells nothing and is dropped (the state is kept, and its
+    /// next timer forgotten until a move gives a new one), so a broken timer is not fired
+    /// again at every tick.
+    fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Event> {
+        let seed = dice.seed();
+        let answer =
+            self.shared.runner.call(|store, game| game.call_fire_timer(store, &self.state, at.0, seed));
+        let fired = answer
+            .and_then(|outcome| self.shared.outcome(outcome))
+            .map_err(|_| ())
+            .and_then(|(state, events)| self.accept(state).map(|()| events).map_err(|_| ()));
+        fired.unwrap_or_else(|()| {
+            self.status.next_timer = None;
+            Vec::new()
+        })
+    }
+
+    fn is_finished(&self) -> bool {
+        self.status.finished
+    }
+
+    fn players(&self) -> Vec<PlayerId> {
+        self.status.players.iter().map(PlayerId::new).collect()
+    }
+
+    fn game_masters(&self) -> Vec<PlayerId> {
+        self.status.game_masters.iter().map(PlayerId::new).collect()
+    }
+
+    fn snapshot(&self) -> Value {
+        let state = base64::engine::general_purpose::STANDARD.encode(&self.state);
+        serde_json::to_value(Snapshot { component: self.shared.hash.clone(), state }).unwrap_or(Value::Null)
+    }
+
+    fn boxed_clone(&self) -> Box<dyn Table> {
+        Box::new(self.clone())
+    }
+
+    fn ending(&self) -> Option<Ending> {
+        let ending = self.shared.runner.call(|store, game| game.call_ended(store, &self.state)).ok()??;
+        let places = ending
+            .places
+            .into_iter()
+            .take(self.status.players.len().max(2))
+            .map(|p| Place {
+                player: PlayerId::new(p.player),
+                place: p.place,
+                score: 0,
+                tiebreak: 0,
+                choice: None,
+            })
+            .collect();
+        Some(Ending { round: 0, places, conceded: ending.conceded, helped: Default::default() })
+    }
+}

@@ -1,0 +1,301 @@
+//! The host against real components: Nim built from games/nim-wasm/ with the registry
+//! toolchain (tests/scripts/install-wasm-games.sh), played move for move against the
+//! built-in Nim; the same sources built hostile (an endless loop, a memory bomb, a huge
+//! answer, a trap, a state that does not parse), each contained; and components in the
+//! text format that import what a game may not have, or do not match the world.
+
+use std::path::PathBuf;
+use std::process::Command as Process;
+use std::sync::OnceLock;
+
+use spellbridge_core::dice::Dice;
+use spellbridge_core::games::nim::NimPlugin;
+use spellbridge_core::grammar::parse;
+use spellbridge_core::plugin::{Action, GamePlugin, Refusal, Role, Seat, Table, TableSetup};
+use spellbridge_core::{Language, PlayerId, RoomId, Timestamp};
+use spellbridge_wasm::{Limits, LoadError, Loader, WasmGame};
+
+/// Builds games/nim-wasm once per run: the plain game and each hostile kind.
+fn built() -> &'static PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wasm-games");
+        let script = root.join("games/nim-wasm/build.sh");
+        let hostile = root.join("games/nim-wasm/hostile");
+        let clock_flags = format!("-DHOSTILE_CLOCK -include {}", hostile.join("clock_compat.h").display());
+        let kinds = [
+            ("nim", String::new(), None),
+            ("loop", "-DHOSTILE_LOOP".to_owned(), None),
+            ("memory", "-DHOSTILE_MEMORY".to_owned(), None),
+            ("huge", "-DHOSTILE_HUGE".to_owned(), None),
+            ("trap", "-DHOSTILE_TRAP".to_owned(), None),
+            ("bad-state", "-DHOSTILE_BAD_STATE".to_owned(), None),
+            ("clock", clock_flags, Some(hostile.join("wit"))),
+        ];
+        for (name, flags, wit) in kinds {
+            let mut build = Process::new("bash");
+            build.arg(&script).arg(&out).env("NIM_OUT_NAME", name).env("NIM_CFLAGS", flags);
+            if let Some(wit) = wit {
+                build.env("NIM_WIT", wit).env("NIM_WORLD", "clock-game");
+            }
+            let status = build.status().expect("bash runs");
+            assert!(
+                status.success(),
+                "games/nim-wasm/build.sh failed for {name}: install the toolchain with tests/scripts/install-wasm-games.sh"
+            );
+        }
+        out
+    })
+}
+
+fn loader() -> Loader {
+    Loader::new(None, Limits::default()).expect("an engine")
+}
+
+fn load(loader: &Loader, name: &str) -> WasmGame {
+    loader
+        .load_file(&built().join(format!("{name}.wasm")))
+        .unwrap_or_else(|e| panic!("{name}.wasm loads: {e}"))
+}
+
+fn player(name: &str) -> PlayerId {
+    PlayerId::new(format!("{name}@irc"))
+}
+
+fn open(game: &dyn GamePlugin, opener: &str) -> Box<dyn Table> {
+    let setup = TableSetup {
+        room: RoomId::new("#nim@irc"),
+        seats: vec![Seat { player: player(opener), choice: None }],
+        now: Timestamp(1_700_000_000),
+    };
+    game.open(&setup).unwrap_or_else(|e| panic!("opens: {e}"))
+}
+
+/// Plays `typed` (without the prefix) as `who`; `Ok(())` or the refusal's English text.
+fn play(
+    game: &dyn GamePlugin,
+    table: &mut dyn Table,
+    who: &str,
+    typed: &str,
+    role: Role,
+) -> Result<(), String> {
+    let words: Vec<&str> = typed.split_whitespace().collect();
+    let command = game.commands().iter().find(|c| c.is_called(words[0])).expect("a command of the game");
+    let parsed = parse(command, &words).map_err(|e| format!("parse: {e:?}"))?;
+    let actor = player(who);
+    let action = Action {
+        actor: &actor,
+        command: &parsed,
+        typed,
+        private: false,
+        now: Timestamp(1_700_000_100),
+        role,
+    };
+    let mut dice = Dice::from_seed(7);
+    table.act(&action, &mut dice).map(|_| ()).map_err(|refusal| match refusal {
+        Refusal::UnknownCommand(word) => format!("unknown {word}"),
+        other => other.text(Language::En).map(|t| t.plain()).unwrap_or_default(),
+    })
+}
+
+/// tests/scenarios/nim_complete.txt's moves (its lobby commands and the take of a pile
+/// `d`, which the grammar refuses before any table, left out).
+const GAME: &[(&str, &str)] = &[
+    ("alice", "take 1 a"),
+    ("bob", "join"),
+    ("carol", "join"),
+    ("bob", "take 1 a"),
+    ("alice", "take 4 a"),
+    ("alice", "status"),
+    ("alice", "take 3 a"),
+    ("bob", "take 1 a"),
+    ("bob", "take 3 c"),
+    ("alice", "take 3 c"),
+    ("bob", "take 1 c"),
+    ("alice", "take 2 b"),
+    ("bob", "status"),
+    ("bob", "take 3 b"),
+    ("alice", "take 1 b"),
+];
+
+#[test]
+fn nim_as_a_component_plays_the_scenario_as_the_built_in_nim_does() {
+    let loader = loader();
+    let wasm = load(&loader, "nim");
+    assert_eq!(wasm.name(), "nim-wasm");
+    let mut component = open(&wasm, "alice");
+    let mut built_in = open(&NimPlugin, "alice");
+    for (who, typed) in GAME {
+        let a = play(&wasm, component.as_mut(), who, typed, Role::Player);
+        let b = play(&NimPlugin, built_in.as_mut(), who, typed, Role::Player);
+        assert_eq!(a.is_ok(), b.is_ok(), "{who}: !{typed}: component {a:?}, built in {b:?}");
+        if let (Err(a), Err(b)) = (&a, &b) {
+            assert_eq!(
+                a.replace(['\u{2068}', '\u{2069}'], ""),
+                b.replace(['\u{2068}', '\u{2069}'], ""),
+                "{who}: !{typed}"
+            );
+        }
+    }
+    assert!(component.is_finished() && built_in.is_finished());
+    let (a, b) = (component.ending().expect("an ending"), built_in.ending().expect("an ending"));
+    assert_eq!(a.winners(), b.winners());
+    assert_eq!(a.winners(), vec![&player("bob")]);
+    assert_eq!(component.players(), built_in.players());
+    // A snapshot restores to the same table; the public view shows the empty piles.
+    let restored = wasm.restore(&component.snapshot()).expect("restores");
+    assert!(restored.is_finished());
+    let view = wasm.public_view(&component.snapshot()).expect("a public view");
+    assert_eq!(view["piles"], serde_json::json!([0, 0, 0]));
+}
+
+#[test]
+fn the_component_words_its_news_in_both_languages() {
+    let loader = loader();
+    let wasm = load(&loader, "nim");
+    let table = open(&wasm, "alice");
+    let opening = table.opening();
+    let en = wasm.render(&opening, &spellbridge_core::Presentation::default());
+    let zh = wasm.render(&opening, &spellbridge_core::Presentation::default().in_language(Language::ZhCn));
+    assert!(en[0].text.plain().contains("opens a game of Nim"), "{en:?}");
+    assert!(
+        !zh[0].text.plain().contains("opens a game of Nim") && zh[0].text.plain().contains("alice@irc"),
+        "{zh:?}"
+    );
+    assert_eq!(
+        wasm.help_in("take", Language::En).as_deref().map(|h| h.starts_with("On your turn")),
+        Some(true)
+    );
+}
+
+#[test]
+fn a_name_that_reverses_text_is_shown_escaped() {
+    let loader = loader();
+    let wasm = load(&loader, "nim");
+    let table = open(&wasm, "ev\u{202e}il");
+    let said = wasm.render(&table.opening(), &spellbridge_core::Presentation::default());
+    let text = said[0].text.plain();
+    assert!(!text.contains('\u{202e}') && text.contains("\\u{202e}"), "{text:?}");
+}
+
+/// A hostile build: `take` misbehaves; the move is refused with `expected` in its words,
+/// the table keeps its state, and a Nim table of the plain build goes on.
+fn contained(kind: &str, expected: &str) {
+    let loader = loader();
+    let hostile = load(&loader, kind);
+    let honest = load(&loader, "nim");
+    let mut table = open(&hostile, "alice");
+    play(&hostile, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
+    let before = table.snapshot();
+    let refused = play(&hostile, table.as_mut(), "alice", "take 1 a", Role::Player).expect_err("refused");
+    assert!(refused.contains(expected), "{kind}: {refused}");
+    assert!(refused.contains("Nothing changed"), "{kind}: {refused}");
+    assert_eq!(table.snapshot(), before, "{kind}: the table is unchanged");
+    play(&hostile, table.as_mut(), "alice", "status", Role::Player).expect("the same table still answers");
+    let mut other = open(&honest, "carol");
+    play(&honest, other.as_mut(), "dave", "join", Role::Player).expect("dave joins");
+    play(&honest, other.as_mut(), "carol", "take 1 a", Role::Player).expect("another table goes on");
+}
+
+#[test]
+fn an_endless_loop_runs_out_of_fuel() {
+    contained("loop", "budget of 50000000 instructions");
+}
+
+#[test]
+fn a_memory_bomb_hits_the_memory_cap() {
+    contained("memory", "more than 16777216 bytes of memory");
+}
+
+#[test]
+fn a_huge_answer_is_refused() {
+    contained("huge", "10000 news (at most 64)");
+}
+
+#[test]
+fn a_trap_refuses_the_move() {
+    contained("trap", "stopped with an error");
+}
+
+#[test]
+fn a_state_the_game_cannot_read_back_is_refused() {
+    contained("bad-state", "cannot read the state it was given");
+}
+
+#[test]
+fn an_import_of_files_environment_or_network_is_refused_by_name() {
+    let loader = loader();
+    for import in ["wasi:filesystem/types@0.2.0", "wasi:cli/environment@0.2.0", "wasi:sockets/tcp@0.2.0"] {
+        let text = format!("(component (import \"{import}\" (instance)))");
+        match loader.load(text.as_bytes()) {
+            Err(error @ LoadError::Import(_)) => assert!(error.to_string().contains(import), "{error}"),
+            Err(other) => panic!("{import}: refused for another reason: {other}"),
+            Ok(_) => panic!("{import}: loaded"),
+        }
+    }
+}
+
+#[test]
+fn a_component_that_does_not_match_the_world_is_refused() {
+    let error = loader().load(b"(component)").expect_err("refused");
+    assert!(error.to_string().contains("does not match the world spellbridge:game@1.0.0"), "{error}");
+    let error = loader().load(b"not wasm at all").expect_err("refused");
+    assert!(error.to_string().contains("not a WebAssembly component"), "{error}");
+}
+
+#[test]
+fn a_compiled_component_is_cached_by_hash_and_a_damaged_cache_is_compiled_again() {
+    let cache = tempfile::tempdir().expect("a folder");
+    let loader = Loader::new(Some(cache.path().to_owned()), Limits::default()).expect("an engine");
+    let game = load(&loader, "nim");
+    let compiled = cache.path().join(format!("{}.cwasm", game.hash()));
+    assert!(compiled.exists(), "the compiled component is cached");
+    let again = load(&loader, "nim");
+    assert_eq!(again.hash(), game.hash());
+    std::fs::write(&compiled, b"damaged").expect("writes");
+    let third = load(&loader, "nim");
+    let mut table = open(&third, "alice");
+    play(&third, table.as_mut(), "bob", "join", Role::Player).expect("plays after a damaged cache");
+}
+
+#[test]
+fn a_game_that_reads_the_clock_reads_the_fixed_one_so_a_replay_is_the_same_game() {
+    let loader = loader();
+    let game = load(&loader, "clock");
+    let mut seen = Vec::new();
+    for (who, now) in [("alice", 1_700_000_000), ("bob", 1_800_000_000)] {
+        let mut table = open(&game, "alice");
+        play(&game, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
+        let words = ["take", "1", "a"];
+        let command = game.commands().iter().find(|c| c.name == "take").expect("take");
+        let parsed = parse(command, &words).expect("parses");
+        let actor = player("alice");
+        let action = Action {
+            actor: &actor,
+            command: &parsed,
+            typed: "take 1 a",
+            private: false,
+            now: Timestamp(now),
+            role: Role::Player,
+        };
+        let events = table.act(&action, &mut Dice::from_seed(1)).expect("the take is played");
+        let _ = who;
+        seen.push(events[0].record().event["args"][1][1].clone());
+    }
+    assert_eq!(seen, vec![serde_json::json!("0"), serde_json::json!("0")], "the clock reads 1970 every time");
+}
+
+#[test]
+fn game_check_names_the_imports_and_commands_and_refuses_an_unknown_import() {
+    let report = spellbridge_wasm::check::check(&built().join("clock.wasm")).expect("the clock game checks");
+    assert!(report.contains("game `nim-wasm`"), "{report}");
+    assert!(report.contains("wasi:clocks/wall-clock@0.2.0"), "{report}");
+    assert!(report.contains("!take <amount> <a|b|c> (also 取, 拿)"), "{report}");
+    assert!(report.contains("opening a table:") && report.ends_with("ok\n"), "{report}");
+    let dir = tempfile::tempdir().expect("a folder");
+    let file = dir.path().join("env.wat");
+    std::fs::write(&file, "(component (import \"wasi:cli/environment@0.2.0\" (instance)))").expect("writes");
+    let refused = spellbridge_wasm::check::check(&file).expect_err("refused");
+    assert!(refused.contains("refused: it imports `wasi:cli/environment@0.2.0`"), "{refused}");
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds Nim as a game component (wit/game.wit) from the C sources in this folder, with
+# registry packages only: wit-bindgen's C generator and wasm-tools (crates.io), clang-14,
+# lld-14 and wasi-libc (Debian). `tests/scripts/install-wasm-games.sh` installs them.
+#
+#   games/nim-wasm/build.sh [OUT_DIR]     → OUT_DIR/nim.wasm (default: games/nim-wasm/out)
+#
+# NIM_CFLAGS adds compiler flags: the host's hostile test games build this way, with
+# -DHOSTILE_<KIND> choosing their misbehaviour (game.c).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+out="${1:-$here/out}"
+name="${NIM_OUT_NAME:-nim}"
+mkdir -p "$out"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+for tool in wit-bindgen wasm-tools clang-14 wasm-ld-14; do
+    command -v "$tool" >/dev/null || { echo "build.sh: $tool is missing; run tests/scripts/install-wasm-games.sh" >&2; exit 1; }
+done
+
+# NIM_WIT and NIM_WORLD: another world that exports the game (the clock test's imports a clock).
+wit="${NIM_WIT:-$root/wit}"
+world="${NIM_WORLD:-spellbridge-game}"
+base="${world//-/_}"
+wit-bindgen c --world "$world" --out-dir "$work" "$wit" >"$work/bindgen.log" 2>&1 || { cat "$work/bindgen.log" >&2; exit 1; }
+echo "#include \"$base.h\"" > "$work/world.h"
+
+# The game's texts: the catalogues of the built-in Nim, as C byte arrays.
+embed() {
+    echo "static const char $1[] = {"
+    od -An -v -tx1 "$2" | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
+    echo "0};"
+}
+{ embed TEXTS_EN "$root/locales/en/nim.ftl"; embed TEXTS_ZH "$root/locales/zh-CN/nim.ftl"; } > "$work/texts.h"
+
+clang-14 --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 -Wall -Werror \
+    -fuse-ld=lld -Wl,--strip-all \
+    -I "$work" -I "$here" ${NIM_CFLAGS:-} \
+    "$here/game.c" "$here/rules.c" \
+    "$work/$base.c" "$work/${base}_component_type.o" \
+    -o "$work/core.wasm"
+wasm-tools component new "$work/core.wasm" -o "$out/$name.wasm"
+echo "$out/$name.wasm"
