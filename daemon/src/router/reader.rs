@@ -120,7 +120,7 @@ impl Router {
                 return Request::Unread(vec![reply(reply_to, self.localize(&reply_to.network, unread))]);
             }
         };
-        let seated = self.index.players(table).to_vec();
+        let seated = self.tables.players(table).to_vec();
         let network = &speaker.inbound.network;
         if let Err(problem) = self.resolve_players(&mut command, place, &seated, network, reply_to.language) {
             return Request::Unread(vec![reply(reply_to, problem)]);
