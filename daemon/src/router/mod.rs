@@ -20,15 +20,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use spellbridge_core::dice::Commitment;
-use spellbridge_core::grammar::{self, Grammar, ParseError, Parsed};
+use spellbridge_core::grammar::{Grammar, ParseError, Parsed};
 use spellbridge_core::locale::Args;
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
     Action, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Language, Message, NetworkId,
-    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
+    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, TableSetup, Timestamp,
 };
 
 use crate::identity::{Identity, LinkCode, NameProblem, Scope};
@@ -375,17 +375,6 @@ impl Router {
         self.tables.reindex(id, |place| relay.hub(place));
     }
 
-    /// True when `inbound` is a command (a message starting with the prefix), not chat.
-    pub fn is_command(&self, inbound: &Inbound) -> bool {
-        inbound.said == Said::Message && self.looks_like_command(&inbound.text)
-    }
-
-    /// True when `text` starts with the prefix (or its full-width form: `！`) and
-    /// something follows it.
-    fn looks_like_command(&self, text: &str) -> bool {
-        grammar::strip_prefix(text, &self.options.prefix).is_some_and(|rest| !rest.trim().is_empty())
-    }
-
     /// Takes the changes made since the last call, in order. The caller commits them
     /// before it delivers any outbound message.
     pub fn take_journal(&mut self) -> Vec<Record> {
@@ -438,16 +427,15 @@ impl Router {
         if let Some(told) = self.ignoring(inbound, now) {
             return Turn::new(Happened::Dropped, told);
         }
-        if self.is_command(inbound) { self.command(inbound, now) } else { self.chat(inbound, now) }
+        match self.heard(inbound) {
+            Some(reader::Request::Chat) => self.chat(inbound, now),
+            Some(_) => Turn::new(Happened::Dropped, Vec::new()),
+            None => self.command(inbound, now),
+        }
     }
 
     /// A message that is not a command: relayed to the other rooms of its bridge, if any.
     fn chat(&mut self, inbound: &Inbound, now: Timestamp) -> Turn {
-        // An edit that makes a message a command is not one (it is never executed), but
-        // like a command it is not relayed.
-        if matches!(inbound.said, Said::Edit { .. }) && self.looks_like_command(&inbound.text) {
-            return Turn::new(Happened::Dropped, Vec::new());
-        }
         // A name that answers for anyone else (a nick, a display name, a Matrix
         // localpart), or that someone in another of the bridge's rooms goes by now (an IRC
         // nick in the channel, heard or not), is shown with the speaker's id.
@@ -521,6 +509,8 @@ impl Router {
                 self.clear_challenge(&speaker.place, &speaker.player, &challenge).into()
             }
             reader::Request::Unread(answer) => answer.into(),
+            // Told apart by `heard` before any command is read: never a command's request.
+            reader::Request::Chat | reader::Request::Dropped => Vec::new().into(),
         };
         let outcome = if self.journal.len() > journaled {
             Outcome::Accepted
@@ -1169,6 +1159,8 @@ fn refusal_text(refusal: Refusal, language: Language) -> RichText {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;
