@@ -64,3 +64,21 @@ fn an_edit_that_looks_like_a_command_is_dropped_not_run() {
     assert!(turn.outbound.is_empty());
     assert!(router.snapshot()["tables"].as_array().is_some_and(Vec::is_empty), "the edit opened a table");
 }
+
+#[test]
+fn only_a_plain_message_with_something_after_the_prefix_is_a_command() {
+    // The reader alone tells chat from a command (Router::heard): an emote or a
+    // reaction is chat whatever it starts with, a lone prefix is chat, and an edit into
+    // a full-width command is dropped like a half-width one.
+    let mut router = router(true);
+    let bridged = Happened::Chat { bridge: Some("magic".into()) };
+    let mut emote = on("libera", "alice", "!new thaum");
+    emote.said = Said::Emote;
+    assert_eq!(router.handle_turn(&emote, T).happened, bridged);
+    assert_eq!(happened(&mut router, "alice", "!   "), bridged);
+    let mut edit = on("libera", "alice", "！new thaum");
+    edit.said = Said::Edit { original: "1".into() };
+    assert_eq!(router.handle_turn(&edit, T).happened, Happened::Dropped);
+    assert!(router.snapshot()["tables"].as_array().is_some_and(Vec::is_empty), "a table was opened");
+    assert_eq!(happened(&mut router, "alice", "！status"), Happened::Command(Outcome::Refused));
+}

@@ -12,8 +12,7 @@ use super::*;
 impl Router {
     /// Takes the tables whose picture is to be posted, each once, oldest first.
     pub fn take_boards(&mut self) -> Vec<TableId> {
-        let mut seen = BTreeSet::new();
-        std::mem::take(&mut self.boards).into_iter().filter(|id| seen.insert(*id)).collect()
+        self.tables.take_boards()
     }
 
     /// The rooms a table's picture goes to: those of its bridge (or its one room) on a
@@ -27,7 +26,7 @@ impl Router {
     /// How each player of table `id` is named in its picture: their one name
     /// ([`Router::shown_name`]; never a raw Matrix id where a name will do).
     pub fn picture_names(&self, id: TableId) -> Vec<(PlayerId, String)> {
-        self.index.players(id).iter().map(|player| (player.clone(), self.shown_name(player))).collect()
+        self.tables.players(id).iter().map(|player| (player.clone(), self.shown_name(player))).collect()
     }
 
     /// Notes table `id`'s picture to be posted when one of its rooms shows pictures;
@@ -36,7 +35,7 @@ impl Router {
         if self.picture_rooms(id).is_empty() {
             return false;
         }
-        self.boards.push(id);
+        self.tables.post_board(id);
         true
     }
 

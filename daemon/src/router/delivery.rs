@@ -297,7 +297,7 @@ mod tests {
     use serde_json::Value;
     use spellbridge_core::games::duel::DuelPlugin;
     use spellbridge_core::options::Challenge;
-    use spellbridge_core::{Announcement, Command, GamePlugin, Language, TableSetup};
+    use spellbridge_core::{Announcement, Command, GamePlugin, Language, Table, TableSetup};
 
     use super::*;
 

@@ -138,6 +138,8 @@ impl Router {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::router::guards::RENAMED_IGNORE_SECS;
 

@@ -13,8 +13,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use spellbridge_core::{PlayerId, Timestamp};
 
-use super::Place;
 use crate::journal::TableId;
+use crate::turn::Place;
 
 /// What a table is indexed under.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -48,7 +48,7 @@ impl Router {
     /// The room on `network` of the latest unfinished table `player` is seated at (its
     /// bridge's room on that network, else the table's own room).
     fn playing_in(&self, player: &PlayerId, network: &NetworkId) -> Option<Place> {
-        let id = self.index.seated(player).last()?;
+        let id = self.tables.seated(player).last()?;
         let place = &self.tables.get(&id)?.place;
         let rooms = self.relay.rooms(place);
         rooms.iter().find(|room| room.network == *network).cloned().or_else(|| Some(place.clone()))
@@ -56,7 +56,7 @@ impl Router {
 
     /// True when `player` is a game master of the unfinished table at `hub`.
     fn masters_table_at(&self, player: &PlayerId, hub: &Place) -> bool {
-        self.index
+        self.tables
             .active_at(hub)
             .and_then(|id| self.tables.get(&id))
             .is_some_and(|seating| seating.table.game_masters().contains(player))

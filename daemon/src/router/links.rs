@@ -72,7 +72,11 @@ impl Router {
                 Args::new().num("tries", WRONG_CODES_PER_HOUR as i64).num("minutes", minutes),
             );
         }
-        if self.index.seated(&self.identities.directory.own_player(&identity.0, &identity.1)).next().is_some()
+        if self
+            .tables
+            .seated(&self.identities.directory.own_player(&identity.0, &identity.1))
+            .next()
+            .is_some()
         {
             return say("link-seated", Args::new());
         }

@@ -20,15 +20,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use spellbridge_core::dice::Commitment;
-use spellbridge_core::grammar::{self, Grammar, ParseError, Parsed};
+use spellbridge_core::grammar::{Grammar, ParseError, Parsed};
 use spellbridge_core::locale::Args;
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
     Action, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Language, Message, NetworkId,
-    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, Table, TableSetup, Timestamp,
+    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, TableSetup, Timestamp,
 };
 
 use crate::identity::{Identity, LinkCode, NameProblem, Scope};
@@ -63,6 +63,7 @@ mod rules;
 mod said;
 mod sent;
 mod shown_names;
+mod tables;
 
 pub use crate::turn::{Happened, Outbound, Outcome, Place, Turn};
 use answer::Answer;
@@ -72,17 +73,8 @@ use keys::TableDice;
 pub use members::{RoomMembers, RoomMembersSource};
 /// The store's meta key under which the names shown for players are kept.
 pub use shown_names::META_KEY as SHOWN_NAMES_KEY;
-
-/// A table with what the router keeps about it.
-#[derive(Debug)]
-struct Seating {
-    place: Place,
-    /// Where every action's dice derive from: the table's dice key (RULES T-10).
-    dice: TableDice,
-    /// How many actions (accepted commands and fired timers) the table has taken.
-    sequence: u64,
-    table: Box<dyn Table>,
-}
+use tables::{Seating, Tables};
+pub use tables::{StoredHistory, StoredTable};
 
 /// A challenge waiting for `!accept` or `!decline`.
 #[derive(Clone, Debug)]
@@ -173,10 +165,8 @@ pub struct Permissions {
 pub struct Router {
     registry: Registry,
     options: RouterConfig,
-    /// Every table ever opened, by number; at most one unfinished per place.
-    tables: BTreeMap<TableId, Seating>,
-    /// The tables by place, seated player and timer (see [`index`]).
-    index: index::TableIndex,
+    /// The hosted tables, their index and the pictures to post ([`tables`]).
+    tables: Tables,
     /// Challenges by the place they were made in (a bridge's hub).
     challenges: BTreeMap<Place, Challenge>,
     /// Who is who, the wrong link codes and the kept names ([`identities`]).
@@ -195,40 +185,10 @@ pub struct Router {
     prefixer: Option<prefix::Prefixer>,
     /// Every command of the lobby and of every game, in one lookup.
     grammar: Grammar,
-    /// Tables whose picture is to be posted, not yet taken by the caller ([`board`]).
-    boards: Vec<TableId>,
     /// Ratings and records kept up to date with the journal ([`records`]).
     ratings: records::Live,
     /// The languages `!lang` chose, and where players last asked ([`languages`]).
     languages: languages::Languages,
-}
-
-/// One table as the store keeps it.
-#[derive(Clone, Debug)]
-pub struct StoredTable {
-    /// The game.
-    pub game: &'static str,
-    /// The network of its room.
-    pub network: NetworkId,
-    /// Its room.
-    pub room: RoomId,
-    /// True once the game is over.
-    pub finished: bool,
-    /// [`Router::table_snapshot`] as JSON text, without the state's `history` when the
-    /// game keeps one (see [`StoredTable::history`]).
-    pub text: String,
-    /// The game's history, if it keeps one: how many entries it has, the position the
-    /// entries below start at, and the entries from there on, as JSON text.
-    pub history: Option<StoredHistory>,
-}
-
-/// The part of a table's history the store has not written yet.
-#[derive(Clone, Debug)]
-pub struct StoredHistory {
-    /// The position of the first entry in `entries`.
-    pub from: usize,
-    /// The entries from `from` on.
-    pub entries: Vec<String>,
 }
 
 /// A journal entry with what was announced because of it.
@@ -372,8 +332,7 @@ impl Router {
             registry,
             relay: Relay::new(options.bridges.clone()),
             options,
-            tables: BTreeMap::new(),
-            index: index::TableIndex::default(),
+            tables: Tables::default(),
             challenges: BTreeMap::new(),
             identities,
             journal: Vec::new(),
@@ -381,7 +340,6 @@ impl Router {
             guards: guards::Guards::default(),
             keys: dice_keys::DiceKeys::default(),
             prefixer,
-            boards: Vec::new(),
             ratings: records::Live::new(options_scopes),
             languages: languages::Languages::default(),
         }
@@ -402,11 +360,8 @@ impl Router {
         self.relay.set_bridges(kept.bridges.clone());
         self.options = kept;
         // A room's hub may have moved: index every table again.
-        self.index.clear();
-        let ids: Vec<TableId> = self.tables.keys().copied().collect();
-        for id in ids {
-            self.reindex(id);
-        }
+        let relay = &self.relay;
+        self.tables.reindex_all(|place| relay.hub(place));
     }
 
     /// The config the router works by.
@@ -416,25 +371,8 @@ impl Router {
 
     /// Indexes a table again after it may have changed (see [`index`]).
     fn reindex(&mut self, id: TableId) {
-        let Some(s) = self.tables.get(&id) else { return };
-        let facts = index::Facts {
-            hub: self.relay.hub(&s.place),
-            players: s.table.players(),
-            timer: s.table.next_timer(),
-            finished: s.table.is_finished(),
-        };
-        self.index.update(id, facts);
-    }
-
-    /// True when `inbound` is a command (a message starting with the prefix), not chat.
-    pub fn is_command(&self, inbound: &Inbound) -> bool {
-        inbound.said == Said::Message && self.looks_like_command(&inbound.text)
-    }
-
-    /// True when `text` starts with the prefix (or its full-width form: `！`) and
-    /// something follows it.
-    fn looks_like_command(&self, text: &str) -> bool {
-        grammar::strip_prefix(text, &self.options.prefix).is_some_and(|rest| !rest.trim().is_empty())
+        let relay = &self.relay;
+        self.tables.reindex(id, |place| relay.hub(place));
     }
 
     /// Takes the changes made since the last call, in order. The caller commits them
@@ -489,16 +427,15 @@ impl Router {
         if let Some(told) = self.ignoring(inbound, now) {
             return Turn::new(Happened::Dropped, told);
         }
-        if self.is_command(inbound) { self.command(inbound, now) } else { self.chat(inbound, now) }
+        match self.heard(inbound) {
+            Some(reader::Request::Chat) => self.chat(inbound, now),
+            Some(_) => Turn::new(Happened::Dropped, Vec::new()),
+            None => self.command(inbound, now),
+        }
     }
 
     /// A message that is not a command: relayed to the other rooms of its bridge, if any.
     fn chat(&mut self, inbound: &Inbound, now: Timestamp) -> Turn {
-        // An edit that makes a message a command is not one (it is never executed), but
-        // like a command it is not relayed.
-        if matches!(inbound.said, Said::Edit { .. }) && self.looks_like_command(&inbound.text) {
-            return Turn::new(Happened::Dropped, Vec::new());
-        }
         // A name that answers for anyone else (a nick, a display name, a Matrix
         // localpart), or that someone in another of the bridge's rooms goes by now (an IRC
         // nick in the channel, heard or not), is shown with the speaker's id.
@@ -572,6 +509,8 @@ impl Router {
                 self.clear_challenge(&speaker.place, &speaker.player, &challenge).into()
             }
             reader::Request::Unread(answer) => answer.into(),
+            // Told apart by `heard` before any command is read: never a command's request.
+            reader::Request::Chat | reader::Request::Dropped => Vec::new().into(),
         };
         let outcome = if self.journal.len() > journaled {
             Outcome::Accepted
@@ -643,7 +582,7 @@ impl Router {
         /// A bound on timers fired per table per tick, so a faulty game cannot hang us.
         const MAX_FIRINGS: usize = 100_000;
         let mut out = self.expire_challenges(now);
-        for id in self.index.due(now) {
+        for id in self.tables.due(now) {
             for _ in 0..MAX_FIRINGS {
                 let Some(seating) = self.tables.get_mut(&id) else { break };
                 let Some(at) = seating.table.next_timer().filter(|at| *at <= now) else {
@@ -686,76 +625,34 @@ impl Router {
 
     /// The earliest timer of any table, so a scheduler knows when to call [`Router::tick`].
     pub fn next_timer(&self) -> Option<Timestamp> {
-        self.index.next_timer().into_iter().chain(self.next_expiry()).min()
+        self.tables.next_timer().into_iter().chain(self.next_expiry()).min()
     }
 
     /// Every table's state, in the form of CONTRACT.md's `--state-json`.
     pub fn snapshot(&self) -> Value {
-        let tables: Vec<Value> = self.tables.keys().filter_map(|id| self.table_snapshot(*id)).collect();
-        json!({ "tables": tables })
+        self.tables.snapshot()
     }
 
     /// One table's entry of [`Router::snapshot`], with its number and sequence added.
     pub fn table_snapshot(&self, id: TableId) -> Option<Value> {
-        let s = self.tables.get(&id)?;
-        let (dice_name, dice) = s.dice.snapshot_field();
-        let mut snapshot = json!({
-            "table": id,
-            "room": s.place.room.as_str(),
-            "network": s.place.network.as_str(),
-            "game": s.table.game(),
-            "sequence": s.sequence,
-            "finished": s.table.is_finished(),
-            "state": s.table.snapshot(),
-        });
-        snapshot[dice_name] = dice;
-        Some(snapshot)
+        self.tables.table_snapshot(id)
     }
 
     /// What the store keeps of one table: [`Router::table_snapshot`] as JSON text, and the
     /// columns it is indexed by. A game's history is left out of the text: its entries from
     /// position `history_from` on (the ones the store does not have) come beside it.
     pub fn stored_table(&self, id: TableId, history_from: usize) -> Option<StoredTable> {
-        let s = self.tables.get(&id)?;
-        let history = s.table.history_len().map(|len| {
-            let from = history_from.min(len);
-            StoredHistory { from, entries: s.table.history_since(from) }
-        });
-        let state = match history {
-            Some(_) => s.table.snapshot_text_without_history(),
-            None => s.table.snapshot_text(),
-        };
-        let (dice_name, dice) = s.dice.snapshot_field();
-        let quote = |text: &str| serde_json::to_string(text).unwrap_or_default();
-        let text = format!(
-            r#"{{"table":{id},"room":{},"network":{},"game":{},"{}":{},"sequence":{},"finished":{},"state":{}}}"#,
-            quote(s.place.room.as_str()),
-            quote(s.place.network.as_str()),
-            quote(s.table.game()),
-            dice_name,
-            dice,
-            s.sequence,
-            s.table.is_finished(),
-            state,
-        );
-        Some(StoredTable {
-            game: s.table.game(),
-            network: s.place.network.clone(),
-            room: s.place.room.clone(),
-            finished: s.table.is_finished(),
-            text,
-            history,
-        })
+        self.tables.stored_table(id, history_from)
     }
 
     /// Whether a table's game is over, if the table exists.
     pub fn table_finished(&self, id: TableId) -> Option<bool> {
-        self.tables.get(&id).map(|s| s.table.is_finished())
+        self.tables.finished(id)
     }
 
     /// The tables, by number.
     pub fn table_ids(&self) -> impl Iterator<Item = TableId> + '_ {
-        self.tables.keys().copied()
+        self.tables.ids()
     }
 
     /// Puts back a table from its [`Router::table_snapshot`] (on restart).
@@ -793,38 +690,7 @@ impl Router {
     pub fn replay(&mut self, entry: &Entry) -> Result<(), ReplayError> {
         match entry {
             Entry::Opened { .. } => self.replay_opened(entry)?,
-            Entry::Acted {
-                table,
-                sequence,
-                actor,
-                command,
-                parsed,
-                typed,
-                private,
-                now,
-                role,
-                dice_seed,
-                events,
-                ..
-            } => {
-                let seating = self.seating_at(*table, *sequence)?;
-                // The journal keeps the command typed (a journal from before: as text,
-                // read through the same grammar once).
-                let diverged =
-                    |reason: String| ReplayError::Diverged { table: *table, sequence: *sequence, reason };
-                let parsed = crate::journal::read_command(seating.table.commands(), parsed.as_ref(), command)
-                    .map_err(diverged)?;
-                let action =
-                    Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
-                let mut dice = seating.dice.for_action(seating.sequence);
-                same_seed(*table, *sequence, *dice_seed, &dice)?;
-                let told = seating.table.act(&action, &mut dice).map_err(|refusal| {
-                    ReplayError::Diverged { table: *table, sequence: *sequence, reason: refusal.to_string() }
-                })?;
-                same_events(*table, *sequence, events, &told)?;
-                seating.sequence = seating.sequence.saturating_add(1);
-                self.reindex(*table);
-            }
+            Entry::Acted { .. } => self.replay_acted(entry)?,
             Entry::Fired { table, sequence, at, dice_seed, events, .. } => {
                 let seating = self.seating_at(*table, *sequence)?;
                 let mut dice = seating.dice.for_action(seating.sequence);
@@ -890,6 +756,46 @@ impl Router {
                 self.replay_player_language(player.clone(), *language)
             }
         }
+        Ok(())
+    }
+
+    /// Re-applies an `acted` entry: the command read as it was kept, acted with the
+    /// dice the journal recorded.
+    fn replay_acted(&mut self, entry: &Entry) -> Result<(), ReplayError> {
+        let Entry::Acted {
+            table,
+            sequence,
+            actor,
+            command,
+            parsed,
+            typed,
+            private,
+            now,
+            role,
+            dice_seed,
+            events,
+            ..
+        } = entry
+        else {
+            return Ok(());
+        };
+        let seating = self.seating_at(*table, *sequence)?;
+        // The journal keeps the command typed (a journal from before: as text,
+        // read through the same grammar once).
+        let diverged = |reason: String| ReplayError::Diverged { table: *table, sequence: *sequence, reason };
+        let parsed = crate::journal::read_command(seating.table.commands(), parsed.as_ref(), command)
+            .map_err(diverged)?;
+        let action = Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
+        let mut dice = seating.dice.for_action(seating.sequence);
+        same_seed(*table, *sequence, *dice_seed, &dice)?;
+        let told = seating.table.act(&action, &mut dice).map_err(|refusal| ReplayError::Diverged {
+            table: *table,
+            sequence: *sequence,
+            reason: refusal.to_string(),
+        })?;
+        same_events(*table, *sequence, events, &told)?;
+        seating.sequence = seating.sequence.saturating_add(1);
+        self.reindex(*table);
         Ok(())
     }
 
@@ -1021,7 +927,7 @@ impl Router {
                 vec![reply(reply_to, refusal_text(refusal, language))]
             }
             Ok(table) => {
-                let id = self.tables.last_key_value().map_or(0, |(id, _)| id.saturating_add(1));
+                let id = self.tables.next_number();
                 // RULES T-10: a secret key, committed to now and revealed when the table ends.
                 let epoch = table.dice_epoch();
                 let key = self.secrets.table_key(id, epoch);
@@ -1162,7 +1068,7 @@ impl Router {
     /// where they are seated, else the one of those whose game has that command (only
     /// a Duel takes `!cast`, so a player at a Thaum table and a Duel casts privately).
     fn private_table(&self, player: &PlayerId, read: &reader::Read<'_>) -> Result<TableId, ()> {
-        let seated: Vec<TableId> = self.index.seated(player).collect();
+        let seated: Vec<TableId> = self.tables.seated(player).collect();
         let only = |tables: &[TableId]| match tables {
             [index] => Ok(*index),
             _ => Err(()),
@@ -1176,7 +1082,7 @@ impl Router {
 
     fn private_table_problem(&self, player: &PlayerId, language: Language) -> RichText {
         let tables: Vec<String> = self
-            .index
+            .tables
             .seated(player)
             .map(|i| {
                 let args = Args::new()
@@ -1195,12 +1101,12 @@ impl Router {
 
     /// The most recent finished table in a place (a room, or a bridge's hub).
     fn finished_at(&self, place: &Place) -> Option<TableId> {
-        self.index.finished_at(place)
+        self.tables.finished_at(place)
     }
 
     /// The unfinished table in a place (a room, or a bridge's hub).
     fn active_at(&self, place: &Place) -> Option<TableId> {
-        self.index.active_at(place)
+        self.tables.active_at(place)
     }
 }
 
@@ -1253,6 +1159,8 @@ fn refusal_text(refusal: Refusal, language: Language) -> RichText {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     const T: Timestamp = Timestamp::CONSOLE_EPOCH;

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use serde_json::json;
 use spellbridge_core::{Login, Member};
 
 use super::tests::bridged;

@@ -1,4 +1,5 @@
-//! The reader: what a command message asks, read once. The prefix is stripped once (half
+//! The reader: what a message asks, read once. It alone tells chat from a command
+//! ([`Router::heard`]: one look at the prefix, nothing parsed for chat). The prefix is stripped once (half
 //! or full width, on every network), the words split once, and the command word looked up
 //! once in the lobby's and every game's commands together (any case or width) ([`Read`]).
 //! Then [`Router::request`] reads it once by its owner's grammar into a [`Request`]: a
@@ -56,8 +57,14 @@ impl<'a> Read<'a> {
     }
 }
 
-/// What a command message asks of the router, read once ([`Router::request`]).
+/// What a message asks of the router, read once ([`Router::heard`], then
+/// [`Router::request`] for a command).
 pub(super) enum Request {
+    /// Not a command: chat, relayed to the other rooms of its bridge.
+    Chat,
+    /// An edit that makes a message a command: never run (nobody sees a command run
+    /// from an edit days later), and like a command never relayed.
+    Dropped,
     /// A lobby command; `query` when it only asks.
     Lobby { command: LobbyCommand, query: bool },
     /// A command for `table`, read by its game's grammar, the players it names resolved
@@ -71,6 +78,22 @@ pub(super) enum Request {
 }
 
 impl Router {
+    /// What `inbound` is, decided here only: [`Request::Chat`], [`Request::Dropped`], or
+    /// `None` for a command (a message that starts with the prefix, half or full width,
+    /// with something after it), read by [`Router::request`] once its speaker is known.
+    /// Chat costs one look at its start: nothing is split or looked up.
+    pub(super) fn heard(&self, inbound: &Inbound) -> Option<Request> {
+        let command = || {
+            grammar::strip_prefix(&inbound.text, &self.options.prefix)
+                .is_some_and(|rest| !rest.trim().is_empty())
+        };
+        match inbound.said {
+            Said::Message if command() => None,
+            Said::Edit { .. } if command() => Some(Request::Dropped),
+            _ => Some(Request::Chat),
+        }
+    }
+
     /// What `read` (said by `speaker`) asks: read by the lobby's grammar or by the grammar
     /// of the table it goes to, once.
     pub(super) fn request(&mut self, read: &Read<'_>, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Request {
@@ -120,7 +143,7 @@ impl Router {
                 return Request::Unread(vec![reply(reply_to, self.localize(&reply_to.network, unread))]);
             }
         };
-        let seated = self.index.players(table).to_vec();
+        let seated = self.tables.players(table).to_vec();
         let network = &speaker.inbound.network;
         if let Err(problem) = self.resolve_players(&mut command, place, &seated, network, reply_to.language) {
             return Request::Unread(vec![reply(reply_to, problem)]);
