@@ -242,13 +242,16 @@ fn prefix(prefix: Option<String>) -> Result<String, String> {
     Ok(prefix)
 }
 
+/// The networks, their names, and the languages they are told in.
+type ConfiguredNetworks = (Vec<Arc<dyn Network>>, BTreeSet<String>, LanguageSettings);
+
 /// Each network kind's `[[<section>]]` tables, read by their kind in the catalogue's
 /// order: the networks, their names (each once), and the languages they are told in.
 fn configure_networks(
     catalogue: &Catalogue,
     sections: &mut sections::Sections,
     base: &Path,
-) -> Result<(Vec<Arc<dyn Network>>, BTreeSet<String>, LanguageSettings), String> {
+) -> Result<ConfiguredNetworks, String> {
     let mut names = BTreeSet::new();
     let mut networks: Vec<Arc<dyn Network>> = Vec::new();
     let mut languages = LanguageSettings::default();
