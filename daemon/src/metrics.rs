@@ -174,6 +174,111 @@ struct Inner {
     health: Health,
 }
 
+impl Inner {
+    /// Messages in and out, commands by outcome (each at zero), errors and the outbox.
+    fn register_traffic(&mut self) {
+        let registry = &mut self.registry;
+        registry.register(
+            "messages_in",
+            "Messages received from a network (redeliveries not counted)",
+            self.messages_in.clone(),
+        );
+        registry.register(
+            "messages_out",
+            "Messages a network accepted from the daemon",
+            self.messages_out.clone(),
+        );
+        registry.register(
+            "commands",
+            "Commands handled, by outcome (accepted, refused, query)",
+            self.commands.clone(),
+        );
+        registry.register("errors", "Errors, by kind", self.errors.clone());
+        registry.register(
+            "outbox_depth",
+            "Outbound messages saved and not yet reported sent",
+            self.outbox.clone(),
+        );
+        for outcome in [Outcome::Accepted, Outcome::Refused, Outcome::Query] {
+            let _ = self.commands.get_or_create(&OutcomeLabel { outcome });
+        }
+    }
+
+    /// Each network's reconnections and whether it is up.
+    fn register_networks(&mut self) {
+        self.registry.register(
+            "reconnects",
+            "Times a network's connection came back after failing",
+            self.reconnects.clone(),
+        );
+        self.registry.register(
+            "network_up",
+            "1 while a network is connected and ready, else 0",
+            self.up.clone(),
+        );
+    }
+
+    /// Chat relayed between a bridge's rooms, and chat lines dropped.
+    fn register_relay(&mut self) {
+        self.registry.register(
+            "relayed",
+            "Chat messages relayed between a bridge's rooms",
+            self.relayed.clone(),
+        );
+        self.registry.register(
+            "relay_dropped",
+            "Relayed chat lines not sent: over the speaker's rate, or the courier's chat queue full",
+            self.relay_dropped.clone(),
+        );
+    }
+
+    /// The store's commits, synced or not (each at zero).
+    fn register_store(&mut self) {
+        self.registry.register(
+            "store_commits",
+            "Write transactions the store committed; synced=\"true\": those that waited for an fsync",
+            self.store_commits.clone(),
+        );
+        for synced in ["true", "false"] {
+            let _ = self.store_commits.get_or_create(&SyncedLabel { synced });
+        }
+    }
+
+    /// How long a command takes to be answered, and how much of it is waiting in line.
+    fn register_latency(&mut self) {
+        self.registry.register_with_unit(
+            "command_latency",
+            "From a command's hand-over by its network's transport to its reply being handed to the network's courier",
+            Unit::Seconds,
+            self.latency.clone(),
+        );
+        self.registry.register_with_unit(
+            "command_queueing",
+            "From a command's hand-over by its network's transport to the daemon loop taking it (part of command_latency)",
+            Unit::Seconds,
+            self.queueing.clone(),
+        );
+    }
+
+    /// Board pictures not posted, by stage (each at zero), and how long drawing one takes.
+    fn register_board(&mut self) {
+        self.registry.register(
+            "board_failures",
+            "Board pictures not posted, by stage (render, upload); the game went on",
+            self.board_failures.clone(),
+        );
+        self.registry.register_with_unit(
+            "board_drawing",
+            "Drawing one board picture (SVG and PNG), on the painter's thread, off the daemon loop",
+            Unit::Seconds,
+            self.board_drawing.clone(),
+        );
+        for stage in [BoardStage::Render, BoardStage::Upload] {
+            let _ = self.board_failures.get_or_create(&StageLabel { stage });
+        }
+    }
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
@@ -183,109 +288,31 @@ impl Default for Metrics {
 impl Metrics {
     /// Every metric at zero, the store ok and no network known yet.
     pub fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("spellbridge");
-        let messages_in = Family::<NetworkLabel, Counter>::default();
-        let messages_out = Family::<NetworkLabel, Counter>::default();
-        let commands = Family::<OutcomeLabel, Counter>::default();
-        let errors = Family::<KindLabel, Counter>::default();
-        let outbox = Gauge::default();
-        let reconnects = Family::<NetworkLabel, Counter>::default();
-        let up = Family::<NetworkLabel, Gauge>::default();
-        let relayed = Family::<BridgeLabel, Counter>::default();
-        let relay_dropped = Family::<DroppedLabel, Counter>::default();
-        let store_commits = Family::<SyncedLabel, Counter>::default();
-        let latency = Histogram::new(LATENCY_BUCKETS);
-        let queueing = Histogram::new(LATENCY_BUCKETS);
-        registry.register(
-            "messages_in",
-            "Messages received from a network (redeliveries not counted)",
-            messages_in.clone(),
-        );
-        registry.register(
-            "messages_out",
-            "Messages a network accepted from the daemon",
-            messages_out.clone(),
-        );
-        registry.register(
-            "commands",
-            "Commands handled, by outcome (accepted, refused, query)",
-            commands.clone(),
-        );
-        registry.register("errors", "Errors, by kind", errors.clone());
-        registry.register(
-            "outbox_depth",
-            "Outbound messages saved and not yet reported sent",
-            outbox.clone(),
-        );
-        registry.register(
-            "reconnects",
-            "Times a network's connection came back after failing",
-            reconnects.clone(),
-        );
-        registry.register("network_up", "1 while a network is connected and ready, else 0", up.clone());
-        registry.register("relayed", "Chat messages relayed between a bridge's rooms", relayed.clone());
-        registry.register(
-            "relay_dropped",
-            "Relayed chat lines not sent: over the speaker's rate, or the courier's chat queue full",
-            relay_dropped.clone(),
-        );
-        registry.register(
-            "store_commits",
-            "Write transactions the store committed; synced=\"true\": those that waited for an fsync",
-            store_commits.clone(),
-        );
-        for synced in ["true", "false"] {
-            let _ = store_commits.get_or_create(&SyncedLabel { synced });
-        }
-        registry.register_with_unit(
-            "command_latency",
-            "From a command's hand-over by its network's transport to its reply being handed to the network's courier",
-            Unit::Seconds,
-            latency.clone(),
-        );
-        registry.register_with_unit(
-            "command_queueing",
-            "From a command's hand-over by its network's transport to the daemon loop taking it (part of command_latency)",
-            Unit::Seconds,
-            queueing.clone(),
-        );
-        for outcome in [Outcome::Accepted, Outcome::Refused, Outcome::Query] {
-            let _ = commands.get_or_create(&OutcomeLabel { outcome });
-        }
-        let board_failures = Family::<StageLabel, Counter>::default();
-        let board_drawing = Histogram::new(BOARD_BUCKETS);
-        registry.register(
-            "board_failures",
-            "Board pictures not posted, by stage (render, upload); the game went on",
-            board_failures.clone(),
-        );
-        registry.register_with_unit(
-            "board_drawing",
-            "Drawing one board picture (SVG and PNG), on the painter's thread, off the daemon loop",
-            Unit::Seconds,
-            board_drawing.clone(),
-        );
-        for stage in [BoardStage::Render, BoardStage::Upload] {
-            let _ = board_failures.get_or_create(&StageLabel { stage });
-        }
-        let inner = Inner {
-            registry,
-            messages_in,
-            messages_out,
-            commands,
-            errors,
-            outbox,
-            reconnects,
-            up,
-            relayed,
-            relay_dropped,
-            store_commits,
-            latency,
-            queueing,
-            board_failures,
-            board_drawing,
+        let mut inner = Inner {
+            registry: Registry::with_prefix("spellbridge"),
+            messages_in: Family::default(),
+            messages_out: Family::default(),
+            commands: Family::default(),
+            errors: Family::default(),
+            outbox: Gauge::default(),
+            reconnects: Family::default(),
+            up: Family::default(),
+            relayed: Family::default(),
+            relay_dropped: Family::default(),
+            store_commits: Family::default(),
+            latency: Histogram::new(LATENCY_BUCKETS),
+            queueing: Histogram::new(LATENCY_BUCKETS),
+            board_failures: Family::default(),
+            board_drawing: Histogram::new(BOARD_BUCKETS),
             health: Health::new(),
         };
+        // Registered in this order, so exported in it.
+        inner.register_traffic();
+        inner.register_networks();
+        inner.register_relay();
+        inner.register_store();
+        inner.register_latency();
+        inner.register_board();
         Metrics { inner: Arc::new(inner) }
     }
 

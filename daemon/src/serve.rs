@@ -26,20 +26,21 @@ use tokio_util::task::TaskTracker;
 
 use crate::aliases::{self, Aliases, Found, Seen};
 use crate::board::post::{Job, Painter};
-use crate::config::Settings;
+use crate::config::{HttpSettings, Settings};
 use crate::courier;
 use crate::engine::{Engine, EngineError, Fate, RegistryFn, Saved};
 use crate::identity::Scope;
+use crate::journal::TableId;
 use crate::limits::CommandLimit;
 use crate::metrics::{ErrorKind, Metrics, watch_connection};
 use crate::relay;
-use crate::router::{Permissions, RoomMembers, RoomMembersSource, RouterConfig};
+use crate::router::{Permissions, RoomMembers, RoomMembersSource, Router, RouterConfig};
 use crate::secrets::Secrets;
 use crate::site::hidden::Hidden;
-use crate::store::Queued;
 use crate::store::appservice_txns::TxnStore;
 use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
+use crate::store::{Queued, Store};
 
 /// The most inbound messages committed together.
 const BATCH: usize = 256;
@@ -249,124 +250,29 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
 /// Rebuilt tables and outbox rows set aside are counted in `spellbridge_errors_total`.
 pub async fn run_with(settings: Settings, policy: Policy, shutdown: CancellationToken) -> anyhow::Result<()> {
     let metrics = Metrics::new();
-    // SQLite, or PostgreSQL under the lease this daemon takes (`[store] url`).
-    let crate::leader::lead::Opened { store, keeper } =
-        crate::leader::lead::open_store(&settings, &shutdown).await?;
-    // IRC STS policies live in the same database, written by the transports' own tasks
-    // (on SQLite only, so far: on PostgreSQL they are kept in memory for the run).
-    let on_sqlite = store.sqlite().is_ok();
-    let sts: Option<Arc<dyn StsPolicies>> =
-        if on_sqlite { Some(Arc::new(StsStore::open(&store)?)) } else { None };
-    // So do the Matrix appservice transactions taken in.
-    let txns: Option<Arc<dyn SeenTransactions>> =
-        if on_sqlite { Some(Arc::new(TxnStore::open(&store)?)) } else { None };
-    // The config file's part of the router's config; the transports' part is added once
-    // they run (the engine's `reconfigure` below).
-    let options = router_config(&settings);
-    let loaded = store.load_checked(settings.registry(), options.clone(), policy)?;
-    let router = loaded.router;
-    for _ in &loaded.rebuilt {
-        metrics.error(ErrorKind::SnapshotRebuilt);
-    }
-    let (pending, set_aside) = store.pending_checked()?;
-    for _ in &set_aside {
-        metrics.error(ErrorKind::OutboxSetAside);
-    }
-    tracing::info!(
-        database = %store.path().display(),
-        tables = router.table_ids().count(),
-        rebuilt = loaded.rebuilt.len(),
-        outbox_set_aside = set_aside.len(),
-        "store loaded"
-    );
-
+    let Opened { store, keeper, sts, txns, options, router, pending } =
+        open_store(&settings, policy, &metrics, &shutdown).await?;
     let tasks = TaskTracker::new();
     // The spectator site hears of each table a commit changed (`Engine::notify_changes`).
     let changes = tokio::sync::broadcast::channel(1024).0;
-    let mut site = None;
-    if let Some(limits) = settings.http {
-        let listener = crate::http::bind(
-            limits.listen,
-            if limits.site {
-                "/healthz and /metrics, and the spectator site"
-            } else {
-                "/healthz and /metrics"
-            },
-        )
-        .await?;
-        if let Some(ops) = limits.ops_listen {
-            // `/healthz` and `/metrics` apart from the spectators (`[http] ops_listen`).
-            let ops_listener = crate::http::bind(ops, "/healthz and /metrics (ops_listen)").await?;
-            tasks.spawn(crate::http::serve(ops_listener, limits.ops(ops), metrics.clone(), shutdown.clone()));
-        }
-        if limits.site && !on_sqlite {
-            tracing::warn!("the spectator site reads SQLite only so far: it is off with [store] url");
-        }
-        if limits.site && on_sqlite {
-            let opened = crate::site::Site::open(
-                &settings.database,
-                settings.registry(),
-                network_scopes(&settings),
-                // Until the config's names are looked up, the site fails closed.
-                Hidden::new(&settings.hidden_rooms, &settings.bridges, &Seen::new()),
-                limits.max_event_streams,
-                crate::site::Site::keepalive_for(limits.idle_timeout),
-            )?;
-            tasks.spawn(opened.clone().follow(changes.subscribe(), shutdown.clone()));
-            site = Some(opened);
-        }
-        tasks.spawn(crate::http::serve_site(
-            listener,
-            limits,
-            metrics.clone(),
-            site.clone(),
-            shutdown.clone(),
-        ));
-    }
+    let site = match settings.http {
+        Some(limits) => start_http(&settings, limits, &metrics, &tasks, &changes, &shutdown).await?,
+        None => None,
+    };
     let transports_stop = CancellationToken::new();
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<(Inbound, Instant)>(4096);
     let (sent_tx, mut sent_rx) = mpsc::unbounded_channel::<i64>();
     // What the couriers learn by sending: relayed lines' ids, private chats opened.
     let (learned_tx, mut learned_rx) = mpsc::unbounded_channel::<courier::Learned>();
-    let mut couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>> = BTreeMap::new();
-    let mut transports: BTreeMap<NetworkId, Arc<dyn GameTransport>> = BTreeMap::new();
-    // The same transports as `Transport`s, for looking up the bridges' aliases.
-    let mut lookups: BTreeMap<NetworkId, Arc<dyn Transport>> = BTreeMap::new();
-    for configured in &settings.networks {
-        let (transport, supervisor): (Arc<dyn Transport>, _) = configured.start(Start {
-            prefix: settings.prefix.clone(),
-            rooms: rooms_on(&settings, configured.name(), configured.rooms()),
-            stop: transports_stop.clone(),
-            sts: sts.clone(),
-            txns: txns.clone(),
-            language: settings.languages.network(&NetworkId::new(configured.name())),
-        });
-        tasks.spawn(watch_connection(transport.clone(), metrics.clone(), transports_stop.clone()));
-        lookups.insert(NetworkId::new(configured.name()), transport.clone());
-        let transport: Arc<dyn GameTransport> = transport;
-        let network = transport.network().clone();
-        transports.insert(network.clone(), transport.clone());
-        tasks.spawn(async move {
-            if let Err(error) = supervisor.await {
-                tracing::error!(network = %network, %error, "a transport's supervisor task failed");
-            }
-        });
-        tasks.spawn(forward(transport.clone(), inbound_tx.clone(), transports_stop.clone()));
-        let (courier_tx, courier_rx) = mpsc::unbounded_channel();
-        // On IRC each line is its own PRIVMSG: merging lines would only hold game output
-        // behind them; Matrix merges relayed chat.
-        let merge_lines = configured.merge_lines();
-        tasks.spawn(courier::run(
-            transport.clone(),
-            courier_rx,
-            sent_tx.clone(),
-            learned_tx.clone(),
-            transports_stop.clone(),
-            metrics.clone(),
-            merge_lines,
-        ));
-        couriers.insert(transport.network().clone(), courier_tx);
-    }
+    let wiring = Wiring {
+        sts,
+        txns,
+        inbound: inbound_tx,
+        sent: sent_tx,
+        learned: learned_tx,
+        stop: transports_stop.clone(),
+    };
+    let Started { couriers, transports, lookups } = start_networks(&settings, &wiring, &metrics, &tasks);
     let transported = Transported::of(&transports);
     let commits = store.commits();
     let painter = Painter::start(couriers.clone(), metrics.clone(), settings.registry());
@@ -379,10 +285,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     if site.is_some() {
         engine.notify_changes(changes.clone());
     }
-    drop(inbound_tx);
     // Only the couriers report sends: once they are done, shutdown's drain ends at once.
-    drop(sent_tx);
-    drop(learned_tx);
+    drop(wiring);
     tasks.close();
 
     metrics.committed(&pending);
@@ -505,6 +409,189 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         metrics.store_commits(commits.counted());
     }
 
+    drain(&mut engine, painter, couriers, sent_rx, learned_rx).await;
+    transports_stop.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(3), tasks.wait()).await;
+    if let Some(keeper) = keeper
+        && let Err(error) = keeper.release().await
+    {
+        tracing::warn!(%error, "the lease could not be released; it runs out by itself");
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The store as start-up leaves it, and what was read from it.
+struct Opened {
+    store: Store,
+    /// The lease this daemon holds on PostgreSQL (`[store] url`); none on SQLite.
+    keeper: Option<crate::leader::Keeper>,
+    /// IRC STS policies, written by the transports' own tasks (on SQLite only, so far: on
+    /// PostgreSQL they are kept in memory for the run).
+    sts: Option<Arc<dyn StsPolicies>>,
+    /// The Matrix appservice transactions taken in (on SQLite only, so far).
+    txns: Option<Arc<dyn SeenTransactions>>,
+    /// The config file's part of the router's config; the transports' part is added once
+    /// they run (the engine's `reconfigure`).
+    options: RouterConfig,
+    router: Router,
+    /// Outbound messages saved and not yet sent.
+    pending: Vec<Queued>,
+}
+
+/// Opens the store (SQLite, or PostgreSQL under the lease this daemon takes) and loads
+/// every table (checked by `policy`) and the outbox; rebuilt tables and outbox rows set
+/// aside are counted in `metrics`.
+async fn open_store(
+    settings: &Settings,
+    policy: Policy,
+    metrics: &Metrics,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Opened> {
+    let crate::leader::lead::Opened { store, keeper } =
+        crate::leader::lead::open_store(settings, shutdown).await?;
+    let on_sqlite = store.sqlite().is_ok();
+    // IRC STS policies live in the same database, written by the transports' own tasks.
+    let sts: Option<Arc<dyn StsPolicies>> =
+        if on_sqlite { Some(Arc::new(StsStore::open(&store)?)) } else { None };
+    // So do the Matrix appservice transactions taken in.
+    let txns: Option<Arc<dyn SeenTransactions>> =
+        if on_sqlite { Some(Arc::new(TxnStore::open(&store)?)) } else { None };
+    let options = router_config(settings);
+    let loaded = store.load_checked(settings.registry(), options.clone(), policy)?;
+    let router = loaded.router;
+    for _ in &loaded.rebuilt {
+        metrics.error(ErrorKind::SnapshotRebuilt);
+    }
+    let (pending, set_aside) = store.pending_checked()?;
+    for _ in &set_aside {
+        metrics.error(ErrorKind::OutboxSetAside);
+    }
+    tracing::info!(
+        database = %store.path().display(),
+        tables = router.table_ids().count(),
+        rebuilt = loaded.rebuilt.len(),
+        outbox_set_aside = set_aside.len(),
+        "store loaded"
+    );
+    Ok(Opened { store, keeper, sts, txns, options, router, pending })
+}
+
+/// Serves `/healthz` and `/metrics` (apart, on `ops_listen`, when configured) and the
+/// spectator site when it is on; the site, which follows the tables in `changes`.
+async fn start_http(
+    settings: &Settings,
+    limits: HttpSettings,
+    metrics: &Metrics,
+    tasks: &TaskTracker,
+    changes: &tokio::sync::broadcast::Sender<TableId>,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Option<crate::site::Site>> {
+    let mut site = None;
+    let listener = crate::http::bind(
+        limits.listen,
+        if limits.site { "/healthz and /metrics, and the spectator site" } else { "/healthz and /metrics" },
+    )
+    .await?;
+    if let Some(ops) = limits.ops_listen {
+        // `/healthz` and `/metrics` apart from the spectators (`[http] ops_listen`).
+        let ops_listener = crate::http::bind(ops, "/healthz and /metrics (ops_listen)").await?;
+        tasks.spawn(crate::http::serve(ops_listener, limits.ops(ops), metrics.clone(), shutdown.clone()));
+    }
+    // The site reads the store's SQLite file (`[store] url`: off, so far).
+    let on_sqlite = settings.postgres.is_none();
+    if limits.site && !on_sqlite {
+        tracing::warn!("the spectator site reads SQLite only so far: it is off with [store] url");
+    }
+    if limits.site && on_sqlite {
+        let opened = crate::site::Site::open(
+            &settings.database,
+            settings.registry(),
+            network_scopes(settings),
+            // Until the config's names are looked up, the site fails closed.
+            Hidden::new(&settings.hidden_rooms, &settings.bridges, &Seen::new()),
+            limits.max_event_streams,
+            crate::site::Site::keepalive_for(limits.idle_timeout),
+        )?;
+        tasks.spawn(opened.clone().follow(changes.subscribe(), shutdown.clone()));
+        site = Some(opened);
+    }
+    tasks.spawn(crate::http::serve_site(listener, limits, metrics.clone(), site.clone(), shutdown.clone()));
+    Ok(site)
+}
+
+/// What every network's tasks are handed: the stores they write, where they send what
+/// they hear and what their couriers report, and when to stop.
+struct Wiring {
+    sts: Option<Arc<dyn StsPolicies>>,
+    txns: Option<Arc<dyn SeenTransactions>>,
+    inbound: mpsc::Sender<(Inbound, Instant)>,
+    sent: mpsc::UnboundedSender<i64>,
+    learned: mpsc::UnboundedSender<courier::Learned>,
+    stop: CancellationToken,
+}
+
+/// The networks as started.
+struct Started {
+    /// Each network's courier's queue.
+    couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
+    transports: BTreeMap<NetworkId, Arc<dyn GameTransport>>,
+    /// The same transports as `Transport`s, for looking up the bridges' aliases.
+    lookups: BTreeMap<NetworkId, Arc<dyn Transport>>,
+}
+
+/// Starts each configured network: its supervised transport, the watch on its
+/// connection, the task forwarding what it hears, and its courier.
+fn start_networks(settings: &Settings, wiring: &Wiring, metrics: &Metrics, tasks: &TaskTracker) -> Started {
+    let mut started =
+        Started { couriers: BTreeMap::new(), transports: BTreeMap::new(), lookups: BTreeMap::new() };
+    for configured in &settings.networks {
+        let (transport, supervisor): (Arc<dyn Transport>, _) = configured.start(Start {
+            prefix: settings.prefix.clone(),
+            rooms: rooms_on(settings, configured.name(), configured.rooms()),
+            stop: wiring.stop.clone(),
+            sts: wiring.sts.clone(),
+            txns: wiring.txns.clone(),
+            language: settings.languages.network(&NetworkId::new(configured.name())),
+        });
+        tasks.spawn(watch_connection(transport.clone(), metrics.clone(), wiring.stop.clone()));
+        started.lookups.insert(NetworkId::new(configured.name()), transport.clone());
+        let transport: Arc<dyn GameTransport> = transport;
+        let network = transport.network().clone();
+        started.transports.insert(network.clone(), transport.clone());
+        tasks.spawn(async move {
+            if let Err(error) = supervisor.await {
+                tracing::error!(network = %network, %error, "a transport's supervisor task failed");
+            }
+        });
+        tasks.spawn(forward(transport.clone(), wiring.inbound.clone(), wiring.stop.clone()));
+        let (courier_tx, courier_rx) = mpsc::unbounded_channel();
+        // On IRC each line is its own PRIVMSG: merging lines would only hold game output
+        // behind them; Matrix merges relayed chat.
+        let merge_lines = configured.merge_lines();
+        tasks.spawn(courier::run(
+            transport.clone(),
+            courier_rx,
+            wiring.sent.clone(),
+            wiring.learned.clone(),
+            wiring.stop.clone(),
+            metrics.clone(),
+            merge_lines,
+        ));
+        started.couriers.insert(transport.network().clone(), courier_tx);
+    }
+    started
+}
+
+/// Shutdown: gives the couriers a moment to send what is queued, then keeps every
+/// table's snapshot and the ids of the last relayed lines sent.
+async fn drain(
+    engine: &mut Engine,
+    painter: Painter,
+    couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
+    mut sent_rx: mpsc::UnboundedReceiver<i64>,
+    mut learned_rx: mpsc::UnboundedReceiver<courier::Learned>,
+) {
     tracing::info!("shutting down: sending what is queued");
     // The painter holds the couriers' queues too: it lets go of them once its job is done.
     drop(painter);
@@ -530,15 +617,6 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         learned.push(news);
     }
     let _ = engine.learn(learned, now());
-    transports_stop.cancel();
-    let _ = tokio::time::timeout(Duration::from_secs(3), tasks.wait()).await;
-    if let Some(keeper) = keeper
-        && let Err(error) = keeper.release().await
-    {
-        tracing::warn!(%error, "the lease could not be released; it runs out by itself");
-    }
-    tracing::info!("stopped");
-    Ok(())
 }
 
 /// Handles a batch of inbound messages through the [`Engine`] (one transaction) and

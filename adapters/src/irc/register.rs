@@ -146,38 +146,10 @@ impl Registration {
         let mut actions = Vec::new();
         match &message.command {
             Command::CAP(_, sub, third, fourth) => {
-                let params = cap::params(third, fourth);
-                let steps = self.caps.read(sub, &params);
-                for step in steps {
-                    self.step(step, &mut actions);
-                }
-                if matches!(
-                    sub,
-                    CapSubCommand::LS | CapSubCommand::ACK | CapSubCommand::NAK | CapSubCommand::DEL
-                ) {
-                    self.settle(&mut actions);
-                }
+                self.cap_reply(sub, &cap::params(third, fourth), &mut actions)
             }
             Command::AUTHENTICATE(chunk) => self.authenticate(chunk, &mut actions),
-            Command::Response(Response::RPL_SASLSUCCESS, _) => {
-                let proven = self.login.as_ref().map_or(Ok(()), Login::succeeded);
-                self.login = None;
-                match proven {
-                    Ok(()) => {
-                        // 900 names the account; a server that skips it logged us in all the same.
-                        if self.account.is_none() {
-                            self.account = self.options.sasl.as_ref().map(|s| s.account.clone());
-                        }
-                        tracing::info!(network = %self.options.network, account = ?self.account, "logged in with SASL");
-                    }
-                    Err(error) => {
-                        self.account = None;
-                        self.give_up(&error.to_string(), &mut actions);
-                        return actions;
-                    }
-                }
-                self.end_caps(&mut actions);
-            }
+            Command::Response(Response::RPL_SASLSUCCESS, _) => self.sasl_succeeded(&mut actions),
             Command::Response(Response::ERR_SASLALREADY, _) => {
                 self.login = None;
                 self.end_caps(&mut actions);
@@ -191,17 +163,7 @@ impl Registration {
             Command::Response(
                 code @ (Response::ERR_SASLFAIL | Response::ERR_SASLTOOLONG | Response::ERR_NICKLOCKED),
                 args,
-            ) => {
-                let said = args.last().cloned().unwrap_or_default();
-                let mechanism = self.login.as_ref().and_then(Login::current).map_or("SASL", Mechanism::name);
-                tracing::warn!(network = %self.options.network, reply = ?code, mechanism, "{said}");
-                if self.login.is_some() && *code != Response::ERR_NICKLOCKED {
-                    self.next_mechanism(&format!("{mechanism}: {said}"), &mut actions);
-                } else {
-                    self.login = None;
-                    self.sasl_failed(&format!("{said} ({code:?})"), &mut actions);
-                }
-            }
+            ) => self.sasl_refused(code, args, &mut actions),
             Command::Response(Response::ERR_SASLABORT, _) => {}
             // [nick, nick!user@host, account, text]
             Command::Response(Response::RPL_LOGGEDIN, args) => {
@@ -224,28 +186,8 @@ impl Registration {
                 }
             }
             // [nick, text]: the first word of the text may be the nick the server gave.
-            Command::Response(Response::RPL_WELCOME, args) => {
-                if let Some(nick) = args.first() {
-                    self.nick = nick.clone();
-                }
-                self.registered = true;
-                if !self.caps.end() {
-                    // CAP END went already.
-                } else if self.logs_in() && self.account.is_none() && !self.identify_pending {
-                    // The server ignored CAP: no capabilities, no SASL.
-                    self.sasl_failed(
-                        "the server does not support capability negotiation (so no SASL)",
-                        &mut actions,
-                    );
-                }
-            }
-            Command::Response(Response::RPL_ISUPPORT, args) => {
-                for token in args.iter().skip(1) {
-                    let name = token.split('=').next().unwrap_or_default();
-                    self.monitor |= name == "MONITOR";
-                    self.whox |= name == "WHOX";
-                }
-            }
+            Command::Response(Response::RPL_WELCOME, args) => self.welcomed(args, &mut actions),
+            Command::Response(Response::RPL_ISUPPORT, args) => self.supported(args),
             Command::Response(Response::RPL_ENDOFMOTD | Response::ERR_NOMOTD, _) => {
                 if self.identify_pending && !self.identify_sent {
                     self.identify(&mut actions);
@@ -255,21 +197,7 @@ impl Registration {
             Command::Response(
                 Response::ERR_NICKNAMEINUSE | Response::ERR_ERRONEOUSNICKNAME | Response::ERR_UNAVAILRESOURCE,
                 args,
-            ) if !self.registered => {
-                let taken = args.get(1).cloned().unwrap_or_default();
-                self.tried += 1;
-                match self.nicks.get(self.tried) {
-                    Some(next) => {
-                        tracing::info!(network = %self.options.network, taken, next, "nick unavailable; trying the next one");
-                        self.nick = next.clone();
-                        actions.push(Action::Send(Command::NICK(next.clone())));
-                    }
-                    None => actions.push(Action::Refused(format!(
-                        "every configured nick ({}) is taken or refused",
-                        self.nicks.join(", ")
-                    ))),
-                }
-            }
+            ) if !self.registered => self.nick_unavailable(args, &mut actions),
             Command::NICK(new) if message.source_nickname().is_some_and(|n| fold(n) == fold(&self.nick)) => {
                 self.nick = new.clone();
             }
@@ -283,19 +211,109 @@ impl Registration {
                 self.take_back(&mut actions);
             }
             // [nick, targets]
-            Command::Response(Response::RPL_MONOFFLINE, args) => {
-                let freed = args.get(1).is_some_and(|list| {
-                    list.split(',').any(|t| {
-                        self.wanted_nick().is_some_and(|w| fold(t.split('!').next().unwrap_or(t)) == fold(w))
-                    })
-                });
-                if freed {
-                    self.take_back(&mut actions);
-                }
-            }
+            Command::Response(Response::RPL_MONOFFLINE, args) => self.monitored_offline(args, &mut actions),
             _ => {}
         }
         actions
+    }
+
+    /// A `CAP` reply: its steps, then, once the negotiation may move on, what comes next.
+    fn cap_reply(&mut self, sub: &CapSubCommand, params: &[&str], actions: &mut Vec<Action>) {
+        let steps = self.caps.read(sub, params);
+        for step in steps {
+            self.step(step, actions);
+        }
+        if matches!(sub, CapSubCommand::LS | CapSubCommand::ACK | CapSubCommand::NAK | CapSubCommand::DEL) {
+            self.settle(actions);
+        }
+    }
+
+    /// RPL_SASLSUCCESS: logged in, once the mechanism agrees the server proved itself;
+    /// then `CAP END`.
+    fn sasl_succeeded(&mut self, actions: &mut Vec<Action>) {
+        let proven = self.login.as_ref().map_or(Ok(()), Login::succeeded);
+        self.login = None;
+        match proven {
+            Ok(()) => {
+                // 900 names the account; a server that skips it logged us in all the same.
+                if self.account.is_none() {
+                    self.account = self.options.sasl.as_ref().map(|s| s.account.clone());
+                }
+                tracing::info!(network = %self.options.network, account = ?self.account, "logged in with SASL");
+            }
+            Err(error) => {
+                self.account = None;
+                self.give_up(&error.to_string(), actions);
+                return;
+            }
+        }
+        self.end_caps(actions);
+    }
+
+    /// ERR_SASLFAIL, ERR_SASLTOOLONG or ERR_NICKLOCKED: the next mechanism, or SASL failed.
+    fn sasl_refused(&mut self, code: &Response, args: &[String], actions: &mut Vec<Action>) {
+        let said = args.last().cloned().unwrap_or_default();
+        let mechanism = self.login.as_ref().and_then(Login::current).map_or("SASL", Mechanism::name);
+        tracing::warn!(network = %self.options.network, reply = ?code, mechanism, "{said}");
+        if self.login.is_some() && *code != Response::ERR_NICKLOCKED {
+            self.next_mechanism(&format!("{mechanism}: {said}"), actions);
+        } else {
+            self.login = None;
+            self.sasl_failed(&format!("{said} ({code:?})"), actions);
+        }
+    }
+
+    /// RPL_WELCOME `[nick, text]`: registered, under the nick the server gave.
+    fn welcomed(&mut self, args: &[String], actions: &mut Vec<Action>) {
+        if let Some(nick) = args.first() {
+            self.nick = nick.clone();
+        }
+        self.registered = true;
+        if !self.caps.end() {
+            // CAP END went already.
+        } else if self.logs_in() && self.account.is_none() && !self.identify_pending {
+            // The server ignored CAP: no capabilities, no SASL.
+            self.sasl_failed("the server does not support capability negotiation (so no SASL)", actions);
+        }
+    }
+
+    /// RPL_ISUPPORT: whether the server offers `MONITOR` and `WHOX`.
+    fn supported(&mut self, args: &[String]) {
+        for token in args.iter().skip(1) {
+            let name = token.split('=').next().unwrap_or_default();
+            self.monitor |= name == "MONITOR";
+            self.whox |= name == "WHOX";
+        }
+    }
+
+    /// A nick taken or refused before registering: the next configured one, or refused
+    /// when none is left.
+    fn nick_unavailable(&mut self, args: &[String], actions: &mut Vec<Action>) {
+        let taken = args.get(1).cloned().unwrap_or_default();
+        self.tried += 1;
+        match self.nicks.get(self.tried) {
+            Some(next) => {
+                tracing::info!(network = %self.options.network, taken, next, "nick unavailable; trying the next one");
+                self.nick = next.clone();
+                actions.push(Action::Send(Command::NICK(next.clone())));
+            }
+            None => actions.push(Action::Refused(format!(
+                "every configured nick ({}) is taken or refused",
+                self.nicks.join(", ")
+            ))),
+        }
+    }
+
+    /// RPL_MONOFFLINE `[nick, targets]`: the configured nick is free again.
+    fn monitored_offline(&mut self, args: &[String], actions: &mut Vec<Action>) {
+        let freed = args.get(1).is_some_and(|list| {
+            list.split(',').any(|t| {
+                self.wanted_nick().is_some_and(|w| fold(t.split('!').next().unwrap_or(t)) == fold(w))
+            })
+        });
+        if freed {
+            self.take_back(actions);
+        }
     }
 
     fn step(&mut self, step: Step, actions: &mut Vec<Action>) {

@@ -867,37 +867,10 @@ impl Session {
     async fn handle(&mut self, message: &Message, inbound: &mpsc::Sender<Inbound>) -> Result<(), Ended> {
         self.heard = Instant::now();
         self.pinged = None;
-        let network = self.shared.options.network.clone();
         let before = self.registration.nick().to_owned();
-        {
-            let mut members = lock(&self.shared.members);
-            members.observe(message, &before);
-            lock(&self.shared.accounts).observe(message, &members);
-        }
-        let changes = self.roster.observe(message, &before);
-        if self.shared.reporting_members.load(std::sync::atomic::Ordering::Relaxed) {
-            for (channel, nick, presence) in changes {
-                let room = RoomId::new(channel);
-                let change = MemberChange { network: network.clone(), room, nick, presence };
-                let _ = self.shared.member_changes.send(change);
-            }
-        }
+        self.observe_members(message, &before);
         for action in self.registration.read(message) {
-            match action {
-                Action::Send(command) => self.sender.send(command),
-                Action::Fail(why) => return self.fail(why),
-                Action::Refused(why) => return Err(Ended::Refused(why)),
-                Action::Upgrade(port) => return Err(Ended::Upgrade(port)),
-                Action::Policy(duration) => {
-                    if let Some(store) = &self.shared.options.sts {
-                        let host = &self.shared.options.server;
-                        let policy = (!duration.is_zero())
-                            .then(|| StsPolicy { port: self.port, expires: SystemTime::now() + duration });
-                        tracing::info!(network = %network, host, ?policy, "STS policy stored");
-                        store.set(host, policy);
-                    }
-                }
-            }
+            self.carry_out(action)?;
         }
         let nick = self.registration.nick().to_owned();
         if nick != before {
@@ -908,16 +881,7 @@ impl Session {
             Command::PING(token, _) => self.sender.send(Command::PONG(token.clone(), None)),
             // The link is over: reconnect now rather than wait for the socket to close.
             Command::ERROR(text) => return Err(Ended::ServerError(text.clone())),
-            Command::Response(Response::RPL_WELCOME, args) => {
-                // RPL_WELCOME usually ends with nick!user@host; else assume the longest host.
-                let user_host = args
-                    .last()
-                    .and_then(|text| text.rsplit(' ').next())
-                    .and_then(|mask| mask.split_once('!'))
-                    .map_or(self.shared.options.username.len() + 1 + 63, |(_, user_host)| user_host.len());
-                *lock(&self.shared.me) = (nick.clone(), user_host);
-                tracing::info!(network = %network, nick = %nick, tls = self.tls, "registered on IRC");
-            }
+            Command::Response(Response::RPL_WELCOME, args) => self.welcomed(&nick, args),
             Command::Response(Response::RPL_ENDOFMOTD | Response::ERR_NOMOTD, _) if !self.motd => {
                 self.motd = true;
                 if self.registration.identifying() {
@@ -930,14 +894,7 @@ impl Session {
                 | Response::ERR_CHANNELISFULL
                 | Response::ERR_BADCHANNELKEY),
                 args,
-            ) => {
-                tracing::warn!(network = %network, reply = ?code, detail = ?args, "cannot join a channel");
-                // args: [our nick, channel, reason]
-                if let Some(channel) = args.get(1) {
-                    let reason = args.get(2).cloned().unwrap_or_else(|| format!("{code:?}"));
-                    self.shared.joined(channel, &Err(format!("cannot join {channel}: {reason}")));
-                }
-            }
+            ) => self.cannot_join(code, args),
             Command::JOIN(channel, _, _) if message.source_nickname() == Some(nick.as_str()) => {
                 self.shared.joined(channel, &Ok(()));
                 // Without account tags, ask who is logged in to what (WHOX).
@@ -947,22 +904,7 @@ impl Session {
                 }
             }
             Command::KICK(channel, kicked, reason) if *kicked == nick => {
-                tracing::warn!(network = %network, channel = %channel, by = ?message.source_nickname(), reason = ?reason, "kicked from a channel");
-                if self.shared.options.rejoin_on_kick {
-                    let sender = self.sender.0.clone();
-                    let shared = self.shared.clone();
-                    let channel = channel.clone();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(Duration::from_secs(2)).await;
-                        // If the connection is gone by then, the next one joins from the set;
-                        // if the channel was left meanwhile, it stays left.
-                        if shared.wants(&channel) {
-                            let _ = sender.send(Message::from(Command::JOIN(channel, None, None)));
-                        }
-                    });
-                } else {
-                    lock(&self.shared.channels).remove(channel);
-                }
+                self.kicked(message, channel, reason)
             }
             Command::NICK(new) => {
                 if let Some(old) = message.source_nickname() {
@@ -981,6 +923,88 @@ impl Session {
             self.go_ready();
         }
         Ok(())
+    }
+
+    /// Keeps the channels' members and their accounts up to date, and reports who came
+    /// and went when asked to.
+    fn observe_members(&mut self, message: &Message, before: &str) {
+        {
+            let mut members = lock(&self.shared.members);
+            members.observe(message, before);
+            lock(&self.shared.accounts).observe(message, &members);
+        }
+        let changes = self.roster.observe(message, before);
+        if self.shared.reporting_members.load(std::sync::atomic::Ordering::Relaxed) {
+            let network = &self.shared.options.network;
+            for (channel, nick, presence) in changes {
+                let room = RoomId::new(channel);
+                let change = MemberChange { network: network.clone(), room, nick, presence };
+                let _ = self.shared.member_changes.send(change);
+            }
+        }
+    }
+
+    /// Carries out what registration asks; an error ends the connection.
+    fn carry_out(&mut self, action: Action) -> Result<(), Ended> {
+        match action {
+            Action::Send(command) => self.sender.send(command),
+            Action::Fail(why) => return self.fail(why),
+            Action::Refused(why) => return Err(Ended::Refused(why)),
+            Action::Upgrade(port) => return Err(Ended::Upgrade(port)),
+            Action::Policy(duration) => {
+                if let Some(store) = &self.shared.options.sts {
+                    let host = &self.shared.options.server;
+                    let policy = (!duration.is_zero())
+                        .then(|| StsPolicy { port: self.port, expires: SystemTime::now() + duration });
+                    tracing::info!(network = %self.shared.options.network, host, ?policy, "STS policy stored");
+                    store.set(host, policy);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// RPL_WELCOME: registered as `nick`; learns how long the bot's `user@host` is.
+    fn welcomed(&mut self, nick: &str, args: &[String]) {
+        // RPL_WELCOME usually ends with nick!user@host; else assume the longest host.
+        let user_host = args
+            .last()
+            .and_then(|text| text.rsplit(' ').next())
+            .and_then(|mask| mask.split_once('!'))
+            .map_or(self.shared.options.username.len() + 1 + 63, |(_, user_host)| user_host.len());
+        *lock(&self.shared.me) = (nick.to_owned(), user_host);
+        tracing::info!(network = %self.shared.options.network, nick = %nick, tls = self.tls, "registered on IRC");
+    }
+
+    /// A channel refused the bot (banned, invite-only, full, wrong key): its join fails.
+    fn cannot_join(&mut self, code: &Response, args: &[String]) {
+        tracing::warn!(network = %self.shared.options.network, reply = ?code, detail = ?args, "cannot join a channel");
+        // args: [our nick, channel, reason]
+        if let Some(channel) = args.get(1) {
+            let reason = args.get(2).cloned().unwrap_or_else(|| format!("{code:?}"));
+            self.shared.joined(channel, &Err(format!("cannot join {channel}: {reason}")));
+        }
+    }
+
+    /// The bot was kicked from `channel`: it rejoins after a moment if configured to,
+    /// else it leaves the channel out from now on.
+    fn kicked(&mut self, message: &Message, channel: &str, reason: &Option<String>) {
+        tracing::warn!(network = %self.shared.options.network, channel = %channel, by = ?message.source_nickname(), reason = ?reason, "kicked from a channel");
+        if self.shared.options.rejoin_on_kick {
+            let sender = self.sender.0.clone();
+            let shared = self.shared.clone();
+            let channel = channel.to_owned();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                // If the connection is gone by then, the next one joins from the set;
+                // if the channel was left meanwhile, it stays left.
+                if shared.wants(&channel) {
+                    let _ = sender.send(Message::from(Command::JOIN(channel, None, None)));
+                }
+            });
+        } else {
+            lock(&self.shared.channels).remove(channel);
+        }
     }
 
     /// Answers a CTCP request from `nick` (not an ACTION), if CTCP is on, the request is

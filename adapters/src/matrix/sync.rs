@@ -179,13 +179,6 @@ impl Supervisor {
         let options = &shared.options;
         let network = &options.network;
         let Some(own) = client.user_id().map(ToOwned::to_owned) else { return End::SessionGone };
-        let mut token = shared.store.load_sync_token().unwrap_or_else(|error| {
-            tracing::error!(network = %network, %error, "cannot read the sync position; starting from now");
-            None
-        });
-        if token.is_none() {
-            tracing::info!(network = %network, "no sync position saved: the first sync's history is skipped");
-        }
         let mut attempt: u32 = 0;
         let mut up = false;
         // The reconnect of this session was counted (a sync whose gap could not be
@@ -196,37 +189,16 @@ impl Supervisor {
         let mut early: HashSet<OwnedEventId> = HashSet::new();
         // The filter's id once uploaded (tried once a session; inline when that failed).
         let (mut filter_id, mut filter_tried) = (None, false);
-        if let Some(ours) = token.clone()
-            && let Some(theirs) = processed_position(client).await
-            && theirs != ours
-        {
-            if let Err(end) = self.catch_up(client, &own, &ours, &theirs, &mut pending).await {
-                return end;
-            }
-            if let Err(error) = shared.store.save_sync_token(&theirs) {
-                tracing::error!(network = %network, %error, "cannot save the sync position; a restart may deliver recent messages again");
-            }
-            token = Some(theirs);
-        }
+        let mut token = match self.resume_position(client, &own, &mut pending).await {
+            Ok(token) => token,
+            Err(end) => return end,
+        };
         loop {
-            // Catch up at once; then long-poll, but wake in time to give up on a message
-            // still waiting for its room key.
-            let mut timeout = if up { options.sync_timeout } else { Duration::ZERO };
-            if let Some(first) = pending.iter().map(|p| p.give_up_at).min() {
-                timeout = timeout.min(first.saturating_duration_since(Instant::now()));
-            }
             if token.is_some() && !filter_tried {
                 filter_tried = true;
                 filter_id = upload_filter(client, network).await;
             }
-            let filter = match (&token, &filter_id) {
-                (Some(_), Some(id)) => Filter::FilterId(id.clone()),
-                _ => Filter::FilterDefinition(filter_definition(token.is_none())),
-            };
-            let settings = SyncSettings::new()
-                .timeout(timeout)
-                .filter(filter)
-                .token(token.clone().map_or(SyncToken::NoToken, SyncToken::Specific));
+            let settings = sync_settings(options.sync_timeout, up, &pending, &token, &filter_id);
             let result = tokio::select! {
                 () = shared.shutdown.cancelled() => return End::Shutdown,
                 result = client.sync_once_request(settings) => result,
@@ -263,25 +235,9 @@ impl Supervisor {
             let response = match response {
                 Ok(response) => response,
                 Err(error) => {
-                    let delay = match retry::classify(&error) {
-                        RequestFailure::SessionGone => return End::SessionGone,
-                        RequestFailure::RateLimited(wait) => {
-                            tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "sync rate limited by the homeserver; waiting");
-                            wait
-                        }
-                        failure => {
-                            attempt = attempt.saturating_add(1);
-                            let delay = crate::supervise::backoff(options.backoff, attempt, network);
-                            if up {
-                                tracing::warn!(network = %network, error = %crate::error_chain(&error), "lost the Matrix homeserver; reconnecting");
-                            }
-                            if failure == RequestFailure::Connection {
-                                tracing::info!(network = %network, error = %crate::error_chain(&error), attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
-                            } else {
-                                tracing::error!(network = %network, error = %crate::error_chain(&error), attempt, retry_in_ms = delay.as_millis() as u64, "sync failed; retrying");
-                            }
-                            delay
-                        }
+                    let delay = match self.wait_after(&error, &mut attempt, up) {
+                        Ok(delay) => delay,
+                        Err(end) => return end,
                     };
                     if up {
                         up = false;
@@ -300,14 +256,7 @@ impl Supervisor {
                 self.deliver(client, &own, &response, since, &early, &mut pending).await?;
                 self.retry_pending(client, &own, &mut pending).await;
                 self.invites(client, &response, first_of_session).await;
-                for room in response.rooms.left.keys() {
-                    if since.is_some() {
-                        tracing::info!(network = %network, room = %room, "no longer in a room");
-                    }
-                    shared.dms.lock().await.retain(|_, dm| dm != room);
-                    self.shared.facts.forget(room);
-                    self.shared.present.forget(room);
-                }
+                self.forget_left(&response, since).await;
                 if first_of_session {
                     self.join_configured(client).await;
                     self.leave_pending(client).await;
@@ -343,6 +292,78 @@ impl Supervisor {
                 self.was_up = true;
                 shared.connection.send_replace(Connection::Up);
             }
+        }
+    }
+
+    /// Where this session's syncs start: the saved position (`None`: none saved, so the
+    /// first sync's history is skipped), moved on to where matrix-sdk's own store is when
+    /// that is ahead, after catching up on what lies between.
+    async fn resume_position(
+        &self,
+        client: &Client,
+        own: &UserId,
+        pending: &mut Vec<Pending>,
+    ) -> Result<Option<String>, End> {
+        let shared = &self.shared;
+        let network = &shared.options.network;
+        let token = shared.store.load_sync_token().unwrap_or_else(|error| {
+            tracing::error!(network = %network, %error, "cannot read the sync position; starting from now");
+            None
+        });
+        if token.is_none() {
+            tracing::info!(network = %network, "no sync position saved: the first sync's history is skipped");
+        }
+        if let Some(ours) = token.clone()
+            && let Some(theirs) = processed_position(client).await
+            && theirs != ours
+        {
+            self.catch_up(client, own, &ours, &theirs, pending).await?;
+            if let Err(error) = shared.store.save_sync_token(&theirs) {
+                tracing::error!(network = %network, %error, "cannot save the sync position; a restart may deliver recent messages again");
+            }
+            return Ok(Some(theirs));
+        }
+        Ok(token)
+    }
+
+    /// How long to wait after a failed sync, logged; `attempt` counts the failures in a
+    /// row (a rate limit is not one). A session the homeserver ended ends here.
+    fn wait_after(&self, error: &matrix_sdk::Error, attempt: &mut u32, up: bool) -> Result<Duration, End> {
+        let options = &self.shared.options;
+        let network = &options.network;
+        match retry::classify(error) {
+            RequestFailure::SessionGone => Err(End::SessionGone),
+            RequestFailure::RateLimited(wait) => {
+                tracing::warn!(network = %network, wait_ms = wait.as_millis() as u64, "sync rate limited by the homeserver; waiting");
+                Ok(wait)
+            }
+            failure => {
+                *attempt = attempt.saturating_add(1);
+                let attempt = *attempt;
+                let delay = crate::supervise::backoff(options.backoff, attempt, network);
+                if up {
+                    tracing::warn!(network = %network, error = %crate::error_chain(error), "lost the Matrix homeserver; reconnecting");
+                }
+                if failure == RequestFailure::Connection {
+                    tracing::info!(network = %network, error = %crate::error_chain(error), attempt, retry_in_ms = delay.as_millis() as u64, "cannot reach the Matrix homeserver; retrying");
+                } else {
+                    tracing::error!(network = %network, error = %crate::error_chain(error), attempt, retry_in_ms = delay.as_millis() as u64, "sync failed; retrying");
+                }
+                Ok(delay)
+            }
+        }
+    }
+
+    /// Forgets the rooms the bot is no longer in: their direct chats and what was known
+    /// of them.
+    async fn forget_left(&self, response: &SyncResponse, since: Option<&str>) {
+        for room in response.rooms.left.keys() {
+            if since.is_some() {
+                tracing::info!(network = %self.shared.options.network, room = %room, "no longer in a room");
+            }
+            self.shared.dms.lock().await.retain(|_, dm| dm != room);
+            self.shared.facts.forget(room);
+            self.shared.present.forget(room);
         }
     }
 
@@ -758,6 +779,30 @@ pub(super) async fn hand_over(
         tracing::debug!("nobody reads inbound Matrix messages any more");
     }
     command
+}
+
+/// The next sync's request: at once until the session is up; then a long poll, but one
+/// that wakes in time to give up on a message still waiting for its room key. With a
+/// position, the uploaded filter (inline when it could not be uploaded).
+fn sync_settings(
+    long_poll: Duration,
+    up: bool,
+    pending: &[Pending],
+    token: &Option<String>,
+    filter_id: &Option<String>,
+) -> SyncSettings {
+    let mut timeout = if up { long_poll } else { Duration::ZERO };
+    if let Some(first) = pending.iter().map(|p| p.give_up_at).min() {
+        timeout = timeout.min(first.saturating_duration_since(Instant::now()));
+    }
+    let filter = match (token, filter_id) {
+        (Some(_), Some(id)) => Filter::FilterId(id.clone()),
+        _ => Filter::FilterDefinition(filter_definition(token.is_none())),
+    };
+    SyncSettings::new()
+        .timeout(timeout)
+        .filter(filter)
+        .token(token.clone().map_or(SyncToken::NoToken, SyncToken::Specific))
 }
 
 /// The position matrix-sdk has processed responses up to (its store's sync token).

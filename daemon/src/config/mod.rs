@@ -3,11 +3,13 @@
 //! [`Settings`] is the validated result with defaults filled in and secrets read. Only
 //! `Settings` reaches the rest of the daemon. `spellbridge check-config` prints it.
 
+mod bridges;
 pub mod http;
 pub mod language;
 pub mod raw;
 mod sections;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -207,167 +209,16 @@ impl Settings {
         };
         let database = store.path.unwrap_or_else(|| PathBuf::from("spellbridge.db"));
         let database = if database.is_relative() { base.join(database) } else { database };
-        let prefix = raw.prefix.unwrap_or_else(|| "!".to_owned());
-        if prefix.is_empty() || prefix.chars().any(char::is_whitespace) {
-            return Err(invalid(format!(
-                "prefix `{prefix}` must be one or more non-space characters, e.g. prefix = \"!\""
-            )));
-        }
-        let mut names = std::collections::BTreeSet::new();
-        let mut networks: Vec<Arc<dyn Network>> = Vec::new();
-        let mut languages = LanguageSettings::default();
-        for kind in catalogue.networks.iter() {
-            for mut table in sections.networks.remove(kind.section()).unwrap_or_default() {
-                let chosen = language::take(&mut table);
-                let network = kind.configure(table, base).map_err(invalid)?;
-                chosen.apply(kind.section(), network.name(), &mut languages).map_err(invalid)?;
-                if !names.insert(network.name().to_owned()) {
-                    return Err(invalid(format!(
-                        "two networks are called `{}`; give each [[{}]] a different name",
-                        network.name(),
-                        kind.section()
-                    )));
-                }
-                networks.push(network);
-            }
-        }
-        let read_file = |file: &str| -> Result<(String, String), String> {
-            let file = Path::new(file);
-            let file = if file.is_relative() { base.join(file) } else { file.to_owned() };
-            let text =
-                std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            Ok((file.display().to_string(), text))
-        };
-        let games = catalogue
-            .games
-            .configured(|name| {
-                sections.games.remove(name).map(|(section, table)| GameOptions {
-                    section,
-                    table,
-                    read_file: &read_file,
-                })
-            })
-            .map_err(invalid)?;
+        let prefix = prefix(raw.prefix).map_err(invalid)?;
+        let (networks, names, mut languages) =
+            configure_networks(catalogue, &mut sections, base).map_err(invalid)?;
+        let games = configure_games(catalogue, &mut sections, base).map_err(invalid)?;
         let challenge_lifetime =
             games.iter().find_map(|g| g.challenge()).map_or(CHALLENGE_LIFETIME_SECS, |c| c.lifetime_secs);
-        let mut bridges = Vec::new();
-        let mut bridged = std::collections::BTreeMap::new();
-        for bridge in raw.bridge {
-            let at = |what: String| invalid(format!("[[bridge]] `{}`: {what}", bridge.name));
-            if bridge.rooms.len() < 2 {
-                return Err(at(
-                    "a bridge links two or more rooms, e.g. rooms = [{ network = \"libera\", room = \"#magic\" }, \
-                     { network = \"matrix\", room = \"!abc:example.org\" }]"
-                        .to_owned(),
-                ));
-            }
-            let mut rooms = Vec::new();
-            for room in bridge.rooms {
-                if !names.contains(&room.network) {
-                    let known: Vec<&str> = names.iter().map(String::as_str).collect();
-                    return Err(at(format!(
-                        "no network is called `{}`; the networks are: {}",
-                        room.network,
-                        known.join(", ")
-                    )));
-                }
-                if let Some(network) = networks.iter().find(|n| n.name() == room.network) {
-                    network.check_bridge_room(&room.room).map_err(at)?;
-                }
-                if let Some(other) =
-                    bridged.insert((room.network.clone(), room.room.clone()), bridge.name.clone())
-                {
-                    return Err(at(format!(
-                        "{} on {} is already in bridge `{other}`; a room belongs to one bridge",
-                        room.room, room.network
-                    )));
-                }
-                let place = (NetworkId::new(room.network), RoomId::new(room.room));
-                if let Some(value) = &room.language {
-                    let at =
-                        format!("[[bridge]] `{}`: the language of {} on {}", bridge.name, place.1, place.0);
-                    let language = language::read(value, &at).map_err(invalid)?;
-                    if let Some(other) = languages.rooms.insert(place.clone(), language)
-                        && other != language
-                    {
-                        return Err(invalid(format!(
-                            "{at} is {language}, but its network's `languages` says {other}; say it once"
-                        )));
-                    }
-                }
-                rooms.push(place);
-            }
-            let relay_lines = bridge.relay_lines.unwrap_or(crate::relay::DEFAULT_LINES);
-            if relay_lines == 0 {
-                return Err(at(
-                    "relay_lines = 0 would relay nothing of a message; give at least 1 (the default is 5), \
-                     or set relay = false to relay no chat"
-                        .to_owned(),
-                ));
-            }
-            let edits = match bridge.edits.as_deref() {
-                None => crate::relay::Edits::Diff,
-                Some(word) => crate::relay::Edits::parse(word).ok_or_else(|| {
-                    at(format!(
-                        "edits = \"{word}\" is not a way to relay edits; write \"diff\" (the default: `s/old/new/`), \
-                         \"resend\" (the whole new text) or \"off\""
-                    ))
-                })?,
-            };
-            let speaker_rate = match bridge.speaker_rate {
-                None | Some(raw::SpeakerRate::On(true)) => Some(crate::relay::rate::SpeakerRate::default()),
-                Some(raw::SpeakerRate::On(false)) => None,
-                Some(raw::SpeakerRate::Rate { burst, every })
-                    if burst >= 1 && (1..=3600).contains(&every) =>
-                {
-                    Some(crate::relay::rate::SpeakerRate { burst, every_secs: every })
-                }
-                Some(raw::SpeakerRate::Rate { burst, every }) => {
-                    return Err(at(format!(
-                        "speaker_rate = {{ burst = {burst}, every = {every} }} is not a rate; give burst at least 1 \
-                         and every from 1 to 3600 seconds, e.g. {{ burst = 5, every = 1 }} (the default), or \
-                         speaker_rate = false for no limit"
-                    )));
-                }
-            };
-            bridges.push(BridgeSettings {
-                speaker_rate,
-                name: bridge.name,
-                rooms,
-                relay: bridge.relay.unwrap_or(true),
-                relay_lines,
-                edits,
-            });
-        }
-        for (network, room) in languages.rooms.keys() {
-            let own = networks
-                .iter()
-                .any(|n| n.name() == network.as_str() && n.rooms().contains(&room.as_str().to_owned()));
-            if !own && !bridged.contains_key(&(network.as_str().to_owned(), room.as_str().to_owned())) {
-                return Err(invalid(format!(
-                    "`{network}`: languages names {room}, which is neither one of its rooms nor in a [[bridge]]; \
-                     add it to the network's rooms or take it out of languages"
-                )));
-            }
-        }
-        let permissions = raw.permissions.unwrap_or_default();
-        let people = |list: Vec<String>, what: &str| -> Result<Vec<(NetworkId, PlayerId)>, ConfigError> {
-            list.into_iter()
-                .map(|entry| match entry.split_once('/') {
-                    Some((network, player)) if names.contains(network) && !player.is_empty() => {
-                        Ok((NetworkId::new(network), PlayerId::new(player)))
-                    }
-                    _ => Err(invalid(format!(
-                        "[permissions] {what}: `{entry}` must be network/player with a configured network, \
-                         e.g. \"libera/alice\" or \"matrix/@alice:example.org\""
-                    ))),
-                })
-                .collect()
-        };
-        let permissions = PermissionSettings {
-            admins: people(permissions.admins, "admins")?,
-            game_masters: people(permissions.game_masters, "game_masters")?,
-        };
+        let (bridges, bridged) =
+            bridges::read(raw.bridge, &names, &networks, &mut languages).map_err(invalid)?;
+        check_language_rooms(&languages, &networks, &bridged).map_err(invalid)?;
+        let permissions = permissions(raw.permissions.unwrap_or_default(), &names).map_err(invalid)?;
         let hidden_rooms =
             http::hidden_rooms(raw.http.as_ref().and_then(|h| h.hidden_rooms.as_deref()), &networks)
                 .map_err(invalid)?;
@@ -393,6 +244,115 @@ impl Settings {
             catalogue: catalogue.clone(),
         })
     }
+}
+
+/// `prefix`: what starts a command (default `!`).
+fn prefix(prefix: Option<String>) -> Result<String, String> {
+    let prefix = prefix.unwrap_or_else(|| "!".to_owned());
+    if prefix.is_empty() || prefix.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "prefix `{prefix}` must be one or more non-space characters, e.g. prefix = \"!\""
+        ));
+    }
+    Ok(prefix)
+}
+
+/// The networks, their names, and the languages they are told in.
+type ConfiguredNetworks = (Vec<Arc<dyn Network>>, BTreeSet<String>, LanguageSettings);
+
+/// Each network kind's `[[<section>]]` tables, read by their kind in the catalogue's
+/// order: the networks, their names (each once), and the languages they are told in.
+fn configure_networks(
+    catalogue: &Catalogue,
+    sections: &mut sections::Sections,
+    base: &Path,
+) -> Result<ConfiguredNetworks, String> {
+    let mut names = BTreeSet::new();
+    let mut networks: Vec<Arc<dyn Network>> = Vec::new();
+    let mut languages = LanguageSettings::default();
+    for kind in catalogue.networks.iter() {
+        for mut table in sections.networks.remove(kind.section()).unwrap_or_default() {
+            let chosen = language::take(&mut table);
+            let network = kind.configure(table, base)?;
+            chosen.apply(kind.section(), network.name(), &mut languages)?;
+            if !names.insert(network.name().to_owned()) {
+                return Err(format!(
+                    "two networks are called `{}`; give each [[{}]] a different name",
+                    network.name(),
+                    kind.section()
+                ));
+            }
+            networks.push(network);
+        }
+    }
+    Ok((networks, names, languages))
+}
+
+/// Each game's options from its `[games.<name>]` section; a file an option names is
+/// read relative to the config's folder `base`.
+fn configure_games(
+    catalogue: &Catalogue,
+    sections: &mut sections::Sections,
+    base: &Path,
+) -> Result<Registry, String> {
+    let read_file = |file: &str| -> Result<(String, String), String> {
+        let file = Path::new(file);
+        let file = if file.is_relative() { base.join(file) } else { file.to_owned() };
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        Ok((file.display().to_string(), text))
+    };
+    catalogue.games.configured(|name| {
+        sections.games.remove(name).map(|(section, table)| GameOptions {
+            section,
+            table,
+            read_file: &read_file,
+        })
+    })
+}
+
+/// Every room a `languages` names is one of its network's rooms or in a bridge.
+fn check_language_rooms(
+    languages: &LanguageSettings,
+    networks: &[Arc<dyn Network>],
+    bridged: &bridges::Bridged,
+) -> Result<(), String> {
+    for (network, room) in languages.rooms.keys() {
+        let own = networks
+            .iter()
+            .any(|n| n.name() == network.as_str() && n.rooms().contains(&room.as_str().to_owned()));
+        if !own && !bridged.contains_key(&(network.as_str().to_owned(), room.as_str().to_owned())) {
+            return Err(format!(
+                "`{network}`: languages names {room}, which is neither one of its rooms nor in a [[bridge]]; \
+                 add it to the network's rooms or take it out of languages"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `[permissions]`: admins and game masters, each `network/player` on a configured network.
+fn permissions(
+    permissions: raw::Permissions,
+    names: &BTreeSet<String>,
+) -> Result<PermissionSettings, String> {
+    let people = |list: Vec<String>, what: &str| -> Result<Vec<(NetworkId, PlayerId)>, String> {
+        list.into_iter()
+            .map(|entry| match entry.split_once('/') {
+                Some((network, player)) if names.contains(network) && !player.is_empty() => {
+                    Ok((NetworkId::new(network), PlayerId::new(player)))
+                }
+                _ => Err(format!(
+                    "[permissions] {what}: `{entry}` must be network/player with a configured network, \
+                     e.g. \"libera/alice\" or \"matrix/@alice:example.org\""
+                )),
+            })
+            .collect()
+    };
+    Ok(PermissionSettings {
+        admins: people(permissions.admins, "admins")?,
+        game_masters: people(permissions.game_masters, "game_masters")?,
+    })
 }
 
 #[cfg(test)]

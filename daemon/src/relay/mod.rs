@@ -23,16 +23,17 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use spellbridge_core::locale::{self, Args};
 use spellbridge_core::{
-    Destination, Inbound, Language, Message, NetworkId, Relayed, RichText, RoomId, Said, Speaker, Timestamp,
-    Voice,
+    Destination, Inbound, Language, Message, NetworkId, Relayed, RichText, RoomId, Said, Timestamp,
 };
 
 use crate::turn::{Outbound, Place};
+use voicing::Voicing;
 
 pub mod lines;
 pub mod rate;
 pub mod replies;
 pub mod speaker;
+mod voicing;
 
 pub use lines::DEFAULT_LINES;
 
@@ -293,55 +294,8 @@ impl Relay {
         edits: Edits,
         language: Language,
     ) -> Option<Vec<Message>> {
-        let speaker = |head: &str| {
-            matches!(inbound.said, Said::Message | Said::Emote).then(|| Speaker {
-                network: inbound.network.clone(),
-                nick: inbound.display_name.clone(),
-                head: head.len(),
-                guest: marks.guest,
-                network_named: marks.network,
-            })
-        };
-        let said = |body: RichText| -> Vec<Message> {
-            let head = format!("<{name}> ");
-            let lines = lines::lines_in(&head, &body, cap, language).into_iter();
-            let speaker = speaker(&head);
-            lines
-                .map(|text| Message {
-                    text,
-                    voice: Voice::Say,
-                    chat: true,
-                    speaker: speaker.clone(),
-                    ..Message::default()
-                })
-                .collect()
-        };
-        let acted = |body: RichText| -> Vec<Message> {
-            let head = format!("{name} ");
-            let lines = lines::lines_in(&head, &body, cap, language).into_iter();
-            let speaker = speaker(&head);
-            lines
-                .map(|text| Message {
-                    text,
-                    voice: Voice::Act,
-                    chat: true,
-                    speaker: speaker.clone(),
-                    ..Message::default()
-                })
-                .collect()
-        };
-        // A message said in the room, or a relayed line the bot said there (owned either way).
-        let known = |id: &str| -> Option<Remembered> {
-            self.recent
-                .get(&(inbound.network.clone(), id.to_owned()))
-                .cloned()
-                .or_else(|| self.replies.learned(&inbound.network, id).map(Remembered::relayed))
-        };
-        // A reaction to a relayed line names its speaker as the line's own (`nick's`).
-        let relayed = |id: &str| {
-            !self.recent.contains_key(&(inbound.network.clone(), id.to_owned()))
-                && self.replies.learned(&inbound.network, id).is_some()
-        };
+        let voicing = Voicing { inbound, name, marks, cap, language };
+        let known = |id: &str| self.known(&inbound.network, id);
         let about = match &inbound.said {
             Said::Edit { original: target } | Said::Reaction { target, .. } | Said::Redaction { target } => {
                 known(target)
@@ -360,46 +314,71 @@ impl Relay {
                 if let Some(answered) = inbound.reply_to.as_deref().and_then(known) {
                     body = body.text(format!("{}: ", answered.name));
                 }
-                said(body.append(inbound.rich.clone()))
+                voicing.said(body.append(inbound.rich.clone()))
             }
-            Said::Emote => acted(inbound.rich.clone()),
+            Said::Emote => voicing.acted(inbound.rich.clone()),
             Said::Edit { original } if edits == Edits::Resend => {
                 if known(original).is_some_and(|before| before.text.trim() == inbound.text.trim()) {
                     return None;
                 }
-                said(RichText::new().text("* ").append(inbound.rich.clone()))
+                voicing.said(RichText::new().text("* ").append(inbound.rich.clone()))
             }
             Said::Edit { original } => {
                 let correction = match known(original) {
                     Some(before) => correction(&before.text, &inbound.text)?,
                     None => format!("* {}", inbound.text),
                 };
-                said(RichText::new().text(correction))
+                voicing.said(RichText::new().text(correction))
             }
             Said::Reaction { target, key } => {
-                let args = Args::new().text("key", excerpt(key));
-                let said = match known(target) {
-                    Some(m) => {
-                        let args = args.text("name", m.name.clone()).text("quoted", excerpt(&m.text));
-                        let id = if relayed(target) { "notice-reacted-to-line" } else { "notice-reacted-to" };
-                        locale::text(language, id, &args)
-                    }
-                    None => locale::text(language, "notice-reacted", &args),
-                };
-                acted(RichText::new().text(said))
+                voicing.acted(RichText::new().text(self.reaction(&inbound.network, target, key, language)))
             }
             Said::Redaction { target } => {
-                let said = match known(target) {
-                    Some(m) if m.name == name => locale::text(language, "notice-deleted-own", &Args::new()),
-                    Some(m) => {
-                        locale::text(language, "notice-deleted-by", &Args::new().text("name", m.name.clone()))
-                    }
-                    None => locale::text(language, "notice-deleted", &Args::new()),
-                };
-                acted(RichText::new().text(said))
+                voicing.acted(RichText::new().text(self.deletion(&inbound.network, target, name, language)))
             }
         };
         Some(lines)
+    }
+
+    /// A message said in the room, or a relayed line the bot said there (owned either way).
+    fn known(&self, network: &NetworkId, id: &str) -> Option<Remembered> {
+        self.recent
+            .get(&(network.clone(), id.to_owned()))
+            .cloned()
+            .or_else(|| self.replies.learned(network, id).map(Remembered::relayed))
+    }
+
+    /// A relayed line the bot said, not a message said in the room.
+    fn relayed(&self, network: &NetworkId, id: &str) -> bool {
+        !self.recent.contains_key(&(network.clone(), id.to_owned()))
+            && self.replies.learned(network, id).is_some()
+    }
+
+    /// What a reaction with `key` to `target` is relayed as. A reaction to a relayed line
+    /// names its speaker as the line's own (`nick's`).
+    fn reaction(&self, network: &NetworkId, target: &str, key: &str, language: Language) -> String {
+        let args = Args::new().text("key", excerpt(key));
+        match self.known(network, target) {
+            Some(m) => {
+                let args = args.text("name", m.name.clone()).text("quoted", excerpt(&m.text));
+                let id = if self.relayed(network, target) {
+                    "notice-reacted-to-line"
+                } else {
+                    "notice-reacted-to"
+                };
+                locale::text(language, id, &args)
+            }
+            None => locale::text(language, "notice-reacted", &args),
+        }
+    }
+
+    /// What `name` deleting `target` is relayed as: their own message or another's.
+    fn deletion(&self, network: &NetworkId, target: &str, name: &str, language: Language) -> String {
+        match self.known(network, target) {
+            Some(m) if m.name == name => locale::text(language, "notice-deleted-own", &Args::new()),
+            Some(m) => locale::text(language, "notice-deleted-by", &Args::new().text("name", m.name.clone())),
+            None => locale::text(language, "notice-deleted", &Args::new()),
+        }
     }
 
     fn remember(&mut self, network: &NetworkId, id: &str, message: Remembered) {
@@ -476,7 +455,7 @@ pub fn bridge(name: &str, rooms: &[(NetworkId, RoomId)], relay: bool) -> Bridge 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spellbridge_core::PlayerId;
+    use spellbridge_core::{PlayerId, Voice};
 
     fn place(network: &str, room: &str) -> Place {
         Place { network: NetworkId::new(network), room: RoomId::new(room) }

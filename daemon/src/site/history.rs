@@ -76,26 +76,11 @@ pub enum What {
 pub fn rows(registry: &Registry, entries: &[Entry], language: Language) -> (Vec<Row>, Option<String>) {
     let presentation = Presentation::of(Form::Full).in_language(language);
     let mut rows = Vec::with_capacity(entries.len());
-    let mut replay: Option<(&dyn GamePlugin, Box<dyn Table>)> = None;
-    let mut problem = None;
-    let told = |replay: &Option<(&dyn GamePlugin, Box<dyn Table>)>, events: Vec<Event>| -> Vec<String> {
-        replay.as_ref().map(|(plugin, _)| to_table(*plugin, &events, &presentation)).unwrap_or_default()
-    };
+    let mut replay = Replay { table: None, problem: None };
     for entry in entries {
         match entry {
             Entry::Opened { game, seats, now, opening, commitment, .. } => {
-                replay = match registry.get(game).map(|plugin| (plugin, plugin.restore(opening))) {
-                    Some((plugin, Ok(table))) => Some((plugin, table)),
-                    Some((_, Err(reason))) => {
-                        problem.get_or_insert(format!("the table does not replay: {reason}"));
-                        None
-                    }
-                    None => {
-                        problem.get_or_insert(format!("this spellbridge does not know the game `{game}`"));
-                        None
-                    }
-                };
-                let events = replay.as_ref().map(|(_, table)| table.opening()).unwrap_or_default();
+                let events = replay.open(registry, game, opening);
                 rows.push(Row {
                     sequence: None,
                     when: Some(*now),
@@ -103,47 +88,11 @@ pub fn rows(registry: &Registry, entries: &[Entry], language: Language) -> (Vec<
                         seats: seats.iter().map(|seat| seat.player.clone()).collect(),
                         commitment: commitment.clone(),
                     },
-                    told: told(&replay, events),
+                    told: replay.told(events, &presentation),
                 });
             }
-            Entry::Acted {
-                sequence,
-                actor,
-                command,
-                parsed,
-                typed,
-                private,
-                role,
-                now,
-                dice_seed,
-                draws,
-                ..
-            } => {
-                let events = match replay.as_mut() {
-                    Some((_, table)) => match read_command(table.commands(), parsed.as_ref(), command) {
-                        Ok(parsed) => {
-                            let action = Action {
-                                actor,
-                                command: &parsed,
-                                typed,
-                                private: *private,
-                                now: *now,
-                                role: *role,
-                            };
-                            table.act(&action, &mut Dice::from_seed(*dice_seed)).unwrap_or_else(|refusal| {
-                                problem.get_or_insert(format!(
-                                    "action {sequence} was refused on replay: {refusal}"
-                                ));
-                                Vec::new()
-                            })
-                        }
-                        Err(error) => {
-                            problem.get_or_insert(format!("action {sequence} does not read: {error}"));
-                            Vec::new()
-                        }
-                    },
-                    None => Vec::new(),
-                };
+            Entry::Acted { sequence, actor, typed, private, now, dice_seed, draws, .. } => {
+                let events = replay.act(entry);
                 rows.push(Row {
                     sequence: Some(*sequence),
                     when: Some(*now),
@@ -152,19 +101,16 @@ pub fn rows(registry: &Registry, entries: &[Entry], language: Language) -> (Vec<
                         said: (!*private).then(|| typed.clone()),
                         seed: (*draws > 0).then_some(*dice_seed),
                     },
-                    told: told(&replay, events),
+                    told: replay.told(events, &presentation),
                 });
             }
             Entry::Fired { sequence, at, dice_seed, draws, .. } => {
-                let events = match replay.as_mut() {
-                    Some((_, table)) => table.fire_timer(*at, &mut Dice::from_seed(*dice_seed)),
-                    None => Vec::new(),
-                };
+                let events = replay.fire(*at, *dice_seed);
                 rows.push(Row {
                     sequence: Some(*sequence),
                     when: Some(*at),
                     what: What::Fired { seed: (*draws > 0).then_some(*dice_seed) },
-                    told: told(&replay, events),
+                    told: replay.told(events, &presentation),
                 });
             }
             Entry::Keyed { epoch, commitment, .. } => rows.push(Row {
@@ -182,7 +128,73 @@ pub fn rows(registry: &Registry, entries: &[Entry], language: Language) -> (Vec<
             _ => {}
         }
     }
-    (rows, problem)
+    (rows, replay.problem)
+}
+
+/// The table replayed entry by entry, for what each entry told it. Once it cannot go
+/// on, it stays stopped and keeps the first reason why.
+struct Replay<'r> {
+    /// The game and the table as replayed so far; `None` before the opening or once
+    /// it cannot be restored.
+    table: Option<(&'r dyn GamePlugin, Box<dyn Table>)>,
+    /// Why the replay stopped or an entry was skipped, the first time.
+    problem: Option<String>,
+}
+
+impl<'r> Replay<'r> {
+    /// Restores the table from its `Opened` entry's `opening`; the events it opens with.
+    fn open(&mut self, registry: &'r Registry, game: &str, opening: &serde_json::Value) -> Vec<Event> {
+        self.table = match registry.get(game).map(|plugin| (plugin, plugin.restore(opening))) {
+            Some((plugin, Ok(table))) => Some((plugin, table)),
+            Some((_, Err(reason))) => {
+                self.problem.get_or_insert(format!("the table does not replay: {reason}"));
+                None
+            }
+            None => {
+                self.problem.get_or_insert(format!("this spellbridge does not know the game `{game}`"));
+                None
+            }
+        };
+        self.table.as_ref().map(|(_, table)| table.opening()).unwrap_or_default()
+    }
+
+    /// Plays an `Acted` entry again with the dice of its recorded seed; the events it made.
+    fn act(&mut self, entry: &Entry) -> Vec<Event> {
+        let (
+            Some((_, table)),
+            Entry::Acted { sequence, actor, command, parsed, typed, private, role, now, dice_seed, .. },
+        ) = (self.table.as_mut(), entry)
+        else {
+            return Vec::new();
+        };
+        match read_command(table.commands(), parsed.as_ref(), command) {
+            Ok(parsed) => {
+                let action =
+                    Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
+                table.act(&action, &mut Dice::from_seed(*dice_seed)).unwrap_or_else(|refusal| {
+                    self.problem.get_or_insert(format!("action {sequence} was refused on replay: {refusal}"));
+                    Vec::new()
+                })
+            }
+            Err(error) => {
+                self.problem.get_or_insert(format!("action {sequence} does not read: {error}"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Fires the table's timer due `at` with the dice of its recorded seed; the events.
+    fn fire(&mut self, at: Timestamp, dice_seed: u64) -> Vec<Event> {
+        match self.table.as_mut() {
+            Some((_, table)) => table.fire_timer(at, &mut Dice::from_seed(dice_seed)),
+            None => Vec::new(),
+        }
+    }
+
+    /// What `events` told the whole table, if the table is replaying.
+    fn told(&self, events: Vec<Event>, presentation: &Presentation) -> Vec<String> {
+        self.table.as_ref().map(|(plugin, _)| to_table(*plugin, &events, presentation)).unwrap_or_default()
+    }
 }
 
 /// What `events` told the whole table, one line per announcement line.

@@ -15,6 +15,7 @@ pub use refusal::{error, refusal};
 pub use words::hue;
 
 use crate::event::Event;
+use crate::ids::PlayerId;
 use crate::language::Language;
 use crate::locale::Args;
 use crate::plugin::Announcement;
@@ -22,7 +23,7 @@ use crate::text::{RichText, Segment, Style};
 use crate::words::Adjustment;
 
 use super::events::ThaumEvent;
-use super::spells::Side;
+use super::spells::{Side, TornadoRoll};
 use super::state::LOOP_LIMIT;
 use words::{change, coins, ends, joined, players, roll, say, standings, strength, thaum, vector};
 
@@ -192,36 +193,7 @@ pub fn event_in(language: Language, event: &ThaumEvent) -> RichText {
         ThaumEvent::Tornado {
             caster, target, mana_spent, seed, rolls, caster_after, target_after, ..
         } => {
-            let shown = rolls
-                .iter()
-                .take(ROLLS_SHOWN)
-                .map(|r| {
-                    let player = match r.side {
-                        Side::Caster => caster,
-                        Side::Target => target,
-                    };
-                    roll(language, player, r)
-                })
-                .collect::<Vec<_>>();
-            let shown = shown
-                .into_iter()
-                .rev()
-                .reduce(|rest, first| {
-                    say("thaum-rolls-more", Args::new().rich("first", first).rich("rest", rest))
-                })
-                .unwrap_or_default();
-            let more = if rolls.len() > ROLLS_SHOWN {
-                say("thaum-tornado-more", Args::new().num("count", rolls.len() - ROLLS_SHOWN))
-            } else {
-                RichText::new()
-            };
-            let draws = match seed {
-                Some(seed) => say(
-                    "thaum-tornado-seed",
-                    Args::new().text("seed", seed.to_string()).rich("rolls", shown).rich("more", more),
-                ),
-                None => say("thaum-tornado-nothing", Args::new()).append(shown).append(more),
-            };
+            let draws = tornado_draws(language, caster, target, *seed, rolls);
             let args = Args::new()
                 .mention("caster", caster)
                 .mention("target", target)
@@ -345,6 +317,48 @@ pub fn event_in(language: Language, event: &ThaumEvent) -> RichText {
                 .num("season", *season)
                 .rich("standings", standings(language, list)),
         ),
+    }
+}
+
+/// A Tornado's draws: its seed, then the first [`ROLLS_SHOWN`] rolls and how many more
+/// there were (or only that nothing was drawn, without a seed).
+fn tornado_draws(
+    language: Language,
+    caster: &PlayerId,
+    target: &PlayerId,
+    seed: Option<u64>,
+    rolls: &[TornadoRoll],
+) -> RichText {
+    let say = |id: &str, args: Args| say(language, id, args);
+    let shown = rolls
+        .iter()
+        .take(ROLLS_SHOWN)
+        .map(|r| {
+            let player = match r.side {
+                Side::Caster => caster,
+                Side::Target => target,
+            };
+            roll(language, player, r)
+        })
+        .collect::<Vec<_>>();
+    let shown = shown
+        .into_iter()
+        .rev()
+        .reduce(|rest, first| {
+            say("thaum-rolls-more", Args::new().rich("first", first).rich("rest", rest))
+        })
+        .unwrap_or_default();
+    let more = if rolls.len() > ROLLS_SHOWN {
+        say("thaum-tornado-more", Args::new().num("count", rolls.len() - ROLLS_SHOWN))
+    } else {
+        RichText::new()
+    };
+    match seed {
+        Some(seed) => say(
+            "thaum-tornado-seed",
+            Args::new().text("seed", seed.to_string()).rich("rolls", shown).rich("more", more),
+        ),
+        None => say("thaum-tornado-nothing", Args::new()).append(shown).append(more),
     }
 }
 
