@@ -9,6 +9,7 @@ use std::time::Duration;
 use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings};
 use spellbridge::router::{Router, RouterConfig};
 use spellbridge::store::postgres::StoreUrl;
+use spellbridge::store::startup::{Loaded, Policy, TableProblem, Unsound};
 use spellbridge::store::{Durability, MessageKey, OpenMode, Step, Store, StoreError};
 use spellbridge::turn::Outbound;
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RichText, RoomId, Timestamp};
@@ -17,6 +18,9 @@ use spellbridge_tests::harness::postgres::Postgres;
 /// One database on one engine: each call opens it again, as a restarted daemon would.
 trait Engine {
     fn open(&self) -> Store;
+    /// Runs `sql` on the database behind the store's back (as an operator's edit or a
+    /// damaged disk would): written in the SQL both engines take.
+    fn sql(&self, sql: &str);
 }
 
 struct Sqlite {
@@ -27,6 +31,12 @@ impl Engine for Sqlite {
     fn open(&self) -> Store {
         Store::open(&self.dir.path().join("spellbridge.db"), OpenMode::CreateIfMissing, Durability::Full)
             .unwrap_or_else(|e| panic!("SQLite opens: {e}"))
+    }
+
+    fn sql(&self, sql: &str) {
+        let connection = rusqlite::Connection::open(self.dir.path().join("spellbridge.db"))
+            .unwrap_or_else(|e| panic!("SQLite opens: {e}"));
+        connection.execute_batch(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 }
 
@@ -43,6 +53,10 @@ impl Engine for Pg {
     fn open(&self) -> Store {
         Store::open_postgres(&url(&self.cluster), Some(self.fence.clone()))
             .unwrap_or_else(|e| panic!("PostgreSQL opens: {e}"))
+    }
+
+    fn sql(&self, sql: &str) {
+        self.cluster.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 }
 
@@ -121,9 +135,99 @@ fn table(router: &Router) -> serde_json::Value {
     router.table_snapshot(0).unwrap_or_else(|| panic!("table 0 is open"))["state"].clone()
 }
 
+/// The coins of table 0's one player (alice, under whatever id the router gives her).
+fn alice_coins(router: &Router) -> serde_json::Value {
+    coins_in(&router.table_snapshot(0).unwrap_or_else(|| panic!("table 0 is open")))
+}
+
+fn coins_in(snapshot: &serde_json::Value) -> serde_json::Value {
+    let players = snapshot["state"]["players"].as_object().cloned().unwrap_or_default();
+    players.values().next().map(|sheet| sheet["coins"].clone()).unwrap_or_default()
+}
+
+/// A Thaum table with alice's 3 coins, shut down cleanly (its snapshot current).
+fn played(engine: &dyn Engine) -> Store {
+    let mut store = engine.open();
+    let router = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
+    store.write_snapshots(&router).unwrap_or_else(|e| panic!("snapshots written: {e}"));
+    store
+}
+
+fn load_checked(store: &Store, policy: Policy) -> Result<Loaded, StoreError> {
+    store.load_checked(Registry::standard(), RouterConfig::default(), policy)
+}
+
 /// The tests, each written once for any engine.
 mod suite {
     use super::*;
+
+    pub fn a_table_behind_its_snapshot_restarts_to_where_it_was(engine: &dyn Engine) {
+        let mut store = engine.open();
+        // A snapshot only when the table opens: the moves after it are in the journal only.
+        store.set_snapshot_every(100);
+        let before = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
+        drop(store); // killed: no clean shutdown writes the snapshot
+        let store = engine.open();
+        let stored = store.stored_tables().unwrap_or_else(|e| panic!("stored snapshots: {e}"));
+        assert_eq!(stored.len(), 1, "table 0's snapshot, written when it opened");
+        assert_eq!(coins_in(&stored[0].1), 0, "the snapshot is behind its journal");
+        let now = store.current_table(&Registry::standard(), 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(now.map(|t| coins_in(&t)), Some(3.into()), "the rows after it replayed onto it");
+        let loaded = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("a sound start: {e}"));
+        assert!(loaded.rebuilt.is_empty(), "nothing rebuilt: {:?}", loaded.rebuilt);
+        assert_eq!(table(&loaded.router), table(&before), "the snapshot and the rows after it");
+        // Start-up sealed the snapshot up to the journal's end.
+        let stored = store.stored_tables().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(coins_in(&stored[0].1), 3, "written back at start-up");
+    }
+
+    pub fn a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported(engine: &dyn Engine) {
+        let store = played(engine);
+        let honest = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("sound: {e}"));
+        assert!(honest.rebuilt.is_empty(), "an untouched store is sound");
+        assert_eq!(alice_coins(&honest.router), 3);
+        engine.sql(r#"UPDATE tables SET snapshot = replace(snapshot, '"coins":3', '"coins":300')"#);
+        let error = load_checked(&store, Policy::Refuse).err().unwrap_or_else(|| panic!("--strict refuses"));
+        assert!(matches!(error, StoreError::Unsound { .. }), "{error}");
+        assert!(error.to_string().contains("table 0: its snapshot does not match the checksum"), "{error}");
+        let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
+        assert_eq!(alice_coins(&loaded.router), 3, "the journal's state, not the edit");
+        assert_eq!(loaded.rebuilt, [TableProblem { table: 0, problem: Unsound::SnapshotEdited }]);
+        // The rebuilt snapshot was written back: the next start finds it sound.
+        let again = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("sound now: {e}"));
+        assert!(again.rebuilt.is_empty());
+    }
+
+    pub fn a_journal_edited_in_sql_no_longer_matches_its_seal(engine: &dyn Engine) {
+        let store = played(engine);
+        engine.sql(r#"UPDATE journal SET events = '["forged"]' WHERE kind = 'acted' AND command LIKE '!coins%'"#);
+        let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
+        assert_eq!(loaded.rebuilt, [TableProblem { table: 0, problem: Unsound::JournalEdited }]);
+    }
+
+    pub fn a_snapshot_whose_row_was_deleted_is_rebuilt_not_forgotten(engine: &dyn Engine) {
+        let store = played(engine);
+        engine.sql("DELETE FROM tables");
+        let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
+        assert_eq!(loaded.rebuilt, [TableProblem { table: 0, problem: Unsound::NoSnapshot }]);
+        assert_eq!(alice_coins(&loaded.router), 3);
+    }
+
+    pub fn a_history_row_edited_in_sql_is_caught_by_the_seal(engine: &dyn Engine) {
+        let store = played(engine);
+        let kept = store.stored_tables().unwrap_or_else(|e| panic!("{e}"));
+        let history = kept[0].1["state"]["history"].as_array().map_or(0, Vec::len);
+        assert!(history > 0, "Thaum keeps a history: {}", kept[0].1);
+        engine.sql("UPDATE history SET entry = replace(entry, '+3', '+9')");
+        assert!(store.stored_tables().is_err(), "the history rows no longer match the snapshot");
+        let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
+        assert!(
+            matches!(loaded.rebuilt.as_slice(), [TableProblem { table: 0, problem: Unsound::DoesNotLoad(_) }]),
+            "{:?}",
+            loaded.rebuilt
+        );
+        assert_eq!(alice_coins(&loaded.router), 3);
+    }
 
     pub fn the_outbox_keeps_order_and_forgets_only_what_was_sent(engine: &dyn Engine) {
         let mut store = engine.open();
@@ -249,6 +353,26 @@ macro_rules! instantiate {
             #[test]
             fn a_game_goes_on_after_a_restart_where_it_was() {
                 suite::a_game_goes_on_after_a_restart_where_it_was(&$make);
+            }
+            #[test]
+            fn a_table_behind_its_snapshot_restarts_to_where_it_was() {
+                suite::a_table_behind_its_snapshot_restarts_to_where_it_was(&$make);
+            }
+            #[test]
+            fn a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported() {
+                suite::a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported(&$make);
+            }
+            #[test]
+            fn a_journal_edited_in_sql_no_longer_matches_its_seal() {
+                suite::a_journal_edited_in_sql_no_longer_matches_its_seal(&$make);
+            }
+            #[test]
+            fn a_snapshot_whose_row_was_deleted_is_rebuilt_not_forgotten() {
+                suite::a_snapshot_whose_row_was_deleted_is_rebuilt_not_forgotten(&$make);
+            }
+            #[test]
+            fn a_history_row_edited_in_sql_is_caught_by_the_seal() {
+                suite::a_history_row_edited_in_sql_is_caught_by_the_seal(&$make);
             }
         }
     };

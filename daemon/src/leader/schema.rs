@@ -12,8 +12,12 @@ use tokio_postgres::Client;
 use super::LeaseError;
 
 /// The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] =
-    &[include_str!("migrations/0001_leader_lease.sql"), include_str!("../store/postgres/0002_store.sql")];
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_leader_lease.sql"),
+    include_str!("../store/postgres/0002_store.sql"),
+    include_str!("../store/postgres/0003_snapshots.sql"),
+    include_str!("../store/postgres/0004_kept.sql"),
+];
 
 /// The key of the advisory lock the migrations serialise on ("spbridge" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7370_6272_6964_6765;

@@ -15,8 +15,8 @@ use spellbridge_core::{NetworkId, Registry};
 
 use super::outbox::BadRow;
 use super::postgres::{PgStore, StoreUrl};
-use super::ratings::RatingsCheck;
-use super::startup::{Loaded, Policy};
+use super::ratings::{Ratings, RatingsCheck};
+use super::startup::{self, Loaded, Policy};
 use super::{Durability, MessageKey, OpenMode, Queued, SqliteStore, Step, StoreError, commits};
 use crate::identity::Scope;
 use crate::journal::{Entry, TableId};
@@ -28,6 +28,13 @@ use crate::router::{Router, RouterConfig};
 /// The durable store, on either engine.
 pub struct Store {
     engine: Engine,
+}
+
+/// A second connection to a [`Store`]'s database (see [`Store::side`]).
+pub(super) enum Side {
+    Sqlite(super::side::Sqlite),
+    /// A store of its own that holds no lease: it commits no moves.
+    Postgres(Box<PgStore>),
 }
 
 enum Engine {
@@ -63,15 +70,25 @@ impl Store {
         PgStore::open(url, fence).map(|s| Store { engine: Engine::Postgres(Box::new(s)) })
     }
 
-    /// The SQLite store, for what only SQLite does yet (`verify`, `export`, STS).
+    /// The SQLite store, for what only SQLite does yet (`verify`, `export`).
     pub fn sqlite(&self) -> Result<&SqliteStore, StoreError> {
         sqlite_only!(self, "this", |s| Ok(s))
     }
 
-    /// See [`SqliteStore::set_snapshot_every`] (PostgreSQL keeps no snapshots yet).
+    /// A second connection to the same database, for a transport's task that reads and
+    /// writes beside the store (STS policies, appservice transactions).
+    pub(super) fn side(&self) -> Result<Side, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => super::side::Sqlite::open(s).map(Side::Sqlite),
+            Engine::Postgres(s) => PgStore::open(s.url(), None).map(|s| Side::Postgres(Box::new(s))),
+        }
+    }
+
+    /// See [`SqliteStore::set_snapshot_every`].
     pub fn set_snapshot_every(&mut self, every: usize) {
-        if let Engine::Sqlite(s) = &mut self.engine {
-            s.set_snapshot_every(every);
+        match &mut self.engine {
+            Engine::Sqlite(s) => s.set_snapshot_every(every),
+            Engine::Postgres(s) => s.set_snapshot_every(every),
         }
     }
 
@@ -108,11 +125,11 @@ impl Store {
         }
     }
 
-    /// Writes the snapshots of the tables behind their journals (PostgreSQL: none kept).
+    /// Writes the snapshots of the tables behind their journals.
     pub fn write_snapshots(&mut self, router: &Router) -> Result<(), StoreError> {
         match &mut self.engine {
             Engine::Sqlite(s) => s.write_snapshots(router),
-            Engine::Postgres(_) => Ok(()),
+            Engine::Postgres(s) => s.write_snapshots(router),
         }
     }
 
@@ -124,8 +141,7 @@ impl Store {
         }
     }
 
-    /// Rebuilds the router, checking snapshots against their journals (PostgreSQL replays
-    /// its whole journal, so nothing is ever rebuilt there).
+    /// Rebuilds the router, checking snapshots against their journals.
     pub fn load_checked(
         &self,
         registry: Registry,
@@ -134,7 +150,7 @@ impl Store {
     ) -> Result<Loaded, StoreError> {
         match &self.engine {
             Engine::Sqlite(s) => s.load_checked(registry, options, policy),
-            Engine::Postgres(s) => Ok(Loaded { router: s.load(registry, options)?, rebuilt: Vec::new() }),
+            Engine::Postgres(s) => s.load_checked(registry, options, policy),
         }
     }
 
@@ -201,30 +217,42 @@ impl Store {
 
     /// See [`SqliteStore::check_outbox`].
     pub fn check_outbox(&self, networks: Option<&[NetworkId]>) -> Result<Vec<BadRow>, StoreError> {
-        sqlite_only!(self, "checking the outbox", |s| s.check_outbox(networks))
+        match &self.engine {
+            Engine::Sqlite(s) => s.check_outbox(networks),
+            Engine::Postgres(s) => s.check_outbox(networks),
+        }
     }
 
     /// See [`SqliteStore::pending_count`].
     pub fn pending_count(&self) -> Result<usize, StoreError> {
         match &self.engine {
             Engine::Sqlite(s) => s.pending_count(),
-            Engine::Postgres(s) => s.pending_checked().map(|(q, b)| q.len() + b.len()),
+            Engine::Postgres(s) => s.pending_count(),
         }
     }
 
     /// See [`SqliteStore::set_aside_rows`].
     pub fn set_aside_rows(&self) -> Result<Vec<BadRow>, StoreError> {
-        sqlite_only!(self, "listing outbox rows set aside", |s| s.set_aside_rows())
+        match &self.engine {
+            Engine::Sqlite(s) => s.set_aside_rows(),
+            Engine::Postgres(s) => s.set_aside_rows(),
+        }
     }
 
     /// See [`SqliteStore::stored_tables`].
     pub fn stored_tables(&self) -> Result<Vec<(TableId, Value)>, StoreError> {
-        sqlite_only!(self, "reading stored snapshots", |s| s.stored_tables())
+        match &self.engine {
+            Engine::Sqlite(s) => s.stored_tables(),
+            Engine::Postgres(s) => s.stored_tables(),
+        }
     }
 
     /// See [`SqliteStore::current_table`].
     pub fn current_table(&self, registry: &Registry, table: TableId) -> Result<Option<Value>, StoreError> {
-        sqlite_only!(self, "reading a table", |s| s.current_table(registry, table))
+        match &self.engine {
+            Engine::Sqlite(s) => s.current_table(registry, table),
+            Engine::Postgres(s) => s.current_table(registry, table),
+        }
     }
 
     /// See [`SqliteStore::derive_ratings`].
@@ -233,7 +261,10 @@ impl Store {
         registry: &Registry,
         scopes: &std::collections::BTreeMap<NetworkId, Scope>,
     ) -> Result<Result<Summary, crate::ratings::RatingsError>, StoreError> {
-        sqlite_only!(self, "deriving the ratings", |s| s.derive_ratings(registry, scopes))
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::derive_ratings(&**s, registry, scopes),
+            Engine::Postgres(s) => Ratings::derive_ratings(&**s, registry, scopes),
+        }
     }
 
     /// See [`SqliteStore::refresh_ratings`].
@@ -242,7 +273,10 @@ impl Store {
         registry: &Registry,
         scopes: &std::collections::BTreeMap<NetworkId, Scope>,
     ) -> Result<Result<Summary, crate::ratings::RatingsError>, StoreError> {
-        sqlite_only!(self, "refreshing the ratings", |s| s.refresh_ratings(registry, scopes))
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::refresh_ratings(&**s, registry, scopes),
+            Engine::Postgres(s) => Ratings::refresh_ratings(&**s, registry, scopes),
+        }
     }
 
     /// See [`SqliteStore::save_ratings`].
@@ -251,37 +285,101 @@ impl Store {
         summary: &Summary,
         scopes: &std::collections::BTreeMap<NetworkId, Scope>,
     ) -> Result<(), StoreError> {
-        sqlite_only!(self, "saving the ratings", |s| s.save_ratings(summary, scopes))
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::save_ratings(&**s, summary, scopes),
+            Engine::Postgres(s) => Ratings::save_ratings(&**s, summary, scopes),
+        }
     }
 
     /// See [`SqliteStore::stored_ratings`].
     pub fn stored_ratings(&self) -> Result<Option<Summary>, StoreError> {
-        sqlite_only!(self, "reading the ratings", |s| s.stored_ratings())
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::stored_ratings(&**s),
+            Engine::Postgres(s) => Ratings::stored_ratings(&**s),
+        }
     }
 
     /// See [`SqliteStore::check_ratings`].
     pub fn check_ratings(&self, registry: &Registry) -> Result<RatingsCheck, StoreError> {
-        sqlite_only!(self, "checking the ratings", |s| s.check_ratings(registry))
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::check_ratings(&**s, registry),
+            Engine::Postgres(s) => Ratings::check_ratings(&**s, registry),
+        }
     }
 
-    /// See [`SqliteStore::keep_relayed`] (not kept on PostgreSQL yet).
+    /// See [`SqliteStore::keep_relayed`].
     pub fn keep_relayed(&mut self, lines: &[super::relayed::RelayedLine]) -> Result<(), StoreError> {
-        sqlite_only!(mut self, "keeping relayed lines' ids", |s| s.keep_relayed(lines))
+        match &mut self.engine {
+            Engine::Sqlite(s) => s.keep_relayed(lines),
+            Engine::Postgres(s) => s.keep_relayed(lines),
+        }
     }
 
-    /// See [`SqliteStore::keep_latest`] (not kept on PostgreSQL yet).
+    /// See [`SqliteStore::keep_latest`].
     pub fn keep_latest(&mut self, lines: &[LatestLine]) -> Result<(), StoreError> {
-        sqlite_only!(mut self, "keeping speakers' latest lines", |s| s.keep_latest(lines))
+        match &mut self.engine {
+            Engine::Sqlite(s) => s.keep_latest(lines),
+            Engine::Postgres(s) => s.keep_latest(lines),
+        }
     }
 
     /// See [`SqliteStore::relayed`].
     pub fn relayed(&self) -> Result<Vec<super::relayed::RelayedLine>, StoreError> {
-        sqlite_only!(self, "reading relayed lines' ids", |s| s.relayed())
+        match &self.engine {
+            Engine::Sqlite(s) => s.relayed(),
+            Engine::Postgres(s) => s.relayed(),
+        }
     }
 
     /// See [`SqliteStore::latest`].
     pub fn latest(&self) -> Result<Vec<LatestLine>, StoreError> {
-        sqlite_only!(self, "reading speakers' latest lines", |s| s.latest())
+        match &self.engine {
+            Engine::Sqlite(s) => s.latest(),
+            Engine::Postgres(s) => s.latest(),
+        }
+    }
+
+    /// Every stored table row (for `verify`).
+    pub(super) fn table_rows(&self) -> Result<Vec<startup::Row>, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => startup::Source::table_rows(&**s),
+            Engine::Postgres(s) => startup::Source::table_rows(&**s),
+        }
+    }
+
+    /// See [`SqliteStore::journal_digests`].
+    pub(super) fn journal_digests(
+        &self,
+        points: &std::collections::BTreeMap<TableId, i64>,
+    ) -> Result<std::collections::BTreeMap<TableId, startup::Covered>, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => s.journal_digests(points),
+            Engine::Postgres(s) => startup::Source::journal_digests(&**s, points),
+        }
+    }
+
+    /// A stored snapshot with its history rows put back.
+    pub(super) fn assembled(&self, table: TableId, snapshot: &[u8]) -> Result<Value, String> {
+        match &self.engine {
+            Engine::Sqlite(s) => s.assembled(table, snapshot),
+            Engine::Postgres(s) => startup::Source::assembled(&**s, table, snapshot),
+        }
+    }
+
+    /// Table `table`'s (or the lobby's) journal rows as stored: id and entry.
+    pub(super) fn journal_texts(&self, table: Option<TableId>) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => s.journal_texts(table),
+            Engine::Postgres(s) => s.journal_texts(table),
+        }
+    }
+
+    /// Table `table`'s journal rows as export shows them.
+    pub(super) fn export_rows(&self, table: TableId) -> Result<Vec<Value>, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => s.export_rows(table),
+            Engine::Postgres(s) => s.export_rows(table),
+        }
     }
 
     /// The SQLite connection, for tests.

@@ -23,11 +23,13 @@
 pub mod appservice_txns;
 pub mod audit;
 pub mod commits;
+pub mod copy;
 pub mod current;
 mod difference;
 mod engines;
 mod files;
 mod history;
+mod journal_rows;
 pub mod latest;
 pub mod outbox;
 pub mod player_ids;
