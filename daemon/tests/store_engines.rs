@@ -4,7 +4,18 @@
 //! tests/harness/postgres.rs. Then what only PostgreSQL has: the leader's fence in every
 //! journal commit, and calls from inside a tokio runtime.
 
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
+
+use spellbridge::relay::replies::{LEARNED, LatestLine, REPLY_WITHIN};
+use spellbridge::store::appservice_txns::TxnStore;
+use spellbridge::store::audit;
+use spellbridge::store::copy::{self, CopyError, Place};
+use spellbridge::store::ratings::RatingsCheck;
+use spellbridge::store::relayed::RelayedLine;
+use spellbridge::store::sts::StsStore;
+use spellbridge::turn::Place as RoomPlace;
+use spellbridge_adapters::{SeenTransactions as _, StsPolicies as _, StsPolicy};
+use spellbridge_core::Relayed;
 
 use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings};
 use spellbridge::router::{Router, RouterConfig};
@@ -160,6 +171,120 @@ fn load_checked(store: &Store, policy: Policy) -> Result<Loaded, StoreError> {
 /// The tests, each written once for any engine.
 mod suite {
     use super::*;
+
+    fn relayed_line(i: usize) -> RelayedLine {
+        let relayed = Relayed { name: format!("nick{i}"), text: format!("line {i}") };
+        (NetworkId::new("matrix"), format!("$e{i}"), relayed)
+    }
+
+    fn latest_line(room: &str, name: &str, id: &str, at: i64) -> LatestLine {
+        LatestLine {
+            place: RoomPlace { network: NetworkId::new("matrix"), room: RoomId::new(room) },
+            name: name.to_owned(),
+            id: id.to_owned(),
+            at: Timestamp(at),
+        }
+    }
+
+    pub fn relayed_and_latest_lines_are_kept_across_a_restart(engine: &dyn Engine) {
+        let mut store = engine.open();
+        let lines: Vec<RelayedLine> = (0..LEARNED + 5).map(relayed_line).collect();
+        store.keep_relayed(&lines[..10]).unwrap_or_else(|e| panic!("kept: {e}"));
+        store.keep_relayed(&lines[10..]).unwrap_or_else(|e| panic!("kept: {e}"));
+        store
+            .keep_latest(&[latest_line("!a:hs", "old", "$0", 100), latest_line("!a:hs", "bob", "$1", 1000)])
+            .unwrap_or_else(|e| panic!("kept: {e}"));
+        let later = [latest_line("!a:hs", "bob", "$2", 1000 + REPLY_WITHIN), latest_line("!b:hs", "bob", "$3", 1001)];
+        store.keep_latest(&later).unwrap_or_else(|e| panic!("kept: {e}"));
+        drop(store);
+        let store = engine.open();
+        let kept = store.relayed().unwrap_or_else(|e| panic!("read: {e}"));
+        assert_eq!(kept.len(), LEARNED, "pruned to the latest");
+        assert_eq!(kept.first().map(|(_, id, _)| id.as_str()), Some("$e5"), "the oldest rows went");
+        assert_eq!(kept.last(), lines.last());
+        assert_eq!(
+            store.latest().unwrap_or_else(|e| panic!("read: {e}")),
+            [latest_line("!b:hs", "bob", "$3", 1001), latest_line("!a:hs", "bob", "$2", 1000 + REPLY_WITHIN)],
+            "bob's newer line replaced his older one in !a; the stale line went"
+        );
+    }
+
+    pub fn sts_policies_and_appservice_transactions_are_kept(engine: &dyn Engine) {
+        let expires = UNIX_EPOCH + Duration::from_secs(2_000_000_000);
+        {
+            let store = engine.open();
+            let sts = StsStore::open(&store).unwrap_or_else(|e| panic!("sts: {e}"));
+            assert_eq!(sts.get("irc.example.org"), None);
+            sts.set("IRC.Example.org", Some(StsPolicy { port: 6697, expires }));
+            sts.set("other.example.org", Some(StsPolicy { port: 7000, expires }));
+            sts.set("other.example.org", None);
+            assert_eq!(sts.get("other.example.org"), None, "removed");
+            let txns = TxnStore::open(&store).unwrap_or_else(|e| panic!("txns: {e}"));
+            assert_eq!(txns.seen("matrix", "t1"), Ok(false));
+            txns.note("matrix", "t1").unwrap_or_else(|e| panic!("noted: {e}"));
+            txns.note("matrix", "t1").unwrap_or_else(|e| panic!("noted twice is fine: {e}"));
+            assert_eq!(txns.seen("other", "t1"), Ok(false), "per network");
+        }
+        let store = engine.open();
+        let sts = StsStore::open(&store).unwrap_or_else(|e| panic!("sts: {e}"));
+        assert_eq!(sts.get("irc.example.ORG"), Some(StsPolicy { port: 6697, expires }), "kept, any case");
+        let txns = TxnStore::open(&store).unwrap_or_else(|e| panic!("txns: {e}"));
+        assert_eq!(txns.seen("matrix", "t1"), Ok(true), "kept");
+    }
+
+    pub fn ratings_are_kept_and_an_edited_copy_is_found(engine: &dyn Engine) {
+        let store = played(engine);
+        let scopes = Default::default();
+        let summary = store
+            .refresh_ratings(&Registry::standard(), &scopes)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|e| panic!("derived: {e}"));
+        assert_eq!(store.stored_ratings().unwrap_or_else(|e| panic!("{e}")), Some(summary));
+        assert_eq!(store.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}")), RatingsCheck::Match);
+        engine.sql(r#"UPDATE meta SET value = replace(value, '"summary"', '"edited"') WHERE key = 'ratings'"#);
+        let check = store.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(check.is_problem(), "{check}");
+    }
+
+    pub fn verify_and_export_read_the_tables_and_find_an_edit(engine: &dyn Engine) {
+        let store = played(engine);
+        let clean = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("verifies: {e}"));
+        assert_eq!(clean.problems(), 0, "{clean:?}");
+        assert_eq!(clean.tables.len(), 1);
+        assert_eq!(clean.tables[0].game, "thaum");
+        let exported = audit::export_json(&store, &Registry::standard(), 0)
+            .unwrap_or_else(|e| panic!("exports: {e}"))
+            .unwrap_or_else(|| panic!("table 0"));
+        assert_eq!(coins_in(&exported["table"]), 3);
+        let rows = exported["journal"].as_array().cloned().unwrap_or_default();
+        assert_eq!(rows.len(), 3, "its three journal rows: {rows:?}");
+        assert_eq!(rows[1]["command"], "!coins alice +3");
+        let wiki = audit::export_wiki(&store, &Registry::standard(), 0).unwrap_or_else(|e| panic!("{e}"));
+        assert!(wiki.is_some_and(|w| w.contains("!coins alice +3")));
+        assert!(audit::export_json(&store, &Registry::standard(), 9).unwrap_or_else(|e| panic!("{e}")).is_none());
+        engine.sql(r#"UPDATE tables SET snapshot = replace(snapshot, '"coins":3', '"coins":300')"#);
+        let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("verifies: {e}"));
+        assert!(report.problems() > 0, "the edit is found: {report:?}");
+    }
+
+    pub fn a_bad_outbox_row_is_set_aside_not_sent(engine: &dyn Engine) {
+        let mut store = engine.open();
+        let step = Step { outbound: (0..3).map(message).collect(), ..Step::default() };
+        let queued = store.commit(&router(), vec![step]).unwrap_or_else(|e| panic!("commit: {e}"));
+        engine.sql(&format!(r#"UPDATE outbox SET destination = '{{"room":""}}' WHERE id = {}"#, queued[1].id));
+        let bad = store.check_outbox(None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!(store.pending_count().unwrap_or_else(|e| panic!("{e}")), 3, "checking moves nothing");
+        let networks = [NetworkId::new("matrix")];
+        assert_eq!(store.check_outbox(Some(&networks)).unwrap_or_else(|e| panic!("{e}")).len(), 3);
+        let (pending, set_aside) = store.pending_checked().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((pending.len(), set_aside.len()), (2, 1));
+        drop(store);
+        let store = engine.open();
+        assert_eq!(texts(&store), ["message 0", "message 2"], "the good ones stay");
+        let kept = store.set_aside_rows().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(kept.iter().map(|r| r.id).collect::<Vec<_>>(), [queued[1].id], "kept, not dropped");
+    }
 
     pub fn a_table_behind_its_snapshot_restarts_to_where_it_was(engine: &dyn Engine) {
         let mut store = engine.open();
@@ -374,6 +499,26 @@ macro_rules! instantiate {
             fn a_history_row_edited_in_sql_is_caught_by_the_seal() {
                 suite::a_history_row_edited_in_sql_is_caught_by_the_seal(&$make);
             }
+            #[test]
+            fn relayed_and_latest_lines_are_kept_across_a_restart() {
+                suite::relayed_and_latest_lines_are_kept_across_a_restart(&$make);
+            }
+            #[test]
+            fn sts_policies_and_appservice_transactions_are_kept() {
+                suite::sts_policies_and_appservice_transactions_are_kept(&$make);
+            }
+            #[test]
+            fn ratings_are_kept_and_an_edited_copy_is_found() {
+                suite::ratings_are_kept_and_an_edited_copy_is_found(&$make);
+            }
+            #[test]
+            fn verify_and_export_read_the_tables_and_find_an_edit() {
+                suite::verify_and_export_read_the_tables_and_find_an_edit(&$make);
+            }
+            #[test]
+            fn a_bad_outbox_row_is_set_aside_not_sent() {
+                suite::a_bad_outbox_row_is_set_aside_not_sent(&$make);
+            }
         }
     };
 }
@@ -493,4 +638,77 @@ fn the_postgres_store_works_when_called_inside_a_runtime() {
         });
     }
     assert_eq!(texts(&engine.open()), ["message 0", "message 1"]);
+}
+
+/// `store copy` from SQLite to PostgreSQL and back: every row goes, with its ids (the
+/// snapshot covers the same rows, so `verify` passes on the copy and the games load as
+/// they were), a destination with rows is refused unless told to replace them, and new
+/// rows on the copy take new ids.
+#[test]
+fn a_store_copied_between_the_engines_verifies_and_plays_on() {
+    let source = sqlite();
+    let mut store = source.open();
+    let router = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
+    store.keep_relayed(&[(NetworkId::new("matrix"), "$r".into(), Relayed { name: "n".into(), text: "t".into() })])
+        .unwrap_or_else(|e| panic!("{e}"));
+    store.refresh_ratings(&Registry::standard(), &Default::default()).unwrap_or_else(|e| panic!("{e}")).ok();
+    let step = Step { outbound: vec![message(7)], ..Step::default() };
+    store.commit(&router, vec![step]).unwrap_or_else(|e| panic!("{e}"));
+    let (journal, outbox) = (store.journal().unwrap_or_else(|e| panic!("{e}")), texts(&store));
+    drop(store); // killed: the snapshot is behind its journal, as a live database's may be
+    let from = Place::Sqlite(source.dir.path().join("spellbridge.db"));
+    let pg = postgres();
+    let to = Place::parse(&pg.cluster.url()).unwrap_or_else(|e| panic!("{e}"));
+    let copied = copy::copy(&from, &to, false).unwrap_or_else(|e| panic!("copies: {e}"));
+    assert!(copied.contains(&("journal", journal.len())) && copied.contains(&("outbox", outbox.len())), "{copied:?}");
+
+    let reader = Store::open_postgres(&url(&pg.cluster), None).unwrap_or_else(|e| panic!("{e}"));
+    let report = audit::verify(&reader, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.problems(), 0, "verify passes on the copy: {report:?}");
+    assert_eq!(texts(&reader), outbox, "the outbox, in order");
+    assert_eq!(reader.journal().unwrap_or_else(|e| panic!("{e}")), journal);
+    assert_eq!(reader.relayed().unwrap_or_else(|e| panic!("{e}")).len(), 1);
+    assert_eq!(reader.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}")), RatingsCheck::Match);
+    let loaded = load_checked(&reader, Policy::Refuse).unwrap_or_else(|e| panic!("a sound copy: {e}"));
+    assert_eq!(table(&loaded.router), table(&router), "the game as it was");
+    drop(reader);
+
+    // Again into the copy: refused, and nothing changes.
+    let error = copy::copy(&from, &to, false).err().unwrap_or_else(|| panic!("a non-empty destination is refused"));
+    assert!(matches!(error, CopyError::NotEmpty { .. }), "{error}");
+    assert!(error.to_string().contains("--replace"), "says how: {error}");
+    let password = pg.cluster.url().rsplit_once('@').and_then(|(user, _)| user.rsplit_once(':').map(|(_, p)| p.to_owned()));
+    assert!(password.is_some_and(|p| !error.to_string().contains(&p)), "never the password: {error}");
+    copy::copy(&from, &to, true).unwrap_or_else(|e| panic!("--replace copies: {e}"));
+
+    // The copy plays on: new journal rows take ids after the copied ones.
+    let mut store = pg.open();
+    let after = play(&mut store, &["!coins alice +2"], 3);
+    assert_eq!(alice_coins(&after), 5);
+    drop(store);
+
+    // And back to a new SQLite file, which verifies too.
+    let back = sqlite();
+    let back_place = Place::parse(&format!("sqlite:{}", back.dir.path().join("spellbridge.db").display()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    copy::copy(&to, &back_place, false).unwrap_or_else(|e| panic!("copies back: {e}"));
+    let store = back.open();
+    let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.problems(), 0, "{report:?}");
+    let loaded = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(alice_coins(&loaded.router), 5);
+}
+
+/// What `store copy` is given is checked before anything is read, and a URL's password is
+/// never repeated.
+#[test]
+fn a_copy_to_or_from_a_bad_place_is_refused_and_says_what_to_write() {
+    for bad in ["", "spellbridge.db", "sqlite:", "mysql://u:hunter2@h/db", "postgres://u:hunter2@h:99999/db"] {
+        let error = Place::parse(bad).err().unwrap_or_else(|| panic!("{bad:?} is refused"));
+        assert!(!error.contains("hunter2"), "{error}");
+        assert!(!error.is_empty());
+    }
+    assert!(Place::parse("mysql://u:p@h/db").err().unwrap_or_default().contains("sqlite:PATH"));
+    let same = Place::parse("sqlite:/tmp/x.db").unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(copy::copy(&same, &same, false), Err(CopyError::Same)));
 }
