@@ -712,3 +712,45 @@ fn a_copy_to_or_from_a_bad_place_is_refused_and_says_what_to_write() {
     let same = Place::parse("sqlite:/tmp/x.db").unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(copy::copy(&same, &same, false), Err(CopyError::Same)));
 }
+
+/// The commands over a PostgreSQL store: `store copy` into it, then `verify --store` and
+/// `export --store` read it; nothing they print shows the password, and a second copy is
+/// refused with what to do.
+#[test]
+fn the_commands_copy_verify_and_export_a_postgresql_store_without_its_password() {
+    const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(BIN).args(args).output().unwrap_or_else(|e| panic!("{e}"));
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        (output.status.success(), text)
+    };
+    let source = sqlite();
+    let mut store = source.open();
+    play(&mut store, &["!new thaum", "!coins alice +3"], 0);
+    drop(store);
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let url = cluster.url();
+    let password = url.rsplit_once('@').and_then(|(user, _)| user.rsplit_once(':').map(|(_, p)| p.to_owned()));
+    let password = password.unwrap_or_else(|| panic!("the harness's URL has a password"));
+    let from = format!("sqlite:{}", source.dir.path().join("spellbridge.db").display());
+
+    let (ok, copied) = run(&["store", "copy", "--from", &from, "--to", &url]);
+    assert!(ok, "{copied}");
+    assert!(copied.contains("journal: ") && copied.contains("spellbridge verify --store postgres://"), "{copied}");
+    let (ok, verified) = run(&["verify", "--store", &url]);
+    assert!(ok, "{verified}");
+    assert!(verified.contains("table 0 (thaum, ") && verified.contains("1 tables checked, 0 with problems"), "{verified}");
+    let (ok, exported) = run(&["export", "0", "--store", &url]);
+    assert!(ok && exported.contains("!coins alice +3"), "{exported}");
+    let (ok, missing) = run(&["export", "9", "--store", &url]);
+    assert!(!ok && missing.contains("has no table 9"), "{missing}");
+    let (ok, again) = run(&["store", "copy", "--from", &from, "--to", &url]);
+    assert!(!ok && again.contains("is not empty") && again.contains("--replace"), "{again}");
+    let (ok, bad) = run(&["verify", "--store", &format!("postgres://postgres:{password}@127.0.0.1/")]);
+    assert!(!ok && bad.contains("--store"), "a URL without a database is refused: {bad}");
+    let (ok, both) = run(&["verify", "--db", "x.db", "--store", &url]);
+    assert!(!ok && both.contains("cannot be used with"), "{both}");
+    for text in [copied, verified, exported, missing, again, bad, both] {
+        assert!(!text.contains(&password), "the password is never printed: {text}");
+    }
+}
