@@ -21,7 +21,7 @@ use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings};
 use spellbridge::router::{Router, RouterConfig};
 use spellbridge::store::postgres::StoreUrl;
 use spellbridge::store::startup::{Loaded, Policy, TableProblem, Unsound};
-use spellbridge::store::{Durability, MessageKey, OpenMode, Step, Store, StoreError};
+use spellbridge::store::{Durability, MessageKey, OpenMode, SNAPSHOT_EVERY, Step, Store, StoreError};
 use spellbridge::turn::Outbound;
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RichText, RoomId, Timestamp};
 use spellbridge_tests::harness::postgres::Postgres;
@@ -32,6 +32,8 @@ trait Engine {
     /// Runs `sql` on the database behind the store's back (as an operator's edit or a
     /// damaged disk would): written in the SQL both engines take.
     fn sql(&self, sql: &str);
+    /// The one number `sql` answers (`SELECT count(*) …`).
+    fn number(&self, sql: &str) -> i64;
 }
 
 struct Sqlite {
@@ -48,6 +50,12 @@ impl Engine for Sqlite {
         let connection = rusqlite::Connection::open(self.dir.path().join("spellbridge.db"))
             .unwrap_or_else(|e| panic!("SQLite opens: {e}"));
         connection.execute_batch(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    fn number(&self, sql: &str) -> i64 {
+        let connection = rusqlite::Connection::open(self.dir.path().join("spellbridge.db"))
+            .unwrap_or_else(|e| panic!("SQLite opens: {e}"));
+        connection.query_row(sql, [], |row| row.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 }
 
@@ -68,6 +76,11 @@ impl Engine for Pg {
 
     fn sql(&self, sql: &str) {
         self.cluster.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    fn number(&self, sql: &str) -> i64 {
+        let answer = self.cluster.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        answer.trim().parse().unwrap_or_else(|e| panic!("{sql} answered {answer:?}: {e}"))
     }
 }
 
@@ -267,23 +280,73 @@ mod suite {
         assert!(report.problems() > 0, "the edit is found: {report:?}");
     }
 
-    pub fn a_bad_outbox_row_is_set_aside_not_sent(engine: &dyn Engine) {
+    pub fn a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay(engine: &dyn Engine) {
         let mut store = engine.open();
-        let step = Step { outbound: (0..3).map(message).collect(), ..Step::default() };
-        let queued = store.commit(&router(), vec![step]).unwrap_or_else(|e| panic!("commit: {e}"));
-        engine.sql(&format!(r#"UPDATE outbox SET destination = '{{"room":""}}' WHERE id = {}"#, queued[1].id));
-        let bad = store.check_outbox(None).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(bad.len(), 1, "{bad:?}");
-        assert_eq!(store.pending_count().unwrap_or_else(|e| panic!("{e}")), 3, "checking moves nothing");
-        let networks = [NetworkId::new("matrix")];
-        assert_eq!(store.check_outbox(Some(&networks)).unwrap_or_else(|e| panic!("{e}")).len(), 3);
-        let (pending, set_aside) = store.pending_checked().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((pending.len(), set_aside.len()), (2, 1));
+        store.commit(&router(), vec![Step { outbound: vec![message(1)], ..Step::default() }]).unwrap_or_else(|e| panic!("{e}"));
+        engine.sql("INSERT INTO outbox (network, destination, text) VALUES ('irc', 'not json', '{}')");
+        engine.sql(r#"INSERT INTO outbox (network, destination, text) VALUES ('irc', '{"room":""}', '{}')"#);
+        store.commit(&router(), vec![Step { outbound: vec![message(2)], ..Step::default() }]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(store.check_outbox(None).unwrap_or_else(|e| panic!("{e}")).len(), 2, "verify sees both");
+        assert_eq!(store.pending_count().unwrap_or_else(|e| panic!("{e}")), 4, "checking moves nothing");
+        let (queued, bad) = store.pending_checked().unwrap_or_else(|e| panic!("start goes on: {e}"));
+        let texts: Vec<String> = queued.iter().map(|q| q.outbound.message.text.plain()).collect();
+        assert_eq!(texts, ["message 1", "message 2"]);
+        assert_eq!(bad.iter().map(|b| b.id).collect::<Vec<_>>(), [2, 3]);
+        assert!(bad[0].reason.contains("destination does not read"), "{bad:?}");
+        assert!(bad[1].reason.contains("names no room or player"), "{bad:?}");
         drop(store);
+        // Kept, as stored, and listed; no longer in the outbox.
         let store = engine.open();
-        assert_eq!(texts(&store), ["message 0", "message 2"], "the good ones stay");
-        let kept = store.set_aside_rows().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(kept.iter().map(|r| r.id).collect::<Vec<_>>(), [queued[1].id], "kept, not dropped");
+        assert_eq!(store.set_aside_rows().unwrap_or_else(|e| panic!("{e}")), bad);
+        assert_eq!(engine.number("SELECT count(*) FROM outbox_set_aside WHERE destination = 'not json'"), 1);
+        assert!(store.check_outbox(None).unwrap_or_else(|e| panic!("{e}")).is_empty());
+        let unknown = store.check_outbox(Some(&[NetworkId::new("matrix")])).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(unknown.len(), 2, "with a config, rows for unconfigured networks are problems: {unknown:?}");
+    }
+
+    /// How many of table `table`'s journal rows come after its snapshot's point.
+    fn rows_behind(engine: &dyn Engine, table: u64) -> i64 {
+        engine.number(&format!(
+            "SELECT count(*) FROM journal JOIN tables ON tables.id = journal.table_id
+             WHERE tables.id = {table} AND journal.id > tables.journal_upto"
+        ))
+    }
+
+    pub fn a_snapshot_is_written_once_every_k_entries(engine: &dyn Engine) {
+        let mut store = engine.open();
+        let mut texts = vec!["!new thaum"];
+        texts.extend(std::iter::repeat_n("!coins alice +1", SNAPSHOT_EVERY - 1));
+        play(&mut store, &texts, 0);
+        assert_eq!(rows_behind(engine, 0), (SNAPSHOT_EVERY - 1) as i64, "written at the opening only");
+        let router = play(&mut store, &["!coins alice +1"], SNAPSHOT_EVERY);
+        assert_eq!(rows_behind(engine, 0), 0, "the K-th entry wrote it");
+        let stored = store.current_table(&Registry::standard(), 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(stored, router.table_snapshot(0));
+    }
+
+    pub fn the_snapshot_written_per_action_does_not_grow_with_the_history(engine: &dyn Engine) {
+        // Issue 16, finding 3: each action rewrote the whole snapshot, history and all.
+        let mut store = engine.open();
+        let bytes = |store: &mut Store, first: usize, actions: usize| {
+            let router = play(store, &vec!["!coins alice +1"; actions], first);
+            store.write_snapshots(&router).unwrap_or_else(|e| panic!("{e}"));
+            (engine.number("SELECT length(snapshot) FROM tables WHERE id = 0"), router)
+        };
+        play(&mut store, &["!new thaum"], 0);
+        let (short, _) = bytes(&mut store, 1, 10);
+        let (long, router) = bytes(&mut store, 11, 290);
+        // The coins count has one more digit; nothing else may grow.
+        assert!(long <= short + 4, "{short} bytes after 10 actions, {long} after 300");
+        assert_eq!(engine.number("SELECT count(*) FROM history"), 300, "one row per entry, each written once");
+        // Loaded again, and as `verify` and `export` see it, the whole history is there.
+        let loaded = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("a sound store: {e}"));
+        assert_eq!(loaded.router.table_snapshot(0), router.table_snapshot(0));
+        let history = &router.table_snapshot(0).unwrap_or_else(|| panic!("table 0"))["state"]["history"];
+        assert_eq!(history.as_array().map(Vec::len), Some(300));
+        let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(report.problems(), 0, "{report:?}");
+        let exported = audit::export_json(&store, &Registry::standard(), 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(exported.map(|e| e["table"]["state"]["history"].clone()).as_ref(), Some(history));
     }
 
     pub fn a_table_behind_its_snapshot_restarts_to_where_it_was(engine: &dyn Engine) {
@@ -345,6 +408,10 @@ mod suite {
         assert!(history > 0, "Thaum keeps a history: {}", kept[0].1);
         engine.sql("UPDATE history SET entry = replace(entry, '+3', '+9')");
         assert!(store.stored_tables().is_err(), "the history rows no longer match the snapshot");
+        let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
+        assert!(report.problems() > 0, "verify finds it: {report:?}");
+        let refused = load_checked(&store, Policy::Refuse).err().unwrap_or_else(|| panic!("--strict refuses"));
+        assert!(refused.to_string().contains("history rows"), "{refused}");
         let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
         assert!(
             matches!(loaded.rebuilt.as_slice(), [TableProblem { table: 0, problem: Unsound::DoesNotLoad(_) }]),
@@ -516,8 +583,16 @@ macro_rules! instantiate {
                 suite::verify_and_export_read_the_tables_and_find_an_edit(&$make);
             }
             #[test]
-            fn a_bad_outbox_row_is_set_aside_not_sent() {
-                suite::a_bad_outbox_row_is_set_aside_not_sent(&$make);
+            fn a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay() {
+                suite::a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay(&$make);
+            }
+            #[test]
+            fn a_snapshot_is_written_once_every_k_entries() {
+                suite::a_snapshot_is_written_once_every_k_entries(&$make);
+            }
+            #[test]
+            fn the_snapshot_written_per_action_does_not_grow_with_the_history() {
+                suite::the_snapshot_written_per_action_does_not_grow_with_the_history(&$make);
             }
         }
     };
@@ -638,6 +713,21 @@ fn the_postgres_store_works_when_called_inside_a_runtime() {
         });
     }
     assert_eq!(texts(&engine.open()), ["message 0", "message 1"]);
+}
+
+/// One list of numbered migrations for both engines: a new database of either kind is at
+/// the same version, recorded in SQLite's `user_version` and PostgreSQL's
+/// `spellbridge_schema`.
+#[test]
+fn both_engines_record_the_same_schema_version() {
+    let sqlite = sqlite();
+    drop(sqlite.open());
+    let pg = postgres();
+    drop(pg.open());
+    let on_sqlite = sqlite.number("PRAGMA user_version");
+    let on_postgres = pg.number("SELECT version FROM spellbridge_schema");
+    assert_eq!(on_sqlite, i64::from(spellbridge::store::schema::current_version()));
+    assert_eq!(on_postgres, on_sqlite, "the same number names the same tables on both");
 }
 
 /// `store copy` from SQLite to PostgreSQL and back: every row goes, with its ids (the

@@ -103,7 +103,7 @@ pub fn verify(
 ) -> Result<Report, StoreError> {
     // A database from before player ids named their network is brought up to date first
     // (SQLite only: PostgreSQL databases began after the change).
-    if let Ok(sqlite) = store.sqlite()
+    if let Some(sqlite) = store.sqlite()
         && super::player_ids::needs_upgrade(sqlite)?
     {
         super::player_ids::upgrade(sqlite, registry(), RouterConfig::default())?;

@@ -3,9 +3,10 @@
 //! ([`SqliteStore`], the default: `[store] path`) or PostgreSQL ([`PgStore`],
 //! `[store] url`).
 //!
-//! An enum, not a trait object: the callers keep calling `Store`'s methods unchanged,
-//! and what only SQLite does yet is one match arm that says so
-//! ([`StoreError::NotOnPostgres`]) instead of a default method hidden in a trait.
+//! An enum, not a trait object: the callers keep calling `Store`'s methods unchanged, and
+//! each method's two arms show what each engine does. Where the logic is the same on
+//! both (start-up's checks, the ratings), it is written once over a small trait the two
+//! engines implement (`startup::Source`, `ratings::Ratings`).
 
 use std::path::Path;
 
@@ -42,22 +43,6 @@ enum Engine {
     Postgres(Box<PgStore>),
 }
 
-/// Runs `$body` on SQLite; on PostgreSQL, says that `$what` is not there yet.
-macro_rules! sqlite_only {
-    ($self:expr, $what:literal, |$s:ident| $body:expr) => {
-        match &$self.engine {
-            Engine::Sqlite($s) => $body,
-            Engine::Postgres(_) => Err(StoreError::NotOnPostgres { what: $what }),
-        }
-    };
-    (mut $self:expr, $what:literal, |$s:ident| $body:expr) => {
-        match &mut $self.engine {
-            Engine::Sqlite($s) => $body,
-            Engine::Postgres(_) => Err(StoreError::NotOnPostgres { what: $what }),
-        }
-    };
-}
-
 impl Store {
     /// Opens (or creates) the SQLite database at `path` (see [`SqliteStore::open`]).
     pub fn open(path: &Path, mode: OpenMode, durability: Durability) -> Result<Store, StoreError> {
@@ -70,9 +55,13 @@ impl Store {
         PgStore::open(url, fence).map(|s| Store { engine: Engine::Postgres(Box::new(s)) })
     }
 
-    /// The SQLite store, for what only SQLite does yet (`verify`, `export`).
-    pub fn sqlite(&self) -> Result<&SqliteStore, StoreError> {
-        sqlite_only!(self, "this", |s| Ok(s))
+    /// The SQLite store, for what only SQLite has: the player-id upgrade of databases
+    /// from before ids named their network.
+    pub fn sqlite(&self) -> Option<&SqliteStore> {
+        match &self.engine {
+            Engine::Sqlite(s) => Some(s),
+            Engine::Postgres(_) => None,
+        }
     }
 
     /// A second connection to the same database, for a transport's task that reads and

@@ -1,18 +1,19 @@
-//! The PostgreSQL engine of the store (issue 34), chosen by `[store] url`: the journal,
-//! the message ids seen, the outbox, named values and dice keys, in the tables of
-//! `0002_store.sql` (the same rows as SQLite's), numbered in the one PostgreSQL migration
-//! list that starts with the leader lease (`leader::schema`).
+//! The PostgreSQL engine of the store (issue 34), chosen by `[store] url`: the same rows
+//! as SQLite's — the journal, the tables' sealed snapshots and history rows
+//! ([`snapshots`]), message ids, the outbox ([`outbox`]), named values, dice keys and what
+//! is kept beside the games ([`kept`]) — in the tables of `0012_store.sql`, step 12 of the
+//! store's one list of migrations (`store::schema`), which also makes the leader lease.
 //!
 //! Every journal commit runs the leader's fence ([`crate::leader::fenced`]) first, in its
 //! own transaction: a daemon whose lease epoch is stale commits nothing and gets
-//! [`StoreError::Fenced`]. A store opened without a fence refuses to commit.
+//! [`StoreError::Fenced`]. A store opened without a fence refuses to commit (it reads:
+//! `verify`, `export`, the site, a standby).
 //!
 //! One connection, on a thread of its own ([`worker`]): the daemon loop is the store's
 //! only writer and commits one batch at a time (group commit), so a pool would only add
 //! connections that wait; the lease keeps its own connection (`leader::Lease`), so a busy
-//! store never delays a renewal. Not yet on PostgreSQL: snapshots (a start replays the
-//! whole journal), `verify`, `export`, relayed and latest lines, STS and appservice
-//! transactions; each says so ([`StoreError::NotOnPostgres`]).
+//! store never delays a renewal. The site, the STS policies and the appservice
+//! transactions each open a store of their own (no lease) beside it.
 
 mod audit;
 mod copy;
