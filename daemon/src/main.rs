@@ -10,9 +10,9 @@ use spellbridge::config::Settings;
 use spellbridge::console::{Console, play};
 use spellbridge::serve;
 use spellbridge::store::audit::{self, KeyCheck};
-use spellbridge::store::startup::Policy as StartPolicy;
 use spellbridge::store::copy::{self, Place};
 use spellbridge::store::postgres::StoreUrl;
+use spellbridge::store::startup::Policy as StartPolicy;
 use spellbridge::store::{Durability, OpenMode, Store};
 use spellbridge_core::Registry;
 use spellbridge_core::dice::{Commitment, DiceKey};
@@ -201,11 +201,15 @@ fn main() -> ExitCode {
         Command::Verify { db, store, table: Some(table), key, .. } => {
             verify_keys(&Database::of(db, store.as_deref()), table, &key)
         }
-        Command::Export { table, format, db, store } => export(table, format, &Database::of(db, store.as_deref())),
+        Command::Export { table, format, db, store } => {
+            export(table, format, &Database::of(db, store.as_deref()))
+        }
         Command::Ratings { db, store, config, json } => {
             ratings(&Database::of(db, store.as_deref()), config.as_deref(), json)
         }
-        Command::Store { command: StoreCommand::Copy { from, to, replace } } => store_copy(&from, &to, replace),
+        Command::Store { command: StoreCommand::Copy { from, to, replace } } => {
+            store_copy(&from, &to, replace)
+        }
         Command::AppserviceRegistration { config, force } => appservice_registration(&config, force),
         Command::Game { command: GameCommand::Check { file } } => game_check(&file),
     };
@@ -349,7 +353,9 @@ impl Database {
     fn open(&self) -> anyhow::Result<Store> {
         Ok(match self {
             Database::File(db) => Store::open(db, OpenMode::MustExist, Durability::Full)?,
-            Database::Url(url) => Store::open_postgres(url.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?, None)?,
+            Database::Url(url) => {
+                Store::open_postgres(url.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?, None)?
+            }
         })
     }
 
@@ -510,7 +516,9 @@ fn export(table: u64, format: Format, db: &Database) -> anyhow::Result<ExitCode>
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
-        None => anyhow::bail!("{db} has no table {table}; `spellbridge verify {}` lists the tables", db.flag()),
+        None => {
+            anyhow::bail!("{db} has no table {table}; `spellbridge verify {}` lists the tables", db.flag())
+        }
     }
 }
 

@@ -496,12 +496,15 @@ async fn start_http(
     }
     if limits.site {
         // The site reads the store's database (SQLite's file, or PostgreSQL) on its own.
-        let (streams, keepalive) = (limits.max_event_streams, crate::site::Site::keepalive_for(limits.idle_timeout));
+        let (streams, keepalive) =
+            (limits.max_event_streams, crate::site::Site::keepalive_for(limits.idle_timeout));
         // Until the config's names are looked up, the site fails closed.
         let hidden = Hidden::new(&settings.hidden_rooms, &settings.bridges, &Seen::new());
         let (registry, scopes) = (settings.registry(), network_scopes(settings));
         let opened = match &settings.postgres {
-            None => crate::site::Site::open(&settings.database, registry, scopes, hidden, streams, keepalive)?,
+            None => {
+                crate::site::Site::open(&settings.database, registry, scopes, hidden, streams, keepalive)?
+            }
             Some(url) => crate::site::Site::open_postgres(url, registry, scopes, hidden, streams, keepalive)?,
         };
         tasks.spawn(opened.clone().follow(changes.subscribe(), shutdown.clone()));

@@ -207,7 +207,8 @@ mod suite {
         store
             .keep_latest(&[latest_line("!a:hs", "old", "$0", 100), latest_line("!a:hs", "bob", "$1", 1000)])
             .unwrap_or_else(|e| panic!("kept: {e}"));
-        let later = [latest_line("!a:hs", "bob", "$2", 1000 + REPLY_WITHIN), latest_line("!b:hs", "bob", "$3", 1001)];
+        let later =
+            [latest_line("!a:hs", "bob", "$2", 1000 + REPLY_WITHIN), latest_line("!b:hs", "bob", "$3", 1001)];
         store.keep_latest(&later).unwrap_or_else(|e| panic!("kept: {e}"));
         drop(store);
         let store = engine.open();
@@ -253,15 +254,20 @@ mod suite {
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|e| panic!("derived: {e}"));
         assert_eq!(store.stored_ratings().unwrap_or_else(|e| panic!("{e}")), Some(summary));
-        assert_eq!(store.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}")), RatingsCheck::Match);
-        engine.sql(r#"UPDATE meta SET value = replace(value, '"summary"', '"edited"') WHERE key = 'ratings'"#);
+        assert_eq!(
+            store.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}")),
+            RatingsCheck::Match
+        );
+        engine
+            .sql(r#"UPDATE meta SET value = replace(value, '"summary"', '"edited"') WHERE key = 'ratings'"#);
         let check = store.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}"));
         assert!(check.is_problem(), "{check}");
     }
 
     pub fn verify_and_export_read_the_tables_and_find_an_edit(engine: &dyn Engine) {
         let store = played(engine);
-        let clean = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("verifies: {e}"));
+        let clean =
+            audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("verifies: {e}"));
         assert_eq!(clean.problems(), 0, "{clean:?}");
         assert_eq!(clean.tables.len(), 1);
         assert_eq!(clean.tables[0].game, "thaum");
@@ -274,18 +280,25 @@ mod suite {
         assert_eq!(rows[1]["command"], "!coins alice +3");
         let wiki = audit::export_wiki(&store, &Registry::standard(), 0).unwrap_or_else(|e| panic!("{e}"));
         assert!(wiki.is_some_and(|w| w.contains("!coins alice +3")));
-        assert!(audit::export_json(&store, &Registry::standard(), 9).unwrap_or_else(|e| panic!("{e}")).is_none());
+        assert!(
+            audit::export_json(&store, &Registry::standard(), 9).unwrap_or_else(|e| panic!("{e}")).is_none()
+        );
         engine.sql(r#"UPDATE tables SET snapshot = replace(snapshot, '"coins":3', '"coins":300')"#);
-        let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("verifies: {e}"));
+        let report =
+            audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("verifies: {e}"));
         assert!(report.problems() > 0, "the edit is found: {report:?}");
     }
 
     pub fn a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay(engine: &dyn Engine) {
         let mut store = engine.open();
-        store.commit(&router(), vec![Step { outbound: vec![message(1)], ..Step::default() }]).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .commit(&router(), vec![Step { outbound: vec![message(1)], ..Step::default() }])
+            .unwrap_or_else(|e| panic!("{e}"));
         engine.sql("INSERT INTO outbox (network, destination, text) VALUES ('irc', 'not json', '{}')");
         engine.sql(r#"INSERT INTO outbox (network, destination, text) VALUES ('irc', '{"room":""}', '{}')"#);
-        store.commit(&router(), vec![Step { outbound: vec![message(2)], ..Step::default() }]).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .commit(&router(), vec![Step { outbound: vec![message(2)], ..Step::default() }])
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(store.check_outbox(None).unwrap_or_else(|e| panic!("{e}")).len(), 2, "verify sees both");
         assert_eq!(store.pending_count().unwrap_or_else(|e| panic!("{e}")), 4, "checking moves nothing");
         let (queued, bad) = store.pending_checked().unwrap_or_else(|e| panic!("start goes on: {e}"));
@@ -301,7 +314,11 @@ mod suite {
         assert_eq!(engine.number("SELECT count(*) FROM outbox_set_aside WHERE destination = 'not json'"), 1);
         assert!(store.check_outbox(None).unwrap_or_else(|e| panic!("{e}")).is_empty());
         let unknown = store.check_outbox(Some(&[NetworkId::new("matrix")])).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(unknown.len(), 2, "with a config, rows for unconfigured networks are problems: {unknown:?}");
+        assert_eq!(
+            unknown.len(),
+            2,
+            "with a config, rows for unconfigured networks are problems: {unknown:?}"
+        );
     }
 
     /// How many of table `table`'s journal rows come after its snapshot's point.
@@ -337,7 +354,11 @@ mod suite {
         let (long, router) = bytes(&mut store, 11, 290);
         // The coins count has one more digit; nothing else may grow.
         assert!(long <= short + 4, "{short} bytes after 10 actions, {long} after 300");
-        assert_eq!(engine.number("SELECT count(*) FROM history"), 300, "one row per entry, each written once");
+        assert_eq!(
+            engine.number("SELECT count(*) FROM history"),
+            300,
+            "one row per entry, each written once"
+        );
         // Loaded again, and as `verify` and `export` see it, the whole history is there.
         let loaded = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("a sound store: {e}"));
         assert_eq!(loaded.router.table_snapshot(0), router.table_snapshot(0));
@@ -388,7 +409,9 @@ mod suite {
 
     pub fn a_journal_edited_in_sql_no_longer_matches_its_seal(engine: &dyn Engine) {
         let store = played(engine);
-        engine.sql(r#"UPDATE journal SET events = '["forged"]' WHERE kind = 'acted' AND command LIKE '!coins%'"#);
+        engine.sql(
+            r#"UPDATE journal SET events = '["forged"]' WHERE kind = 'acted' AND command LIKE '!coins%'"#,
+        );
         let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
         assert_eq!(loaded.rebuilt, [TableProblem { table: 0, problem: Unsound::JournalEdited }]);
     }
@@ -410,11 +433,15 @@ mod suite {
         assert!(store.stored_tables().is_err(), "the history rows no longer match the snapshot");
         let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
         assert!(report.problems() > 0, "verify finds it: {report:?}");
-        let refused = load_checked(&store, Policy::Refuse).err().unwrap_or_else(|| panic!("--strict refuses"));
+        let refused =
+            load_checked(&store, Policy::Refuse).err().unwrap_or_else(|| panic!("--strict refuses"));
         assert!(refused.to_string().contains("history rows"), "{refused}");
         let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
         assert!(
-            matches!(loaded.rebuilt.as_slice(), [TableProblem { table: 0, problem: Unsound::DoesNotLoad(_) }]),
+            matches!(
+                loaded.rebuilt.as_slice(),
+                [TableProblem { table: 0, problem: Unsound::DoesNotLoad(_) }]
+            ),
             "{:?}",
             loaded.rebuilt
         );
@@ -739,7 +766,12 @@ fn a_store_copied_between_the_engines_verifies_and_plays_on() {
     let source = sqlite();
     let mut store = source.open();
     let router = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
-    store.keep_relayed(&[(NetworkId::new("matrix"), "$r".into(), Relayed { name: "n".into(), text: "t".into() })])
+    store
+        .keep_relayed(&[(
+            NetworkId::new("matrix"),
+            "$r".into(),
+            Relayed { name: "n".into(), text: "t".into() },
+        )])
         .unwrap_or_else(|e| panic!("{e}"));
     store.refresh_ratings(&Registry::standard(), &Default::default()).unwrap_or_else(|e| panic!("{e}")).ok();
     let step = Step { outbound: vec![message(7)], ..Step::default() };
@@ -747,35 +779,51 @@ fn a_store_copied_between_the_engines_verifies_and_plays_on() {
     let (journal, outbox) = (store.journal().unwrap_or_else(|e| panic!("{e}")), texts(&store));
     drop(store); // killed: the snapshot is behind its journal, as a live database's may be
     let from = Place::Sqlite(source.dir.path().join("spellbridge.db"));
-    let pg = postgres();
-    let to = Place::parse(&pg.cluster.url()).unwrap_or_else(|e| panic!("{e}"));
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let to = Place::parse(&cluster.url()).unwrap_or_else(|e| panic!("{e}"));
     let copied = copy::copy(&from, &to, false).unwrap_or_else(|e| panic!("copies: {e}"));
-    assert!(copied.contains(&("journal", journal.len())) && copied.contains(&("outbox", outbox.len())), "{copied:?}");
+    assert!(
+        copied.contains(&("journal", journal.len())) && copied.contains(&("outbox", outbox.len())),
+        "{copied:?}"
+    );
 
-    let reader = Store::open_postgres(&url(&pg.cluster), None).unwrap_or_else(|e| panic!("{e}"));
+    let reader = Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}"));
     let report = audit::verify(&reader, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.problems(), 0, "verify passes on the copy: {report:?}");
     assert_eq!(texts(&reader), outbox, "the outbox, in order");
     assert_eq!(reader.journal().unwrap_or_else(|e| panic!("{e}")), journal);
     assert_eq!(reader.relayed().unwrap_or_else(|e| panic!("{e}")).len(), 1);
-    assert_eq!(reader.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}")), RatingsCheck::Match);
+    assert_eq!(
+        reader.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}")),
+        RatingsCheck::Match
+    );
     let loaded = load_checked(&reader, Policy::Refuse).unwrap_or_else(|e| panic!("a sound copy: {e}"));
     assert_eq!(table(&loaded.router), table(&router), "the game as it was");
     drop(reader);
 
     // Again into the copy: refused, and nothing changes.
-    let error = copy::copy(&from, &to, false).err().unwrap_or_else(|| panic!("a non-empty destination is refused"));
+    let error =
+        copy::copy(&from, &to, false).err().unwrap_or_else(|| panic!("a non-empty destination is refused"));
     assert!(matches!(error, CopyError::NotEmpty { .. }), "{error}");
     assert!(error.to_string().contains("--replace"), "says how: {error}");
-    let password = pg.cluster.url().rsplit_once('@').and_then(|(user, _)| user.rsplit_once(':').map(|(_, p)| p.to_owned()));
+    let password =
+        cluster.url().rsplit_once('@').and_then(|(user, _)| user.rsplit_once(':').map(|(_, p)| p.to_owned()));
     assert!(password.is_some_and(|p| !error.to_string().contains(&p)), "never the password: {error}");
     copy::copy(&from, &to, true).unwrap_or_else(|e| panic!("--replace copies: {e}"));
 
     // The copy plays on: new journal rows take ids after the copied ones.
+    let (_lease, fence) = lease(&cluster, "spellbridge@copy");
+    let pg = Pg { cluster, fence };
     let mut store = pg.open();
     let after = play(&mut store, &["!coins alice +2"], 3);
     assert_eq!(alice_coins(&after), 5);
     drop(store);
+    // A database a daemon leads on is not copied into, even with --replace.
+    let error = copy::copy(&from, &to, true).err().unwrap_or_else(|| panic!("refused while a daemon leads"));
+    assert!(
+        error.to_string().contains("spellbridge@copy") && error.to_string().contains("stop it"),
+        "{error}"
+    );
 
     // And back to a new SQLite file, which verifies too.
     let back = sqlite();
@@ -793,7 +841,8 @@ fn a_store_copied_between_the_engines_verifies_and_plays_on() {
 /// never repeated.
 #[test]
 fn a_copy_to_or_from_a_bad_place_is_refused_and_says_what_to_write() {
-    for bad in ["", "spellbridge.db", "sqlite:", "mysql://u:hunter2@h/db", "postgres://u:hunter2@h:99999/db"] {
+    for bad in ["", "spellbridge.db", "sqlite:", "mysql://u:hunter2@h/db", "postgres://u:hunter2@h:99999/db"]
+    {
         let error = Place::parse(bad).err().unwrap_or_else(|| panic!("{bad:?} is refused"));
         assert!(!error.contains("hunter2"), "{error}");
         assert!(!error.is_empty());
@@ -811,7 +860,8 @@ fn the_commands_copy_verify_and_export_a_postgresql_store_without_its_password()
     const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
     let run = |args: &[&str]| {
         let output = std::process::Command::new(BIN).args(args).output().unwrap_or_else(|e| panic!("{e}"));
-        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
         (output.status.success(), text)
     };
     let source = sqlite();
@@ -820,16 +870,23 @@ fn the_commands_copy_verify_and_export_a_postgresql_store_without_its_password()
     drop(store);
     let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
     let url = cluster.url();
-    let password = url.rsplit_once('@').and_then(|(user, _)| user.rsplit_once(':').map(|(_, p)| p.to_owned()));
+    let password =
+        url.rsplit_once('@').and_then(|(user, _)| user.rsplit_once(':').map(|(_, p)| p.to_owned()));
     let password = password.unwrap_or_else(|| panic!("the harness's URL has a password"));
     let from = format!("sqlite:{}", source.dir.path().join("spellbridge.db").display());
 
     let (ok, copied) = run(&["store", "copy", "--from", &from, "--to", &url]);
     assert!(ok, "{copied}");
-    assert!(copied.contains("journal: ") && copied.contains("spellbridge verify --store postgres://"), "{copied}");
+    assert!(
+        copied.contains("journal: ") && copied.contains("spellbridge verify --store postgres://"),
+        "{copied}"
+    );
     let (ok, verified) = run(&["verify", "--store", &url]);
     assert!(ok, "{verified}");
-    assert!(verified.contains("table 0 (thaum, ") && verified.contains("1 tables checked, 0 with problems"), "{verified}");
+    assert!(
+        verified.contains("table 0 (thaum, ") && verified.contains("1 tables checked, 0 with problems"),
+        "{verified}"
+    );
     let (ok, exported) = run(&["export", "0", "--store", &url]);
     assert!(ok && exported.contains("!coins alice +3"), "{exported}");
     let (ok, missing) = run(&["export", "9", "--store", &url]);

@@ -100,7 +100,8 @@ impl Reader {
         match &self.source {
             Source::Sqlite { connection, path } => {
                 let connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
-                sqlite(&connection).map_err(|source| SiteError::Sql { path: path.display().to_string(), source })
+                sqlite(&connection)
+                    .map_err(|source| SiteError::Sql { path: path.display().to_string(), source })
             }
             Source::Postgres(store) => postgres(store).map_err(|e| SiteError::Store(Box::new(e))),
         }
@@ -109,7 +110,11 @@ impl Reader {
     /// A value of the store's `meta` table, if set (the names kept for players).
     pub fn meta(&self, key: &str) -> Result<Option<String>, SiteError> {
         self.with(
-            |c| c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?.query_row([key], |row| row.get(0)).optional(),
+            |c| {
+                c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+                    .query_row([key], |row| row.get(0))
+                    .optional()
+            },
             |pg| pg.meta(key),
         )
     }
@@ -119,9 +124,11 @@ impl Reader {
         let Ok(key) = i64::try_from(id) else { return Ok(None) };
         let row = self.with(
             |c| {
-                c.prepare_cached("SELECT id, game, network, room, finished, snapshot FROM tables WHERE id = ?1")?
-                    .query_row([key], raw_row)
-                    .optional()
+                c.prepare_cached(
+                    "SELECT id, game, network, room, finished, snapshot FROM tables WHERE id = ?1",
+                )?
+                .query_row([key], raw_row)
+                .optional()
             },
             |pg| Ok(pg.site_tables(Some(key), false, 1)?.pop()),
         )?;

@@ -104,8 +104,16 @@ pub(super) const TABLES: &[Table] = &[
         identity: false,
     },
     Table { name: "meta", columns: &[("key", Text), ("value", Text)], identity: false },
-    Table { name: "dice_keys", columns: &[("table_id", Int), ("epoch", Int), ("key", Text)], identity: false },
-    Table { name: "sts_policies", columns: &[("host", Text), ("port", Int32), ("expires", Int)], identity: false },
+    Table {
+        name: "dice_keys",
+        columns: &[("table_id", Int), ("epoch", Int), ("key", Text)],
+        identity: false,
+    },
+    Table {
+        name: "sts_policies",
+        columns: &[("host", Text), ("port", Int32), ("expires", Int)],
+        identity: false,
+    },
     Table { name: "appservice_txns", columns: &[("network", Text), ("txn_id", Text)], identity: false },
     Table {
         name: "relayed_lines",
@@ -185,6 +193,14 @@ pub enum CopyError {
         /// Its file.
         path: String,
     },
+    /// A daemon leads on the destination.
+    #[error("a daemon ({holder}) leads on {to}; stop it before copying into its database")]
+    Leading {
+        /// The destination.
+        to: String,
+        /// Who holds its lease.
+        holder: String,
+    },
     /// The source and the destination are the same.
     #[error("--from and --to are the same database; name another destination")]
     Same,
@@ -215,7 +231,13 @@ pub fn copy(from: &Place, to: &Place, replace: bool) -> Result<Copied, CopyError
             let store = SqliteStore::open(path, OpenMode::CreateIfMissing, super::Durability::Full)?;
             store.load_dump(&dump, replace)?
         }
-        Place::Postgres(url) => super::postgres::PgStore::open(url, None)?.load_dump(&dump, replace)?,
+        Place::Postgres(url) => {
+            let store = super::postgres::PgStore::open(url, None)?;
+            if let Some(holder) = store.leader()? {
+                return Err(CopyError::Leading { to: to.to_string(), holder });
+            }
+            store.load_dump(&dump, replace)?
+        }
     };
     if let Some((table, rows)) = held {
         return Err(CopyError::NotEmpty { to: to.to_string(), table, rows });
@@ -232,11 +254,13 @@ impl SqliteStore {
     /// Every row of every table in [`TABLES`].
     fn dump(&self) -> Result<Dump, StoreError> {
         let fail = |e| super::classify(self.path(), e);
+        // One read transaction: every table as of one moment, even beside a writer.
+        let reading = self.connection().unchecked_transaction().map_err(fail)?;
         let mut dump = Vec::new();
         for table in TABLES {
             let names: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
             let sql = format!("SELECT {} FROM {} ORDER BY 1", names.join(", "), table.name);
-            let mut statement = self.connection().prepare(&sql).map_err(fail)?;
+            let mut statement = reading.prepare(&sql).map_err(fail)?;
             let mut rows = statement.query([]).map_err(fail)?;
             let mut cells = Vec::new();
             while let Some(row) = rows.next().map_err(fail)? {
@@ -274,7 +298,8 @@ impl SqliteStore {
             transaction.execute(&format!("DELETE FROM {}", table.name), []).map_err(fail)?;
             let names: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
             let marks: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
-            let sql = format!("INSERT INTO {} ({}) VALUES ({})", table.name, names.join(", "), marks.join(", "));
+            let sql =
+                format!("INSERT INTO {} ({}) VALUES ({})", table.name, names.join(", "), marks.join(", "));
             let mut insert = transaction.prepare(&sql).map_err(fail)?;
             for row in rows {
                 let values: Vec<rusqlite::types::Value> = row.iter().map(sqlite_value).collect();

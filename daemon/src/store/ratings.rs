@@ -116,11 +116,7 @@ pub trait Ratings {
     }
 
     /// Keeps `summary`, derived under `scopes`, as the stored ratings.
-    fn save_ratings(
-        &self,
-        summary: &Summary,
-        scopes: &BTreeMap<NetworkId, Scope>,
-    ) -> Result<(), StoreError> {
+    fn save_ratings(&self, summary: &Summary, scopes: &BTreeMap<NetworkId, Scope>) -> Result<(), StoreError> {
         self.keep_ratings_text(&stored_text(summary, scopes))
     }
 

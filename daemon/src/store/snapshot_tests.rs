@@ -175,4 +175,3 @@ fn a_database_written_before_the_change_loads_and_verifies() {
     let loaded = store.load_checked(Registry::standard(), RouterConfig::default(), Policy::Refuse);
     assert_eq!(loaded.expect("loads").router.snapshot(), router.snapshot());
 }
-

@@ -144,7 +144,10 @@ pub(super) trait Source {
     /// Every row of `tables`, by id.
     fn table_rows(&self) -> Result<Vec<Row>, StoreError>;
     /// See [`SqliteStore::journal_digests`].
-    fn journal_digests(&self, points: &BTreeMap<TableId, i64>) -> Result<BTreeMap<TableId, Covered>, StoreError>;
+    fn journal_digests(
+        &self,
+        points: &BTreeMap<TableId, i64>,
+    ) -> Result<BTreeMap<TableId, Covered>, StoreError>;
     /// One table's journal rows after `after` (a row id), with their ids, in order.
     fn entries_after(&self, table: TableId, after: i64) -> Result<Vec<(i64, Entry)>, StoreError>;
     /// A stored snapshot with its history rows put back (see `history`).
@@ -277,12 +280,17 @@ fn rebuild(
 impl Source for SqliteStore {
     fn table_rows(&self) -> Result<Vec<Row>, StoreError> {
         let fail = |e| self.error(e);
-        let mut statement =
-            self.connection.prepare(&format!("SELECT {} FROM tables ORDER BY id", Row::COLUMNS)).map_err(fail)?;
+        let mut statement = self
+            .connection
+            .prepare(&format!("SELECT {} FROM tables ORDER BY id", Row::COLUMNS))
+            .map_err(fail)?;
         statement.query_map([], Row::read).map_err(fail)?.collect::<Result<Vec<_>, _>>().map_err(fail)
     }
 
-    fn journal_digests(&self, points: &BTreeMap<TableId, i64>) -> Result<BTreeMap<TableId, Covered>, StoreError> {
+    fn journal_digests(
+        &self,
+        points: &BTreeMap<TableId, i64>,
+    ) -> Result<BTreeMap<TableId, Covered>, StoreError> {
         SqliteStore::journal_digests(self, points)
     }
 

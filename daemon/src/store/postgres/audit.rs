@@ -10,12 +10,18 @@ use crate::journal::TableId;
 
 impl PgStore {
     /// Table `table`'s (or with `None` the lobby's) journal rows: id and entry.
-    pub(in crate::store) fn journal_texts(&self, table: Option<TableId>) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
+    pub(in crate::store) fn journal_texts(
+        &self,
+        table: Option<TableId>,
+    ) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
         let table = table.map(sql_u64);
         self.call("reading the journal", move |client| {
             Box::pin(async move {
                 let rows = client
-                    .query("SELECT id, entry FROM journal WHERE table_id IS NOT DISTINCT FROM $1 ORDER BY id", &[&table])
+                    .query(
+                        "SELECT id, entry FROM journal WHERE table_id IS NOT DISTINCT FROM $1 ORDER BY id",
+                        &[&table],
+                    )
                     .await?;
                 Ok(rows.into_iter().map(|r| (r.get(0), r.get::<_, String>(1).into_bytes())).collect())
             })
@@ -37,7 +43,16 @@ impl PgStore {
                 Ok(rows
                     .into_iter()
                     .map(|r| {
-                        export_row(r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5), r.get(6), r.get(7))
+                        export_row(
+                            r.get(0),
+                            r.get(1),
+                            r.get(2),
+                            r.get(3),
+                            r.get(4),
+                            r.get(5),
+                            r.get(6),
+                            r.get(7),
+                        )
                     })
                     .collect())
             })

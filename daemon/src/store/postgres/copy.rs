@@ -13,6 +13,13 @@ impl PgStore {
     pub(in crate::store) fn dump(&self) -> Result<Dump, StoreError> {
         self.call("reading every table", move |client| {
             Box::pin(async move {
+                // One snapshot of the database: every table as of one moment.
+                let client = client
+                    .build_transaction()
+                    .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                    .read_only(true)
+                    .start()
+                    .await?;
                 let mut dump = Vec::new();
                 for table in TABLES {
                     let names: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
@@ -27,18 +34,38 @@ impl PgStore {
                                 .enumerate()
                                 .map(|(i, (_, kind))| match kind {
                                     Kind::Int => row.get::<_, Option<i64>>(i).map_or(Cell::Null, Cell::Int),
-                                    Kind::Int32 => {
-                                        row.get::<_, Option<i32>>(i).map_or(Cell::Null, |n| Cell::Int(n.into()))
+                                    Kind::Int32 => row
+                                        .get::<_, Option<i32>>(i)
+                                        .map_or(Cell::Null, |n| Cell::Int(n.into())),
+                                    Kind::Text => {
+                                        row.get::<_, Option<String>>(i).map_or(Cell::Null, Cell::Text)
                                     }
-                                    Kind::Text => row.get::<_, Option<String>>(i).map_or(Cell::Null, Cell::Text),
-                                    Kind::Bool => row.get::<_, Option<bool>>(i).map_or(Cell::Null, Cell::Bool),
+                                    Kind::Bool => {
+                                        row.get::<_, Option<bool>>(i).map_or(Cell::Null, Cell::Bool)
+                                    }
                                 })
                                 .collect()
                         })
                         .collect();
                     dump.push(cells);
                 }
+                client.commit().await?;
                 Ok(dump)
+            })
+        })
+    }
+
+    /// Who holds this database's lease now, if a daemon leads on it.
+    pub(in crate::store) fn leader(&self) -> Result<Option<String>, StoreError> {
+        self.call("reading the lease", move |client| {
+            Box::pin(async move {
+                let row = client
+                    .query_opt(
+                        "SELECT holder FROM leader_lease WHERE expires_at > now() AND holder <> ''",
+                        &[],
+                    )
+                    .await?;
+                Ok(row.map(|r| r.get(0)))
             })
         })
     }

@@ -10,9 +10,9 @@
 
 use spellbridge_core::{NetworkId, RoomId, Timestamp};
 
+use super::super::StoreError;
 use super::super::ratings::Ratings;
 use super::super::relayed::RelayedLine;
-use super::super::StoreError;
 use super::PgStore;
 use crate::journal::Entry;
 use crate::relay::replies::{LATEST, LEARNED, LatestLine, REPLY_WITHIN};
@@ -25,7 +25,9 @@ impl PgStore {
     pub fn keep_relayed(&self, lines: &[RelayedLine]) -> Result<(), StoreError> {
         let rows: Vec<(String, String, String, String)> = lines
             .iter()
-            .map(|(network, id, line)| (network.as_str().to_owned(), id.clone(), line.name.clone(), line.text.clone()))
+            .map(|(network, id, line)| {
+                (network.as_str().to_owned(), id.clone(), line.name.clone(), line.text.clone())
+            })
             .collect();
         self.call("keeping relayed lines' ids", move |client| {
             Box::pin(async move {
@@ -54,8 +56,9 @@ impl PgStore {
     pub fn relayed(&self) -> Result<Vec<RelayedLine>, StoreError> {
         self.call("reading relayed lines' ids", move |client| {
             Box::pin(async move {
-                let rows =
-                    client.query("SELECT network, message_id, name, words FROM relayed_lines ORDER BY id", &[]).await?;
+                let rows = client
+                    .query("SELECT network, message_id, name, words FROM relayed_lines ORDER BY id", &[])
+                    .await?;
                 Ok(rows
                     .into_iter()
                     .map(|r| {
@@ -74,7 +77,13 @@ impl PgStore {
         let rows: Vec<(String, String, String, String, i64)> = lines
             .iter()
             .map(|l| {
-                (l.place.network.as_str().to_owned(), l.place.room.as_str().to_owned(), l.name.clone(), l.id.clone(), l.at.0)
+                (
+                    l.place.network.as_str().to_owned(),
+                    l.place.room.as_str().to_owned(),
+                    l.name.clone(),
+                    l.id.clone(),
+                    l.at.0,
+                )
             })
             .collect();
         self.call("keeping speakers' latest lines", move |client| {
@@ -151,14 +160,20 @@ impl PgStore {
         let host = host.to_owned();
         self.call("reading an STS policy", move |client| {
             Box::pin(async move {
-                let row = client.query_opt("SELECT port, expires FROM sts_policies WHERE host = $1", &[&host]).await?;
+                let row = client
+                    .query_opt("SELECT port, expires FROM sts_policies WHERE host = $1", &[&host])
+                    .await?;
                 Ok(row.map(|r| (i64::from(r.get::<_, i32>(0)), r.get(1))))
             })
         })
     }
 
     /// Keeps (or, with `None`, removes) the STS policy for `host`: port, expiry.
-    pub(in crate::store) fn set_sts_policy(&self, host: &str, policy: Option<(u16, i64)>) -> Result<(), StoreError> {
+    pub(in crate::store) fn set_sts_policy(
+        &self,
+        host: &str,
+        policy: Option<(u16, i64)>,
+    ) -> Result<(), StoreError> {
         let host = host.to_owned();
         self.call("keeping an STS policy", move |client| {
             Box::pin(async move {
@@ -183,7 +198,10 @@ impl PgStore {
         self.call("reading appservice transactions", move |client| {
             Box::pin(async move {
                 let row = client
-                    .query_opt("SELECT 1 FROM appservice_txns WHERE network = $1 AND txn_id = $2", &[&network, &txn])
+                    .query_opt(
+                        "SELECT 1 FROM appservice_txns WHERE network = $1 AND txn_id = $2",
+                        &[&network, &txn],
+                    )
                     .await?;
                 Ok(row.is_some())
             })
@@ -236,4 +254,3 @@ impl Ratings for PgStore {
         self.bad_row(detail)
     }
 }
-

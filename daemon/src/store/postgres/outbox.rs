@@ -76,7 +76,9 @@ impl PgStore {
     fn read_outbox(&self, networks: Option<&[NetworkId]>) -> Result<(Vec<Queued>, Vec<BadRow>), StoreError> {
         let rows: Vec<(i64, String, String, String)> = self.call("reading the outbox", move |client| {
             Box::pin(async move {
-                let rows = client.query("SELECT id, network, destination, text FROM outbox ORDER BY id", &[]).await?;
+                let rows = client
+                    .query("SELECT id, network, destination, text FROM outbox ORDER BY id", &[])
+                    .await?;
                 Ok(rows.into_iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect())
             })
         })?;

@@ -11,7 +11,12 @@ use crate::site::reader::RawRow;
 impl PgStore {
     /// `tables` rows as the site reads them: table `id` (with `Some`), else the newest
     /// `limit` that are `finished` or not; newest first.
-    pub fn site_tables(&self, id: Option<i64>, finished: bool, limit: i64) -> Result<Vec<RawRow>, StoreError> {
+    pub fn site_tables(
+        &self,
+        id: Option<i64>,
+        finished: bool,
+        limit: i64,
+    ) -> Result<Vec<RawRow>, StoreError> {
         self.call("reading the tables for the site", move |client| {
             Box::pin(async move {
                 let rows = client
@@ -22,7 +27,10 @@ impl PgStore {
                         &[&id, &finished, &limit],
                     )
                     .await?;
-                Ok(rows.into_iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5))).collect())
+                Ok(rows
+                    .into_iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5)))
+                    .collect())
             })
         })
     }
@@ -55,7 +63,9 @@ impl PgStore {
     /// The number of the journal's last row (0 when empty).
     pub fn journal_head(&self) -> Result<i64, StoreError> {
         self.call("reading the journal's head", move |client| {
-            Box::pin(async move { Ok(client.query_one("SELECT COALESCE(MAX(id), 0)::bigint FROM journal", &[]).await?.get(0)) })
+            Box::pin(async move {
+                Ok(client.query_one("SELECT COALESCE(MAX(id), 0)::bigint FROM journal", &[]).await?.get(0))
+            })
         })
     }
 

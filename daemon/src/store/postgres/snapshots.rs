@@ -32,7 +32,12 @@ impl PgStore {
     /// Rebuilds the router, checking each table's snapshot against its seal and journal
     /// as SQLite does ([`startup::load_tables`]); rebuilt and newly sealed snapshots are
     /// written back when this store holds the lease.
-    pub fn load_checked(&self, registry: Registry, options: RouterConfig, policy: Policy) -> Result<Loaded, StoreError> {
+    pub fn load_checked(
+        &self,
+        registry: Registry,
+        options: RouterConfig,
+        policy: Policy,
+    ) -> Result<Loaded, StoreError> {
         let mut loaded = startup::load_tables(self, registry, options, policy)?;
         startup::load_ratings(self, &mut loaded.router);
         self.load_relayed(&mut loaded.router);
@@ -44,7 +49,11 @@ impl PgStore {
 
     /// The stored forms of `tables` as `router` has them now, each with only the history
     /// entries the database does not have yet.
-    pub(super) fn snapshots_of(&self, router: &Router, tables: &[TableId]) -> Result<Vec<Snapshot>, StoreError> {
+    pub(super) fn snapshots_of(
+        &self,
+        router: &Router,
+        tables: &[TableId],
+    ) -> Result<Vec<Snapshot>, StoreError> {
         if tables.is_empty() {
             return Ok(Vec::new());
         }
@@ -52,7 +61,10 @@ impl PgStore {
         let kept: BTreeMap<i64, i64> = self.call("reading the history rows kept", move |client| {
             Box::pin(async move {
                 let rows = client
-                    .query("SELECT table_id, history_rows FROM history_heads WHERE table_id = ANY($1)", &[&ids])
+                    .query(
+                        "SELECT table_id, history_rows FROM history_heads WHERE table_id = ANY($1)",
+                        &[&ids],
+                    )
                     .await?;
                 Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
             })
@@ -61,7 +73,11 @@ impl PgStore {
             .iter()
             .filter_map(|table| {
                 let rows = kept.get(&sql_u64(*table)).map_or(0, |n| usize::try_from(*n).unwrap_or(0));
-                router.stored_table(*table, rows).map(|stored| Snapshot { table: *table, stored, sealed: None })
+                router.stored_table(*table, rows).map(|stored| Snapshot {
+                    table: *table,
+                    stored,
+                    sealed: None,
+                })
             })
             .collect())
     }
@@ -84,7 +100,9 @@ impl PgStore {
         let id = sql_u64(table);
         let stored: Option<(String, i64)> = self.call("reading a table", move |client| {
             Box::pin(async move {
-                let row = client.query_opt("SELECT snapshot, journal_upto FROM tables WHERE id = $1", &[&id]).await?;
+                let row = client
+                    .query_opt("SELECT snapshot, journal_upto FROM tables WHERE id = $1", &[&id])
+                    .await?;
                 Ok(row.map(|r| (r.get(0), r.get(1))))
             })
         })?;
@@ -109,8 +127,9 @@ impl PgStore {
         let id = sql_u64(table);
         self.call("reading a table's history", move |client| {
             Box::pin(async move {
-                let rows =
-                    client.query("SELECT entry FROM history WHERE table_id = $1 ORDER BY position", &[&id]).await?;
+                let rows = client
+                    .query("SELECT entry FROM history WHERE table_id = $1 ORDER BY position", &[&id])
+                    .await?;
                 Ok(rows.into_iter().map(|r| r.get(0)).collect())
             })
         })
@@ -122,7 +141,10 @@ impl startup::Source for PgStore {
         self.call("reading the tables' snapshots", move |client| {
             Box::pin(async move {
                 let rows = client
-                    .query("SELECT id, snapshot, journal_digest, seal, journal_upto FROM tables ORDER BY id", &[])
+                    .query(
+                        "SELECT id, snapshot, journal_digest, seal, journal_upto FROM tables ORDER BY id",
+                        &[],
+                    )
                     .await?;
                 Ok(rows
                     .into_iter()
@@ -138,7 +160,10 @@ impl startup::Source for PgStore {
         })
     }
 
-    fn journal_digests(&self, points: &BTreeMap<TableId, i64>) -> Result<BTreeMap<TableId, Covered>, StoreError> {
+    fn journal_digests(
+        &self,
+        points: &BTreeMap<TableId, i64>,
+    ) -> Result<BTreeMap<TableId, Covered>, StoreError> {
         let points = points.clone();
         self.call("reading the journal's digests", move |client| {
             Box::pin(async move {
@@ -165,14 +190,18 @@ impl startup::Source for PgStore {
         let rows: Vec<(i64, String)> = self.call("reading a table's journal", move |client| {
             Box::pin(async move {
                 let rows = client
-                    .query("SELECT id, entry FROM journal WHERE table_id = $1 AND id > $2 ORDER BY id", &[&id, &after])
+                    .query(
+                        "SELECT id, entry FROM journal WHERE table_id = $1 AND id > $2 ORDER BY id",
+                        &[&id, &after],
+                    )
                     .await?;
                 Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
             })
         })?;
         rows.into_iter()
             .map(|(id, text)| {
-                let entry = serde_json::from_str(&text).map_err(|e| self.bad_row(format!("journal row {id}: {e}")))?;
+                let entry = serde_json::from_str(&text)
+                    .map_err(|e| self.bad_row(format!("journal row {id}: {e}")))?;
                 Ok((id, entry))
             })
             .collect()
@@ -269,7 +298,10 @@ pub(super) async fn write(transaction: &Transaction<'_>, snapshot: &Snapshot) ->
 
 /// The table's whole journal digest and last row id, as the transaction sees them: the
 /// digest sealed with its snapshot extended by the rows after the snapshot's point.
-async fn digest_now(transaction: &Transaction<'_>, table: i64) -> Result<(Digest, i64), tokio_postgres::Error> {
+async fn digest_now(
+    transaction: &Transaction<'_>,
+    table: i64,
+) -> Result<(Digest, i64), tokio_postgres::Error> {
     let stored = transaction
         .query_opt("SELECT journal_digest, journal_upto FROM tables WHERE id = $1", &[&table])
         .await?
@@ -279,7 +311,10 @@ async fn digest_now(transaction: &Transaction<'_>, table: i64) -> Result<(Digest
         _ => (seal::EMPTY, 0),
     };
     let rows = transaction
-        .query("SELECT id, entry, events FROM journal WHERE table_id = $1 AND id > $2 ORDER BY id", &[&table, &last])
+        .query(
+            "SELECT id, entry, events FROM journal WHERE table_id = $1 AND id > $2 ORDER BY id",
+            &[&table, &last],
+        )
         .await?;
     for r in rows {
         last = r.get(0);
@@ -301,7 +336,10 @@ async fn append_history(
         (0, seal::EMPTY)
     } else {
         let head = transaction
-            .query_opt("SELECT history_rows, history_digest FROM history_heads WHERE table_id = $1", &[&table])
+            .query_opt(
+                "SELECT history_rows, history_digest FROM history_heads WHERE table_id = $1",
+                &[&table],
+            )
             .await
             .map_err(sql)?;
         match head.map(|r| (r.get::<_, i64>(0), seal::from_hex(r.get(1)))) {
