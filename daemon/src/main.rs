@@ -338,14 +338,16 @@ fn check_config(config: &Path, connect: bool) -> anyhow::Result<ExitCode> {
 /// The database a command reads: `--db PATH`, or `--store postgres://…`.
 enum Database {
     File(PathBuf),
-    Url(Result<StoreUrl, String>),
+    Url(Result<Box<StoreUrl>, String>),
 }
 
 impl Database {
     fn of(db: PathBuf, store: Option<&str>) -> Database {
         match store {
             None => Database::File(db),
-            Some(url) => Database::Url(StoreUrl::parse(url).map_err(|e| format!("--store: {e}"))),
+            Some(url) => {
+                Database::Url(StoreUrl::parse(url).map(Box::new).map_err(|e| format!("--store: {e}")))
+            }
         }
     }
 

@@ -66,7 +66,7 @@ pub struct Reader {
 /// Where the site reads: the SQLite file, or PostgreSQL through a store of its own that
 /// holds no lease (it commits nothing).
 enum Source {
-    Sqlite { connection: Mutex<Connection>, path: PathBuf },
+    Sqlite { connection: Box<Mutex<Connection>>, path: PathBuf },
     Postgres(Box<PgStore>),
 }
 
@@ -87,7 +87,7 @@ impl Reader {
         )
         .map_err(fail)?;
         connection.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
-        let source = Source::Sqlite { connection: Mutex::new(connection), path: path.to_owned() };
+        let source = Source::Sqlite { connection: Box::new(Mutex::new(connection)), path: path.to_owned() };
         Ok(Reader { source, registry, caught_up: Mutex::default() })
     }
 

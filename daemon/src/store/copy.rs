@@ -136,7 +136,7 @@ pub enum Place {
     /// `sqlite:PATH` (or a bare path).
     Sqlite(std::path::PathBuf),
     /// `postgres://…` (shown without its password).
-    Postgres(super::postgres::StoreUrl),
+    Postgres(Box<super::postgres::StoreUrl>),
 }
 
 impl Place {
@@ -144,7 +144,9 @@ impl Place {
     /// write instead, and never repeats a password.
     pub fn parse(text: &str) -> Result<Place, String> {
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            return super::postgres::StoreUrl::parse(text).map(Place::Postgres).map_err(|e| e.to_string());
+            return super::postgres::StoreUrl::parse(text)
+                .map(|url| Place::Postgres(Box::new(url)))
+                .map_err(|e| e.to_string());
         }
         match text.strip_prefix("sqlite:") {
             Some(path) if !path.is_empty() => Ok(Place::Sqlite(path.into())),
