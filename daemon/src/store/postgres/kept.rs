@@ -4,9 +4,9 @@
 //! (`appservice_txns`).
 //!
 //! None of it is a move: it is written outside the fenced commits, as SQLite writes it
-//! without waiting for the disk. A daemon that lost its lease stops at once, so at most
-//! one such write of a stale leader can land; each is a cache the next leader refreshes
-//! (ratings are derived again at its start, lines are learned again as people speak).
+//! without waiting for the disk. A daemon that lost its lease stops acting, but its last
+//! such writes may still land; each is a cache the next leader refreshes (ratings are
+//! derived again at its start, lines are learned again as people speak).
 
 use spellbridge_core::{NetworkId, RoomId, Timestamp};
 
