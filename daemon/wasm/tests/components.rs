@@ -313,6 +313,18 @@ fn a_runtime_that_needs_wasi_gets_an_empty_one_and_the_same_answer_at_two_times(
 }
 
 #[test]
+fn a_wasi_component_plays_on_a_thread_of_the_daemons_async_runtime() {
+    // The daemon calls games from its Tokio runtime; wasmtime-wasi's blocking writes and
+    // polls start a runtime of their own, which must not happen on the daemon's thread.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let told = runtime.block_on(async {
+        let loader = loader();
+        told(&load(&loader, "wasi"), 1_700_000_000)
+    });
+    assert!(told.starts_with("file=no dir=no env=no out=ok slept=yes"), "{told}");
+}
+
+#[test]
 fn a_component_that_reaches_for_the_network_is_denied() {
     // WASI's error-codes 1, access-denied (no TCP socket is made), and 20,
     // permanent-resolver-failure (no name is looked up).
