@@ -4,7 +4,9 @@
 # crates.io wit-bindgen's C generator and wasm-tools' `component new` (pinned versions,
 # built without their other generators and commands), and wasmtime's WASI preview-1
 # adapter (the crate wasi-preview1-component-adapter-provider, fetched with cargo; its
-# reactor adapter is copied to ~/.cache/spellbridge/) for builds that use wasi-libc's I/O.
+# reactor adapter is copied to ~/.cache/spellbridge/) for builds that use wasi-libc's I/O;
+# and componentize-py from PyPI (pinned, in a venv in ~/.cache/spellbridge/componentize-py)
+# for games/nim-py/.
 # Does nothing for what is already there, so only the first run on a machine installs
 # anything.
 set -euo pipefail
@@ -12,6 +14,7 @@ set -euo pipefail
 WIT_BINDGEN=0.63.0
 WASM_TOOLS=1.263.0
 WASI_ADAPTER=48.0.8
+COMPONENTIZE_PY=0.25.1
 
 fail() {
     echo "install-wasm-games: error: $*" >&2
@@ -62,4 +65,10 @@ if [ ! -f "$adapter.$WASI_ADAPTER" ]; then
     : >"$adapter.$WASI_ADAPTER"
     rm -rf "$fetch"
 fi
-echo "install-wasm-games: $(wit-bindgen --version), $(wasm-tools --version), $(clang-14 --version | head -n 1)"
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/spellbridge/componentize-py"
+if ! "$venv/bin/componentize-py" --version 2>/dev/null | grep -q "$COMPONENTIZE_PY"; then
+    echo "install-wasm-games: installing componentize-py $COMPONENTIZE_PY (PyPI) in $venv"
+    python3 -m venv "$venv" || fail "python3 -m venv failed: install python3-venv"
+    "$venv/bin/pip" install --quiet "componentize-py==$COMPONENTIZE_PY" || fail "pip install componentize-py failed (see above)"
+fi
+echo "install-wasm-games: $(wit-bindgen --version), $(wasm-tools --version), $(clang-14 --version | head -n 1), $("$venv/bin/componentize-py" --version)"

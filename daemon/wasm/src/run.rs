@@ -189,12 +189,14 @@ impl Runner {
         &self,
         call: impl FnOnce(&mut Store<Held>, &Guest) -> wasmtime::Result<T>,
     ) -> Result<(T, u64), CallError> {
+        // 32 instances: a Python component (componentize-py) links its interpreter and
+        // libraries as a dozen core instances; each instance's memory counts in the cap.
         let limits = StoreLimitsBuilder::new()
             .memory_size(self.limits.memory)
             .trap_on_grow_failure(true)
-            .instances(8)
+            .instances(32)
             .memories(4)
-            .tables(8)
+            .tables(16)
             .build();
         let limits = Metered { limits, held: 0, peak: 0 };
         let mut store = Store::new(&self.engine, Held { limits, wasi: None, table: ResourceTable::new() });
