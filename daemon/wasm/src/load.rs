@@ -97,7 +97,7 @@ impl Loader {
         if uses_wasi {
             wasi::add(&mut linker).map_err(|e| LoadError::World(format!("the empty WASI: {e:#}")))?;
         }
-        let pre = linker.instantiate_pre(&component).map_err(|e| LoadError::World(format!("{e:#}")))?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| missing(&format!("{e:#}")))?;
         let runner = Runner::new(self.engine.clone(), pre, self.limits, uses_wasi)
             .map_err(|e| LoadError::World(format!("{e:#}")))?;
         WasmGame::new(Arc::new(runner), hash, imports)
@@ -129,6 +129,21 @@ impl Loader {
             return None;
         }
         deserialize(&self.engine, &compiled)
+    }
+}
+
+/// Why a component did not link: a WASI import the host has no implementation of (one
+/// wasmtime-wasi does not give, such as an unstable interface or a function it lacks) is
+/// refused by name.
+fn missing(error: &str) -> LoadError {
+    let name = error
+        .split_once("imports instance `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(name, _)| name)
+        .filter(|name| wasi::is_wasi(name) && error.contains("matching implementation was not found"));
+    match name {
+        Some(name) => LoadError::Import(name.to_owned()),
+        None => LoadError::World(error.to_owned()),
     }
 }
 
