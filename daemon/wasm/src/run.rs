@@ -27,9 +27,12 @@ impl Held {
     }
 }
 
-/// The memory cap, and how much linear memory the instance has held at most.
+/// The memory cap, for each memory ([`StoreLimits`]) and for all of an instance's
+/// memories together (a component of several core modules has several), and how much
+/// linear memory the instance has held at most.
 struct Metered {
     limits: StoreLimits,
+    cap: usize,
     held: usize,
     peak: usize,
 }
@@ -41,9 +44,16 @@ impl ResourceLimiter for Metered {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
+        let after = self.held.saturating_add(desired.saturating_sub(current));
+        if after > self.cap {
+            return Err(wasmtime::Error::msg(format!(
+                "forcing trap when growing memory: {after} bytes in all, more than {}",
+                self.cap
+            )));
+        }
         let grown = self.limits.memory_growing(current, desired, maximum)?;
         if grown {
-            self.held = self.held.saturating_add(desired.saturating_sub(current));
+            self.held = after;
             self.peak = self.peak.max(self.held);
         }
         Ok(grown)
@@ -198,7 +208,7 @@ impl Runner {
             .memories(4)
             .tables(16)
             .build();
-        let limits = Metered { limits, held: 0, peak: 0 };
+        let limits = Metered { limits, cap: self.limits.memory, held: 0, peak: 0 };
         let mut store = Store::new(&self.engine, Held { limits, wasi: None, table: ResourceTable::new() });
         store.limiter(|held| &mut held.limits);
         store.set_fuel(self.limits.fuel).map_err(|e| CallError::Trap(e.to_string()))?;
