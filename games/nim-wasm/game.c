@@ -19,7 +19,6 @@
 #endif
 #ifdef HOSTILE_WASI
 #include <dirent.h>
-#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 extern char **environ;
