@@ -83,7 +83,8 @@ enum Command {
         /// The database to audit.
         #[arg(long, default_value = DEFAULT_DB)]
         db: PathBuf,
-        /// Also check that each outbox row's network is configured in this TOML config.
+        /// Also check that each outbox row's network is configured in this TOML config
+        /// (and replay the tables of its `[[game]]` components).
         #[arg(long)]
         config: Option<PathBuf>,
         /// Check only this table, with the keys given by `--key`.
@@ -135,6 +136,9 @@ enum Command {
         /// The database to read.
         #[arg(long, default_value = DEFAULT_DB)]
         db: PathBuf,
+        /// The daemon's TOML config, for a table of one of its `[[game]]` components.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
 }
 
@@ -162,7 +166,7 @@ fn main() -> ExitCode {
         Command::Console { seed, db, state_json, lang } => console(seed, db, state_json, lang),
         Command::Verify { db, config, table: None, .. } => verify(&db, config.as_deref()),
         Command::Verify { db, table: Some(table), key, .. } => verify_keys(&db, table, &key),
-        Command::Export { table, format, db } => export(table, format, &db),
+        Command::Export { table, format, db, config } => export(table, format, &db, config.as_deref()),
         Command::Ratings { db, config, json } => ratings(&db, config.as_deref(), json),
         Command::AppserviceRegistration { config, force } => appservice_registration(&config, force),
         Command::Game { command: GameCommand::Check { file } } => game_check(&file),
@@ -289,16 +293,26 @@ fn check_config(config: &Path, connect: bool) -> anyhow::Result<ExitCode> {
     Ok(if outcomes.iter().all(|o| o.ok) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
+/// The games a tool replays with: the config's (with its `[[game]]` components), or the
+/// built-in ones.
+fn games(config: Option<&Path>) -> anyhow::Result<Registry> {
+    Ok(match config {
+        Some(config) => Settings::load(config)?.registry(),
+        None => Registry::standard(),
+    })
+}
+
 fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let networks = match config {
+    let (networks, games) = match config {
         Some(config) => {
             let settings = Settings::load(config)?;
-            Some(settings.networks.iter().map(|n| NetworkId::new(n.name())).collect::<Vec<_>>())
+            let networks = settings.networks.iter().map(|n| NetworkId::new(n.name())).collect::<Vec<_>>();
+            (Some(networks), settings.registry())
         }
-        None => None,
+        None => (None, Registry::standard()),
     };
     let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
-    let report = audit::verify(&store, Registry::standard, networks.as_deref())?;
+    let report = audit::verify(&store, move || games.clone(), networks.as_deref())?;
     for table in &report.tables {
         let verdict = if table.findings.is_empty() {
             "ok".to_owned()
@@ -332,15 +346,18 @@ fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
 }
 
 fn ratings(db: &Path, config: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
-    let mut scopes = match config {
-        Some(config) => serve::network_scopes(&Settings::load(config)?),
-        None => Default::default(),
+    let (mut scopes, games) = match config {
+        Some(config) => {
+            let settings = Settings::load(config)?;
+            (serve::network_scopes(&settings), settings.registry())
+        }
+        None => (Default::default(), Registry::standard()),
     };
     scopes
         .entry(NetworkId::new(spellbridge::console::CONSOLE_NETWORK))
         .or_insert(spellbridge::identity::Scope::Bare);
     let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
-    let summary = store.refresh_ratings(&Registry::standard(), &scopes)?.with_context(|| {
+    let summary = store.refresh_ratings(&games, &scopes)?.with_context(|| {
         format!(
             "the ratings cannot be derived from {}; `spellbridge verify --db {}` says why",
             db.display(),
@@ -403,13 +420,14 @@ fn verify_keys(db: &Path, table: u64, keys: &[String]) -> anyhow::Result<ExitCod
     }
 }
 
-fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {
+fn export(table: u64, format: Format, db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let games = games(config)?;
     let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
     let text = match format {
-        Format::Json => audit::export_json(&store, &Registry::standard(), table)?
-            .map(|v| serde_json::to_string_pretty(&v))
-            .transpose()?,
-        Format::Wiki => audit::export_wiki(&store, &Registry::standard(), table)?,
+        Format::Json => {
+            audit::export_json(&store, &games, table)?.map(|v| serde_json::to_string_pretty(&v)).transpose()?
+        }
+        Format::Wiki => audit::export_wiki(&store, &games, table)?,
     };
     match text {
         Some(text) => {

@@ -14,11 +14,15 @@
 //! - [`grammar`]: the component's commands as core's grammar (leaked once per load).
 //! - [`texts`]: the component's Fluent texts and how its news are worded.
 //! - [`plugin`]: [`plugin::WasmGame`] and [`plugin::WasmTable`].
+//! - [`archive`]: the builds tables were played with, kept by hash for replay.
+//! - [`ending`]: a finished table's ending, journaled for ratings.
 //!
 //! It is its own crate so that only what loads components links wasmtime, and so that the
 //! core stays pure: the clock and the fuel live here.
 
+pub mod archive;
 pub mod check;
+pub mod ending;
 pub mod grammar;
 pub mod limits;
 pub mod load;
@@ -26,6 +30,7 @@ pub mod plugin;
 pub mod run;
 pub mod texts;
 
+pub use archive::Archive;
 pub use limits::Limits;
 pub use load::{LoadError, Loader};
 pub use plugin::{WasmGame, WasmTable};

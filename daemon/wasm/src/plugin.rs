@@ -13,15 +13,17 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use spellbridge_core::dice::Dice;
-use spellbridge_core::ending::Place;
+use spellbridge_core::ending::{EndingReader, Place};
 use spellbridge_core::event::{Event, Presentation};
 use spellbridge_core::grammar::{Command, Parsed};
 use spellbridge_core::plugin::{
     Action, Announcement, Audience, GamePlugin, Refusal, Role, Table, TableSetup,
 };
-use spellbridge_core::{Ending, Language, PlayerId, RichText, TableKind, Timestamp};
+use spellbridge_core::{Ending, EventRecord, Language, PlayerId, RichText, TableKind, Timestamp};
 
 use crate::bindings::spellbridge::game::types as wit;
+use crate::archive::Archive;
+use crate::ending::Ended;
 use crate::load::LoadError;
 use crate::run::{CallError, Runner};
 use crate::texts::Texts;
@@ -48,10 +50,14 @@ struct Shared {
     texts: Texts,
 }
 
-/// A game loaded from a component.
+/// A game loaded from a component, with the options its tables open with.
 #[derive(Clone)]
 pub struct WasmGame {
     shared: Arc<Shared>,
+    /// The options of its `[[game]]` section as TOML text (`open`'s `options`).
+    options: Arc<str>,
+    /// Where the builds its tables were played with are kept, if anywhere.
+    archive: Option<Arc<Archive>>,
 }
 
 impl std::fmt::Debug for WasmGame {
@@ -107,7 +113,25 @@ impl WasmGame {
             Box::leak(info.summary.chars().take(400).collect::<String>().into_boxed_str());
         Ok(WasmGame {
             shared: Arc::new(Shared { runner, hash, imports, name, summary, commands, help, kind, texts }),
+            options: Arc::from(""),
+            archive: None,
         })
+    }
+
+    /// The same game whose tables open with `options` (TOML text: the `[[game]]`
+    /// section's `options` table), which the component reads and may refuse at `open`.
+    pub fn with_options(&self, options: &str) -> WasmGame {
+        WasmGame { options: Arc::from(options), ..self.clone() }
+    }
+
+    /// The same game restoring a table played with another build from `archive`.
+    pub fn with_archive(&self, archive: Arc<Archive>) -> WasmGame {
+        WasmGame { archive: Some(archive), ..self.clone() }
+    }
+
+    /// The options its tables open with (TOML text).
+    pub fn options(&self) -> &str {
+        &self.options
     }
 
     /// The SHA-256 of the component's bytes (a table records it).
@@ -210,6 +234,9 @@ impl Shared {
 struct Snapshot {
     component: String,
     state: String,
+    /// What the table told when it opened, so a replay restores the same opening.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    opening: Vec<EventRecord>,
 }
 
 impl GamePlugin for WasmGame {
@@ -230,13 +257,21 @@ impl GamePlugin for WasmGame {
         Some(self.shared.texts.say(language, id, &[]))
     }
 
+    /// Without the table's dice (a tool's trial opening) the seed is 0.
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
+        self.open_with_dice(setup, &mut Dice::from_seed(0))
+    }
+
+    /// The component's `open` gets the seed of the table's committed dice (RULES T-10)
+    /// and the `[[game]]` options.
+    fn open_with_dice(&self, setup: &TableSetup, dice: &mut Dice) -> Result<Box<dyn Table>, Refusal> {
         let players: Vec<String> = setup.seats.iter().map(|s| s.player.as_str().to_owned()).collect();
-        // `GamePlugin::open` is given no dice: a game that needs chance at the opening draws
-        // it at its first move, whose seed comes from the table's committed key.
-        let seed = 0;
-        let answer =
-            self.shared.runner.call(|store, game| game.call_open(store, &players, "", seed, setup.now.0));
+        let seed = dice.seed();
+        let options = &*self.options;
+        let answer = self
+            .shared
+            .runner
+            .call(|store, game| game.call_open(store, &players, options, seed, setup.now.0));
         let outcome = match answer {
             Err(error) => return Err(self.shared.failed(&error)),
             Ok(Err(refusal)) => return Err(self.shared.refusal(refusal)),
@@ -247,9 +282,24 @@ impl GamePlugin for WasmGame {
         Ok(Box::new(table))
     }
 
-    fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
-        let snapshot: Snapshot = serde_json::from_value(snapshot.clone())
+    fn restore(&self, value: &Value) -> Result<Box<dyn Table>, String> {
+        let snapshot: Snapshot = serde_json::from_value(value.clone())
             .map_err(|e| format!("a {} table's snapshot: {e}", self.shared.name))?;
+        if snapshot.component != self.shared.hash
+            && let Some(archive) = &self.archive
+        {
+            // A table keeps the build it opened with (issue 33, item 3).
+            let build = archive.game(&snapshot.component, &self.options)?;
+            if build.name() != self.name() {
+                return Err(format!(
+                    "a {} table names build {}, which is the game `{}`",
+                    self.shared.name,
+                    snapshot.component,
+                    build.name()
+                ));
+            }
+            return build.restore(value);
+        }
         if snapshot.component != self.shared.hash {
             return Err(format!(
                 "a {} table was played with component {}, and the one loaded is {}: load that build to go on",
@@ -259,7 +309,16 @@ impl GamePlugin for WasmGame {
         let state = base64::engine::general_purpose::STANDARD
             .decode(snapshot.state)
             .map_err(|e| format!("a {} table's state: {e}", self.shared.name))?;
-        Ok(Box::new(self.table(state, Vec::new())?))
+        let opening = snapshot
+            .opening
+            .into_iter()
+            .map(|record| {
+                let news: WasmNews = serde_json::from_value(record.event)
+                    .map_err(|e| format!("a {} table's opening: {e}", self.shared.name))?;
+                Ok(Event::to(record.to, news))
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Box::new(self.table(state, opening)?))
     }
 
     fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
@@ -275,6 +334,10 @@ impl GamePlugin for WasmGame {
 
     fn kind(&self) -> TableKind {
         self.shared.kind
+    }
+
+    fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
+        Some(Box::new(crate::ending::Endings::default()))
     }
 
     fn public_view(&self, state: &Value) -> Option<Value> {
@@ -304,6 +367,17 @@ impl std::fmt::Debug for WasmTable {
 }
 
 impl WasmTable {
+    /// When the table has just finished, adds the host's [`Ended`] event with the
+    /// component's ending, so ratings read it from the journal like a built-in game's.
+    fn tell_ending(&self, was_finished: bool, events: &mut Vec<Event>) {
+        if !was_finished
+            && self.status.finished
+            && let Some(ending) = self.ending()
+        {
+            events.push(Event::table(Ended { ended: ending }));
+        }
+    }
+
     /// Takes a new state after checking the component reads it back.
     fn accept(&mut self, state: Vec<u8>) -> Result<(), Refusal> {
         let status = self.shared.status(&state).map_err(|why| self.shared.failed(&CallError::Answer(why)))?;
@@ -364,8 +438,10 @@ impl Table for WasmTable {
             Ok(Err(refusal)) => return Err(self.shared.refusal(refusal)),
             Ok(Ok(outcome)) => outcome,
         };
-        let (state, events) = self.shared.outcome(outcome).map_err(|e| self.shared.failed(&e))?;
+        let (state, mut events) = self.shared.outcome(outcome).map_err(|e| self.shared.failed(&e))?;
+        let was_finished = self.status.finished;
         self.accept(state)?;
+        self.tell_ending(was_finished, &mut events);
         Ok(events)
     }
 
@@ -383,7 +459,12 @@ impl Table for WasmTable {
         let fired = answer
             .and_then(|outcome| self.shared.outcome(outcome))
             .map_err(|_| ())
-            .and_then(|(state, events)| self.accept(state).map(|()| events).map_err(|_| ()));
+            .and_then(|(state, mut events)| {
+                let was_finished = self.status.finished;
+                self.accept(state).map_err(|_| ())?;
+                self.tell_ending(was_finished, &mut events);
+                Ok(events)
+            });
         fired.unwrap_or_else(|()| {
             self.status.next_timer = None;
             Vec::new()
@@ -404,7 +485,9 @@ impl Table for WasmTable {
 
     fn snapshot(&self) -> Value {
         let state = base64::engine::general_purpose::STANDARD.encode(&self.state);
-        serde_json::to_value(Snapshot { component: self.shared.hash.clone(), state }).unwrap_or(Value::Null)
+        let opening = self.opening.iter().map(Event::record).collect();
+        serde_json::to_value(Snapshot { component: self.shared.hash.clone(), state, opening })
+            .unwrap_or(Value::Null)
     }
 
     fn boxed_clone(&self) -> Box<dyn Table> {
@@ -413,18 +496,24 @@ impl Table for WasmTable {
 
     fn ending(&self) -> Option<Ending> {
         let ending = self.shared.runner.call(|store, game| game.call_ended(store, &self.state)).ok()??;
-        let places = ending
-            .places
-            .into_iter()
-            .take(self.status.players.len().max(2))
-            .map(|p| Place {
-                player: PlayerId::new(p.player),
-                place: p.place,
-                score: 0,
-                tiebreak: 0,
-                choice: None,
-            })
-            .collect();
-        Some(Ending { round: 0, places, conceded: ending.conceded, helped: Default::default() })
+        // Only players seated at the table, each once: a component cannot rate anyone else.
+        let mut places: Vec<Place> = Vec::new();
+        for p in ending.places {
+            let seated = self.status.players.contains(&p.player);
+            if seated && !places.iter().any(|q| q.player.as_str() == p.player) {
+                let won = p.place == 1;
+                places.push(Place {
+                    player: PlayerId::new(p.player),
+                    place: p.place.clamp(1, 1000),
+                    score: i128::from(won),
+                    tiebreak: 0,
+                    choice: None,
+                });
+            }
+        }
+        if places.len() < 2 {
+            return None;
+        }
+        Some(Ending { round: 1, places, conceded: ending.conceded, helped: Default::default() })
     }
 }
