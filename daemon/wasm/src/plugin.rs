@@ -16,6 +16,7 @@ use spellbridge_core::dice::Dice;
 use spellbridge_core::ending::{EndingReader, Place};
 use spellbridge_core::event::{Event, Presentation};
 use spellbridge_core::grammar::{Command, Parsed};
+use spellbridge_core::locale::Args;
 use spellbridge_core::plugin::{
     Action, Announcement, Audience, GamePlugin, Refusal, Role, Table, TableSetup,
 };
@@ -24,6 +25,7 @@ use spellbridge_core::{Ending, EventRecord, Language, PlayerId, RichText, TableK
 use crate::bindings::spellbridge::game::types as wit;
 use crate::archive::Archive;
 use crate::ending::Ended;
+use crate::grammar::{RESUME, RESUME_HELP};
 use crate::load::LoadError;
 use crate::run::{CallError, Runner};
 use crate::texts::Texts;
@@ -162,7 +164,7 @@ impl WasmGame {
     /// A table of this game at `state`, read back through the component.
     fn table(&self, state: Vec<u8>, opening: Vec<Event>) -> Result<WasmTable, String> {
         let status = self.shared.status(&state)?;
-        Ok(WasmTable { shared: self.shared.clone(), state, status, opening })
+        Ok(WasmTable { shared: self.shared.clone(), state, status, opening, paused: None })
     }
 }
 
@@ -214,12 +216,18 @@ impl Shared {
         Ok((outcome.state, events))
     }
 
-    /// The refusal said when a call failed: the action is not applied.
+    /// The refusal said when a call failed: the action is not applied, and the table is
+    /// paused (`id` `component-failed`) or was already (`component-paused`).
     fn failed(&self, error: &CallError) -> Refusal {
-        Refusal::because(format!(
-            "The {} game could not take this: {error}. Nothing changed; a game master can `!stop` this table.",
-            self.name
-        ))
+        self.said("component-failed", &error.to_string())
+    }
+
+    fn said(&self, id: &'static str, error: &str) -> Refusal {
+        let error: String = error.chars().take(300).collect();
+        Refusal::Worded(spellbridge_core::locale::Localized::new(|language| {
+            let args = Args::new().text("game", self.name).text("error", error.clone());
+            spellbridge_core::locale::rich(language, id, &args)
+        }))
     }
 
     fn refusal(&self, refusal: wit::Refusal) -> Refusal {
@@ -253,6 +261,9 @@ impl GamePlugin for WasmGame {
     }
 
     fn help_in(&self, command: &str, language: Language) -> Option<String> {
+        if command == RESUME.name {
+            return Some(spellbridge_core::locale::text(language, RESUME_HELP, &Args::new()));
+        }
         let (_, id) = self.shared.help.iter().find(|(name, _)| name == command)?;
         Some(self.shared.texts.say(language, id, &[]))
     }
@@ -325,6 +336,11 @@ impl GamePlugin for WasmGame {
         events
             .iter()
             .filter_map(|event| {
+                if let Some(resumed) = event.get::<Resumed>() {
+                    let args = Args::new().name("player", &resumed.resumed).text("game", self.shared.name);
+                    let text = spellbridge_core::locale::rich(presentation.language, "component-resumed", &args);
+                    return Some(Announcement::to(event.to.clone(), text));
+                }
                 let news = event.get::<WasmNews>()?;
                 let text = self.shared.texts.say(presentation.language, &news.id, &news.args);
                 Some(Announcement::to(event.to.clone(), RichText::from(text)))
@@ -351,6 +367,21 @@ impl GamePlugin for WasmGame {
     }
 }
 
+/// Why a call to `apply` took nothing.
+enum Failed {
+    /// The component refused the move (the table goes on).
+    Refused(Refusal),
+    /// The call failed: a trap, an exhausted budget, an answer the host refused.
+    Call(CallError),
+}
+
+/// The host's event when a game master resumes a paused table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resumed {
+    /// Who resumed it.
+    pub resumed: PlayerId,
+}
+
 /// A table of a component's game: its state bytes and what the component said of them.
 #[derive(Clone)]
 pub struct WasmTable {
@@ -358,6 +389,10 @@ pub struct WasmTable {
     state: Vec<u8>,
     status: wit::Status,
     opening: Vec<Event>,
+    /// Why the table is paused: a call failed (a trap, an exhausted budget, an answer
+    /// refused), and only a game master's `!resume` takes moves again. Not part of the
+    /// snapshot (the journal holds no failed call), so a restart resumes it too.
+    paused: Option<String>,
 }
 
 impl std::fmt::Debug for WasmTable {
@@ -378,9 +413,45 @@ impl WasmTable {
         }
     }
 
+    /// Applies `action` through the component: its events, the component's refusal, or
+    /// the call's failure.
+    fn call_apply(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Failed> {
+        let parsed = action.command;
+        let args = (0..parsed.command().args.len())
+            .map(|i| value(parsed, i).unwrap_or(wit::Value::Absent))
+            .collect();
+        let role = match action.role {
+            Role::Player => wit::Role::Player,
+            Role::Operator => wit::Role::Operator,
+            Role::GameMaster => wit::Role::GameMaster,
+        };
+        let command = wit::Move {
+            actor: action.actor.as_str().to_owned(),
+            command: parsed.name().to_owned(),
+            args,
+            private: action.private,
+            role,
+            now: action.now.0,
+        };
+        let seed = dice.seed();
+        let answer =
+            self.shared.runner.call(|store, game| game.call_apply(store, &self.state, &command, seed));
+        let outcome = match answer {
+            Err(error) => return Err(Failed::Call(error)),
+            Ok(Err(refusal)) => return Err(Failed::Refused(self.shared.refusal(refusal))),
+            Ok(Ok(outcome)) => outcome,
+        };
+        let (state, mut events) = self.shared.outcome(outcome).map_err(Failed::Call)?;
+        let was_finished = self.status.finished;
+        self.accept(state).map_err(Failed::Call)?;
+        self.tell_ending(was_finished, &mut events);
+        Ok(events)
+    }
+
+
     /// Takes a new state after checking the component reads it back.
-    fn accept(&mut self, state: Vec<u8>) -> Result<(), Refusal> {
-        let status = self.shared.status(&state).map_err(|why| self.shared.failed(&CallError::Answer(why)))?;
+    fn accept(&mut self, state: Vec<u8>) -> Result<(), CallError> {
+        let status = self.shared.status(&state).map_err(CallError::Answer)?;
         self.state = state;
         self.status = status;
         Ok(())
@@ -414,35 +485,23 @@ impl Table for WasmTable {
 
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
         let parsed = action.command;
-        let args = (0..parsed.command().args.len())
-            .map(|i| value(parsed, i).unwrap_or(wit::Value::Absent))
-            .collect();
-        let role = match action.role {
-            Role::Player => wit::Role::Player,
-            Role::Operator => wit::Role::Operator,
-            Role::GameMaster => wit::Role::GameMaster,
-        };
-        let command = wit::Move {
-            actor: action.actor.as_str().to_owned(),
-            command: parsed.name().to_owned(),
-            args,
-            private: action.private,
-            role,
-            now: action.now.0,
-        };
-        let seed = dice.seed();
-        let answer =
-            self.shared.runner.call(|store, game| game.call_apply(store, &self.state, &command, seed));
-        let outcome = match answer {
-            Err(error) => return Err(self.shared.failed(&error)),
-            Ok(Err(refusal)) => return Err(self.shared.refusal(refusal)),
-            Ok(Ok(outcome)) => outcome,
-        };
-        let (state, mut events) = self.shared.outcome(outcome).map_err(|e| self.shared.failed(&e))?;
-        let was_finished = self.status.finished;
-        self.accept(state)?;
-        self.tell_ending(was_finished, &mut events);
-        Ok(events)
+        if parsed.name() == RESUME.name {
+            // Always accepted, paused or not, so a replay of the journal takes it the same.
+            self.paused = None;
+            return Ok(vec![Event::table(Resumed { resumed: action.actor.clone() })]);
+        }
+        if let Some(why) = &self.paused {
+            return Err(self.shared.said("component-paused", why));
+        }
+        match self.call_apply(action, dice) {
+            Ok(events) => Ok(events),
+            Err(Failed::Refused(refusal)) => Err(refusal),
+            Err(Failed::Call(error)) => {
+                // A trap or an exhausted budget: the table waits for its game master.
+                self.paused = Some(error.to_string());
+                Err(self.shared.failed(&error))
+            }
+        }
     }
 
     fn next_timer(&self) -> Option<Timestamp> {
