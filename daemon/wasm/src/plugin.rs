@@ -219,13 +219,17 @@ impl Shared {
     /// The refusal said when a call failed: the action is not applied, and the table is
     /// paused (`id` `component-failed`) or was already (`component-paused`).
     fn failed(&self, error: &CallError) -> Refusal {
-        self.said("component-failed", &error.to_string())
+        self.said("component-failed", Some(&error.to_string()))
     }
 
-    fn said(&self, id: &'static str, error: &str) -> Refusal {
-        let error: String = error.chars().take(300).collect();
+    /// The host's refusal `id`, naming the game and, for a failure, what went wrong.
+    fn said(&self, id: &'static str, error: Option<&str>) -> Refusal {
+        let mut args = Args::new();
+        if let Some(error) = error {
+            let error: String = error.chars().filter(|c| !c.is_control()).take(300).collect();
+            args = args.text("game", self.name).text("error", error);
+        }
         Refusal::Worded(spellbridge_core::locale::Localized::new(|language| {
-            let args = Args::new().text("game", self.name).text("error", error.clone());
             spellbridge_core::locale::rich(language, id, &args)
         }))
     }
@@ -486,12 +490,15 @@ impl Table for WasmTable {
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
         let parsed = action.command;
         if parsed.name() == RESUME.name {
-            // Always accepted, paused or not, so a replay of the journal takes it the same.
+            if action.role == Role::Player {
+                return Err(self.shared.said("component-resume-not-allowed", None));
+            }
+            // Accepted paused or not, so a replay of the journal takes it the same.
             self.paused = None;
             return Ok(vec![Event::table(Resumed { resumed: action.actor.clone() })]);
         }
         if let Some(why) = &self.paused {
-            return Err(self.shared.said("component-paused", why));
+            return Err(self.shared.said("component-paused", Some(why)));
         }
         match self.call_apply(action, dice) {
             Ok(events) => Ok(events),
