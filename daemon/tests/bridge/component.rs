@@ -3,7 +3,8 @@
 //! `tests/scripts/install-wasm-games.sh` installs) loaded from `[[game]] path` plays a
 //! whole game across the bridge of a real InspIRCd channel and a real Synapse room: an IRC
 //! player opens it, a Matrix player joins and wins, both rooms hear every move, the site
-//! shows the table's public view from the component, `!stats` and `!top` rate the finished
+//! shows the table's public view and its board (drawn from the component's SVG, also posted
+//! as a picture in Matrix), `!stats` and `!top` rate the finished
 //! game, and `!lang zh` gets the component's own Chinese texts.
 
 use std::path::PathBuf;
@@ -33,6 +34,17 @@ pub(super) fn nim_component() -> &'static PathBuf {
         );
         out.join("nim.wasm")
     })
+}
+
+/// `GET path` on the site, the whole answer as bytes (a picture is no UTF-8).
+async fn get_bytes(port: u16, path: &str) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("the site answers");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut answer)).await.expect("in time").expect("reads");
+    answer
 }
 
 /// alice (IRC) and bobby (Matrix) move in turn; both rooms hear each take.
@@ -104,6 +116,18 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
     let json: String = page.replace("&quot;", "\"").split_whitespace().collect();
     assert!(json.contains("\"piles\":[0,5,0]"), "the page holds the component's public view:\n{page}");
 
+    // Its board, drawn from the component's SVG: a picture posted in Matrix, and the
+    // site's board picture (a PNG the daemon drew; none of the component's bytes).
+    let bot = bot_id();
+    let picture = watcher
+        .expect_where("a board picture", |m| m.sender == bot && m.msgtype == "m.image")
+        .await;
+    assert!(picture.body.contains("nim-wasm"), "{picture}");
+    let png = get_bytes(http, "/tables/0/board.png").await;
+    let head = String::from_utf8_lossy(&png[..png.len().min(200)]).into_owned();
+    assert!(head.starts_with("HTTP/1.1 200") && head.contains("image/png"), "{head}\n{}", daemon.log());
+    assert!(png.windows(4).any(|w| w == b"\x89PNG"), "a PNG: {head}");
+
     take("alice", "2 b", &mut alice, &mut bobby, &mut ircwatch, &room).await;
     bobby.say(&room, "!take 3 b").await;
     ircwatch.expect("took the last stone and wins").await;
@@ -117,6 +141,9 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
     bobby.say(&room, "!stats").await;
     let stats = bobby.expect_in(&room, "has played").await;
     assert!(stats.body.contains("won 1") && stats.body.contains("nim-wasm: rating"), "{stats}");
+
+    alice.say("!top nim-wasm").await;
+    ircwatch.expect("rated games of nim-wasm").await;
 
     // In Chinese: the component's own zh-CN texts.
     watcher.say(&room, "!lang zh").await;

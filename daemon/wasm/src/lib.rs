@@ -15,12 +15,14 @@
 //! - [`texts`]: the component's Fluent texts and how its news are worded.
 //! - [`plugin`]: [`plugin::WasmGame`] and [`plugin::WasmTable`].
 //! - [`archive`]: the builds tables were played with, kept by hash for replay.
+//! - [`board`]: a component's board SVG read into core's drawing vocabulary.
 //! - [`ending`]: a finished table's ending, journaled for ratings.
 //!
 //! It is its own crate so that only what loads components links wasmtime, and so that the
 //! core stays pure: the clock and the fuel live here.
 
 pub mod archive;
+pub mod board;
 pub mod check;
 pub mod ending;
 pub mod grammar;

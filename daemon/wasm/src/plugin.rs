@@ -13,6 +13,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use spellbridge_core::dice::Dice;
+use spellbridge_core::draw::Drawing;
 use spellbridge_core::ending::{EndingReader, Place};
 use spellbridge_core::event::{Event, Presentation};
 use spellbridge_core::grammar::{Command, Parsed};
@@ -356,11 +357,36 @@ impl GamePlugin for WasmGame {
         self.shared.kind
     }
 
+    /// The component's `board` SVG, read into core's drawing vocabulary ([`crate::board`]):
+    /// the daemon draws it as it draws a built-in game's board.
+    fn board(&self, public: &Value, lang: Language) -> Option<Result<Drawing, String>> {
+        let view = serde_json::to_string(public).ok()?;
+        let name = self.shared.name;
+        match self.shared.runner.call(|store, game| game.call_board(store, &view, language(lang))) {
+            Err(error) => Some(Err(format!("the {name} game's board failed: {error}"))),
+            Ok(None) => None,
+            Ok(Some(svg)) => {
+                Some(crate::board::drawing(&svg).map_err(|e| format!("the {name} game's board was refused: {e}")))
+            }
+        }
+    }
+
+    /// A new picture after anything the whole table heard.
+    fn redraws(&self, events: &[Event]) -> bool {
+        events.iter().any(|e| e.to == Audience::Table && (e.get::<WasmNews>().is_some() || e.get::<Ended>().is_some()))
+    }
+
     fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
         Some(Box::new(crate::ending::Endings::default()))
     }
 
+    /// The component's public view of a snapshot. A value that is no snapshot (it has no
+    /// `component`) is a public view already, as the site hands the board one: kept as
+    /// it is, as a built-in game's view of its own view is.
     fn public_view(&self, state: &Value) -> Option<Value> {
+        if state.is_object() && state.get("component").is_none() {
+            return Some(state.clone());
+        }
         let snapshot: Snapshot = serde_json::from_value(state.clone()).ok()?;
         let bytes = base64::engine::general_purpose::STANDARD.decode(snapshot.state).ok()?;
         let view = self.shared.runner.call(|store, game| game.call_public_view(store, &bytes)).ok()?;
