@@ -424,9 +424,9 @@ fn export(table: u64, format: Format, db: &Path, config: Option<&Path>) -> anyho
     let games = games(config)?;
     let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
     let text = match format {
-        Format::Json => {
-            audit::export_json(&store, &games, table)?.map(|v| serde_json::to_string_pretty(&v)).transpose()?
-        }
+        Format::Json => audit::export_json(&store, &games, table)?
+            .map(|v| serde_json::to_string_pretty(&v))
+            .transpose()?,
         Format::Wiki => audit::export_wiki(&store, &games, table)?,
     };
     match text {

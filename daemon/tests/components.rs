@@ -72,7 +72,8 @@ fn config(port: u16, games: &str) -> String {
 fn check_config(games: &str) -> (bool, String) {
     let daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
     daemon.set_config(&config(6667, games)).unwrap_or_else(|e| panic!("{e}"));
-    let output = daemon.command(&["check-config", "--config", "spellbridge.toml"]).unwrap_or_else(|e| panic!("{e}"));
+    let output =
+        daemon.command(&["check-config", "--config", "spellbridge.toml"]).unwrap_or_else(|e| panic!("{e}"));
     (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
@@ -84,15 +85,23 @@ fn a_config_with_a_component_the_host_refuses_names_the_file_and_why() {
 
     let dir = tempfile::tempdir().expect("a folder");
     let files = dir.path().join("files.wat");
-    std::fs::write(&files, "(component (import \"wasi:filesystem/types@0.2.0\" (instance)))").expect("writes");
+    std::fs::write(&files, "(component (import \"wasi:filesystem/types@0.2.0\" (instance)))")
+        .expect("writes");
     let not_one = dir.path().join("not-one.wasm");
     std::fs::write(&not_one, "MZ this is no component").expect("writes");
     let cases = [
         (format!("[[game]]\npath = {:?}\n", files.display().to_string()), "wasi:filesystem/types@0.2.0"),
         (format!("[[game]]\npath = {:?}\n", not_one.display().to_string()), "not a WebAssembly component"),
-        (format!("[[game]]\npath = {:?}\n", dir.path().join("gone.wasm").display().to_string()), "cannot read"),
         (
-            format!("[[game]]\npath = {0:?}\n[[game]]\npath = {1:?}\n", nim.display().to_string(), component("nim-o1").display().to_string()),
+            format!("[[game]]\npath = {:?}\n", dir.path().join("gone.wasm").display().to_string()),
+            "cannot read",
+        ),
+        (
+            format!(
+                "[[game]]\npath = {0:?}\n[[game]]\npath = {1:?}\n",
+                nim.display().to_string(),
+                component("nim-o1").display().to_string()
+            ),
             "is the game `nim-wasm`, and so is",
         ),
         (format!("[[game]]\npath = {:?}\nseats = 3\n", nim.display().to_string()), "unknown field `seats`"),
@@ -195,7 +204,10 @@ async fn a_table_in_play_keeps_its_build_across_a_reload_and_a_restart() {
     }
     let log = daemon.log();
     assert!(!daemon.is_running(), "the start is refused:\n{log}");
-    assert!(log.contains(&first_hash) && log.contains("not available"), "the refusal names the build:\n{log}");
+    assert!(
+        log.contains(&first_hash) && log.contains("not available"),
+        "the refusal names the build:\n{log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,7 +220,8 @@ async fn a_trapping_component_pauses_its_table_for_its_game_master_and_the_other
         .set_config(&config(port, &format!("[[game]]\npath = {:?}\n", trap.display().to_string())))
         .expect("config");
     daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
-    let (mut alice, mut bob, mut gm) = tokio::join!(player(port, "alice"), player(port, "bob"), player(port, "gm"));
+    let (mut alice, mut bob, mut gm) =
+        tokio::join!(player(port, "alice"), player(port, "bob"), player(port, "gm"));
     until_answering(&mut alice, &mut daemon).await;
 
     for room in ["#one", "#two"] {
@@ -219,7 +232,10 @@ async fn a_trapping_component_pauses_its_table_for_its_game_master_and_the_other
 
     // The trap refuses that one move and pauses that one table.
     let failed = says(&mut alice, "#one", "!take 1 a", "failed", &daemon).await;
-    assert!(failed.contains("Nothing changed") && failed.contains("paused") && failed.contains("!resume"), "{failed}");
+    assert!(
+        failed.contains("Nothing changed") && failed.contains("paused") && failed.contains("!resume"),
+        "{failed}"
+    );
     let paused = says(&mut bob, "#one", "!status", "paused", &daemon).await;
     assert!(paused.contains("a game master can"), "{paused}");
     // The same game's other table and the built-in Nim go on.

@@ -50,7 +50,9 @@ pub(super) fn load(
 ) -> Result<Vec<ComponentSettings>, String> {
     let Some(value) = value else { return Ok(Vec::new()) };
     let toml::Value::Array(items) = value else {
-        return Err("`game` must be written [[game]] with path = \"games/nim.wasm\", one per component".to_owned());
+        return Err(
+            "`game` must be written [[game]] with path = \"games/nim.wasm\", one per component".to_owned()
+        );
     };
     let loader = Loader::new(Some(cache.to_owned()), Limits::default())
         .map_err(|e| format!("[[game]]: the component engine could not start: {e}"))?;
@@ -58,18 +60,23 @@ pub(super) fn load(
     let mut loaded: Vec<ComponentSettings> = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let raw: RawComponent = item.try_into().map_err(|e: toml::de::Error| {
-            format!("[[game]] number {}: {}; write path = \"games/nim.wasm\" and, if needed, [game.options]", i + 1, e.message())
+            format!(
+                "[[game]] number {}: {}; write path = \"games/nim.wasm\" and, if needed, [game.options]",
+                i + 1,
+                e.message()
+            )
         })?;
         let path = if raw.path.is_relative() { base.join(&raw.path) } else { raw.path };
-        let bytes = std::fs::read(&path).map_err(|e| format!("[[game]] cannot read {}: {e}", path.display()))?;
+        let bytes =
+            std::fs::read(&path).map_err(|e| format!("[[game]] cannot read {}: {e}", path.display()))?;
         let game = archive
             .loader()
             .load(&bytes)
             .map_err(|e| format!("[[game]] {}: the component was refused: {e}", path.display()))?;
         // Its tables replay with this build after it is replaced (issue 33, item 3).
-        archive
-            .keep(game.hash(), &bytes)
-            .map_err(|e| format!("[[game]] {}: cannot keep a copy in {}: {e}", path.display(), cache.display()))?;
+        archive.keep(game.hash(), &bytes).map_err(|e| {
+            format!("[[game]] {}: cannot keep a copy in {}: {e}", path.display(), cache.display())
+        })?;
         let options = toml::to_string(&raw.options)
             .map_err(|e| format!("[[game]] {}: its options: {e}", path.display()))?;
         let game = game.with_options(&options).with_archive(archive.clone());

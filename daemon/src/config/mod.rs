@@ -219,8 +219,7 @@ impl Settings {
             configure_networks(catalogue, &mut sections, base).map_err(invalid)?;
         let mut games = configure_games(catalogue, &mut sections, base).map_err(invalid)?;
         let cache = database.with_file_name("spellbridge-compiled-games");
-        let components =
-            components::load(component_section, base, &cache, &mut games).map_err(invalid)?;
+        let components = components::load(component_section, base, &cache, &mut games).map_err(invalid)?;
         let challenge_lifetime =
             games.iter().find_map(|g| g.challenge()).map_or(CHALLENGE_LIFETIME_SECS, |c| c.lifetime_secs);
         let (bridges, bridged) =

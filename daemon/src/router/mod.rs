@@ -22,9 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use spellbridge_core::dice::Commitment;
-use spellbridge_core::plugin::OPENING_DRAW;
 use spellbridge_core::grammar::{Grammar, ParseError, Parsed};
 use spellbridge_core::locale::Args;
+use spellbridge_core::plugin::OPENING_DRAW;
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{

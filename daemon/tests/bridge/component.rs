@@ -119,9 +119,8 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
     // Its board, drawn from the component's SVG: a picture posted in Matrix, and the
     // site's board picture (a PNG the daemon drew; none of the component's bytes).
     let bot = bot_id();
-    let picture = watcher
-        .expect_where("a board picture", |m| m.sender == bot && m.msgtype == "m.image")
-        .await;
+    let picture =
+        watcher.expect_where("a board picture", |m| m.sender == bot && m.msgtype == "m.image").await;
     assert!(picture.body.contains("nim-wasm"), "{picture}");
     let png = get_bytes(http, "/tables/0/board.png").await;
     let head = String::from_utf8_lossy(&png[..png.len().min(200)]).into_owned();

@@ -90,11 +90,22 @@ fn shape(node: &roxmltree::Node<'_, '_>) -> Result<Shape, String> {
         "line" => {
             allowed(node, &["x1", "y1", "x2", "y2", "stroke", "stroke-width"])?;
             let width = if node.has_attribute("stroke-width") { n("stroke-width")? } else { 1.0 };
-            Shape::Line { from: (n("x1")?, n("y1")?), to: (n("x2")?, n("y2")?), stroke: colour(node, "stroke")?, width }
+            Shape::Line {
+                from: (n("x1")?, n("y1")?),
+                to: (n("x2")?, n("y2")?),
+                stroke: colour(node, "stroke")?,
+                width,
+            }
         }
         "circle" => {
             allowed(node, &["cx", "cy", "r", "fill", "stroke"])?;
-            Shape::Dot { cx: n("cx")?, cy: n("cy")?, r: n("r")?, fill: colour(node, "fill")?, stroke: colour(node, "stroke")? }
+            Shape::Dot {
+                cx: n("cx")?,
+                cy: n("cy")?,
+                r: n("r")?,
+                fill: colour(node, "fill")?,
+                stroke: colour(node, "stroke")?,
+            }
         }
         "text" => {
             allowed(node, &["x", "y", "font-size", "fill", "text-anchor", "font-weight"])?;
@@ -106,7 +117,9 @@ fn shape(node: &roxmltree::Node<'_, '_>) -> Result<Shape, String> {
                 None | Some("start") => Anchor::Start,
                 Some("middle") => Anchor::Middle,
                 Some("end") => Anchor::End,
-                Some(other) => return Err(format!("its board's text-anchor {other:?}; start, middle or end")),
+                Some(other) => {
+                    return Err(format!("its board's text-anchor {other:?}; start, middle or end"));
+                }
             };
             let bold = match node.attribute("font-weight") {
                 None | Some("normal") => false,
@@ -116,7 +129,9 @@ fn shape(node: &roxmltree::Node<'_, '_>) -> Result<Shape, String> {
             let size = if node.has_attribute("font-size") { n("font-size")? } else { 16.0 };
             Shape::Text { x: n("x")?, y: n("y")?, size, fill: colour(node, "fill")?, anchor, bold, text }
         }
-        other => return Err(format!("its board has a <{other}>; a board draws only rect, line, circle and text")),
+        other => {
+            return Err(format!("its board has a <{other}>; a board draws only rect, line, circle and text"));
+        }
     })
 }
 
@@ -138,7 +153,10 @@ fn allowed(node: &roxmltree::Node<'_, '_>, names: &[&str]) -> Result<(), String>
 fn number(node: &roxmltree::Node<'_, '_>, name: &str) -> Result<f64, String> {
     let element = node.tag_name().name();
     let text = node.attribute(name).ok_or_else(|| format!("its board's <{element}> has no {name}"))?;
-    let value: f64 = text.trim().parse().map_err(|_| format!("its board's <{element}> {name} {text:?} is not a number"))?;
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("its board's <{element}> {name} {text:?} is not a number"))?;
     if !value.is_finite() || value.abs() > 100_000.0 {
         return Err(format!("its board's <{element}> {name} {text:?} is out of range"));
     }
@@ -169,7 +187,9 @@ mod tests {
         let read = drawing(good).expect("read");
         assert_eq!((read.width, read.height, read.shapes.len()), (100, 50, 3));
         assert!(matches!(&read.shapes[2], Shape::Text { text, bold: true, .. } if text == "a <b>"));
-        let svg = |inner: &str| format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\">{inner}</svg>");
+        let svg = |inner: &str| {
+            format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\">{inner}</svg>")
+        };
         let hostile = [
             (svg("<script>alert(1)</script>"), "<script>"),
             (svg("<foreignObject/>"), "<foreignObject>"),

@@ -23,8 +23,8 @@ use spellbridge_core::plugin::{
 };
 use spellbridge_core::{Ending, EventRecord, Language, PlayerId, RichText, TableKind, Timestamp};
 
-use crate::bindings::spellbridge::game::types as wit;
 use crate::archive::Archive;
+use crate::bindings::spellbridge::game::types as wit;
 use crate::ending::Ended;
 use crate::grammar::{RESUME, RESUME_HELP};
 use crate::load::LoadError;
@@ -343,7 +343,8 @@ impl GamePlugin for WasmGame {
             .filter_map(|event| {
                 if let Some(resumed) = event.get::<Resumed>() {
                     let args = Args::new().name("player", &resumed.resumed).text("game", self.shared.name);
-                    let text = spellbridge_core::locale::rich(presentation.language, "component-resumed", &args);
+                    let text =
+                        spellbridge_core::locale::rich(presentation.language, "component-resumed", &args);
                     return Some(Announcement::to(event.to.clone(), text));
                 }
                 let news = event.get::<WasmNews>()?;
@@ -365,15 +366,17 @@ impl GamePlugin for WasmGame {
         match self.shared.runner.call(|store, game| game.call_board(store, &view, language(lang))) {
             Err(error) => Some(Err(format!("the {name} game's board failed: {error}"))),
             Ok(None) => None,
-            Ok(Some(svg)) => {
-                Some(crate::board::drawing(&svg).map_err(|e| format!("the {name} game's board was refused: {e}")))
-            }
+            Ok(Some(svg)) => Some(
+                crate::board::drawing(&svg).map_err(|e| format!("the {name} game's board was refused: {e}")),
+            ),
         }
     }
 
     /// A new picture after anything the whole table heard.
     fn redraws(&self, events: &[Event]) -> bool {
-        events.iter().any(|e| e.to == Audience::Table && (e.get::<WasmNews>().is_some() || e.get::<Ended>().is_some()))
+        events
+            .iter()
+            .any(|e| e.to == Audience::Table && (e.get::<WasmNews>().is_some() || e.get::<Ended>().is_some()))
     }
 
     fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
@@ -478,7 +481,6 @@ impl WasmTable {
         Ok(events)
     }
 
-
     /// Takes a new state after checking the component reads it back.
     fn accept(&mut self, state: Vec<u8>) -> Result<(), CallError> {
         let status = self.shared.status(&state).map_err(CallError::Answer)?;
@@ -548,15 +550,14 @@ impl Table for WasmTable {
         let seed = dice.seed();
         let answer =
             self.shared.runner.call(|store, game| game.call_fire_timer(store, &self.state, at.0, seed));
-        let fired = answer
-            .and_then(|outcome| self.shared.outcome(outcome))
-            .map_err(|_| ())
-            .and_then(|(state, mut events)| {
+        let fired = answer.and_then(|outcome| self.shared.outcome(outcome)).map_err(|_| ()).and_then(
+            |(state, mut events)| {
                 let was_finished = self.status.finished;
                 self.accept(state).map_err(|_| ())?;
                 self.tell_ending(was_finished, &mut events);
                 Ok(events)
-            });
+            },
+        );
         fired.unwrap_or_else(|()| {
             self.status.next_timer = None;
             Vec::new()
