@@ -132,11 +132,6 @@ impl WasmGame {
         WasmGame { archive: Some(archive), ..self.clone() }
     }
 
-    /// The options its tables open with (TOML text).
-    pub fn options(&self) -> &str {
-        &self.options
-    }
-
     /// The SHA-256 of the component's bytes (a table records it).
     pub fn hash(&self) -> &str {
         &self.shared.hash
