@@ -9,6 +9,7 @@ mod common;
 mod appservice;
 mod board_pictures;
 mod bridge;
+mod components;
 mod connect;
 mod dice;
 mod durability;
