@@ -12,6 +12,7 @@ mod bridge;
 mod connect;
 mod dice;
 mod durability;
+mod failover;
 mod irc;
 mod irc_login;
 mod irc_security;
