@@ -223,9 +223,10 @@ fn shown(m: &MxMessage) -> &str {
 
 /// The servers, the two daemons and the people.
 pub(super) struct World {
-    pub(super) pg: Postgres,
-    pub(super) proxy: Option<CutProxy>,
+    // Dropped in this order: the daemons first, then the servers.
     pub(super) pair: Pair,
+    pub(super) proxy: Option<CutProxy>,
+    pub(super) pg: Postgres,
     _irc: InspIrcd,
     _synapse: Synapse,
     thaum_room: String,
