@@ -442,9 +442,9 @@ impl World {
         eprintln!("in play at {:?}", self.started.elapsed());
     }
 
-    /// Once daemon `which` leads: the bot's nick on IRC now, a coin each way, bob's spell
+    /// Once a daemon leads again: the bot's nick on IRC now, a coin each way, bob's spell
     /// (round 1 is revealed with alice's spell queued before the fault) and a read-only
-    /// `!status`, answered once.
+    /// `!status` on each network (a daemon that should be silent would answer it too).
     pub(super) async fn after_takeover(&mut self) {
         self.bot_nick = self.until_bot_on_irc().await;
         self.coins_each_way().await;
@@ -458,6 +458,9 @@ impl World {
         self.watcher.expect(&duel_room, "Round 1, step 5").await;
         self.alice.say(MAGIC, "!status alice").await;
         self.ircwatch.expect(MAGIC, "alice's sheet").await;
+        let thaum_room = self.thaum_room.clone();
+        self.merlin.say(&thaum_room, "!status Merlin").await;
+        self.watcher.expect(&thaum_room, "Merlin's sheet").await;
         eprintln!("play went on at {:?}", self.started.elapsed());
     }
 
@@ -494,6 +497,7 @@ impl World {
         assert_eq!(irc.count(ARENA, "Round 1, steps 0–5"), 1, "{}", irc.listing(80));
         assert_eq!(mx.count(&duel_room, "Round 1, step 5"), 1, "the round once on Matrix");
         assert_eq!(irc.count(MAGIC, "alice's sheet"), 1, "{}", irc.listing(80));
+        assert_eq!(mx.count(&thaum_room, "Merlin's sheet"), 1, "Merlin's sheet once on Matrix");
         assert_eq!(self.alice.count("alice", "Queued"), 1, "alice's spell acknowledged once:\n{}", self.alice.listing(40));
         assert_eq!(self.bob.count("bob", "Queued"), 1, "bob's spell acknowledged once:\n{}", self.bob.listing(40));
         for text in ["Queued", "Your spell"] {
