@@ -106,7 +106,8 @@ fn sqlite() -> Duration {
 fn fence(url: &str) -> Fence {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     runtime.block_on(async {
-        let settings = LeaseSettings::new(Duration::from_secs(600), Duration::from_secs(60)).expect("lease settings");
+        let settings =
+            LeaseSettings::new(Duration::from_secs(600), Duration::from_secs(60)).expect("lease settings");
         let holder = Holder::new("spellbridge@bench").expect("a holder");
         let mut lease = Lease::open(url, holder, settings).await.unwrap_or_else(|e| panic!("the lease: {e}"));
         let term = lease.acquire().await.unwrap_or_else(|e| panic!("the lease: {e}")).unwrap_or_else(|| {
@@ -145,7 +146,10 @@ fn main() {
         "postgres" => drop(postgres()),
         "both" | "" => {
             let (lite, pg) = (sqlite(), postgres());
-            println!("PostgreSQL adds {:+.3} ms to a durable move's p50 (goal: at most +1 ms)", ms(pg) - ms(lite));
+            println!(
+                "PostgreSQL adds {:+.3} ms to a durable move's p50 (goal: at most +1 ms)",
+                ms(pg) - ms(lite)
+            );
         }
         other => panic!("SPELLBRIDGE_BENCH_STORE={other:?}: write sqlite, postgres or both"),
     }

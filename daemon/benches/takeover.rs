@@ -146,7 +146,12 @@ impl MxSeen {
 
     fn count(&self, needle: &str) -> usize {
         let bot = format!("@{BOT}:localhost");
-        self.seen.iter().filter(|m| m.sender == bot).flat_map(|m| m.body.lines()).filter(|l| l.contains(needle)).count()
+        self.seen
+            .iter()
+            .filter(|m| m.sender == bot)
+            .flat_map(|m| m.body.lines())
+            .filter(|l| l.contains(needle))
+            .count()
     }
 }
 
@@ -188,8 +193,10 @@ fn main() {
         let synapse = scope.spawn(Synapse::start);
         let pg = scope.spawn(Postgres::start_new);
         let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed: {e}"));
-        let synapse = synapse.join().expect("Synapse starts").unwrap_or_else(|e| panic!("Synapse is needed: {e}"));
-        let pg = pg.join().expect("PostgreSQL starts").unwrap_or_else(|e| panic!("PostgreSQL is needed: {e}"));
+        let synapse =
+            synapse.join().expect("Synapse starts").unwrap_or_else(|e| panic!("Synapse is needed: {e}"));
+        let pg =
+            pg.join().expect("PostgreSQL starts").unwrap_or_else(|e| panic!("PostgreSQL is needed: {e}"));
         (irc, synapse, pg)
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -202,10 +209,15 @@ fn main() {
 
 async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, trials: usize) {
     synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
-    let (merlin_id, token) = synapse.register("mage", &password("mage"), false).unwrap_or_else(|e| panic!("{e}"));
-    let mut merlin = MatrixClient::from_token(&synapse.base_url(), &merlin_id, &token).unwrap_or_else(|e| panic!("{e}"));
+    let (merlin_id, token) =
+        synapse.register("mage", &password("mage"), false).unwrap_or_else(|e| panic!("{e}"));
+    let mut merlin =
+        MatrixClient::from_token(&synapse.base_url(), &merlin_id, &token).unwrap_or_else(|e| panic!("{e}"));
     merlin.set_display_name("Merlin").await.unwrap_or_else(|e| panic!("{e}"));
-    let room = merlin.create_room("take", &[format!("@{BOT}:localhost")], false).await.unwrap_or_else(|e| panic!("{e}"));
+    let room = merlin
+        .create_room("take", &[format!("@{BOT}:localhost")], false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut merlin = MxSeen { client: merlin, seen: Vec::new() };
     let mut alice = IrcClient::connect(irc.port(), "alice").await.unwrap_or_else(|e| panic!("{e}"));
     alice.join(CHANNEL).await.unwrap_or_else(|e| panic!("{e}"));
@@ -248,9 +260,10 @@ async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, tri
         pair.daemon(active).kill().unwrap_or_else(|e| panic!("{e}"));
         let killed = Instant::now();
         let (on_irc, on_matrix) = tokio::join!(probe_irc(&mut alice), probe_matrix(&mut merlin, &room));
-        let on_irc = on_irc.unwrap_or_else(|| panic!("trial {trial}: no answer on IRC within {TAKEOVER_LIMIT:?}"));
-        let on_matrix =
-            on_matrix.unwrap_or_else(|| panic!("trial {trial}: no answer on Matrix within {TAKEOVER_LIMIT:?}"));
+        let on_irc =
+            on_irc.unwrap_or_else(|| panic!("trial {trial}: no answer on IRC within {TAKEOVER_LIMIT:?}"));
+        let on_matrix = on_matrix
+            .unwrap_or_else(|| panic!("trial {trial}: no answer on Matrix within {TAKEOVER_LIMIT:?}"));
         to_irc.push(on_irc - killed);
         to_matrix.push(on_matrix - killed);
         eprintln!(
@@ -267,7 +280,10 @@ async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, tri
     }
     // What is still on its way arrives.
     let (irc_end, mx_end) = (alice.seen.len(), merlin.seen.len());
-    let _ = tokio::join!(alice.until(irc_end, "\u{0}", Duration::from_secs(3)), merlin.until(mx_end, "\u{0}", Duration::from_secs(3)));
+    let _ = tokio::join!(
+        alice.until(irc_end, "\u{0}", Duration::from_secs(3)),
+        merlin.until(mx_end, "\u{0}", Duration::from_secs(3))
+    );
     let (mut lost, mut doubled) = (0, 0);
     for line in &acknowledged {
         for seen in [alice.count(line), merlin.count(line)] {
@@ -299,5 +315,8 @@ async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, tri
     );
     let worst = to_irc[to_irc.len() / 2].max(to_matrix[to_matrix.len() / 2]);
     let met = worst <= Duration::from_secs(10) && lost == 0 && doubled == 0;
-    println!("  goal (p50 ≤ 10 s with a 5 s lease, 0 lost, 0 doubled): {}", if met { "met" } else { "MISSED" });
+    println!(
+        "  goal (p50 ≤ 10 s with a 5 s lease, 0 lost, 0 doubled): {}",
+        if met { "met" } else { "MISSED" }
+    );
 }

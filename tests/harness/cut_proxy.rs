@@ -51,7 +51,9 @@ impl CutProxy {
     pub fn start(upstream: SocketAddr) -> Result<CutProxy, HarnessError> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .map_err(HarnessError::io("binding the cut proxy on 127.0.0.1"))?;
-        listener.set_nonblocking(true).map_err(HarnessError::io("making the cut proxy's listener non-blocking"))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(HarnessError::io("making the cut proxy's listener non-blocking"))?;
         let addr = listener.local_addr().map_err(HarnessError::io("reading the cut proxy's address"))?;
         let line = Arc::new(Line::default());
         let shared = line.clone();

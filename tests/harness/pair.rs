@@ -94,7 +94,12 @@ impl Pair {
 
     /// Polls daemon `which` every 100 ms until it says `wanted`, for at most `limit`; how
     /// long that took. The error names both daemons' last roles and logs' ends.
-    pub async fn wait_role(&self, which: usize, wanted: Role, limit: Duration) -> Result<Duration, HarnessError> {
+    pub async fn wait_role(
+        &self,
+        which: usize,
+        wanted: Role,
+        limit: Duration,
+    ) -> Result<Duration, HarnessError> {
         let started = Instant::now();
         let deadline = started + limit;
         loop {

@@ -32,7 +32,8 @@ async fn run(port: u16, player: &mut IrcClient, channel: &str, engine: &str, sto
     drain(player, Duration::from_millis(300)).await;
     let me = player.nick().to_owned();
     let status = round_trips(player, &bot, channel, "!status", |t| about(&me, t) && t.contains("Mana")).await;
-    let coins = round_trips(player, &bot, channel, &format!("!coins {me} +1"), |t| t.contains("coins:")).await;
+    let coins =
+        round_trips(player, &bot, channel, &format!("!coins {me} +1"), |t| t.contains("coins:")).await;
     bot.process.stop();
     eprintln!("irc bench: spellbridge on {engine} !status {}, !coins {}", lat(status.0), lat(coins.0));
     StoreRun { engine: engine.to_owned(), status: status.0, coins: coins.0 }

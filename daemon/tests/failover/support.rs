@@ -56,7 +56,8 @@ pub(super) struct Irc {
 
 impl Irc {
     async fn connect(port: u16, nick: &str, channels: &[&str]) -> Irc {
-        let mut client = IrcClient::connect(port, nick).await.unwrap_or_else(|e| panic!("{nick} connects: {e}"));
+        let mut client =
+            IrcClient::connect(port, nick).await.unwrap_or_else(|e| panic!("{nick} connects: {e}"));
         for channel in channels {
             client.join(channel).await.unwrap_or_else(|e| panic!("{nick} joins {channel}: {e}"));
         }
@@ -75,7 +76,10 @@ impl Irc {
         loop {
             let found = (0..self.seen.len()).find(|&i| {
                 let m = &self.seen[i];
-                !self.taken[i] && m.from.starts_with(BOT) && m.target == target && strip(&m.text).contains(needle)
+                !self.taken[i]
+                    && m.from.starts_with(BOT)
+                    && m.target == target
+                    && strip(&m.text).contains(needle)
             });
             if let Some(i) = found {
                 self.taken[i] = true;
@@ -117,7 +121,8 @@ impl Irc {
     }
 
     fn listing(&self, last: usize) -> String {
-        let lines: Vec<String> = self.seen.iter().map(|m| format!("{} → {}: {}", m.from, m.target, strip(&m.text))).collect();
+        let lines: Vec<String> =
+            self.seen.iter().map(|m| format!("{} → {}: {}", m.from, m.target, strip(&m.text))).collect();
         lines[lines.len().saturating_sub(last)..].join("\n")
     }
 }
@@ -141,7 +146,10 @@ impl Mx {
     }
 
     async fn say(&mut self, room: &str, text: &str) {
-        self.client.send_text(room, text).await.unwrap_or_else(|e| panic!("{} says {text:?}: {e}", self.client.user_id()));
+        self.client
+            .send_text(room, text)
+            .await
+            .unwrap_or_else(|e| panic!("{} says {text:?}: {e}", self.client.user_id()));
     }
 
     /// The next message not taken yet from the bot in `room` containing `needle`.
@@ -165,7 +173,13 @@ impl Mx {
                 None => panic!(
                     "{} waited {WAIT:?} for {needle:?} in {room}; the last messages:\n{}",
                     self.client.user_id(),
-                    self.seen.iter().rev().take(30).map(|m| format!("{}: {}", m.sender, shown(m))).collect::<Vec<_>>().join("\n")
+                    self.seen
+                        .iter()
+                        .rev()
+                        .take(30)
+                        .map(|m| format!("{}: {}", m.sender, shown(m)))
+                        .collect::<Vec<_>>()
+                        .join("\n")
                 ),
             }
         }
@@ -191,7 +205,9 @@ impl Mx {
         while Instant::now() < deadline {
             self.say(room, "!games").await;
             let until = Instant::now() + Duration::from_secs(3);
-            while let Some(m) = self.client.next_message(until.saturating_duration_since(Instant::now())).await {
+            while let Some(m) =
+                self.client.next_message(until.saturating_duration_since(Instant::now())).await
+            {
                 if m.sender == bot && m.room_id == room && m.body.contains("Games:") {
                     return;
                 }
@@ -314,7 +330,8 @@ impl World {
             std::thread::scope(|scope| {
                 let synapse = scope.spawn(Synapse::start);
                 let pg = scope.spawn(Postgres::start_new);
-                let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+                let irc =
+                    InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
                 let synapse = synapse
                     .join()
                     .unwrap_or_else(|_| panic!("starting Synapse panicked"))
@@ -326,15 +343,16 @@ impl World {
                 (irc, synapse, pg)
             })
         });
-        let proxy = (line == StoreLine::ThroughProxy).then(|| {
-            CutProxy::start(([127, 0, 0, 1], pg.port()).into()).unwrap_or_else(|e| panic!("{e}"))
-        });
+        let proxy = (line == StoreLine::ThroughProxy)
+            .then(|| CutProxy::start(([127, 0, 0, 1], pg.port()).into()).unwrap_or_else(|e| panic!("{e}")));
         synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
         let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
         let mut merlin = Mx::new(&synapse, "mage", "Merlin").await;
         let invite = [matrix_id(BOT), matrix_id("mage")];
-        let thaum_room = watcher.client.create_room("magic", &invite, false).await.unwrap_or_else(|e| panic!("{e}"));
-        let duel_room = watcher.client.create_room("arena", &invite, false).await.unwrap_or_else(|e| panic!("{e}"));
+        let thaum_room =
+            watcher.client.create_room("magic", &invite, false).await.unwrap_or_else(|e| panic!("{e}"));
+        let duel_room =
+            watcher.client.create_room("arena", &invite, false).await.unwrap_or_else(|e| panic!("{e}"));
         for room in [&thaum_room, &duel_room] {
             merlin.client.accept_invite(room).await.unwrap_or_else(|e| panic!("{e}"));
         }
@@ -344,7 +362,8 @@ impl World {
             Irc::connect(irc.port(), "ircwatch", &[MAGIC, ARENA]),
         );
         let url = pg.url();
-        let proxied = proxy.as_ref().map(|p| url.replace(&format!(":{}/", pg.port()), &format!(":{}/", p.port())));
+        let proxied =
+            proxy.as_ref().map(|p| url.replace(&format!(":{}/", pg.port()), &format!(":{}/", p.port())));
         let bot_password = format!("{}\n", password(BOT));
         let (irc_port, base_url) = (irc.port(), synapse.base_url());
         let pair = Pair::new(
@@ -396,7 +415,9 @@ impl World {
         while Instant::now() < deadline {
             self.alice.say(MAGIC, "!games").await;
             let until = Instant::now() + Duration::from_secs(3);
-            while let Some(m) = self.alice.client.next_message(until.saturating_duration_since(Instant::now())).await {
+            while let Some(m) =
+                self.alice.client.next_message(until.saturating_duration_since(Instant::now())).await
+            {
                 if m.from.starts_with(BOT) && m.target == MAGIC && strip(&m.text).contains("Games:") {
                     return m.from;
                 }
@@ -498,10 +519,25 @@ impl World {
         assert_eq!(mx.count(&duel_room, "Round 1, step 5"), 1, "the round once on Matrix");
         assert_eq!(irc.count(MAGIC, "alice's sheet"), 1, "{}", irc.listing(80));
         assert_eq!(mx.count(&thaum_room, "Merlin's sheet"), 1, "Merlin's sheet once on Matrix");
-        assert_eq!(self.alice.count("alice", "Queued"), 1, "alice's spell acknowledged once:\n{}", self.alice.listing(40));
-        assert_eq!(self.bob.count("bob", "Queued"), 1, "bob's spell acknowledged once:\n{}", self.bob.listing(40));
+        assert_eq!(
+            self.alice.count("alice", "Queued"),
+            1,
+            "alice's spell acknowledged once:\n{}",
+            self.alice.listing(40)
+        );
+        assert_eq!(
+            self.bob.count("bob", "Queued"),
+            1,
+            "bob's spell acknowledged once:\n{}",
+            self.bob.listing(40)
+        );
         for text in ["Queued", "Your spell"] {
-            assert_eq!(irc.count(ARENA, text), 0, "a private answer reached the channel:\n{}", irc.listing(80));
+            assert_eq!(
+                irc.count(ARENA, text),
+                0,
+                "a private answer reached the channel:\n{}",
+                irc.listing(80)
+            );
             assert_eq!(mx.count(&duel_room, text), 0, "a private answer reached the Matrix room");
         }
         eprintln!("the test took {:?}", self.started.elapsed());
