@@ -42,6 +42,8 @@ const PROBE_EVERY: Duration = Duration::from_millis(250);
 const TAKEOVER_LIMIT: Duration = Duration::from_secs(60);
 /// The longest a daemon may take to start and answer, or one reply.
 const LIMIT: Duration = Duration::from_secs(60);
+/// How long "nothing more arrives" is watched for at the end.
+const QUIET: Duration = Duration::from_secs(3);
 
 fn password(localpart: &str) -> String {
     format!("{localpart}-password")
@@ -103,6 +105,13 @@ struct IrcSeen {
 }
 
 impl IrcSeen {
+    /// Reads until [`QUIET`] passes with nothing new.
+    async fn pump(&mut self) {
+        while let Some(m) = self.client.next_message(QUIET).await {
+            self.seen.push(m);
+        }
+    }
+
     /// Reads until a bot line in the channel containing `needle` arrives after `from`
     /// (an index into `seen`), within `limit`.
     async fn until(&mut self, from: usize, needle: &str, limit: Duration) -> bool {
@@ -130,6 +139,13 @@ struct MxSeen {
 }
 
 impl MxSeen {
+    /// Reads until [`QUIET`] passes with nothing new.
+    async fn pump(&mut self) {
+        while let Some(m) = self.client.next_message(QUIET).await {
+            self.seen.push(m);
+        }
+    }
+
     async fn until(&mut self, from: usize, needle: &str, limit: Duration) -> bool {
         let bot = format!("@{BOT}:localhost");
         let deadline = Instant::now() + limit;
@@ -279,11 +295,7 @@ async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, tri
         pair.wait_role(standby, Role::Standby, LIMIT).await.unwrap_or_else(|e| panic!("{e}"));
     }
     // What is still on its way arrives.
-    let (irc_end, mx_end) = (alice.seen.len(), merlin.seen.len());
-    let _ = tokio::join!(
-        alice.until(irc_end, "\u{0}", Duration::from_secs(3)),
-        merlin.until(mx_end, "\u{0}", Duration::from_secs(3))
-    );
+    tokio::join!(alice.pump(), merlin.pump());
     let (mut lost, mut doubled) = (0, 0);
     for line in &acknowledged {
         for seen in [alice.count(line), merlin.count(line)] {

@@ -12,11 +12,12 @@
 //!   acting within one lease and the standby takes over.
 //!
 //! Each checks the transcripts of a real IRC client and a real Matrix client: every
-//! acknowledged move once, nothing lost, nothing doubled ([`support`]). [`proxy`] checks
+//! acknowledged move once, nothing lost, nothing doubled ([`support`], [`people`]). [`proxy`] checks
 //! the cut proxy itself against PostgreSQL. These need InspIRCd, Synapse and PostgreSQL
 //! (`bash scripts/test.sh` installs them); without them they fail with the harness's
 //! message. Every wait is bounded.
 
+mod people;
 mod support;
 
 mod cut;
