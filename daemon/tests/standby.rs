@@ -84,10 +84,16 @@ impl Transcript {
 
     /// Waits (bounded) until `nick` is in the channel.
     async fn wait_for_member(&mut self, nick: &str, limit: Duration) {
+        self.wait_for_members(nick, None, limit).await;
+    }
+
+    /// Waits (bounded) until `nick` is in the channel, and `gone` (if any) is not.
+    async fn wait_for_members(&mut self, nick: &str, gone: Option<&str>, limit: Duration) {
         let deadline = Instant::now() + limit;
         loop {
             let names = self.gm.names(ROOM).await.unwrap_or_default();
-            if names.iter().any(|n| n.trim_start_matches(['@', '+', '%']) == nick) {
+            let member = |nick: &str| names.iter().any(|n| n.trim_start_matches(['@', '+', '%']) == nick);
+            if member(nick) && !gone.is_some_and(member) {
                 return;
             }
             assert!(Instant::now() < deadline, "{nick} never joined {ROOM}; members: {names:?}");
@@ -225,10 +231,11 @@ async fn a_paused_leader_resumed_after_a_takeover_stands_down_and_sends_nothing(
     a.signal("STOP");
     b.wait_for("/leader", 200, "active", LEASE + Duration::from_secs(10)).await;
     // The paused daemon still holds the nick (its connection is open): the standby plays
-    // under an alternate one.
+    // under the first alternate one.
+    let standby_nick = format!("{BOT}_");
+    channel.wait_for_member(&standby_nick, Duration::from_secs(30)).await;
     let answer = channel.ask("!coins gm +2", "→ 5.").await;
-    assert_ne!(answer.from, "gm");
-    let standby_nick = answer.from.clone();
+    assert_eq!(answer.from, standby_nick, "{answer}");
     // Said while the old leader is paused: its socket holds this line for when it resumes.
     channel.ask("!coins gm +1", "→ 6.").await;
 
@@ -245,11 +252,12 @@ async fn a_paused_leader_resumed_after_a_takeover_stands_down_and_sends_nothing(
     let log = a.daemon.log();
     assert!(log.contains("spellbridge: this daemon's lease on PostgreSQL is gone"), "{log}");
 
-    // Its lines were not taken: the total goes on from 6, answered by the new leader, which takes
-    // the configured nick back once the old connection is gone.
+    // The new leader takes the configured nick back once the old connection is gone (the
+    // old daemon has exited: the nick is the new leader's), and the old one's lines were
+    // not taken: the total goes on from 6.
+    channel.wait_for_members(BOT, Some(&standby_nick), Duration::from_secs(30)).await;
     let answer = channel.ask("!coins gm +1", "→ 7.").await;
-    assert_eq!(answer.from, standby_nick, "{answer}");
-    channel.wait_for_member(BOT, Duration::from_secs(30)).await;
+    assert_eq!(answer.from, BOT, "{answer}");
     channel.assert_nothing_twice();
     let rows = pg.query("SELECT count(*) FROM journal").unwrap_or_else(|e| panic!("{e}"));
     assert!(rows.trim().parse::<u32>().unwrap_or(0) >= 4, "{rows}");
