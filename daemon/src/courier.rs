@@ -23,6 +23,10 @@
 //! picture (handed over by the board painter, never in the outbox) goes as game output;
 //! one the network refuses is counted in `spellbridge_board_failures_total`.
 //!
+//! Before every send it asks the daemon's [`Tenure`] whether it may still send: a daemon
+//! whose lease is lost, or ran out by its own clock (paused, then resumed), sends nothing
+//! more and its courier stops (issue 34).
+//!
 //! What a send brings to light ([`spellbridge_core::Sent`]) is reported too, as
 //! [`Learned`]: the network's id of a relayed line (a Matrix event id: replies and
 //! reactions to it then name its speaker), and a private chat opened for a player.
@@ -38,6 +42,7 @@ use spellbridge_core::{
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::leader::Tenure;
 use crate::metrics::{BoardStage, Metrics};
 use crate::store::Queued;
 
@@ -226,6 +231,7 @@ pub async fn run(
     stop: CancellationToken,
     metrics: Metrics,
     merge_lines: usize,
+    tenure: Tenure,
 ) {
     let by_speaker = transport.mirrors();
     let mut waiting = Waiting::default();
@@ -255,6 +261,12 @@ pub async fn run(
         let message = merged(&batch, by_speaker);
         let mut wait = Duration::from_millis(100);
         loop {
+            // May I still send? Not once the lease is lost or ran out by this machine's
+            // clock (a paused daemon resumed): the standby that took over sends it.
+            if !tenure.holds() {
+                tracing::error!(network = %transport.network(), "this daemon's lease is gone: its courier sends nothing more");
+                return;
+            }
             match transport.send_noted(to, &message).await {
                 Ok(noted) => {
                     for news in self::learned(transport.network(), to, &message, noted) {

@@ -30,5 +30,6 @@ mod router_turns;
 mod rules;
 mod run_on_postgres;
 mod site;
+mod standby;
 mod store;
 mod store_engines;
