@@ -221,18 +221,28 @@ pub fn merged(batch: &[Queued], by_speaker: bool) -> Cow<'_, Message> {
     Cow::Owned(message)
 }
 
+/// When a courier stops: `stop` cancelled while its network is down (shutdown), or at
+/// once, before its next send, when `tenure` no longer holds (the lease is gone).
+#[derive(Clone, Debug)]
+pub struct Until {
+    /// The daemon's transports stop.
+    pub stop: CancellationToken,
+    /// This daemon's lease, by its own clock.
+    pub tenure: Tenure,
+}
+
 /// Sends one network's messages (see the module doc) until its queue is closed and empty,
-/// or `stop` is cancelled while the network is down.
+/// or `until` says to stop.
 pub async fn run(
     transport: Arc<dyn GameTransport>,
     mut queue: mpsc::UnboundedReceiver<Queued>,
     sent: mpsc::UnboundedSender<i64>,
     learned: mpsc::UnboundedSender<Learned>,
-    stop: CancellationToken,
+    until: Until,
     metrics: Metrics,
     merge_lines: usize,
-    tenure: Tenure,
 ) {
+    let Until { stop, tenure } = until;
     let by_speaker = transport.mirrors();
     let mut waiting = Waiting::default();
     // A chat line dropped from a full queue is done with: the outbox forgets it.

@@ -630,10 +630,9 @@ fn start_networks(settings: &Settings, wiring: &Wiring, metrics: &Metrics, tasks
             courier_rx,
             wiring.sent.clone(),
             wiring.learned.clone(),
-            wiring.stop.clone(),
+            courier::Until { stop: wiring.stop.clone(), tenure: wiring.tenure.clone() },
             metrics.clone(),
             merge_lines,
-            wiring.tenure.clone(),
         ));
         started.couriers.insert(transport.network().clone(), courier_tx);
     }
