@@ -298,12 +298,13 @@ async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, tri
     tokio::join!(alice.pump(), merlin.pump());
     let (mut lost, mut doubled) = (0, 0);
     for line in &acknowledged {
-        for seen in [alice.count(line), merlin.count(line)] {
+        for (network, seen) in [("IRC", alice.count(line)), ("Matrix", merlin.count(line))] {
             match seen {
                 0 => lost += 1,
-                1 => {}
+                1 => continue,
                 _ => doubled += 1,
             }
+            println!("  {line:?} seen {seen} times on {network}");
         }
     }
     to_irc.sort();
