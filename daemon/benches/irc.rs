@@ -42,10 +42,10 @@ use spellbridge_tests::harness::irc_client::{IrcClient, Message};
 
 mod support;
 use support::process::Process;
+use support::{clock_ticks, cpu_time, ms, percentile, rss_mib};
 
 #[path = "irc/stores.rs"]
 mod stores;
-use support::{clock_ticks, cpu_time, ms, percentile, rss_mib};
 
 /// The daemon: Cargo builds this package's binary for its benches and names it here.
 const SPELLBRIDGE: &str = env!("CARGO_BIN_EXE_spellbridge");

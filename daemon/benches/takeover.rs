@@ -160,14 +160,20 @@ impl MxSeen {
         }
     }
 
+    /// How many lines of the bot's messages contain `needle`, as a client shows them: an
+    /// edit's new body in place of the message it edits (a Thaum phase's actions are one
+    /// Matrix message edited as they come).
     fn count(&self, needle: &str) -> usize {
         let bot = format!("@{BOT}:localhost");
-        self.seen
-            .iter()
-            .filter(|m| m.sender == bot)
-            .flat_map(|m| m.body.lines())
-            .filter(|l| l.contains(needle))
-            .count()
+        let mut shown: Vec<(&str, String)> = Vec::new();
+        for m in self.seen.iter().filter(|m| m.sender == bot) {
+            let edited = m.replaces.as_deref().and_then(|id| shown.iter_mut().find(|(e, _)| *e == id));
+            match (edited, &m.new_body) {
+                (Some(original), Some(body)) => original.1 = body.clone(),
+                _ => shown.push((&m.event_id, m.body.clone())),
+            }
+        }
+        shown.iter().flat_map(|(_, body)| body.lines()).filter(|l| l.contains(needle)).count()
     }
 }
 

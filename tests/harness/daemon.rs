@@ -332,7 +332,6 @@ impl Daemon {
 impl Drop for Daemon {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            // A paused process is killed too (SIGKILL ends a stopped process).
             let _ = child.kill();
             let _ = child.wait();
         }
