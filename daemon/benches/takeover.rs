@@ -311,6 +311,12 @@ async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, tri
                 _ => doubled += 1,
             }
             println!("  {line:?} seen {seen} times on {network}");
+            if network == "Matrix" {
+                for m in merlin.seen.iter().filter(|m| m.body.contains(line.as_str())) {
+                    let lines = m.body.lines().count();
+                    println!("    in {} ({lines} lines, edits {:?})", m.event_id, m.replaces);
+                }
+            }
         }
     }
     to_irc.sort();
