@@ -609,6 +609,10 @@ fn start_networks(settings: &Settings, wiring: &Wiring, metrics: &Metrics, tasks
             sts: wiring.sts.clone(),
             txns: wiring.txns.clone(),
             language: settings.languages.network(&NetworkId::new(configured.name())),
+            may_send: {
+                let tenure = wiring.tenure.clone();
+                spellbridge_adapters::network::MaySend::when(move || tenure.holds())
+            },
         });
         tasks.spawn(watch_connection(transport.clone(), metrics.clone(), wiring.stop.clone()));
         started.lookups.insert(NetworkId::new(configured.name()), transport.clone());

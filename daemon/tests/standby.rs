@@ -22,14 +22,16 @@ const ROOM: &str = "#standby";
 /// `[store] lease`: short, so the tests wait little.
 const LEASE: Duration = Duration::from_secs(3);
 
-/// Both daemons' config: the same but for the http port.
-fn config(irc: u16, url: &str, http: u16) -> String {
+/// Both daemons' config: the same but for the http port. With `flood`, IRC flood control
+/// holds the bot's lines back (one, then one every 2 s), as on a real network.
+fn config(irc: u16, url: &str, http: u16, flood: bool) -> String {
+    let flood = if flood { "enabled = true\nburst = 1\ninterval = \"2s\"" } else { "enabled = false" };
     format!(
         "prefix = \"!\"\n[store]\nurl = \"{url}\"\nlease = \"{}s\"\n[http]\nlisten = \"127.0.0.1:{http}\"\n\
          [thaum]\nschedule = \"manual\"\n\
          [[irc]]\nname = \"test\"\nserver = \"127.0.0.1\"\nport = {irc}\ntls = false\nnick = \"{BOT}\"\n\
          channels = [\"{ROOM}\"]\nrequire_account = false\n\
-         [irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n",
+         [irc.flood]\n{flood}\n[irc.user_limit]\nenabled = false\n",
         LEASE.as_secs()
     )
 }
@@ -41,11 +43,11 @@ struct Node {
 }
 
 impl Node {
-    fn start(irc: u16, pg: &Postgres) -> Node {
+    fn start(irc: u16, pg: &Postgres, flood: bool) -> Node {
         let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
         // The standby's following of the journal is logged at debug.
         let daemon =
-            Daemon::launch(BIN, &config(irc, &pg.url(), http), "info,spellbridge::leader=debug", &[])
+            Daemon::launch(BIN, &config(irc, &pg.url(), http, flood), "info,spellbridge::leader=debug", &[])
                 .unwrap_or_else(|e| panic!("{e}"));
         Node { daemon, http }
     }
@@ -105,6 +107,12 @@ impl Transcript {
     /// containing `want`; that line.
     async fn ask(&mut self, text: &str, want: &str) -> Message {
         self.gm.privmsg(ROOM, text).await.unwrap_or_else(|e| panic!("send: {e}"));
+        self.heard(text, want).await
+    }
+
+    /// Waits (bounded) for a line from anyone but the game master containing `want`, the
+    /// answer to `text`; that line.
+    async fn heard(&mut self, text: &str, want: &str) -> Message {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -147,10 +155,10 @@ impl Transcript {
 
 /// The active daemon `a` (leading, `/leader` 200) and the standby `b`, and a Thaum table
 /// with 3 coins answered by `a`.
-async fn two_daemons_and_a_table(irc: &InspIrcd, pg: &Postgres) -> (Node, Node, Transcript) {
-    let a = Node::start(irc.port(), pg);
+async fn two_daemons_and_a_table(irc: &InspIrcd, pg: &Postgres, flood: bool) -> (Node, Node, Transcript) {
+    let a = Node::start(irc.port(), pg, flood);
     a.wait_for("/leader", 200, "active", Duration::from_secs(30)).await;
-    let b = Node::start(irc.port(), pg);
+    let b = Node::start(irc.port(), pg, flood);
     let health = b.wait_for("/healthz", 200, "\"role\":\"standby\"", Duration::from_secs(30)).await;
     assert!(!health.contains("\"test\""), "a standby connects to no network: {health}");
     b.wait_for("/leader", 503, "standby", Duration::from_secs(5)).await;
@@ -182,9 +190,9 @@ fn started(what: &str) -> (InspIrcd, Postgres) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_daemon_stands_by_and_only_the_active_one_is_the_leader() {
     let (irc, pg) = started("the standby test");
-    let a = Node::start(irc.port(), &pg);
+    let a = Node::start(irc.port(), &pg, false);
     a.wait_for("/leader", 200, "active", Duration::from_secs(30)).await;
-    let b = Node::start(irc.port(), &pg);
+    let b = Node::start(irc.port(), &pg, false);
     let health = b.wait_for("/healthz", 200, "\"role\":\"standby\"", Duration::from_secs(30)).await;
     assert!(health.contains("\"status\":\"ok\""), "a standby is well: {health}");
     b.wait_for("/leader", 503, "standby", Duration::from_secs(5)).await;
@@ -203,7 +211,7 @@ async fn a_second_daemon_stands_by_and_only_the_active_one_is_the_leader() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_standby_takes_over_when_the_active_daemon_is_killed_and_says_nothing_twice() {
     let (irc, pg) = started("the takeover test");
-    let (mut a, b, mut channel) = two_daemons_and_a_table(&irc, &pg).await;
+    let (mut a, b, mut channel) = two_daemons_and_a_table(&irc, &pg, false).await;
 
     a.daemon.kill().unwrap_or_else(|e| panic!("{e}"));
     let killed = Instant::now();
@@ -226,7 +234,7 @@ async fn the_standby_takes_over_when_the_active_daemon_is_killed_and_says_nothin
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_leader_resumed_after_a_takeover_stands_down_and_sends_nothing() {
     let (irc, pg) = started("the paused-leader test");
-    let (mut a, b, mut channel) = two_daemons_and_a_table(&irc, &pg).await;
+    let (mut a, b, mut channel) = two_daemons_and_a_table(&irc, &pg, false).await;
 
     a.signal("STOP");
     b.wait_for("/leader", 200, "active", LEASE + Duration::from_secs(10)).await;
@@ -261,4 +269,39 @@ async fn a_paused_leader_resumed_after_a_takeover_stands_down_and_sends_nothing(
     channel.assert_nothing_twice();
     let rows = pg.query("SELECT count(*) FROM journal").unwrap_or_else(|e| panic!("{e}"));
     assert!(rows.trim().parse::<u32>().unwrap_or(0) >= 4, "{rows}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_leader_never_sends_the_lines_flood_control_held_back() {
+    let (irc, pg) = started("the held-lines test");
+    let (mut a, b, mut channel) = two_daemons_and_a_table(&irc, &pg, true).await;
+    // Three answers at once: flood control lets the first go and holds the others in the
+    // active daemon's IRC connection, 2 s apart.
+    for _ in 0..3 {
+        channel.gm.privmsg(ROOM, "!coins gm +1").await.unwrap_or_else(|e| panic!("send: {e}"));
+    }
+    let first = channel.heard("!coins gm +1", "→ 4.").await;
+    assert_eq!(first.from, BOT);
+    // Its send is reported and marked in the outbox; the next two still wait.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.signal("STOP");
+    b.wait_for("/leader", 200, "active", LEASE + Duration::from_secs(10)).await;
+    // The new leader sends what the outbox holds unsent: the two held answers, once each.
+    let standby_nick = format!("{BOT}_");
+    let answer = channel.heard("!coins gm +1", "→ 6.").await;
+    assert_eq!(answer.from, standby_nick, "{answer}\n{}", channel.shown());
+
+    a.signal("CONT");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while a.daemon.is_running() {
+        assert!(Instant::now() < deadline, "the resumed daemon kept running:\n{}", a.daemon.log_tail(40));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let heard = channel.listen(Duration::from_secs(4)).await;
+    assert!(heard.iter().all(|m| m.from != BOT), "the resumed daemon sent what it held: {heard:?}");
+    channel.assert_nothing_twice();
+    for total in ["→ 4.", "→ 5.", "→ 6."] {
+        let said = channel.lines.iter().filter(|m| strip(&m.text).contains(total)).count();
+        assert_eq!(said, 1, "{total} said {said} times:\n{}", channel.shown());
+    }
 }
