@@ -227,7 +227,11 @@ impl World {
                 }
             }
         }
-        panic!("no bot answered on IRC within {STARTUP:?}");
+        let roles = (self.pair.role(0).await, self.pair.role(1).await);
+        panic!(
+            "no bot answered `!games` in {MAGIC} within {STARTUP:?}; the daemons say they are {roles:?} \
+             (their logs follow)"
+        );
     }
 
     /// One `!coins` each way at the Thaum table, each seen once on both networks.
