@@ -79,6 +79,38 @@ pub struct Start {
     /// The language the network's own notices are told in (its `language`; IRC's
     /// "log in first" notice).
     pub language: spellbridge_core::Language,
+    /// Asked before every line the transport writes for the daemon (IRC).
+    pub may_send: MaySend,
+}
+
+/// Asked by a transport right before it writes a line the daemon handed it: false once
+/// the daemon may no longer act (its lease on a shared database is gone, issue 34). The
+/// lines it still holds (waiting for flood control) are then dropped, never written, and
+/// their senders told the connection dropped.
+#[derive(Clone, Default)]
+pub struct MaySend(Option<Arc<dyn Fn() -> bool + Send + Sync>>);
+
+impl MaySend {
+    /// Always (one daemon alone, and tests).
+    pub fn always() -> Self {
+        Self(None)
+    }
+
+    /// While `check` says so.
+    pub fn when(check: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(check)))
+    }
+
+    /// True when a line may be written now.
+    pub fn now(&self) -> bool {
+        self.0.as_ref().is_none_or(|check| check())
+    }
+}
+
+impl Debug for MaySend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "MaySend(checked)" } else { "MaySend(always)" })
+    }
 }
 
 /// How the players a network names are known across networks.

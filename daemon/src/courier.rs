@@ -23,6 +23,10 @@
 //! picture (handed over by the board painter, never in the outbox) goes as game output;
 //! one the network refuses is counted in `spellbridge_board_failures_total`.
 //!
+//! Before every send it asks the daemon's [`Tenure`] whether it may still send: a daemon
+//! whose lease is lost, or ran out by its own clock (paused, then resumed), sends nothing
+//! more and its courier stops (issue 34).
+//!
 //! What a send brings to light ([`spellbridge_core::Sent`]) is reported too, as
 //! [`Learned`]: the network's id of a relayed line (a Matrix event id: replies and
 //! reactions to it then name its speaker), and a private chat opened for a player.
@@ -38,6 +42,7 @@ use spellbridge_core::{
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::leader::Tenure;
 use crate::metrics::{BoardStage, Metrics};
 use crate::store::Queued;
 
@@ -216,17 +221,28 @@ pub fn merged(batch: &[Queued], by_speaker: bool) -> Cow<'_, Message> {
     Cow::Owned(message)
 }
 
+/// When a courier stops: `stop` cancelled while its network is down (shutdown), or at
+/// once, before its next send, when `tenure` no longer holds (the lease is gone).
+#[derive(Clone, Debug)]
+pub struct Until {
+    /// The daemon's transports stop.
+    pub stop: CancellationToken,
+    /// This daemon's lease, by its own clock.
+    pub tenure: Tenure,
+}
+
 /// Sends one network's messages (see the module doc) until its queue is closed and empty,
-/// or `stop` is cancelled while the network is down.
+/// or `until` says to stop.
 pub async fn run(
     transport: Arc<dyn GameTransport>,
     mut queue: mpsc::UnboundedReceiver<Queued>,
     sent: mpsc::UnboundedSender<i64>,
     learned: mpsc::UnboundedSender<Learned>,
-    stop: CancellationToken,
+    until: Until,
     metrics: Metrics,
     merge_lines: usize,
 ) {
+    let Until { stop, tenure } = until;
     let by_speaker = transport.mirrors();
     let mut waiting = Waiting::default();
     // A chat line dropped from a full queue is done with: the outbox forgets it.
@@ -255,6 +271,12 @@ pub async fn run(
         let message = merged(&batch, by_speaker);
         let mut wait = Duration::from_millis(100);
         loop {
+            // May I still send? Not once the lease is lost or ran out by this machine's
+            // clock (a paused daemon resumed): the standby that took over sends it.
+            if !tenure.holds() {
+                tracing::error!(network = %transport.network(), "this daemon's lease is gone: its courier sends nothing more");
+                return;
+            }
             match transport.send_noted(to, &message).await {
                 Ok(noted) => {
                     for news in self::learned(transport.network(), to, &message, noted) {

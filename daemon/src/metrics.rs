@@ -474,8 +474,19 @@ pub struct Health {
 #[derive(Debug)]
 struct HealthState {
     store_ok: bool,
+    role: Role,
     /// Up, since when, and (when down) whether because it is not logged in.
     networks: BTreeMap<NetworkId, (bool, SystemTime, bool)>,
+}
+
+/// Whether this daemon plays or waits (issue 34: two daemons on one PostgreSQL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// It holds the lease (or runs on SQLite) and plays.
+    Active,
+    /// It follows the journal and waits for the lease; it sends nothing.
+    Standby,
 }
 
 /// What `/healthz` says, as JSON.
@@ -483,6 +494,8 @@ struct HealthState {
 pub struct HealthReport {
     /// `ok`, or `unhealthy` when the store fails or a network is down.
     pub status: &'static str,
+    /// `active` or `standby`.
+    pub role: Role,
     /// `ok` or `failing`.
     pub store: &'static str,
     /// Each network, by name.
@@ -519,7 +532,13 @@ impl Default for Health {
 impl Health {
     /// The store ok, no network known.
     pub fn new() -> Health {
-        Health { state: Arc::new(Mutex::new(HealthState { store_ok: true, networks: BTreeMap::new() })) }
+        Health {
+            state: Arc::new(Mutex::new(HealthState {
+                store_ok: true,
+                role: Role::Active,
+                networks: BTreeMap::new(),
+            })),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HealthState> {
@@ -543,6 +562,16 @@ impl Health {
         if let Some(entry) = self.lock().networks.get_mut(network) {
             entry.2 = logged_out && !entry.0;
         }
+    }
+
+    /// This daemon is active or standing by (`/healthz`'s `role`, `/leader`).
+    pub fn set_role(&self, role: Role) {
+        self.lock().role = role;
+    }
+
+    /// Whether this daemon is active or standing by.
+    pub fn role(&self) -> Role {
+        self.lock().role
     }
 
     /// The store's last operation worked (`true`) or failed.
@@ -571,6 +600,7 @@ impl Health {
         let healthy = state.store_ok && down.is_empty();
         HealthReport {
             status: if healthy { "ok" } else { "unhealthy" },
+            role: state.role,
             store: if state.store_ok { "ok" } else { "failing" },
             networks,
             down,

@@ -12,6 +12,11 @@
 //! thread from a copy of the table's state and handed to the couriers after the text
 //! ([`crate::board::post`]). On SIGTERM or SIGINT the loop stops
 //! taking messages, gives the couriers a moment to drain, and the transports say QUIT.
+//!
+//! On PostgreSQL (`[store] url`) the store opens only once this daemon holds the lease: a
+//! daemon that finds it held stands by first (`/healthz` and `/leader` answer meanwhile;
+//! no network starts, [`crate::leader::standby`]). One that loses the lease stops at once
+//! ([`stand_down`]): no drain, and its couriers ask the lease's end before every send.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -250,15 +255,31 @@ pub async fn run(settings: Settings, shutdown: CancellationToken) -> anyhow::Res
 /// Rebuilt tables and outbox rows set aside are counted in `spellbridge_errors_total`.
 pub async fn run_with(settings: Settings, policy: Policy, shutdown: CancellationToken) -> anyhow::Result<()> {
     let metrics = Metrics::new();
-    let Opened { store, keeper, sts, txns, options, router, pending } =
-        open_store(&settings, policy, &metrics, &shutdown).await?;
     let tasks = TaskTracker::new();
     // The spectator site hears of each table a commit changed (`Engine::notify_changes`).
     let changes = tokio::sync::broadcast::channel(1024).0;
-    let site = match settings.http {
-        Some(limits) => start_http(&settings, limits, &metrics, &tasks, &changes, &shutdown).await?,
-        None => None,
+    // On PostgreSQL `/healthz` and `/leader` answer while the daemon stands by, too; the
+    // site on SQLite reads the database file, which the store's opening creates.
+    let standing_by = settings.postgres.is_some();
+    if standing_by {
+        // Not active (`/leader` 503) until the lease is this daemon's.
+        metrics.health().set_role(crate::metrics::Role::Standby);
+    }
+    let mut site = None;
+    if standing_by && let Some(limits) = settings.http {
+        site = start_http(&settings, limits, &metrics, &tasks, &changes, &shutdown).await?;
+    }
+    let Some(Opened { store, keeper, sts, txns, options, router, pending, tenure, stood_down }) =
+        open_store(&settings, policy, &metrics, &shutdown).await?
+    else {
+        tracing::info!("stopped while standing by");
+        tasks.close();
+        let _ = tokio::time::timeout(Duration::from_secs(3), tasks.wait()).await;
+        return Ok(());
     };
+    if !standing_by && let Some(limits) = settings.http {
+        site = start_http(&settings, limits, &metrics, &tasks, &changes, &shutdown).await?;
+    }
     let transports_stop = CancellationToken::new();
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<(Inbound, Instant)>(4096);
     let (sent_tx, mut sent_rx) = mpsc::unbounded_channel::<i64>();
@@ -271,6 +292,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         sent: sent_tx,
         learned: learned_tx,
         stop: transports_stop.clone(),
+        tenure: tenure.clone(),
     };
     let Started { couriers, transports, lookups } = start_networks(&settings, &wiring, &metrics, &tasks);
     let transported = Transported::of(&transports);
@@ -315,6 +337,8 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
             .next_timer()
             .map(|at| Duration::from_secs(at.0.saturating_sub(now().0).max(0).unsigned_abs()));
         tokio::select! {
+            biased;
+            () = stood_down.cancelled() => return Err(stand_down(&transports_stop)),
             () = shutdown.cancelled() => break,
             Some(()) = hangup.recv() => {
                 if let Some(reloaded) = reload(&settings, &transports, &tasks) {
@@ -364,6 +388,10 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 }
             }
             Some(first) = inbound_rx.recv() => {
+                // May I still answer? Not once the lease ran out by this machine's clock.
+                if !tenure.holds() {
+                    return Err(stand_down(&transports_stop));
+                }
                 let mut batch = vec![first];
                 while batch.len() < BATCH {
                     match inbound_rx.try_recv() {
@@ -396,6 +424,9 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                 engine.learn(learned, now()).into_iter().for_each(|q| dispatch(&couriers, q));
             }
             () = sleep_for(timer), if timer.is_some() => {
+                if !tenure.holds() {
+                    return Err(stand_down(&transports_stop));
+                }
                 let (queued, saved) = engine.tick(now(), Vec::new()).inspect_err(|_| metrics.error(ErrorKind::Reload))?;
                 match saved {
                     Saved::Committed => metrics.committed(&queued),
@@ -421,6 +452,18 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     Ok(())
 }
 
+/// Leadership lost: the daemon stops acting at once. Its transports stop, nothing
+/// queued is drained (the daemon that took over sends it) and no snapshot is written;
+/// the error makes `spellbridge run` exit non-zero, for its supervisor to start it again
+/// as a standby.
+fn stand_down(transports_stop: &CancellationToken) -> anyhow::Error {
+    transports_stop.cancel();
+    anyhow::anyhow!(
+        "this daemon's lease on PostgreSQL is gone (another daemon took over, or it could not renew \
+         it in time): it stopped acting and sent nothing more; start it again and it stands by"
+    )
+}
+
 /// The store as start-up leaves it, and what was read from it.
 struct Opened {
     store: Store,
@@ -436,25 +479,36 @@ struct Opened {
     router: Router,
     /// Outbound messages saved and not yet sent.
     pending: Vec<Queued>,
+    /// Until when this daemon may send and answer (its lease, by its own clock).
+    tenure: crate::leader::Tenure,
+    /// Cancelled when leadership is lost.
+    stood_down: CancellationToken,
 }
 
-/// Opens the store (SQLite, or PostgreSQL under the lease this daemon takes) and loads
-/// every table (checked by `policy`) and the outbox; rebuilt tables and outbox rows set
-/// aside are counted in `metrics`.
+/// Opens the store (SQLite, or PostgreSQL under the lease this daemon takes, standing by
+/// while another daemon holds it) and loads every table (checked by `policy`; a standby
+/// that took over has them already) and the outbox; rebuilt tables and outbox rows set
+/// aside are counted in `metrics`. `None` when `shutdown` came while standing by.
 async fn open_store(
     settings: &Settings,
     policy: Policy,
     metrics: &Metrics,
     shutdown: &CancellationToken,
-) -> anyhow::Result<Opened> {
-    let crate::leader::lead::Opened { store, keeper } =
-        crate::leader::lead::open_store(settings, shutdown).await?;
+) -> anyhow::Result<Option<Opened>> {
+    let Some(crate::leader::lead::Opened { store, keeper, warm, tenure, stood_down }) =
+        crate::leader::lead::open_store(settings, metrics.health(), shutdown).await?
+    else {
+        return Ok(None);
+    };
     // IRC STS policies live in the same database, written by the transports' own tasks.
     let sts: Option<Arc<dyn StsPolicies>> = Some(Arc::new(StsStore::open(&store)?));
     // So do the Matrix appservice transactions taken in.
     let txns: Option<Arc<dyn SeenTransactions>> = Some(Arc::new(TxnStore::open(&store)?));
     let options = router_config(settings);
-    let loaded = store.load_checked(settings.registry(), options.clone(), policy)?;
+    let loaded = match warm {
+        Some(router) => crate::store::startup::Loaded { router, rebuilt: Vec::new() },
+        None => store.load_checked(settings.registry(), options.clone(), policy)?,
+    };
     let router = loaded.router;
     for _ in &loaded.rebuilt {
         metrics.error(ErrorKind::SnapshotRebuilt);
@@ -470,7 +524,7 @@ async fn open_store(
         outbox_set_aside = set_aside.len(),
         "store loaded"
     );
-    Ok(Opened { store, keeper, sts, txns, options, router, pending })
+    Ok(Some(Opened { store, keeper, sts, txns, options, router, pending, tenure, stood_down }))
 }
 
 /// Serves `/healthz` and `/metrics` (apart, on `ops_listen`, when configured) and the
@@ -523,6 +577,8 @@ struct Wiring {
     sent: mpsc::UnboundedSender<i64>,
     learned: mpsc::UnboundedSender<courier::Learned>,
     stop: CancellationToken,
+    /// Asked by each courier before every send.
+    tenure: crate::leader::Tenure,
 }
 
 /// The networks as started.
@@ -547,6 +603,10 @@ fn start_networks(settings: &Settings, wiring: &Wiring, metrics: &Metrics, tasks
             sts: wiring.sts.clone(),
             txns: wiring.txns.clone(),
             language: settings.languages.network(&NetworkId::new(configured.name())),
+            may_send: {
+                let tenure = wiring.tenure.clone();
+                spellbridge_adapters::network::MaySend::when(move || tenure.holds())
+            },
         });
         tasks.spawn(watch_connection(transport.clone(), metrics.clone(), wiring.stop.clone()));
         started.lookups.insert(NetworkId::new(configured.name()), transport.clone());
@@ -568,7 +628,7 @@ fn start_networks(settings: &Settings, wiring: &Wiring, metrics: &Metrics, tasks
             courier_rx,
             wiring.sent.clone(),
             wiring.learned.clone(),
-            wiring.stop.clone(),
+            courier::Until { stop: wiring.stop.clone(), tenure: wiring.tenure.clone() },
             metrics.clone(),
             merge_lines,
         ));

@@ -240,6 +240,7 @@ impl IrcSettings {
             backoff: (self.reconnect_delay, Duration::from_secs(120).max(self.reconnect_delay)),
             ping: (Duration::from_secs(120), Duration::from_secs(60)),
             language: spellbridge_core::Language::En,
+            may_send: network::MaySend::always(),
         }
     }
 }
@@ -286,6 +287,7 @@ impl Network for IrcSettings {
         options.channels = start.rooms;
         options.sts = start.sts;
         options.language = start.language;
+        options.may_send = start.may_send;
         let (transport, supervisor) = IrcTransport::start(options, start.stop);
         (transport, supervisor)
     }

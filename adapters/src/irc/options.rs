@@ -68,6 +68,8 @@ pub struct IrcOptions {
     pub ping: (Duration, Duration),
     /// The language of the transport's own notices ("log in first").
     pub language: Language,
+    /// Asked before each queued line is written (the daemon's lease, issue 34).
+    pub may_send: crate::network::MaySend,
 }
 
 impl std::fmt::Debug for IrcOptions {
@@ -122,6 +124,7 @@ impl IrcOptions {
             backoff: (Duration::from_millis(200), Duration::from_secs(5)),
             ping: (Duration::from_secs(60), Duration::from_secs(30)),
             language: Language::En,
+            may_send: crate::network::MaySend::always(),
         }
     }
 }

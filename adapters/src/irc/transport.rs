@@ -782,6 +782,16 @@ impl Session {
                 Some(slot) if slot <= Instant::now() => self.slot = None,
                 _ => return,
             }
+            if !self.shared.options.may_send.now() {
+                // The daemon may no longer act: what waits here is never written (a
+                // standby that took over sends it from the outbox).
+                if !self.queue.is_empty() {
+                    tracing::warn!(network = %self.shared.options.network, lines = self.queue.len(), "the daemon may no longer send: dropping the lines waiting for flood control");
+                }
+                self.queue.clear();
+                self.notices_waiting = 0;
+                return;
+            }
             let Some(line) = self.queue.pop_front() else { return };
             if line.notice {
                 self.notices_waiting = self.notices_waiting.saturating_sub(1);

@@ -61,6 +61,9 @@ pub struct Settings {
     pub database: PathBuf,
     /// `[store] url`: the PostgreSQL database to keep the games in instead of SQLite.
     pub postgres: Option<StoreUrl>,
+    /// `[store] lease`: how long the active daemon's lease on PostgreSQL lasts and how
+    /// often it is renewed (a fifth of it).
+    pub lease: crate::leader::LeaseSettings,
     /// How hard each commit works to survive a power cut.
     pub durability: Durability,
     /// The networks, each read by its kind: every `[[irc]]` first, then every
@@ -212,6 +215,7 @@ impl Settings {
             (None, Some(url)) => Some(StoreUrl::parse(url).map_err(|e| invalid(e.to_string()))?),
             _ => None,
         };
+        let lease = lease(store.lease.as_deref(), postgres.is_some()).map_err(invalid)?;
         let database = store.path.unwrap_or_else(|| PathBuf::from("spellbridge.db"));
         let database = if database.is_relative() { base.join(database) } else { database };
         let prefix = prefix(raw.prefix).map_err(invalid)?;
@@ -236,6 +240,7 @@ impl Settings {
             prefix,
             database,
             postgres,
+            lease,
             durability: store.durability.unwrap_or_default(),
             networks,
             games,
@@ -365,3 +370,21 @@ fn permissions(
 
 #[cfg(test)]
 mod tests;
+
+/// `[store] lease = "5s"`: 1 s to 600 s, only with `url`; renewed every fifth of it.
+fn lease(text: Option<&str>, on_postgres: bool) -> Result<crate::leader::LeaseSettings, String> {
+    let Some(text) = text else { return Ok(crate::leader::LeaseSettings::default()) };
+    if !on_postgres {
+        return Err(format!(
+            "[store] lease `{text}` is for daemons sharing a PostgreSQL database ([store] url); with \
+             SQLite there is no lease: remove it"
+        ));
+    }
+    let ttl = spellbridge_core::time::parse_duration(text)
+        .filter(|s| (1..=600).contains(s))
+        .map(|s| std::time::Duration::from_secs(s.unsigned_abs()))
+        .ok_or_else(|| {
+            format!("[store] lease `{text}` is not a duration from 1s to 600s; write e.g. lease = \"5s\"")
+        })?;
+    crate::leader::LeaseSettings::new(ttl, ttl / 5).map_err(|e| format!("[store] lease `{text}`: {e}"))
+}

@@ -146,6 +146,8 @@ pub struct Store {
     pub path: Option<PathBuf>,
     /// A PostgreSQL database instead (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`).
     pub url: Option<String>,
+    /// With `url`: how long the active daemon's lease lasts (default `5s`).
+    pub lease: Option<String>,
     /// `full` (default) or `normal`.
     pub durability: Option<Durability>,
 }

@@ -415,3 +415,20 @@ fn store_url_selects_postgresql_and_a_bad_one_is_refused_without_its_password() 
         assert!(!error.contains("s3cret"), "{bad}: {error}");
     }
 }
+
+#[test]
+fn store_lease_is_read_with_postgresql_only_and_a_bad_one_says_what_to_write() {
+    let url = "url = \"postgres://bridge:s3cret@127.0.0.1:5433/games\"\n";
+    let settings = parse(&format!("[store]\n{url}lease = \"10s\"\n")).expect("valid");
+    assert_eq!(settings.lease.ttl(), std::time::Duration::from_secs(10));
+    assert_eq!(settings.lease.renew_every(), std::time::Duration::from_secs(2), "a fifth of it");
+    let default = parse(&format!("[store]\n{url}")).expect("valid").lease;
+    assert_eq!(default, crate::leader::LeaseSettings::default(), "5 s, renewed every second");
+    for bad in ["0s", "601s", "5", "soon", "-5s", "\u{202e}5s"] {
+        let error = parse(&format!("[store]\n{url}lease = \"{bad}\"\n")).expect_err(bad).to_string();
+        assert!(error.contains("lease = \"5s\"") && error.contains("1s to 600s"), "{bad}: {error}");
+        assert!(!error.contains("s3cret"), "{error}");
+    }
+    let on_sqlite = parse("[store]\nlease = \"5s\"\n").expect_err("no lease on SQLite").to_string();
+    assert!(on_sqlite.contains("remove it"), "{on_sqlite}");
+}

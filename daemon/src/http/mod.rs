@@ -1,6 +1,7 @@
 //! The operations endpoint on `[http] listen`: `GET /healthz` (200 or 503 with a small
-//! JSON body, see [`crate::metrics::HealthReport`]) and `GET /metrics` (the Prometheus
-//! text format); anything else is 404. HTTP/1.1 on hyper, which the build already has
+//! JSON body, see [`crate::metrics::HealthReport`]), `GET /leader` (200 on the active
+//! daemon, 503 on a standby: a proxy in front of the appservice endpoint routes by it)
+//! and `GET /metrics` (the Prometheus text format); anything else is 404. HTTP/1.1 on hyper, which the build already has
 //! through reqwest. It stops when the daemon's shutdown token is cancelled.
 //!
 //! No client can hold it: at most `connections` are served at once (more wait in the
@@ -34,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use self::admission::{Admission, Slot};
 use self::idle::{Activity, Watched};
 use crate::config::HttpSettings;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, Role};
 use crate::site::{self, Site};
 
 /// Binds the endpoint's address to serve `what` (logged); an address other than loopback
@@ -160,7 +161,7 @@ async fn connection(
 
 /// The answer to `method path`.
 pub fn respond(method: &Method, path: &str, metrics: &Metrics) -> Response<Full<Bytes>> {
-    let known = matches!(path, "/healthz" | "/metrics");
+    let known = matches!(path, "/healthz" | "/leader" | "/metrics");
     if known && method != Method::GET && method != Method::HEAD {
         return text(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -176,12 +177,18 @@ pub fn respond(method: &Method, path: &str, metrics: &Metrics) -> Response<Full<
             body.push('\n');
             text(status, body, "application/json")
         }
+        "/leader" => match metrics.health().role() {
+            Role::Active => text(StatusCode::OK, "active\n".to_owned(), "text/plain; charset=utf-8"),
+            Role::Standby => {
+                text(StatusCode::SERVICE_UNAVAILABLE, "standby\n".to_owned(), "text/plain; charset=utf-8")
+            }
+        },
         "/metrics" => {
             text(StatusCode::OK, metrics.encode(), prometheus_client::encoding::prometheus_text::CONTENT_TYPE)
         }
         _ => text(
             StatusCode::NOT_FOUND,
-            "not found: try /healthz or /metrics\n".to_owned(),
+            "not found: try /healthz, /leader or /metrics\n".to_owned(),
             "text/plain; charset=utf-8",
         ),
     }
@@ -229,6 +236,23 @@ mod tests {
         assert_eq!(response.status(), StatusCode::OK);
         let json: serde_json::Value = serde_json::from_str(&body(response).await).expect("json");
         assert_eq!(json["status"], "ok");
+        assert_eq!(json["role"], "active");
+    }
+
+    #[tokio::test]
+    async fn leader_is_200_only_while_active_and_healthz_names_the_role() {
+        let metrics = Metrics::new();
+        let response = respond(&Method::GET, "/leader", &metrics);
+        assert_eq!(response.status(), StatusCode::OK, "a daemon on SQLite, or holding the lease");
+        assert_eq!(body(response).await, "active\n");
+        metrics.health().set_role(Role::Standby);
+        let response = respond(&Method::GET, "/leader", &metrics);
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body(response).await, "standby\n");
+        let json: serde_json::Value =
+            serde_json::from_str(&body(respond(&Method::GET, "/healthz", &metrics)).await).expect("json");
+        assert_eq!(json["role"], "standby");
+        assert_eq!(respond(&Method::POST, "/leader", &metrics).status(), StatusCode::METHOD_NOT_ALLOWED);
     }
 
     #[tokio::test]

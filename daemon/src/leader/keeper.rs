@@ -24,7 +24,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep_until, timeout_at};
 
-use super::{Epoch, Fence, Lease, LeaseError, Renewal, Term};
+use super::{Epoch, Fence, Lease, LeaseError, Renewal, Tenure, Term};
 
 /// Whether this daemon leads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +71,7 @@ pub enum Loss {
 pub struct Keeper {
     leadership: Arc<watch::Sender<Leadership>>,
     fence: Fence,
+    tenure: Tenure,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<Lease>>,
 }
@@ -79,9 +80,11 @@ pub struct Keeper {
 pub fn keep(lease: Lease, term: Term) -> Keeper {
     let leadership = Arc::new(watch::Sender::new(Leadership::Leading { epoch: term.epoch }));
     let fence = lease.fence(term.epoch);
+    let grace = lease.settings().ttl() - lease.settings().renew_every();
+    let tenure = Tenure::until(term.sent + grace);
     let (stop, stopped) = oneshot::channel();
-    let task = tokio::spawn(run(lease, term, Arc::clone(&leadership), stopped));
-    Keeper { leadership, fence, stop: Some(stop), task: Some(task) }
+    let task = tokio::spawn(run(lease, term, Arc::clone(&leadership), tenure.clone(), stopped));
+    Keeper { leadership, fence, tenure, stop: Some(stop), task: Some(task) }
 }
 
 impl Keeper {
@@ -95,6 +98,12 @@ impl Keeper {
         &self.fence
     }
 
+    /// Until when, by this machine's monotonic clock, this daemon may send and answer:
+    /// the keeper's own deadline, ended at once when leadership is lost.
+    pub fn tenure(&self) -> &Tenure {
+        &self.tenure
+    }
+
     /// Stops renewing and releases the lease (a standby may take it at once). True when it
     /// was still ours to release.
     pub async fn release(mut self) -> Result<bool, LeaseError> {
@@ -104,6 +113,7 @@ impl Keeper {
         let Some(task) = self.task.take() else { return Ok(false) };
         let Ok(mut lease) = task.await else { return Ok(false) };
         let epoch = self.fence.epoch();
+        self.tenure.end();
         let released = lease.release(epoch).await?;
         self.leadership.send_if_modified(|now| {
             if now.is_leading() {
@@ -130,6 +140,7 @@ async fn run(
     mut lease: Lease,
     term: Term,
     leadership: Arc<watch::Sender<Leadership>>,
+    tenure: Tenure,
     mut stopped: oneshot::Receiver<()>,
 ) -> Lease {
     let settings = lease.settings();
@@ -141,6 +152,7 @@ async fn run(
     let mut deadline = Instant::from_std(term.sent) + grace;
     let mut next = Instant::now() + renew_every;
     let lost = |loss: Loss| {
+        tenure.end();
         tracing::warn!(%epoch, ?loss, "leadership lost: this daemon stops acting");
         leadership.send_replace(Leadership::Lost { epoch, loss });
     };
@@ -162,7 +174,10 @@ async fn run(
             attempt = timeout_at(deadline, lease.renew(epoch)) => attempt,
         };
         match attempt {
-            Ok(Ok(Renewal::Renewed)) => deadline = sent + grace,
+            Ok(Ok(Renewal::Renewed)) => {
+                deadline = sent + grace;
+                tenure.extend(deadline.into_std());
+            }
             Ok(Ok(Renewal::Lost(loss))) => {
                 lost(loss);
                 return lease;

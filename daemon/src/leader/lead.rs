@@ -1,14 +1,20 @@
 //! What `spellbridge run` does with its store: with `[store] path`, opens SQLite; with
 //! `[store] url`, takes the lease (one active daemon per database), keeps it renewed, and
-//! opens the PostgreSQL store under its fence. When leadership is lost the daemon stops
-//! (its shutdown token is cancelled); the fence already refuses any commit it still tries.
-//! A second daemon finds the lease held and refuses to start (the standby that waits for
-//! it is not built yet).
+//! opens the PostgreSQL store under its fence. A daemon that finds the lease held stands
+//! by ([`super::standby`]) and takes over once it runs out.
+//!
+//! When leadership is lost (a renewal found the lease gone or taken, or none succeeded
+//! in time) the tenure ends at once, so nothing more is sent or answered
+//! ([`super::Tenure`]), and [`Opened::stood_down`] is cancelled: the daemon drops its
+//! connections without draining and exits non-zero, for its supervisor to start it again
+//! as a standby.
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Holder, Keeper, Leadership, Lease, LeaseSettings, keep};
+use super::{Holder, Keeper, Leadership, Lease, Tenure, keep, standby};
 use crate::config::Settings;
+use crate::metrics::{Health, Role};
+use crate::router::Router;
 use crate::store::{OpenMode, Store};
 
 /// The store `spellbridge run` uses, and the keeper of its lease on PostgreSQL (dropping
@@ -18,43 +24,67 @@ pub struct Opened {
     pub store: Store,
     /// The lease's keeper, on PostgreSQL.
     pub keeper: Option<Keeper>,
+    /// The tables a standby kept warm, when this daemon took over as one (otherwise
+    /// start-up loads them).
+    pub warm: Option<Router>,
+    /// Until when this daemon may send and answer.
+    pub tenure: Tenure,
+    /// Cancelled when leadership is lost: the daemon stops acting and exits.
+    pub stood_down: CancellationToken,
 }
 
-/// Opens the store `settings` name; on PostgreSQL, leads first, and cancels `shutdown`
-/// once leadership is lost.
-pub async fn open_store(settings: &Settings, shutdown: &CancellationToken) -> anyhow::Result<Opened> {
+/// Opens the store `settings` name; on PostgreSQL, leads first, standing by (`health`
+/// says `"role": "standby"`) while another daemon leads. `None` when `shutdown` came
+/// while standing by.
+pub async fn open_store(
+    settings: &Settings,
+    health: &Health,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Option<Opened>> {
+    let stood_down = CancellationToken::new();
     let Some(url) = settings.postgres.clone() else {
         let store = Store::open(&settings.database, OpenMode::CreateIfMissing, settings.durability)?;
-        return Ok(Opened { store, keeper: None });
+        return Ok(Some(Opened { store, keeper: None, warm: None, tenure: Tenure::unbounded(), stood_down }));
     };
     let holder = Holder::generate();
-    let mut lease = Lease::open(url.secret(), holder.clone(), LeaseSettings::default()).await?;
-    let Some(term) = lease.acquire().await? else {
-        let held = lease.current().await?;
-        anyhow::bail!(
-            "{url}: another daemon leads on this database ({}, epoch {}); stop it first, or give this \
-             one its own database (standby daemons are not built yet)",
-            held.holder,
-            held.epoch
-        );
+    let mut lease = Lease::open(url.secret(), holder.clone(), settings.lease).await?;
+    let (term, follower) = match lease.acquire().await? {
+        Some(term) => (term, None),
+        None => match standby::stand_by(&mut lease, &url, settings, health, shutdown).await? {
+            Some((term, follower)) => (term, Some(follower)),
+            None => return Ok(None),
+        },
     };
     let epoch = term.epoch;
     let keeper = keep(lease, term);
     let fence = keeper.fence().clone();
-    let opening = url.clone();
-    let store = tokio::task::spawn_blocking(move || Store::open_postgres(&opening, Some(fence))).await??;
+    let (store, warm) = match follower {
+        Some(follower) => {
+            let (store, router) = follower.take_over(fence)?;
+            (store, Some(router))
+        }
+        None => {
+            let opening = url.clone();
+            (tokio::task::spawn_blocking(move || Store::open_postgres(&opening, Some(fence))).await??, None)
+        }
+    };
     let mut leadership = keeper.leadership();
-    let stop = shutdown.clone();
+    let (down, health_now) = (stood_down.clone(), health.clone());
     tokio::spawn(async move {
         while leadership.changed().await.is_ok() {
             let now = leadership.borrow().clone();
             if let Leadership::Lost { epoch, loss } = now {
-                tracing::error!(%epoch, ?loss, "leadership lost: this daemon stops acting and shuts down");
-                stop.cancel();
+                health_now.set_role(Role::Standby);
+                if loss != super::Loss::Released {
+                    tracing::error!(%epoch, ?loss, "leadership lost: this daemon stops acting at once, sends nothing more and exits");
+                    down.cancel();
+                }
                 break;
             }
         }
     });
-    tracing::info!(%holder, %epoch, database = %url, "leading on PostgreSQL");
-    Ok(Opened { store, keeper: Some(keeper) })
+    health.set_role(Role::Active);
+    tracing::info!(%holder, %epoch, database = %url, took_over = warm.is_some(), "leading on PostgreSQL: active");
+    let tenure = keeper.tenure().clone();
+    Ok(Some(Opened { store, keeper: Some(keeper), warm, tenure, stood_down }))
 }

@@ -12,14 +12,21 @@
 //!   moment leadership is lost, so the daemon can stop acting at once.
 //! - [`schema`]: the numbered PostgreSQL migrations the lease needs.
 //!
-//! - [`lead`]: `spellbridge run` on `[store] url` takes the lease, keeps it and commits
-//!   under its fence; it stops once leadership is lost. (The standby is not built yet.)
+//! - [`tenure`]: until when, by this machine's monotonic clock, the daemon may still send
+//!   and answer; asked before every send and every answer.
+//! - [`standby`]: a daemon that finds the lease held follows the journal and takes the
+//!   lease over once it runs out.
+//! - [`lead`]: `spellbridge run` on `[store] url` takes the lease (or stands by first),
+//!   keeps it and commits under its fence; once leadership is lost it stops acting at
+//!   once and exits non-zero, for its supervisor to start it again as a standby.
 
 pub mod fence;
 pub mod keeper;
 pub mod lead;
 pub mod lease;
 pub mod schema;
+pub mod standby;
+pub mod tenure;
 
 use std::fmt;
 use std::time::Duration;
@@ -27,6 +34,7 @@ use std::time::Duration;
 pub use fence::{Fence, FenceError, fenced};
 pub use keeper::{Keeper, Leadership, Loss, keep};
 pub use lease::{Holding, Lease, Renewal, Term};
+pub use tenure::Tenure;
 
 /// A lease's fencing epoch: raised by every take-over, so a larger one is always a later
 /// leader.

@@ -32,7 +32,7 @@ pub enum Route<'a> {
 
 /// The route of `path`; `None` for the operations endpoint's own paths.
 pub fn route(path: &str) -> Option<Route<'_>> {
-    if matches!(path, "/healthz" | "/metrics") {
+    if matches!(path, "/healthz" | "/leader" | "/metrics") {
         return None;
     }
     Some(match path {

@@ -55,6 +55,23 @@ impl Store {
         PgStore::open(url, fence).map(|s| Store { engine: Engine::Postgres(Box::new(s)) })
     }
 
+    /// Commits under `fence` from now on: a standby's read-only store once it took the
+    /// lease. SQLite has no lease: nothing changes.
+    pub fn set_fence(&mut self, fence: Fence) {
+        if let Engine::Postgres(s) = &mut self.engine {
+            s.set_fence(fence);
+        }
+    }
+
+    /// The journal rows after row `id`, with their ids, at most `limit` (a standby follows
+    /// them). SQLite has one daemon and no standby: none.
+    pub fn journal_after(&self, id: i64, limit: i64) -> Result<Vec<(i64, Entry)>, StoreError> {
+        match &self.engine {
+            Engine::Postgres(s) => s.journal_after(id, limit),
+            Engine::Sqlite(_) => Ok(Vec::new()),
+        }
+    }
+
     /// The SQLite store, for what only SQLite has: the player-id upgrade of databases
     /// from before ids named their network.
     pub fn sqlite(&self) -> Option<&SqliteStore> {

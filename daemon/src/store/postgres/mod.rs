@@ -314,6 +314,27 @@ impl PgStore {
         self.entries_of(None)
     }
 
+    /// The journal rows after row `id`, with their ids, in order, at most `limit` of them:
+    /// what a standby follows (`leader::standby`). The daemon loop is the only writer and
+    /// commits one batch at a time, so ids become visible in order.
+    pub fn journal_after(&self, id: i64, limit: i64) -> Result<Vec<(i64, Entry)>, StoreError> {
+        let rows = self.call("following the journal", move |client| {
+            Box::pin(async move {
+                let rows = client
+                    .query("SELECT id, entry FROM journal WHERE id > $1 ORDER BY id LIMIT $2", &[&id, &limit])
+                    .await?;
+                Ok(rows.into_iter().map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1))).collect::<Vec<_>>())
+            })
+        })?;
+        rows.into_iter()
+            .map(|(id, text)| {
+                let entry = serde_json::from_str(&text)
+                    .map_err(|e| self.bad_row(format!("journal row {id}: {e}")))?;
+                Ok((id, entry))
+            })
+            .collect()
+    }
+
     /// The dice keys kept for one table (or every table): table, epoch, key.
     pub fn dice_keys(&self, table: Option<TableId>) -> Result<Vec<(TableId, u64, DiceKey)>, StoreError> {
         let table = table.map(sql_u64);
