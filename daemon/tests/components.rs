@@ -84,13 +84,15 @@ fn a_config_with_a_component_the_host_refuses_names_the_file_and_why() {
     assert!(ok, "the example loads: {said}");
 
     let dir = tempfile::tempdir().expect("a folder");
-    let files = dir.path().join("files.wat");
-    std::fs::write(&files, "(component (import \"wasi:filesystem/types@0.2.0\" (instance)))")
+    // An import neither the world nor the empty WASI gives (a runtime's WASI files are
+    // given, empty: see daemon/wasm/src/wasi.rs).
+    let http = dir.path().join("http.wat");
+    std::fs::write(&http, "(component (import \"wasi:http/outgoing-handler@0.2.0\" (instance)))")
         .expect("writes");
     let not_one = dir.path().join("not-one.wasm");
     std::fs::write(&not_one, "MZ this is no component").expect("writes");
     let cases = [
-        (format!("[[game]]\npath = {:?}\n", files.display().to_string()), "wasi:filesystem/types@0.2.0"),
+        (format!("[[game]]\npath = {:?}\n", http.display().to_string()), "wasi:http/outgoing-handler@0.2.0"),
         (format!("[[game]]\npath = {:?}\n", not_one.display().to_string()), "not a WebAssembly component"),
         (
             format!("[[game]]\npath = {:?}\n", dir.path().join("gone.wasm").display().to_string()),
