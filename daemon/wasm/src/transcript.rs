@@ -221,7 +221,12 @@ fn act(
     };
     let mut dice = Dice::from_seed(u64::try_from(number).unwrap_or(0) + 1);
     let events = table.act(&action, &mut dice).map_err(|refusal| said(&refusal))?;
-    Ok(events.iter().map(|event| event.record().event["id"].as_str().unwrap_or("?").to_owned()).collect())
+    // The component's own news; the host's `Ended` (for ratings) is not one of them.
+    Ok(events
+        .iter()
+        .filter(|event| event.get::<crate::ending::Ended>().is_none())
+        .map(|event| event.record().event["id"].as_str().unwrap_or("?").to_owned())
+        .collect())
 }
 
 /// A refusal in English, without the isolation marks around names.
