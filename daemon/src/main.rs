@@ -10,6 +10,8 @@ use spellbridge::config::Settings;
 use spellbridge::console::{Console, play};
 use spellbridge::serve;
 use spellbridge::store::audit::{self, KeyCheck};
+use spellbridge::store::copy::{self, Place};
+use spellbridge::store::postgres::StoreUrl;
 use spellbridge::store::startup::Policy as StartPolicy;
 use spellbridge::store::{Durability, OpenMode, Store};
 use spellbridge_core::Registry;
@@ -83,6 +85,9 @@ enum Command {
         /// The database to audit.
         #[arg(long, default_value = DEFAULT_DB)]
         db: PathBuf,
+        /// Audit this PostgreSQL database instead (`postgres://…`, as `[store] url`).
+        #[arg(long, value_name = "URL", conflicts_with = "db")]
+        store: Option<String>,
         /// Also check that each outbox row's network is configured in this TOML config.
         #[arg(long)]
         config: Option<PathBuf>,
@@ -100,6 +105,9 @@ enum Command {
         /// The database to read.
         #[arg(long, default_value = DEFAULT_DB)]
         db: PathBuf,
+        /// Read this PostgreSQL database instead (`postgres://…`, as `[store] url`).
+        #[arg(long, value_name = "URL", conflicts_with = "db")]
+        store: Option<String>,
         /// The daemon's TOML config, so identities linked across its networks count as one
         /// player (without it: the console's games, other networks' ids inferred).
         #[arg(long)]
@@ -135,6 +143,33 @@ enum Command {
         /// The database to read.
         #[arg(long, default_value = DEFAULT_DB)]
         db: PathBuf,
+        /// Read this PostgreSQL database instead (`postgres://…`, as `[store] url`).
+        #[arg(long, value_name = "URL", conflicts_with = "db")]
+        store: Option<String>,
+    },
+    /// The store as a whole: `spellbridge store copy --from sqlite:PATH --to postgres://…`.
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum StoreCommand {
+    /// Copy every table (journal, snapshots, outbox, ratings, dice keys…) from one
+    /// database to another, SQLite or PostgreSQL, in one transaction; then check the copy
+    /// with `spellbridge verify`. Stop the daemon first.
+    Copy {
+        /// Where to copy from: `sqlite:PATH` or `postgres://USER:PASSWORD@HOST:PORT/DB`.
+        #[arg(long, value_name = "STORE")]
+        from: String,
+        /// Where to copy to (created if an SQLite file does not exist); it must hold no
+        /// games unless `--replace` is given.
+        #[arg(long, value_name = "STORE")]
+        to: String,
+        /// Delete what the destination holds first (in the same transaction).
+        #[arg(long)]
+        replace: bool,
     },
 }
 
@@ -160,10 +195,21 @@ fn main() -> ExitCode {
         Command::Run { config, strict } => run(&config, strict),
         Command::CheckConfig { config, connect } => check_config(&config, connect),
         Command::Console { seed, db, state_json, lang } => console(seed, db, state_json, lang),
-        Command::Verify { db, config, table: None, .. } => verify(&db, config.as_deref()),
-        Command::Verify { db, table: Some(table), key, .. } => verify_keys(&db, table, &key),
-        Command::Export { table, format, db } => export(table, format, &db),
-        Command::Ratings { db, config, json } => ratings(&db, config.as_deref(), json),
+        Command::Verify { db, store, config, table: None, .. } => {
+            verify(&Database::of(db, store.as_deref()), config.as_deref())
+        }
+        Command::Verify { db, store, table: Some(table), key, .. } => {
+            verify_keys(&Database::of(db, store.as_deref()), table, &key)
+        }
+        Command::Export { table, format, db, store } => {
+            export(table, format, &Database::of(db, store.as_deref()))
+        }
+        Command::Ratings { db, store, config, json } => {
+            ratings(&Database::of(db, store.as_deref()), config.as_deref(), json)
+        }
+        Command::Store { command: StoreCommand::Copy { from, to, replace } } => {
+            store_copy(&from, &to, replace)
+        }
         Command::AppserviceRegistration { config, force } => appservice_registration(&config, force),
         Command::Game { command: GameCommand::Check { file } } => game_check(&file),
     };
@@ -289,7 +335,69 @@ fn check_config(config: &Path, connect: bool) -> anyhow::Result<ExitCode> {
     Ok(if outcomes.iter().all(|o| o.ok) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// The database a command reads: `--db PATH`, or `--store postgres://…`.
+enum Database {
+    File(PathBuf),
+    Url(Result<Box<StoreUrl>, String>),
+}
+
+impl Database {
+    fn of(db: PathBuf, store: Option<&str>) -> Database {
+        match store {
+            None => Database::File(db),
+            Some(url) => {
+                Database::Url(StoreUrl::parse(url).map(Box::new).map_err(|e| format!("--store: {e}")))
+            }
+        }
+    }
+
+    /// Opens it; it must exist (PostgreSQL: it is opened without the lease, reading).
+    fn open(&self) -> anyhow::Result<Store> {
+        Ok(match self {
+            Database::File(db) => Store::open(db, OpenMode::MustExist, Durability::Full)?,
+            Database::Url(url) => {
+                Store::open_postgres(url.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?, None)?
+            }
+        })
+    }
+
+    /// How `verify` is told to read it.
+    fn flag(&self) -> String {
+        match self {
+            Database::File(db) => format!("--db {}", db.display()),
+            Database::Url(Ok(url)) => format!("--store {}", url.shown()),
+            Database::Url(Err(_)) => "--store URL".to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Database::File(db) => write!(f, "{}", db.display()),
+            Database::Url(Ok(url)) => f.write_str(url.shown()),
+            Database::Url(Err(_)) => f.write_str("the --store database"),
+        }
+    }
+}
+
+/// `spellbridge store copy`: what was copied, then how to check it.
+fn store_copy(from: &str, to: &str, replace: bool) -> anyhow::Result<ExitCode> {
+    let from = Place::parse(from).map_err(|e| anyhow::anyhow!("--from: {e}"))?;
+    let to = Place::parse(to).map_err(|e| anyhow::anyhow!("--to: {e}"))?;
+    let copied = copy::copy(&from, &to, replace)?;
+    for (table, rows) in &copied {
+        println!("{table}: {rows} rows");
+    }
+    let check = match &to {
+        Place::Sqlite(path) => format!("--db {}", path.display()),
+        Place::Postgres(url) => format!("--store {}", url.shown()),
+    };
+    println!("copied {from} to {to}; check it with `spellbridge verify {check}`");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(db: &Database, config: Option<&Path>) -> anyhow::Result<ExitCode> {
     let networks = match config {
         Some(config) => {
             let settings = Settings::load(config)?;
@@ -297,7 +405,7 @@ fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
+    let store = db.open()?;
     let report = audit::verify(&store, Registry::standard, networks.as_deref())?;
     for table in &report.tables {
         let verdict = if table.findings.is_empty() {
@@ -331,7 +439,7 @@ fn verify(db: &Path, config: Option<&Path>) -> anyhow::Result<ExitCode> {
     Ok(if report.problems() == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn ratings(db: &Path, config: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+fn ratings(db: &Database, config: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
     let mut scopes = match config {
         Some(config) => serve::network_scopes(&Settings::load(config)?),
         None => Default::default(),
@@ -339,13 +447,9 @@ fn ratings(db: &Path, config: Option<&Path>, json: bool) -> anyhow::Result<ExitC
     scopes
         .entry(NetworkId::new(spellbridge::console::CONSOLE_NETWORK))
         .or_insert(spellbridge::identity::Scope::Bare);
-    let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
+    let store = db.open()?;
     let summary = store.refresh_ratings(&Registry::standard(), &scopes)?.with_context(|| {
-        format!(
-            "the ratings cannot be derived from {}; `spellbridge verify --db {}` says why",
-            db.display(),
-            db.display()
-        )
+        format!("the ratings cannot be derived from {db}; `spellbridge verify {}` says why", db.flag())
     })?;
     if json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -355,18 +459,16 @@ fn ratings(db: &Path, config: Option<&Path>, json: bool) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-fn verify_keys(db: &Path, table: u64, keys: &[String]) -> anyhow::Result<ExitCode> {
+fn verify_keys(db: &Database, table: u64, keys: &[String]) -> anyhow::Result<ExitCode> {
     let keys = keys
         .iter()
         .map(|key| DiceKey::from_hex(key).with_context(|| format!("--key {key}")))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
+    let store = db.open()?;
     match audit::verify_keys(&store, Registry::standard(), table, &keys)? {
-        KeyCheck::NoTable => anyhow::bail!(
-            "{} has no table {table}; `spellbridge verify --db {}` lists the tables",
-            db.display(),
-            db.display()
-        ),
+        KeyCheck::NoTable => {
+            anyhow::bail!("{db} has no table {table}; `spellbridge verify {}` lists the tables", db.flag())
+        }
         KeyCheck::Unmatched { commitment, announced } => {
             let announced: Vec<&str> = announced.iter().map(Commitment::as_str).collect();
             println!(
@@ -403,8 +505,8 @@ fn verify_keys(db: &Path, table: u64, keys: &[String]) -> anyhow::Result<ExitCod
     }
 }
 
-fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {
-    let store = Store::open(db, OpenMode::MustExist, Durability::Full)?;
+fn export(table: u64, format: Format, db: &Database) -> anyhow::Result<ExitCode> {
+    let store = db.open()?;
     let text = match format {
         Format::Json => audit::export_json(&store, &Registry::standard(), table)?
             .map(|v| serde_json::to_string_pretty(&v))
@@ -416,11 +518,9 @@ fn export(table: u64, format: Format, db: &Path) -> anyhow::Result<ExitCode> {
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
-        None => anyhow::bail!(
-            "{} has no table {table}; `spellbridge verify --db {}` lists the tables",
-            db.display(),
-            db.display()
-        ),
+        None => {
+            anyhow::bail!("{db} has no table {table}; `spellbridge verify {}` lists the tables", db.flag())
+        }
     }
 }
 

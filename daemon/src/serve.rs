@@ -469,10 +469,9 @@ struct Opened {
     store: Store,
     /// The lease this daemon holds on PostgreSQL (`[store] url`); none on SQLite.
     keeper: Option<crate::leader::Keeper>,
-    /// IRC STS policies, written by the transports' own tasks (on SQLite only, so far: on
-    /// PostgreSQL they are kept in memory for the run).
+    /// IRC STS policies, written by the transports' own tasks.
     sts: Option<Arc<dyn StsPolicies>>,
-    /// The Matrix appservice transactions taken in (on SQLite only, so far).
+    /// The Matrix appservice transactions taken in.
     txns: Option<Arc<dyn SeenTransactions>>,
     /// The config file's part of the router's config; the transports' part is added once
     /// they run (the engine's `reconfigure`).
@@ -501,13 +500,10 @@ async fn open_store(
     else {
         return Ok(None);
     };
-    let on_sqlite = store.sqlite().is_ok();
     // IRC STS policies live in the same database, written by the transports' own tasks.
-    let sts: Option<Arc<dyn StsPolicies>> =
-        if on_sqlite { Some(Arc::new(StsStore::open(&store)?)) } else { None };
+    let sts: Option<Arc<dyn StsPolicies>> = Some(Arc::new(StsStore::open(&store)?));
     // So do the Matrix appservice transactions taken in.
-    let txns: Option<Arc<dyn SeenTransactions>> =
-        if on_sqlite { Some(Arc::new(TxnStore::open(&store)?)) } else { None };
+    let txns: Option<Arc<dyn SeenTransactions>> = Some(Arc::new(TxnStore::open(&store)?));
     let options = router_config(settings);
     let loaded = match warm {
         Some(router) => crate::store::startup::Loaded { router, rebuilt: Vec::new() },
@@ -552,21 +548,19 @@ async fn start_http(
         let ops_listener = crate::http::bind(ops, "/healthz and /metrics (ops_listen)").await?;
         tasks.spawn(crate::http::serve(ops_listener, limits.ops(ops), metrics.clone(), shutdown.clone()));
     }
-    // The site reads the store's SQLite file (`[store] url`: off, so far).
-    let on_sqlite = settings.postgres.is_none();
-    if limits.site && !on_sqlite {
-        tracing::warn!("the spectator site reads SQLite only so far: it is off with [store] url");
-    }
-    if limits.site && on_sqlite {
-        let opened = crate::site::Site::open(
-            &settings.database,
-            settings.registry(),
-            network_scopes(settings),
-            // Until the config's names are looked up, the site fails closed.
-            Hidden::new(&settings.hidden_rooms, &settings.bridges, &Seen::new()),
-            limits.max_event_streams,
-            crate::site::Site::keepalive_for(limits.idle_timeout),
-        )?;
+    if limits.site {
+        // The site reads the store's database (SQLite's file, or PostgreSQL) on its own.
+        let (streams, keepalive) =
+            (limits.max_event_streams, crate::site::Site::keepalive_for(limits.idle_timeout));
+        // Until the config's names are looked up, the site fails closed.
+        let hidden = Hidden::new(&settings.hidden_rooms, &settings.bridges, &Seen::new());
+        let (registry, scopes) = (settings.registry(), network_scopes(settings));
+        let opened = match &settings.postgres {
+            None => {
+                crate::site::Site::open(&settings.database, registry, scopes, hidden, streams, keepalive)?
+            }
+            Some(url) => crate::site::Site::open_postgres(url, registry, scopes, hidden, streams, keepalive)?,
+        };
         tasks.spawn(opened.clone().follow(changes.subscribe(), shutdown.clone()));
         site = Some(opened);
     }

@@ -1,12 +1,14 @@
 //! `spellbridge run` with `[store] url = "postgres://…"` (issue 34), as a child process
 //! against a real InspIRCd and a real PostgreSQL: a Thaum table is played, the daemon is
 //! killed (SIGKILL) and started again, and the game goes on where it was; a second daemon
-//! on the same database while the first leads stands by.
+//! on the same database while the first leads stands by; the spectator site reads the
+//! tables from PostgreSQL.
 
 use std::time::{Duration, Instant};
 
 use spellbridge_adapters::irc::format::strip;
 use spellbridge_tests::harness::daemon::Daemon;
+use spellbridge_tests::harness::endpoint;
 use spellbridge_tests::harness::inspircd::InspIrcd;
 use spellbridge_tests::harness::irc_client::IrcClient;
 use spellbridge_tests::harness::postgres::Postgres;
@@ -41,6 +43,34 @@ async fn until_answered(gm: &mut IrcClient, text: &str, want: &str, daemon: &Dae
             return strip(&message.text);
         }
     }
+}
+
+/// The spectator site of a daemon on PostgreSQL: on (it was off before issue 34's
+/// parity), it lists the table and shows its state as PostgreSQL has it, moves included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spectator_site_reads_the_tables_from_postgresql() {
+    let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let pg = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
+    let config = format!("{}[http]\nlisten = \"127.0.0.1:{http}\"\n", config(irc.port(), &pg.url(), BOT));
+    let daemon = Daemon::start(BIN, &config).unwrap_or_else(|e| panic!("{e}"));
+    let mut gm = IrcClient::connect(irc.port(), "gm").await.unwrap_or_else(|e| panic!("gm connects: {e}"));
+    gm.join(ROOM).await.unwrap_or_else(|e| panic!("gm joins: {e}"));
+    until_answered(&mut gm, "!new thaum", "thaum", &daemon).await;
+    until_answered(&mut gm, "!coins gm +3", "3", &daemon).await;
+    assert!(!daemon.log().contains("the spectator site reads SQLite only"), "{}", daemon.log());
+    let get = |path: &'static str| async move {
+        endpoint::get(http, path).await.unwrap_or_else(|| panic!("GET {path}: no answer"))
+    };
+    let (status, index) = get("/").await;
+    assert_eq!(status, 200, "{index}\n{}", daemon.log());
+    assert!(index.contains("href=\"/tables/0\""), "the table is listed:\n{index}");
+    let (status, page) = get("/tables/0").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(ROOM) && page.contains("gm"), "the table's page:\n{page}");
+    assert!(!page.contains(&pg.url()), "the password is never shown");
+    let (status, _) = get("/tables/7").await;
+    assert_eq!(status, 404, "no such table");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,12 +4,24 @@
 //! tests/harness/postgres.rs. Then what only PostgreSQL has: the leader's fence in every
 //! journal commit, and calls from inside a tokio runtime.
 
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
+
+use spellbridge::relay::replies::{LEARNED, LatestLine, REPLY_WITHIN};
+use spellbridge::store::appservice_txns::TxnStore;
+use spellbridge::store::audit;
+use spellbridge::store::copy::{self, CopyError, Place};
+use spellbridge::store::ratings::RatingsCheck;
+use spellbridge::store::relayed::RelayedLine;
+use spellbridge::store::sts::StsStore;
+use spellbridge::turn::Place as RoomPlace;
+use spellbridge_adapters::{SeenTransactions as _, StsPolicies as _, StsPolicy};
+use spellbridge_core::Relayed;
 
 use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings};
 use spellbridge::router::{Router, RouterConfig};
 use spellbridge::store::postgres::StoreUrl;
-use spellbridge::store::{Durability, MessageKey, OpenMode, Step, Store, StoreError};
+use spellbridge::store::startup::{Loaded, Policy, TableProblem, Unsound};
+use spellbridge::store::{Durability, MessageKey, OpenMode, SNAPSHOT_EVERY, Step, Store, StoreError};
 use spellbridge::turn::Outbound;
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RichText, RoomId, Timestamp};
 use spellbridge_tests::harness::postgres::Postgres;
@@ -17,6 +29,11 @@ use spellbridge_tests::harness::postgres::Postgres;
 /// One database on one engine: each call opens it again, as a restarted daemon would.
 trait Engine {
     fn open(&self) -> Store;
+    /// Runs `sql` on the database behind the store's back (as an operator's edit or a
+    /// damaged disk would): written in the SQL both engines take.
+    fn sql(&self, sql: &str);
+    /// The one number `sql` answers (`SELECT count(*) …`).
+    fn number(&self, sql: &str) -> i64;
 }
 
 struct Sqlite {
@@ -27,6 +44,18 @@ impl Engine for Sqlite {
     fn open(&self) -> Store {
         Store::open(&self.dir.path().join("spellbridge.db"), OpenMode::CreateIfMissing, Durability::Full)
             .unwrap_or_else(|e| panic!("SQLite opens: {e}"))
+    }
+
+    fn sql(&self, sql: &str) {
+        let connection = rusqlite::Connection::open(self.dir.path().join("spellbridge.db"))
+            .unwrap_or_else(|e| panic!("SQLite opens: {e}"));
+        connection.execute_batch(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    fn number(&self, sql: &str) -> i64 {
+        let connection = rusqlite::Connection::open(self.dir.path().join("spellbridge.db"))
+            .unwrap_or_else(|e| panic!("SQLite opens: {e}"));
+        connection.query_row(sql, [], |row| row.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 }
 
@@ -43,6 +72,15 @@ impl Engine for Pg {
     fn open(&self) -> Store {
         Store::open_postgres(&url(&self.cluster), Some(self.fence.clone()))
             .unwrap_or_else(|e| panic!("PostgreSQL opens: {e}"))
+    }
+
+    fn sql(&self, sql: &str) {
+        self.cluster.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    fn number(&self, sql: &str) -> i64 {
+        let answer = self.cluster.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        answer.trim().parse().unwrap_or_else(|e| panic!("{sql} answered {answer:?}: {e}"))
     }
 }
 
@@ -121,9 +159,294 @@ fn table(router: &Router) -> serde_json::Value {
     router.table_snapshot(0).unwrap_or_else(|| panic!("table 0 is open"))["state"].clone()
 }
 
+/// The coins of table 0's one player (alice, under whatever id the router gives her).
+fn alice_coins(router: &Router) -> serde_json::Value {
+    coins_in(&router.table_snapshot(0).unwrap_or_else(|| panic!("table 0 is open")))
+}
+
+fn coins_in(snapshot: &serde_json::Value) -> serde_json::Value {
+    let players = snapshot["state"]["players"].as_object().cloned().unwrap_or_default();
+    players.values().next().map(|sheet| sheet["coins"].clone()).unwrap_or_default()
+}
+
+/// A Thaum table with alice's 3 coins, shut down cleanly (its snapshot current).
+fn played(engine: &dyn Engine) -> Store {
+    let mut store = engine.open();
+    let router = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
+    store.write_snapshots(&router).unwrap_or_else(|e| panic!("snapshots written: {e}"));
+    store
+}
+
+fn load_checked(store: &Store, policy: Policy) -> Result<Loaded, StoreError> {
+    store.load_checked(Registry::standard(), RouterConfig::default(), policy)
+}
+
 /// The tests, each written once for any engine.
 mod suite {
     use super::*;
+
+    fn relayed_line(i: usize) -> RelayedLine {
+        let relayed = Relayed { name: format!("nick{i}"), text: format!("line {i}") };
+        (NetworkId::new("matrix"), format!("$e{i}"), relayed)
+    }
+
+    fn latest_line(room: &str, name: &str, id: &str, at: i64) -> LatestLine {
+        LatestLine {
+            place: RoomPlace { network: NetworkId::new("matrix"), room: RoomId::new(room) },
+            name: name.to_owned(),
+            id: id.to_owned(),
+            at: Timestamp(at),
+        }
+    }
+
+    pub fn relayed_and_latest_lines_are_kept_across_a_restart(engine: &dyn Engine) {
+        let mut store = engine.open();
+        let lines: Vec<RelayedLine> = (0..LEARNED + 5).map(relayed_line).collect();
+        store.keep_relayed(&lines[..10]).unwrap_or_else(|e| panic!("kept: {e}"));
+        store.keep_relayed(&lines[10..]).unwrap_or_else(|e| panic!("kept: {e}"));
+        store
+            .keep_latest(&[latest_line("!a:hs", "old", "$0", 100), latest_line("!a:hs", "bob", "$1", 1000)])
+            .unwrap_or_else(|e| panic!("kept: {e}"));
+        let later =
+            [latest_line("!a:hs", "bob", "$2", 1000 + REPLY_WITHIN), latest_line("!b:hs", "bob", "$3", 1001)];
+        store.keep_latest(&later).unwrap_or_else(|e| panic!("kept: {e}"));
+        drop(store);
+        let store = engine.open();
+        let kept = store.relayed().unwrap_or_else(|e| panic!("read: {e}"));
+        assert_eq!(kept.len(), LEARNED, "pruned to the latest");
+        assert_eq!(kept.first().map(|(_, id, _)| id.as_str()), Some("$e5"), "the oldest rows went");
+        assert_eq!(kept.last(), lines.last());
+        assert_eq!(
+            store.latest().unwrap_or_else(|e| panic!("read: {e}")),
+            [latest_line("!b:hs", "bob", "$3", 1001), latest_line("!a:hs", "bob", "$2", 1000 + REPLY_WITHIN)],
+            "bob's newer line replaced his older one in !a; the stale line went"
+        );
+    }
+
+    pub fn sts_policies_and_appservice_transactions_are_kept(engine: &dyn Engine) {
+        let expires = UNIX_EPOCH + Duration::from_secs(2_000_000_000);
+        {
+            let store = engine.open();
+            let sts = StsStore::open(&store).unwrap_or_else(|e| panic!("sts: {e}"));
+            assert_eq!(sts.get("irc.example.org"), None);
+            sts.set("IRC.Example.org", Some(StsPolicy { port: 6697, expires }));
+            sts.set("other.example.org", Some(StsPolicy { port: 7000, expires }));
+            sts.set("other.example.org", None);
+            assert_eq!(sts.get("other.example.org"), None, "removed");
+            let txns = TxnStore::open(&store).unwrap_or_else(|e| panic!("txns: {e}"));
+            assert_eq!(txns.seen("matrix", "t1"), Ok(false));
+            txns.note("matrix", "t1").unwrap_or_else(|e| panic!("noted: {e}"));
+            txns.note("matrix", "t1").unwrap_or_else(|e| panic!("noted twice is fine: {e}"));
+            assert_eq!(txns.seen("other", "t1"), Ok(false), "per network");
+        }
+        let store = engine.open();
+        let sts = StsStore::open(&store).unwrap_or_else(|e| panic!("sts: {e}"));
+        assert_eq!(sts.get("irc.example.ORG"), Some(StsPolicy { port: 6697, expires }), "kept, any case");
+        let txns = TxnStore::open(&store).unwrap_or_else(|e| panic!("txns: {e}"));
+        assert_eq!(txns.seen("matrix", "t1"), Ok(true), "kept");
+    }
+
+    pub fn ratings_are_kept_and_an_edited_copy_is_found(engine: &dyn Engine) {
+        let store = played(engine);
+        let scopes = Default::default();
+        let summary = store
+            .refresh_ratings(&Registry::standard(), &scopes)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|e| panic!("derived: {e}"));
+        assert_eq!(store.stored_ratings().unwrap_or_else(|e| panic!("{e}")), Some(summary));
+        assert_eq!(
+            store.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}")),
+            RatingsCheck::Match
+        );
+        engine
+            .sql(r#"UPDATE meta SET value = replace(value, '"summary"', '"edited"') WHERE key = 'ratings'"#);
+        let check = store.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(check.is_problem(), "{check}");
+    }
+
+    pub fn verify_and_export_read_the_tables_and_find_an_edit(engine: &dyn Engine) {
+        let store = played(engine);
+        let clean =
+            audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("verifies: {e}"));
+        assert_eq!(clean.problems(), 0, "{clean:?}");
+        assert_eq!(clean.tables.len(), 1);
+        assert_eq!(clean.tables[0].game, "thaum");
+        let exported = audit::export_json(&store, &Registry::standard(), 0)
+            .unwrap_or_else(|e| panic!("exports: {e}"))
+            .unwrap_or_else(|| panic!("table 0"));
+        assert_eq!(coins_in(&exported["table"]), 3);
+        let rows = exported["journal"].as_array().cloned().unwrap_or_default();
+        assert_eq!(rows.len(), 3, "its three journal rows: {rows:?}");
+        assert_eq!(rows[1]["command"], "!coins alice +3");
+        let wiki = audit::export_wiki(&store, &Registry::standard(), 0).unwrap_or_else(|e| panic!("{e}"));
+        assert!(wiki.is_some_and(|w| w.contains("!coins alice +3")));
+        assert!(
+            audit::export_json(&store, &Registry::standard(), 9).unwrap_or_else(|e| panic!("{e}")).is_none()
+        );
+        engine.sql(r#"UPDATE tables SET snapshot = replace(snapshot, '"coins":3', '"coins":300')"#);
+        let report =
+            audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("verifies: {e}"));
+        assert!(report.problems() > 0, "the edit is found: {report:?}");
+    }
+
+    pub fn a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay(engine: &dyn Engine) {
+        let mut store = engine.open();
+        store
+            .commit(&router(), vec![Step { outbound: vec![message(1)], ..Step::default() }])
+            .unwrap_or_else(|e| panic!("{e}"));
+        engine.sql("INSERT INTO outbox (network, destination, text) VALUES ('irc', 'not json', '{}')");
+        engine.sql(r#"INSERT INTO outbox (network, destination, text) VALUES ('irc', '{"room":""}', '{}')"#);
+        store
+            .commit(&router(), vec![Step { outbound: vec![message(2)], ..Step::default() }])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(store.check_outbox(None).unwrap_or_else(|e| panic!("{e}")).len(), 2, "verify sees both");
+        assert_eq!(store.pending_count().unwrap_or_else(|e| panic!("{e}")), 4, "checking moves nothing");
+        let (queued, bad) = store.pending_checked().unwrap_or_else(|e| panic!("start goes on: {e}"));
+        let texts: Vec<String> = queued.iter().map(|q| q.outbound.message.text.plain()).collect();
+        assert_eq!(texts, ["message 1", "message 2"]);
+        assert_eq!(bad.iter().map(|b| b.id).collect::<Vec<_>>(), [2, 3]);
+        assert!(bad[0].reason.contains("destination does not read"), "{bad:?}");
+        assert!(bad[1].reason.contains("names no room or player"), "{bad:?}");
+        drop(store);
+        // Kept, as stored, and listed; no longer in the outbox.
+        let store = engine.open();
+        assert_eq!(store.set_aside_rows().unwrap_or_else(|e| panic!("{e}")), bad);
+        assert_eq!(engine.number("SELECT count(*) FROM outbox_set_aside WHERE destination = 'not json'"), 1);
+        assert!(store.check_outbox(None).unwrap_or_else(|e| panic!("{e}")).is_empty());
+        let unknown = store.check_outbox(Some(&[NetworkId::new("matrix")])).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            unknown.len(),
+            2,
+            "with a config, rows for unconfigured networks are problems: {unknown:?}"
+        );
+    }
+
+    /// How many of table `table`'s journal rows come after its snapshot's point.
+    fn rows_behind(engine: &dyn Engine, table: u64) -> i64 {
+        engine.number(&format!(
+            "SELECT count(*) FROM journal JOIN tables ON tables.id = journal.table_id
+             WHERE tables.id = {table} AND journal.id > tables.journal_upto"
+        ))
+    }
+
+    pub fn a_snapshot_is_written_once_every_k_entries(engine: &dyn Engine) {
+        let mut store = engine.open();
+        let mut texts = vec!["!new thaum"];
+        texts.extend(std::iter::repeat_n("!coins alice +1", SNAPSHOT_EVERY - 1));
+        play(&mut store, &texts, 0);
+        assert_eq!(rows_behind(engine, 0), (SNAPSHOT_EVERY - 1) as i64, "written at the opening only");
+        let router = play(&mut store, &["!coins alice +1"], SNAPSHOT_EVERY);
+        assert_eq!(rows_behind(engine, 0), 0, "the K-th entry wrote it");
+        let stored = store.current_table(&Registry::standard(), 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(stored, router.table_snapshot(0));
+    }
+
+    pub fn the_snapshot_written_per_action_does_not_grow_with_the_history(engine: &dyn Engine) {
+        // Issue 16, finding 3: each action rewrote the whole snapshot, history and all.
+        let mut store = engine.open();
+        let bytes = |store: &mut Store, first: usize, actions: usize| {
+            let router = play(store, &vec!["!coins alice +1"; actions], first);
+            store.write_snapshots(&router).unwrap_or_else(|e| panic!("{e}"));
+            (engine.number("SELECT length(snapshot) FROM tables WHERE id = 0"), router)
+        };
+        play(&mut store, &["!new thaum"], 0);
+        let (short, _) = bytes(&mut store, 1, 10);
+        let (long, router) = bytes(&mut store, 11, 290);
+        // The coins count has one more digit; nothing else may grow.
+        assert!(long <= short + 4, "{short} bytes after 10 actions, {long} after 300");
+        assert_eq!(
+            engine.number("SELECT count(*) FROM history"),
+            300,
+            "one row per entry, each written once"
+        );
+        // Loaded again, and as `verify` and `export` see it, the whole history is there.
+        let loaded = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("a sound store: {e}"));
+        assert_eq!(loaded.router.table_snapshot(0), router.table_snapshot(0));
+        let history = &router.table_snapshot(0).unwrap_or_else(|| panic!("table 0"))["state"]["history"];
+        assert_eq!(history.as_array().map(Vec::len), Some(300));
+        let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(report.problems(), 0, "{report:?}");
+        let exported = audit::export_json(&store, &Registry::standard(), 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(exported.map(|e| e["table"]["state"]["history"].clone()).as_ref(), Some(history));
+    }
+
+    pub fn a_table_behind_its_snapshot_restarts_to_where_it_was(engine: &dyn Engine) {
+        let mut store = engine.open();
+        // A snapshot only when the table opens: the moves after it are in the journal only.
+        store.set_snapshot_every(100);
+        let before = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
+        drop(store); // killed: no clean shutdown writes the snapshot
+        let store = engine.open();
+        let stored = store.stored_tables().unwrap_or_else(|e| panic!("stored snapshots: {e}"));
+        assert_eq!(stored.len(), 1, "table 0's snapshot, written when it opened");
+        assert_eq!(coins_in(&stored[0].1), 0, "the snapshot is behind its journal");
+        let now = store.current_table(&Registry::standard(), 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(now.map(|t| coins_in(&t)), Some(3.into()), "the rows after it replayed onto it");
+        let loaded = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("a sound start: {e}"));
+        assert!(loaded.rebuilt.is_empty(), "nothing rebuilt: {:?}", loaded.rebuilt);
+        assert_eq!(table(&loaded.router), table(&before), "the snapshot and the rows after it");
+        // Start-up sealed the snapshot up to the journal's end.
+        let stored = store.stored_tables().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(coins_in(&stored[0].1), 3, "written back at start-up");
+    }
+
+    pub fn a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported(engine: &dyn Engine) {
+        let store = played(engine);
+        let honest = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("sound: {e}"));
+        assert!(honest.rebuilt.is_empty(), "an untouched store is sound");
+        assert_eq!(alice_coins(&honest.router), 3);
+        engine.sql(r#"UPDATE tables SET snapshot = replace(snapshot, '"coins":3', '"coins":300')"#);
+        let error = load_checked(&store, Policy::Refuse).err().unwrap_or_else(|| panic!("--strict refuses"));
+        assert!(matches!(error, StoreError::Unsound { .. }), "{error}");
+        assert!(error.to_string().contains("table 0: its snapshot does not match the checksum"), "{error}");
+        let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
+        assert_eq!(alice_coins(&loaded.router), 3, "the journal's state, not the edit");
+        assert_eq!(loaded.rebuilt, [TableProblem { table: 0, problem: Unsound::SnapshotEdited }]);
+        // The rebuilt snapshot was written back: the next start finds it sound.
+        let again = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("sound now: {e}"));
+        assert!(again.rebuilt.is_empty());
+    }
+
+    pub fn a_journal_edited_in_sql_no_longer_matches_its_seal(engine: &dyn Engine) {
+        let store = played(engine);
+        engine.sql(
+            r#"UPDATE journal SET events = '["forged"]' WHERE kind = 'acted' AND command LIKE '!coins%'"#,
+        );
+        let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
+        assert_eq!(loaded.rebuilt, [TableProblem { table: 0, problem: Unsound::JournalEdited }]);
+    }
+
+    pub fn a_snapshot_whose_row_was_deleted_is_rebuilt_not_forgotten(engine: &dyn Engine) {
+        let store = played(engine);
+        engine.sql("DELETE FROM tables");
+        let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
+        assert_eq!(loaded.rebuilt, [TableProblem { table: 0, problem: Unsound::NoSnapshot }]);
+        assert_eq!(alice_coins(&loaded.router), 3);
+    }
+
+    pub fn a_history_row_edited_in_sql_is_caught_by_the_seal(engine: &dyn Engine) {
+        let store = played(engine);
+        let kept = store.stored_tables().unwrap_or_else(|e| panic!("{e}"));
+        let history = kept[0].1["state"]["history"].as_array().map_or(0, Vec::len);
+        assert!(history > 0, "Thaum keeps a history: {}", kept[0].1);
+        engine.sql("UPDATE history SET entry = replace(entry, '+3', '+9')");
+        assert!(store.stored_tables().is_err(), "the history rows no longer match the snapshot");
+        let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
+        assert!(report.problems() > 0, "verify finds it: {report:?}");
+        let refused =
+            load_checked(&store, Policy::Refuse).err().unwrap_or_else(|| panic!("--strict refuses"));
+        assert!(refused.to_string().contains("history rows"), "{refused}");
+        let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("rebuilds: {e}"));
+        assert!(
+            matches!(
+                loaded.rebuilt.as_slice(),
+                [TableProblem { table: 0, problem: Unsound::DoesNotLoad(_) }]
+            ),
+            "{:?}",
+            loaded.rebuilt
+        );
+        assert_eq!(alice_coins(&loaded.router), 3);
+    }
 
     pub fn the_outbox_keeps_order_and_forgets_only_what_was_sent(engine: &dyn Engine) {
         let mut store = engine.open();
@@ -250,6 +573,54 @@ macro_rules! instantiate {
             fn a_game_goes_on_after_a_restart_where_it_was() {
                 suite::a_game_goes_on_after_a_restart_where_it_was(&$make);
             }
+            #[test]
+            fn a_table_behind_its_snapshot_restarts_to_where_it_was() {
+                suite::a_table_behind_its_snapshot_restarts_to_where_it_was(&$make);
+            }
+            #[test]
+            fn a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported() {
+                suite::a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported(&$make);
+            }
+            #[test]
+            fn a_journal_edited_in_sql_no_longer_matches_its_seal() {
+                suite::a_journal_edited_in_sql_no_longer_matches_its_seal(&$make);
+            }
+            #[test]
+            fn a_snapshot_whose_row_was_deleted_is_rebuilt_not_forgotten() {
+                suite::a_snapshot_whose_row_was_deleted_is_rebuilt_not_forgotten(&$make);
+            }
+            #[test]
+            fn a_history_row_edited_in_sql_is_caught_by_the_seal() {
+                suite::a_history_row_edited_in_sql_is_caught_by_the_seal(&$make);
+            }
+            #[test]
+            fn relayed_and_latest_lines_are_kept_across_a_restart() {
+                suite::relayed_and_latest_lines_are_kept_across_a_restart(&$make);
+            }
+            #[test]
+            fn sts_policies_and_appservice_transactions_are_kept() {
+                suite::sts_policies_and_appservice_transactions_are_kept(&$make);
+            }
+            #[test]
+            fn ratings_are_kept_and_an_edited_copy_is_found() {
+                suite::ratings_are_kept_and_an_edited_copy_is_found(&$make);
+            }
+            #[test]
+            fn verify_and_export_read_the_tables_and_find_an_edit() {
+                suite::verify_and_export_read_the_tables_and_find_an_edit(&$make);
+            }
+            #[test]
+            fn a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay() {
+                suite::a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay(&$make);
+            }
+            #[test]
+            fn a_snapshot_is_written_once_every_k_entries() {
+                suite::a_snapshot_is_written_once_every_k_entries(&$make);
+            }
+            #[test]
+            fn the_snapshot_written_per_action_does_not_grow_with_the_history() {
+                suite::the_snapshot_written_per_action_does_not_grow_with_the_history(&$make);
+            }
         }
     };
 }
@@ -369,4 +740,164 @@ fn the_postgres_store_works_when_called_inside_a_runtime() {
         });
     }
     assert_eq!(texts(&engine.open()), ["message 0", "message 1"]);
+}
+
+/// One list of numbered migrations for both engines: a new database of either kind is at
+/// the same version, recorded in SQLite's `user_version` and PostgreSQL's
+/// `spellbridge_schema`.
+#[test]
+fn both_engines_record_the_same_schema_version() {
+    let sqlite = sqlite();
+    drop(sqlite.open());
+    let pg = postgres();
+    drop(pg.open());
+    let on_sqlite = sqlite.number("PRAGMA user_version");
+    let on_postgres = pg.number("SELECT version FROM spellbridge_schema");
+    assert_eq!(on_sqlite, i64::from(spellbridge::store::schema::current_version()));
+    assert_eq!(on_postgres, on_sqlite, "the same number names the same tables on both");
+}
+
+/// `store copy` from SQLite to PostgreSQL and back: every row goes, with its ids (the
+/// snapshot covers the same rows, so `verify` passes on the copy and the games load as
+/// they were), a destination with rows is refused unless told to replace them, and new
+/// rows on the copy take new ids.
+#[test]
+fn a_store_copied_between_the_engines_verifies_and_plays_on() {
+    let source = sqlite();
+    let mut store = source.open();
+    let router = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
+    store
+        .keep_relayed(&[(
+            NetworkId::new("matrix"),
+            "$r".into(),
+            Relayed { name: "n".into(), text: "t".into() },
+        )])
+        .unwrap_or_else(|e| panic!("{e}"));
+    store.refresh_ratings(&Registry::standard(), &Default::default()).unwrap_or_else(|e| panic!("{e}")).ok();
+    let step = Step { outbound: vec![message(7)], ..Step::default() };
+    store.commit(&router, vec![step]).unwrap_or_else(|e| panic!("{e}"));
+    let (journal, outbox) = (store.journal().unwrap_or_else(|e| panic!("{e}")), texts(&store));
+    drop(store); // killed: the snapshot is behind its journal, as a live database's may be
+    let from = Place::Sqlite(source.dir.path().join("spellbridge.db"));
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let to = Place::parse(&cluster.url()).unwrap_or_else(|e| panic!("{e}"));
+    let copied = copy::copy(&from, &to, false).unwrap_or_else(|e| panic!("copies: {e}"));
+    assert!(
+        copied.contains(&("journal", journal.len())) && copied.contains(&("outbox", outbox.len())),
+        "{copied:?}"
+    );
+
+    let reader = Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}"));
+    let report = audit::verify(&reader, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.problems(), 0, "verify passes on the copy: {report:?}");
+    assert_eq!(texts(&reader), outbox, "the outbox, in order");
+    assert_eq!(reader.journal().unwrap_or_else(|e| panic!("{e}")), journal);
+    assert_eq!(reader.relayed().unwrap_or_else(|e| panic!("{e}")).len(), 1);
+    assert_eq!(
+        reader.check_ratings(&Registry::standard()).unwrap_or_else(|e| panic!("{e}")),
+        RatingsCheck::Match
+    );
+    let loaded = load_checked(&reader, Policy::Refuse).unwrap_or_else(|e| panic!("a sound copy: {e}"));
+    assert_eq!(table(&loaded.router), table(&router), "the game as it was");
+    drop(reader);
+
+    // Again into the copy: refused, and nothing changes.
+    let error =
+        copy::copy(&from, &to, false).err().unwrap_or_else(|| panic!("a non-empty destination is refused"));
+    assert!(matches!(error, CopyError::NotEmpty { .. }), "{error}");
+    assert!(error.to_string().contains("--replace"), "says how: {error}");
+    let password =
+        cluster.url().rsplit_once('@').and_then(|(user, _)| user.rsplit_once(':').map(|(_, p)| p.to_owned()));
+    assert!(password.is_some_and(|p| !error.to_string().contains(&p)), "never the password: {error}");
+    copy::copy(&from, &to, true).unwrap_or_else(|e| panic!("--replace copies: {e}"));
+
+    // The copy plays on: new journal rows take ids after the copied ones.
+    let (_lease, fence) = lease(&cluster, "spellbridge@copy");
+    let pg = Pg { cluster, fence };
+    let mut store = pg.open();
+    let after = play(&mut store, &["!coins alice +2"], 3);
+    assert_eq!(alice_coins(&after), 5);
+    drop(store);
+    // A database a daemon leads on is not copied into, even with --replace.
+    let error = copy::copy(&from, &to, true).err().unwrap_or_else(|| panic!("refused while a daemon leads"));
+    assert!(
+        error.to_string().contains("spellbridge@copy") && error.to_string().contains("stop it"),
+        "{error}"
+    );
+
+    // And back to a new SQLite file, which verifies too.
+    let back = sqlite();
+    let back_place = Place::parse(&format!("sqlite:{}", back.dir.path().join("spellbridge.db").display()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    copy::copy(&to, &back_place, false).unwrap_or_else(|e| panic!("copies back: {e}"));
+    let store = back.open();
+    let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.problems(), 0, "{report:?}");
+    let loaded = load_checked(&store, Policy::Refuse).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(alice_coins(&loaded.router), 5);
+}
+
+/// What `store copy` is given is checked before anything is read, and a URL's password is
+/// never repeated.
+#[test]
+fn a_copy_to_or_from_a_bad_place_is_refused_and_says_what_to_write() {
+    for bad in ["", "spellbridge.db", "sqlite:", "mysql://u:hunter2@h/db", "postgres://u:hunter2@h:99999/db"]
+    {
+        let error = Place::parse(bad).err().unwrap_or_else(|| panic!("{bad:?} is refused"));
+        assert!(!error.contains("hunter2"), "{error}");
+        assert!(!error.is_empty());
+    }
+    assert!(Place::parse("mysql://u:p@h/db").err().unwrap_or_default().contains("sqlite:PATH"));
+    let same = Place::parse("sqlite:/tmp/x.db").unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(copy::copy(&same, &same, false), Err(CopyError::Same)));
+}
+
+/// The commands over a PostgreSQL store: `store copy` into it, then `verify --store` and
+/// `export --store` read it; nothing they print shows the password, and a second copy is
+/// refused with what to do.
+#[test]
+fn the_commands_copy_verify_and_export_a_postgresql_store_without_its_password() {
+    const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(BIN).args(args).output().unwrap_or_else(|e| panic!("{e}"));
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        (output.status.success(), text)
+    };
+    let source = sqlite();
+    let mut store = source.open();
+    play(&mut store, &["!new thaum", "!coins alice +3"], 0);
+    drop(store);
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let url = cluster.url();
+    let password =
+        url.rsplit_once('@').and_then(|(user, _)| user.rsplit_once(':').map(|(_, p)| p.to_owned()));
+    let password = password.unwrap_or_else(|| panic!("the harness's URL has a password"));
+    let from = format!("sqlite:{}", source.dir.path().join("spellbridge.db").display());
+
+    let (ok, copied) = run(&["store", "copy", "--from", &from, "--to", &url]);
+    assert!(ok, "{copied}");
+    assert!(
+        copied.contains("journal: ") && copied.contains("spellbridge verify --store postgres://"),
+        "{copied}"
+    );
+    let (ok, verified) = run(&["verify", "--store", &url]);
+    assert!(ok, "{verified}");
+    assert!(
+        verified.contains("table 0 (thaum, ") && verified.contains("1 tables checked, 0 with problems"),
+        "{verified}"
+    );
+    let (ok, exported) = run(&["export", "0", "--store", &url]);
+    assert!(ok && exported.contains("!coins alice +3"), "{exported}");
+    let (ok, missing) = run(&["export", "9", "--store", &url]);
+    assert!(!ok && missing.contains("has no table 9"), "{missing}");
+    let (ok, again) = run(&["store", "copy", "--from", &from, "--to", &url]);
+    assert!(!ok && again.contains("is not empty") && again.contains("--replace"), "{again}");
+    let (ok, bad) = run(&["verify", "--store", &format!("postgres://postgres:{password}@127.0.0.1/")]);
+    assert!(!ok && bad.contains("--store"), "a URL without a database is refused: {bad}");
+    let (ok, both) = run(&["verify", "--db", "x.db", "--store", &url]);
+    assert!(!ok && both.contains("cannot be used with"), "{both}");
+    for text in [copied, verified, exported, missing, again, bad, both] {
+        assert!(!text.contains(&password), "the password is never printed: {text}");
+    }
 }

@@ -3,10 +3,16 @@
 # registry packages only: wit-bindgen's C generator and wasm-tools (crates.io), clang-14,
 # lld-14 and wasi-libc (Debian). `tests/scripts/install-wasm-games.sh` installs them.
 #
-#   games/nim-wasm/build.sh [OUT_DIR]     → OUT_DIR/nim.wasm (default: games/nim-wasm/out)
+#   games/nim-wasm/build.sh [OUT_DIR]     → OUT_DIR/nim.wasm and OUT_DIR/nim.transcript
+#                                           (default OUT_DIR: games/nim-wasm/out)
 #
 # NIM_CFLAGS adds compiler flags: the host's hostile test games build this way, with
 # -DHOSTILE_<KIND> choosing their misbehaviour (game.c).
+#
+# A build that calls wasi-libc's files, clocks, stdio or random (the plain Nim does not)
+# imports WASI preview 1; it is wrapped with wasmtime's preview-1 adapter (crates.io, fetched
+# by tests/scripts/install-wasm-games.sh to WASI_ADAPTER's default), so the component imports
+# WASI 0.2, which the host gives empty.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -41,5 +47,14 @@ clang-14 --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 -Wall -Wer
     "$here/game.c" "$here/rules.c" \
     "$work/$base.c" "$work/${base}_component_type.o" \
     -o "$work/core.wasm"
-wasm-tools component new "$work/core.wasm" -o "$out/$name.wasm"
+adapt=()
+if grep -aq wasi_snapshot_preview1 "$work/core.wasm"; then
+    adapter="${WASI_ADAPTER:-${XDG_CACHE_HOME:-$HOME/.cache}/spellbridge/wasi_snapshot_preview1.reactor.wasm}"
+    [ -f "$adapter" ] || { echo "build.sh: $adapter is missing; run tests/scripts/install-wasm-games.sh" >&2; exit 1; }
+    adapt=(--adapt "wasi_snapshot_preview1=$adapter")
+fi
+wasm-tools component new "$work/core.wasm" "${adapt[@]}" -o "$out/$name.wasm"
+# The example transcript `game check` plays, beside the component (NIM_TRANSCRIPT= for none).
+transcript="${NIM_TRANSCRIPT-$here/nim.transcript}"
+if [ -n "$transcript" ]; then cp "$transcript" "$out/$name.transcript"; fi
 echo "$out/$name.wasm"

@@ -5,9 +5,24 @@
  * Built with -DHOSTILE_<KIND>, `take` misbehaves instead (the host's tests of
  * containment): LOOP never returns, MEMORY grows memory without end, HUGE answers ten
  * thousand news, TRAP traps, BAD_STATE returns a state it cannot read back, and
- * CLOCK (built for hostile/wit/clock.wit) tells the wall clock's seconds in its news. */
+ * CLOCK (built for hostile/wit/clock.wit) tells the wall clock's seconds in its news.
+ * WASI uses wasi-libc as a language runtime would (through the preview-1 adapter): it
+ * opens files and a folder, reads the environment, writes to stdout and stderr, sleeps an
+ * hour, reads both clocks and draws random bytes, and tells what it got in its news (the
+ * adapter has no sockets: NET tries them).
+ * NET (built for hostile/net-wit/net.wit) makes a TCP socket and looks up a name with
+ * WASI 0.2's sockets, and tells the error codes it got. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(HOSTILE_WASI) || defined(HOSTILE_NET)
+#include <stdio.h>
+#endif
+#ifdef HOSTILE_WASI
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+extern char **environ;
+#endif
 
 #include "rules.h"
 #include "world.h"
@@ -139,6 +154,37 @@ static int named(const str_t *name, const char *word) {
 volatile int forever = 1;
 #endif
 
+#ifdef HOSTILE_WASI
+/* What the empty WASI gave, as `file=… dir=… env=… out=… slept=… wall=… mono=… random=…`. */
+static size_t wasi_probe(char *said, size_t size) {
+    FILE *file = fopen("/etc/passwd", "r");
+    FILE *here = fopen("secret.txt", "r");
+    DIR *root = opendir("/");
+    int env = environ && environ[0] ? 1 : 0;
+    const char *home = getenv("HOME");
+    static char lots[1 << 16];
+    memset(lots, 'x', sizeof lots);
+    int out = 1;
+    for (int i = 0; i < 64; i++) out &= fwrite(lots, 1, sizeof lots, stdout) == sizeof lots;
+    out &= fflush(stdout) == 0 && fputs("to stderr\n", stderr) >= 0;
+    struct timespec hour = {3600, 0};
+    int slept = nanosleep(&hour, NULL) == 0;
+    struct timespec wall, mono;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    unsigned char random[8] = {0};
+    getentropy(random, sizeof random);
+    return (size_t)snprintf(said, size,
+                            "file=%s dir=%s env=%s out=%s slept=%s wall=%lld mono=%lld "
+                            "random=%02x%02x%02x%02x%02x%02x%02x%02x",
+                            file || here ? "yes" : "no", root ? "yes" : "no", env || home ? "yes" : "no",
+                            out ? "ok" : "failed", slept ? "yes" : "no",
+                            (long long)wall.tv_sec, (long long)mono.tv_sec * 1000000000LL + mono.tv_nsec,
+                            random[0], random[1], random[2], random[3], random[4], random[5], random[6],
+                            random[7]);
+}
+#endif
+
 bool exports_spellbridge_game_game_apply(spellbridge_game_list_u8_t *state, exports_spellbridge_game_game_move_t *move,
                                          uint64_t seed, exports_spellbridge_game_game_outcome_t *ret,
                                          exports_spellbridge_game_game_refusal_t *err) {
@@ -198,6 +244,49 @@ bool exports_spellbridge_game_game_apply(spellbridge_game_list_u8_t *state, expo
         wasi_clocks_wall_clock_now(&now);
         char seconds[24];
         ret->news.ptr[0].args.ptr[1].f1 = sn(seconds, nim_digits(now.seconds, seconds)); /* the amount: the clock's seconds */
+    }
+#elif defined(HOSTILE_NET)
+    if (command == NIM_TAKE) {
+        static char said[64];
+        wasi_sockets_tcp_create_socket_own_tcp_socket_t socket;
+        wasi_sockets_tcp_create_socket_error_code_t tcp_error;
+        wasi_sockets_ip_name_lookup_error_code_t lookup_error;
+        int tcp = wasi_sockets_tcp_create_socket_create_tcp_socket(WASI_SOCKETS_NETWORK_IP_ADDRESS_FAMILY_IPV4,
+                                                                   &socket, &tcp_error)
+                      ? -1
+                      : (int)tcp_error;
+        wasi_sockets_instance_network_own_network_t network = wasi_sockets_instance_network_instance_network();
+        wasi_sockets_ip_name_lookup_own_resolve_address_stream_t found;
+        net_game_string_t name;
+        net_game_string_dup(&name, "localhost");
+        int lookup = -1;
+        if (!wasi_sockets_ip_name_lookup_resolve_addresses(wasi_sockets_network_borrow_network(network), &name, &found,
+                                                           &lookup_error))
+            lookup = (int)lookup_error;
+        /* The answer comes later: wait for it while the stream says would-block. */
+        for (int tries = 0; lookup == -1 && tries < 100; tries++) {
+            wasi_sockets_ip_name_lookup_option_ip_address_t address;
+            wasi_sockets_ip_name_lookup_borrow_resolve_address_stream_t stream =
+                wasi_sockets_ip_name_lookup_borrow_resolve_address_stream(found);
+            if (wasi_sockets_ip_name_lookup_method_resolve_address_stream_resolve_next_address(stream, &address,
+                                                                                              &lookup_error))
+                break; /* an address: the lookup worked */
+            if (lookup_error != WASI_SOCKETS_NETWORK_ERROR_CODE_WOULD_BLOCK) {
+                lookup = (int)lookup_error;
+                break;
+            }
+            wasi_io_poll_own_pollable_t ready = wasi_sockets_ip_name_lookup_method_resolve_address_stream_subscribe(stream);
+            wasi_io_poll_method_pollable_block(wasi_io_poll_borrow_pollable(ready));
+            wasi_io_poll_pollable_drop_own(ready);
+        }
+        /* the amount: `tcp=<error code> lookup=<error code>` (WASI's numbers: 1 access-denied, 20
+         * permanent-resolver-failure; -1 it worked) */
+        ret->news.ptr[0].args.ptr[1].f1 = sn(said, (size_t)snprintf(said, sizeof said, "tcp=%d lookup=%d", tcp, lookup));
+    }
+#elif defined(HOSTILE_WASI)
+    if (command == NIM_TAKE) {
+        static char said[256];
+        ret->news.ptr[0].args.ptr[1].f1 = sn(said, wasi_probe(said, sizeof said)); /* the amount: what WASI gave */
     }
 #endif
     return true;

@@ -1,6 +1,7 @@
-//! The PostgreSQL schema, as one list of numbered migrations (compiled in), recorded in
-//! `spellbridge_schema`: 1 is the leader lease (`migrations/0001_leader_lease.sql`), 2 the
-//! store's tables (`store/postgres/0002_store.sql`, the rows of SQLite's schema).
+//! Migrating the PostgreSQL schema: the store's one list of numbered migrations
+//! (`store::schema::MIGRATIONS`, each step in SQLite's and PostgreSQL's SQL; step 12 makes
+//! the leader lease, `migrations/0001_leader_lease.sql`, and the store's tables), its
+//! version recorded in `spellbridge_schema` (SQLite's in `PRAGMA user_version`).
 //!
 //! Two daemons may start at once on an empty database: the migrations run in one
 //! transaction that first takes a *transaction*-level advisory lock, so the second waits
@@ -10,10 +11,7 @@
 use tokio_postgres::Client;
 
 use super::LeaseError;
-
-/// The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] =
-    &[include_str!("migrations/0001_leader_lease.sql"), include_str!("../store/postgres/0002_store.sql")];
+use crate::store::schema::MIGRATIONS;
 
 /// The key of the advisory lock the migrations serialise on ("spbridge" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7370_6272_6964_6765;
@@ -54,7 +52,7 @@ pub async fn migrate(client: &mut Client) -> Result<(), LeaseError> {
         return Ok(());
     }
     for migration in &MIGRATIONS[found as usize..] {
-        transaction.batch_execute(migration).await.map_err(sql("applying a migration"))?;
+        transaction.batch_execute(migration.postgres).await.map_err(sql("applying a migration"))?;
     }
     transaction
         .execute(

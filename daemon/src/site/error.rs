@@ -13,6 +13,9 @@ pub enum SiteError {
         /// What SQLite said.
         source: rusqlite::Error,
     },
+    /// The PostgreSQL store failed (its message names the database, never its password).
+    #[error("the site could not read the store: {0}")]
+    Store(Box<crate::store::StoreError>),
     /// A stored row does not read.
     #[error("the site could not read a stored row: {0}")]
     BadRow(String),

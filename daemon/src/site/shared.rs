@@ -54,7 +54,31 @@ impl Site {
         keepalive: Duration,
     ) -> Result<Site, SiteError> {
         let reader = Reader::open(database, registry.clone())?;
-        Ok(Site {
+        Ok(Site::over(reader, registry, scopes, hidden, max_event_streams, keepalive))
+    }
+
+    /// The site over the PostgreSQL database at `url`, as [`Site::open`] over a file.
+    pub fn open_postgres(
+        url: &crate::store::postgres::StoreUrl,
+        registry: Registry,
+        scopes: BTreeMap<NetworkId, Scope>,
+        hidden: Hidden,
+        max_event_streams: usize,
+        keepalive: Duration,
+    ) -> Result<Site, SiteError> {
+        let reader = Reader::open_postgres(url, registry.clone())?;
+        Ok(Site::over(reader, registry, scopes, hidden, max_event_streams, keepalive))
+    }
+
+    fn over(
+        reader: Reader,
+        registry: Registry,
+        scopes: BTreeMap<NetworkId, Scope>,
+        hidden: Hidden,
+        max_event_streams: usize,
+        keepalive: Duration,
+    ) -> Site {
+        Site {
             inner: Arc::new(Inner {
                 reader,
                 board: Board::of(registry.clone()),
@@ -68,7 +92,7 @@ impl Site {
                 streams: Streams::new(max_event_streams),
                 keepalive,
             }),
-        })
+        }
     }
 
     /// The keep-alive interval for a listener whose idle timeout is `idle_timeout`: half

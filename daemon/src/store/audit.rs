@@ -21,7 +21,7 @@ use super::difference::first_difference;
 use super::outbox::BadRow;
 use super::seal;
 use super::startup::{self, Trust, Unsound};
-use super::{SqliteStore, Store, StoreError};
+use super::{Store, StoreError};
 use crate::journal::{Entry, TableId};
 use crate::router::{Router, RouterConfig};
 
@@ -101,10 +101,12 @@ pub fn verify(
     registry: impl Fn() -> Registry,
     networks: Option<&[NetworkId]>,
 ) -> Result<Report, StoreError> {
-    let store = store.sqlite()?;
-    // A database from before player ids named their network is brought up to date first.
-    if super::player_ids::needs_upgrade(store)? {
-        super::player_ids::upgrade(store, registry(), RouterConfig::default())?;
+    // A database from before player ids named their network is brought up to date first
+    // (SQLite only: PostgreSQL databases began after the change).
+    if let Some(sqlite) = store.sqlite()
+        && super::player_ids::needs_upgrade(sqlite)?
+    {
+        super::player_ids::upgrade(sqlite, registry(), RouterConfig::default())?;
     }
     let mut report = Report::default();
     let mut rows = table_rows(store)?;
@@ -175,7 +177,7 @@ pub fn verify(
 /// A router to replay `table` with: the store's dice keys for it, the keys its journal
 /// reveals, and `offered` keys (used first, for the commitments they match).
 fn keyed_router(
-    store: &SqliteStore,
+    store: &Store,
     registry: Registry,
     table: TableId,
     entries: &[Entry],
@@ -226,7 +228,6 @@ pub fn verify_keys(
     table: TableId,
     keys: &[DiceKey],
 ) -> Result<KeyCheck, StoreError> {
-    let store = store.sqlite()?;
     let Some(stored) = store.current_table(&registry, table)? else {
         return Ok(KeyCheck::NoTable);
     };
@@ -264,18 +265,8 @@ pub fn verify_keys(
 }
 
 /// Every table's stored row, by number.
-fn table_rows(store: &SqliteStore) -> Result<BTreeMap<TableId, Option<startup::Row>>, StoreError> {
-    let fail = |e| super::classify(store.path(), e);
-    let mut statement = store
-        .connection()
-        .prepare(&format!("SELECT {} FROM tables ORDER BY id", startup::Row::COLUMNS))
-        .map_err(fail)?;
-    let rows = statement
-        .query_map([], startup::Row::read)
-        .map_err(fail)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(fail)?;
-    Ok(rows.into_iter().map(|row| (row.id, Some(row))).collect())
+fn table_rows(store: &Store) -> Result<BTreeMap<TableId, Option<startup::Row>>, StoreError> {
+    Ok(store.table_rows()?.into_iter().map(|row| (row.id, Some(row))).collect())
 }
 
 /// Journal entries with their row ids.
@@ -283,19 +274,8 @@ type Numbered = Vec<(i64, Entry)>;
 
 /// A table's (or the lobby's) journal entries that read, with their row ids, and what is
 /// wrong with the others.
-fn journal(store: &SqliteStore, table: Option<TableId>) -> Result<(Numbered, Vec<String>), StoreError> {
-    let fail = |e| super::classify(store.path(), e);
-    let mut statement = store
-        .connection()
-        .prepare("SELECT id, CAST(entry AS BLOB) FROM journal WHERE table_id IS ?1 ORDER BY id")
-        .map_err(fail)?;
-    let rows = statement
-        .query_map([table.map(super::sql_u64)], |row| {
-            Ok((row.get::<_, i64>(0)?, row.get::<_, Option<Vec<u8>>>(1)?.unwrap_or_default()))
-        })
-        .map_err(fail)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(fail)?;
+fn journal(store: &Store, table: Option<TableId>) -> Result<(Numbered, Vec<String>), StoreError> {
+    let rows = store.journal_texts(table)?;
     let (mut entries, mut bad) = (Vec::new(), Vec::new());
     for (id, text) in rows {
         match serde_json::from_slice::<Entry>(&text) {
@@ -308,38 +288,11 @@ fn journal(store: &SqliteStore, table: Option<TableId>) -> Result<(Numbered, Vec
 
 /// A table's history and state (as it is now, for the games of `games`) as JSON.
 pub fn export_json(store: &Store, games: &Registry, table: TableId) -> Result<Option<Value>, StoreError> {
-    let store = store.sqlite()?;
     let Some(stored) = store.current_table(games, table)? else {
         return Ok(None);
     };
-    let history = history(store, table)?;
+    let history = store.export_rows(table)?;
     Ok(Some(json!({ "table": stored, "journal": history })))
-}
-
-/// One journal row as export shows it.
-fn history(store: &SqliteStore, table: TableId) -> Result<Vec<Value>, StoreError> {
-    let connection = store.connection();
-    let fail = |e| super::classify(store.path(), e);
-    let mut statement = connection
-        .prepare("SELECT id, kind, player, command, network, message_id, entry, events FROM journal WHERE table_id = ?1 ORDER BY id")
-        .map_err(fail)?;
-    let rows = statement
-        .query_map([super::sql_u64(table)], |row| {
-            Ok(json!({
-                "id": row.get::<_, i64>(0)?,
-                "kind": row.get::<_, String>(1)?,
-                "player": row.get::<_, Option<String>>(2)?,
-                "command": row.get::<_, Option<String>>(3)?,
-                "network": row.get::<_, Option<String>>(4)?,
-                "message_id": row.get::<_, Option<String>>(5)?,
-                "entry": serde_json::from_str::<Value>(&row.get::<_, String>(6)?).unwrap_or(Value::Null),
-                "events": serde_json::from_str::<Value>(&row.get::<_, String>(7)?).unwrap_or(Value::Null),
-            }))
-        })
-        .map_err(fail)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(fail)?;
-    Ok(rows)
 }
 
 /// A table's state and history as MediaWiki table markup; the state as its game in

@@ -3,9 +3,10 @@
 //! ([`SqliteStore`], the default: `[store] path`) or PostgreSQL ([`PgStore`],
 //! `[store] url`).
 //!
-//! An enum, not a trait object: the callers keep calling `Store`'s methods unchanged,
-//! and what only SQLite does yet is one match arm that says so
-//! ([`StoreError::NotOnPostgres`]) instead of a default method hidden in a trait.
+//! An enum, not a trait object: the callers keep calling `Store`'s methods unchanged, and
+//! each method's two arms show what each engine does. Where the logic is the same on
+//! both (start-up's checks, the ratings), it is written once over a small trait the two
+//! engines implement (`startup::Source`, `ratings::Ratings`).
 
 use std::path::Path;
 
@@ -15,8 +16,8 @@ use spellbridge_core::{NetworkId, Registry};
 
 use super::outbox::BadRow;
 use super::postgres::{PgStore, StoreUrl};
-use super::ratings::RatingsCheck;
-use super::startup::{Loaded, Policy};
+use super::ratings::{Ratings, RatingsCheck};
+use super::startup::{self, Loaded, Policy};
 use super::{Durability, MessageKey, OpenMode, Queued, SqliteStore, Step, StoreError, commits};
 use crate::identity::Scope;
 use crate::journal::{Entry, TableId};
@@ -30,25 +31,16 @@ pub struct Store {
     engine: Engine,
 }
 
-enum Engine {
-    Sqlite(Box<SqliteStore>),
+/// A second connection to a [`Store`]'s database (see [`Store::side`]).
+pub(super) enum Side {
+    Sqlite(super::side::Sqlite),
+    /// A store of its own that holds no lease: it commits no moves.
     Postgres(Box<PgStore>),
 }
 
-/// Runs `$body` on SQLite; on PostgreSQL, says that `$what` is not there yet.
-macro_rules! sqlite_only {
-    ($self:expr, $what:literal, |$s:ident| $body:expr) => {
-        match &$self.engine {
-            Engine::Sqlite($s) => $body,
-            Engine::Postgres(_) => Err(StoreError::NotOnPostgres { what: $what }),
-        }
-    };
-    (mut $self:expr, $what:literal, |$s:ident| $body:expr) => {
-        match &mut $self.engine {
-            Engine::Sqlite($s) => $body,
-            Engine::Postgres(_) => Err(StoreError::NotOnPostgres { what: $what }),
-        }
-    };
+enum Engine {
+    Sqlite(Box<SqliteStore>),
+    Postgres(Box<PgStore>),
 }
 
 impl Store {
@@ -71,6 +63,15 @@ impl Store {
         }
     }
 
+    /// What start-up loads beside the tables (ratings, relayed lines, shown names), into
+    /// `router`: a standby's warm tables when it takes over. On SQLite, nothing (no standby).
+    pub fn load_beside_tables(&self, router: &mut Router) -> Result<(), StoreError> {
+        match &self.engine {
+            Engine::Postgres(s) => s.load_beside_tables(router),
+            Engine::Sqlite(_) => Ok(()),
+        }
+    }
+
     /// The journal rows after row `id`, with their ids, at most `limit` (a standby follows
     /// them). SQLite has one daemon and no standby: none.
     pub fn journal_after(&self, id: i64, limit: i64) -> Result<Vec<(i64, Entry)>, StoreError> {
@@ -80,15 +81,29 @@ impl Store {
         }
     }
 
-    /// The SQLite store, for what only SQLite does yet (`verify`, `export`, STS).
-    pub fn sqlite(&self) -> Result<&SqliteStore, StoreError> {
-        sqlite_only!(self, "this", |s| Ok(s))
+    /// The SQLite store, for what only SQLite has: the player-id upgrade of databases
+    /// from before ids named their network.
+    pub fn sqlite(&self) -> Option<&SqliteStore> {
+        match &self.engine {
+            Engine::Sqlite(s) => Some(s),
+            Engine::Postgres(_) => None,
+        }
     }
 
-    /// See [`SqliteStore::set_snapshot_every`] (PostgreSQL keeps no snapshots yet).
+    /// A second connection to the same database, for a transport's task that reads and
+    /// writes beside the store (STS policies, appservice transactions).
+    pub(super) fn side(&self) -> Result<Side, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => super::side::Sqlite::open(s).map(Side::Sqlite),
+            Engine::Postgres(s) => PgStore::open(s.url(), None).map(|s| Side::Postgres(Box::new(s))),
+        }
+    }
+
+    /// See [`SqliteStore::set_snapshot_every`].
     pub fn set_snapshot_every(&mut self, every: usize) {
-        if let Engine::Sqlite(s) = &mut self.engine {
-            s.set_snapshot_every(every);
+        match &mut self.engine {
+            Engine::Sqlite(s) => s.set_snapshot_every(every),
+            Engine::Postgres(s) => s.set_snapshot_every(every),
         }
     }
 
@@ -125,11 +140,11 @@ impl Store {
         }
     }
 
-    /// Writes the snapshots of the tables behind their journals (PostgreSQL: none kept).
+    /// Writes the snapshots of the tables behind their journals.
     pub fn write_snapshots(&mut self, router: &Router) -> Result<(), StoreError> {
         match &mut self.engine {
             Engine::Sqlite(s) => s.write_snapshots(router),
-            Engine::Postgres(_) => Ok(()),
+            Engine::Postgres(s) => s.write_snapshots(router),
         }
     }
 
@@ -141,8 +156,7 @@ impl Store {
         }
     }
 
-    /// Rebuilds the router, checking snapshots against their journals (PostgreSQL replays
-    /// its whole journal, so nothing is ever rebuilt there).
+    /// Rebuilds the router, checking snapshots against their journals.
     pub fn load_checked(
         &self,
         registry: Registry,
@@ -151,7 +165,7 @@ impl Store {
     ) -> Result<Loaded, StoreError> {
         match &self.engine {
             Engine::Sqlite(s) => s.load_checked(registry, options, policy),
-            Engine::Postgres(s) => Ok(Loaded { router: s.load(registry, options)?, rebuilt: Vec::new() }),
+            Engine::Postgres(s) => s.load_checked(registry, options, policy),
         }
     }
 
@@ -218,30 +232,42 @@ impl Store {
 
     /// See [`SqliteStore::check_outbox`].
     pub fn check_outbox(&self, networks: Option<&[NetworkId]>) -> Result<Vec<BadRow>, StoreError> {
-        sqlite_only!(self, "checking the outbox", |s| s.check_outbox(networks))
+        match &self.engine {
+            Engine::Sqlite(s) => s.check_outbox(networks),
+            Engine::Postgres(s) => s.check_outbox(networks),
+        }
     }
 
     /// See [`SqliteStore::pending_count`].
     pub fn pending_count(&self) -> Result<usize, StoreError> {
         match &self.engine {
             Engine::Sqlite(s) => s.pending_count(),
-            Engine::Postgres(s) => s.pending_checked().map(|(q, b)| q.len() + b.len()),
+            Engine::Postgres(s) => s.pending_count(),
         }
     }
 
     /// See [`SqliteStore::set_aside_rows`].
     pub fn set_aside_rows(&self) -> Result<Vec<BadRow>, StoreError> {
-        sqlite_only!(self, "listing outbox rows set aside", |s| s.set_aside_rows())
+        match &self.engine {
+            Engine::Sqlite(s) => s.set_aside_rows(),
+            Engine::Postgres(s) => s.set_aside_rows(),
+        }
     }
 
     /// See [`SqliteStore::stored_tables`].
     pub fn stored_tables(&self) -> Result<Vec<(TableId, Value)>, StoreError> {
-        sqlite_only!(self, "reading stored snapshots", |s| s.stored_tables())
+        match &self.engine {
+            Engine::Sqlite(s) => s.stored_tables(),
+            Engine::Postgres(s) => s.stored_tables(),
+        }
     }
 
     /// See [`SqliteStore::current_table`].
     pub fn current_table(&self, registry: &Registry, table: TableId) -> Result<Option<Value>, StoreError> {
-        sqlite_only!(self, "reading a table", |s| s.current_table(registry, table))
+        match &self.engine {
+            Engine::Sqlite(s) => s.current_table(registry, table),
+            Engine::Postgres(s) => s.current_table(registry, table),
+        }
     }
 
     /// See [`SqliteStore::derive_ratings`].
@@ -250,7 +276,10 @@ impl Store {
         registry: &Registry,
         scopes: &std::collections::BTreeMap<NetworkId, Scope>,
     ) -> Result<Result<Summary, crate::ratings::RatingsError>, StoreError> {
-        sqlite_only!(self, "deriving the ratings", |s| s.derive_ratings(registry, scopes))
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::derive_ratings(&**s, registry, scopes),
+            Engine::Postgres(s) => Ratings::derive_ratings(&**s, registry, scopes),
+        }
     }
 
     /// See [`SqliteStore::refresh_ratings`].
@@ -259,7 +288,10 @@ impl Store {
         registry: &Registry,
         scopes: &std::collections::BTreeMap<NetworkId, Scope>,
     ) -> Result<Result<Summary, crate::ratings::RatingsError>, StoreError> {
-        sqlite_only!(self, "refreshing the ratings", |s| s.refresh_ratings(registry, scopes))
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::refresh_ratings(&**s, registry, scopes),
+            Engine::Postgres(s) => Ratings::refresh_ratings(&**s, registry, scopes),
+        }
     }
 
     /// See [`SqliteStore::save_ratings`].
@@ -268,37 +300,101 @@ impl Store {
         summary: &Summary,
         scopes: &std::collections::BTreeMap<NetworkId, Scope>,
     ) -> Result<(), StoreError> {
-        sqlite_only!(self, "saving the ratings", |s| s.save_ratings(summary, scopes))
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::save_ratings(&**s, summary, scopes),
+            Engine::Postgres(s) => Ratings::save_ratings(&**s, summary, scopes),
+        }
     }
 
     /// See [`SqliteStore::stored_ratings`].
     pub fn stored_ratings(&self) -> Result<Option<Summary>, StoreError> {
-        sqlite_only!(self, "reading the ratings", |s| s.stored_ratings())
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::stored_ratings(&**s),
+            Engine::Postgres(s) => Ratings::stored_ratings(&**s),
+        }
     }
 
     /// See [`SqliteStore::check_ratings`].
     pub fn check_ratings(&self, registry: &Registry) -> Result<RatingsCheck, StoreError> {
-        sqlite_only!(self, "checking the ratings", |s| s.check_ratings(registry))
+        match &self.engine {
+            Engine::Sqlite(s) => Ratings::check_ratings(&**s, registry),
+            Engine::Postgres(s) => Ratings::check_ratings(&**s, registry),
+        }
     }
 
-    /// See [`SqliteStore::keep_relayed`] (not kept on PostgreSQL yet).
+    /// See [`SqliteStore::keep_relayed`].
     pub fn keep_relayed(&mut self, lines: &[super::relayed::RelayedLine]) -> Result<(), StoreError> {
-        sqlite_only!(mut self, "keeping relayed lines' ids", |s| s.keep_relayed(lines))
+        match &mut self.engine {
+            Engine::Sqlite(s) => s.keep_relayed(lines),
+            Engine::Postgres(s) => s.keep_relayed(lines),
+        }
     }
 
-    /// See [`SqliteStore::keep_latest`] (not kept on PostgreSQL yet).
+    /// See [`SqliteStore::keep_latest`].
     pub fn keep_latest(&mut self, lines: &[LatestLine]) -> Result<(), StoreError> {
-        sqlite_only!(mut self, "keeping speakers' latest lines", |s| s.keep_latest(lines))
+        match &mut self.engine {
+            Engine::Sqlite(s) => s.keep_latest(lines),
+            Engine::Postgres(s) => s.keep_latest(lines),
+        }
     }
 
     /// See [`SqliteStore::relayed`].
     pub fn relayed(&self) -> Result<Vec<super::relayed::RelayedLine>, StoreError> {
-        sqlite_only!(self, "reading relayed lines' ids", |s| s.relayed())
+        match &self.engine {
+            Engine::Sqlite(s) => s.relayed(),
+            Engine::Postgres(s) => s.relayed(),
+        }
     }
 
     /// See [`SqliteStore::latest`].
     pub fn latest(&self) -> Result<Vec<LatestLine>, StoreError> {
-        sqlite_only!(self, "reading speakers' latest lines", |s| s.latest())
+        match &self.engine {
+            Engine::Sqlite(s) => s.latest(),
+            Engine::Postgres(s) => s.latest(),
+        }
+    }
+
+    /// Every stored table row (for `verify`).
+    pub(super) fn table_rows(&self) -> Result<Vec<startup::Row>, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => startup::Source::table_rows(&**s),
+            Engine::Postgres(s) => startup::Source::table_rows(&**s),
+        }
+    }
+
+    /// See [`SqliteStore::journal_digests`].
+    pub(super) fn journal_digests(
+        &self,
+        points: &std::collections::BTreeMap<TableId, i64>,
+    ) -> Result<std::collections::BTreeMap<TableId, startup::Covered>, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => s.journal_digests(points),
+            Engine::Postgres(s) => startup::Source::journal_digests(&**s, points),
+        }
+    }
+
+    /// A stored snapshot with its history rows put back.
+    pub(super) fn assembled(&self, table: TableId, snapshot: &[u8]) -> Result<Value, String> {
+        match &self.engine {
+            Engine::Sqlite(s) => s.assembled(table, snapshot),
+            Engine::Postgres(s) => startup::Source::assembled(&**s, table, snapshot),
+        }
+    }
+
+    /// Table `table`'s (or the lobby's) journal rows as stored: id and entry.
+    pub(super) fn journal_texts(&self, table: Option<TableId>) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => s.journal_texts(table),
+            Engine::Postgres(s) => s.journal_texts(table),
+        }
+    }
+
+    /// Table `table`'s journal rows as export shows them.
+    pub(super) fn export_rows(&self, table: TableId) -> Result<Vec<Value>, StoreError> {
+        match &self.engine {
+            Engine::Sqlite(s) => s.export_rows(table),
+            Engine::Postgres(s) => s.export_rows(table),
+        }
     }
 
     /// The SQLite connection, for tests.

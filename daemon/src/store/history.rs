@@ -23,7 +23,7 @@ const ROWS: &str = "history_rows";
 const DIGEST: &str = "history_digest";
 
 /// The history digest after one more row.
-fn extend(digest: &Digest, entry: &str) -> Digest {
+pub(super) fn extend(digest: &Digest, entry: &str) -> Digest {
     seal::extend(digest, entry.as_bytes(), b"")
 }
 
@@ -89,13 +89,22 @@ pub(super) fn named(text: &str, rows: usize, digest: &Digest) -> String {
 /// A stored snapshot as the whole table's state: its history rows put back into
 /// `state.history`. An error says why the rows do not match what the snapshot names.
 pub(super) fn assemble(connection: &Connection, table: TableId, snapshot: &[u8]) -> Result<Value, String> {
+    assemble_with(snapshot, || read(connection, table).map_err(|e| e.to_string()))
+}
+
+/// [`assemble`] with the table's history rows read by `read_rows` (on either engine), only
+/// when the snapshot names some.
+pub(super) fn assemble_with(
+    snapshot: &[u8],
+    read_rows: impl FnOnce() -> Result<Vec<String>, String>,
+) -> Result<Value, String> {
     let mut value: Value = serde_json::from_slice(snapshot).map_err(|e| e.to_string())?;
     let Some(object) = value.as_object_mut() else { return Err("not a JSON object".into()) };
     let Some(rows) = object.remove(ROWS) else { return Ok(value) };
     let named_rows = rows.as_u64().ok_or("its history_rows is not a number")?;
     let named_digest = object.remove(DIGEST).and_then(|d| d.as_str().and_then(seal::from_hex));
     let named_digest = named_digest.ok_or("its history_digest is not a digest")?;
-    let entries = read(connection, table).map_err(|e| e.to_string())?;
+    let entries = read_rows()?;
     let digest = entries.iter().fold(seal::EMPTY, |digest, entry| extend(&digest, entry));
     if entries.len() as u64 != named_rows || digest != named_digest {
         return Err(format!(

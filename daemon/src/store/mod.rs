@@ -23,11 +23,13 @@
 pub mod appservice_txns;
 pub mod audit;
 pub mod commits;
+pub mod copy;
 pub mod current;
 mod difference;
 mod engines;
 mod files;
 mod history;
+mod journal_rows;
 pub mod latest;
 pub mod outbox;
 pub mod player_ids;
@@ -181,11 +183,12 @@ pub enum StoreError {
     /// Start-up found tables whose snapshots do not match their journals, and was told
     /// not to rebuild them (`spellbridge run --strict`).
     #[error(
-        "{path}: {} {} not match {}: {}; `spellbridge verify --db {path}` shows every problem, and starting without --strict rebuilds these tables from their journals",
+        "{path}: {} {} not match {}: {}; `spellbridge verify {}` shows every problem, and starting without --strict rebuilds these tables from their journals",
         .problems.len(),
         if .problems.len() == 1 { "table does" } else { "tables do" },
         if .problems.len() == 1 { "its journal" } else { "their journals" },
-        .problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+        .problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+        verify_flag(.path)
     )]
     Unsound {
         /// The database file.
@@ -259,14 +262,6 @@ pub enum StoreError {
         /// The database, without its password.
         target: String,
     },
-    /// What was asked is built for SQLite only so far.
-    #[error(
-        "{what} is not available with a PostgreSQL store yet (issue 34); run it on a SQLite database ([store] path)"
-    )]
-    NotOnPostgres {
-        /// What was asked.
-        what: &'static str,
-    },
     /// Any other SQLite failure.
     #[error("{path}: {source}")]
     Sql {
@@ -275,6 +270,15 @@ pub enum StoreError {
         /// What SQLite said.
         source: rusqlite::Error,
     },
+}
+
+/// How `verify` is told to read the database at `path` (a file, or a PostgreSQL URL
+/// shown without its password).
+fn verify_flag(path: &Path) -> String {
+    match path.to_str() {
+        Some(url) if url.starts_with("postgres") => format!("--store {url}"),
+        _ => format!("--db {}", path.display()),
+    }
 }
 
 /// A message id as networks give them: the network and its id for the message.

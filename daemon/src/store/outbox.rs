@@ -89,15 +89,7 @@ impl SqliteStore {
             let id: i64 = row.get(0).map_err(fail)?;
             let parsed = (|| {
                 let value = |i| row.get_ref(i).map_err(|e| e.to_string());
-                let outbound = parse(value(1)?, value(2)?, value(3)?)?;
-                match networks {
-                    Some(known) if !known.contains(&outbound.network) => Err(format!(
-                        "its network `{}` is not in the config (known: {})",
-                        outbound.network,
-                        known.iter().map(NetworkId::as_str).collect::<Vec<_>>().join(", ")
-                    )),
-                    _ => Ok(outbound),
-                }
+                known(parse(value(1)?, value(2)?, value(3)?)?, networks)
             })();
             match parsed {
                 Ok(outbound) => queued.push(Queued { id, outbound }),
@@ -105,6 +97,18 @@ impl SqliteStore {
             }
         }
         Ok((queued, bad))
+    }
+}
+
+/// `outbound`, or why it is not for one of `networks` (with `None`, any network).
+pub(super) fn known(outbound: Outbound, networks: Option<&[NetworkId]>) -> Result<Outbound, String> {
+    match networks {
+        Some(known) if !known.contains(&outbound.network) => Err(format!(
+            "its network `{}` is not in the config (known: {})",
+            outbound.network,
+            known.iter().map(NetworkId::as_str).collect::<Vec<_>>().join(", ")
+        )),
+        _ => Ok(outbound),
     }
 }
 

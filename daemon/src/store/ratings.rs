@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use spellbridge_core::{NetworkId, Registry};
 
@@ -90,39 +89,44 @@ impl SqliteStore {
             })
             .collect()
     }
+}
+
+/// The ratings on either engine: what an engine gives ([`Ratings::entries`],
+/// [`Ratings::named`], [`Ratings::keep_named`], [`Ratings::row_error`]), and the rest
+/// written once on top.
+pub trait Ratings {
+    /// Every journal entry, in order.
+    fn entries(&self) -> Result<Vec<Entry>, StoreError>;
+    /// A named value (`meta`).
+    fn named(&self, key: &str) -> Result<Option<String>, StoreError>;
+    /// Keeps a named value (`meta`), outside any commit of moves: only for what is
+    /// derived from the journal.
+    fn keep_named(&self, key: &str, value: &str) -> Result<(), StoreError>;
+    /// A stored row that does not read.
+    fn row_error(&self, detail: String) -> StoreError;
 
     /// Derives the ratings from the whole journal (see [`ratings`]).
-    pub fn derive_ratings(
+    fn derive_ratings(
         &self,
         registry: &Registry,
         scopes: &BTreeMap<NetworkId, Scope>,
     ) -> Result<Result<Summary, RatingsError>, StoreError> {
-        let journal = self.journal()?;
+        let journal = self.entries()?;
         Ok(ratings::derive(registry, scopes.clone(), &journal))
     }
 
     /// Keeps `summary`, derived under `scopes`, as the stored ratings.
-    pub fn save_ratings(
-        &self,
-        summary: &Summary,
-        scopes: &BTreeMap<NetworkId, Scope>,
-    ) -> Result<(), StoreError> {
+    fn save_ratings(&self, summary: &Summary, scopes: &BTreeMap<NetworkId, Scope>) -> Result<(), StoreError> {
         self.keep_ratings_text(&stored_text(summary, scopes))
     }
 
     /// Keeps `text` (as [`stored_text`] writes it) as the stored ratings.
-    pub(super) fn keep_ratings_text(&self, text: &str) -> Result<(), StoreError> {
-        self.connection
-            .execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                params![META_KEY, text],
-            )
-            .map(drop)
-            .map_err(|e| self.error(e))
+    fn keep_ratings_text(&self, text: &str) -> Result<(), StoreError> {
+        self.keep_named(META_KEY, text)
     }
 
     /// Derives the ratings from the journal and keeps them; returns them.
-    pub fn refresh_ratings(
+    fn refresh_ratings(
         &self,
         registry: &Registry,
         scopes: &BTreeMap<NetworkId, Scope>,
@@ -135,18 +139,17 @@ impl SqliteStore {
     }
 
     /// The stored ratings, if any (as they were stored; see [`Store::check_ratings`]).
-    pub fn stored_ratings(&self) -> Result<Option<Summary>, StoreError> {
-        let Some(text) = self.meta(META_KEY)? else { return Ok(None) };
-        read_stored(&text).map(|stored| Some(stored.summary)).map_err(|e| StoreError::BadRow {
-            path: self.path.clone(),
-            detail: format!("the stored ratings: {e}"),
-        })
+    fn stored_ratings(&self) -> Result<Option<Summary>, StoreError> {
+        let Some(text) = self.named(META_KEY)? else { return Ok(None) };
+        read_stored(&text)
+            .map(|stored| Some(stored.summary))
+            .map_err(|e| self.row_error(format!("the stored ratings: {e}")))
     }
 
     /// Derives the ratings from the journal again, under the scopes they were stored
     /// with, and compares them with the stored ones.
-    pub fn check_ratings(&self, registry: &Registry) -> Result<RatingsCheck, StoreError> {
-        let Some(text) = self.meta(META_KEY)? else { return Ok(RatingsCheck::NoneStored) };
+    fn check_ratings(&self, registry: &Registry) -> Result<RatingsCheck, StoreError> {
+        let Some(text) = self.named(META_KEY)? else { return Ok(RatingsCheck::NoneStored) };
         let stored: Stored = match read_stored(&text) {
             Ok(stored) => stored,
             Err(e) => return Ok(RatingsCheck::Unreadable(format!("the stored ratings do not read: {e}"))),
@@ -207,4 +210,28 @@ pub fn stored_text(summary: &Summary, scopes: &BTreeMap<NetworkId, Scope>) -> St
     let scopes = scopes.iter().map(|(n, s)| (n.clone(), scope_word(*s).to_owned())).collect();
     // Plain structs and maps with string keys always serialise.
     serde_json::to_string(&Stored { scopes, summary: summary.clone() }).unwrap_or_default()
+}
+
+impl Ratings for SqliteStore {
+    fn entries(&self) -> Result<Vec<Entry>, StoreError> {
+        self.journal()
+    }
+
+    fn named(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.meta(key)
+    }
+
+    fn keep_named(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.connection
+            .execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                rusqlite::params![key, value],
+            )
+            .map(drop)
+            .map_err(|e| self.error(e))
+    }
+
+    fn row_error(&self, detail: String) -> StoreError {
+        StoreError::BadRow { path: self.path.clone(), detail }
+    }
 }

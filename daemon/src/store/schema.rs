@@ -1,4 +1,5 @@
-//! The database schema as numbered migrations (`migrations/NNNN_*.sql`, compiled in).
+//! The database schema as numbered migrations, each in SQLite's SQL
+//! (`migrations/NNNN_*.sql`) and PostgreSQL's (`postgres/NNNN_*.sql`), compiled in.
 //!
 //! `PRAGMA user_version` records the version. Opening an older database applies the
 //! missing migrations in one transaction; a database from a newer spellbridge is refused,
@@ -6,20 +7,45 @@
 
 use rusqlite::Connection;
 
+/// One step of the schema, in each engine's SQL (the dialects differ): step `i` takes
+/// a database from version `i` to `i + 1` on either engine, so a version names the same
+/// tables on both.
+pub struct Migration {
+    /// The step on SQLite.
+    pub sqlite: &'static str,
+    /// The step on PostgreSQL.
+    pub postgres: &'static str,
+}
+
+/// A step SQLite took before there was a PostgreSQL store: nothing on PostgreSQL, whose
+/// databases start at step 12 with the whole shape.
+const fn sqlite_only(sqlite: &'static str) -> Migration {
+    Migration { sqlite, postgres: "" }
+}
+
 /// The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[
-    include_str!("migrations/0001_journal.sql"),
-    include_str!("migrations/0002_outbox.sql"),
-    include_str!("migrations/0003_meta.sql"),
-    include_str!("migrations/0004_seal.sql"),
-    include_str!("migrations/0005_player_ids.sql"),
-    include_str!("migrations/0006_dice_keys.sql"),
-    include_str!("migrations/0007_history.sql"),
-    include_str!("migrations/0008_sts.sql"),
-    include_str!("migrations/0009_appservice_txns.sql"),
-    include_str!("migrations/0010_relayed_lines.sql"),
-    include_str!("migrations/0011_latest_lines.sql"),
-    include_str!("migrations/0012_snapshot_point.sql"),
+/// SQLite records its version in `PRAGMA user_version`, PostgreSQL in
+/// `spellbridge_schema` (see `leader::schema`); the numbers are the same.
+pub const MIGRATIONS: &[Migration] = &[
+    sqlite_only(include_str!("migrations/0001_journal.sql")),
+    sqlite_only(include_str!("migrations/0002_outbox.sql")),
+    sqlite_only(include_str!("migrations/0003_meta.sql")),
+    sqlite_only(include_str!("migrations/0004_seal.sql")),
+    sqlite_only(include_str!("migrations/0005_player_ids.sql")),
+    sqlite_only(include_str!("migrations/0006_dice_keys.sql")),
+    sqlite_only(include_str!("migrations/0007_history.sql")),
+    sqlite_only(include_str!("migrations/0008_sts.sql")),
+    sqlite_only(include_str!("migrations/0009_appservice_txns.sql")),
+    sqlite_only(include_str!("migrations/0010_relayed_lines.sql")),
+    sqlite_only(include_str!("migrations/0011_latest_lines.sql")),
+    Migration {
+        sqlite: include_str!("migrations/0012_snapshot_point.sql"),
+        // The whole store and the leader lease, at once.
+        postgres: concat!(
+            include_str!("../leader/migrations/0001_leader_lease.sql"),
+            include_str!("postgres/0012_store.sql")
+        ),
+    },
 ];
 
 /// The schema version this build writes.
@@ -73,8 +99,8 @@ pub fn migrate(connection: &mut Connection) -> Result<(), SchemaError> {
         return Ok(());
     }
     let transaction = connection.transaction()?;
-    for sql in &MIGRATIONS[found as usize..] {
-        transaction.execute_batch(sql)?;
+    for migration in &MIGRATIONS[found as usize..] {
+        transaction.execute_batch(migration.sqlite)?;
     }
     if found > 0 {
         transaction.execute("UPDATE tables SET seal = NULL", [])?;
@@ -87,8 +113,8 @@ pub fn migrate(connection: &mut Connection) -> Result<(), SchemaError> {
 /// Brings a database to exactly `target` (for tests of migrating from older versions).
 pub fn migrate_to(connection: &mut Connection, target: u32) -> rusqlite::Result<()> {
     let transaction = connection.transaction()?;
-    for sql in &MIGRATIONS[..target as usize] {
-        transaction.execute_batch(sql)?;
+    for migration in &MIGRATIONS[..target as usize] {
+        transaction.execute_batch(migration.sqlite)?;
     }
     transaction.pragma_update(None, "user_version", target)?;
     transaction.commit()

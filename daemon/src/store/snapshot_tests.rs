@@ -175,22 +175,3 @@ fn a_database_written_before_the_change_loads_and_verifies() {
     let loaded = store.load_checked(Registry::standard(), RouterConfig::default(), Policy::Refuse);
     assert_eq!(loaded.expect("loads").router.snapshot(), router.snapshot());
 }
-
-#[test]
-fn a_snapshot_is_written_once_every_k_entries() {
-    let (_dir, db) = temp_db();
-    let mut store = Store::open(&db, OpenMode::CreateIfMissing, Durability::Full).expect("opens");
-    let mut texts = vec!["!new thaum"];
-    texts.extend(std::iter::repeat_n("!coins alice +1", SNAPSHOT_EVERY - 1));
-    let router = commit_all(&mut store, &texts);
-    assert_eq!(rows_behind(&store, 0), (SNAPSHOT_EVERY - 1) as i64, "written at the opening only");
-    let mut router = router;
-    let inbound =
-        Inbound::new(NetworkId::new("irc"), RoomId::new("#magic"), PlayerId::new("alice"), "!coins alice +1");
-    let outbound = router.handle(&inbound, Timestamp(1_000));
-    let step = Step { records: router.take_journal(), outbound, ..Step::default() };
-    store.commit(&router, vec![step]).expect("commit");
-    assert_eq!(rows_behind(&store, 0), 0, "the K-th entry wrote it");
-    let stored = store.current_table(&Registry::standard(), 0).expect("reads").expect("table 0");
-    assert_eq!(Some(stored), router.table_snapshot(0));
-}

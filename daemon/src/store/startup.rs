@@ -17,11 +17,13 @@ use std::collections::BTreeMap;
 use rusqlite::params;
 use serde_json::Value;
 use spellbridge_core::Registry;
+use spellbridge_core::dice::DiceKey;
 
+use super::ratings::Ratings;
 use super::seal::{self, Digest};
 use super::{SqliteStore, StoreError, sql_u64};
 use crate::journal::{Entry, TableId};
-use crate::router::{Router, RouterConfig};
+use crate::router::{ReplayError, Router, RouterConfig};
 
 /// What start-up does with a table whose snapshot cannot be trusted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,8 +78,8 @@ pub struct Loaded {
 pub(super) struct Row {
     pub(super) id: TableId,
     pub(super) snapshot: Vec<u8>,
-    digest: Option<String>,
-    seal: Option<String>,
+    pub(super) digest: Option<String>,
+    pub(super) seal: Option<String>,
     /// The id of the last journal row the snapshot covers.
     pub(super) upto: i64,
 }
@@ -114,6 +116,226 @@ pub(super) struct Covered {
 impl Covered {
     /// A table with no journal rows.
     const NONE: Covered = Covered { sealed: seal::EMPTY, whole: seal::EMPTY, last: 0, after: 0 };
+
+    /// Adds journal row `id` of `table` (its stored `entry` and `events` text) to
+    /// `digests`, the rows read so far in order; `points` as in `journal_digests`.
+    pub(super) fn fold(
+        digests: &mut BTreeMap<TableId, Covered>,
+        points: &BTreeMap<TableId, i64>,
+        table: TableId,
+        id: i64,
+        entry: &[u8],
+        events: &[u8],
+    ) {
+        let covered = digests.entry(table).or_insert(Covered::NONE);
+        covered.whole = seal::extend(&covered.whole, entry, events);
+        covered.last = id;
+        if id <= points.get(&table).copied().unwrap_or(i64::MAX) {
+            covered.sealed = covered.whole;
+        } else {
+            covered.after += 1;
+        }
+    }
+}
+
+/// What start-up reads from an engine, and writes back to it: the checks below are the
+/// same on SQLite and PostgreSQL, only the rows come from different places.
+pub(super) trait Source {
+    /// Every row of `tables`, by id.
+    fn table_rows(&self) -> Result<Vec<Row>, StoreError>;
+    /// See [`SqliteStore::journal_digests`].
+    fn journal_digests(
+        &self,
+        points: &BTreeMap<TableId, i64>,
+    ) -> Result<BTreeMap<TableId, Covered>, StoreError>;
+    /// One table's journal rows after `after` (a row id), with their ids, in order.
+    fn entries_after(&self, table: TableId, after: i64) -> Result<Vec<(i64, Entry)>, StoreError>;
+    /// A stored snapshot with its history rows put back (see `history`).
+    fn assembled(&self, table: TableId, snapshot: &[u8]) -> Result<Value, String>;
+    /// Writes the router's snapshots of `tables`, sealed with their whole journals.
+    fn write_back(&self, router: &Router, tables: &[(TableId, Covered)]) -> Result<(), StoreError>;
+    /// Every dice key kept.
+    fn all_dice_keys(&self) -> Result<Vec<(TableId, u64, DiceKey)>, StoreError>;
+    /// The lobby's journal entries, in order.
+    fn lobby(&self) -> Result<Vec<Entry>, StoreError>;
+    /// A journal entry did not replay.
+    fn replay_failed(&self, source: ReplayError) -> StoreError;
+    /// A stored row does not read.
+    fn bad_row(&self, detail: String) -> StoreError;
+    /// Start-up was told to refuse these tables.
+    fn unsound(&self, problems: Vec<TableProblem>) -> StoreError;
+}
+
+/// Loads every table (from its snapshot and the journal rows after it when sound, else
+/// by replaying its journal, as `policy` allows), writes back the rebuilt and newly
+/// sealed snapshots, then replays the lobby.
+pub(super) fn load_tables(
+    source: &impl Source,
+    registry: Registry,
+    options: RouterConfig,
+    policy: Policy,
+) -> Result<Loaded, StoreError> {
+    let mut router = Router::new(registry, options);
+    router.add_keys(source.all_dice_keys()?);
+    let rows = source.table_rows()?;
+    let mut covered = source.journal_digests(&points(&rows))?;
+    let mut problems = Vec::new();
+    let mut reseal = Vec::new();
+    for row in rows {
+        let journal = covered.remove(&row.id).unwrap_or(Covered { last: row.upto, ..Covered::NONE });
+        let problem = match trust(&row, &journal.sealed) {
+            Trust::Unsealed => {
+                let rebuilt = rebuild(source, &mut router, row.id, row.upto)?;
+                let stored = source.assembled(row.id, &row.snapshot);
+                match (rebuilt, stored) {
+                    (_, Err(e)) => Some(Unsound::DoesNotLoad(e.to_string())),
+                    (None, _) => None,
+                    (Some(rebuilt), Ok(stored)) => {
+                        super::difference::first_difference(&rebuilt, &stored, String::new())
+                            .map(Unsound::Differs)
+                    }
+                }
+            }
+            Trust::Broken(problem) => {
+                rebuild(source, &mut router, row.id, i64::MAX)?;
+                Some(problem)
+            }
+            Trust::Sealed => match restore(source, &mut router, &row) {
+                Ok(()) => None,
+                Err(e) => {
+                    rebuild(source, &mut router, row.id, i64::MAX)?;
+                    Some(Unsound::DoesNotLoad(e.to_string()))
+                }
+            },
+        };
+        if let Some(problem) = problem {
+            problems.push(TableProblem { table: row.id, problem });
+            reseal.push((row.id, journal));
+        } else if row.seal.is_none() || journal.after > 0 {
+            reseal.push((row.id, journal));
+        }
+    }
+    for (table, journal) in covered {
+        rebuild(source, &mut router, table, i64::MAX)?;
+        problems.push(TableProblem { table, problem: Unsound::NoSnapshot });
+        reseal.push((table, journal));
+    }
+    if policy == Policy::Refuse && !problems.is_empty() {
+        return Err(source.unsound(problems));
+    }
+    for problem in &problems {
+        tracing::error!(
+            table = problem.table,
+            problem = %problem.problem,
+            "table {} rebuilt from its journal: {}",
+            problem.table,
+            problem.problem
+        );
+    }
+    source.write_back(&router, &reseal)?;
+    for entry in source.lobby()? {
+        router.replay(&entry).map_err(|e| source.replay_failed(e))?;
+    }
+    Ok(Loaded { router, rebuilt: problems })
+}
+
+/// Loads a sealed table's snapshot into `router` and replays the table's journal rows
+/// after its point onto it; an error says why it would not.
+fn restore(source: &impl Source, router: &mut Router, row: &Row) -> Result<(), String> {
+    let stored = source.assembled(row.id, &row.snapshot)?;
+    router.restore_table(&stored).map_err(|e| e.to_string())?;
+    for (id, entry) in source.entries_after(row.id, row.upto).map_err(|e| e.to_string())? {
+        router
+            .replay(&entry)
+            .map_err(|e| format!("journal row {id}, after the snapshot, does not replay onto it: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Replays one table's journal into `router`; an error if that does not make the table.
+/// Returns the table as it was after its last row up to `upto` (a row id), to compare
+/// with a snapshot that covers the journal up to there.
+fn rebuild(
+    source: &impl Source,
+    router: &mut Router,
+    table: TableId,
+    upto: i64,
+) -> Result<Option<Value>, StoreError> {
+    let mut at_point = None;
+    for (id, entry) in source.entries_after(table, 0)? {
+        if id > upto && at_point.is_none() {
+            at_point = Some(router.table_snapshot(table));
+        }
+        router.replay(&entry).map_err(|e| source.replay_failed(e))?;
+    }
+    let now = router.table_snapshot(table);
+    if now.is_none() {
+        return Err(source.bad_row(format!(
+            "table {table} cannot be rebuilt: its journal never opens it; restore a backup, or check it with `spellbridge verify`"
+        )));
+    }
+    Ok(at_point.unwrap_or(now))
+}
+
+impl Source for SqliteStore {
+    fn table_rows(&self) -> Result<Vec<Row>, StoreError> {
+        let fail = |e| self.error(e);
+        let mut statement = self
+            .connection
+            .prepare(&format!("SELECT {} FROM tables ORDER BY id", Row::COLUMNS))
+            .map_err(fail)?;
+        statement.query_map([], Row::read).map_err(fail)?.collect::<Result<Vec<_>, _>>().map_err(fail)
+    }
+
+    fn journal_digests(
+        &self,
+        points: &BTreeMap<TableId, i64>,
+    ) -> Result<BTreeMap<TableId, Covered>, StoreError> {
+        SqliteStore::journal_digests(self, points)
+    }
+
+    fn entries_after(&self, table: TableId, after: i64) -> Result<Vec<(i64, Entry)>, StoreError> {
+        SqliteStore::entries_after(self, table, after)
+    }
+
+    fn assembled(&self, table: TableId, snapshot: &[u8]) -> Result<Value, String> {
+        SqliteStore::assembled(self, table, snapshot)
+    }
+
+    fn write_back(&self, router: &Router, tables: &[(TableId, Covered)]) -> Result<(), StoreError> {
+        if tables.is_empty() {
+            return Ok(());
+        }
+        let fail = |e| self.error(e);
+        let transaction = self.connection.unchecked_transaction().map_err(fail)?;
+        for (table, journal) in tables {
+            if let Some(stored) = router.stored_table(*table, 0) {
+                super::sealed::write_snapshot(&transaction, *table, &stored, &journal.whole, journal.last)
+                    .map_err(fail)?;
+            }
+        }
+        transaction.commit().map_err(fail)
+    }
+
+    fn all_dice_keys(&self) -> Result<Vec<(TableId, u64, DiceKey)>, StoreError> {
+        self.dice_keys(None)
+    }
+
+    fn lobby(&self) -> Result<Vec<Entry>, StoreError> {
+        self.entries(None)
+    }
+
+    fn replay_failed(&self, source: ReplayError) -> StoreError {
+        StoreError::Replay { path: self.path.clone(), source }
+    }
+
+    fn bad_row(&self, detail: String) -> StoreError {
+        StoreError::BadRow { path: self.path.clone(), detail }
+    }
+
+    fn unsound(&self, problems: Vec<TableProblem>) -> StoreError {
+        StoreError::Unsound { path: self.path.clone(), problems }
+    }
 }
 
 impl SqliteStore {
@@ -130,107 +352,17 @@ impl SqliteStore {
         // rewritten and every table rebuilt from it (and sealed) in one step.
         if super::player_ids::needs_upgrade(self)? {
             let mut router = super::player_ids::upgrade(self, registry, options)?;
-            self.load_ratings(&mut router);
+            load_ratings(self, &mut router);
             self.load_relayed(&mut router);
             return Ok(Loaded { router, rebuilt: Vec::new() });
         }
-        let mut router = Router::new(registry, options);
-        router.add_keys(self.dice_keys(None)?);
-        let fail = |e| self.error(e);
-        let rows = {
-            let mut statement = self
-                .connection
-                .prepare(&format!("SELECT {} FROM tables ORDER BY id", Row::COLUMNS))
-                .map_err(fail)?;
-            statement.query_map([], Row::read).map_err(fail)?.collect::<Result<Vec<_>, _>>().map_err(fail)?
-        };
-        let mut covered = self.journal_digests(&points(&rows))?;
-        let mut problems = Vec::new();
-        let mut reseal = Vec::new();
-        for row in rows {
-            let journal = covered.remove(&row.id).unwrap_or(Covered { last: row.upto, ..Covered::NONE });
-            let problem = match trust(&row, &journal.sealed) {
-                Trust::Unsealed => {
-                    let rebuilt = self.rebuild(&mut router, row.id, row.upto)?;
-                    let stored = self.assembled(row.id, &row.snapshot);
-                    match (rebuilt, stored) {
-                        (_, Err(e)) => Some(Unsound::DoesNotLoad(e.to_string())),
-                        (None, _) => None,
-                        (Some(rebuilt), Ok(stored)) => {
-                            super::difference::first_difference(&rebuilt, &stored, String::new())
-                                .map(Unsound::Differs)
-                        }
-                    }
-                }
-                Trust::Broken(problem) => {
-                    self.rebuild(&mut router, row.id, i64::MAX)?;
-                    Some(problem)
-                }
-                Trust::Sealed => match self.restore(&mut router, &row) {
-                    Ok(()) => None,
-                    Err(e) => {
-                        self.rebuild(&mut router, row.id, i64::MAX)?;
-                        Some(Unsound::DoesNotLoad(e.to_string()))
-                    }
-                },
-            };
-            if let Some(problem) = problem {
-                problems.push(TableProblem { table: row.id, problem });
-                reseal.push((row.id, journal));
-            } else if row.seal.is_none() || journal.after > 0 {
-                reseal.push((row.id, journal));
-            }
-        }
-        for (table, journal) in covered {
-            self.rebuild(&mut router, table, i64::MAX)?;
-            problems.push(TableProblem { table, problem: Unsound::NoSnapshot });
-            reseal.push((table, journal));
-        }
-        if policy == Policy::Refuse && !problems.is_empty() {
-            return Err(StoreError::Unsound { path: self.path.clone(), problems });
-        }
-        for problem in &problems {
-            tracing::error!(
-                table = problem.table,
-                problem = %problem.problem,
-                "table {} rebuilt from its journal: {}",
-                problem.table,
-                problem.problem
-            );
-        }
-        self.write_back(&router, &reseal)?;
-        for entry in self.entries(None)? {
-            router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
-        }
-        self.load_ratings(&mut router);
-        self.load_relayed(&mut router);
+        let mut loaded = load_tables(self, registry, options, policy)?;
+        load_ratings(self, &mut loaded.router);
+        self.load_relayed(&mut loaded.router);
         if let Ok(Some(names)) = self.meta(crate::router::SHOWN_NAMES_KEY) {
-            router.load_names(&names);
+            loaded.router.load_names(&names);
         }
-        Ok(Loaded { router, rebuilt: problems })
-    }
-
-    /// Folds the whole journal into the router's ratings, kept up to date from here on
-    /// with each new entry; a journal that does not read leaves them off (logged;
-    /// `spellbridge verify` names the row).
-    fn load_ratings(&self, router: &mut Router) {
-        match self.journal() {
-            Ok(journal) => {
-                router.load_ratings(&journal);
-                // Ratings kept by an older spellbridge (derived by older rules, e.g. before
-                // unrated games) are replaced by the ones derived now, so `verify` agrees.
-                let derived = router.ratings_text();
-                if self.meta(super::ratings::META_KEY).ok().flatten().is_some_and(|kept| kept != derived)
-                    && let Err(error) = self.keep_ratings_text(&derived)
-                {
-                    tracing::warn!(%error, "the ratings derived again could not be kept");
-                }
-            }
-            Err(error) => {
-                tracing::warn!(%error, "ratings are not kept up to date: the journal does not read");
-                router.stop_ratings();
-            }
-        }
+        Ok(loaded)
     }
 
     /// Every table's journal digests, computed from its journal rows as they are now: up to
@@ -254,14 +386,7 @@ impl SqliteStore {
             let id = row.get::<_, i64>(1).map_err(fail)?;
             let entry = row.get::<_, Option<Vec<u8>>>(2).map_err(fail)?.unwrap_or_default();
             let events = row.get::<_, Option<Vec<u8>>>(3).map_err(fail)?.unwrap_or_default();
-            let covered: &mut Covered = digests.entry(table).or_insert(Covered::NONE);
-            covered.whole = seal::extend(&covered.whole, &entry, &events);
-            covered.last = id;
-            if id <= points.get(&table).copied().unwrap_or(i64::MAX) {
-                covered.sealed = covered.whole;
-            } else {
-                covered.after += 1;
-            }
+            Covered::fold(&mut digests, points, table, id, &entry, &events);
         }
         Ok(digests)
     }
@@ -290,57 +415,28 @@ impl SqliteStore {
             })
             .collect()
     }
+}
 
-    /// Loads a sealed table's snapshot into `router` and replays the table's journal rows
-    /// after its point onto it; an error says why it would not.
-    fn restore(&self, router: &mut Router, row: &Row) -> Result<(), String> {
-        let stored = self.assembled(row.id, &row.snapshot)?;
-        router.restore_table(&stored).map_err(|e| e.to_string())?;
-        for (id, entry) in self.entries_after(row.id, row.upto).map_err(|e| e.to_string())? {
-            router
-                .replay(&entry)
-                .map_err(|e| format!("journal row {id}, after the snapshot, does not replay onto it: {e}"))?;
-        }
-        Ok(())
-    }
-
-    /// Replays one table's journal into `router`; an error if that does not make the table.
-    /// Returns the table as it was after its last row up to `upto` (a row id), to compare
-    /// with a snapshot that covers the journal up to there.
-    fn rebuild(&self, router: &mut Router, table: TableId, upto: i64) -> Result<Option<Value>, StoreError> {
-        let mut at_point = None;
-        for (id, entry) in self.entries_after(table, 0)? {
-            if id > upto && at_point.is_none() {
-                at_point = Some(router.table_snapshot(table));
-            }
-            router.replay(&entry).map_err(|source| StoreError::Replay { path: self.path.clone(), source })?;
-        }
-        let now = router.table_snapshot(table);
-        if now.is_none() {
-            return Err(StoreError::BadRow {
-                path: self.path.clone(),
-                detail: format!(
-                    "table {table} cannot be rebuilt: its journal never opens it; restore a backup, or check it with `spellbridge verify`"
-                ),
-            });
-        }
-        Ok(at_point.unwrap_or(now))
-    }
-
-    /// Writes the router's snapshots of `tables`, sealed with their whole journals' digests.
-    fn write_back(&self, router: &Router, tables: &[(TableId, Covered)]) -> Result<(), StoreError> {
-        if tables.is_empty() {
-            return Ok(());
-        }
-        let fail = |e| self.error(e);
-        let transaction = self.connection.unchecked_transaction().map_err(fail)?;
-        for (table, journal) in tables {
-            if let Some(stored) = router.stored_table(*table, 0) {
-                super::sealed::write_snapshot(&transaction, *table, &stored, &journal.whole, journal.last)
-                    .map_err(fail)?;
+/// Folds the whole journal into the router's ratings, kept up to date from here on
+/// with each new entry; a journal that does not read leaves them off (logged;
+/// `spellbridge verify` names the row).
+pub(super) fn load_ratings(store: &impl Ratings, router: &mut Router) {
+    match store.entries() {
+        Ok(journal) => {
+            router.load_ratings(&journal);
+            // Ratings kept by an older spellbridge (derived by older rules, e.g. before
+            // unrated games) are replaced by the ones derived now, so `verify` agrees.
+            let derived = router.ratings_text();
+            if store.named(super::ratings::META_KEY).ok().flatten().is_some_and(|kept| kept != derived)
+                && let Err(error) = store.keep_ratings_text(&derived)
+            {
+                tracing::warn!(%error, "the ratings derived again could not be kept");
             }
         }
-        transaction.commit().map_err(fail)
+        Err(error) => {
+            tracing::warn!(%error, "ratings are not kept up to date: the journal does not read");
+            router.stop_ratings();
+        }
     }
 }
 

@@ -1,5 +1,7 @@
-//! Tests of the store that need no game: opening, migrations, bad files, the outbox and
-//! redelivery detection. Tests that play games through the store are in
+//! Tests of what only the SQLite engine has: opening a file, its migrations, bad files,
+//! locks and modes, and databases from older versions. What every engine does (the outbox,
+//! redelivery, snapshots and seals, ratings, verify) is tested once on both engines in
+//! `daemon/tests/store_engines.rs`; games played through the daemon in
 //! `daemon/tests/store.rs`.
 
 use rusqlite::Connection;
@@ -15,18 +17,6 @@ fn temp_db() -> (tempfile::TempDir, PathBuf) {
 
 fn open(path: &Path) -> Result<Store, StoreError> {
     Store::open(path, OpenMode::CreateIfMissing, Durability::Full)
-}
-
-fn message(n: usize) -> Outbound {
-    Outbound {
-        network: NetworkId::new("irc"),
-        to: Destination::Room(RoomId::new("#magic")),
-        message: RichText::new().text(format!("message {n}")).into(),
-    }
-}
-
-fn router() -> Router {
-    Router::new(Registry::standard(), RouterConfig::default())
 }
 
 #[test]
@@ -48,9 +38,14 @@ fn each_earlier_schema_version_is_migrated() {
         assert_eq!(schema::version(store.connection()).expect("version"), schema::current_version());
         // The migrated schema works: the outbox (version 2) and meta (version 3) take rows.
         let mut store = store;
-        let step =
-            Step { outbound: vec![message(1)], meta: vec![("k".into(), "v".into())], ..Step::default() };
-        store.commit(&router(), vec![step]).expect("commit on a migrated database");
+        let message = Outbound {
+            network: NetworkId::new("irc"),
+            to: Destination::Room(RoomId::new("#magic")),
+            message: RichText::new().text("message").into(),
+        };
+        let step = Step { outbound: vec![message], meta: vec![("k".into(), "v".into())], ..Step::default() };
+        let router = Router::new(Registry::standard(), RouterConfig::default());
+        store.commit(&router, vec![step]).expect("commit on a migrated database");
     }
 }
 
@@ -102,50 +97,6 @@ fn a_database_locked_by_another_process_is_reported() {
     open(&path).expect("opens once released");
 }
 
-#[test]
-fn the_outbox_keeps_order_and_forgets_only_what_was_sent() {
-    let (_dir, path) = temp_db();
-    let mut store = open(&path).expect("opens");
-    let step = Step { outbound: (0..5).map(message).collect(), ..Step::default() };
-    let queued = store.commit(&router(), vec![step]).expect("commit");
-    assert_eq!(queued.len(), 5);
-    store.sent(queued[0].id).expect("sent");
-    store.sent(queued[2].id).expect("sent");
-    drop(store);
-    let store = open(&path).expect("reopens");
-    let texts: Vec<String> =
-        store.pending().expect("pending").into_iter().map(|q| q.outbound.message.text.plain()).collect();
-    assert_eq!(texts, ["message 1", "message 3", "message 4"]);
-}
-
-#[test]
-fn a_message_id_is_remembered_across_restarts() {
-    let (_dir, path) = temp_db();
-    let key = MessageKey { network: NetworkId::new("irc"), id: "abc".into() };
-    let mut store = open(&path).expect("opens");
-    assert!(!store.seen(&key).expect("seen"));
-    store.commit(&router(), vec![Step { message: Some(key.clone()), ..Step::default() }]).expect("commit");
-    assert!(store.seen(&key).expect("seen"), "seen as soon as committed");
-    drop(store);
-    let store = open(&path).expect("reopens");
-    assert!(store.seen(&key).expect("seen"));
-    let other = MessageKey { network: NetworkId::new("matrix"), id: "abc".into() };
-    assert!(!store.seen(&other).expect("seen"), "ids are per network");
-}
-
-#[test]
-fn private_destinations_round_trip_through_the_outbox() {
-    let (_dir, path) = temp_db();
-    let mut store = open(&path).expect("opens");
-    let dm = Outbound {
-        network: NetworkId::new("matrix"),
-        to: Destination::Private(PlayerId::new("@alice:localhost")),
-        message: RichText::new().bold("Fire").text(" and ").code("!cast").into(),
-    };
-    store.commit(&router(), vec![Step { outbound: vec![dm.clone()], ..Step::default() }]).expect("commit");
-    assert_eq!(store.pending().expect("pending")[0].outbound, dm);
-}
-
 /// A store with a Thaum table (table 0) where alice has 3 coins, played through the router.
 fn played(path: &Path) -> Store {
     let mut store = open(path).expect("opens");
@@ -175,64 +126,6 @@ fn alice_coins(router: &Router) -> serde_json::Value {
     let snapshot = router.table_snapshot(0).expect("table 0");
     let players = snapshot["state"]["players"].as_object().cloned().unwrap_or_default();
     players.values().next().map(|sheet| sheet["coins"].clone()).unwrap_or_default()
-}
-
-#[test]
-fn a_snapshot_edited_in_sql_is_rebuilt_from_the_journal_and_reported() {
-    let (_dir, path) = temp_db();
-    let store = played(&path);
-    let honest = alice_coins(&store.load(Registry::standard(), RouterConfig::default()).expect("loads"));
-    assert_eq!(honest, 3);
-    let loaded = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild);
-    assert!(loaded.expect("loads").rebuilt.is_empty(), "an untouched store is sound");
-    store
-        .connection()
-        .execute("UPDATE tables SET snapshot = replace(snapshot, '\"coins\":3', '\"coins\":300')", [])
-        .expect("tamper");
-    let refused = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
-    let error = refused.err().expect("--strict refuses");
-    assert!(matches!(error, StoreError::Unsound { .. }), "{error}");
-    assert!(error.to_string().contains("table 0: its snapshot does not match the checksum"), "{error}");
-    let loaded = store
-        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild)
-        .expect("rebuilds");
-    assert_eq!(alice_coins(&loaded.router), 3, "the journal's state, not the edit");
-    assert_eq!(
-        loaded.rebuilt,
-        [startup::TableProblem { table: 0, problem: startup::Unsound::SnapshotEdited }]
-    );
-    // The rebuilt snapshot was written back: the next start finds it sound.
-    let again = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
-    assert!(again.expect("sound now").rebuilt.is_empty());
-}
-
-#[test]
-fn a_journal_edited_in_sql_no_longer_matches_its_seal() {
-    let (_dir, path) = temp_db();
-    let store = played(&path);
-    store
-        .connection()
-        .execute(
-            "UPDATE journal SET events = '[\"forged\"]' WHERE kind = 'acted' AND command LIKE '!coins%'",
-            [],
-        )
-        .expect("tamper");
-    let loaded = store
-        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild)
-        .expect("rebuilds");
-    assert_eq!(loaded.rebuilt[0].problem, startup::Unsound::JournalEdited);
-}
-
-#[test]
-fn a_snapshot_whose_row_was_deleted_is_rebuilt_not_forgotten() {
-    let (_dir, path) = temp_db();
-    let store = played(&path);
-    store.connection().execute("DELETE FROM tables", []).expect("delete");
-    let loaded = store
-        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild)
-        .expect("rebuilds");
-    assert_eq!(loaded.rebuilt[0].problem, startup::Unsound::NoSnapshot);
-    assert_eq!(alice_coins(&loaded.router), 3);
 }
 
 #[test]
@@ -280,42 +173,6 @@ fn an_empty_file_or_another_programs_database_is_refused_and_left_alone() {
     Connection::open(&foreign).expect("sqlite").execute_batch("CREATE TABLE notes (x);").expect("table");
     let error = Store::open(&foreign, OpenMode::MustExist, Durability::Full).err().expect("refused");
     assert!(matches!(error, StoreError::Foreign { .. }), "{error}");
-}
-
-#[test]
-fn a_bad_outbox_row_is_set_aside_not_sent_and_the_good_ones_stay() {
-    let (_dir, path) = temp_db();
-    let mut store = open(&path).expect("opens");
-    store.commit(&router(), vec![Step { outbound: vec![message(1)], ..Step::default() }]).expect("commit");
-    store
-        .connection()
-        .execute("INSERT INTO outbox (network, destination, text) VALUES ('irc', 'not json', '{}')", [])
-        .expect("bad row");
-    store
-        .connection()
-        .execute(
-            "INSERT INTO outbox (network, destination, text) VALUES ('irc', '{\"room\":\"\"}', '{}')",
-            [],
-        )
-        .expect("row to nowhere");
-    store.commit(&router(), vec![Step { outbound: vec![message(2)], ..Step::default() }]).expect("commit");
-    assert_eq!(store.check_outbox(None).expect("checks").len(), 2, "verify sees both");
-    let (queued, bad) = store.pending_checked().expect("start goes on");
-    let texts: Vec<String> = queued.iter().map(|q| q.outbound.message.text.plain()).collect();
-    assert_eq!(texts, ["message 1", "message 2"]);
-    assert_eq!(bad.iter().map(|b| b.id).collect::<Vec<_>>(), [2, 3]);
-    assert!(bad[0].reason.contains("destination does not read"), "{bad:?}");
-    assert!(bad[1].reason.contains("names no room or player"), "{bad:?}");
-    // Kept, as stored, and listed; no longer in the outbox.
-    assert_eq!(store.set_aside_rows().expect("listed"), bad);
-    let kept: String = store
-        .connection()
-        .query_row("SELECT destination FROM outbox_set_aside WHERE id = 2", [], |row| row.get(0))
-        .expect("kept");
-    assert_eq!(kept, "not json");
-    assert!(store.check_outbox(None).expect("checks").is_empty());
-    let unknown = store.check_outbox(Some(&[NetworkId::new("matrix")])).expect("checks");
-    assert_eq!(unknown.len(), 2, "with a config, rows for unconfigured networks are problems: {unknown:?}");
 }
 
 #[cfg(unix)]
@@ -417,83 +274,6 @@ fn a_new_database_needs_no_player_id_upgrade() {
     let (_dir, path) = temp_db();
     let store = open(&path).expect("opens");
     assert!(!player_ids::needs_upgrade(store.sqlite().expect("SQLite")).expect("meta"));
-}
-
-/// A store with a Thaum table where alice, its game master, has given herself a coin
-/// `actions` times: a history of `actions + 1` entries (her `!coins`, and `!new`'s none).
-fn coins_given(path: &Path, actions: usize) -> (Store, Router) {
-    let mut store = open(path).expect("opens");
-    let mut router = store.load(Registry::standard(), RouterConfig::default()).expect("loads");
-    let texts = std::iter::once("!new thaum").chain(std::iter::repeat_n("!coins alice +1", actions));
-    for (n, text) in texts.enumerate() {
-        let inbound = spellbridge_core::Inbound {
-            message_id: Some(format!("m{n}")),
-            ..spellbridge_core::Inbound::new(
-                NetworkId::new("irc"),
-                RoomId::new("#magic"),
-                PlayerId::new("alice"),
-                text,
-            )
-        };
-        let outbound = router.handle(&inbound, spellbridge_core::Timestamp(1_000));
-        let step = Step { records: router.take_journal(), outbound, ..Step::default() };
-        store.commit(&router, vec![step]).expect("commit");
-    }
-    store.write_snapshots(&router).expect("snapshots written");
-    (store, router)
-}
-
-fn snapshot_bytes(store: &Store) -> i64 {
-    store.connection().query_row("SELECT length(snapshot) FROM tables", [], |row| row.get(0)).expect("a row")
-}
-
-#[test]
-fn the_snapshot_written_per_action_does_not_grow_with_the_history() {
-    // Issue 16, finding 3: each action rewrote the whole snapshot, history and all.
-    let (_dir, short_path) = temp_db();
-    let (short, _) = coins_given(&short_path, 10);
-    let (_dir2, long_path) = temp_db();
-    let (long, router) = coins_given(&long_path, 300);
-    let (short_bytes, long_bytes) = (snapshot_bytes(&short), snapshot_bytes(&long));
-    // The coins count has one more digit; nothing else may grow.
-    assert!(long_bytes <= short_bytes + 4, "{short_bytes} bytes after 10 actions, {long_bytes} after 300");
-    let rows: i64 =
-        long.connection().query_row("SELECT count(*) FROM history", [], |row| row.get(0)).expect("count");
-    assert_eq!(rows, 300, "one row per entry, each written once");
-    // Loaded again, and as `verify` and `export` see it, the whole history is there.
-    let loaded = long
-        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse)
-        .expect("a sound store");
-    assert!(loaded.rebuilt.is_empty());
-    assert_eq!(loaded.router.table_snapshot(0), router.table_snapshot(0));
-    let history = &router.table_snapshot(0).expect("table 0")["state"]["history"];
-    assert_eq!(history.as_array().map(Vec::len), Some(300));
-    let report = audit::verify(&long, Registry::standard, None).expect("verifies");
-    assert_eq!(report.problems(), 0, "{report:?}");
-    let exported = audit::export_json(&long, &Registry::standard(), 0).expect("exports").expect("table 0");
-    assert_eq!(exported["table"]["state"]["history"], *history);
-}
-
-#[test]
-fn a_history_row_edited_in_sql_is_caught_by_the_seal_and_verify() {
-    let (_dir, path) = temp_db();
-    let (store, _) = coins_given(&path, 5);
-    store
-        .connection()
-        .execute("UPDATE history SET entry = replace(entry, '+1', '+9') WHERE position = 2", [])
-        .expect("tamper");
-    let report = audit::verify(&store, Registry::standard, None).expect("verifies");
-    assert!(report.problems() > 0, "{report:?}");
-    let refused = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
-    let error = refused.err().expect("--strict refuses");
-    assert!(error.to_string().contains("history rows"), "{error}");
-    let loaded = store
-        .load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Rebuild)
-        .expect("rebuilds from the journal");
-    let history = &loaded.router.table_snapshot(0).expect("table 0")["state"]["history"];
-    assert_eq!(history[2]["command"], "!coins alice +1");
-    let again = store.load_checked(Registry::standard(), RouterConfig::default(), startup::Policy::Refuse);
-    assert!(again.expect("sound after the rebuild").rebuilt.is_empty());
 }
 
 /// The journal keeps each action's events as the table made them (issue 15), and

@@ -1,8 +1,12 @@
 //! `spellbridge game check FILE.wasm`: loads a component as the daemon would and says
 //! what it is: its name and hash, what it imports, its commands as `!help` would list
 //! them (each example read against its own grammar), whether its texts have every help
-//! message in both languages, and what opening a table cost against the limits. A
-//! component the daemon would refuse is refused here with the same reason.
+//! message in both languages, and what opening a table cost against the limits. If the
+//! component ships an example transcript (`NAME.transcript` beside `NAME.wasm`,
+//! [`crate::transcript`]), it plays it step by step and fails at the first step whose
+//! result differs. It ends with the fuel per call (most, average) and the most memory an
+//! instance held. A component the daemon would refuse is refused here with the same
+//! reason.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -13,6 +17,7 @@ use spellbridge_core::plugin::GamePlugin;
 use crate::bindings::spellbridge::game::types as wit;
 use crate::limits::Limits;
 use crate::load::{LoadError, Loader};
+use crate::transcript;
 
 /// The report on the component at `path`, or why it would not load. Problems that do
 /// not stop it loading (an example that does not read, a missing help text) are listed
@@ -31,9 +36,10 @@ pub fn check(path: &Path) -> Result<String, String> {
             let _ = writeln!(report, "imports: none");
         }
         imports => {
-            let _ = writeln!(report, "imports (each given by the host, fixed):");
+            let _ = writeln!(report, "imports (each given by the host):");
             for import in imports {
-                let _ = writeln!(report, "  {import}");
+                let given = if import.starts_with("wasi:") { "empty WASI 0.2" } else { "the world's types" };
+                let _ = writeln!(report, "  {import} ({given})");
             }
         }
     }
@@ -79,6 +85,36 @@ pub fn check(path: &Path) -> Result<String, String> {
         }
         Err(error) => problems.push(format!("opening a table failed: {error}")),
     }
+    let beside = path.with_extension("transcript");
+    match std::fs::read_to_string(&beside) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let _ = writeln!(report, "transcript: none ({} not found)", beside.display());
+        }
+        Err(error) => problems.push(format!("cannot read the transcript {}: {error}", beside.display())),
+        Ok(text) => match transcript::read(&text) {
+            Err(error) => {
+                problems.push(format!("the transcript {} does not read: {error}", beside.display()))
+            }
+            Ok(steps) => {
+                let _ = writeln!(report, "transcript {} ({} steps):", beside.display(), steps.steps.len());
+                match transcript::play(&game, &steps, &mut report) {
+                    Ok(()) => {
+                        let _ = writeln!(report, "transcript: every step as expected");
+                    }
+                    Err(error) => problems.push(format!("transcript: {error}")),
+                }
+            }
+        },
+    }
+    let usage = game.runner().usage();
+    let _ = writeln!(
+        report,
+        "fuel per call: at most {}, on average {} ({} calls); memory: at most {} KiB in one instance",
+        usage.fuel_max,
+        usage.fuel.checked_div(usage.calls).unwrap_or(0),
+        usage.calls,
+        usage.memory_peak >> 10
+    );
     let _ = writeln!(
         report,
         "limits per call: {} fuel, {} ms, {} MiB of memory, {} KiB per state or view, {} news",

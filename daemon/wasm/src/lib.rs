@@ -7,6 +7,7 @@
 //! lists, opens, journals and replays its tables like any built-in game's.
 //!
 //! - [`check`]: `spellbridge game check`, the report on one component.
+//! - [`transcript`]: a component's example transcript, which the check plays.
 //! - [`limits`]: what one call may spend (fuel, an epoch deadline, memory, output sizes).
 //! - [`load`]: the engine, the import check and the compiled components' disk cache.
 //! - [`run`]: one call in a fresh, limited store; a trap or an exhausted budget is a
@@ -14,6 +15,7 @@
 //! - [`grammar`]: the component's commands as core's grammar (leaked once per load).
 //! - [`texts`]: the component's Fluent texts and how its news are worded.
 //! - [`plugin`]: [`plugin::WasmGame`] and [`plugin::WasmTable`].
+//! - `wasi`: the empty WASI 0.2 a component whose language runtime imports one gets.
 //!
 //! It is its own crate so that only what loads components links wasmtime, and so that the
 //! core stays pure: the clock and the fuel live here.
@@ -25,6 +27,8 @@ pub mod load;
 pub mod plugin;
 pub mod run;
 pub mod texts;
+pub mod transcript;
+mod wasi;
 
 pub use limits::Limits;
 pub use load::{LoadError, Loader};

@@ -3,22 +3,26 @@
 //! components, kept by the SHA-256 of the component's bytes.
 //!
 //! The world imports nothing but its own types (`spellbridge:game/types`, which hold no
-//! function). For a component whose language runtime asks for them, the
-//! host offers exactly two things, both fixed so that a replay is the same game: a wall
-//! clock that always reads 1970-01-01T00:00:00Z (`wasi:clocks/wall-clock`) and a random
-//! source that gives the same bytes on every call (`wasi:random/random`). Any other
-//! import (files, the environment, sockets, stdio) is refused at load, with its name.
+//! function). A component whose language runtime imports WASI 0.2 (`wasi:cli`,
+//! `wasi:clocks`, `wasi:filesystem`, `wasi:io`, `wasi:random`, `wasi:sockets`) gets an
+//! empty one ([`crate::wasi`]): no files, environment or network, and clocks and random
+//! sources fixed so that a replay is the same game. Any other import is refused at load,
+//! with its name.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, ComponentType, Lower};
+use wasmtime::component::Component;
 use wasmtime::{Config, Engine};
 
 use crate::limits::Limits;
 use crate::plugin::WasmGame;
-use crate::run::{Held, Runner};
+use crate::run::Runner;
+use crate::wasi;
+
+/// The world's own types interface, the one import every component may have.
+const WORLD_TYPES: &str = "spellbridge:game/types@1.0.0";
 
 /// Why a component was not loaded.
 #[derive(Debug, thiserror::Error)]
@@ -36,8 +40,9 @@ pub enum LoadError {
     Compile(String),
     /// It imports something the host does not give games.
     #[error(
-        "it imports `{0}`, which a game may not have: games get no files, network, environment \
-         or other host functions (only a fixed wall clock and random source); rebuild it without that import"
+        "it imports `{0}`, which a game may not have: games get only their world's types and an empty \
+         WASI 0.2 (wasi:cli, clocks, filesystem, io, random, sockets: no files, network or environment); \
+         rebuild it without that import"
     )]
     Import(String),
     /// It does not export the world `spellbridge:game@1.0.0` as the host reads it.
@@ -80,11 +85,20 @@ impl Loader {
         let component_type = component.component_type();
         let mut imports = Vec::new();
         for (name, _) in component_type.imports(&self.engine) {
-            offer(&mut linker, name)?;
+            if name == WORLD_TYPES {
+                // The world's own types: an import that holds no function.
+                linker.instance(name).map_err(|e| LoadError::World(format!("{name}: {e:#}")))?;
+            } else if !wasi::is_wasi(name) {
+                return Err(LoadError::Import(name.to_owned()));
+            }
             imports.push(name.to_owned());
         }
-        let pre = linker.instantiate_pre(&component).map_err(|e| LoadError::World(format!("{e:#}")))?;
-        let runner = Runner::new(self.engine.clone(), pre, self.limits)
+        let uses_wasi = imports.iter().any(|name| wasi::is_wasi(name));
+        if uses_wasi {
+            wasi::add(&mut linker).map_err(|e| LoadError::World(format!("the empty WASI: {e:#}")))?;
+        }
+        let pre = linker.instantiate_pre(&component).map_err(|e| missing(&format!("{e:#}")))?;
+        let runner = Runner::new(self.engine.clone(), pre, self.limits, uses_wasi)
             .map_err(|e| LoadError::World(format!("{e:#}")))?;
         WasmGame::new(Arc::new(runner), hash, imports)
     }
@@ -115,6 +129,21 @@ impl Loader {
             return None;
         }
         deserialize(&self.engine, &compiled)
+    }
+}
+
+/// Why a component did not link: a WASI import the host has no implementation of (one
+/// wasmtime-wasi does not give, such as an unstable interface or a function it lacks) is
+/// refused by name.
+fn missing(error: &str) -> LoadError {
+    let name = error
+        .split_once("imports instance `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(name, _)| name)
+        .filter(|name| wasi::is_wasi(name) && error.contains("matching implementation was not found"));
+    match name {
+        Some(name) => LoadError::Import(name.to_owned()),
+        None => LoadError::World(error.to_owned()),
     }
 }
 
@@ -150,47 +179,6 @@ fn tick(engine: &Engine) {
             std::thread::sleep(Limits::TICK);
         }
     });
-}
-
-/// The wall clock's reading: always the epoch, 1970-01-01T00:00:00Z.
-#[derive(Clone, Copy, ComponentType, Lower)]
-#[component(record)]
-struct Datetime {
-    seconds: u64,
-    nanoseconds: u32,
-}
-
-/// The fixed random source's bytes: the same on every call, so a replay draws the same.
-const FIXED_RANDOM: u64 = 0x5EED_0F5A_4DB0_C5E5;
-
-/// Adds the host's fixed version of the import `name`, or refuses it.
-fn offer(linker: &mut wasmtime::component::Linker<Held>, name: &str) -> Result<(), LoadError> {
-    let refused = || LoadError::Import(name.to_owned());
-    let world = |e: wasmtime::Error| LoadError::World(format!("{name}: {e:#}"));
-    if name == "spellbridge:game/types@1.0.0" {
-        // The world's own types: an import that holds no function.
-        linker.instance(name).map_err(world)?;
-        Ok(())
-    } else if name.starts_with("wasi:clocks/wall-clock@0.2.") {
-        let mut clock = linker.instance(name).map_err(world)?;
-        clock.func_wrap("now", |_, ()| Ok((Datetime { seconds: 0, nanoseconds: 0 },))).map_err(world)?;
-        clock
-            .func_wrap("resolution", |_, ()| Ok((Datetime { seconds: 1, nanoseconds: 0 },)))
-            .map_err(world)?;
-        Ok(())
-    } else if name.starts_with("wasi:random/random@0.2.") {
-        let mut random = linker.instance(name).map_err(world)?;
-        random.func_wrap("get-random-u64", |_, ()| Ok((FIXED_RANDOM,))).map_err(world)?;
-        random
-            .func_wrap("get-random-bytes", |_, (len,): (u64,)| {
-                let len = usize::try_from(len.min(4096)).unwrap_or(0);
-                Ok((FIXED_RANDOM.to_le_bytes().iter().copied().cycle().take(len).collect::<Vec<u8>>(),))
-            })
-            .map_err(world)?;
-        Ok(())
-    } else {
-        Err(refused())
-    }
 }
 
 /// Lower-case hex.

@@ -1,8 +1,10 @@
 //! The host against real components: Nim built from games/nim-wasm/ with the registry
 //! toolchain (tests/scripts/install-wasm-games.sh), played move for move against the
 //! built-in Nim; the same sources built hostile (an endless loop, a memory bomb, a huge
-//! answer, a trap, a state that does not parse), each contained; and components in the
-//! text format that import what a game may not have, or do not match the world.
+//! answer, a trap, a state that does not parse), each contained; built to use a language
+//! runtime's WASI (wasi-libc through the preview-1 adapter, and WASI's sockets directly),
+//! each given nothing; and components in the text format that import what a game may not
+//! have, or do not match the world.
 
 use std::path::PathBuf;
 use std::process::Command as Process;
@@ -23,7 +25,7 @@ fn built() -> &'static PathBuf {
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wasm-games");
         let script = root.join("games/nim-wasm/build.sh");
         let hostile = root.join("games/nim-wasm/hostile");
-        let clock_flags = format!("-DHOSTILE_CLOCK -include {}", hostile.join("clock_compat.h").display());
+        let compat = |world: &str| format!("-DWORLD={world} -include {}", hostile.join("world_compat.h").display());
         let kinds = [
             ("nim", String::new(), None),
             ("loop", "-DHOSTILE_LOOP".to_owned(), None),
@@ -31,13 +33,15 @@ fn built() -> &'static PathBuf {
             ("huge", "-DHOSTILE_HUGE".to_owned(), None),
             ("trap", "-DHOSTILE_TRAP".to_owned(), None),
             ("bad-state", "-DHOSTILE_BAD_STATE".to_owned(), None),
-            ("clock", clock_flags, Some(hostile.join("wit"))),
+            ("wasi", "-DHOSTILE_WASI".to_owned(), None),
+            ("clock", format!("-DHOSTILE_CLOCK {}", compat("clock_game")), Some((hostile.join("wit"), "clock-game"))),
+            ("net", format!("-DHOSTILE_NET {}", compat("net_game")), Some((hostile.join("net-wit"), "net-game"))),
         ];
-        for (name, flags, wit) in kinds {
+        for (name, flags, world) in kinds {
             let mut build = Process::new("bash");
             build.arg(&script).arg(&out).env("NIM_OUT_NAME", name).env("NIM_CFLAGS", flags);
-            if let Some(wit) = wit {
-                build.env("NIM_WIT", wit).env("NIM_WORLD", "clock-game");
+            if let Some((wit, world)) = world {
+                build.env("NIM_WIT", wit).env("NIM_WORLD", world);
             }
             let status = build.status().expect("bash runs");
             assert!(
@@ -224,16 +228,108 @@ fn a_state_the_game_cannot_read_back_is_refused() {
 }
 
 #[test]
-fn an_import_of_files_environment_or_network_is_refused_by_name() {
+fn an_import_that_is_neither_the_worlds_nor_wasi_is_refused_by_name() {
     let loader = loader();
-    for import in ["wasi:filesystem/types@0.2.0", "wasi:cli/environment@0.2.0", "wasi:sockets/tcp@0.2.0"] {
-        let text = format!("(component (import \"{import}\" (instance)))");
+    for import in [
+        "wasi:http/outgoing-handler@0.2.0",
+        "wasi:keyvalue/store@0.2.0-draft",
+        "wasi:filesystem/types@0.3.0",
+        // WASI 0.2, but not given: unstable in wasmtime-wasi.
+        "wasi:clocks/timezone@0.2.12",
+        "spellbridge:host/secrets@1.0.0",
+        "env",
+    ] {
+        let text = format!("(component (import \"{import}\" (instance (export \"f\" (func)))))");
         match loader.load(text.as_bytes()) {
-            Err(error @ LoadError::Import(_)) => assert!(error.to_string().contains(import), "{error}"),
+            Err(error @ LoadError::Import(_)) => {
+                let said = error.to_string();
+                assert!(
+                    said.contains(&format!("`{import}`")) && said.contains("rebuild it without"),
+                    "{said}"
+                )
+            }
             Err(other) => panic!("{import}: refused for another reason: {other}"),
             Ok(_) => panic!("{import}: loaded"),
         }
     }
+    // A WASI 0.2 import is given (this one's component then fails for not being a game).
+    let error =
+        loader.load(b"(component (import \"wasi:filesystem/types@0.2.0\" (instance)))").expect_err("no game");
+    assert!(matches!(error, LoadError::World(_)), "{error}");
+}
+
+/// The amount `alice`'s `!take 1 a` tells at a table of `game` opened and played at `now`:
+/// what the hostile builds put there.
+fn told(game: &WasmGame, now: i64) -> String {
+    let mut table = open(game, "alice");
+    play(game, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
+    let words = ["take", "1", "a"];
+    let command = game.commands().iter().find(|c| c.name == "take").expect("take");
+    let parsed = parse(command, &words).expect("parses");
+    let actor = player("alice");
+    let action = Action {
+        actor: &actor,
+        command: &parsed,
+        typed: "take 1 a",
+        private: false,
+        now: Timestamp(now),
+        role: Role::Player,
+    };
+    let events = table.act(&action, &mut Dice::from_seed(1)).expect("the take is played");
+    events[0].record().event["args"][1][1].as_str().expect("the amount is text").to_owned()
+}
+
+/// [`told`] (the component loaded first), on a thread of its own, failing the test if the
+/// move has not answered in 60 s (a call that waits on the host's real clock would wait
+/// an hour).
+fn told_soon(kind: &'static str, now: i64) -> String {
+    let game = load(&loader(), kind);
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(told(&game, now));
+    });
+    match receive.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(told) => told,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{kind}: the move did not answer in 60 s (a sleep waited on the real clock?)")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{kind}: the move failed (see above)"),
+    }
+}
+
+#[test]
+fn a_runtime_that_needs_wasi_gets_an_empty_one_and_the_same_answer_at_two_times() {
+    let loader = loader();
+    let game = load(&loader, "wasi");
+    for import in ["wasi:filesystem/preopens@0.2.12", "wasi:cli/environment@0.2.12", "wasi:cli/stdout@0.2.12"]
+    {
+        assert!(game.imports().iter().any(|i| i == import), "{import} in {:?}", game.imports());
+    }
+    let first = told_soon("wasi", 1_700_000_000);
+    // No file (absolute or relative), no folder, no environment; four MiB written to
+    // stdout taken and dropped; an hour's sleep over at once; both clocks at 0.
+    assert!(first.starts_with("file=no dir=no env=no out=ok slept=yes wall=0 mono=0 random="), "{first}");
+    // The same bytes of random at another time: a replay is the same game.
+    assert_eq!(told_soon("wasi", 1_900_000_000), first);
+}
+
+#[test]
+fn a_wasi_component_plays_on_a_thread_of_the_daemons_async_runtime() {
+    // The daemon calls games from its Tokio runtime; wasmtime-wasi's blocking writes and
+    // polls start a runtime of their own, which must not happen on the daemon's thread.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let told = runtime.block_on(async {
+        let loader = loader();
+        told(&load(&loader, "wasi"), 1_700_000_000)
+    });
+    assert!(told.starts_with("file=no dir=no env=no out=ok slept=yes"), "{told}");
+}
+
+#[test]
+fn a_component_that_reaches_for_the_network_is_denied() {
+    // WASI's error-codes 1, access-denied (no TCP socket is made), and 20,
+    // permanent-resolver-failure (no name is looked up).
+    assert_eq!(told_soon("net", 1_700_000_000), "tcp=1 lookup=20");
 }
 
 #[test]
@@ -263,39 +359,76 @@ fn a_compiled_component_is_cached_by_hash_and_a_damaged_cache_is_compiled_again(
 fn a_game_that_reads_the_clock_reads_the_fixed_one_so_a_replay_is_the_same_game() {
     let loader = loader();
     let game = load(&loader, "clock");
-    let mut seen = Vec::new();
-    for (who, now) in [("alice", 1_700_000_000), ("bob", 1_800_000_000)] {
-        let mut table = open(&game, "alice");
-        play(&game, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
-        let words = ["take", "1", "a"];
-        let command = game.commands().iter().find(|c| c.name == "take").expect("take");
-        let parsed = parse(command, &words).expect("parses");
-        let actor = player("alice");
-        let action = Action {
-            actor: &actor,
-            command: &parsed,
-            typed: "take 1 a",
-            private: false,
-            now: Timestamp(now),
-            role: Role::Player,
-        };
-        let events = table.act(&action, &mut Dice::from_seed(1)).expect("the take is played");
-        let _ = who;
-        seen.push(events[0].record().event["args"][1][1].clone());
-    }
-    assert_eq!(seen, vec![serde_json::json!("0"), serde_json::json!("0")], "the clock reads 1970 every time");
+    let seen = [told(&game, 1_700_000_000), told(&game, 1_800_000_000)];
+    assert_eq!(seen, ["0", "0"], "the clock reads 1970 every time");
 }
 
 #[test]
 fn game_check_names_the_imports_and_commands_and_refuses_an_unknown_import() {
     let report = spellbridge_wasm::check::check(&built().join("clock.wasm")).expect("the clock game checks");
     assert!(report.contains("game `nim-wasm`"), "{report}");
-    assert!(report.contains("wasi:clocks/wall-clock@0.2.0"), "{report}");
+    assert!(report.contains("  wasi:clocks/wall-clock@0.2.0 (empty WASI 0.2)\n"), "{report}");
     assert!(report.contains("!take <amount> <a|b|c> (also 取, 拿)"), "{report}");
     assert!(report.contains("opening a table:") && report.ends_with("ok\n"), "{report}");
+    let report = spellbridge_wasm::check::check(&built().join("wasi.wasm")).expect("the WASI game checks");
+    for import in
+        ["wasi:filesystem/preopens@0.2.12", "wasi:cli/environment@0.2.12", "spellbridge:game/types@1.0.0"]
+    {
+        assert!(report.contains(&format!("  {import} (")), "{import}: {report}");
+    }
     let dir = tempfile::tempdir().expect("a folder");
-    let file = dir.path().join("env.wat");
-    std::fs::write(&file, "(component (import \"wasi:cli/environment@0.2.0\" (instance)))").expect("writes");
+    let file = dir.path().join("http.wat");
+    std::fs::write(&file, "(component (import \"wasi:http/outgoing-handler@0.2.0\" (instance)))")
+        .expect("writes");
     let refused = spellbridge_wasm::check::check(&file).expect_err("refused");
-    assert!(refused.contains("refused: it imports `wasi:cli/environment@0.2.0`"), "{refused}");
+    assert!(refused.contains("refused: it imports `wasi:http/outgoing-handler@0.2.0`"), "{refused}");
+}
+
+#[test]
+fn game_check_plays_the_shipped_transcript_with_the_fuel_each_step_used() {
+    let report = spellbridge_wasm::check::check(&built().join("nim.wasm")).expect("nim checks");
+    assert!(report.contains("nim.transcript (15 steps):"), "{report}");
+    assert!(report.contains("  7. alice !take 3 a -> ok nim-took ("), "{report}");
+    assert!(report.contains("  14. bob !take 3 b -> ok nim-took-last nim-won ("), "{report}");
+    assert!(report.contains("transcript: every step as expected"), "{report}");
+    let usage = report.lines().find(|l| l.starts_with("fuel per call: at most ")).expect("the fuel line");
+    assert!(usage.contains("on average") && usage.contains("KiB in one instance"), "{usage}");
+    assert!(report.ends_with("ok\n"), "{report}");
+}
+
+/// nim.wasm copied into a folder of its own, with `transcript` beside it.
+fn with_transcript(transcript: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a folder");
+    let file = dir.path().join("nim.wasm");
+    std::fs::copy(built().join("nim.wasm"), &file).expect("copies");
+    std::fs::write(dir.path().join("nim.transcript"), transcript).expect("writes");
+    (dir, file)
+}
+
+#[test]
+fn game_check_fails_naming_the_transcript_step_that_differs() {
+    let shipped = std::fs::read_to_string(built().join("nim.transcript")).expect("the transcript");
+    let (_dir, file) =
+        with_transcript(&shipped.replace("alice !take 3 a -> ok nim-took", "alice !take 3 a -> refused"));
+    let failed = spellbridge_wasm::check::check(&file).expect_err("the step differs");
+    assert!(
+        failed.contains(
+            "problem: transcript: step 7 (line 12) `alice !take 3 a`: expected refused, got ok nim-took"
+        ),
+        "{failed}"
+    );
+    let (_dir, file) = with_transcript(&shipped.replace("winners bob", "winners alice"));
+    let failed = spellbridge_wasm::check::check(&file).expect_err("the winner differs");
+    assert!(failed.contains("ends with `winners alice`, but the game was won by `bob@check`"), "{failed}");
+    // A transcript that does not read says which line, and what to write.
+    for (text, said) in [
+        ("open alice\nbob !join -> maybe\n", "line 2: after `->` write `ok` or `refused`, not `maybe`"),
+        ("open alice\nbob join -> ok\n", "line 2: a step is"),
+        ("bob !join -> ok\n", "line 1: the first line must be `open PLAYER`"),
+        ("", "the transcript is empty"),
+    ] {
+        let (_dir, file) = with_transcript(text);
+        let failed = spellbridge_wasm::check::check(&file).expect_err("does not read");
+        assert!(failed.contains(said), "{text:?}: {failed}");
+    }
 }

@@ -1,5 +1,6 @@
--- Version 1 of the PostgreSQL schema (issue 34): who leads. One row: the lease's epoch
--- (raised by every take-over, never lowered), its holder, and when it runs out by the
+-- Part of step 12 of the schema on PostgreSQL (store/schema.rs; issue 34): who leads.
+-- One row: the lease's epoch (raised by every take-over, never lowered), its holder, and
+-- when it runs out by the
 -- database's clock. A released lease has expires_at at the release time. The journal's
 -- commits will check this row in their own transaction (daemon/src/leader/fence.rs).
 CREATE TABLE leader_lease (

@@ -1,19 +1,26 @@
-//! The PostgreSQL engine of the store (issue 34), chosen by `[store] url`: the journal,
-//! the message ids seen, the outbox, named values and dice keys, in the tables of
-//! `0002_store.sql` (the same rows as SQLite's), numbered in the one PostgreSQL migration
-//! list that starts with the leader lease (`leader::schema`).
+//! The PostgreSQL engine of the store (issue 34), chosen by `[store] url`: the same rows
+//! as SQLite's — the journal, the tables' sealed snapshots and history rows
+//! ([`snapshots`]), message ids, the outbox ([`outbox`]), named values, dice keys and what
+//! is kept beside the games ([`kept`]) — in the tables of `0012_store.sql`, step 12 of the
+//! store's one list of migrations (`store::schema`), which also makes the leader lease.
 //!
 //! Every journal commit runs the leader's fence ([`crate::leader::fenced`]) first, in its
 //! own transaction: a daemon whose lease epoch is stale commits nothing and gets
-//! [`StoreError::Fenced`]. A store opened without a fence refuses to commit.
+//! [`StoreError::Fenced`]. A store opened without a fence refuses to commit (it reads:
+//! `verify`, `export`, the site, a standby).
 //!
 //! One connection, on a thread of its own ([`worker`]): the daemon loop is the store's
 //! only writer and commits one batch at a time (group commit), so a pool would only add
 //! connections that wait; the lease keeps its own connection (`leader::Lease`), so a busy
-//! store never delays a renewal. Not yet on PostgreSQL: snapshots (a start replays the
-//! whole journal), `verify`, `export`, relayed and latest lines, STS and appservice
-//! transactions; each says so ([`StoreError::NotOnPostgres`]).
+//! store never delays a renewal. The site, the STS policies and the appservice
+//! transactions each open a store of their own (no lease) beside it.
 
+mod audit;
+mod copy;
+mod kept;
+mod outbox;
+mod site;
+mod snapshots;
 pub mod url;
 mod worker;
 
@@ -21,7 +28,7 @@ use spellbridge_core::Registry;
 use spellbridge_core::dice::DiceKey;
 use tokio_postgres::{Client, NoTls};
 
-use super::{JournalRow, MessageKey, Queued, Step, StoreError, commits, outbox, sql_u64, to_json};
+use super::{JournalRow, MessageKey, Queued, Step, StoreError, commits, sql_u64, to_json};
 use crate::journal::{Entry, TableId};
 use crate::leader::{self, Fence};
 use crate::router::{Router, RouterConfig};
@@ -35,6 +42,11 @@ pub struct PgStore {
     url: StoreUrl,
     fence: Option<Fence>,
     commits: commits::Commits,
+    /// Each table's journal entries committed since its snapshot was last written (as
+    /// SQLite's store keeps them).
+    since_snapshot: std::collections::HashMap<TableId, usize>,
+    /// [`super::SNAPSHOT_EVERY`], or another count for tests and benches.
+    snapshot_every: usize,
 }
 
 /// One journal row's values, owned, to send to the engine's thread.
@@ -59,6 +71,7 @@ struct Batch {
     journal: Vec<JournalValues>,
     outbox: Vec<(String, String, String)>,
     keys: Vec<(i64, i64, String)>,
+    snapshots: Vec<snapshots::Snapshot>,
 }
 
 impl PgStore {
@@ -89,7 +102,20 @@ impl PgStore {
             Ok(Err(Ok(source))) => return Err(StoreError::PostgresSchema { target, source }),
             Err(source) => return Err(StoreError::Thread { target, source: Some(source) }),
         };
-        Ok(PgStore { worker, url: url.clone(), fence, commits: commits::Commits::default() })
+        Ok(PgStore {
+            worker,
+            url: url.clone(),
+            fence,
+            commits: commits::Commits::default(),
+            since_snapshot: Default::default(),
+            snapshot_every: super::SNAPSHOT_EVERY,
+        })
+    }
+
+    /// Writes a table's snapshot once `every` of its entries were committed since the last
+    /// one (see [`super::SqliteStore::set_snapshot_every`]).
+    pub fn set_snapshot_every(&mut self, every: usize) {
+        self.snapshot_every = every.max(1);
     }
 
     /// Commits under `fence` from now on (a new lease term).
@@ -147,6 +173,9 @@ impl PgStore {
         // What to send, in order; `true` for an outbox row (its id comes from the commit).
         let mut order: Vec<(bool, Outbound)> = Vec::new();
         let mut keyed = std::collections::BTreeSet::new();
+        // Each touched table: how many of its entries this batch commits, and whether it
+        // opened here.
+        let mut touched: std::collections::BTreeMap<TableId, (usize, bool)> = Default::default();
         for step in steps {
             batch.meta.extend(step.meta.iter().cloned());
             if step.fleeting {
@@ -164,6 +193,11 @@ impl PgStore {
                     keyed.insert(*table);
                 }
                 let events: Vec<String> = record.announced.iter().map(|o| o.message.text.plain()).collect();
+                if let Some(table) = record.entry.table() {
+                    let (rows, opened) = touched.entry(table).or_default();
+                    *rows += 1;
+                    *opened |= matches!(record.entry, Entry::Opened { .. });
+                }
                 batch.journal.push(JournalValues {
                     table: row.table.map(sql_u64),
                     sequence: row.sequence.map(sql_u64),
@@ -191,16 +225,20 @@ impl PgStore {
                 batch.keys.push((sql_u64(table), sql_u64(epoch), key.reveal()));
             }
         }
-        let target = self.url.shown().to_owned();
-        let written = self.worker.call(move |client| Box::pin(write(client, fence, batch)));
-        let ids = match written {
-            Err(_) => return Err(StoreError::Thread { target, source: None }),
-            Ok(Err(Written::Fenced(source))) => return Err(StoreError::Fenced { source }),
-            Ok(Err(Written::Sql(source))) => {
-                return Err(StoreError::Postgres { target, what: "committing a batch", source });
+        let mut due = Vec::new();
+        for (table, (rows, opened)) in &mut touched {
+            let since = self.since_snapshot.get(table).copied().unwrap_or(0) + *rows;
+            *rows = since;
+            if *opened || since >= self.snapshot_every || router.table_finished(*table) == Some(true) {
+                due.push(*table);
+                *rows = 0;
             }
-            Ok(Ok(ids)) => ids,
-        };
+        }
+        batch.snapshots = self.snapshots_of(router, &due)?;
+        let ids = self.write_batch(fence, batch, "committing a batch")?;
+        for (table, (since, _)) in touched {
+            self.since_snapshot.insert(table, since);
+        }
         self.commits.count(true);
         let mut ids = ids.into_iter();
         Ok(order
@@ -209,23 +247,39 @@ impl PgStore {
             .collect())
     }
 
-    /// Rebuilds the router by replaying the whole journal (PostgreSQL keeps no snapshots
-    /// yet), with the dice keys, ratings and shown names.
+    /// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
+    fn write_batch(&self, fence: Fence, batch: Batch, what: &'static str) -> Result<Vec<i64>, StoreError> {
+        let target = self.url.shown().to_owned();
+        match self.worker.call(move |client| Box::pin(write(client, fence, batch))) {
+            Err(_) => Err(StoreError::Thread { target, source: None }),
+            Ok(Err(Written::Fenced(source))) => Err(StoreError::Fenced { source }),
+            Ok(Err(Written::Sql(source))) => Err(StoreError::Postgres { target, what, source }),
+            Ok(Err(Written::Row(detail))) => Err(StoreError::PostgresRow { target, detail }),
+            Ok(Ok(ids)) => Ok(ids),
+        }
+    }
+
+    /// Writes the snapshot of every table with journal entries committed since its last
+    /// one (on a clean shutdown), in one fenced transaction.
+    pub fn write_snapshots(&mut self, router: &Router) -> Result<(), StoreError> {
+        let behind: Vec<TableId> =
+            self.since_snapshot.iter().filter(|(_, since)| **since > 0).map(|(table, _)| *table).collect();
+        if behind.is_empty() {
+            return Ok(());
+        }
+        let Some(fence) = self.fence.clone() else {
+            return Err(StoreError::NoLease { target: self.url.shown().to_owned() });
+        };
+        let batch = Batch { snapshots: self.snapshots_of(router, &behind)?, ..Batch::default() };
+        self.write_batch(fence, batch, "writing the tables' snapshots")?;
+        self.since_snapshot.clear();
+        Ok(())
+    }
+
+    /// Rebuilds the router from the database: tables from their sound snapshots and the
+    /// journal rows after them (see [`PgStore::load_checked`]), then the lobby.
     pub fn load(&self, registry: Registry, options: RouterConfig) -> Result<Router, StoreError> {
-        let mut router = Router::new(registry, options);
-        router.add_keys(self.dice_keys(None)?);
-        let journal = self.journal()?;
-        for entry in &journal {
-            router.replay(entry).map_err(|source| StoreError::PostgresReplay {
-                target: self.url.shown().to_owned(),
-                source,
-            })?;
-        }
-        router.load_ratings(&journal);
-        if let Some(names) = self.meta(crate::router::SHOWN_NAMES_KEY)? {
-            router.load_names(&names);
-        }
-        Ok(router)
+        self.load_checked(registry, options, super::startup::Policy::Rebuild).map(|loaded| loaded.router)
     }
 
     /// Journal entries (`Some(None)`: the lobby's; `Some(Some(t))`: table t's; `None`:
@@ -322,40 +376,6 @@ impl PgStore {
         })
     }
 
-    /// Every message waiting in the outbox, oldest first, and the rows that do not read
-    /// (left in place and logged: PostgreSQL has no set-aside table yet).
-    pub fn pending_checked(&self) -> Result<(Vec<Queued>, Vec<outbox::BadRow>), StoreError> {
-        let rows = self.call("reading the outbox", move |client| {
-            Box::pin(async move {
-                let rows = client
-                    .query("SELECT id, network, destination, text FROM outbox ORDER BY id", &[])
-                    .await?;
-                Ok(rows
-                    .into_iter()
-                    .map(|r| {
-                        (
-                            r.get::<_, i64>(0),
-                            r.get::<_, String>(1),
-                            r.get::<_, String>(2),
-                            r.get::<_, String>(3),
-                        )
-                    })
-                    .collect::<Vec<_>>())
-            })
-        })?;
-        let (mut queued, mut bad) = (Vec::new(), Vec::new());
-        for (id, network, destination, text) in rows {
-            match outbox::parse_text(&network, &destination, &text) {
-                Ok(outbound) => queued.push(Queued { id, outbound }),
-                Err(reason) => {
-                    tracing::error!(outbox_id = id, %reason, "outbox row {id} not sent: {reason}");
-                    bad.push(outbox::BadRow { id, reason });
-                }
-            }
-        }
-        Ok((queued, bad))
-    }
-
     /// Removes sent messages from the outbox.
     pub fn sent_all(&self, ids: &[i64]) -> Result<(), StoreError> {
         let ids = ids.to_vec();
@@ -366,7 +386,7 @@ impl PgStore {
         })
     }
 
-    fn bad_row(&self, detail: String) -> StoreError {
+    pub(super) fn bad_row(&self, detail: String) -> StoreError {
         StoreError::PostgresRow { target: self.url.shown().to_owned(), detail }
     }
 }
@@ -375,6 +395,8 @@ impl PgStore {
 enum Written {
     Fenced(leader::FenceError),
     Sql(tokio_postgres::Error),
+    /// A row the commit was to write does not fit what is stored.
+    Row(String),
 }
 
 /// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
@@ -458,6 +480,9 @@ async fn fill(
         .map_err(sql)?;
     for (table, epoch, key) in &batch.keys {
         transaction.execute(&keys, &[table, epoch, key]).await.map_err(sql)?;
+    }
+    for snapshot in &batch.snapshots {
+        snapshots::write(transaction, snapshot).await?;
     }
     Ok(ids)
 }
