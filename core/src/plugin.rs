@@ -170,6 +170,10 @@ pub struct Seat {
     pub choice: Option<String>,
 }
 
+/// The action number whose seed a table's opening draws from (actions count up from 0,
+/// so none reaches it): the dice [`GamePlugin::open_with_dice`] gets.
+pub const OPENING_DRAW: u64 = u64::MAX;
+
 /// Everything a game needs to open a table.
 #[derive(Clone, Debug)]
 pub struct TableSetup {
@@ -331,6 +335,14 @@ pub trait GamePlugin: Send + Sync {
 
     /// Opens a table. Refuses setups the game cannot take (an unknown wizard, say).
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal>;
+
+    /// Opens a table with `dice` for a chance the opening itself needs: the daemon's are
+    /// the table's committed dice at [`OPENING_DRAW`] (RULES T-10), so the opening is
+    /// audited like any action. The default ignores them and calls [`GamePlugin::open`].
+    fn open_with_dice(&self, setup: &TableSetup, dice: &mut Dice) -> Result<Box<dyn Table>, Refusal> {
+        let _ = dice;
+        self.open(setup)
+    }
 
     /// Rebuilds a table from its [`Table::snapshot`].
     fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String>;

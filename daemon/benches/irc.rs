@@ -23,6 +23,9 @@
 //! first command sent to the last reply received. Every wait is bounded; the bots and the
 //! server are stopped at the end (SIGTERM, then SIGKILL), also when the bench panics.
 //!
+//! With `SPELLBRIDGE_BENCH_STORE=sqlite`, `postgres` or `both`, only spellbridge's round
+//! trips are measured, on that store engine or on each in turn ([`stores`], issue 34).
+//!
 //! Needs InspIRCd (`tests/scripts/install-inspircd.sh`) and Limnoria
 //! (`tests/scripts/install-limnoria.sh`; the venv is `$SPELLBRIDGE_LIMNORIA_VENV`, default
 //! `~/.cache/spellbridge/limnoria-venv`).
@@ -40,6 +43,9 @@ use spellbridge_tests::harness::irc_client::{IrcClient, Message};
 mod support;
 use support::process::Process;
 use support::{clock_ticks, cpu_time, ms, percentile, rss_mib};
+
+#[path = "irc/stores.rs"]
+mod stores;
 
 /// The daemon: Cargo builds this package's binary for its benches and names it here.
 const SPELLBRIDGE: &str = env!("CARGO_BIN_EXE_spellbridge");
@@ -75,11 +81,17 @@ fn spawn(name: &'static str, nick: &'static str, dir: tempfile::TempDir, command
 /// `spellbridge run` in `channels`, with flood control and the per-user limit off, and
 /// its `/metrics` on `http` (the store's synced commits: [`synced_commits`]).
 fn start_spellbridge(port: u16, http: u16, channels: &[String], durability: &str) -> Bot {
+    start_spellbridge_on(port, http, channels, &format!("path = \"games.db\"\ndurability = \"{durability}\""))
+}
+
+/// `spellbridge run` as [`start_spellbridge`] says, with `store` as its `[store]` table's
+/// body (`url = "postgres://…"`, say).
+fn start_spellbridge_on(port: u16, http: u16, channels: &[String], store: &str) -> Bot {
     let dir = tempfile::Builder::new().prefix("spellbridge-bench-").tempdir().expect("temp dir");
     let channels: Vec<String> = channels.iter().map(|c| format!("{c:?}")).collect();
     let config = format!(
         "prefix = \"!\"\n\
-         [store]\npath = \"games.db\"\ndurability = \"{durability}\"\n\
+         [store]\n{store}\n\
          [http]\nlisten = \"127.0.0.1:{http}\"\n\
          [thaum]\nschedule = \"manual\"\n\
          [[irc]]\nname = \"bench\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\n\
@@ -604,6 +616,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     // `cargo test --benches` runs this with `--test`-like flags; run the figures only for bench.
     if args.iter().any(|a| a == "--test" || a == "--list") {
+        return;
+    }
+    if let Ok(which) = std::env::var("SPELLBRIDGE_BENCH_STORE") {
+        stores::main(&which);
         return;
     }
     let supybot = limnoria_venv().join("bin/supybot");

@@ -127,6 +127,7 @@ impl Engine {
     /// facts once they run). The one place the router's config changes.
     pub fn reconfigure(&mut self, registry: RegistryFn, config: RouterConfig) {
         self.router.reconfigure(config.clone());
+        self.router.set_games(registry());
         self.registry = registry;
         self.config = config;
     }

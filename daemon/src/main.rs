@@ -88,7 +88,8 @@ enum Command {
         /// Audit this PostgreSQL database instead (`postgres://…`, as `[store] url`).
         #[arg(long, value_name = "URL", conflicts_with = "db")]
         store: Option<String>,
-        /// Also check that each outbox row's network is configured in this TOML config.
+        /// Also check that each outbox row's network is configured in this TOML config
+        /// (and replay the tables of its `[[game]]` components).
         #[arg(long)]
         config: Option<PathBuf>,
         /// Check only this table, with the keys given by `--key`.
@@ -146,6 +147,9 @@ enum Command {
         /// Read this PostgreSQL database instead (`postgres://…`, as `[store] url`).
         #[arg(long, value_name = "URL", conflicts_with = "db")]
         store: Option<String>,
+        /// The daemon's TOML config, for a table of one of its `[[game]]` components.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// The store as a whole: `spellbridge store copy --from sqlite:PATH --to postgres://…`.
     Store {
@@ -201,8 +205,8 @@ fn main() -> ExitCode {
         Command::Verify { db, store, table: Some(table), key, .. } => {
             verify_keys(&Database::of(db, store.as_deref()), table, &key)
         }
-        Command::Export { table, format, db, store } => {
-            export(table, format, &Database::of(db, store.as_deref()))
+        Command::Export { table, format, db, store, config } => {
+            export(table, format, &Database::of(db, store.as_deref()), config.as_deref())
         }
         Command::Ratings { db, store, config, json } => {
             ratings(&Database::of(db, store.as_deref()), config.as_deref(), json)
@@ -397,16 +401,26 @@ fn store_copy(from: &str, to: &str, replace: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The games a tool replays with: the config's (with its `[[game]]` components), or the
+/// built-in ones.
+fn games(config: Option<&Path>) -> anyhow::Result<Registry> {
+    Ok(match config {
+        Some(config) => Settings::load(config)?.registry(),
+        None => Registry::standard(),
+    })
+}
+
 fn verify(db: &Database, config: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let networks = match config {
+    let (networks, games) = match config {
         Some(config) => {
             let settings = Settings::load(config)?;
-            Some(settings.networks.iter().map(|n| NetworkId::new(n.name())).collect::<Vec<_>>())
+            let networks = settings.networks.iter().map(|n| NetworkId::new(n.name())).collect::<Vec<_>>();
+            (Some(networks), settings.registry())
         }
-        None => None,
+        None => (None, Registry::standard()),
     };
     let store = db.open()?;
-    let report = audit::verify(&store, Registry::standard, networks.as_deref())?;
+    let report = audit::verify(&store, move || games.clone(), networks.as_deref())?;
     for table in &report.tables {
         let verdict = if table.findings.is_empty() {
             "ok".to_owned()
@@ -440,15 +454,18 @@ fn verify(db: &Database, config: Option<&Path>) -> anyhow::Result<ExitCode> {
 }
 
 fn ratings(db: &Database, config: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
-    let mut scopes = match config {
-        Some(config) => serve::network_scopes(&Settings::load(config)?),
-        None => Default::default(),
+    let (mut scopes, games) = match config {
+        Some(config) => {
+            let settings = Settings::load(config)?;
+            (serve::network_scopes(&settings), settings.registry())
+        }
+        None => (Default::default(), Registry::standard()),
     };
     scopes
         .entry(NetworkId::new(spellbridge::console::CONSOLE_NETWORK))
         .or_insert(spellbridge::identity::Scope::Bare);
     let store = db.open()?;
-    let summary = store.refresh_ratings(&Registry::standard(), &scopes)?.with_context(|| {
+    let summary = store.refresh_ratings(&games, &scopes)?.with_context(|| {
         format!("the ratings cannot be derived from {db}; `spellbridge verify {}` says why", db.flag())
     })?;
     if json {
@@ -505,13 +522,14 @@ fn verify_keys(db: &Database, table: u64, keys: &[String]) -> anyhow::Result<Exi
     }
 }
 
-fn export(table: u64, format: Format, db: &Database) -> anyhow::Result<ExitCode> {
+fn export(table: u64, format: Format, db: &Database, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let games = games(config)?;
     let store = db.open()?;
     let text = match format {
-        Format::Json => audit::export_json(&store, &Registry::standard(), table)?
+        Format::Json => audit::export_json(&store, &games, table)?
             .map(|v| serde_json::to_string_pretty(&v))
             .transpose()?,
-        Format::Wiki => audit::export_wiki(&store, &Registry::standard(), table)?,
+        Format::Wiki => audit::export_wiki(&store, &games, table)?,
     };
     match text {
         Some(text) => {

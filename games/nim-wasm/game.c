@@ -358,10 +358,79 @@ void exports_spellbridge_game_game_private_view(spellbridge_game_list_u8_t *stat
     exports_spellbridge_game_game_public_view(state, ret); /* Nothing in Nim is hidden. */
 }
 
+/* Reads the number after `key` in the JSON text (the piles of a public view), or -1. */
+static int number_after(const char *text, size_t len, const char *key, int nth) {
+    size_t klen = strlen(key);
+    for (size_t i = 0; i + klen <= len; i++) {
+        if (memcmp(text + i, key, klen) != 0) continue;
+        size_t at = i + klen;
+        for (int n = 0; n <= nth; n++) {
+            int value = 0, digits = 0;
+            while (at < len && text[at] >= '0' && text[at] <= '9' && digits < 6)
+                value = value * 10 + (text[at++] - '0'), digits++;
+            if (!digits) return -1;
+            if (n == nth) return value;
+            if (at >= len || text[at++] != ',') return -1;
+        }
+    }
+    return -1;
+}
+
+/* An SVG being written: text and numbers appended (no stdio: it would import WASI). */
+struct svg {
+    char *text;
+    size_t at;
+};
+
+static void put(struct svg *svg, const char *text) {
+    size_t len = strlen(text);
+    memcpy(svg->text + svg->at, text, len);
+    svg->at += len;
+}
+
+static void put_number(struct svg *svg, int n) {
+    svg->at += nim_digits((uint64_t)n, svg->text + svg->at);
+}
+
+/* The board: each pile a row of stones, in the host's drawing vocabulary (an SVG of
+ * rect, circle and text in the palette's colours; see README.md, "The board"). */
 bool exports_spellbridge_game_game_board(str_t *public_view, exports_spellbridge_game_game_language_t language,
                                          str_t *ret) {
-    (void)public_view, (void)language, (void)ret;
-    return false;
+    const char *view = (const char *)public_view->ptr;
+    int piles[3];
+    for (int i = 0; i < 3; i++) {
+        piles[i] = number_after(view, public_view->len, "\"piles\":[", i);
+        if (piles[i] < 0 || piles[i] > 10) return false;
+    }
+    int zh = language == SPELLBRIDGE_GAME_TYPES_LANGUAGE_ZH_CN;
+    static const char *names_en[3] = {"a", "b", "c"};
+    static const char *names_zh[3] = {"\xe7\x94\xb2", "\xe4\xb9\x99", "\xe4\xb8\x99"}; /* 甲 乙 丙 */
+    struct svg svg = {malloc(8192), 0};
+    put(&svg, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"480\" height=\"280\">"
+              "<text x=\"24\" y=\"40\" font-size=\"24\" font-weight=\"bold\" fill=\"#222222\">");
+    put(&svg, zh ? "\xe5\x8f\x96\xe7\x9f\xb3\xe5\xad\x90" /* 取石子 */ : "Nim");
+    put(&svg, "</text>");
+    for (int i = 0; i < 3; i++) {
+        int y = 90 + i * 70;
+        put(&svg, "<rect x=\"16\" y=\"");
+        put_number(&svg, y - 28);
+        put(&svg, "\" width=\"448\" height=\"56\" rx=\"8\" fill=\"#ffffff\" stroke=\"#9a9184\"/><text x=\"40\" y=\"");
+        put_number(&svg, y + 8);
+        put(&svg, "\" font-size=\"22\" text-anchor=\"middle\" fill=\"#6b6459\">");
+        put(&svg, zh ? names_zh[i] : names_en[i]);
+        put(&svg, "</text>");
+        for (int k = 0; k < piles[i]; k++) {
+            put(&svg, "<circle cx=\"");
+            put_number(&svg, 84 + k * 36);
+            put(&svg, "\" cy=\"");
+            put_number(&svg, y);
+            put(&svg, "\" r=\"14\" fill=\"#8b5a2b\" stroke=\"#222222\"/>");
+        }
+    }
+    put(&svg, "</svg>");
+    ret->ptr = (uint8_t *)svg.text;
+    ret->len = svg.at;
+    return true;
 }
 
 bool exports_spellbridge_game_game_ended(spellbridge_game_list_u8_t *state, exports_spellbridge_game_game_ending_t *ret) {

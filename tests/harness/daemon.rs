@@ -261,8 +261,24 @@ impl Daemon {
 
     /// SIGHUP: the daemon reads its config again.
     pub fn hangup(&self) -> Result<(), HarnessError> {
+        self.signal("HUP")
+    }
+
+    /// SIGSTOP: the process is paused, not dead (its sockets stay open, it does nothing,
+    /// its lease runs out), until [`Daemon::resume`].
+    pub fn pause(&self) -> Result<(), HarnessError> {
+        self.signal("STOP")
+    }
+
+    /// SIGCONT: a paused process runs on from where it stopped.
+    pub fn resume(&self) -> Result<(), HarnessError> {
+        self.signal("CONT")
+    }
+
+    /// Sends `SIG<name>` (`"TERM"`, `"STOP"` …) to the running daemon.
+    pub fn signal(&self, name: &str) -> Result<(), HarnessError> {
         match &self.child {
-            Some(child) => signal(child, "HUP"),
+            Some(child) => signal(child, name),
             None => Err(failure("the daemon is not running".to_owned())),
         }
     }

@@ -7,7 +7,9 @@
 //! as a child process and [`endpoint`] reads its `/healthz` and `/metrics`; [`chromium`]
 //! drives a headless Chromium over the DevTools protocol, to look at the spectator site,
 //! and [`site_flood`] floods that site as hostile spectators would. [`postgres`] makes a
-//! throwaway PostgreSQL cluster (initdb in a temp dir, a free loopback port).
+//! throwaway PostgreSQL cluster (initdb in a temp dir, a free loopback port) and
+//! [`cut_proxy`] a TCP proxy in front of it whose line a test cuts; [`pair`] runs two
+//! daemons on one PostgreSQL (active and standby) and reads each one's role.
 //! All report failures as a [`HarnessError`] whose message says what to do.
 
 use std::time::Duration;
@@ -15,6 +17,7 @@ use std::time::Duration;
 pub mod atheme;
 pub mod certs;
 pub mod chromium;
+pub mod cut_proxy;
 pub mod daemon;
 pub mod endpoint;
 pub mod fault_proxy;
@@ -22,6 +25,7 @@ pub mod inspircd;
 pub mod irc_client;
 pub mod irc_player;
 pub mod matrix_client;
+pub mod pair;
 pub mod postgres;
 pub mod site_flood;
 pub mod synapse;

@@ -51,6 +51,7 @@ pub const AREAS: &[Area] = &[
     area!("records"),
     area!("names"),
     area!("notice"),
+    area!("component"),
 ];
 
 /// Every catalogue file: [`AREAS`], then each game's own ([`crate::games::CATALOGUES`]).

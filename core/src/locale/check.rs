@@ -340,7 +340,7 @@ mod tests {
     fn every_message_is_used() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut sources = Vec::new();
-        for dir in ["core/src", "daemon/src", "adapters/src"] {
+        for dir in ["core/src", "daemon/src", "daemon/wasm/src", "adapters/src"] {
             collect(&root.join(dir), &mut sources);
         }
         let unused = unused(sources.iter().map(String::as_str));

@@ -4,6 +4,7 @@
 //! `Settings` reaches the rest of the daemon. `spellbridge check-config` prints it.
 
 mod bridges;
+pub mod components;
 pub mod http;
 pub mod language;
 pub mod raw;
@@ -68,8 +69,11 @@ pub struct Settings {
     /// The networks, each read by its kind: every `[[irc]]` first, then every
     /// `[[matrix]]`, then any other kind's, in the order the catalogue lists the kinds.
     pub networks: Vec<Arc<dyn Network>>,
-    /// The games, with the options the config gives them.
+    /// The games, with the options the config gives them: the catalogue's, then each
+    /// `[[game]]` component's.
     pub games: Registry,
+    /// `[[game]]`: the games loaded from WebAssembly components (also in `games`).
+    pub components: Vec<components::ComponentSettings>,
     /// How long a challenge waits for an answer, in seconds (the Duel's
     /// `challenge_lifetime`).
     pub challenge_lifetime: i64,
@@ -193,6 +197,7 @@ impl Settings {
             .map_err(|e| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
         let invalid = |message: String| ConfigError::Invalid { path: path.into(), message };
         let kinds: Vec<&str> = catalogue.networks.iter().map(|k| k.section()).collect();
+        let component_section = file.remove("game");
         let mut sections = sections::take(&mut file, &catalogue.games, &kinds).map_err(invalid)?;
         let raw: raw::Config = toml::Value::Table(file).try_into().map_err(|e: toml::de::Error| {
             ConfigError::Syntax { path: path.into(), message: e.to_string() }
@@ -216,7 +221,9 @@ impl Settings {
         let prefix = prefix(raw.prefix).map_err(invalid)?;
         let (networks, names, mut languages) =
             configure_networks(catalogue, &mut sections, base).map_err(invalid)?;
-        let games = configure_games(catalogue, &mut sections, base).map_err(invalid)?;
+        let mut games = configure_games(catalogue, &mut sections, base).map_err(invalid)?;
+        let cache = database.with_file_name("spellbridge-compiled-games");
+        let components = components::load(component_section, base, &cache, &mut games).map_err(invalid)?;
         let challenge_lifetime =
             games.iter().find_map(|g| g.challenge()).map_or(CHALLENGE_LIFETIME_SECS, |c| c.lifetime_secs);
         let (bridges, bridged) =
@@ -237,6 +244,7 @@ impl Settings {
             durability: store.durability.unwrap_or_default(),
             networks,
             games,
+            components,
             challenge_lifetime,
             bridges,
             permissions,

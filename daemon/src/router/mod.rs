@@ -24,6 +24,7 @@ use serde_json::Value;
 use spellbridge_core::dice::Commitment;
 use spellbridge_core::grammar::{Grammar, ParseError, Parsed};
 use spellbridge_core::locale::Args;
+use spellbridge_core::plugin::OPENING_DRAW;
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
@@ -362,6 +363,20 @@ impl Router {
         // A room's hub may have moved: index every table again.
         let relay = &self.relay;
         self.tables.reindex_all(|place| relay.hub(place));
+    }
+
+    /// Takes the games a reloaded config offers (SIGHUP: `[[game]]` components loaded
+    /// again): new tables open with them, and the grammar knows their commands. A table in
+    /// play keeps the game it opened with (a component's table keeps its own build).
+    pub fn set_games(&mut self, registry: Registry) {
+        let mut grammar = Grammar::new();
+        crate::lobby::add(&mut grammar, &registry);
+        for game in registry.iter() {
+            grammar.add(game.name(), game.commands());
+        }
+        self.prefixer = prefix::Prefixer::new(&self.options.prefix, &grammar);
+        self.grammar = grammar;
+        self.registry = registry;
     }
 
     /// The config the router works by.
@@ -921,16 +936,20 @@ impl Router {
             )];
         }
         let setup = TableSetup { room: place.room.clone(), seats, now };
-        match plugin.open(&setup) {
+        let id = self.tables.next_number();
+        // RULES T-10: the opening draws from the committed key too (epoch 0: the one a
+        // table keeps unless it says otherwise), at an action number no move reaches.
+        let first_key = self.secrets.table_key(id, 0);
+        let mut opening_dice = Dice::keyed(&first_key, OPENING_DRAW);
+        match plugin.open_with_dice(&setup, &mut opening_dice) {
             Err(refusal) => {
                 let language = reply_to.language;
                 vec![reply(reply_to, refusal_text(refusal, language))]
             }
             Ok(table) => {
-                let id = self.tables.next_number();
                 // RULES T-10: a secret key, committed to now and revealed when the table ends.
                 let epoch = table.dice_epoch();
-                let key = self.secrets.table_key(id, epoch);
+                let key = if epoch == 0 { first_key } else { self.secrets.table_key(id, epoch) };
                 self.keys.keep(id, epoch, key.clone());
                 let commitment = key.commitment();
                 let opening = table.opening();

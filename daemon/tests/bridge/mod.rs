@@ -54,6 +54,9 @@
 //!   message edited in place ([`stories`]); the bot's direct chat with a Matrix player is
 //!   used again after a restart ([`directchat`]) (issue 31, items 2 and 3).
 //!
+//! - the example game component loaded from `[[game]] path` plays a whole game across
+//!   the bridge, is on the site, is rated and speaks Chinese ([`component`]; issue 33).
+//!
 //! One file per feature ([`chat`], [`duel`], [`hidden`], [`language`], [`names`], [`present`], [`thaum`], [`restarts`], [`timeouts`],
 //! [`trust`], [`private`], [`quiet`], [`aliases`], [`replies`]); what they share (the servers, the daemon's config, the people on each
 //! network) is in [`support`].
@@ -68,6 +71,7 @@ mod support;
 mod aliases;
 mod appservice;
 mod chat;
+mod component;
 mod directchat;
 mod duel;
 mod hidden;

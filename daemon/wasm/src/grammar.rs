@@ -37,6 +37,17 @@ fn is_format(c: char) -> bool {
     matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
 }
 
+/// The host's own command at every component's table: a game master takes moves again
+/// at a table paused when its game failed ([`crate::WasmTable`]).
+pub const RESUME: Command =
+    Command::new("resume", "Game masters: lets a table paused when its game failed take moves again.")
+        .aliases(&["继续"])
+        .who(Who::GameMasterOrOperator)
+        .example("resume");
+
+/// The help id of [`RESUME`], in the host's catalogue (`locales/*/component.ftl`).
+pub const RESUME_HELP: &str = "component-help-resume";
+
 /// Each command's name and the id of its help in the game's texts.
 pub type HelpIds = Vec<(String, String)>;
 
@@ -49,6 +60,12 @@ pub fn commands(declared: &[wit::Command]) -> Result<(&'static [Command], HelpId
     let mut help = Vec::new();
     for command in declared {
         for name in std::iter::once(&command.name).chain(&command.aliases) {
+            if RESUME.is_called(&name.to_lowercase()) {
+                return Err(format!(
+                    "command `{}` is called `{name}`, the host's own command at every table: name it otherwise",
+                    command.name
+                ));
+            }
             if !typable(name) {
                 return Err(format!(
                     "command `{}` has a name or alias players cannot type: {name:?}",
@@ -76,6 +93,7 @@ pub fn commands(declared: &[wit::Command]) -> Result<(&'static [Command], HelpId
         help.push((made.name.to_owned(), command.help.clone()));
         commands.push(made);
     }
+    commands.push(RESUME);
     Ok((Box::leak(commands.into_boxed_slice()), help))
 }
 

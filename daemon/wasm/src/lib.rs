@@ -16,11 +16,17 @@
 //! - [`texts`]: the component's Fluent texts and how its news are worded.
 //! - [`plugin`]: [`plugin::WasmGame`] and [`plugin::WasmTable`].
 //! - `wasi`: the empty WASI 0.2 a component whose language runtime imports one gets.
+//! - [`archive`]: the builds tables were played with, kept by hash for replay.
+//! - [`board`]: a component's board SVG read into core's drawing vocabulary.
+//! - [`ending`]: a finished table's ending, journaled for ratings.
 //!
 //! It is its own crate so that only what loads components links wasmtime, and so that the
 //! core stays pure: the clock and the fuel live here.
 
+pub mod archive;
+pub mod board;
 pub mod check;
+pub mod ending;
 pub mod grammar;
 pub mod limits;
 pub mod load;
@@ -30,6 +36,7 @@ pub mod texts;
 pub mod transcript;
 mod wasi;
 
+pub use archive::Archive;
 pub use limits::Limits;
 pub use load::{LoadError, Loader};
 pub use plugin::{WasmGame, WasmTable};

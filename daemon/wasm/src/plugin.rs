@@ -13,15 +13,20 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use spellbridge_core::dice::Dice;
-use spellbridge_core::ending::Place;
+use spellbridge_core::draw::Drawing;
+use spellbridge_core::ending::{EndingReader, Place};
 use spellbridge_core::event::{Event, Presentation};
 use spellbridge_core::grammar::{Command, Parsed};
+use spellbridge_core::locale::Args;
 use spellbridge_core::plugin::{
     Action, Announcement, Audience, GamePlugin, Refusal, Role, Table, TableSetup,
 };
-use spellbridge_core::{Ending, Language, PlayerId, RichText, TableKind, Timestamp};
+use spellbridge_core::{Ending, EventRecord, Language, PlayerId, RichText, TableKind, Timestamp};
 
+use crate::archive::Archive;
 use crate::bindings::spellbridge::game::types as wit;
+use crate::ending::Ended;
+use crate::grammar::{RESUME, RESUME_HELP};
 use crate::load::LoadError;
 use crate::run::{CallError, Runner};
 use crate::texts::Texts;
@@ -48,10 +53,14 @@ struct Shared {
     texts: Texts,
 }
 
-/// A game loaded from a component.
+/// A game loaded from a component, with the options its tables open with.
 #[derive(Clone)]
 pub struct WasmGame {
     shared: Arc<Shared>,
+    /// The options of its `[[game]]` section as TOML text (`open`'s `options`).
+    options: Arc<str>,
+    /// Where the builds its tables were played with are kept, if anywhere.
+    archive: Option<Arc<Archive>>,
 }
 
 impl std::fmt::Debug for WasmGame {
@@ -107,7 +116,20 @@ impl WasmGame {
             Box::leak(info.summary.chars().take(400).collect::<String>().into_boxed_str());
         Ok(WasmGame {
             shared: Arc::new(Shared { runner, hash, imports, name, summary, commands, help, kind, texts }),
+            options: Arc::from(""),
+            archive: None,
         })
+    }
+
+    /// The same game whose tables open with `options` (TOML text: the `[[game]]`
+    /// section's `options` table), which the component reads and may refuse at `open`.
+    pub fn with_options(&self, options: &str) -> WasmGame {
+        WasmGame { options: Arc::from(options), ..self.clone() }
+    }
+
+    /// The same game restoring a table played with another build from `archive`.
+    pub fn with_archive(&self, archive: Arc<Archive>) -> WasmGame {
+        WasmGame { archive: Some(archive), ..self.clone() }
     }
 
     /// The SHA-256 of the component's bytes (a table records it).
@@ -138,7 +160,7 @@ impl WasmGame {
     /// A table of this game at `state`, read back through the component.
     fn table(&self, state: Vec<u8>, opening: Vec<Event>) -> Result<WasmTable, String> {
         let status = self.shared.status(&state)?;
-        Ok(WasmTable { shared: self.shared.clone(), state, status, opening })
+        Ok(WasmTable { shared: self.shared.clone(), state, status, opening, paused: None })
     }
 }
 
@@ -190,12 +212,22 @@ impl Shared {
         Ok((outcome.state, events))
     }
 
-    /// The refusal said when a call failed: the action is not applied.
+    /// The refusal said when a call failed: the action is not applied, and the table is
+    /// paused (`id` `component-failed`) or was already (`component-paused`).
     fn failed(&self, error: &CallError) -> Refusal {
-        Refusal::because(format!(
-            "The {} game could not take this: {error}. Nothing changed; a game master can `!stop` this table.",
-            self.name
-        ))
+        self.said("component-failed", Some(&error.to_string()))
+    }
+
+    /// The host's refusal `id`, naming the game and, for a failure, what went wrong.
+    fn said(&self, id: &'static str, error: Option<&str>) -> Refusal {
+        let mut args = Args::new();
+        if let Some(error) = error {
+            let error: String = error.chars().filter(|c| !c.is_control()).take(300).collect();
+            args = args.text("game", self.name).text("error", error);
+        }
+        Refusal::Worded(spellbridge_core::locale::Localized::new(|language| {
+            spellbridge_core::locale::rich(language, id, &args)
+        }))
     }
 
     fn refusal(&self, refusal: wit::Refusal) -> Refusal {
@@ -210,6 +242,9 @@ impl Shared {
 struct Snapshot {
     component: String,
     state: String,
+    /// What the table told when it opened, so a replay restores the same opening.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    opening: Vec<EventRecord>,
 }
 
 impl GamePlugin for WasmGame {
@@ -226,17 +261,28 @@ impl GamePlugin for WasmGame {
     }
 
     fn help_in(&self, command: &str, language: Language) -> Option<String> {
+        if command == RESUME.name {
+            return Some(spellbridge_core::locale::text(language, RESUME_HELP, &Args::new()));
+        }
         let (_, id) = self.shared.help.iter().find(|(name, _)| name == command)?;
         Some(self.shared.texts.say(language, id, &[]))
     }
 
+    /// Without the table's dice (a tool's trial opening) the seed is 0.
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
+        self.open_with_dice(setup, &mut Dice::from_seed(0))
+    }
+
+    /// The component's `open` gets the seed of the table's committed dice (RULES T-10)
+    /// and the `[[game]]` options.
+    fn open_with_dice(&self, setup: &TableSetup, dice: &mut Dice) -> Result<Box<dyn Table>, Refusal> {
         let players: Vec<String> = setup.seats.iter().map(|s| s.player.as_str().to_owned()).collect();
-        // `GamePlugin::open` is given no dice: a game that needs chance at the opening draws
-        // it at its first move, whose seed comes from the table's committed key.
-        let seed = 0;
-        let answer =
-            self.shared.runner.call(|store, game| game.call_open(store, &players, "", seed, setup.now.0));
+        let seed = dice.seed();
+        let options = &*self.options;
+        let answer = self
+            .shared
+            .runner
+            .call(|store, game| game.call_open(store, &players, options, seed, setup.now.0));
         let outcome = match answer {
             Err(error) => return Err(self.shared.failed(&error)),
             Ok(Err(refusal)) => return Err(self.shared.refusal(refusal)),
@@ -247,9 +293,24 @@ impl GamePlugin for WasmGame {
         Ok(Box::new(table))
     }
 
-    fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
-        let snapshot: Snapshot = serde_json::from_value(snapshot.clone())
+    fn restore(&self, value: &Value) -> Result<Box<dyn Table>, String> {
+        let snapshot: Snapshot = serde_json::from_value(value.clone())
             .map_err(|e| format!("a {} table's snapshot: {e}", self.shared.name))?;
+        if snapshot.component != self.shared.hash
+            && let Some(archive) = &self.archive
+        {
+            // A table keeps the build it opened with (issue 33, item 3).
+            let build = archive.game(&snapshot.component, &self.options)?;
+            if build.name() != self.name() {
+                return Err(format!(
+                    "a {} table names build {}, which is the game `{}`",
+                    self.shared.name,
+                    snapshot.component,
+                    build.name()
+                ));
+            }
+            return build.restore(value);
+        }
         if snapshot.component != self.shared.hash {
             return Err(format!(
                 "a {} table was played with component {}, and the one loaded is {}: load that build to go on",
@@ -259,13 +320,28 @@ impl GamePlugin for WasmGame {
         let state = base64::engine::general_purpose::STANDARD
             .decode(snapshot.state)
             .map_err(|e| format!("a {} table's state: {e}", self.shared.name))?;
-        Ok(Box::new(self.table(state, Vec::new())?))
+        let opening = snapshot
+            .opening
+            .into_iter()
+            .map(|record| {
+                let news: WasmNews = serde_json::from_value(record.event)
+                    .map_err(|e| format!("a {} table's opening: {e}", self.shared.name))?;
+                Ok(Event::to(record.to, news))
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Box::new(self.table(state, opening)?))
     }
 
     fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
         events
             .iter()
             .filter_map(|event| {
+                if let Some(resumed) = event.get::<Resumed>() {
+                    let args = Args::new().name("player", &resumed.resumed).text("game", self.shared.name);
+                    let text =
+                        spellbridge_core::locale::rich(presentation.language, "component-resumed", &args);
+                    return Some(Announcement::to(event.to.clone(), text));
+                }
                 let news = event.get::<WasmNews>()?;
                 let text = self.shared.texts.say(presentation.language, &news.id, &news.args);
                 Some(Announcement::to(event.to.clone(), RichText::from(text)))
@@ -277,7 +353,38 @@ impl GamePlugin for WasmGame {
         self.shared.kind
     }
 
+    /// The component's `board` SVG, read into core's drawing vocabulary ([`crate::board`]):
+    /// the daemon draws it as it draws a built-in game's board.
+    fn board(&self, public: &Value, lang: Language) -> Option<Result<Drawing, String>> {
+        let view = serde_json::to_string(public).ok()?;
+        let name = self.shared.name;
+        match self.shared.runner.call(|store, game| game.call_board(store, &view, language(lang))) {
+            Err(error) => Some(Err(format!("the {name} game's board failed: {error}"))),
+            Ok(None) => None,
+            Ok(Some(svg)) => Some(
+                crate::board::drawing(&svg).map_err(|e| format!("the {name} game's board was refused: {e}")),
+            ),
+        }
+    }
+
+    /// A new picture after anything the whole table heard.
+    fn redraws(&self, events: &[Event]) -> bool {
+        events
+            .iter()
+            .any(|e| e.to == Audience::Table && (e.get::<WasmNews>().is_some() || e.get::<Ended>().is_some()))
+    }
+
+    fn ending_reader(&self) -> Option<Box<dyn EndingReader>> {
+        Some(Box::new(crate::ending::Endings::default()))
+    }
+
+    /// The component's public view of a snapshot. A value that is no snapshot (it has no
+    /// `component`) is a public view already, as the site hands the board one: kept as
+    /// it is, as a built-in game's view of its own view is.
     fn public_view(&self, state: &Value) -> Option<Value> {
+        if state.is_object() && state.get("component").is_none() {
+            return Some(state.clone());
+        }
         let snapshot: Snapshot = serde_json::from_value(state.clone()).ok()?;
         let bytes = base64::engine::general_purpose::STANDARD.decode(snapshot.state).ok()?;
         let view = self.shared.runner.call(|store, game| game.call_public_view(store, &bytes)).ok()?;
@@ -288,6 +395,21 @@ impl GamePlugin for WasmGame {
     }
 }
 
+/// Why a call to `apply` took nothing.
+enum Failed {
+    /// The component refused the move (the table goes on).
+    Refused(Refusal),
+    /// The call failed: a trap, an exhausted budget, an answer the host refused.
+    Call(CallError),
+}
+
+/// The host's event when a game master resumes a paused table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resumed {
+    /// Who resumed it.
+    pub resumed: PlayerId,
+}
+
 /// A table of a component's game: its state bytes and what the component said of them.
 #[derive(Clone)]
 pub struct WasmTable {
@@ -295,6 +417,10 @@ pub struct WasmTable {
     state: Vec<u8>,
     status: wit::Status,
     opening: Vec<Event>,
+    /// Why the table is paused: a call failed (a trap, an exhausted budget, an answer
+    /// refused), and only a game master's `!resume` takes moves again. Not part of the
+    /// snapshot (the journal holds no failed call), so a restart resumes it too.
+    paused: Option<String>,
 }
 
 impl std::fmt::Debug for WasmTable {
@@ -304,9 +430,55 @@ impl std::fmt::Debug for WasmTable {
 }
 
 impl WasmTable {
+    /// When the table has just finished, adds the host's [`Ended`] event with the
+    /// component's ending, so ratings read it from the journal like a built-in game's.
+    fn tell_ending(&self, was_finished: bool, events: &mut Vec<Event>) {
+        if !was_finished
+            && self.status.finished
+            && let Some(ending) = self.ending()
+        {
+            events.push(Event::table(Ended { ended: ending }));
+        }
+    }
+
+    /// Applies `action` through the component: its events, the component's refusal, or
+    /// the call's failure.
+    fn call_apply(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Failed> {
+        let parsed = action.command;
+        let args = (0..parsed.command().args.len())
+            .map(|i| value(parsed, i).unwrap_or(wit::Value::Absent))
+            .collect();
+        let role = match action.role {
+            Role::Player => wit::Role::Player,
+            Role::Operator => wit::Role::Operator,
+            Role::GameMaster => wit::Role::GameMaster,
+        };
+        let command = wit::Move {
+            actor: action.actor.as_str().to_owned(),
+            command: parsed.name().to_owned(),
+            args,
+            private: action.private,
+            role,
+            now: action.now.0,
+        };
+        let seed = dice.seed();
+        let answer =
+            self.shared.runner.call(|store, game| game.call_apply(store, &self.state, &command, seed));
+        let outcome = match answer {
+            Err(error) => return Err(Failed::Call(error)),
+            Ok(Err(refusal)) => return Err(Failed::Refused(self.shared.refusal(refusal))),
+            Ok(Ok(outcome)) => outcome,
+        };
+        let (state, mut events) = self.shared.outcome(outcome).map_err(Failed::Call)?;
+        let was_finished = self.status.finished;
+        self.accept(state).map_err(Failed::Call)?;
+        self.tell_ending(was_finished, &mut events);
+        Ok(events)
+    }
+
     /// Takes a new state after checking the component reads it back.
-    fn accept(&mut self, state: Vec<u8>) -> Result<(), Refusal> {
-        let status = self.shared.status(&state).map_err(|why| self.shared.failed(&CallError::Answer(why)))?;
+    fn accept(&mut self, state: Vec<u8>) -> Result<(), CallError> {
+        let status = self.shared.status(&state).map_err(CallError::Answer)?;
         self.state = state;
         self.status = status;
         Ok(())
@@ -340,33 +512,26 @@ impl Table for WasmTable {
 
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
         let parsed = action.command;
-        let args = (0..parsed.command().args.len())
-            .map(|i| value(parsed, i).unwrap_or(wit::Value::Absent))
-            .collect();
-        let role = match action.role {
-            Role::Player => wit::Role::Player,
-            Role::Operator => wit::Role::Operator,
-            Role::GameMaster => wit::Role::GameMaster,
-        };
-        let command = wit::Move {
-            actor: action.actor.as_str().to_owned(),
-            command: parsed.name().to_owned(),
-            args,
-            private: action.private,
-            role,
-            now: action.now.0,
-        };
-        let seed = dice.seed();
-        let answer =
-            self.shared.runner.call(|store, game| game.call_apply(store, &self.state, &command, seed));
-        let outcome = match answer {
-            Err(error) => return Err(self.shared.failed(&error)),
-            Ok(Err(refusal)) => return Err(self.shared.refusal(refusal)),
-            Ok(Ok(outcome)) => outcome,
-        };
-        let (state, events) = self.shared.outcome(outcome).map_err(|e| self.shared.failed(&e))?;
-        self.accept(state)?;
-        Ok(events)
+        if parsed.name() == RESUME.name {
+            if action.role == Role::Player {
+                return Err(self.shared.said("component-resume-not-allowed", None));
+            }
+            // Accepted paused or not, so a replay of the journal takes it the same.
+            self.paused = None;
+            return Ok(vec![Event::table(Resumed { resumed: action.actor.clone() })]);
+        }
+        if let Some(why) = &self.paused {
+            return Err(self.shared.said("component-paused", Some(why)));
+        }
+        match self.call_apply(action, dice) {
+            Ok(events) => Ok(events),
+            Err(Failed::Refused(refusal)) => Err(refusal),
+            Err(Failed::Call(error)) => {
+                // A trap or an exhausted budget: the table waits for its game master.
+                self.paused = Some(error.to_string());
+                Err(self.shared.failed(&error))
+            }
+        }
     }
 
     fn next_timer(&self) -> Option<Timestamp> {
@@ -380,10 +545,14 @@ impl Table for WasmTable {
         let seed = dice.seed();
         let answer =
             self.shared.runner.call(|store, game| game.call_fire_timer(store, &self.state, at.0, seed));
-        let fired = answer
-            .and_then(|outcome| self.shared.outcome(outcome))
-            .map_err(|_| ())
-            .and_then(|(state, events)| self.accept(state).map(|()| events).map_err(|_| ()));
+        let fired = answer.and_then(|outcome| self.shared.outcome(outcome)).map_err(|_| ()).and_then(
+            |(state, mut events)| {
+                let was_finished = self.status.finished;
+                self.accept(state).map_err(|_| ())?;
+                self.tell_ending(was_finished, &mut events);
+                Ok(events)
+            },
+        );
         fired.unwrap_or_else(|()| {
             self.status.next_timer = None;
             Vec::new()
@@ -404,7 +573,9 @@ impl Table for WasmTable {
 
     fn snapshot(&self) -> Value {
         let state = base64::engine::general_purpose::STANDARD.encode(&self.state);
-        serde_json::to_value(Snapshot { component: self.shared.hash.clone(), state }).unwrap_or(Value::Null)
+        let opening = self.opening.iter().map(Event::record).collect();
+        serde_json::to_value(Snapshot { component: self.shared.hash.clone(), state, opening })
+            .unwrap_or(Value::Null)
     }
 
     fn boxed_clone(&self) -> Box<dyn Table> {
@@ -413,18 +584,24 @@ impl Table for WasmTable {
 
     fn ending(&self) -> Option<Ending> {
         let ending = self.shared.runner.call(|store, game| game.call_ended(store, &self.state)).ok()??;
-        let places = ending
-            .places
-            .into_iter()
-            .take(self.status.players.len().max(2))
-            .map(|p| Place {
-                player: PlayerId::new(p.player),
-                place: p.place,
-                score: 0,
-                tiebreak: 0,
-                choice: None,
-            })
-            .collect();
-        Some(Ending { round: 0, places, conceded: ending.conceded, helped: Default::default() })
+        // Only players seated at the table, each once: a component cannot rate anyone else.
+        let mut places: Vec<Place> = Vec::new();
+        for p in ending.places {
+            let seated = self.status.players.contains(&p.player);
+            if seated && !places.iter().any(|q| q.player.as_str() == p.player) {
+                let won = p.place == 1;
+                places.push(Place {
+                    player: PlayerId::new(p.player),
+                    place: p.place.clamp(1, 1000),
+                    score: i128::from(won),
+                    tiebreak: 0,
+                    choice: None,
+                });
+            }
+        }
+        if places.len() < 2 {
+            return None;
+        }
+        Some(Ending { round: 1, places, conceded: ending.conceded, helped: Default::default() })
     }
 }

@@ -236,8 +236,13 @@ impl Runner {
                 let text = format!("{error:#}");
                 if text.contains("growing memory") || text.contains("memory minimum size") {
                     CallError::Memory(self.limits.memory)
+                } else if let Some(trap) = error.downcast_ref::<Trap>() {
+                    // The trap alone (`wasm `unreachable` instruction executed`): the
+                    // component's backtrace is for its author (`game check`), not the room.
+                    CallError::Trap(trap.to_string())
                 } else {
-                    CallError::Trap(text.chars().take(300).collect())
+                    let first = text.lines().next().unwrap_or_default();
+                    CallError::Trap(first.chars().take(300).collect())
                 }
             }
         }

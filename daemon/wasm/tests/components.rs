@@ -184,7 +184,8 @@ fn a_name_that_reverses_text_is_shown_escaped() {
 }
 
 /// A hostile build: `take` misbehaves; the move is refused with `expected` in its words,
-/// the table keeps its state, and a Nim table of the plain build goes on.
+/// the table keeps its state and is paused until a game master's `resume`, and a Nim
+/// table of the plain build goes on.
 fn contained(kind: &str, expected: &str) {
     let loader = loader();
     let hostile = load(&loader, kind);
@@ -196,7 +197,13 @@ fn contained(kind: &str, expected: &str) {
     assert!(refused.contains(expected), "{kind}: {refused}");
     assert!(refused.contains("Nothing changed"), "{kind}: {refused}");
     assert_eq!(table.snapshot(), before, "{kind}: the table is unchanged");
-    play(&hostile, table.as_mut(), "alice", "status", Role::Player).expect("the same table still answers");
+    // Paused for its game master: a player's move is refused until a `resume`.
+    let paused = play(&hostile, table.as_mut(), "alice", "status", Role::Player).expect_err("paused");
+    assert!(paused.contains("is paused") && paused.contains(expected), "{kind}: {paused}");
+    let refused = play(&hostile, table.as_mut(), "bob", "resume", Role::Player).expect_err("not a player's");
+    assert!(refused.contains("Only a game master"), "{kind}: {refused}");
+    play(&hostile, table.as_mut(), "gm", "resume", Role::GameMaster).expect("a game master resumes it");
+    play(&hostile, table.as_mut(), "alice", "status", Role::Player).expect("the same table answers again");
     let mut other = open(&honest, "carol");
     play(&honest, other.as_mut(), "dave", "join", Role::Player).expect("dave joins");
     play(&honest, other.as_mut(), "carol", "take 1 a", Role::Player).expect("another table goes on");
@@ -219,7 +226,7 @@ fn a_huge_answer_is_refused() {
 
 #[test]
 fn a_trap_refuses_the_move() {
-    contained("trap", "stopped with an error");
+    contained("trap", "stopped with an error: wasm trap: wasm `unreachable` instruction executed)");
 }
 
 #[test]

@@ -1,0 +1,255 @@
+//! Issue 33, items 1, 3 and 5, daemon-level, against a real InspIRCd with the daemon as a
+//! child process: games loaded from `[[game]] path` (components built from
+//! games/nim-wasm/ by its `build.sh`; `tests/scripts/install-wasm-games.sh` installs the
+//! toolchain, and without it these fail saying so):
+//!
+//! - a config whose component is no component, imports a file system, or names a game a
+//!   built-in game or another component has is refused at start with the file and why;
+//! - SIGHUP loads a new build: a new table opens with it, a table in play keeps the build
+//!   it opened with (its snapshot names that build's SHA-256), also after a restart; a
+//!   restart whose kept build is gone is refused naming that hash;
+//! - a component that traps pauses that one table for its game master or the room's
+//!   operator (`!resume`), while
+//!   another table of the same game and a built-in game's table go on.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use spellbridge_tests::harness::daemon::Daemon;
+use spellbridge_tests::harness::inspircd::InspIrcd;
+use spellbridge_tests::harness::irc_client::IrcClient;
+
+const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
+const BOT: &str = "gamehost";
+const WAIT: Duration = Duration::from_secs(15);
+
+/// Builds games/nim-wasm once per run: `nim` (the example), `nim-o1` (the same game
+/// compiled at -O1: another build, another hash) and `trap` (`take` traps).
+fn built() -> &'static PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("daemon-components");
+        for (name, flags) in [("nim", ""), ("nim-o1", "-O1"), ("trap", "-DHOSTILE_TRAP")] {
+            let status = Process::new("bash")
+                .arg(root.join("games/nim-wasm/build.sh"))
+                .arg(&out)
+                .env("NIM_OUT_NAME", name)
+                .env("NIM_CFLAGS", flags)
+                .status()
+                .unwrap_or_else(|e| panic!("bash runs games/nim-wasm/build.sh: {e}"));
+            assert!(
+                status.success(),
+                "games/nim-wasm/build.sh failed for {name}: install its toolchain with tests/scripts/install-wasm-games.sh"
+            );
+        }
+        out
+    })
+}
+
+fn component(name: &str) -> PathBuf {
+    built().join(format!("{name}.wasm"))
+}
+
+fn sha256(file: &Path) -> String {
+    let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn config(port: u16, games: &str) -> String {
+    format!(
+        "[store]\npath = \"games.db\"\n\
+         [[irc]]\nname = \"irc\"\nserver = \"127.0.0.1\"\nport = {port}\ntls = false\nnick = \"{BOT}\"\n\
+         channels = [\"#one\", \"#two\", \"#three\"]\nrequire_account = false\n\
+         [irc.flood]\nenabled = false\n[irc.user_limit]\nenabled = false\n{games}"
+    )
+}
+
+/// `spellbridge check-config` on `games` (the `[[game]]` tables): its exit and stderr.
+fn check_config(games: &str) -> (bool, String) {
+    let daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    daemon.set_config(&config(6667, games)).unwrap_or_else(|e| panic!("{e}"));
+    let output =
+        daemon.command(&["check-config", "--config", "spellbridge.toml"]).unwrap_or_else(|e| panic!("{e}"));
+    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn a_config_with_a_component_the_host_refuses_names_the_file_and_why() {
+    let nim = component("nim");
+    let (ok, said) = check_config(&format!("[[game]]\npath = {:?}\n", nim.display().to_string()));
+    assert!(ok, "the example loads: {said}");
+
+    let dir = tempfile::tempdir().expect("a folder");
+    // An import neither the world nor the empty WASI gives (a runtime's WASI files are
+    // given, empty: see daemon/wasm/src/wasi.rs).
+    let http = dir.path().join("http.wat");
+    std::fs::write(&http, "(component (import \"wasi:http/outgoing-handler@0.2.0\" (instance)))")
+        .expect("writes");
+    let not_one = dir.path().join("not-one.wasm");
+    std::fs::write(&not_one, "MZ this is no component").expect("writes");
+    let cases = [
+        (format!("[[game]]\npath = {:?}\n", http.display().to_string()), "wasi:http/outgoing-handler@0.2.0"),
+        (format!("[[game]]\npath = {:?}\n", not_one.display().to_string()), "not a WebAssembly component"),
+        (
+            format!("[[game]]\npath = {:?}\n", dir.path().join("gone.wasm").display().to_string()),
+            "cannot read",
+        ),
+        (
+            format!(
+                "[[game]]\npath = {0:?}\n[[game]]\npath = {1:?}\n",
+                nim.display().to_string(),
+                component("nim-o1").display().to_string()
+            ),
+            "is the game `nim-wasm`, and so is",
+        ),
+        (format!("[[game]]\npath = {:?}\nseats = 3\n", nim.display().to_string()), "unknown field `seats`"),
+        ("[game]\npath = \"nim.wasm\"\n".to_owned(), "must be written [[game]]"),
+    ];
+    for (games, why) in cases {
+        let (ok, said) = check_config(&games);
+        assert!(!ok && said.contains(why), "{games}: refused saying {why:?}, said:\n{said}");
+    }
+}
+
+/// A player in `#one`, `#two` and `#three`.
+async fn player(port: u16, nick: &str) -> IrcClient {
+    let mut client = IrcClient::connect(port, nick).await.unwrap_or_else(|e| panic!("{nick} connects: {e}"));
+    for channel in ["#one", "#two", "#three"] {
+        client.join(channel).await.unwrap_or_else(|e| panic!("{nick} joins {channel}: {e}"));
+    }
+    client
+}
+
+/// `who` says `text` in `channel`; the bot's next line there containing `needle`.
+async fn says(who: &mut IrcClient, channel: &str, text: &str, needle: &str, daemon: &Daemon) -> String {
+    who.privmsg(channel, text).await.unwrap_or_else(|e| panic!("send: {e}"));
+    let answer = who
+        .expect_privmsg_matching(|m| m.from == BOT && m.target == channel && m.text.contains(needle), WAIT)
+        .await
+        .unwrap_or_else(|e| panic!("{text:?} in {channel}: no {needle:?}: {e}\n{}", daemon.log_tail(200)));
+    answer.text
+}
+
+/// Says `!games` in `#one` until the bot answers (it has joined), or fails with its log.
+async fn until_answering(client: &mut IrcClient, daemon: &mut Daemon) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        daemon.ensure_running().unwrap_or_else(|e| panic!("{e}"));
+        client.privmsg("#one", "!games").await.unwrap_or_else(|e| panic!("{e}"));
+        let answered = client
+            .expect_privmsg_matching(|m| m.from == BOT && m.text.contains("Games:"), Duration::from_secs(1))
+            .await;
+        if answered.is_ok() {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the bot never answered\n{}", daemon.log_tail(60));
+    }
+}
+
+/// The `component` (build hash) a table's snapshot names, from `spellbridge export`.
+fn build_of(daemon: &Daemon, table: u64) -> String {
+    let output = daemon
+        .command(&["export", &table.to_string(), "--db", "games.db", "--config", "spellbridge.toml"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(output.status.success(), "export {table}: {}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let at = text.find("\"component\": \"").unwrap_or_else(|| panic!("no component in the export:\n{text}"));
+    text[at + 14..at + 14 + 64].to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_in_play_keeps_its_build_across_a_reload_and_a_restart() {
+    let (first, second) = (component("nim"), component("nim-o1"));
+    let (first_hash, second_hash) = (sha256(&first), sha256(&second));
+    assert_ne!(first_hash, second_hash, "two builds");
+    let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let port = server.port();
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(daemon.path("games")).expect("games/");
+    std::fs::copy(&first, daemon.path("games/nim.wasm")).expect("copies");
+    daemon.set_config(&config(port, "[[game]]\npath = \"games/nim.wasm\"\n")).expect("config");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
+    until_answering(&mut alice, &mut daemon).await;
+
+    says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    says(&mut bob, "#one", "!join", "moves first", &daemon).await;
+    says(&mut alice, "#one", "!take 1 a", "takes 1 stone", &daemon).await;
+
+    // A new build under the same path, and SIGHUP.
+    std::fs::copy(&second, daemon.path("games/nim.wasm")).expect("copies");
+    daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
+    daemon.wait_for_log("config reloaded", WAIT).unwrap_or_else(|e| panic!("{e}"));
+    says(&mut alice, "#two", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    says(&mut bob, "#one", "!take 1 a", "takes 1 stone", &daemon).await;
+    assert_eq!(build_of(&daemon, 0), first_hash, "the table in play kept its build");
+    assert_eq!(build_of(&daemon, 1), second_hash, "the new table opened with the new build");
+
+    // After a restart, table 0 is restored with its own build (kept by hash) and plays on.
+    daemon.restart().unwrap_or_else(|e| panic!("{e}"));
+    until_answering(&mut alice, &mut daemon).await;
+    says(&mut alice, "#one", "!take 1 a", "takes 1 stone", &daemon).await;
+    assert_eq!(build_of(&daemon, 0), first_hash, "still its build after a restart");
+
+    // Its build gone from the archive: the start is refused, naming the hash.
+    daemon.terminate(Duration::from_secs(15)).unwrap_or_else(|e| panic!("{e}"));
+    let kept = daemon.path(format!("spellbridge-compiled-games/{first_hash}.wasm"));
+    std::fs::remove_file(&kept).unwrap_or_else(|e| panic!("{}: {e}", kept.display()));
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + WAIT;
+    while daemon.is_running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = daemon.log();
+    assert!(!daemon.is_running(), "the start is refused:\n{log}");
+    assert!(
+        log.contains(&first_hash) && log.contains("not available"),
+        "the refusal names the build:\n{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trapping_component_pauses_its_table_for_its_game_master_and_the_others_go_on() {
+    let trap = component("trap");
+    let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let port = server.port();
+    // gm joins the channels first, before the bot: their operator (the test InspIRCd has
+    // no services, so a configured game master's bare nick would have no standing).
+    let mut gm = player(port, "gm").await;
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    daemon
+        .set_config(&config(port, &format!("[[game]]\npath = {:?}\n", trap.display().to_string())))
+        .expect("config");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
+    until_answering(&mut alice, &mut daemon).await;
+
+    for room in ["#one", "#two"] {
+        says(&mut alice, room, "!new nim-wasm", "opens a game of Nim", &daemon).await;
+        says(&mut bob, room, "!join", "moves first", &daemon).await;
+    }
+    says(&mut alice, "#three", "!new nim", "opens a game of Nim", &daemon).await;
+
+    // The trap refuses that one move and pauses that one table.
+    let failed = says(&mut alice, "#one", "!take 1 a", "failed", &daemon).await;
+    assert!(
+        failed.contains("Nothing changed") && failed.contains("paused") && failed.contains("!resume"),
+        "{failed}"
+    );
+    let paused = says(&mut bob, "#one", "!status", "paused", &daemon).await;
+    assert!(paused.contains("a game master can"), "{paused}");
+    // The same game's other table and the built-in Nim go on.
+    says(&mut alice, "#two", "!status", "to move", &daemon).await;
+    says(&mut bob, "#three", "!join", "moves first", &daemon).await;
+    says(&mut alice, "#three", "!take 1 a", "takes 1 stone", &daemon).await;
+
+    // A player may not resume it; the room's operator may, and the table answers again.
+    says(&mut bob, "#one", "!resume", "Only a game master", &daemon).await;
+    says(&mut gm, "#one", "!resume", "resumes the nim-wasm table", &daemon).await;
+    says(&mut bob, "#one", "!status", "to move", &daemon).await;
+    assert!(daemon.is_running(), "the daemon goes on:\n{}", daemon.log_tail(40));
+}
