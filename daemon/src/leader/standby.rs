@@ -10,8 +10,8 @@
 //! replays the journal (`Router::replay`, dice keys first).
 //!
 //! On take-over the lease is already the standby's, so the old leader's commits are
-//! fenced and the journal's tail is final: the follower reads it, then the ratings and
-//! shown names as start-up does. If it missed a row (its count differs from the
+//! fenced and the journal's tail is final: the follower reads it, then what start-up
+//! loads beside the tables (`Store::load_beside_tables`: ratings, relayed lines, names). If it missed a row (its count differs from the
 //! journal's) or a row would not replay, the router is rebuilt from the whole journal.
 
 use std::time::Duration;
@@ -98,10 +98,7 @@ impl Follower {
             let router = self.store.load(self.registry, self.options)?;
             return Ok((self.store, router));
         }
-        self.router.load_ratings(&journal);
-        if let Some(names) = self.store.meta(crate::router::SHOWN_NAMES_KEY)? {
-            self.router.load_names(&names);
-        }
+        self.store.load_beside_tables(&mut self.router)?;
         tracing::info!(rows = self.applied, tail, "the standby's tables are up to date with the journal");
         Ok((self.store, self.router))
     }

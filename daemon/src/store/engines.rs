@@ -63,6 +63,15 @@ impl Store {
         }
     }
 
+    /// What start-up loads beside the tables (ratings, relayed lines, shown names), into
+    /// `router`: a standby's warm tables when it takes over. On SQLite, nothing (no standby).
+    pub fn load_beside_tables(&self, router: &mut Router) -> Result<(), StoreError> {
+        match &self.engine {
+            Engine::Postgres(s) => s.load_beside_tables(router),
+            Engine::Sqlite(_) => Ok(()),
+        }
+    }
+
     /// The journal rows after row `id`, with their ids, at most `limit` (a standby follows
     /// them). SQLite has one daemon and no standby: none.
     pub fn journal_after(&self, id: i64, limit: i64) -> Result<Vec<(i64, Entry)>, StoreError> {

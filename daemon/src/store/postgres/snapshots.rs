@@ -39,12 +39,20 @@ impl PgStore {
         policy: Policy,
     ) -> Result<Loaded, StoreError> {
         let mut loaded = startup::load_tables(self, registry, options, policy)?;
-        startup::load_ratings(self, &mut loaded.router);
-        self.load_relayed(&mut loaded.router);
-        if let Some(names) = self.meta(crate::router::SHOWN_NAMES_KEY)? {
-            loaded.router.load_names(&names);
-        }
+        self.load_beside_tables(&mut loaded.router)?;
         Ok(loaded)
+    }
+
+    /// What start-up loads beside the tables: ratings, relayed and latest lines, shown
+    /// names (also for a standby's tables, kept warm by following the journal, when it
+    /// takes over: `leader::standby`).
+    pub fn load_beside_tables(&self, router: &mut Router) -> Result<(), StoreError> {
+        startup::load_ratings(self, router);
+        self.load_relayed(router);
+        if let Some(names) = self.meta(crate::router::SHOWN_NAMES_KEY)? {
+            router.load_names(&names);
+        }
+        Ok(())
     }
 
     /// The stored forms of `tables` as `router` has them now, each with only the history
