@@ -928,7 +928,10 @@ fn the_postgres_store_commits_again_after_the_database_restarts() {
     cluster.stop().unwrap_or_else(|e| panic!("{e}"));
     let steps = coins(&mut router, 1, "!coins alice +1");
     let asked = std::time::Instant::now();
-    let error = store.commit(&router, steps).err().unwrap_or_else(|| panic!("nothing commits while PostgreSQL is down"));
+    let error = store
+        .commit(&router, steps)
+        .err()
+        .unwrap_or_else(|| panic!("nothing commits while PostgreSQL is down"));
     let waited = asked.elapsed();
     assert!(matches!(error, StoreError::Unreachable { .. }), "expected Unreachable, got {error}");
     let said = error.to_string();
@@ -940,7 +943,8 @@ fn the_postgres_store_commits_again_after_the_database_restarts() {
     assert_eq!(counts(&cluster), before, "nothing of the refused commit was written");
     // The router the players see is the store's again (as the engine reloads it after a
     // failed write), and the move is made anew.
-    let mut router = store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    let mut router =
+        store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(alice_coins(&router), serde_json::json!(3));
     let steps = coins(&mut router, 2, "!coins alice +1");
     store.commit(&router, steps).unwrap_or_else(|e| panic!("commits again after PostgreSQL is back: {e}"));
@@ -951,7 +955,8 @@ fn the_postgres_store_commits_again_after_the_database_restarts() {
     store.commit(&router, steps).unwrap_or_else(|e| panic!("commits after a restart between commits: {e}"));
 
     let reloaded = Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}"));
-    let router = reloaded.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    let router =
+        reloaded.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(alice_coins(&router), serde_json::json!(5), "3, and the two moves made after the outage");
     let seen = |id: &str| {
         reloaded

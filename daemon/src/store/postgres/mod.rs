@@ -298,7 +298,9 @@ impl PgStore {
                     });
                     match status {
                         Ok(Ok(Some(status))) if status == "committed" => {
-                            tracing::warn!("the PostgreSQL store's connection ended during a commit that stood");
+                            tracing::warn!(
+                                "the PostgreSQL store's connection ended during a commit that stood"
+                            );
                             return Ok(ids);
                         }
                         Ok(Ok(Some(status))) if status == "aborted" && !retried => {
@@ -450,7 +452,9 @@ impl PgStore {
 }
 
 /// Logs how a connection ended.
-async fn watch(connection: tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>) {
+async fn watch(
+    connection: tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
+) {
     if let Err(error) = connection.await {
         tracing::warn!(%error, "the PostgreSQL store's connection ended; it is opened again before the next call");
     }
