@@ -463,9 +463,10 @@ async fn watch(
 /// True when `error` says the connection ended (or the server is shutting down), not
 /// that a statement was wrong.
 fn lost(error: &tokio_postgres::Error) -> bool {
-    let class = error.code().map(|code| &code.code()[..2]);
+    // 08: connection exceptions; 57P: the server shutting down or not yet up.
+    let code = error.code().map(|code| code.code());
     error.is_closed()
-        || matches!(class, Some("08" | "57"))
+        || code.is_some_and(|code| code.starts_with("08") || code.starts_with("57P"))
         || std::error::Error::source(error).is_some_and(|source| source.is::<std::io::Error>())
 }
 
