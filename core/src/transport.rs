@@ -170,6 +170,13 @@ pub struct Message {
     /// line as its speaker, without the head that names them; others ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speaker: Option<Speaker>,
+    /// The key of the outbox rows this message sends (set by the daemon's courier, the
+    /// same on every daemon that sends them): a network that takes an idempotency key
+    /// (a Matrix transaction id) sends it with it, so a standby that takes over and sends
+    /// the rows its dead leader had sent but not marked sent makes no second message.
+    /// `None`: nothing to repeat (a reply not kept in the outbox).
+    #[serde(skip)]
+    pub delivery: Option<String>,
 }
 
 /// Who said a relayed line, and how it starts (see [`Message::relayed`]).

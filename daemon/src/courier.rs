@@ -221,6 +221,17 @@ pub fn merged(batch: &[Queued], by_speaker: bool) -> Cow<'_, Message> {
     Cow::Owned(message)
 }
 
+/// The key of a batch of outbox rows (`sb-` and their ids), the same on every daemon
+/// that sends them; `None` when one of them is not kept in the outbox: a key for only
+/// part of what a message says could make the homeserver drop the rest as a repeat.
+pub fn delivery(batch: &[Queued]) -> Option<String> {
+    if batch.is_empty() || batch.iter().any(|q| q.id < 0) {
+        return None;
+    }
+    let ids: Vec<String> = batch.iter().map(|q| q.id.to_string()).collect();
+    Some(format!("sb-{}", ids.join("-")))
+}
+
 /// When a courier stops: `stop` cancelled while its network is down (shutdown), or at
 /// once, before its next send, when `tenure` no longer holds (the lease is gone).
 #[derive(Clone, Debug)]
@@ -268,7 +279,8 @@ pub async fn run(
             continue;
         }
         let to = &batch[0].outbound.to;
-        let message = merged(&batch, by_speaker);
+        let mut message = merged(&batch, by_speaker);
+        message.to_mut().delivery = delivery(&batch);
         let mut wait = Duration::from_millis(100);
         loop {
             // May I still send? Not once the lease is lost or ran out by this machine's
@@ -328,6 +340,16 @@ mod tests {
 
     fn ids(batch: &[Queued]) -> Vec<i64> {
         batch.iter().map(|q| q.id).collect()
+    }
+
+    #[test]
+    fn a_batch_of_outbox_rows_is_keyed_by_all_its_ids_and_one_not_kept_leaves_it_unkeyed() {
+        let rows = [queued(7, "!a", "<bob> one", true), queued(9, "!a", "<bob> two", true)];
+        assert_eq!(super::delivery(&rows[..1]).as_deref(), Some("sb-7"));
+        assert_eq!(super::delivery(&rows).as_deref(), Some("sb-7-9"), "another batching, another key");
+        let mixed = [queued(7, "!a", "<bob> one", true), queued(-1, "!a", "an answer", false)];
+        assert_eq!(super::delivery(&mixed), None, "a key would drop the answer as a repeat of row 7");
+        assert_eq!(super::delivery(&[]), None);
     }
 
     #[test]

@@ -901,3 +901,67 @@ fn the_commands_copy_verify_and_export_a_postgresql_store_without_its_password()
         assert!(!text.contains(&password), "the password is never printed: {text}");
     }
 }
+
+/// PostgreSQL stopped and started again under an open store (issue 34): a commit while it
+/// is down fails at once with "the store is unreachable, try again shortly" and writes
+/// nothing; once it is back, the same store commits again (on a new connection, fenced),
+/// and a restart between two commits is not even seen.
+#[test]
+fn the_postgres_store_commits_again_after_the_database_restarts() {
+    let mut cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let (_lease, fence) = lease(&cluster, "spellbridge@restart");
+    let mut store = Store::open_postgres(&url(&cluster), Some(fence)).unwrap_or_else(|e| panic!("{e}"));
+    let mut router = play(&mut store, &["!new thaum", "!coins alice +3"], 0);
+    let before = counts(&cluster);
+    let coins = |router: &mut Router, n: usize, text: &str| {
+        let inbound = Inbound {
+            message_id: Some(format!("c{n}")),
+            ..Inbound::new(NetworkId::new("irc"), RoomId::new("#magic"), PlayerId::new("alice"), text)
+        };
+        let outbound = router.handle(&inbound, Timestamp(3_000));
+        let records = router.take_journal();
+        assert!(!records.is_empty(), "{text} is a move");
+        let message = Some(MessageKey { network: NetworkId::new("irc"), id: format!("c{n}") });
+        vec![Step { message, records, outbound, ..Step::default() }]
+    };
+
+    cluster.stop().unwrap_or_else(|e| panic!("{e}"));
+    let steps = coins(&mut router, 1, "!coins alice +1");
+    let asked = std::time::Instant::now();
+    let error = store
+        .commit(&router, steps)
+        .err()
+        .unwrap_or_else(|| panic!("nothing commits while PostgreSQL is down"));
+    let waited = asked.elapsed();
+    assert!(matches!(error, StoreError::Unreachable { .. }), "expected Unreachable, got {error}");
+    let said = error.to_string();
+    assert!(said.starts_with("the store is unreachable, try again shortly"), "{said}");
+    assert!(!said.contains(&cluster.url()), "the URL with its password is never shown: {said}");
+    assert!(waited < Duration::from_secs(10), "the answer came after {waited:?}");
+
+    cluster.start().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(counts(&cluster), before, "nothing of the refused commit was written");
+    // The router the players see is the store's again (as the engine reloads it after a
+    // failed write), and the move is made anew.
+    let mut router =
+        store.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(alice_coins(&router), serde_json::json!(3));
+    let steps = coins(&mut router, 2, "!coins alice +1");
+    store.commit(&router, steps).unwrap_or_else(|e| panic!("commits again after PostgreSQL is back: {e}"));
+
+    // Restarted between two commits: the next one simply goes on a new connection.
+    cluster.restart().unwrap_or_else(|e| panic!("{e}"));
+    let steps = coins(&mut router, 3, "!coins alice +1");
+    store.commit(&router, steps).unwrap_or_else(|e| panic!("commits after a restart between commits: {e}"));
+
+    let reloaded = Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}"));
+    let router =
+        reloaded.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(alice_coins(&router), serde_json::json!(5), "3, and the two moves made after the outage");
+    let seen = |id: &str| {
+        reloaded
+            .seen(&MessageKey { network: NetworkId::new("irc"), id: id.into() })
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!((seen("c1"), seen("c2"), seen("c3")), (false, true, true));
+}

@@ -48,7 +48,7 @@ use matrix_sdk::ruma::events::room::message::{
 };
 use matrix_sdk::ruma::events::{InitialStateEvent, Mentions};
 use matrix_sdk::ruma::{
-    EventId, OwnedRoomId, OwnedUserId, RoomAliasId, RoomOrAliasId, TransactionId, UserId,
+    EventId, OwnedRoomId, OwnedTransactionId, OwnedUserId, RoomAliasId, RoomOrAliasId, TransactionId, UserId,
 };
 use matrix_sdk::{Client, Room, RoomState};
 use spellbridge_core::text::Segment;
@@ -632,8 +632,10 @@ impl GameTransport for MatrixTransport {
         let shown = part.as_ref().map_or(message, |part| &part.message);
         let whole = message_content(&room, shown, &self.shared.facts).await;
         let content = part.as_ref().map_or_else(|| whole.clone(), |part| part.content(whole.clone()));
-        // One transaction id for every attempt: the homeserver drops repeats of it.
-        let transaction = TransactionId::new();
+        // One transaction id for every attempt: the homeserver drops repeats of it. For
+        // outbox rows, their key: a standby that takes over and sends them again (its dead
+        // leader sent them but had not marked them sent) makes no second event.
+        let transaction = transaction_id(message);
         let sent = self
             .with_retry("send the message", || {
                 room.send(content.clone()).with_transaction_id(transaction.clone()).into_future()
@@ -645,6 +647,13 @@ impl GameTransport for MatrixTransport {
         }
         Ok(Sent { id: Some(event.to_string()), opened_private, private_link })
     }
+}
+
+/// The transaction id to send `message` with: its outbox rows' key, the same on every
+/// daemon (the homeserver drops a repeat from the same device, or in appservice mode the
+/// same appservice), or a new random one.
+pub(super) fn transaction_id(message: &Message) -> OwnedTransactionId {
+    message.delivery.as_deref().map_or_else(TransactionId::new, OwnedTransactionId::from)
 }
 
 /// The `m.room.message` for a message in a room: `m.notice`, the bot's own words, which

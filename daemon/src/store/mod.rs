@@ -248,6 +248,24 @@ pub enum StoreError {
         /// Why it could not start, if it did not.
         source: Option<std::io::Error>,
     },
+    /// The PostgreSQL store's connection ended and could not be opened again in time; the
+    /// call did nothing.
+    #[error("the store is unreachable, try again shortly (PostgreSQL at {target}: {why})")]
+    Unreachable {
+        /// The database, without its password.
+        target: String,
+        /// What the last attempt to connect said.
+        why: String,
+    },
+    /// The PostgreSQL store's connection ended during a commit and what became of it
+    /// could not be learned: it is not taken as done.
+    #[error(
+        "the connection to the store broke while this was being saved, so it is not taken as done; try again shortly (PostgreSQL at {target})"
+    )]
+    CommitUnknown {
+        /// The database, without its password.
+        target: String,
+    },
     /// This daemon's lease epoch is stale: the commit wrote nothing.
     #[error("{source}")]
     Fenced {

@@ -13,7 +13,7 @@
 //! client has none).
 //!
 //! One file per feature ([`messages`], [`rooms`], [`encryption`], [`devices`],
-//! [`catch_up`], [`outages`], [`latency`]); what they share (the server, the bot's
+//! [`catch_up`], [`outages`], [`resend`], [`latency`]); what they share (the server, the bot's
 //! options, a running transport, the bounded waits) is in [`support`].
 //!
 //! Without Synapse (`tests/scripts/install-synapse.sh`) these tests fail with the
@@ -27,4 +27,5 @@ mod encryption;
 mod latency;
 mod messages;
 mod outages;
+mod resend;
 mod rooms;

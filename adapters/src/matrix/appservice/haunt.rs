@@ -36,7 +36,7 @@ use matrix_sdk::ruma::api::client::message::send_message_event;
 use matrix_sdk::ruma::api::client::profile::set_profile_field;
 use matrix_sdk::ruma::events::room::member::MembershipState;
 use matrix_sdk::ruma::profile::ProfileFieldValue;
-use matrix_sdk::ruma::{OwnedRoomId, OwnedUserId, TransactionId, UserId};
+use matrix_sdk::ruma::{OwnedRoomId, OwnedUserId, UserId};
 use matrix_sdk::{Client, Room, RoomMemberships};
 use spellbridge_core::text::{Segment, Style};
 use spellbridge_core::{MemberChange, Message, PlayerId, Presence, RichText, Speaker, TransportError};
@@ -387,9 +387,12 @@ impl Haunt {
         let text = self.pilled(shared, room, network, message.said()).await;
         let said = Message { text, speaker: None, ..message.clone() };
         let content = crate::matrix::transport::message_content(room, &said, &shared.facts).await;
-        let request =
-            send_message_event::v3::Request::new(room.room_id().to_owned(), TransactionId::new(), &content)
-                .map_err(|e| refused(shared, format!("cannot write the message: {e}")))?;
+        let request = send_message_event::v3::Request::new(
+            room.room_id().to_owned(),
+            crate::matrix::transport::transaction_id(message),
+            &content,
+        )
+        .map_err(|e| refused(shared, format!("cannot write the message: {e}")))?;
         let client = self.client(shared).await?;
         let send =
             || async { client.send(As::new(ghost.clone(), request.clone())).await.map_err(Into::into) };

@@ -34,7 +34,7 @@ use crate::leader::{self, Fence};
 use crate::router::{Router, RouterConfig};
 use crate::turn::Outbound;
 pub use url::{StoreUrl, UrlError};
-use worker::{Work, Worker};
+use worker::{Answer, Work, Worker};
 
 /// The PostgreSQL store.
 pub struct PgStore {
@@ -84,18 +84,26 @@ impl PgStore {
             config.connect_timeout(std::time::Duration::from_secs(10));
         }
         config.application_name("spellbridge-store");
-        let started = Worker::start(move |runtime| {
-            runtime.block_on(async {
-                let (mut client, connection) = config.connect(NoTls).await.map_err(Err)?;
-                tokio::spawn(async move {
-                    if let Err(error) = connection.await {
-                        tracing::warn!(%error, "the PostgreSQL store's connection ended");
-                    }
-                });
-                leader::schema::migrate(&mut client).await.map_err(Ok)?;
-                Ok::<Client, Result<leader::LeaseError, tokio_postgres::Error>>(client)
+        let again = config.clone();
+        let reconnect: worker::Reconnect = Box::new(move || {
+            let config = again.clone();
+            Box::pin(async move {
+                let (client, connection) = config.connect(NoTls).await?;
+                tokio::spawn(watch(connection));
+                Ok(client)
             })
         });
+        let started = Worker::start(
+            move |runtime| {
+                runtime.block_on(async {
+                    let (mut client, connection) = config.connect(NoTls).await.map_err(Err)?;
+                    tokio::spawn(watch(connection));
+                    leader::schema::migrate(&mut client).await.map_err(Ok)?;
+                    Ok::<Client, Result<leader::LeaseError, tokio_postgres::Error>>(client)
+                })
+            },
+            reconnect,
+        );
         let worker = match started {
             Ok(Ok(worker)) => worker,
             Ok(Err(Err(source))) => return Err(StoreError::Postgres { target, what: "connecting", source }),
@@ -143,8 +151,17 @@ impl PgStore {
         let target = self.url.shown().to_owned();
         self.worker
             .call(job)
-            .map_err(|_| StoreError::Thread { target: target.clone(), source: None })?
+            .map_err(|answer| self.unanswered(answer))?
             .map_err(|source| StoreError::Postgres { target, what, source })
+    }
+
+    /// The error for a job the database did not answer.
+    fn unanswered(&self, answer: Answer) -> StoreError {
+        let target = self.url.shown().to_owned();
+        match answer {
+            Answer::Gone => StoreError::Thread { target, source: None },
+            Answer::Down(why) => StoreError::Unreachable { target, why },
+        }
     }
 
     /// True when this message was already handled.
@@ -248,14 +265,57 @@ impl PgStore {
     }
 
     /// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
+    ///
+    /// When the connection ends under it, the batch is written once more on a new
+    /// connection only if it surely was not committed: it failed before its `COMMIT` was
+    /// sent (PostgreSQL aborts a transaction whose session ends), or its transaction id's
+    /// status, asked on the new connection, is `aborted`. If the status says `committed`,
+    /// the batch stands. Otherwise it is reported lost and nothing of it is announced.
     fn write_batch(&self, fence: Fence, batch: Batch, what: &'static str) -> Result<Vec<i64>, StoreError> {
         let target = self.url.shown().to_owned();
-        match self.worker.call(move |client| Box::pin(write(client, fence, batch))) {
-            Err(_) => Err(StoreError::Thread { target, source: None }),
-            Ok(Err(Written::Fenced(source))) => Err(StoreError::Fenced { source }),
-            Ok(Err(Written::Sql(source))) => Err(StoreError::Postgres { target, what, source }),
-            Ok(Err(Written::Row(detail))) => Err(StoreError::PostgresRow { target, detail }),
-            Ok(Ok(ids)) => Ok(ids),
+        let batch = std::sync::Arc::new(batch);
+        let mut retried = false;
+        loop {
+            let (fence, written) = (fence.clone(), batch.clone());
+            let error = match self.worker.call(move |client| Box::pin(write(client, fence, written))) {
+                Err(answer) => return Err(self.unanswered(answer)),
+                Ok(Ok(ids)) => return Ok(ids),
+                Ok(Err(Written::Fenced(source))) => return Err(StoreError::Fenced { source }),
+                Ok(Err(Written::Row(detail))) => return Err(StoreError::PostgresRow { target, detail }),
+                Ok(Err(Written::Sql(source))) => source,
+                Ok(Err(Written::Broken { before_commit: true, source, .. })) if !retried => {
+                    tracing::warn!(error = %source, "the PostgreSQL store's connection ended before a commit; writing it again on a new one");
+                    retried = true;
+                    continue;
+                }
+                Ok(Err(Written::Broken { before_commit: true, source, .. })) => source,
+                Ok(Err(Written::Broken { xid, ids, source, .. })) => {
+                    let status = self.worker.call(move |client| {
+                        Box::pin(async move {
+                            let row = client.query_one("SELECT txid_status($1)", &[&xid]).await?;
+                            Ok::<Option<String>, tokio_postgres::Error>(row.get(0))
+                        })
+                    });
+                    match status {
+                        Ok(Ok(Some(status))) if status == "committed" => {
+                            tracing::warn!(
+                                "the PostgreSQL store's connection ended during a commit that stood"
+                            );
+                            return Ok(ids);
+                        }
+                        Ok(Ok(Some(status))) if status == "aborted" && !retried => {
+                            tracing::warn!(error = %source, "the PostgreSQL store's connection ended during a commit that did not stand; writing it again on a new one");
+                            retried = true;
+                            continue;
+                        }
+                        _ => {
+                            tracing::error!(error = %source, ?status, "the PostgreSQL store's connection ended during a commit whose fate is unknown");
+                            return Err(StoreError::CommitUnknown { target });
+                        }
+                    }
+                }
+            };
+            return Err(StoreError::Postgres { target, what, source: error });
         }
     }
 
@@ -391,24 +451,67 @@ impl PgStore {
     }
 }
 
+/// Logs how a connection ended.
+async fn watch(
+    connection: tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
+) {
+    if let Err(error) = connection.await {
+        tracing::warn!(%error, "the PostgreSQL store's connection ended; it is opened again before the next call");
+    }
+}
+
+/// True when `error` says the connection ended (or the server is shutting down), not
+/// that a statement was wrong.
+fn lost(error: &tokio_postgres::Error) -> bool {
+    // 08: connection exceptions; 57P: the server shutting down or not yet up.
+    let code = error.code().map(|code| code.code());
+    error.is_closed()
+        || code.is_some_and(|code| code.starts_with("08") || code.starts_with("57P"))
+        || std::error::Error::source(error).is_some_and(|source| source.is::<std::io::Error>())
+}
+
 /// Why a batch was not written.
 enum Written {
     Fenced(leader::FenceError),
     Sql(tokio_postgres::Error),
     /// A row the commit was to write does not fit what is stored.
     Row(String),
+    /// The connection ended under the commit.
+    Broken {
+        /// It ended before `COMMIT` was sent: nothing was committed.
+        before_commit: bool,
+        /// The transaction's id (`txid_current()`), to ask what became of it; 0 if not known.
+        xid: i64,
+        /// The outbox ids the commit wrote, if it stood.
+        ids: Vec<i64>,
+        source: tokio_postgres::Error,
+    },
 }
 
 /// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
 /// A failed one is rolled back before this returns, so the lease row's share lock the
 /// fence took is let go at once (a take-over waits for it).
-async fn write(client: &mut Client, fence: Fence, batch: Batch) -> Result<Vec<i64>, Written> {
-    let transaction = client.transaction().await.map_err(Written::Sql)?;
+async fn write(client: &mut Client, fence: Fence, batch: std::sync::Arc<Batch>) -> Result<Vec<i64>, Written> {
+    let broken = |source: tokio_postgres::Error, xid: i64, ids: Vec<i64>, before_commit: bool| {
+        Written::Broken { before_commit, xid, ids, source }
+    };
+    let transaction = match client.transaction().await {
+        Ok(transaction) => transaction,
+        Err(source) if lost(&source) => return Err(broken(source, 0, Vec::new(), true)),
+        Err(source) => return Err(Written::Sql(source)),
+    };
+    let xid = match transaction.query_one("SELECT txid_current()", &[]).await {
+        Ok(row) => row.get::<_, i64>(0),
+        Err(source) if lost(&source) => return Err(broken(source, 0, Vec::new(), true)),
+        Err(source) => return Err(Written::Sql(source)),
+    };
     match fill(&transaction, &fence, &batch).await {
-        Ok(ids) => {
-            transaction.commit().await.map_err(Written::Sql)?;
-            Ok(ids)
-        }
+        Ok(ids) => match transaction.commit().await {
+            Ok(()) => Ok(ids),
+            Err(source) if lost(&source) => Err(broken(source, xid, ids, false)),
+            Err(source) => Err(Written::Sql(source)),
+        },
+        Err(Written::Sql(source)) if lost(&source) => Err(broken(source, xid, Vec::new(), true)),
         Err(error) => {
             let _ = transaction.rollback().await;
             Err(error)
