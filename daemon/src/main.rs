@@ -14,8 +14,8 @@ use spellbridge::store::copy::{self, Place};
 use spellbridge::store::postgres::StoreUrl;
 use spellbridge::store::startup::Policy as StartPolicy;
 use spellbridge::store::{Durability, OpenMode, Store};
-use spellbridge_core::Registry;
 use spellbridge_core::dice::{Commitment, DiceKey};
+use spellbridge_core::{GamePlugin, Registry};
 use spellbridge_core::{Language, NetworkId};
 use tokio_util::sync::CancellationToken;
 
@@ -316,6 +316,10 @@ fn check_config(config: &Path, connect: bool) -> anyhow::Result<ExitCode> {
     match &settings.postgres {
         Some(url) => println!("database: {url} (PostgreSQL)"),
         None => println!("database: {} (durability {:?})", settings.database.display(), settings.durability),
+    }
+    for component in &settings.components {
+        let game = &component.game;
+        println!("game {}: {} (component, sha256 {})", game.name(), component.path.display(), game.hash());
     }
     for network in &settings.networks {
         println!("{}", spellbridge::probe::describe(network.as_ref()));

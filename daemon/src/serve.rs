@@ -240,7 +240,9 @@ fn reload(
     if reloaded.database != current.database || reloaded.prefix != current.prefix {
         tracing::warn!("the database and the prefix change only after a restart");
     }
-    tracing::info!(bridges = reloaded.bridges.len(), "config reloaded");
+    let components: Vec<String> =
+        reloaded.components.iter().map(|c| format!("{} ({})", c.path.display(), c.game.hash())).collect();
+    tracing::info!(bridges = reloaded.bridges.len(), ?components, "config reloaded");
     Some(Settings { database: current.database.clone(), prefix: current.prefix.clone(), ..reloaded })
 }
 
@@ -496,7 +498,8 @@ async fn open_store(
     shutdown: &CancellationToken,
 ) -> anyhow::Result<Option<Opened>> {
     let Some(crate::leader::lead::Opened { store, keeper, warm, tenure, stood_down }) =
-        crate::leader::lead::open_store(settings, metrics.health(), shutdown).await?
+        crate::leader::lead::open_store(settings, router_config(settings), metrics.health(), shutdown)
+            .await?
     else {
         return Ok(None);
     };

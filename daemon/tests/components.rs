@@ -74,7 +74,9 @@ fn check_config(games: &str) -> (bool, String) {
     daemon.set_config(&config(6667, games)).unwrap_or_else(|e| panic!("{e}"));
     let output =
         daemon.command(&["check-config", "--config", "spellbridge.toml"]).unwrap_or_else(|e| panic!("{e}"));
-    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.success(), said)
 }
 
 #[test]
@@ -82,6 +84,10 @@ fn a_config_with_a_component_the_host_refuses_names_the_file_and_why() {
     let nim = component("nim");
     let (ok, said) = check_config(&format!("[[game]]\npath = {:?}\n", nim.display().to_string()));
     assert!(ok, "the example loads: {said}");
+    assert!(
+        said.contains("game nim-wasm: ") && said.contains("(component, sha256 "),
+        "named with its hash: {said}"
+    );
 
     let dir = tempfile::tempdir().expect("a folder");
     // An import neither the world nor the empty WASI gives (a runtime's WASI files are

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Holder, Keeper, Leadership, Lease, Tenure, keep, standby};
 use crate::config::Settings;
 use crate::metrics::{Health, Role};
-use crate::router::Router;
+use crate::router::{Router, RouterConfig};
 use crate::store::{OpenMode, Store};
 
 /// The store `spellbridge run` uses, and the keeper of its lease on PostgreSQL (dropping
@@ -34,10 +34,11 @@ pub struct Opened {
 }
 
 /// Opens the store `settings` name; on PostgreSQL, leads first, standing by (`health`
-/// says `"role": "standby"`) while another daemon leads. `None` when `shutdown` came
-/// while standing by.
+/// says `"role": "standby"`, its router made with `options`) while another daemon leads.
+/// `None` when `shutdown` came while standing by.
 pub async fn open_store(
     settings: &Settings,
+    options: RouterConfig,
     health: &Health,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<Option<Opened>> {
@@ -50,7 +51,7 @@ pub async fn open_store(
     let mut lease = Lease::open(url.secret(), holder.clone(), settings.lease).await?;
     let (term, follower) = match lease.acquire().await? {
         Some(term) => (term, None),
-        None => match standby::stand_by(&mut lease, &url, settings, health, shutdown).await? {
+        None => match standby::stand_by(&mut lease, &url, settings, options, health, shutdown).await? {
             Some((term, follower)) => (term, Some(follower)),
             None => return Ok(None),
         },

@@ -104,12 +104,14 @@ impl Follower {
     }
 }
 
-/// Stands by until the lease is free, then takes it: follows the journal meanwhile and
-/// says `"role": "standby"` in `health`. `None` when `shutdown` came first.
+/// Stands by until the lease is free, then takes it: follows the journal meanwhile (its
+/// router made with `options`) and says `"role": "standby"` in `health`. `None` when
+/// `shutdown` came first.
 pub async fn stand_by(
     lease: &mut Lease,
     url: &StoreUrl,
     settings: &Settings,
+    options: RouterConfig,
     health: &Health,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<Option<(Term, Follower)>> {
@@ -123,7 +125,7 @@ pub async fn stand_by(
     );
     let opening = url.clone();
     let store = tokio::task::spawn_blocking(move || Store::open_postgres(&opening, None)).await??;
-    let mut follower = Follower::start(store, settings.registry(), crate::serve::router_config(settings));
+    let mut follower = Follower::start(store, settings.registry(), options);
     let every = FOLLOW_EVERY.min(lease.settings().renew_every());
     let mut failing = false;
     loop {
