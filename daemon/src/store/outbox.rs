@@ -39,15 +39,7 @@ impl SqliteStore {
             set_aside(&transaction, row, now).map_err(fail)?;
         }
         transaction.commit().map_err(fail)?;
-        for row in &bad {
-            tracing::error!(
-                outbox_id = row.id,
-                reason = %row.reason,
-                "outbox row {} set aside, not sent: {}; it is kept in the table outbox_set_aside",
-                row.id,
-                row.reason
-            );
-        }
+        tell_set_aside(&bad);
         Ok((queued, bad))
     }
 
@@ -113,6 +105,19 @@ pub(super) fn known(outbound: Outbound, networks: Option<&[NetworkId]>) -> Resul
 }
 
 /// One outbox row's columns as a message to send, or why they are not one.
+/// Logs each row set aside (either engine), saying where it is kept.
+pub(crate) fn tell_set_aside(rows: &[BadRow]) {
+    for row in rows {
+        tracing::error!(
+            outbox_id = row.id,
+            reason = %row.reason,
+            "outbox row {} set aside, not sent: {}; it is kept in the table outbox_set_aside",
+            row.id,
+            row.reason
+        );
+    }
+}
+
 fn parse(network: ValueRef<'_>, destination: ValueRef<'_>, text: ValueRef<'_>) -> Result<Outbound, String> {
     parse_text(as_text(network, "network")?, as_text(destination, "destination")?, as_text(text, "text")?)
 }

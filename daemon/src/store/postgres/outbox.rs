@@ -37,15 +37,7 @@ impl PgStore {
                 transaction.commit().await
             })
         })?;
-        for row in &bad {
-            tracing::error!(
-                outbox_id = row.id,
-                reason = %row.reason,
-                "outbox row {} set aside, not sent: {}; it is kept in the table outbox_set_aside",
-                row.id,
-                row.reason
-            );
-        }
+        outbox::tell_set_aside(&bad);
         Ok((queued, bad))
     }
 
