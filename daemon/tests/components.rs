@@ -285,10 +285,10 @@ fn reworded() -> &'static PathBuf {
             copy(&format!("wit/{}", name.to_string_lossy()));
         }
         let english = std::fs::read_to_string(root.join("locales/en/nim.ftl")).expect("nim.ftl");
-        let old = "Piles: { $piles }. { $next } to move.";
+        let old = "from pile { $pile }. Piles: { $piles }. { $next } to move.";
         assert_eq!(english.matches(old).count(), 1, "nim-took ends {old:?} in locales/en/nim.ftl");
         std::fs::create_dir_all(tree.join("locales/en")).expect("locales/en");
-        std::fs::write(tree.join("locales/en/nim.ftl"), english.replace(old, "Piles: { $piles }. { $next } plays next."))
+        std::fs::write(tree.join("locales/en/nim.ftl"), english.replace(old, "from pile { $pile }. Piles: { $piles }. { $next } plays next."))
             .expect("writes");
         let out = tree.join("out");
         let status = Process::new("bash")

@@ -165,6 +165,7 @@ async fn a_component_added_on_sighup_reaches_the_site_and_the_matrix_board_at_on
     let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
     let mut bobby = Mx::new(&synapse, "bobby", "Bobby").await;
     let room = bridge_room(&mut watcher, &mut [&mut bobby]).await;
+    direct_rooms(&mut [&mut bobby]).await;
     let (mut alice, mut ircwatch) =
         tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "ircwatch"));
     let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
