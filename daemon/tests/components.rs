@@ -288,15 +288,21 @@ fn reworded() -> &'static PathBuf {
         let old = "from pile { $pile }. Piles: { $piles }. { $next } to move.";
         assert_eq!(english.matches(old).count(), 1, "nim-took ends {old:?} in locales/en/nim.ftl");
         std::fs::create_dir_all(tree.join("locales/en")).expect("locales/en");
-        std::fs::write(tree.join("locales/en/nim.ftl"), english.replace(old, "from pile { $pile }. Piles: { $piles }. { $next } plays next."))
-            .expect("writes");
+        std::fs::write(
+            tree.join("locales/en/nim.ftl"),
+            english.replace(old, "from pile { $pile }. Piles: { $piles }. { $next } plays next."),
+        )
+        .expect("writes");
         let out = tree.join("out");
         let status = Process::new("bash")
             .arg(tree.join("games/nim-wasm/build.sh"))
             .arg(&out)
             .status()
             .unwrap_or_else(|e| panic!("bash runs build.sh: {e}"));
-        assert!(status.success(), "build.sh failed: install its toolchain with tests/scripts/install-wasm-games.sh");
+        assert!(
+            status.success(),
+            "build.sh failed: install its toolchain with tests/scripts/install-wasm-games.sh"
+        );
         out.join("nim.wasm")
     })
 }
@@ -333,7 +339,10 @@ async fn a_table_of_an_old_build_keeps_its_own_words_after_a_reload() {
     assert!(new.contains("bob plays next"), "the new table speaks the new build's words: {new}");
     // The old table, worded by its own build.
     let old = says(&mut bob, "#one", "!take 1 b", "takes 1 stone", &daemon).await;
-    assert!(old.contains("alice to move") && !old.contains("plays next"), "the old table keeps its words: {old}");
+    assert!(
+        old.contains("alice to move") && !old.contains("plays next"),
+        "the old table keeps its words: {old}"
+    );
     // And so after a restart (restored by its build's hash).
     daemon.restart().unwrap_or_else(|e| panic!("{e}"));
     until_answering(&mut alice, &mut daemon).await;

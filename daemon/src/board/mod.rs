@@ -106,13 +106,23 @@ impl Board {
 
     /// The SVG of a table's board drawn by `plugin` (the game playing it, which the
     /// caller found), from an entry whose state is its public view already.
-    pub fn svg_by(&self, plugin: &dyn GamePlugin, table: &Value, language: Language) -> Result<String, BoardError> {
+    pub fn svg_by(
+        &self,
+        plugin: &dyn GamePlugin,
+        table: &Value,
+        language: Language,
+    ) -> Result<String, BoardError> {
         let public = table.get("state").and_then(|state| plugin.public_view(state)).unwrap_or(Value::Null);
         Board::drawn(table, Some(plugin), &public, language)
     }
 
     /// The PNG of [`Board::svg_by`].
-    pub fn png_by(&self, plugin: &dyn GamePlugin, table: &Value, language: Language) -> Result<Picture, BoardError> {
+    pub fn png_by(
+        &self,
+        plugin: &dyn GamePlugin,
+        table: &Value,
+        language: Language,
+    ) -> Result<Picture, BoardError> {
         self.rasteriser.png(&self.svg_by(plugin, table, language)?)
     }
 
@@ -147,7 +157,8 @@ impl Board {
     pub fn caption(&self, table: &Value, language: Language) -> String {
         let id = table.get("table").and_then(Value::as_u64).unwrap_or_default();
         let asked = table.get("game").and_then(Value::as_str).unwrap_or_default();
-        let captioned = self.with_public(table, |plugin, public| plugin.and_then(|p| p.caption(id, &public, language)));
+        let captioned =
+            self.with_public(table, |plugin, public| plugin.and_then(|p| p.caption(id, &public, language)));
         captioned.unwrap_or_else(|| {
             let args = Args::new().text("game", asked).text("table", id.to_string());
             locale::text(language, "board-other", &args)

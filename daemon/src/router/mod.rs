@@ -28,8 +28,8 @@ use spellbridge_core::plugin::OPENING_DRAW;
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Audience, Destination, Dice, Event, EventRecord, Form, GamePlugin, Inbound, Language, Message, NetworkId,
-    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, TableSetup, Timestamp,
+    Action, Audience, Destination, Dice, Event, EventRecord, Form, GamePlugin, Inbound, Language, Message,
+    NetworkId, PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, TableSetup, Timestamp,
 };
 
 use crate::identity::{Identity, LinkCode, NameProblem, Scope};
@@ -994,7 +994,8 @@ impl Router {
                     events: records(&opening),
                 });
                 let dice = TableDice::Keyed { epoch, key, revealed: false };
-                self.tables.insert(id, Seating { place: place.clone(), dice, sequence: 0, table, build: None });
+                self.tables
+                    .insert(id, Seating { place: place.clone(), dice, sequence: 0, table, build: None });
                 self.reindex(id);
                 let mut outbound = self.deliver(id, &opening);
                 outbound.extend(self.deliver_text(id, |language| {

@@ -212,6 +212,10 @@ async fn a_component_added_on_sighup_reaches_the_site_and_the_matrix_board_at_on
     assert!(page.contains("/tables/0/board.png"), "the page shows the board:\n{page}");
     let png = get_bytes(http, "/tables/0/board.png").await;
     let head = String::from_utf8_lossy(&png[..png.len().min(200)]).into_owned();
-    assert!(head.starts_with("HTTP/1.1 200") && head.contains("image/png"), "{head}\n{}", daemon.log_tail(40));
+    assert!(
+        head.starts_with("HTTP/1.1 200") && head.contains("image/png"),
+        "{head}\n{}",
+        daemon.log_tail(40)
+    );
     assert!(png.windows(4).any(|w| w == b"\x89PNG"), "a PNG: {head}");
 }
