@@ -67,3 +67,29 @@ pub fn played<'a>(registry: &'a Registry, game: &str, state: &Value) -> Option<P
     let registered = registry.get(game)?;
     Some(registered.build_of(state).map_or(Played::Registered(registered), Played::Build))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use spellbridge_core::Registry;
+
+    use super::{Games, played};
+
+    #[test]
+    fn a_registry_set_on_one_handle_is_the_one_every_clone_sees() {
+        let games = Games::new(Registry::new(Vec::new()));
+        let site = games.clone();
+        assert!(site.now().get("nim").is_none());
+        games.set(Registry::standard());
+        assert!(site.now().get("nim").is_some(), "the clone sees the reload");
+    }
+
+    #[test]
+    fn a_built_in_game_plays_its_tables_itself_and_an_unknown_game_is_none() {
+        let registry = Registry::standard();
+        let state = json!({"component": "0".repeat(64)});
+        let nim = played(&registry, "nim", &state).map(|game| game.name());
+        assert_eq!(nim, Some("nim"));
+        assert!(played(&registry, "nim-wasm", &state).is_none());
+    }
+}
