@@ -200,7 +200,12 @@ impl Router {
                 let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
                 let args = Args::new().mention("player", sender).mention("other", other);
                 let outbound = self.to_rooms(place, |language| {
-                    said(language, id, args.clone().text("game", self.game_name(&c.game, language)))
+                    // A refusal names the game refused.
+                    let args = match id {
+                        "lobby-declined" => args.clone().text("game", self.game_name(&c.game, language)),
+                        _ => args.clone(),
+                    };
+                    said(language, id, args)
                 });
                 self.announced(outbound)
             }
