@@ -149,7 +149,11 @@ pub(super) async fn write(
             Ok(Reply::OutboxId(id)) => ids.push(id),
             // The first error is the cause; the statements after it only say the
             // transaction is aborted.
-            Err(source) => drop(failed.get_or_insert((n, source))),
+            Err(source) => {
+                if failed.is_none() {
+                    failed = Some((n, source));
+                }
+            }
         }
     }
     match failed {
@@ -194,11 +198,10 @@ const FENCE_AT: usize = 2;
 /// The requests of one commit before its `COMMIT`, in order: `BEGIN`, the transaction's
 /// id, the fence (at [`FENCE_AT`]), then the batch's rows.
 fn pipeline<'a>(client: &'a Client, statements: &'a Statements, batch: &'a Batch) -> Vec<Request<'a, Reply>> {
-    let mut requests: Vec<Request<'a, Reply>> = vec![
-        Box::pin(async move { client.batch_execute("BEGIN").await.map(|()| Reply::Done) }),
-        Box::pin(async move { Ok(Reply::Xid(client.query_one(&statements.xid, &[]).await?.get(0))) }),
-        Box::pin(async move { Ok(Reply::Lease(client.query_opt(&statements.fence, &[]).await?)) }),
-    ];
+    let mut requests: Vec<Request<'a, Reply>> = Vec::new();
+    requests.push(Box::pin(async move { client.batch_execute("BEGIN").await.map(|()| Reply::Done) }));
+    requests.push(Box::pin(async move { Ok(Reply::Xid(client.query_one(&statements.xid, &[]).await?.get(0))) }));
+    requests.push(Box::pin(async move { Ok(Reply::Lease(client.query_opt(&statements.fence, &[]).await?)) }));
     for (key, value) in &batch.meta {
         requests.push(Box::pin(async move {
             client.execute(&statements.meta, &[key, value]).await.map(|_| Reply::Done)

@@ -288,10 +288,7 @@ impl PgStore {
         let mut retried = false;
         loop {
             let (fence, written, prepared) = (fence.clone(), batch.clone(), self.prepared.clone());
-            let job = move |client: &mut Client| -> Work<'_, _> {
-                Box::pin(commit::write(client, prepared, fence, written))
-            };
-            let error = match self.worker.call(job) {
+            let error = match self.worker.call(move |client| Box::pin(commit::write(client, prepared, fence, written))) {
                 Err(answer) => return Err(self.unanswered(answer)),
                 Ok(Ok(ids)) => return Ok(ids),
                 Ok(Err(Written::Fenced(source))) => return Err(StoreError::Fenced { source }),
