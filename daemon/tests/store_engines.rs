@@ -17,7 +17,7 @@ use spellbridge::turn::Place as RoomPlace;
 use spellbridge_adapters::{SeenTransactions as _, StsPolicies as _, StsPolicy};
 use spellbridge_core::Relayed;
 
-use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings};
+use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings, Renewal};
 use spellbridge::router::{Router, RouterConfig};
 use spellbridge::store::postgres::StoreUrl;
 use spellbridge::store::startup::{Loaded, Policy, TableProblem, Unsound};
@@ -983,7 +983,12 @@ fn cut_at_commit(cluster: &Postgres) -> (Lease, CommitCut, Store, Router) {
 fn one_coin(store: &mut Store, router: &mut Router, id: &str) -> Result<Vec<i64>, StoreError> {
     let inbound = Inbound {
         message_id: Some(id.to_owned()),
-        ..Inbound::new(NetworkId::new("irc"), RoomId::new("#magic"), PlayerId::new("alice"), "!coins alice +1")
+        ..Inbound::new(
+            NetworkId::new("irc"),
+            RoomId::new("#magic"),
+            PlayerId::new("alice"),
+            "!coins alice +1",
+        )
     };
     let outbound = router.handle(&inbound, Timestamp(3_000));
     let step = Step {
@@ -1022,7 +1027,9 @@ fn a_commit_made_whose_answer_was_cut_off_is_acknowledged_once() {
     assert_eq!(journal_rows(&cluster, "made"), 1, "the move is in the journal exactly once");
     assert!(!ids.is_empty() && ids.iter().all(|id| *id > 0), "the outbox rows to send: {ids:?}");
     let listed = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-    let kept = cluster.query(&format!("SELECT count(*) FROM outbox WHERE id IN ({listed})")).unwrap_or_else(|e| panic!("{e}"));
+    let kept = cluster
+        .query(&format!("SELECT count(*) FROM outbox WHERE id IN ({listed})"))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(kept.trim(), ids.len().to_string(), "the acknowledged ids are the committed outbox rows");
     assert_eq!(stored_coins(&cluster), serde_json::json!(4));
     // The store goes on, on a new connection.
@@ -1038,7 +1045,8 @@ fn a_commit_not_made_is_written_again_once_and_then_refused_with_try_again() {
     let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
     let (_lease, proxy, mut store, mut router) = cut_at_commit(&cluster);
     proxy.cut_next(1, AtCommit::Dropped);
-    one_coin(&mut store, &mut router, "again").unwrap_or_else(|e| panic!("written again on a new connection: {e}"));
+    one_coin(&mut store, &mut router, "again")
+        .unwrap_or_else(|e| panic!("written again on a new connection: {e}"));
     assert_eq!(proxy.cuts(), 1);
     assert_eq!((journal_rows(&cluster, "again"), stored_coins(&cluster)), (1, serde_json::json!(4)));
 
@@ -1053,4 +1061,33 @@ fn a_commit_not_made_is_written_again_once_and_then_refused_with_try_again() {
     assert!(!said.contains(&cluster.url()), "the URL with its password is never shown: {said}");
     assert_eq!(journal_rows(&cluster, "refused"), 0, "nothing of the refused move was written");
     assert_eq!(stored_coins(&cluster), serde_json::json!(4));
+}
+
+/// A move committed by a leader whose lease was taken over since, with its tables loaded
+/// before (issue 34): its rows go out pipelined with the fence, the fence's answer is
+/// judged before `COMMIT`, and the transaction is rolled back: nothing of it is in the
+/// database, and the lease row's share lock is let go (the new leader renews at once).
+#[test]
+fn a_stale_leaders_pipelined_move_writes_nothing() {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let (mut old_lease, old_fence) = lease(&cluster, "spellbridge@old");
+    let mut old =
+        Store::open_postgres(&url(&cluster), Some(old_fence.clone())).unwrap_or_else(|e| panic!("{e}"));
+    let mut router = play(&mut old, &["!new thaum", "!coins alice +3"], 0);
+    let before = counts(&cluster);
+    runtime().block_on(async {
+        assert!(old_lease.release(old_fence.epoch()).await.unwrap_or_else(|e| panic!("{e}")));
+    });
+    let (mut new_lease, new_fence) = lease(&cluster, "spellbridge@new");
+    let error = one_coin(&mut old, &mut router, "late")
+        .err()
+        .unwrap_or_else(|| panic!("a superseded leader's move is not committed"));
+    assert!(matches!(error, StoreError::Fenced { source: FenceError::Superseded { .. } }), "{error}");
+    assert_eq!(counts(&cluster), before, "nothing of the move was written");
+    assert_eq!(journal_rows(&cluster, "late"), 0);
+    assert_eq!(stored_coins(&cluster), serde_json::json!(3));
+    let renewed = runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), new_lease.renew(new_fence.epoch())).await
+    });
+    assert!(matches!(renewed, Ok(Ok(Renewal::Renewed))), "the new leader renews at once: {renewed:?}");
 }

@@ -162,7 +162,10 @@ fn pass_on(client: TcpStream, upstream: SocketAddr, shared: &Arc<Shared>) -> io:
 /// Where `needle` ends in `tail` followed by `chunk`, as an index into `chunk`.
 fn found(tail: &[u8], chunk: &[u8], needle: &[u8]) -> Option<usize> {
     let joined = [tail, chunk].concat();
-    joined.windows(needle.len()).position(|w| w == needle).map(|at| (at + needle.len()).saturating_sub(tail.len()))
+    joined
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|at| (at + needle.len()).saturating_sub(tail.len()))
 }
 
 /// Keeps the last bytes seen, so a pattern split across two reads is still found.

@@ -66,7 +66,8 @@ pub enum FenceError {
 
 /// The fence's statement: the lease row, read `FOR SHARE` so that it stays share-locked
 /// until the transaction that runs it ends.
-pub const FENCE_SQL: &str = "SELECT epoch, holder, expires_at > clock_timestamp() FROM leader_lease FOR SHARE";
+pub const FENCE_SQL: &str =
+    "SELECT epoch, holder, expires_at > clock_timestamp() FROM leader_lease FOR SHARE";
 
 /// Passes when the lease is still `fence`'s, and holds it (shared) until `transaction`
 /// ends; run it in the transaction that writes the journal, before its commit.

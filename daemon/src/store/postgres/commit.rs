@@ -75,10 +75,11 @@ impl Prepared {
             return Ok(statements.clone());
         }
         let texts = [XID, leader::FENCE_SQL, META, SEEN, JOURNAL, OUTBOX, KEYS];
-        let prepared = in_order(texts.iter().map(|sql| Box::pin(client.prepare(sql)) as Request<'_, _>).collect())
-            .await
-            .into_iter()
-            .collect::<Result<Vec<_>, _>>()?;
+        let prepared =
+            in_order(texts.iter().map(|sql| Box::pin(client.prepare(sql)) as Request<'_, _>).collect())
+                .await
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()?;
         let [xid, fence, meta, seen, journal, outbox, keys] =
             <[Statement; 7]>::try_from(prepared).unwrap_or_else(|_| unreachable!("one statement per text"));
         let statements = Statements { xid, fence, meta, seen, journal, outbox, keys };
@@ -116,7 +117,10 @@ async fn in_order<T>(mut requests: Vec<Request<'_, T>>) -> Vec<Result<T, tokio_p
         if waiting { Poll::Pending } else { Poll::Ready(()) }
     })
     .await;
-    answers.into_iter().map(|answer| answer.unwrap_or_else(|| unreachable!("every request answered"))).collect()
+    answers
+        .into_iter()
+        .map(|answer| answer.unwrap_or_else(|| unreachable!("every request answered")))
+        .collect()
 }
 
 /// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
@@ -200,7 +204,8 @@ const FENCE_AT: usize = 2;
 fn pipeline<'a>(client: &'a Client, statements: &'a Statements, batch: &'a Batch) -> Vec<Request<'a, Reply>> {
     let mut requests: Vec<Request<'a, Reply>> = Vec::new();
     requests.push(Box::pin(async move { client.batch_execute("BEGIN").await.map(|()| Reply::Done) }));
-    requests.push(Box::pin(async move { Ok(Reply::Xid(client.query_one(&statements.xid, &[]).await?.get(0))) }));
+    requests
+        .push(Box::pin(async move { Ok(Reply::Xid(client.query_one(&statements.xid, &[]).await?.get(0))) }));
     requests.push(Box::pin(async move { Ok(Reply::Lease(client.query_opt(&statements.fence, &[]).await?)) }));
     for (key, value) in &batch.meta {
         requests.push(Box::pin(async move {
@@ -231,7 +236,9 @@ fn pipeline<'a>(client: &'a Client, statements: &'a Statements, batch: &'a Batch
     }
     for (network, destination, text) in &batch.outbox {
         requests.push(Box::pin(async move {
-            Ok(Reply::OutboxId(client.query_one(&statements.outbox, &[network, destination, text]).await?.get(0)))
+            Ok(Reply::OutboxId(
+                client.query_one(&statements.outbox, &[network, destination, text]).await?.get(0),
+            ))
         }));
     }
     for (table, epoch, key) in &batch.keys {

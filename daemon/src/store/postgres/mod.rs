@@ -288,7 +288,10 @@ impl PgStore {
         let mut retried = false;
         loop {
             let (fence, written, prepared) = (fence.clone(), batch.clone(), self.prepared.clone());
-            let error = match self.worker.call(move |client| Box::pin(commit::write(client, prepared, fence, written))) {
+            let error = match self
+                .worker
+                .call(move |client| Box::pin(commit::write(client, prepared, fence, written)))
+            {
                 Err(answer) => return Err(self.unanswered(answer)),
                 Ok(Ok(ids)) => return Ok(ids),
                 Ok(Err(Written::Fenced(source))) => return Err(StoreError::Fenced { source }),
@@ -333,7 +336,8 @@ impl PgStore {
                     loop {
                         let row = client.query_one("SELECT txid_status($1)", &[&xid]).await?;
                         let status: Option<String> = row.get(0);
-                        if status.as_deref() != Some("in progress") || tokio::time::Instant::now() >= deadline {
+                        if status.as_deref() != Some("in progress") || tokio::time::Instant::now() >= deadline
+                        {
                             return Ok::<_, tokio_postgres::Error>(status);
                         }
                         tokio::time::sleep(std::time::Duration::from_millis(20)).await;

@@ -306,10 +306,7 @@ pub(super) async fn write(transaction: &Client, snapshot: &Snapshot) -> Result<(
 
 /// The table's whole journal digest and last row id, as the transaction sees them: the
 /// digest sealed with its snapshot extended by the rows after the snapshot's point.
-async fn digest_now(
-    transaction: &Client,
-    table: i64,
-) -> Result<(Digest, i64), tokio_postgres::Error> {
+async fn digest_now(transaction: &Client, table: i64) -> Result<(Digest, i64), tokio_postgres::Error> {
     let stored = transaction
         .query_opt("SELECT journal_digest, journal_upto FROM tables WHERE id = $1", &[&table])
         .await?
