@@ -21,12 +21,13 @@ mod kept;
 mod outbox;
 mod site;
 mod snapshots;
+pub mod tls;
 pub mod url;
 mod worker;
 
 use spellbridge_core::Registry;
 use spellbridge_core::dice::DiceKey;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use super::{JournalRow, MessageKey, Queued, Step, StoreError, commits, sql_u64, to_json};
 use crate::journal::{Entry, TableId};
@@ -84,19 +85,20 @@ impl PgStore {
             config.connect_timeout(std::time::Duration::from_secs(10));
         }
         config.application_name("spellbridge-store");
-        let again = config.clone();
+        let (again, tls_again) = (config.clone(), url.tls());
         let reconnect: worker::Reconnect = Box::new(move || {
-            let config = again.clone();
+            let (config, tls) = (again.clone(), tls_again.clone());
             Box::pin(async move {
-                let (client, connection) = config.connect(NoTls).await?;
+                let (client, connection) = config.connect(tls).await?;
                 tokio::spawn(watch(connection));
                 Ok(client)
             })
         });
+        let tls = url.tls();
         let started = Worker::start(
             move |runtime| {
                 runtime.block_on(async {
-                    let (mut client, connection) = config.connect(NoTls).await.map_err(Err)?;
+                    let (mut client, connection) = config.connect(tls).await.map_err(Err)?;
                     tokio::spawn(watch(connection));
                     leader::schema::migrate(&mut client).await.map_err(Ok)?;
                     Ok::<Client, Result<leader::LeaseError, tokio_postgres::Error>>(client)
@@ -453,7 +455,7 @@ impl PgStore {
 
 /// Logs how a connection ended.
 async fn watch(
-    connection: tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
+    connection: tokio_postgres::Connection<tokio_postgres::Socket, tls::TlsStream<tokio_postgres::Socket>>,
 ) {
     if let Err(error) = connection.await {
         tracing::warn!(%error, "the PostgreSQL store's connection ended; it is opened again before the next call");
