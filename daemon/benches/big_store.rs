@@ -36,8 +36,8 @@ fn main() {
         std::process::exit(2);
     };
     let rows: u64 = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(200_000);
-    let mut store =
-        Store::open(std::path::Path::new(path), OpenMode::CreateIfMissing, Durability::Normal).expect("store");
+    let mut store = Store::open(std::path::Path::new(path), OpenMode::CreateIfMissing, Durability::Normal)
+        .expect("store");
     let mut router = Router::new(Registry::standard(), RouterConfig::default());
     let mut steps = Vec::new();
     for id in 0..rows {
@@ -49,7 +49,9 @@ fn main() {
         steps.push(Step { message, records: router.take_journal(), outbound, ..Step::default() });
         if steps.len() == 500 {
             store.commit(&router, std::mem::take(&mut steps)).expect("commit");
-            store.sent_all(&store.pending().expect("pending").iter().map(|q| q.id).collect::<Vec<_>>()).expect("sent");
+            store
+                .sent_all(&store.pending().expect("pending").iter().map(|q| q.id).collect::<Vec<_>>())
+                .expect("sent");
         }
     }
     store.commit(&router, steps).expect("commit");

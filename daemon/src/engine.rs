@@ -221,7 +221,9 @@ impl Engine {
         self.keep_heard();
         if let Saved::Failed(error) = &saved {
             let router = &self.router;
-            apologies.extend(handled.into_iter().map(|inbound| not_taken(inbound, error, router.language_of(inbound))));
+            apologies.extend(
+                handled.into_iter().map(|inbound| not_taken(inbound, error, router.language_of(inbound))),
+            );
         }
         queued.extend(apologies.into_iter().map(|outbound| Queued { id: -1, outbound }));
         Ok(Batch { fates, queued, saved, unchecked })
@@ -502,7 +504,8 @@ mod tests {
         assert_eq!((daemon_coins, console_coins), (1, 1), "the move was undone in both");
         assert_eq!(daemon.len(), 1, "one apology: {daemon:?}");
         assert!(
-            daemon[0].starts_with("[console] alice: that was not taken") && daemon[0].contains("the store is busy"),
+            daemon[0].starts_with("[console] alice: that was not taken")
+                && daemon[0].contains("the store is busy"),
             "{daemon:?}"
         );
         assert_eq!(console, daemon, "the console prints what the daemon sends");

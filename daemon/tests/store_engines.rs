@@ -633,7 +633,9 @@ instantiate!(on_postgres_from_version_2, postgres_from_version_2());
 /// (fixtures/postgres_schema_v2.sql, its SQL from git), not migrated yet.
 fn postgres_version_2() -> Postgres {
     let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
-    cluster.query(include_str!("fixtures/postgres_schema_v2.sql")).unwrap_or_else(|e| panic!("version 2: {e}"));
+    cluster
+        .query(include_str!("fixtures/postgres_schema_v2.sql"))
+        .unwrap_or_else(|e| panic!("version 2: {e}"));
     cluster
 }
 
@@ -701,13 +703,18 @@ fn a_version_2_database_with_rows_is_migrated_to_the_whole_shape_and_plays_on() 
     let source = sqlite();
     let mut store = source.open();
     let router = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
-    store.commit(&router, vec![Step { outbound: vec![message(7)], ..Step::default() }]).unwrap_or_else(|e| panic!("{e}"));
+    store
+        .commit(&router, vec![Step { outbound: vec![message(7)], ..Step::default() }])
+        .unwrap_or_else(|e| panic!("{e}"));
     let (journal, outbox) = (store.journal().unwrap_or_else(|e| panic!("{e}")), texts(&store));
     drop(store);
     let db = source.dir.path().join("spellbridge.db");
     let cluster = postgres_version_2();
     for (table, columns) in [
-        ("journal", "table_id, sequence, kind, player, command, network, message_id, dice_seed, entry, events"),
+        (
+            "journal",
+            "table_id, sequence, kind, player, command, network, message_id, dice_seed, entry, events",
+        ),
         ("seen_messages", "network, message_id"),
         ("outbox", "network, destination, text"),
         ("meta", "key, value"),
@@ -1140,6 +1147,9 @@ fn a_copy_of_a_store_of_many_pages_is_whole_and_equal_both_ways() {
         assert_eq!(usize::try_from(n).ok(), Some(before.len()), "{table} in SQLite");
     }
     // New rows take ids after the copied ones.
-    let next = pg_rows(&back_url, "(INSERT INTO journal (kind, entry, events) VALUES ('x', '{}', '[]') RETURNING id)");
+    let next = pg_rows(
+        &back_url,
+        "(INSERT INTO journal (kind, entry, events) VALUES ('x', '{}', '[]') RETURNING id)",
+    );
     assert_eq!(next, ["(2502)"]);
 }

@@ -72,7 +72,10 @@ fn verify_full_with_the_right_ca_connects_encrypted_and_a_wrong_ca_or_name_is_re
     // The lease's own connection takes the same TLS.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let settings = LeaseSettings::new(Duration::from_secs(60), Duration::from_secs(10)).expect("settings");
-    let url = format!("{}?hostaddr=127.0.0.1&sslmode=verify-full&sslrootcert={ca}", cluster.url().replacen("127.0.0.1", NAME, 1));
+    let url = format!(
+        "{}?hostaddr=127.0.0.1&sslmode=verify-full&sslrootcert={ca}",
+        cluster.url().replacen("127.0.0.1", NAME, 1)
+    );
     let lease = runtime.block_on(async {
         let mut lease = Lease::open(&url, Holder::new("tls@test").expect("holder"), settings)
             .await
@@ -113,7 +116,8 @@ fn prefer_and_require_encrypt_when_the_server_offers_tls() {
 #[test]
 fn require_is_refused_by_a_server_without_tls_and_prefer_goes_plain() {
     let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
-    let error = open(&cluster, &with(&cluster, "127.0.0.1", "sslmode=require")).expect_err("no TLS, no login");
+    let error =
+        open(&cluster, &with(&cluster, "127.0.0.1", "sslmode=require")).expect_err("no TLS, no login");
     assert!(error.contains("server does not support TLS"), "{error}");
     let plain = StoreUrl::parse(&cluster.url()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(open(&cluster, &plain), Ok(false), "prefer falls back to plain, as libpq");

@@ -315,7 +315,11 @@ impl SqliteStore {
 
     /// Writes every page `read` gives in one transaction; returns the first table that
     /// holds rows (and writes nothing) unless `replace`, which deletes them first.
-    fn load_pages(&self, replace: bool, read: &mut Read<'_>) -> Result<Option<(&'static str, usize)>, StoreError> {
+    fn load_pages(
+        &self,
+        replace: bool,
+        read: &mut Read<'_>,
+    ) -> Result<Option<(&'static str, usize)>, StoreError> {
         let fail = |e| super::classify(self.path(), e);
         let transaction = self.connection().unchecked_transaction().map_err(fail)?;
         let mut counts = Vec::new();

@@ -50,10 +50,7 @@ mod tests {
     #[test]
     fn an_unreachable_store_is_told_in_both_languages() {
         let error = &failures()[0];
-        assert_eq!(
-            reason(error, Language::En),
-            "the store cannot be reached just now; I will keep trying"
-        );
+        assert_eq!(reason(error, Language::En), "the store cannot be reached just now; I will keep trying");
         assert_eq!(reason(error, Language::ZhCn), "暂时连不上存储；我会继续尝试");
     }
 
@@ -65,7 +62,9 @@ mod tests {
             for language in [Language::En, Language::ZhCn] {
                 let told = reason(&error, language);
                 assert!(!told.is_empty());
-                for secret in ["db-7", "internal", "bridge_admin", "6432", "postgres", "secret-dir", "games.db"] {
+                for secret in
+                    ["db-7", "internal", "bridge_admin", "6432", "postgres", "secret-dir", "games.db"]
+                {
                     assert!(!told.contains(secret), "{language:?} {told:?} names {secret}");
                 }
             }

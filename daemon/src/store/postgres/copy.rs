@@ -39,7 +39,9 @@ impl PgStore {
                                 // Waits while the caller writes the page before (this
                                 // thread runs nothing else meanwhile: the server waits too).
                                 if page.len() == PAGE
-                                    && pages.send((place, std::mem::replace(&mut page, Vec::with_capacity(PAGE)))).is_err()
+                                    && pages
+                                        .send((place, std::mem::replace(&mut page, Vec::with_capacity(PAGE))))
+                                        .is_err()
                                 {
                                     return Ok(()); // the caller stopped: its error is the answer
                                 }
@@ -164,7 +166,9 @@ impl PgStore {
     fn in_copy(
         &self,
         xid: i64,
-        job: impl for<'c> FnOnce(&'c mut tokio_postgres::Client) -> super::Work<'c, Result<(), tokio_postgres::Error>>
+        job: impl for<'c> FnOnce(
+            &'c mut tokio_postgres::Client,
+        ) -> super::Work<'c, Result<(), tokio_postgres::Error>>
         + Send
         + 'static,
     ) -> Result<(), StoreError> {

@@ -20,8 +20,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, aws_lc_rs};
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -113,7 +113,8 @@ impl Tls {
 
     fn webpki(&self, provider: Arc<CryptoProvider>) -> Result<Arc<WebPkiServerVerifier>, TlsError> {
         WebPkiServerVerifier::builder_with_provider(Arc::new(self.roots()?), provider)
-            .build().map_err(|e| TlsError::Setup(rustls::Error::General(e.to_string())))
+            .build()
+            .map_err(|e| TlsError::Setup(rustls::Error::General(e.to_string())))
     }
 
     /// `sslrootcert`'s certificates, or the system's.
@@ -122,7 +123,9 @@ impl Tls {
         match &self.root {
             Some(path) => {
                 for certificate in read_certificates(path)? {
-                    roots.add(certificate).map_err(|source| TlsError::BadCa { path: path.clone(), source })?;
+                    roots
+                        .add(certificate)
+                        .map_err(|source| TlsError::BadCa { path: path.clone(), source })?;
                 }
             }
             None => {
@@ -172,10 +175,14 @@ pub enum TlsError {
         source: rustls::Error,
     },
     /// No `sslrootcert` and no system roots.
-    #[error("the system has no readable root certificates to check PostgreSQL's with; add sslrootcert=PATH to [store] url")]
+    #[error(
+        "the system has no readable root certificates to check PostgreSQL's with; add sslrootcert=PATH to [store] url"
+    )]
     NoRoots,
     /// The host is not a name TLS can check.
-    #[error("the host {0} is not a name or address TLS can check; write the server's host name in [store] url")]
+    #[error(
+        "the host {0} is not a name or address TLS can check; write the server's host name in [store] url"
+    )]
     Host(String),
     /// rustls refused the configuration.
     #[error("TLS cannot be set up ({0})")]
@@ -275,7 +282,11 @@ fn refused(error: io::Error, tls: &Tls, name: &ServerName<'_>) -> TlsError {
 pub struct TlsStream<S>(Box<tokio_rustls::client::TlsStream<S>>);
 
 impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for TlsStream<S> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         Pin::new(&mut *self.0).poll_read(cx, buf)
     }
 }
@@ -326,7 +337,12 @@ impl ServerCertVerifier for Unchecked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -335,7 +351,12 @@ impl ServerCertVerifier for Unchecked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

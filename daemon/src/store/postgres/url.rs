@@ -108,7 +108,9 @@ impl StoreUrl {
 /// The URL without `sslmode` and `sslrootcert`, and the TLS they ask for (`prefer`, as
 /// libpq, when there is no `sslmode`).
 fn take_tls(url: &str) -> Result<(String, Tls), UrlError> {
-    let Some((base, query)) = url.split_once('?') else { return Ok((url.to_owned(), Tls::new(SslMode::Prefer, None))) };
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), Tls::new(SslMode::Prefer, None)));
+    };
     let (mut mode, mut root) = (SslMode::Prefer, None);
     let mut kept = Vec::new();
     for pair in query.split('&') {
@@ -213,7 +215,8 @@ mod tests {
 
     #[test]
     fn sslmode_and_sslrootcert_are_read_as_libpq_reads_them() {
-        let tls = |url: &str| StoreUrl::parse(url).map(|u| (u.tls().mode(), u.tls().root().map(PathBuf::from)));
+        let tls =
+            |url: &str| StoreUrl::parse(url).map(|u| (u.tls().mode(), u.tls().root().map(PathBuf::from)));
         let base = "postgres://bridge:pw@db.example:5432/games";
         assert_eq!(tls(base), Ok((SslMode::Prefer, None)), "prefer, as libpq, when not said");
         for (query, mode) in [
