@@ -182,11 +182,7 @@ impl Engine {
                     Err(error) => {
                         tracing::error!(network = %key.network, id = %key.id, %error, "could not check for a redelivery; the message is not taken and its sender told");
                         unchecked = true;
-                        apologies.push(not_taken(
-                            inbound,
-                            &error.to_string(),
-                            self.router.language_of(inbound),
-                        ));
+                        apologies.push(not_taken(inbound, &error, self.router.language_of(inbound)));
                         fates.push(Fate::Unchecked);
                         continue;
                     }
@@ -224,10 +220,9 @@ impl Engine {
         let (mut queued, saved) = self.commit(steps, keep)?;
         self.keep_heard();
         if let Saved::Failed(error) = &saved {
-            let reason = error.to_string();
             let router = &self.router;
             apologies.extend(
-                handled.into_iter().map(|inbound| not_taken(inbound, &reason, router.language_of(inbound))),
+                handled.into_iter().map(|inbound| not_taken(inbound, error, router.language_of(inbound))),
             );
         }
         queued.extend(apologies.into_iter().map(|outbound| Queued { id: -1, outbound }));
@@ -363,8 +358,10 @@ impl Engine {
 }
 
 /// "That was not taken": to a message's sender, where they said it, in `language` (the
-/// room's, or privately the sender's).
-fn not_taken(inbound: &Inbound, reason: &str, language: Language) -> Outbound {
+/// room's, or privately the sender's). The reason is the kind of failure in the player's
+/// words ([`crate::store::outage`]): the error itself, which names the database, is logged.
+fn not_taken(inbound: &Inbound, error: &StoreError, language: Language) -> Outbound {
+    let reason = crate::store::outage::reason(error, language);
     let args = Args::new().mention("player", &inbound.sender).text("reason", reason);
     let text = locale::rich(language, "notice-not-taken", &args);
     let to = if inbound.private {
@@ -507,7 +504,8 @@ mod tests {
         assert_eq!((daemon_coins, console_coins), (1, 1), "the move was undone in both");
         assert_eq!(daemon.len(), 1, "one apology: {daemon:?}");
         assert!(
-            daemon[0].starts_with("[console] alice: that was not taken") && daemon[0].contains("locked"),
+            daemon[0].starts_with("[console] alice: that was not taken")
+                && daemon[0].contains("the store is busy"),
             "{daemon:?}"
         );
         assert_eq!(console, daemon, "the console prints what the daemon sends");

@@ -34,3 +34,4 @@ mod site;
 mod standby;
 mod store;
 mod store_engines;
+mod store_tls;

@@ -628,6 +628,134 @@ macro_rules! instantiate {
 
 instantiate!(on_sqlite, sqlite());
 instantiate!(on_postgres, postgres());
+instantiate!(on_postgres_from_version_2, postgres_from_version_2());
+
+/// A cluster whose database stop 31's spellbridge made: schema version 2
+/// (fixtures/postgres_schema_v2.sql, its SQL from git), not migrated yet.
+fn postgres_version_2() -> Postgres {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    cluster
+        .query(include_str!("fixtures/postgres_schema_v2.sql"))
+        .unwrap_or_else(|e| panic!("version 2: {e}"));
+    cluster
+}
+
+/// A version-2 database as today's spellbridge finds it: the lease's start migrates it.
+fn postgres_from_version_2() -> Pg {
+    let cluster = postgres_version_2();
+    let (_, fence) = lease(&cluster, "spellbridge@suite");
+    Pg { cluster, fence }
+}
+
+/// Each row of `sql` on an SQLite database, as a PostgreSQL `VALUES` tuple.
+fn sqlite_rows(db: &std::path::Path, sql: &str) -> Vec<String> {
+    use rusqlite::types::Value;
+    let connection = rusqlite::Connection::open(db).unwrap_or_else(|e| panic!("{e}"));
+    let mut statement = connection.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let columns = statement.column_count();
+    let rows = statement
+        .query_map([], |row| {
+            (0..columns)
+                .map(|i| {
+                    Ok(match row.get::<_, Value>(i)? {
+                        Value::Null => "NULL".to_owned(),
+                        Value::Integer(n) => n.to_string(),
+                        Value::Text(text) => {
+                            assert!(!text.contains("$v$"), "{text}");
+                            format!("$v${text}$v$")
+                        }
+                        other => panic!("{sql}: {other:?}"),
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(|values| format!("({})", values.join(", ")))
+        })
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    rows.collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// The shape of the database at `url`: every column, index and constraint.
+fn shape(url: &str) -> Vec<String> {
+    runtime().block_on(async {
+        let (client, connection) =
+            tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap_or_else(|e| panic!("{e}"));
+        tokio::spawn(connection);
+        let rows = client
+            .query(
+                "SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' '
+                        || coalesce(column_default, '') || ' ' || is_identity
+                   FROM information_schema.columns WHERE table_schema = 'public'
+                 UNION ALL SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'
+                 UNION ALL SELECT conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+                   FROM pg_constraint WHERE connamespace = 'public'::regnamespace
+                 ORDER BY 1",
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        rows.iter().map(|row| row.get(0)).collect()
+    })
+}
+
+#[test]
+fn a_version_2_database_with_rows_is_migrated_to_the_whole_shape_and_plays_on() {
+    // What a daemon of stop 31 wrote: its rows are the rows today's SQLite store writes
+    // for the same moves (the same columns), put into the version-2 tables.
+    let source = sqlite();
+    let mut store = source.open();
+    let router = play(&mut store, &["!new thaum", "!coins alice +3", "!gather 1 fire"], 0);
+    store
+        .commit(&router, vec![Step { outbound: vec![message(7)], ..Step::default() }])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (journal, outbox) = (store.journal().unwrap_or_else(|e| panic!("{e}")), texts(&store));
+    drop(store);
+    let db = source.dir.path().join("spellbridge.db");
+    let cluster = postgres_version_2();
+    for (table, columns) in [
+        (
+            "journal",
+            "table_id, sequence, kind, player, command, network, message_id, dice_seed, entry, events",
+        ),
+        ("seen_messages", "network, message_id"),
+        ("outbox", "network, destination, text"),
+        ("meta", "key, value"),
+        ("dice_keys", "table_id, epoch, key"),
+    ] {
+        let order = if matches!(table, "journal" | "outbox") { "id" } else { "1" };
+        let rows = sqlite_rows(&db, &format!("SELECT {columns} FROM {table} ORDER BY {order}"));
+        assert!(!rows.is_empty() || table == "meta", "{table} has rows");
+        if !rows.is_empty() {
+            cluster
+                .query(&format!("INSERT INTO {table} ({columns}) VALUES {}", rows.join(", ")))
+                .unwrap_or_else(|e| panic!("{table}: {e}"));
+        }
+    }
+
+    let (_lease, fence) = lease(&cluster, "spellbridge@upgraded");
+    let pg = Pg { cluster, fence };
+    assert_eq!(pg.number("SELECT version FROM spellbridge_schema"), 12);
+    let mut store = pg.open();
+    assert_eq!(store.journal().unwrap_or_else(|e| panic!("{e}")), journal, "every journal row");
+    assert_eq!(texts(&store), outbox, "the outbox, in order");
+    let key = MessageKey { network: NetworkId::new("irc"), id: "m1".into() };
+    assert!(store.seen(&key).unwrap_or_else(|e| panic!("{e}")), "the message ids seen");
+    let loaded = load_checked(&store, Policy::Rebuild).unwrap_or_else(|e| panic!("loads: {e}"));
+    assert_eq!(table(&loaded.router), table(&router), "the game as it was");
+    let after = play(&mut store, &["!coins alice +2"], 3);
+    assert_eq!(alice_coins(&after), 5, "and it plays on");
+    store.write_snapshots(&after).unwrap_or_else(|e| panic!("{e}"));
+    let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.problems(), 0, "verify passes: {report:?}");
+    drop(store);
+    let loaded = load_checked(&pg.open(), Policy::Refuse).unwrap_or_else(|e| panic!("sound: {e}"));
+    assert_eq!(alice_coins(&loaded.router), 5);
+
+    // The whole shape: what a database made by today's spellbridge has.
+    pg.cluster.query("CREATE DATABASE fresh").unwrap_or_else(|e| panic!("{e}"));
+    let fresh = pg.cluster.url().replace("/spellbridge", "/fresh");
+    drop(Store::open_postgres(&StoreUrl::parse(&fresh).unwrap_or_else(|e| panic!("{e}")), None));
+    assert_eq!(shape(&pg.cluster.url()), shape(&fresh), "the migrated shape is today's");
+}
 
 /// The journal rows, outbox rows and message ids in the database, read by a store that
 /// holds no lease.
@@ -1090,4 +1218,64 @@ fn a_stale_leaders_pipelined_move_writes_nothing() {
         tokio::time::timeout(Duration::from_secs(5), new_lease.renew(new_fence.epoch())).await
     });
     assert!(matches!(renewed, Ok(Ok(Renewal::Renewed))), "the new leader renews at once: {renewed:?}");
+}
+
+/// Every row of `table` on PostgreSQL (the database `url`), as text, in order; or of the
+/// rows a statement in parentheses returns.
+fn pg_rows(url: &str, table: &str) -> Vec<String> {
+    runtime().block_on(async {
+        let (client, connection) =
+            tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap_or_else(|e| panic!("{e}"));
+        tokio::spawn(connection);
+        let sql = if table.starts_with('(') {
+            format!("WITH t AS {table} SELECT t::text FROM t")
+        } else {
+            format!("SELECT t::text FROM {table} t ORDER BY 1")
+        };
+        client.query(&sql, &[]).await.unwrap_or_else(|e| panic!("{e}")).iter().map(|r| r.get(0)).collect()
+    })
+}
+
+#[test]
+fn a_copy_of_a_store_of_many_pages_is_whole_and_equal_both_ways() {
+    // More rows than fit in one page (store::copy::PAGE, 1000) in several tables, and
+    // counts that do not end on a page's edge.
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    drop(Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}")));
+    cluster
+        .query(
+            "INSERT INTO journal (table_id, sequence, kind, player, entry, events)
+               SELECT i % 7, i, 'acted', 'irc/alice', '{\"n\": ' || i || ', \"pad\": \"' || repeat('x', i % 50) || '\"}', '[]'
+               FROM generate_series(1, 2501) i;
+             INSERT INTO seen_messages SELECT 'irc', 'm' || i FROM generate_series(1, 1000) i;
+             INSERT INTO outbox (network, destination, text)
+               SELECT 'irc', '{\"room\": \"#magic\"}', '\"line ' || i || '\"' FROM generate_series(1, 1001) i;
+             DELETE FROM outbox WHERE id % 10 = 0;
+             INSERT INTO history SELECT i % 3, i, 'entry ' || i FROM generate_series(0, 1998) i;",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let from = Place::parse(&cluster.url()).unwrap_or_else(|e| panic!("{e}"));
+    let sqlite = sqlite();
+    let middle = Place::Sqlite(sqlite.dir.path().join("spellbridge.db"));
+    let copied = copy::copy(&from, &middle, false).unwrap_or_else(|e| panic!("to SQLite: {e}"));
+    for expected in [("journal", 2501), ("seen_messages", 1000), ("outbox", 901), ("history", 1999)] {
+        assert!(copied.contains(&expected), "{expected:?} in {copied:?}");
+    }
+    cluster.query("CREATE DATABASE back").unwrap_or_else(|e| panic!("{e}"));
+    let back_url = cluster.url().replace("/spellbridge", "/back");
+    let back = Place::parse(&back_url).unwrap_or_else(|e| panic!("{e}"));
+    let again = copy::copy(&middle, &back, false).unwrap_or_else(|e| panic!("back to PostgreSQL: {e}"));
+    assert_eq!(again, copied, "the same rows both ways");
+    for table in ["journal", "seen_messages", "outbox", "history"] {
+        let (before, after) = (pg_rows(&cluster.url(), table), pg_rows(&back_url, table));
+        assert!(before == after, "{table}: {} rows, {} after two copies", before.len(), after.len());
+        let n = sqlite.number(&format!("SELECT count(*) FROM {table}"));
+        assert_eq!(usize::try_from(n).ok(), Some(before.len()), "{table} in SQLite");
+    }
+    // New rows take ids after the copied ones.
+    let next = pg_rows(
+        &back_url,
+        "(INSERT INTO journal (kind, entry, events) VALUES ('x', '{}', '[]') RETURNING id)",
+    );
+    assert_eq!(next, ["(2502)"]);
 }

@@ -45,6 +45,9 @@ pub struct Options {
     pub stop_timeout: Duration,
     /// Extra `postgresql.conf` settings, as `-c name=value` on the command line.
     pub settings: Vec<(String, String)>,
+    /// A server certificate and key: TLS on (`ssl = on`) with them, plain TCP still
+    /// accepted (as `hostssl` is not required).
+    pub tls: Option<super::certs::Pem>,
 }
 
 impl Default for Options {
@@ -53,6 +56,7 @@ impl Default for Options {
             ready_timeout: Duration::from_secs(60),
             stop_timeout: Duration::from_secs(10),
             settings: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -97,6 +101,7 @@ impl Postgres {
         let mut cluster =
             Self { options, bin, run_as, port: 0, password: random_password()?, dir, child: None };
         cluster.initdb()?;
+        cluster.write_tls()?;
         // Another process may take the free port between our probe and the server's
         // bind: then try another one.
         let mut attempts = 0;
@@ -250,6 +255,26 @@ impl Postgres {
             command.uid(uid).gid(gid);
         }
         command
+    }
+
+    /// Writes [`Options::tls`]'s certificate and key where the server reads them (the key
+    /// private to the server's user, as PostgreSQL insists) and turns `ssl` on.
+    fn write_tls(&mut self) -> Result<(), HarnessError> {
+        let Some(pem) = self.options.tls.clone() else { return Ok(()) };
+        let (cert, key) = pem.write(self.dir.path(), "server")?;
+        use std::os::unix::fs::PermissionsExt as _;
+        fs::set_permissions(&key, fs::Permissions::from_mode(0o600))
+            .map_err(HarnessError::io("making the server key private"))?;
+        if let Some((uid, gid)) = self.run_as {
+            for path in [&cert, &key] {
+                std::os::unix::fs::chown(path, Some(uid), Some(gid))
+                    .map_err(HarnessError::io("handing the TLS files to the user postgres"))?;
+            }
+        }
+        self.options.settings.push(("ssl".to_owned(), "on".to_owned()));
+        self.options.settings.push(("ssl_cert_file".to_owned(), cert.display().to_string()));
+        self.options.settings.push(("ssl_key_file".to_owned(), key.display().to_string()));
+        Ok(())
     }
 
     fn initdb(&self) -> Result<(), HarnessError> {

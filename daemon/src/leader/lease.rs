@@ -13,7 +13,9 @@
 
 use std::time::{Instant, SystemTime};
 
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::{Client, Config};
+
+use crate::store::postgres::{StoreUrl, tls::Tls};
 
 use super::{Epoch, Fence, Holder, LeaseError, LeaseSettings, schema};
 
@@ -55,6 +57,7 @@ pub enum Renewal {
 /// of its own (not the store's, so that a busy store never delays a renewal).
 pub struct Lease {
     config: Config,
+    tls: Tls,
     target: String,
     holder: Holder,
     settings: LeaseSettings,
@@ -66,14 +69,14 @@ impl Lease {
     /// and brings the lease's schema up to date. A connect that takes longer than the
     /// lease fails.
     pub async fn open(url: &str, holder: Holder, settings: LeaseSettings) -> Result<Self, LeaseError> {
-        let mut config: Config =
-            url.parse().map_err(|e: tokio_postgres::Error| LeaseError::Url { reason: e.to_string() })?;
+        let url = StoreUrl::parse(url).map_err(|e| LeaseError::Url { reason: e.to_string() })?;
+        let mut config = url.config().clone();
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(settings.ttl());
         }
         config.application_name("spellbridge-lease");
         let target = target(&config);
-        let mut lease = Self { config, target, holder, settings, client: None };
+        let mut lease = Self { config, tls: url.tls(), target, holder, settings, client: None };
         schema::migrate(lease.client().await?).await?;
         Ok(lease)
     }
@@ -183,7 +186,7 @@ impl Lease {
             _ => {
                 let (client, connection) = self
                     .config
-                    .connect(NoTls)
+                    .connect(self.tls.clone())
                     .await
                     .map_err(|source| LeaseError::Connect { target: self.target.clone(), source })?;
                 let target = self.target.clone();

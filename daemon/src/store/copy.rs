@@ -128,7 +128,18 @@ pub(super) const TABLES: &[Table] = &[
 ];
 
 /// Every row of every table in [`TABLES`], in its order.
-pub(super) type Dump = Vec<Vec<Vec<Cell>>>;
+/// Rows are read and written this many at a time, so a copy's memory stays the same
+/// whatever the store's size.
+pub(super) const PAGE: usize = 1000;
+
+/// Some rows of one table, in order: the table's place in [`TABLES`], and the rows.
+pub(super) type Page = (usize, Vec<Vec<Cell>>);
+
+/// What takes each page read, in order (every table's, table after table).
+pub(super) type Sink<'a> = dyn FnMut(Page) -> Result<(), StoreError> + 'a;
+
+/// Reads every page into the sink it is given.
+pub(super) type Read<'a> = dyn FnMut(&mut Sink<'_>) -> Result<(), StoreError> + 'a;
 
 /// Where a copy reads or writes: an SQLite file or a PostgreSQL database.
 #[derive(Clone, Debug)]
@@ -217,54 +228,70 @@ pub fn copy(from: &Place, to: &Place, replace: bool) -> Result<Copied, CopyError
     if from.to_string() == to.to_string() {
         return Err(CopyError::Same);
     }
-    let dump = match from {
+    let source = match from {
         Place::Sqlite(path) => {
             let store = SqliteStore::open(path, OpenMode::MustExist, super::Durability::Full)?;
             if super::player_ids::needs_upgrade(&store)? {
                 let path = path.display().to_string();
                 return Err(CopyError::NeedsUpgrade { from: from.to_string(), path });
             }
-            store.dump()?
+            Source::Sqlite(store)
         }
-        Place::Postgres(url) => super::postgres::PgStore::open(url, None)?.dump()?,
+        Place::Postgres(url) => Source::Postgres(super::postgres::PgStore::open(url, None)?),
+    };
+    let mut counts = vec![0; TABLES.len()];
+    let mut read = |sink: &mut Sink<'_>| -> Result<(), StoreError> {
+        let mut counted = |page: Page| {
+            counts[page.0] += page.1.len();
+            sink(page)
+        };
+        match &source {
+            Source::Sqlite(store) => store.pages(&mut counted),
+            Source::Postgres(store) => store.pages(&mut counted),
+        }
     };
     let held = match to {
         Place::Sqlite(path) => {
             let store = SqliteStore::open(path, OpenMode::CreateIfMissing, super::Durability::Full)?;
-            store.load_dump(&dump, replace)?
+            store.load_pages(replace, &mut read)?
         }
         Place::Postgres(url) => {
             let store = super::postgres::PgStore::open(url, None)?;
             if let Some(holder) = store.leader()? {
                 return Err(CopyError::Leading { to: to.to_string(), holder });
             }
-            store.load_dump(&dump, replace)?
+            store.load_pages(replace, &mut read)?
         }
     };
     if let Some((table, rows)) = held {
         return Err(CopyError::NotEmpty { to: to.to_string(), table, rows });
     }
-    Ok(TABLES.iter().zip(&dump).map(|(table, rows)| (table.name, rows.len())).collect())
+    Ok(TABLES.iter().zip(counts).map(|(table, rows)| (table.name, rows)).collect())
 }
 
-/// The first table of [`TABLES`] with rows, and how many, from each table's count.
+/// The store copied from.
+enum Source {
+    Sqlite(SqliteStore),
+    Postgres(super::postgres::PgStore),
+}
+
 pub(super) fn first_held(counts: &[usize]) -> Option<(&'static str, usize)> {
     TABLES.iter().zip(counts).find(|(_, n)| **n > 0).map(|(table, n)| (table.name, *n))
 }
 
 impl SqliteStore {
     /// Every row of every table in [`TABLES`].
-    fn dump(&self) -> Result<Dump, StoreError> {
+    /// Every row of every table in [`TABLES`], [`PAGE`] at a time, as of one moment.
+    fn pages(&self, sink: &mut Sink<'_>) -> Result<(), StoreError> {
         let fail = |e| super::classify(self.path(), e);
         // One read transaction: every table as of one moment, even beside a writer.
         let reading = self.connection().unchecked_transaction().map_err(fail)?;
-        let mut dump = Vec::new();
-        for table in TABLES {
+        for (place, table) in TABLES.iter().enumerate() {
             let names: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
             let sql = format!("SELECT {} FROM {} ORDER BY 1", names.join(", "), table.name);
             let mut statement = reading.prepare(&sql).map_err(fail)?;
             let mut rows = statement.query([]).map_err(fail)?;
-            let mut cells = Vec::new();
+            let mut page = Vec::with_capacity(PAGE);
             while let Some(row) = rows.next().map_err(fail)? {
                 let mut values = Vec::with_capacity(table.columns.len());
                 for (i, (column, kind)) in table.columns.iter().enumerate() {
@@ -274,16 +301,25 @@ impl SqliteStore {
                         detail: format!("a row of {}: its {column} is not {kind:?}", table.name),
                     })?);
                 }
-                cells.push(values);
+                page.push(values);
+                if page.len() == PAGE {
+                    sink((place, std::mem::replace(&mut page, Vec::with_capacity(PAGE))))?;
+                }
             }
-            dump.push(cells);
+            if !page.is_empty() {
+                sink((place, page))?;
+            }
         }
-        Ok(dump)
+        Ok(())
     }
 
-    /// Writes `dump` in one transaction; returns the first table that holds rows (and
-    /// writes nothing) unless `replace`, which deletes them first.
-    fn load_dump(&self, dump: &Dump, replace: bool) -> Result<Option<(&'static str, usize)>, StoreError> {
+    /// Writes every page `read` gives in one transaction; returns the first table that
+    /// holds rows (and writes nothing) unless `replace`, which deletes them first.
+    fn load_pages(
+        &self,
+        replace: bool,
+        read: &mut Read<'_>,
+    ) -> Result<Option<(&'static str, usize)>, StoreError> {
         let fail = |e| super::classify(self.path(), e);
         let transaction = self.connection().unchecked_transaction().map_err(fail)?;
         let mut counts = Vec::new();
@@ -296,18 +332,22 @@ impl SqliteStore {
         if let Some(held) = first_held(&counts).filter(|_| !replace) {
             return Ok(Some(held));
         }
-        for (table, rows) in TABLES.iter().zip(dump) {
+        for table in TABLES {
             transaction.execute(&format!("DELETE FROM {}", table.name), []).map_err(fail)?;
+        }
+        read(&mut |(place, rows): Page| {
+            let table = &TABLES[place];
             let names: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
             let marks: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
             let sql =
                 format!("INSERT INTO {} ({}) VALUES ({})", table.name, names.join(", "), marks.join(", "));
-            let mut insert = transaction.prepare(&sql).map_err(fail)?;
+            let mut insert = transaction.prepare_cached(&sql).map_err(fail)?;
             for row in rows {
                 let values: Vec<rusqlite::types::Value> = row.iter().map(sqlite_value).collect();
                 insert.execute(rusqlite::params_from_iter(values)).map_err(fail)?;
             }
-        }
+            Ok(())
+        })?;
         transaction.commit().map_err(fail)?;
         Ok(None)
     }

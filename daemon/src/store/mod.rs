@@ -31,6 +31,7 @@ mod files;
 mod history;
 mod journal_rows;
 pub mod latest;
+pub mod outage;
 pub mod outbox;
 pub mod player_ids;
 pub mod postgres;

@@ -23,12 +23,13 @@ mod kept;
 mod outbox;
 mod site;
 mod snapshots;
+pub mod tls;
 pub mod url;
 mod worker;
 
 use spellbridge_core::Registry;
 use spellbridge_core::dice::DiceKey;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use super::{JournalRow, MessageKey, Queued, Step, StoreError, commits, sql_u64, to_json};
 use crate::journal::{Entry, TableId};
@@ -88,22 +89,23 @@ impl PgStore {
             config.connect_timeout(std::time::Duration::from_secs(10));
         }
         config.application_name("spellbridge-store");
-        let again = config.clone();
+        let (again, tls_again) = (config.clone(), url.tls());
         let prepared = commit::Prepared::default();
         let (first, anew) = (prepared.clone(), prepared.clone());
         let reconnect: worker::Reconnect = Box::new(move || {
-            let (config, anew) = (again.clone(), anew.clone());
+            let (config, tls, anew) = (again.clone(), tls_again.clone(), anew.clone());
             Box::pin(async move {
-                let (client, connection) = config.connect(NoTls).await?;
+                let (client, connection) = config.connect(tls).await?;
                 tokio::spawn(watch(connection));
                 anew.connected();
                 Ok(client)
             })
         });
+        let tls = url.tls();
         let started = Worker::start(
             move |runtime| {
                 runtime.block_on(async {
-                    let (mut client, connection) = config.connect(NoTls).await.map_err(Err)?;
+                    let (mut client, connection) = config.connect(tls).await.map_err(Err)?;
                     tokio::spawn(watch(connection));
                     first.connected();
                     leader::schema::migrate(&mut client).await.map_err(Ok)?;
@@ -487,7 +489,7 @@ const FATE_SETTLES: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Logs how a connection ended.
 async fn watch(
-    connection: tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
+    connection: tokio_postgres::Connection<tokio_postgres::Socket, tls::TlsStream<tokio_postgres::Socket>>,
 ) {
     if let Err(error) = connection.await {
         tracing::warn!(%error, "the PostgreSQL store's connection ended; it is opened again before the next call");

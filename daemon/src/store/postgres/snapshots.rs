@@ -175,15 +175,17 @@ impl startup::Source for PgStore {
         let points = points.clone();
         self.call("reading the journal's digests", move |client| {
             Box::pin(async move {
+                // Folded as the rows arrive: start-up's memory does not grow with the journal.
                 let rows = client
-                    .query(
+                    .query_raw(
                         "SELECT table_id, id, entry, events FROM journal WHERE table_id IS NOT NULL
                          ORDER BY table_id, id",
-                        &[],
+                        std::iter::empty::<i64>(),
                     )
                     .await?;
+                futures_util::pin_mut!(rows);
                 let mut digests = BTreeMap::new();
-                for r in rows {
+                while let Some(r) = futures_util::TryStreamExt::try_next(&mut rows).await? {
                     let (table, id) = (r.get::<_, i64>(0) as TableId, r.get::<_, i64>(1));
                     let (entry, events) = (r.get::<_, &str>(2), r.get::<_, &str>(3));
                     Covered::fold(&mut digests, &points, table, id, entry.as_bytes(), events.as_bytes());
