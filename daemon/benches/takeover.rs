@@ -77,7 +77,7 @@ enabled = false
 name = "matrix"
 homeserver = "{synapse}"
 user_id = "@{BOT}:localhost"
-password = {{ file = "bot-password" }}
+access_token = {{ file = "bot-token" }}
 store = "matrix-store"
 invite_allow = ["*:localhost"]
 reconnect_delay = "1s"
@@ -230,7 +230,8 @@ fn main() {
 }
 
 async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, trials: usize) {
-    synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
+    // One login, one device: both daemons use its token (bot mode on PostgreSQL).
+    let (_, bot_token) = synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
     let (merlin_id, token) =
         synapse.register("mage", &password("mage"), false).unwrap_or_else(|e| panic!("{e}"));
     let mut merlin =
@@ -244,9 +245,9 @@ async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, tri
     let mut alice = IrcClient::connect(irc.port(), "alice").await.unwrap_or_else(|e| panic!("{e}"));
     alice.join(CHANNEL).await.unwrap_or_else(|e| panic!("{e}"));
     let mut alice = IrcSeen { client: alice, seen: Vec::new() };
-    let bot_password = format!("{}\n", password(BOT));
+    let bot_token = format!("{bot_token}\n");
     let (url, port, base) = (pg.url(), irc.port(), synapse.base_url());
-    let mut pair = Pair::new(SPELLBRIDGE, &[("bot-password", &bot_password)], "info", |_, http| {
+    let mut pair = Pair::new(SPELLBRIDGE, &[("bot-token", &bot_token)], "info", |_, http| {
         config(&url, lease, http, port, &base, &room)
     })
     .unwrap_or_else(|e| panic!("{e}"));

@@ -101,7 +101,7 @@ enabled = false
 name = "matrix"
 homeserver = "{synapse}"
 user_id = "{bot}"
-password = {{ file = "bot-password" }}
+access_token = {{ file = "bot-token" }}
 store = "matrix-store"
 invite_allow = ["*:localhost"]
 reconnect_delay = "1s"
@@ -149,7 +149,8 @@ impl World {
         });
         let proxy = (line == StoreLine::ThroughProxy)
             .then(|| CutProxy::start(([127, 0, 0, 1], pg.port()).into()).unwrap_or_else(|e| panic!("{e}")));
-        synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
+        // One login, one device: both daemons use its token (bot mode on PostgreSQL).
+        let (_, bot_token) = synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
         let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
         let mut merlin = Mx::new(&synapse, "mage", "Merlin").await;
         let invite = [matrix_id(BOT), matrix_id("mage")];
@@ -168,11 +169,11 @@ impl World {
         let url = pg.url();
         let proxied =
             proxy.as_ref().map(|p| url.replace(&format!(":{}/", pg.port()), &format!(":{}/", p.port())));
-        let bot_password = format!("{}\n", password(BOT));
+        let bot_token = format!("{bot_token}\n");
         let (irc_port, base_url) = (irc.port(), synapse.base_url());
         let pair = Pair::new(
             BIN,
-            &[("bot-password", &bot_password)],
+            &[("bot-token", &bot_token)],
             "info,spellbridge=debug,matrix_sdk=warn,matrix_sdk_base=warn,matrix_sdk_crypto=error",
             |which, http| {
                 let url = if which == 0 { proxied.as_deref().unwrap_or(&url) } else { &url };
@@ -244,6 +245,29 @@ impl World {
         self.watcher.expect(&room, &line).await;
         self.merlin.say(&room, "!coins alice +1").await;
         let line = format!("Merlin changes alice's coins: {before} → {after}");
+        self.ircwatch.expect(MAGIC, &line).await;
+        self.watcher.expect(&room, &line).await;
+        self.coins = after;
+    }
+
+    /// Merlin gives alice a coin from Matrix (while no daemon leads, say); see
+    /// [`World::coin_from_matrix_answered`].
+    pub(super) async fn coin_from_matrix(&mut self) {
+        let room = self.thaum_room.clone();
+        self.merlin.say(&room, "!coins alice +1").await;
+    }
+
+    /// Merlin's coin of [`World::coin_from_matrix`] was announced on both networks, then
+    /// alice gives hers back from IRC (so each has had one more).
+    pub(super) async fn coin_from_matrix_answered(&mut self) {
+        let (before, after) = (self.coins, self.coins + 1);
+        let room = self.thaum_room.clone();
+        self.bot_nick = self.until_bot_on_irc().await;
+        let line = format!("Merlin changes alice's coins: {before} → {after}");
+        self.watcher.expect(&room, &line).await;
+        self.ircwatch.expect(MAGIC, &line).await;
+        self.alice.say(MAGIC, "!coins Merlin +1").await;
+        let line = format!("alice changes Merlin's coins: {before} → {after}");
         self.ircwatch.expect(MAGIC, &line).await;
         self.watcher.expect(&room, &line).await;
         self.coins = after;

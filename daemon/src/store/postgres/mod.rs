@@ -19,6 +19,7 @@ mod audit;
 mod copy;
 mod kept;
 mod outbox;
+mod positions;
 mod site;
 mod snapshots;
 pub mod url;
