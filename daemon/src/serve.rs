@@ -43,9 +43,9 @@ use crate::router::{Permissions, RoomMembers, RoomMembersSource, Router, RouterC
 use crate::secrets::Secrets;
 use crate::site::hidden::Hidden;
 use crate::store::appservice_txns::TxnStore;
-use crate::store::sync_positions::PositionStore;
 use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
+use crate::store::sync_positions::PositionStore;
 use crate::store::{Queued, Store};
 
 /// The most inbound messages committed together.

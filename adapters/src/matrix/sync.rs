@@ -17,11 +17,12 @@
 //! sent ([`answers`](super::answers)); what a message's hand-over needs to know of its
 //! room and sender comes from [`room_facts`](super::room_facts).
 //!
-//! With a shared database ([`SyncPositions`](super::positions::SyncPositions), two daemons on PostgreSQL) the position is
-//! also kept there after each response whose commands were answered, while the daemon
-//! may act; a session that finds a kept position other than its own `sync-token` (another
-//! daemon led meanwhile, or this one never synced) starts from it, so what was said
-//! during a takeover is handed over once, by the new leader.
+//! With a shared database ([`SyncPositions`](super::positions::SyncPositions): two
+//! daemons on PostgreSQL) the position is also kept there after each response whose
+//! commands were answered, while the daemon may act; a session that finds a kept position
+//! other than its own `sync-token` (another daemon led meanwhile, or this one never
+//! synced) starts from it, so what was said during a takeover is handed over once, by the
+//! new leader.
 //!
 //! A room whose timeline the homeserver cut short (`limited`: more than
 //! [`TIMELINE_LIMIT`] events since the last sync, say after a long stop) has its gap
@@ -362,7 +363,8 @@ impl Supervisor {
                 Ok(kept) => return Ok(kept),
                 Err(error) => {
                     attempt = attempt.saturating_add(1);
-                    let delay = crate::supervise::backoff(shared.options.backoff, attempt, &shared.options.network);
+                    let delay =
+                        crate::supervise::backoff(shared.options.backoff, attempt, &shared.options.network);
                     tracing::error!(network = %network, %error, retry_in_ms = delay.as_millis() as u64, "cannot read the sync position kept in the database; trying again");
                     if !shared.pause(delay).await {
                         return Err(End::Shutdown);
@@ -386,8 +388,9 @@ impl Supervisor {
         let (network, token) = (options.network.to_string(), token.to_owned());
         // The daemon's database answers in a millisecond or two; off this task's thread,
         // and waited for, so the positions are kept in order.
-        let kept = tokio::task::spawn_blocking(move || positions.keep(&network, &token).map_err(|e| (network, e)))
-            .await;
+        let kept =
+            tokio::task::spawn_blocking(move || positions.keep(&network, &token).map_err(|e| (network, e)))
+                .await;
         if let Ok(Err((network, error))) = kept {
             tracing::error!(network = %network, %error, "cannot keep the sync position in the database; a takeover would go on from an older one");
         }

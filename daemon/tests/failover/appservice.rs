@@ -115,12 +115,14 @@ async fn appservice_transactions_follow_leader_to_the_new_daemon_and_are_answere
 
     let (alice_id, token) =
         synapse.register("alice", &password("alice"), false).unwrap_or_else(|e| panic!("{e}"));
-    let mut alice = MatrixClient::from_token(&homeserver, &alice_id, &token).unwrap_or_else(|e| panic!("{e}"));
+    let mut alice =
+        MatrixClient::from_token(&homeserver, &alice_id, &token).unwrap_or_else(|e| panic!("{e}"));
     alice.set_display_name("alice").await.unwrap_or_else(|e| panic!("{e}"));
     let (bob_id, token) = synapse.register("bob", &password("bob"), false).unwrap_or_else(|e| panic!("{e}"));
     let mut bob = MatrixClient::from_token(&homeserver, &bob_id, &token).unwrap_or_else(|e| panic!("{e}"));
     // Three members: not a private chat.
-    let room = alice.create_room("games", &[bot(), bob_id.clone()], false).await.unwrap_or_else(|e| panic!("{e}"));
+    let room =
+        alice.create_room("games", &[bot(), bob_id.clone()], false).await.unwrap_or_else(|e| panic!("{e}"));
     bob.join(&room).await.unwrap_or_else(|e| panic!("{e}"));
 
     pair.daemon(0).spawn().unwrap_or_else(|e| panic!("{e}"));

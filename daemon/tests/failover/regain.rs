@@ -57,7 +57,11 @@ enabled = false
 
 /// Says `!games` in [`ROOM`] every 2 s until a bot answers as `nick`, for at most `limit`;
 /// the nicks that answered meanwhile.
-async fn until_answered_as(alice: &mut IrcClient, nick: &str, limit: Duration) -> Result<Duration, Vec<String>> {
+async fn until_answered_as(
+    alice: &mut IrcClient,
+    nick: &str,
+    limit: Duration,
+) -> Result<Duration, Vec<String>> {
     let started = Instant::now();
     let mut others = Vec::new();
     while started.elapsed() < limit {
@@ -103,7 +107,10 @@ async fn the_new_leader_takes_the_nick_back_from_a_paused_leader_with_regain() {
     pair.daemon(0).spawn().unwrap_or_else(|e| panic!("{e}"));
     pair.wait_role(0, Role::Active, Duration::from_secs(60)).await.unwrap_or_else(|e| panic!("{e}"));
     until_answered_as(&mut alice, NICK, Duration::from_secs(60)).await.unwrap_or_else(|others| {
-        panic!("daemon 0 never answered as {NICK} (answers from {others:?}):\n{}", pair.daemon(0).log_tail(40))
+        panic!(
+            "daemon 0 never answered as {NICK} (answers from {others:?}):\n{}",
+            pair.daemon(0).log_tail(40)
+        )
     });
     pair.daemon(1).spawn().unwrap_or_else(|e| panic!("{e}"));
     pair.wait_role(1, Role::Standby, Duration::from_secs(60)).await.unwrap_or_else(|e| panic!("{e}"));

@@ -20,7 +20,11 @@ impl PgStore {
     }
 
     /// Keeps `next_batch` as the `/sync` position handled on `network`.
-    pub(in crate::store) fn keep_sync_position(&self, network: &str, next_batch: &str) -> Result<(), StoreError> {
+    pub(in crate::store) fn keep_sync_position(
+        &self,
+        network: &str,
+        next_batch: &str,
+    ) -> Result<(), StoreError> {
         let (network, next_batch) = (network.to_owned(), next_batch.to_owned());
         self.call("keeping the Matrix sync position", move |client| {
             Box::pin(async move {
