@@ -77,8 +77,8 @@ pub struct Start {
     /// Where the Matrix appservice transactions taken in are kept (the daemon's
     /// database); other kinds and bot mode ignore it.
     pub txns: Option<Arc<dyn SeenTransactions>>,
-    /// Where Matrix bot mode keeps the `/sync` position it handled, for a daemon that
-    /// takes over (the database two daemons share); other kinds ignore it.
+    /// Where the Matrix transport keeps the `/sync` position it handled, for a daemon
+    /// that takes over (the database two daemons share); other kinds ignore it.
     pub positions: Option<Arc<dyn SyncPositions>>,
     /// The language the network's own notices are told in (its `language`; IRC's
     /// "log in first" notice).
