@@ -32,3 +32,4 @@ pub use error_chain::error_chain;
 pub use irc::sts::{StsPolicies, StsPolicy};
 pub use matrix::appservice::registration::write_from_config as appservice_registrations;
 pub use matrix::appservice::txns::SeenTransactions;
+pub use matrix::positions::SyncPositions;

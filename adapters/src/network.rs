@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::irc::sts::StsPolicies;
 use crate::matrix::appservice::txns::SeenTransactions;
+use crate::matrix::positions::SyncPositions;
 use crate::supervise::Connection;
 
 /// A running network's transport, whose connection can be watched.
@@ -76,10 +77,14 @@ pub struct Start {
     /// Where the Matrix appservice transactions taken in are kept (the daemon's
     /// database); other kinds and bot mode ignore it.
     pub txns: Option<Arc<dyn SeenTransactions>>,
+    /// Where the Matrix transport keeps the `/sync` position it handled, for a daemon
+    /// that takes over (the database two daemons share); other kinds ignore it.
+    pub positions: Option<Arc<dyn SyncPositions>>,
     /// The language the network's own notices are told in (its `language`; IRC's
     /// "log in first" notice).
     pub language: spellbridge_core::Language,
-    /// Asked before every line the transport writes for the daemon (IRC).
+    /// Asked before every line the transport writes for the daemon (IRC), and before
+    /// Matrix keeps its handled sync position in `positions`.
     pub may_send: MaySend,
 }
 

@@ -21,12 +21,9 @@
 use std::time::Duration;
 
 use spellbridge_adapters::irc::format::strip;
-use spellbridge_tests::harness::inspircd::InspIrcd;
 use spellbridge_tests::harness::irc_client::{IrcClient, Message as IrcMessage};
 use spellbridge_tests::harness::matrix_client::{MatrixClient, Message as MxMessage};
-use spellbridge_tests::harness::pair::{Pair, Role};
-use spellbridge_tests::harness::postgres::Postgres;
-use spellbridge_tests::harness::synapse::Synapse;
+use spellbridge_tests::harness::pair::{Pair, Role, Servers};
 use tokio::time::Instant;
 
 mod support;
@@ -77,7 +74,7 @@ enabled = false
 name = "matrix"
 homeserver = "{synapse}"
 user_id = "@{BOT}:localhost"
-password = {{ file = "bot-password" }}
+access_token = {{ file = "bot-token" }}
 store = "matrix-store"
 invite_allow = ["*:localhost"]
 reconnect_delay = "1s"
@@ -211,26 +208,18 @@ fn main() {
     }
     let lease = env_number("SPELLBRIDGE_BENCH_LEASE", 5);
     let trials = env_number("SPELLBRIDGE_BENCH_TRIALS", TRIALS as u64) as usize;
-    let (irc, synapse, pg) = std::thread::scope(|scope| {
-        let synapse = scope.spawn(Synapse::start);
-        let pg = scope.spawn(Postgres::start_new);
-        let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed: {e}"));
-        let synapse =
-            synapse.join().expect("Synapse starts").unwrap_or_else(|e| panic!("Synapse is needed: {e}"));
-        let pg =
-            pg.join().expect("PostgreSQL starts").unwrap_or_else(|e| panic!("PostgreSQL is needed: {e}"));
-        (irc, synapse, pg)
-    });
+    let servers = Servers::start();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("tokio runtime");
-    runtime.block_on(bench(&irc, &synapse, &pg, lease, trials));
+    runtime.block_on(bench(&servers, lease, trials));
 }
 
-async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, trials: usize) {
-    synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
+async fn bench(servers: &Servers, lease: u64, trials: usize) {
+    let Servers { irc, synapse, pg } = servers;
+    let bot_token = servers.bot_token(BOT, &password(BOT));
     let (merlin_id, token) =
         synapse.register("mage", &password("mage"), false).unwrap_or_else(|e| panic!("{e}"));
     let mut merlin =
@@ -244,9 +233,8 @@ async fn bench(irc: &InspIrcd, synapse: &Synapse, pg: &Postgres, lease: u64, tri
     let mut alice = IrcClient::connect(irc.port(), "alice").await.unwrap_or_else(|e| panic!("{e}"));
     alice.join(CHANNEL).await.unwrap_or_else(|e| panic!("{e}"));
     let mut alice = IrcSeen { client: alice, seen: Vec::new() };
-    let bot_password = format!("{}\n", password(BOT));
     let (url, port, base) = (pg.url(), irc.port(), synapse.base_url());
-    let mut pair = Pair::new(SPELLBRIDGE, &[("bot-password", &bot_password)], "info", |_, http| {
+    let mut pair = Pair::new(SPELLBRIDGE, &[("bot-token", &bot_token)], "info", |_, http| {
         config(&url, lease, http, port, &base, &room)
     })
     .unwrap_or_else(|e| panic!("{e}"));

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use spellbridge_adapters::network::{Ids, Start, Transport};
-use spellbridge_adapters::{SeenTransactions, StsPolicies};
+use spellbridge_adapters::{SeenTransactions, StsPolicies, SyncPositions};
 use spellbridge_core::{GameTransport, Inbound, Language, NetworkId, RoomId, Timestamp};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -46,6 +46,7 @@ use crate::site::hidden::Hidden;
 use crate::store::appservice_txns::TxnStore;
 use crate::store::startup::Policy;
 use crate::store::sts::StsStore;
+use crate::store::sync_positions::PositionStore;
 use crate::store::{Queued, Store};
 
 /// The most inbound messages committed together.
@@ -275,7 +276,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     if standing_by && let Some(limits) = settings.http {
         site = start_http(&settings, &games, limits, &metrics, &tasks, &changes, &shutdown).await?;
     }
-    let Some(Opened { store, keeper, sts, txns, options, router, pending, tenure, stood_down }) =
+    let Some(Opened { store, keeper, sts, txns, positions, options, router, pending, tenure, stood_down }) =
         open_store(&settings, policy, &metrics, &shutdown).await?
     else {
         tracing::info!("stopped while standing by");
@@ -294,6 +295,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let wiring = Wiring {
         sts,
         txns,
+        positions,
         inbound: inbound_tx,
         sent: sent_tx,
         learned: learned_tx,
@@ -480,6 +482,8 @@ struct Opened {
     sts: Option<Arc<dyn StsPolicies>>,
     /// The Matrix appservice transactions taken in.
     txns: Option<Arc<dyn SeenTransactions>>,
+    /// The Matrix sync positions handled, for a daemon that takes over (PostgreSQL only).
+    positions: Option<Arc<dyn SyncPositions>>,
     /// The config file's part of the router's config; the transports' part is added once
     /// they run (the engine's `reconfigure`).
     options: RouterConfig,
@@ -512,6 +516,12 @@ async fn open_store(
     let sts: Option<Arc<dyn StsPolicies>> = Some(Arc::new(StsStore::open(&store)?));
     // So do the Matrix appservice transactions taken in.
     let txns: Option<Arc<dyn SeenTransactions>> = Some(Arc::new(TxnStore::open(&store)?));
+    // On PostgreSQL, so is the Matrix sync position handled: a daemon that takes over goes
+    // on from it (on SQLite, one machine's `store_dir` keeps it).
+    let positions: Option<Arc<dyn SyncPositions>> = match &settings.postgres {
+        Some(_) => Some(Arc::new(PositionStore::open(&store)?)),
+        None => None,
+    };
     let options = router_config(settings);
     let loaded = match warm {
         Some(router) => crate::store::startup::Loaded { router, rebuilt: Vec::new() },
@@ -532,7 +542,7 @@ async fn open_store(
         outbox_set_aside = set_aside.len(),
         "store loaded"
     );
-    Ok(Some(Opened { store, keeper, sts, txns, options, router, pending, tenure, stood_down }))
+    Ok(Some(Opened { store, keeper, sts, txns, positions, options, router, pending, tenure, stood_down }))
 }
 
 /// Serves `/healthz` and `/metrics` (apart, on `ops_listen`, when configured) and the
@@ -580,6 +590,7 @@ async fn start_http(
 struct Wiring {
     sts: Option<Arc<dyn StsPolicies>>,
     txns: Option<Arc<dyn SeenTransactions>>,
+    positions: Option<Arc<dyn SyncPositions>>,
     inbound: mpsc::Sender<(Inbound, Instant)>,
     sent: mpsc::UnboundedSender<i64>,
     learned: mpsc::UnboundedSender<courier::Learned>,
@@ -609,6 +620,7 @@ fn start_networks(settings: &Settings, wiring: &Wiring, metrics: &Metrics, tasks
             stop: wiring.stop.clone(),
             sts: wiring.sts.clone(),
             txns: wiring.txns.clone(),
+            positions: wiring.positions.clone(),
             language: settings.languages.network(&NetworkId::new(configured.name())),
             may_send: {
                 let tenure = wiring.tenure.clone();

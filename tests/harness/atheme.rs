@@ -14,6 +14,8 @@
 //!   the registering client in; `CERT ADD <fingerprint>` adds a CertFP (InspIRCd's
 //!   `hash="sha256"` fingerprint, lower-case hex) for SASL EXTERNAL; `SET PUBKEY <base64>`
 //!   (answered "Your public key is now set to …") the key for ECDSA-NIST256P-CHALLENGE.
+//! - `REGAIN <nick>` (a logged-in client taking its account's nick from another
+//!   connection) is in `modules/nickserv/enforce`, not `ghost`.
 //!
 //! The API is blocking (std only) like [`InspIrcd`]'s, except the account helpers, which
 //! are async clients.
@@ -243,6 +245,7 @@ loadmodule "modules/nickserv/set_core";
 loadmodule "modules/nickserv/cert";
 loadmodule "modules/nickserv/info";
 loadmodule "modules/nickserv/ghost";
+loadmodule "modules/nickserv/enforce";
 loadmodule "modules/nickserv/logout";
 loadmodule "modules/saslserv/main";
 loadmodule "modules/saslserv/plain";

@@ -140,7 +140,7 @@ fn pass_on(client: TcpStream, upstream: SocketAddr, line: &Line) -> io::Result<(
 }
 
 /// Copies until either side ends or fails, then shuts both down.
-fn copy(mut from: TcpStream, mut to: TcpStream) {
+pub(super) fn copy(mut from: TcpStream, mut to: TcpStream) {
     let mut buffer = [0u8; 16 * 1024];
     loop {
         match from.read(&mut buffer) {

@@ -10,7 +10,8 @@
 //! throwaway PostgreSQL cluster (initdb in a temp dir, a free loopback port) and
 //! [`cut_proxy`] a TCP proxy in front of it whose line a test cuts ([`commit_cut`]: cut
 //! at a `COMMIT`, its answer dropped or the `COMMIT` itself); [`pair`] runs two
-//! daemons on one PostgreSQL (active and standby) and reads each one's role.
+//! daemons on one PostgreSQL (active and standby) and reads each one's role, and
+//! [`leader_proxy`] routes a homeserver's appservice traffic to the one that leads.
 //! All report failures as a [`HarnessError`] whose message says what to do.
 
 use std::time::Duration;
@@ -26,6 +27,7 @@ pub mod fault_proxy;
 pub mod inspircd;
 pub mod irc_client;
 pub mod irc_player;
+pub mod leader_proxy;
 pub mod matrix_client;
 pub mod pair;
 pub mod postgres;

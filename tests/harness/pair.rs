@@ -6,6 +6,7 @@
 //! The test writes one config for both through a closure that is given which daemon
 //! (0 or 1) and its http port, so the two differ only where the test says (the port,
 //! and for the database cut, the `[store] url` of one of them through a cut proxy).
+//! [`Servers`] starts the real servers they play on and the bot's one Matrix login.
 
 use std::time::Duration;
 
@@ -14,6 +15,9 @@ use tokio::time::Instant;
 use super::HarnessError;
 use super::daemon::Daemon;
 use super::endpoint;
+use super::inspircd::InspIrcd;
+use super::postgres::Postgres;
+use super::synapse::Synapse;
 
 /// What a daemon's endpoint says it is now.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,5 +127,48 @@ impl Pair {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+}
+
+/// The servers the two daemons of the failover tests and the takeover bench play on: a
+/// real InspIRCd, Synapse and a new PostgreSQL, started side by side (Synapse takes the
+/// longest). Blocking: call it from `block_in_place` on a runtime.
+pub struct Servers {
+    /// The IRC server.
+    pub irc: InspIrcd,
+    /// The Matrix homeserver.
+    pub synapse: Synapse,
+    /// The database both daemons share.
+    pub pg: Postgres,
+}
+
+impl Servers {
+    /// Starts the three at once; panics naming the one that is needed and did not start.
+    pub fn start() -> Servers {
+        std::thread::scope(|scope| {
+            let synapse = scope.spawn(Synapse::start);
+            let pg = scope.spawn(Postgres::start_new);
+            let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed: {e}"));
+            let synapse = synapse
+                .join()
+                .unwrap_or_else(|_| panic!("starting Synapse panicked"))
+                .unwrap_or_else(|e| panic!("Synapse is needed: {e}"));
+            let pg = pg
+                .join()
+                .unwrap_or_else(|_| panic!("starting PostgreSQL panicked"))
+                .unwrap_or_else(|e| panic!("PostgreSQL is needed: {e}"));
+            Servers { irc, synapse, pg }
+        })
+    }
+
+    /// Registers the bot `localpart` with `password` and returns its login's access token
+    /// as the file `access_token = { file = "…" }` reads: one device for both daemons (bot
+    /// mode on PostgreSQL takes no password).
+    pub fn bot_token(&self, localpart: &str, password: &str) -> String {
+        let (_, token) = self
+            .synapse
+            .register(localpart, password, false)
+            .unwrap_or_else(|e| panic!("registering the bot {localpart}: {e}"));
+        format!("{token}\n")
     }
 }

@@ -245,6 +245,8 @@ impl Network for MatrixSettings {
     fn start(&self, start: Start) -> (Arc<dyn Transport>, tokio::task::JoinHandle<()>) {
         let mut options = self.options(&start.prefix);
         options.rooms = start.rooms;
+        options.positions = start.positions;
+        options.may_send = start.may_send;
         let (transport, supervisor) = MatrixTransport::start_with(options, start.stop, start.txns);
         (transport, supervisor)
     }

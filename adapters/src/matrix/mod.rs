@@ -7,7 +7,7 @@
 //! chat with, decided by `vouch`, the rooms a third member spoiled kept by `spoiled`),
 //! each event handed to the daemon once whichever path brings it (`handed`), the next
 //! long poll held for a
-//! command's answers (`answers`), board pictures sent as `m.image` (`picture`), a story told over several actions in one message edited in place (`story`), each room's joined members for names typed in commands (`present`), the files kept in the store directory ([`store`]), and the parts that do no I/O:
+//! command's answers (`answers`), board pictures sent as `m.image` (`picture`), a story told over several actions in one message edited in place (`story`), each room's joined members for names typed in commands (`present`), the files kept in the store directory ([`store`]), the handled sync position kept for a standby ([`positions`]), and the parts that do no I/O:
 //! formatting outbound rich text ([`format`](mod@format)), reading inbound HTML ([`html`]),
 //! reading timeline events ([`inbound`]), the invite allow-list ([`invite`]) and retry
 //! decisions ([`retry`]). Appservice mode (registration, ghosts, the bot's login with the
@@ -26,6 +26,7 @@ pub mod inbound;
 pub mod invite;
 pub mod options;
 mod picture;
+pub mod positions;
 mod present;
 pub mod retry;
 mod room_facts;

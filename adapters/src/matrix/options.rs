@@ -2,12 +2,15 @@
 //! its validated config).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use spellbridge_core::NetworkId;
 
 use super::appservice::AppserviceOptions;
 use super::invite::InviteAllow;
+use super::positions::SyncPositions;
+use crate::network::MaySend;
 
 /// How the bot proves who it is the first time it starts with an empty `store_dir`.
 /// Later starts restore the session saved there and use neither.
@@ -78,6 +81,12 @@ pub struct MatrixOptions {
     /// Appservice mode (issue 17): the appservice API's listener, tokens and ghosts;
     /// `None` in bot mode.
     pub appservice: Option<AppserviceOptions>,
+    /// Where the `/sync` position handled is kept for a daemon that takes over (the
+    /// database two daemons share, issue 34); `None`: only in `store_dir`.
+    pub positions: Option<Arc<dyn SyncPositions>>,
+    /// Asked before the handled position is kept there: false once the daemon may no
+    /// longer act (its lease is gone), so a stood-down daemon never moves it.
+    pub may_send: MaySend,
 }
 
 impl std::fmt::Debug for MatrixOptions {
@@ -100,6 +109,8 @@ impl std::fmt::Debug for MatrixOptions {
             .field("board_images", &self.board_images)
             .field("dm_encryption", &self.dm_encryption)
             .field("appservice", &self.appservice)
+            .field("positions", &self.positions.as_ref().map(|_| "shared"))
+            .field("may_send", &self.may_send)
             .finish()
     }
 }
@@ -132,6 +143,8 @@ impl MatrixOptions {
             board_images: true,
             dm_encryption: false,
             appservice: None,
+            positions: None,
+            may_send: MaySend::always(),
         }
     }
 

@@ -17,6 +17,13 @@
 //! sent ([`answers`](super::answers)); what a message's hand-over needs to know of its
 //! room and sender comes from [`room_facts`](super::room_facts).
 //!
+//! With a shared database ([`SyncPositions`](super::positions::SyncPositions): two
+//! daemons on PostgreSQL) the position is also kept there after each response whose
+//! commands were answered, while the daemon may act; a session that finds a kept position
+//! other than its own `sync-token` (another daemon led meanwhile, or this one never
+//! synced) starts from it, so what was said during a takeover is handed over once, by the
+//! new leader.
+//!
 //! A room whose timeline the homeserver cut short (`limited`: more than
 //! [`TIMELINE_LIMIT`] events since the last sync, say after a long stop) has its gap
 //! fetched with the room messages API ([`gap`]) and handed over first, oldest first, so
@@ -286,6 +293,7 @@ impl Supervisor {
                     () = shared.sends.answered(mark) => {}
                 }
             }
+            self.keep_shared_position(token.as_deref()).await;
             attempt = 0;
             if first_of_session {
                 up = true;
@@ -310,6 +318,17 @@ impl Supervisor {
             tracing::error!(network = %network, %error, "cannot read the sync position; starting from now");
             None
         });
+        // Another daemon led since this one last synced (or this one never did): go on
+        // from the position it handled, not from this `store_dir`'s own.
+        if let Some(kept) = self.shared_position().await?
+            && token.as_ref() != Some(&kept)
+        {
+            tracing::info!(network = %network, "going on from the sync position the last leading daemon handled");
+            if let Err(error) = shared.store.save_sync_token(&kept) {
+                tracing::error!(network = %network, %error, "cannot save the sync position; a restart may deliver recent messages again");
+            }
+            return Ok(Some(kept));
+        }
         if token.is_none() {
             tracing::info!(network = %network, "no sync position saved: the first sync's history is skipped");
         }
@@ -324,6 +343,57 @@ impl Supervisor {
             return Ok(Some(theirs));
         }
         Ok(token)
+    }
+
+    /// The handled position kept in the daemon's shared database
+    /// ([`SyncPositions`](super::positions::SyncPositions)), when
+    /// it has one: read until it can be (a takeover must not start from a position of its
+    /// own), or until shutdown.
+    async fn shared_position(&self) -> Result<Option<String>, End> {
+        let shared = &self.shared;
+        let Some(positions) = shared.options.positions.clone() else { return Ok(None) };
+        let network = shared.options.network.to_string();
+        let mut attempt: u32 = 0;
+        loop {
+            let (positions, name) = (positions.clone(), network.clone());
+            let read = tokio::task::spawn_blocking(move || positions.load(&name))
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()));
+            match read {
+                Ok(kept) => return Ok(kept),
+                Err(error) => {
+                    attempt = attempt.saturating_add(1);
+                    let delay =
+                        crate::supervise::backoff(shared.options.backoff, attempt, &shared.options.network);
+                    tracing::error!(network = %network, %error, retry_in_ms = delay.as_millis() as u64, "cannot read the sync position kept in the database; trying again");
+                    if !shared.pause(delay).await {
+                        return Err(End::Shutdown);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Keeps `token` (the position after a response whose messages were handed over and
+    /// whose commands were answered) in the daemon's shared database, when it has one and
+    /// this daemon still leads. A failure is logged: a takeover would then go on from an
+    /// older position (what the old leader committed is not applied twice; see
+    /// `seen_messages`).
+    async fn keep_shared_position(&self, token: Option<&str>) {
+        let options = &self.shared.options;
+        let (Some(positions), Some(token)) = (options.positions.clone(), token) else { return };
+        if !options.may_send.now() {
+            return;
+        }
+        let (network, token) = (options.network.to_string(), token.to_owned());
+        // The daemon's database answers in a millisecond or two; off this task's thread,
+        // and waited for, so the positions are kept in order.
+        let kept =
+            tokio::task::spawn_blocking(move || positions.keep(&network, &token).map_err(|e| (network, e)))
+                .await;
+        if let Ok(Err((network, error))) = kept {
+            tracing::error!(network = %network, %error, "cannot keep the sync position in the database; a takeover would go on from an older one");
+        }
     }
 
     /// How long to wait after a failed sync, logged; `attempt` counts the failures in a

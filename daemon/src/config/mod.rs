@@ -221,6 +221,9 @@ impl Settings {
         let prefix = prefix(raw.prefix).map_err(invalid)?;
         let (networks, names, mut languages) =
             configure_networks(catalogue, &mut sections, base).map_err(invalid)?;
+        if postgres.is_some() {
+            fixed_matrix_devices(&networks).map_err(invalid)?;
+        }
         let mut games = configure_games(catalogue, &mut sections, base).map_err(invalid)?;
         let cache = database.with_file_name("spellbridge-compiled-games");
         let components = components::load(component_section, base, &cache, &mut games).map_err(invalid)?;
@@ -370,6 +373,25 @@ fn permissions(
 
 #[cfg(test)]
 mod tests;
+
+/// With `[store] url` a standby may take over, and Matrix bot mode must be the same
+/// device on every daemon (so a message resent by the new leader is the same event, and
+/// the sync position handled is the one device's): an `access_token`, not a `password`
+/// (each password login is a new device). Appservice mode logs in with the `as_token`.
+fn fixed_matrix_devices(networks: &[Arc<dyn Network>]) -> Result<(), String> {
+    for matrix in networks.iter().filter_map(|n| n.as_any().downcast_ref::<MatrixSettings>()) {
+        if matches!(matrix.login, MatrixLogin::Password(_)) {
+            return Err(format!(
+                "[[matrix]] `{}`: with [store] url (PostgreSQL, where a standby daemon takes over) the \
+                 bot must be one device on every daemon, and each password login is a new one: replace \
+                 `password` with `access_token = {{ file = \"matrix-token\" }}`, the token of one login \
+                 of {} (docs/failover.md says how to get one)",
+                matrix.name, matrix.user_id
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// `[store] lease = "5s"`: 1 s to 600 s, only with `url`; renewed every fifth of it.
 fn lease(text: Option<&str>, on_postgres: bool) -> Result<crate::leader::LeaseSettings, String> {

@@ -432,3 +432,24 @@ fn store_lease_is_read_with_postgresql_only_and_a_bad_one_says_what_to_write() {
     let on_sqlite = parse("[store]\nlease = \"5s\"\n").expect_err("no lease on SQLite").to_string();
     assert!(on_sqlite.contains("remove it"), "{on_sqlite}");
 }
+
+#[test]
+fn matrix_bot_mode_on_postgresql_takes_an_access_token_and_a_password_says_what_to_write() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, "hunter2\n").expect("write");
+    let matrix = |login: &str| {
+        format!(
+            "[[matrix]]\nname = \"matrix\"\nhomeserver = \"http://127.0.0.1:8008\"\n\
+             user_id = \"@bot:localhost\"\n{login} = {{ file = {:?} }}\n",
+            secret.display().to_string()
+        )
+    };
+    let url = "[store]\nurl = \"postgres://bridge:s3cret@127.0.0.1:5433/games\"\n";
+    let error = parse(&format!("{url}{}", matrix("password"))).expect_err("a password on PostgreSQL");
+    let error = error.to_string();
+    assert!(error.contains("[[matrix]] `matrix`") && error.contains("access_token = { file"), "{error}");
+    assert!(!error.contains("hunter2") && !error.contains("s3cret"), "no secret in {error}");
+    parse(&format!("{url}{}", matrix("access_token"))).expect("an access token on PostgreSQL");
+    parse(&matrix("password")).expect("a password on SQLite, as before");
+}

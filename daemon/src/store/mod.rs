@@ -44,6 +44,7 @@ mod seen;
 mod side;
 pub mod startup;
 pub mod sts;
+pub mod sync_positions;
 
 use std::path::{Path, PathBuf};
 

@@ -46,6 +46,10 @@ pub const MIGRATIONS: &[Migration] = &[
             include_str!("postgres/0012_store.sql")
         ),
     },
+    Migration {
+        sqlite: include_str!("migrations/0013_matrix_sync_positions.sql"),
+        postgres: include_str!("postgres/0013_matrix_sync_positions.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -10,7 +10,7 @@ pub(super) use std::time::Duration;
 pub(super) use spellbridge_adapters::irc::format::strip;
 pub(super) use spellbridge_tests::harness::cut_proxy::CutProxy;
 use spellbridge_tests::harness::inspircd::InspIrcd;
-pub(super) use spellbridge_tests::harness::pair::{Pair, Role};
+pub(super) use spellbridge_tests::harness::pair::{Pair, Role, Servers};
 pub(super) use spellbridge_tests::harness::postgres::Postgres;
 use spellbridge_tests::harness::synapse::Synapse;
 pub(super) use tokio::time::Instant;
@@ -101,7 +101,7 @@ enabled = false
 name = "matrix"
 homeserver = "{synapse}"
 user_id = "{bot}"
-password = {{ file = "bot-password" }}
+access_token = {{ file = "bot-token" }}
 store = "matrix-store"
 invite_allow = ["*:localhost"]
 reconnect_delay = "1s"
@@ -130,26 +130,11 @@ impl World {
     /// and answers on both networks), then daemon 1 (waited for until it is a standby).
     pub(super) async fn start(line: StoreLine) -> World {
         let started = Instant::now();
-        let (irc, synapse, pg) = tokio::task::block_in_place(|| {
-            std::thread::scope(|scope| {
-                let synapse = scope.spawn(Synapse::start);
-                let pg = scope.spawn(Postgres::start_new);
-                let irc =
-                    InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
-                let synapse = synapse
-                    .join()
-                    .unwrap_or_else(|_| panic!("starting Synapse panicked"))
-                    .unwrap_or_else(|e| panic!("Synapse is needed for this test: {e}"));
-                let pg = pg
-                    .join()
-                    .unwrap_or_else(|_| panic!("starting PostgreSQL panicked"))
-                    .unwrap_or_else(|e| panic!("PostgreSQL is needed for this test: {e}"));
-                (irc, synapse, pg)
-            })
-        });
+        let servers = tokio::task::block_in_place(Servers::start);
+        let bot_token = servers.bot_token(BOT, &password(BOT));
+        let Servers { irc, synapse, pg } = servers;
         let proxy = (line == StoreLine::ThroughProxy)
             .then(|| CutProxy::start(([127, 0, 0, 1], pg.port()).into()).unwrap_or_else(|e| panic!("{e}")));
-        synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
         let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
         let mut merlin = Mx::new(&synapse, "mage", "Merlin").await;
         let invite = [matrix_id(BOT), matrix_id("mage")];
@@ -168,11 +153,10 @@ impl World {
         let url = pg.url();
         let proxied =
             proxy.as_ref().map(|p| url.replace(&format!(":{}/", pg.port()), &format!(":{}/", p.port())));
-        let bot_password = format!("{}\n", password(BOT));
         let (irc_port, base_url) = (irc.port(), synapse.base_url());
         let pair = Pair::new(
             BIN,
-            &[("bot-password", &bot_password)],
+            &[("bot-token", &bot_token)],
             "info,spellbridge=debug,matrix_sdk=warn,matrix_sdk_base=warn,matrix_sdk_crypto=error",
             |which, http| {
                 let url = if which == 0 { proxied.as_deref().unwrap_or(&url) } else { &url };
@@ -247,6 +231,45 @@ impl World {
         self.ircwatch.expect(MAGIC, &line).await;
         self.watcher.expect(&room, &line).await;
         self.coins = after;
+    }
+
+    /// Merlin gives alice a coin from Matrix (while no daemon leads, say); see
+    /// [`World::coin_from_matrix_answered`].
+    pub(super) async fn coin_from_matrix(&mut self) {
+        let room = self.thaum_room.clone();
+        self.merlin.say(&room, "!coins alice +1").await;
+    }
+
+    /// Merlin's coin of [`World::coin_from_matrix`] was announced on both networks, then
+    /// alice gives hers back from IRC (so each has had one more).
+    pub(super) async fn coin_from_matrix_answered(&mut self) {
+        let (before, after) = (self.coins, self.coins + 1);
+        let room = self.thaum_room.clone();
+        self.bot_nick = self.until_bot_on_irc().await;
+        let line = format!("Merlin changes alice's coins: {before} → {after}");
+        self.watcher.expect(&room, &line).await;
+        self.ircwatch.expect(MAGIC, &line).await;
+        self.alice.say(MAGIC, "!coins Merlin +1").await;
+        let line = format!("alice changes Merlin's coins: {before} → {after}");
+        self.ircwatch.expect(MAGIC, &line).await;
+        self.watcher.expect(&room, &line).await;
+        self.coins = after;
+    }
+
+    /// Merlin says `!games` in the Duel's Matrix room (no IRC probe says it there) and the
+    /// bot answers; then a second passes, for the position after it to be kept.
+    pub(super) async fn games_in_the_duel_room(&mut self) {
+        let room = self.duel_room.clone();
+        self.merlin.say(&room, "!games").await;
+        self.watcher.expect(&room, "Games:").await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+
+    /// The `!games` of [`World::games_in_the_duel_room`] was answered once on Matrix: the
+    /// new leader did not answer it again.
+    pub(super) fn games_in_the_duel_room_answered_once(&self) {
+        let answers = self.watcher.count(&self.duel_room, "Games:");
+        assert_eq!(answers, 1, "Merlin's !games in the Duel's room answered {answers} times, not once");
     }
 
     /// The Thaum table opened in `#magic` (Merlin joins from Matrix) and a coin each way;

@@ -21,6 +21,7 @@ mod commit;
 mod copy;
 mod kept;
 mod outbox;
+mod positions;
 mod site;
 mod snapshots;
 pub mod tls;
