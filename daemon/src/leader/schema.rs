@@ -49,7 +49,9 @@ pub async fn migrate(client: &mut Client) -> Result<(), LeaseError> {
         return Err(LeaseError::TooNew { found, known });
     }
     if found == known {
-        return Ok(());
+        // Ended here rather than left to `Drop`, whose ROLLBACK is only queued: the
+        // advisory lock is released before this returns.
+        return transaction.commit().await.map_err(sql("ending the schema check"));
     }
     for migration in &MIGRATIONS[found as usize..] {
         transaction.batch_execute(migration.postgres).await.map_err(sql("applying a migration"))?;
