@@ -9,8 +9,10 @@
 //!   it opened with (its snapshot names that build's SHA-256), also after a restart; a
 //!   restart whose kept build is gone is refused naming that hash;
 //! - a component that traps pauses that one table for its game master or the room's
-//!   operator (`!resume`), while
-//!   another table of the same game and a built-in game's table go on.
+//!   operator (`!resume`), also after a restart (the pause is journaled), while
+//!   another table of the same game and a built-in game's table go on;
+//! - a `[game.options]` table reaches the component's `open` (Nim's `piles`), and a bad
+//!   option refuses the opening saying what to write.
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
@@ -253,9 +255,51 @@ async fn a_trapping_component_pauses_its_table_for_its_game_master_and_the_other
     says(&mut bob, "#three", "!join", "moves first", &daemon).await;
     says(&mut alice, "#three", "!take 1 a", "takes 1 stone", &daemon).await;
 
+    // A restart keeps the pause: it was journaled, and the table's snapshot holds it.
+    daemon.restart().unwrap_or_else(|e| panic!("{e}"));
+    until_answering(&mut alice, &mut daemon).await;
+    let paused = says(&mut bob, "#one", "!status", "paused", &daemon).await;
+    assert!(paused.contains("stopped with an error"), "still paused after a restart: {paused}");
+    says(&mut alice, "#two", "!status", "to move", &daemon).await;
+
     // A player may not resume it; the room's operator may, and the table answers again.
     says(&mut bob, "#one", "!resume", "Only a game master", &daemon).await;
     says(&mut gm, "#one", "!resume", "resumes the nim-wasm table", &daemon).await;
     says(&mut bob, "#one", "!status", "to move", &daemon).await;
     assert!(daemon.is_running(), "the daemon goes on:\n{}", daemon.log_tail(40));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_game_options_reach_open_and_a_bad_one_is_refused_saying_what_to_write() {
+    let nim = component("nim").display().to_string();
+    let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let port = server.port();
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    let games = |options: &str| format!("[[game]]\npath = {nim:?}\n[game.options]\n{options}\n");
+    daemon.set_config(&config(port, &games("piles = [1, 2, 9]"))).expect("config");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
+    until_answering(&mut alice, &mut daemon).await;
+
+    let opened = says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    assert!(opened.contains("a 1 · b 2 · c 9"), "the options' piles: {opened}");
+    says(&mut bob, "#one", "!join", "moves first", &daemon).await;
+    says(&mut alice, "#one", "!take 1 a", "takes 1 stone", &daemon).await;
+    let status = says(&mut bob, "#one", "!status", "to move", &daemon).await;
+    assert!(status.contains("a 0 · b 2 · c 9"), "{status}");
+
+    // A bad option, loaded on SIGHUP: a new table is refused saying what to write.
+    daemon.set_config(&config(port, &games("piles = [3, 5, 70]"))).expect("config");
+    daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
+    daemon.wait_for_log("config reloaded", WAIT).unwrap_or_else(|e| panic!("{e}"));
+    let refused = says(&mut alice, "#two", "!new nim-wasm", "piles", &daemon).await;
+    assert!(
+        refused.contains("piles = [3, 5, 70]")
+            && refused.contains("is not three piles of 1 to 10 stones")
+            && refused.contains("piles = [3, 5, 7]"),
+        "{refused}"
+    );
+    // The table in play goes on with its piles.
+    let took = says(&mut bob, "#one", "!take 1 b", "takes 1 stone", &daemon).await;
+    assert!(took.contains("a 0 · b 1 · c 9"), "{took}");
 }
