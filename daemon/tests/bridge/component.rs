@@ -132,7 +132,10 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
     said.extend(bobby.bot_lines(&room));
     said.extend(watcher.bot_lines(&room));
     said.push(page.clone());
-    assert!(said.iter().all(|s| !private.iter().any(|p| s.contains(p))), "a private view was told:\n{said:#?}");
+    assert!(
+        said.iter().all(|s| !private.iter().any(|p| s.contains(p))),
+        "a private view was told:\n{said:#?}"
+    );
 
     // Its board, drawn from the component's SVG: a picture posted in Matrix, and the
     // site's board picture (a PNG the daemon drew; none of the component's bytes).

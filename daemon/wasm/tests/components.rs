@@ -267,7 +267,7 @@ fn a_player_asks_for_their_private_view_and_only_they_are_told() {
         waiting,
         vec![(
             Some(player("alice")),
-            "Nim: you wait for an opponent to !join. Piles: a 3 · b 5 · c 7.".to_owned()
+            "Nim: you wait for an opponent to `!join`. Piles: a 3 · b 5 · c 7.".to_owned()
         )]
     );
     play(&wasm, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
@@ -279,7 +279,7 @@ fn a_player_asks_for_their_private_view_and_only_they_are_told() {
             alice,
             vec![(
                 Some(player("alice")),
-                "Your turn at Nim: take 1 to 3 stones from one pile, e.g. !take 3 a. Piles: a 3 · b 5 · c 7."
+                "Your turn at Nim: take 1 to 3 stones from one pile, e.g. `!take 3 a`. Piles: a 3 · b 5 · c 7."
                     .to_owned()
             )]
         );
@@ -334,12 +334,15 @@ fn the_options_set_the_piles_and_a_bad_option_refuses_the_open_saying_what_to_wr
     for (options, said) in [
         (
             "piles = [3, 5]\n",
-            "option piles = [3, 5] is not three piles of 1 to 10 stones: write piles = [3, 5, 7]",
+            "option `piles = [3, 5]` is not three piles of 1 to 10 stones: write `piles = [3, 5, 7]`",
         ),
         ("piles = [0, 5, 7]\n", "is not three piles of 1 to 10 stones"),
         ("piles = [3, 5, 11]\n", "is not three piles of 1 to 10 stones"),
         ("piles = \"many\"\n", "is not three piles"),
-        ("seats = 3\n", "options name seats, which it does not know: its one option is piles = [3, 5, 7]"),
+        (
+            "seats = 3\n",
+            "options name `seats`, which it does not know: its one option is `piles = [3, 5, 7]`",
+        ),
     ] {
         let refused = match wasm.with_options(options).open(&setup) {
             Ok(_) => panic!("{options:?} opens"),
