@@ -362,7 +362,9 @@ impl GamePlugin for WasmGame {
                 if let Some(view) = event.get::<Viewed>() {
                     let text = match &view.said {
                         Some(said) => self.shared.texts.say(presentation.language, &said.id, &said.args),
-                        None => format!("`{}`", view.view.replace('`', "'")),
+                        None => {
+                            format!("`{}`", spellbridge_core::shown::escaped(&view.view.replace('`', "'")))
+                        }
                     };
                     return Some(Announcement::to(event.to.clone(), RichText::from(text)));
                 }
