@@ -347,6 +347,15 @@ pub trait GamePlugin: Send + Sync {
     /// Rebuilds a table from its [`Table::snapshot`].
     fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String>;
 
+    /// The game as the build that plays the table whose [`Table::snapshot`] is `snapshot`,
+    /// when that is another build than this one (a game loaded from a component keeps
+    /// each table on the build it opened with, and its words, views and board with it);
+    /// `None` (the default): this game.
+    fn build_of(&self, snapshot: &Value) -> Option<Arc<dyn GamePlugin>> {
+        let _ = snapshot;
+        None
+    }
+
     /// What `events` (one action's, or an opening's, in order) say to readers shown
     /// `presentation`: the game's words for them, each to its event's audience. Pure: it
     /// reads only the events, never a table. The default renders text events

@@ -27,6 +27,7 @@ pub mod config;
 pub mod console;
 pub mod courier;
 pub mod engine;
+pub mod games;
 pub mod http;
 pub mod identity;
 pub mod journal;

@@ -34,6 +34,7 @@ use crate::board::post::{Job, Painter};
 use crate::config::{HttpSettings, Settings};
 use crate::courier;
 use crate::engine::{Engine, EngineError, Fate, RegistryFn, Saved};
+use crate::games::Games;
 use crate::identity::Scope;
 use crate::journal::TableId;
 use crate::limits::CommandLimit;
@@ -267,9 +268,12 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         // Not active (`/leader` 503) until the lease is this daemon's.
         metrics.health().set_role(crate::metrics::Role::Standby);
     }
+    // The games as the site, the board painter and the router see them: one handle, which
+    // SIGHUP swaps for all (a `[[game]]` added by a reload is known everywhere at once).
+    let games = Games::new(settings.registry());
     let mut site = None;
     if standing_by && let Some(limits) = settings.http {
-        site = start_http(&settings, limits, &metrics, &tasks, &changes, &shutdown).await?;
+        site = start_http(&settings, &games, limits, &metrics, &tasks, &changes, &shutdown).await?;
     }
     let Some(Opened { store, keeper, sts, txns, options, router, pending, tenure, stood_down }) =
         open_store(&settings, policy, &metrics, &shutdown).await?
@@ -280,7 +284,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
         return Ok(());
     };
     if !standing_by && let Some(limits) = settings.http {
-        site = start_http(&settings, limits, &metrics, &tasks, &changes, &shutdown).await?;
+        site = start_http(&settings, &games, limits, &metrics, &tasks, &changes, &shutdown).await?;
     }
     let transports_stop = CancellationToken::new();
     let (inbound_tx, mut inbound_rx) = mpsc::channel::<(Inbound, Instant)>(4096);
@@ -299,7 +303,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
     let Started { couriers, transports, lookups } = start_networks(&settings, &wiring, &metrics, &tasks);
     let transported = Transported::of(&transports);
     let commits = store.commits();
-    let painter = Painter::start(couriers.clone(), metrics.clone(), settings.registry());
+    let painter = Painter::start(couriers.clone(), metrics.clone(), games.clone());
     let mut engine = Engine::new(router, Some(store), registry_of(&settings), options);
     engine.reconfigure(registry_of(&settings), router_config_with(&settings, &Aliases::new(), &transported));
     // IRC members' comings and goings, shown by the networks that mirror them (a Matrix
@@ -349,6 +353,7 @@ pub async fn run_with(settings: Settings, policy: Policy, shutdown: Cancellation
                     let names = aliases::names(&reloaded.bridges, &reloaded.hidden_rooms);
                     tasks.spawn(aliases::resolve(names, lookups.clone(), found_tx.clone(), lookup.clone()));
                     engine.reconfigure(registry_of(&reloaded), router_config_with(&reloaded, &aliases, &transported));
+                    games.set(reloaded.registry());
                     bridges_tx.send_replace(engine.config().bridges.clone());
                     if let Some(site) = &site {
                         site.set_hidden(Hidden::new(&reloaded.hidden_rooms, &reloaded.bridges, &seen));
@@ -534,6 +539,7 @@ async fn open_store(
 /// spectator site when it is on; the site, which follows the tables in `changes`.
 async fn start_http(
     settings: &Settings,
+    games: &Games,
     limits: HttpSettings,
     metrics: &Metrics,
     tasks: &TaskTracker,
@@ -557,12 +563,10 @@ async fn start_http(
             (limits.max_event_streams, crate::site::Site::keepalive_for(limits.idle_timeout));
         // Until the config's names are looked up, the site fails closed.
         let hidden = Hidden::new(&settings.hidden_rooms, &settings.bridges, &Seen::new());
-        let (registry, scopes) = (settings.registry(), network_scopes(settings));
+        let (games, scopes) = (games.clone(), network_scopes(settings));
         let opened = match &settings.postgres {
-            None => {
-                crate::site::Site::open(&settings.database, registry, scopes, hidden, streams, keepalive)?
-            }
-            Some(url) => crate::site::Site::open_postgres(url, registry, scopes, hidden, streams, keepalive)?,
+            None => crate::site::Site::open(&settings.database, games, scopes, hidden, streams, keepalive)?,
+            Some(url) => crate::site::Site::open_postgres(url, games, scopes, hidden, streams, keepalive)?,
         };
         tasks.spawn(opened.clone().follow(changes.subscribe(), shutdown.clone()));
         site = Some(opened);

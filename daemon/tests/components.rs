@@ -350,3 +350,103 @@ async fn open_gets_the_seed_of_the_tables_committed_dice_and_verify_agrees() {
     let report = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "{report}{}", String::from_utf8_lossy(&output.stderr));
 }
+
+/// The example built from a copy of the repository's sources whose English `nim-took`
+/// says `{ $next } plays next.` instead of `{ $next } to move.`: another build that
+/// differs from `nim` in that one text.
+fn reworded() -> &'static PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let tree = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("daemon-components-reworded");
+        let _ = std::fs::remove_dir_all(&tree);
+        let copy = |from: &str| {
+            let to = tree.join(from);
+            std::fs::create_dir_all(to.parent().expect("a folder")).expect("makes the folder");
+            std::fs::copy(root.join(from), &to).unwrap_or_else(|e| panic!("copies {from}: {e}"));
+        };
+        for file in [
+            "games/nim-wasm/build.sh",
+            "games/nim-wasm/game.c",
+            "games/nim-wasm/rules.c",
+            "games/nim-wasm/options.c",
+        ] {
+            copy(file);
+        }
+        for file in ["games/nim-wasm/rules.h", "games/nim-wasm/nim.transcript", "locales/zh-CN/nim.ftl"] {
+            copy(file);
+        }
+        for file in ["games/nim-wasm/texts/en.ftl", "games/nim-wasm/texts/zh-CN.ftl"] {
+            copy(file);
+        }
+        for wit in std::fs::read_dir(root.join("wit")).expect("wit/") {
+            let name = wit.expect("an entry").file_name();
+            copy(&format!("wit/{}", name.to_string_lossy()));
+        }
+        let english = std::fs::read_to_string(root.join("locales/en/nim.ftl")).expect("nim.ftl");
+        let old = "from pile { $pile }. Piles: { $piles }. { $next } to move.";
+        assert_eq!(english.matches(old).count(), 1, "nim-took ends {old:?} in locales/en/nim.ftl");
+        std::fs::create_dir_all(tree.join("locales/en")).expect("locales/en");
+        std::fs::write(
+            tree.join("locales/en/nim.ftl"),
+            english.replace(old, "from pile { $pile }. Piles: { $piles }. { $next } plays next."),
+        )
+        .expect("writes");
+        let out = tree.join("out");
+        let status = Process::new("bash")
+            .arg(tree.join("games/nim-wasm/build.sh"))
+            .arg(&out)
+            .status()
+            .unwrap_or_else(|e| panic!("bash runs build.sh: {e}"));
+        assert!(
+            status.success(),
+            "build.sh failed: install its toolchain with tests/scripts/install-wasm-games.sh"
+        );
+        out.join("nim.wasm")
+    })
+}
+
+/// Issue 33 (reload): after SIGHUP loads a build whose texts differ, a table that opened
+/// on the old build is still worded by it, and a new table by the new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_of_an_old_build_keeps_its_own_words_after_a_reload() {
+    let (first, second) = (component("nim"), reworded().clone());
+    assert_ne!(sha256(&first), sha256(&second), "two builds");
+    let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let port = server.port();
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(daemon.path("games")).expect("games/");
+    std::fs::copy(&first, daemon.path("games/nim.wasm")).expect("copies");
+    daemon.set_config(&config(port, "[[game]]\npath = \"games/nim.wasm\"\n")).expect("config");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
+    until_answering(&mut alice, &mut daemon).await;
+
+    says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    says(&mut bob, "#one", "!join", "moves first", &daemon).await;
+    let before = says(&mut alice, "#one", "!take 1 a", "takes 1 stone", &daemon).await;
+    assert!(before.contains("bob to move"), "{before}");
+
+    std::fs::copy(&second, daemon.path("games/nim.wasm")).expect("copies");
+    daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
+    daemon.wait_for_log("config reloaded", WAIT).unwrap_or_else(|e| panic!("{e}"));
+
+    // The new build's table, worded by the new build.
+    says(&mut alice, "#two", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    says(&mut bob, "#two", "!join", "moves first", &daemon).await;
+    let new = says(&mut alice, "#two", "!take 1 a", "takes 1 stone", &daemon).await;
+    assert!(new.contains("bob plays next"), "the new table speaks the new build's words: {new}");
+    // The old table, worded by its own build.
+    let old = says(&mut bob, "#one", "!take 1 b", "takes 1 stone", &daemon).await;
+    assert!(
+        old.contains("alice to move") && !old.contains("plays next"),
+        "the old table keeps its words: {old}"
+    );
+    // And so after a restart (restored by its build's hash).
+    daemon.restart().unwrap_or_else(|e| panic!("{e}"));
+    until_answering(&mut alice, &mut daemon).await;
+    let restored = says(&mut alice, "#one", "!take 1 c", "takes 1 stone", &daemon).await;
+    assert!(restored.contains("bob to move"), "after a restart too: {restored}");
+    let new = says(&mut bob, "#two", "!take 1 b", "takes 1 stone", &daemon).await;
+    assert!(new.contains("alice plays next"), "{new}");
+}

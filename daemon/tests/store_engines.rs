@@ -17,13 +17,14 @@ use spellbridge::turn::Place as RoomPlace;
 use spellbridge_adapters::{SeenTransactions as _, StsPolicies as _, StsPolicy};
 use spellbridge_core::Relayed;
 
-use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings};
+use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings, Renewal};
 use spellbridge::router::{Router, RouterConfig};
 use spellbridge::store::postgres::StoreUrl;
 use spellbridge::store::startup::{Loaded, Policy, TableProblem, Unsound};
 use spellbridge::store::{Durability, MessageKey, OpenMode, SNAPSHOT_EVERY, Step, Store, StoreError};
 use spellbridge::turn::Outbound;
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RichText, RoomId, Timestamp};
+use spellbridge_tests::harness::commit_cut::{AtCommit, CommitCut};
 use spellbridge_tests::harness::postgres::Postgres;
 
 /// One database on one engine: each call opens it again, as a restarted daemon would.
@@ -964,4 +965,129 @@ fn the_postgres_store_commits_again_after_the_database_restarts() {
             .unwrap_or_else(|e| panic!("{e}"))
     };
     assert_eq!((seen("c1"), seen("c2"), seen("c3")), (false, true, true));
+}
+
+/// A store whose connection to `cluster` goes through a proxy that cuts it at a `COMMIT`,
+/// with the lease taken directly, and a Thaum table where alice has 3 coins.
+fn cut_at_commit(cluster: &Postgres) -> (Lease, CommitCut, Store, Router) {
+    let (lease, fence) = lease(cluster, "spellbridge@cut");
+    let proxy = CommitCut::start(([127, 0, 0, 1], cluster.port()).into()).unwrap_or_else(|e| panic!("{e}"));
+    let through = cluster.url().replace(&format!(":{}/", cluster.port()), &format!(":{}/", proxy.port()));
+    let through = StoreUrl::parse(&through).unwrap_or_else(|e| panic!("{e}"));
+    let mut store = Store::open_postgres(&through, Some(fence)).unwrap_or_else(|e| panic!("{e}"));
+    let router = play(&mut store, &["!new thaum", "!coins alice +3"], 0);
+    (lease, proxy, store, router)
+}
+
+/// `!coins alice +1` as message `id`, committed on its own.
+fn one_coin(store: &mut Store, router: &mut Router, id: &str) -> Result<Vec<i64>, StoreError> {
+    let inbound = Inbound {
+        message_id: Some(id.to_owned()),
+        ..Inbound::new(
+            NetworkId::new("irc"),
+            RoomId::new("#magic"),
+            PlayerId::new("alice"),
+            "!coins alice +1",
+        )
+    };
+    let outbound = router.handle(&inbound, Timestamp(3_000));
+    let step = Step {
+        message: Some(MessageKey { network: NetworkId::new("irc"), id: id.to_owned() }),
+        records: router.take_journal(),
+        outbound,
+        ..Step::default()
+    };
+    store.commit(router, vec![step]).map(|queued| queued.into_iter().map(|q| q.id).collect())
+}
+
+/// How many journal rows message `id` has in the database.
+fn journal_rows(cluster: &Postgres, id: &str) -> i64 {
+    let sql = format!("SELECT count(*) FROM journal WHERE message_id = '{id}'");
+    let answer = cluster.query(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    answer.trim().parse().unwrap_or_else(|e| panic!("{sql} answered {answer:?}: {e}"))
+}
+
+/// Alice's coins as the database has them, loaded by a store that holds no lease.
+fn stored_coins(cluster: &Postgres) -> serde_json::Value {
+    let reader = Store::open_postgres(&url(cluster), None).unwrap_or_else(|e| panic!("{e}"));
+    alice_coins(&reader.load(Registry::standard(), RouterConfig::default()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// The connection cut after PostgreSQL made the commit, before its answer came (issue
+/// 34): the store asks what became of the transaction on a new connection, finds it
+/// committed, and acknowledges the move once: not refused, not written twice.
+#[test]
+fn a_commit_made_whose_answer_was_cut_off_is_acknowledged_once() {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let (_lease, proxy, mut store, mut router) = cut_at_commit(&cluster);
+    proxy.cut_next(1, AtCommit::Made);
+    let ids = one_coin(&mut store, &mut router, "made")
+        .unwrap_or_else(|e| panic!("a commit PostgreSQL made is acknowledged: {e}"));
+    assert_eq!(proxy.cuts(), 1, "the COMMIT's answer was cut off");
+    assert_eq!(journal_rows(&cluster, "made"), 1, "the move is in the journal exactly once");
+    assert!(!ids.is_empty() && ids.iter().all(|id| *id > 0), "the outbox rows to send: {ids:?}");
+    let listed = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let kept = cluster
+        .query(&format!("SELECT count(*) FROM outbox WHERE id IN ({listed})"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(kept.trim(), ids.len().to_string(), "the acknowledged ids are the committed outbox rows");
+    assert_eq!(stored_coins(&cluster), serde_json::json!(4));
+    // The store goes on, on a new connection.
+    one_coin(&mut store, &mut router, "after").unwrap_or_else(|e| panic!("the next move commits: {e}"));
+    assert_eq!((journal_rows(&cluster, "made"), stored_coins(&cluster)), (1, serde_json::json!(5)));
+}
+
+/// The connection cut before PostgreSQL got the `COMMIT` (issue 34): the transaction is
+/// found aborted and the batch written again on a new connection; cut once more, the move
+/// is refused with the try-again message and nothing of it is in the database.
+#[test]
+fn a_commit_not_made_is_written_again_once_and_then_refused_with_try_again() {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let (_lease, proxy, mut store, mut router) = cut_at_commit(&cluster);
+    proxy.cut_next(1, AtCommit::Dropped);
+    one_coin(&mut store, &mut router, "again")
+        .unwrap_or_else(|e| panic!("written again on a new connection: {e}"));
+    assert_eq!(proxy.cuts(), 1);
+    assert_eq!((journal_rows(&cluster, "again"), stored_coins(&cluster)), (1, serde_json::json!(4)));
+
+    proxy.cut_next(2, AtCommit::Dropped);
+    let error = one_coin(&mut store, &mut router, "refused")
+        .err()
+        .unwrap_or_else(|| panic!("a commit PostgreSQL did not make, twice, is not acknowledged"));
+    assert_eq!(proxy.cuts(), 3, "the commit and its one retry were both cut");
+    assert!(matches!(error, StoreError::CommitUnknown { .. }), "{error}");
+    let said = error.to_string();
+    assert!(said.contains("it is not taken as done; try again shortly"), "{said}");
+    assert!(!said.contains(&cluster.url()), "the URL with its password is never shown: {said}");
+    assert_eq!(journal_rows(&cluster, "refused"), 0, "nothing of the refused move was written");
+    assert_eq!(stored_coins(&cluster), serde_json::json!(4));
+}
+
+/// A move committed by a leader whose lease was taken over since, with its tables loaded
+/// before (issue 34): its rows go out pipelined with the fence, the fence's answer is
+/// judged before `COMMIT`, and the transaction is rolled back: nothing of it is in the
+/// database, and the lease row's share lock is let go (the new leader renews at once).
+#[test]
+fn a_stale_leaders_pipelined_move_writes_nothing() {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let (mut old_lease, old_fence) = lease(&cluster, "spellbridge@old");
+    let mut old =
+        Store::open_postgres(&url(&cluster), Some(old_fence.clone())).unwrap_or_else(|e| panic!("{e}"));
+    let mut router = play(&mut old, &["!new thaum", "!coins alice +3"], 0);
+    let before = counts(&cluster);
+    runtime().block_on(async {
+        assert!(old_lease.release(old_fence.epoch()).await.unwrap_or_else(|e| panic!("{e}")));
+    });
+    let (mut new_lease, new_fence) = lease(&cluster, "spellbridge@new");
+    let error = one_coin(&mut old, &mut router, "late")
+        .err()
+        .unwrap_or_else(|| panic!("a superseded leader's move is not committed"));
+    assert!(matches!(error, StoreError::Fenced { source: FenceError::Superseded { .. } }), "{error}");
+    assert_eq!(counts(&cluster), before, "nothing of the move was written");
+    assert_eq!(journal_rows(&cluster, "late"), 0);
+    assert_eq!(stored_coins(&cluster), serde_json::json!(3));
+    let renewed = runtime().block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), new_lease.renew(new_fence.epoch())).await
+    });
+    assert!(matches!(renewed, Ok(Ok(Renewal::Renewed))), "the new leader renews at once: {renewed:?}");
 }

@@ -8,7 +8,8 @@
 //! drives a headless Chromium over the DevTools protocol, to look at the spectator site,
 //! and [`site_flood`] floods that site as hostile spectators would. [`postgres`] makes a
 //! throwaway PostgreSQL cluster (initdb in a temp dir, a free loopback port) and
-//! [`cut_proxy`] a TCP proxy in front of it whose line a test cuts; [`pair`] runs two
+//! [`cut_proxy`] a TCP proxy in front of it whose line a test cuts ([`commit_cut`]: cut
+//! at a `COMMIT`, its answer dropped or the `COMMIT` itself); [`pair`] runs two
 //! daemons on one PostgreSQL (active and standby) and reads each one's role.
 //! All report failures as a [`HarnessError`] whose message says what to do.
 
@@ -17,6 +18,7 @@ use std::time::Duration;
 pub mod atheme;
 pub mod certs;
 pub mod chromium;
+pub mod commit_cut;
 pub mod cut_proxy;
 pub mod daemon;
 pub mod endpoint;

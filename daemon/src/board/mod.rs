@@ -23,6 +23,8 @@ use serde_json::Value;
 use spellbridge_core::locale::{self, Args};
 use spellbridge_core::{GamePlugin, Language, Registry};
 
+use crate::games::Games;
+
 pub use raster::{Picture, Rasteriser};
 
 /// Why a board could not be drawn.
@@ -49,9 +51,10 @@ pub enum BoardError {
 }
 
 /// Draws boards: each game's drawing of its table's public view, as SVG, rasterised with
-/// the shipped font.
+/// the shipped font. The games are the shared [`Games`] (a component added by SIGHUP is
+/// drawn at once); a table of an older build of a component is drawn by that build.
 pub struct Board {
-    registry: Registry,
+    games: Games,
     rasteriser: Rasteriser,
 }
 
@@ -70,18 +73,24 @@ impl Board {
 
     /// A board drawer for the games of `registry`.
     pub fn of(registry: Registry) -> Board {
-        Board { registry, rasteriser: Rasteriser::new() }
+        Board::over(Games::new(registry))
     }
 
-    /// The game of a table's entry, and its state's public view (`Null` for a game that
+    /// A board drawer for the games `games` holds at each drawing.
+    pub fn over(games: Games) -> Board {
+        Board { games, rasteriser: Rasteriser::new() }
+    }
+
+    /// `work` with the game of a table's entry (the build its state names:
+    /// [`crate::games::played`]) and its state's public view (`Null` for a game that
     /// shows none).
-    fn public<'a>(&'a self, table: &Value) -> (&'a str, Option<&'a dyn GamePlugin>, Value) {
+    fn with_public<T>(&self, table: &Value, work: impl FnOnce(Option<&dyn GamePlugin>, Value) -> T) -> T {
+        let registry = self.games.now();
         let game = table.get("game").and_then(Value::as_str).unwrap_or_default();
         let state = table.get("state").unwrap_or(&Value::Null);
-        let plugin = self.registry.get(game);
-        let name = plugin.map_or("", |p| p.name());
-        let public = plugin.and_then(|p| p.public_view(state)).unwrap_or(Value::Null);
-        (name, plugin, public)
+        let plugin = crate::games::played(&registry, game, state);
+        let public = plugin.as_ref().and_then(|p| p.public_view(state)).unwrap_or(Value::Null);
+        work(plugin.as_deref(), public)
     }
 
     /// The SVG of a table's board, from its public snapshot entry (`game`, `state`),
@@ -92,9 +101,40 @@ impl Board {
 
     /// The SVG of a table's board, labelled in `language` (`locales/*/board.ftl`).
     pub fn svg_in(&self, table: &Value, language: Language) -> Result<String, BoardError> {
+        self.with_public(table, |plugin, public| Board::drawn(table, plugin, &public, language))
+    }
+
+    /// The SVG of a table's board drawn by `plugin` (the game playing it, which the
+    /// caller found), from an entry whose state is its public view already.
+    pub fn svg_by(
+        &self,
+        plugin: &dyn GamePlugin,
+        table: &Value,
+        language: Language,
+    ) -> Result<String, BoardError> {
+        let public = table.get("state").and_then(|state| plugin.public_view(state)).unwrap_or(Value::Null);
+        Board::drawn(table, Some(plugin), &public, language)
+    }
+
+    /// The PNG of [`Board::svg_by`].
+    pub fn png_by(
+        &self,
+        plugin: &dyn GamePlugin,
+        table: &Value,
+        language: Language,
+    ) -> Result<Picture, BoardError> {
+        self.rasteriser.png(&self.svg_by(plugin, table, language)?)
+    }
+
+    fn drawn(
+        table: &Value,
+        plugin: Option<&dyn GamePlugin>,
+        public: &Value,
+        language: Language,
+    ) -> Result<String, BoardError> {
         let asked = table.get("game").and_then(Value::as_str).unwrap_or_default();
-        let (game, plugin, public) = self.public(table);
-        match plugin.and_then(|p| p.board(&public, language)) {
+        let game = plugin.map_or("", |p| p.name());
+        match plugin.and_then(|p| p.board(public, language)) {
             None => Err(BoardError::UnknownGame(asked.to_owned())),
             Some(Err(reason)) => Err(BoardError::BadState { game: game.to_owned(), reason }),
             Some(Ok(drawing)) => Ok(svg::write(&drawing)),
@@ -117,8 +157,9 @@ impl Board {
     pub fn caption(&self, table: &Value, language: Language) -> String {
         let id = table.get("table").and_then(Value::as_u64).unwrap_or_default();
         let asked = table.get("game").and_then(Value::as_str).unwrap_or_default();
-        let (_, plugin, public) = self.public(table);
-        plugin.and_then(|p| p.caption(id, &public, language)).unwrap_or_else(|| {
+        let captioned =
+            self.with_public(table, |plugin, public| plugin.and_then(|p| p.caption(id, &public, language)));
+        captioned.unwrap_or_else(|| {
             let args = Args::new().text("game", asked).text("table", id.to_string());
             locale::text(language, "board-other", &args)
         })

@@ -22,6 +22,7 @@ use spellbridge_core::{
 use tokio::sync::mpsc;
 
 use super::Board;
+use crate::games::Games;
 use crate::journal::TableId;
 use crate::metrics::{BoardStage, Metrics};
 use crate::store::Queued;
@@ -88,17 +89,17 @@ pub struct Painter {
 }
 
 impl Painter {
-    /// Starts the painter's thread, drawing the games of `registry` and sending to
-    /// `couriers`.
+    /// Starts the painter's thread, drawing the games `games` holds at each picture (a
+    /// reload's too) and sending to `couriers`.
     pub fn start(
         couriers: BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
         metrics: Metrics,
-        registry: Registry,
+        games: Games,
     ) -> Painter {
         let (jobs, waiting) = std_mpsc::channel::<Job>();
         let spawned = std::thread::Builder::new()
             .name("board-painter".to_owned())
-            .spawn(move || paint(&waiting, &couriers, &metrics, registry));
+            .spawn(move || paint(&waiting, &couriers, &metrics, games));
         if let Err(error) = spawned {
             tracing::error!(%error, "the board painter could not start; no pictures will be posted");
         }
@@ -117,9 +118,9 @@ fn paint(
     waiting: &std_mpsc::Receiver<Job>,
     couriers: &BTreeMap<NetworkId, mpsc::UnboundedSender<Queued>>,
     metrics: &Metrics,
-    registry: Registry,
+    games: Games,
 ) {
-    let board = Board::of(registry);
+    let board = Board::over(games);
     while let Ok(first) = waiting.recv() {
         let mut jobs = vec![first];
         jobs.extend(waiting.try_iter());

@@ -8,7 +8,7 @@
 //! the commits of two leaders never interleave, however long the old one was paused.
 //! Commits of one leader only share the lock, and do not wait for each other.
 
-use tokio_postgres::Transaction;
+use tokio_postgres::{Row, Transaction};
 
 use super::{Epoch, Holder};
 
@@ -64,14 +64,24 @@ pub enum FenceError {
     NoRow,
 }
 
+/// The fence's statement: the lease row, read `FOR SHARE` so that it stays share-locked
+/// until the transaction that runs it ends.
+pub const FENCE_SQL: &str =
+    "SELECT epoch, holder, expires_at > clock_timestamp() FROM leader_lease FOR SHARE";
+
 /// Passes when the lease is still `fence`'s, and holds it (shared) until `transaction`
 /// ends; run it in the transaction that writes the journal, before its commit.
 pub async fn fenced(transaction: &Transaction<'_>, fence: &Fence) -> Result<(), FenceError> {
-    let row = transaction
-        .query_opt("SELECT epoch, holder, expires_at > clock_timestamp() FROM leader_lease FOR SHARE", &[])
-        .await?
-        .ok_or(FenceError::NoRow)?;
-    let (epoch, holder, live): (i64, String, bool) = (row.get(0), row.get(1), row.get(2));
+    let row = transaction.query_opt(FENCE_SQL, &[]).await?;
+    judged(row.as_ref(), fence)
+}
+
+/// Passes when `row`, what [`FENCE_SQL`] answered in the committing transaction, is still
+/// `fence`'s lease: the store's commit sends that statement pipelined with its rows and
+/// judges its answer before it sends `COMMIT`.
+pub fn judged(row: Option<&Row>, fence: &Fence) -> Result<(), FenceError> {
+    let row = row.ok_or(FenceError::NoRow)?;
+    let (epoch, holder, live): (i64, String, bool) = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
     if epoch != fence.epoch.0 || holder != fence.holder.as_str() {
         return Err(FenceError::Superseded { ours: fence.epoch, current: Epoch(epoch), holder });
     }

@@ -31,7 +31,7 @@ pub mod tenure;
 use std::fmt;
 use std::time::Duration;
 
-pub use fence::{Fence, FenceError, fenced};
+pub use fence::{FENCE_SQL, Fence, FenceError, fenced, judged};
 pub use keeper::{Keeper, Leadership, Loss, keep};
 pub use lease::{Holding, Lease, Renewal, Term};
 pub use tenure::Tenure;

@@ -30,7 +30,7 @@ impl Router {
     /// private messages go, each in its destination's presentation.
     pub(super) fn deliver(&self, id: TableId, events: &[Event]) -> Vec<Outbound> {
         let Some(seating) = self.tables.get(&id) else { return Vec::new() };
-        let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
+        let Some(game) = self.game_of(seating) else { return Vec::new() };
         let place = &seating.place;
         let rooms = self.relay.rooms(place);
         let mut shown = self.private_presentations(place, events);
@@ -114,7 +114,7 @@ impl Router {
     /// presentation.
     pub(super) fn deliver_reply(&self, id: TableId, events: &[Event], reply_to: &ReplyTo) -> Vec<Outbound> {
         let Some(seating) = self.tables.get(&id) else { return Vec::new() };
-        let Some(game) = self.registry.get(seating.table.game()) else { return Vec::new() };
+        let Some(game) = self.game_of(seating) else { return Vec::new() };
         let place = &seating.place;
         let here = self.presentation(&reply_to.network).in_language(reply_to.language);
         let mut shown = self.private_presentations(place, events);

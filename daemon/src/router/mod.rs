@@ -28,8 +28,8 @@ use spellbridge_core::plugin::OPENING_DRAW;
 use spellbridge_core::text::Segment;
 use spellbridge_core::words;
 use spellbridge_core::{
-    Action, Audience, Destination, Dice, Event, EventRecord, Form, Inbound, Language, Message, NetworkId,
-    PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, TableSetup, Timestamp,
+    Action, Audience, Destination, Dice, Event, EventRecord, Form, GamePlugin, Inbound, Language, Message,
+    NetworkId, PlayerId, Refusal, Registry, RichText, Role, RoomId, Said, Seat, TableSetup, Timestamp,
 };
 
 use crate::identity::{Identity, LinkCode, NameProblem, Scope};
@@ -376,7 +376,23 @@ impl Router {
         }
         self.prefixer = prefix::Prefixer::new(&self.options.prefix, &grammar);
         self.grammar = grammar;
+        // A table in play of a game whose build changed keeps its own build's words.
+        for seating in self.tables.unfinished_mut() {
+            seating.build = registry
+                .get(seating.table.game())
+                .and_then(|game| game.build_of(&seating.table.snapshot()))
+                .map(tables::Build);
+        }
         self.registry = registry;
+    }
+
+    /// The game playing table `seating`: the build it opened with when the registry has
+    /// another now ([`GamePlugin::build_of`]), else the registry's.
+    fn game_of<'a>(&'a self, seating: &'a Seating) -> Option<&'a dyn GamePlugin> {
+        match &seating.build {
+            Some(build) => Some(build.0.as_ref()),
+            None => self.registry.get(seating.table.game()),
+        }
     }
 
     /// The config the router works by.
@@ -695,7 +711,8 @@ impl Router {
         let plugin =
             self.registry.get(&game).ok_or(ReplayError::UnknownGame { table: id, game: game.clone() })?;
         let table = plugin.restore(&field("state")).map_err(|reason| bad(&reason))?;
-        self.tables.insert(id, Seating { place: Place { network, room }, dice, sequence, table });
+        let build = plugin.build_of(&field("state")).map(tables::Build);
+        self.tables.insert(id, Seating { place: Place { network, room }, dice, sequence, table, build });
         self.reindex(id);
         Ok(id)
     }
@@ -839,7 +856,7 @@ impl Router {
         };
         same_events(*table, 0, events, &opened.opening())?;
         let place = Place { network: network.clone(), room: room.clone() };
-        self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened });
+        self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened, build: None });
         self.reindex(*table);
         Ok(())
     }
@@ -977,7 +994,8 @@ impl Router {
                     events: records(&opening),
                 });
                 let dice = TableDice::Keyed { epoch, key, revealed: false };
-                self.tables.insert(id, Seating { place: place.clone(), dice, sequence: 0, table });
+                self.tables
+                    .insert(id, Seating { place: place.clone(), dice, sequence: 0, table, build: None });
                 self.reindex(id);
                 let mut outbound = self.deliver(id, &opening);
                 outbound.extend(self.deliver_text(id, |language| {

@@ -54,7 +54,7 @@ impl Router {
         let game = self
             .active_at(place)
             .or_else(|| self.finished_at(place))
-            .and_then(|id| self.registry.get(self.tables[&id].table.game()))
+            .and_then(|id| self.game_of(&self.tables[&id]))
             .filter(|game| !game.rules().is_empty());
         match game {
             Some(game) => {

@@ -5,9 +5,10 @@
 //! live here; the router applies commands and timers to them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
-use spellbridge_core::{PlayerId, Table, Timestamp};
+use spellbridge_core::{GamePlugin, PlayerId, Table, Timestamp};
 
 use super::index::{Facts, TableIndex};
 use super::keys::TableDice;
@@ -23,6 +24,19 @@ pub(super) struct Seating {
     /// How many actions (accepted commands and fired timers) the table has taken.
     pub(super) sequence: u64,
     pub(super) table: Box<dyn Table>,
+    /// The build of its game the table plays when the registry now has another (SIGHUP
+    /// loaded a new build of a component): its words come from that build.
+    pub(super) build: Option<Build>,
+}
+
+/// Another build of a table's game than the registry's ([`GamePlugin::build_of`]).
+#[derive(Clone)]
+pub(super) struct Build(pub(super) Arc<dyn GamePlugin>);
+
+impl std::fmt::Debug for Build {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Build({})", self.0.name())
+    }
 }
 
 /// One table as the store keeps it.
@@ -73,6 +87,11 @@ impl Tables {
     /// A table to act on, if it exists.
     pub(super) fn get_mut(&mut self, id: &TableId) -> Option<&mut Seating> {
         self.by_number.get_mut(id)
+    }
+
+    /// Every unfinished table, to act on.
+    pub(super) fn unfinished_mut(&mut self) -> impl Iterator<Item = &mut Seating> + '_ {
+        self.by_number.values_mut().filter(|seating| !seating.table.is_finished())
     }
 
     /// Seats a table under its number (opened, restored or replayed); the caller

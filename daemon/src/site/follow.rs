@@ -20,7 +20,7 @@ pub fn current(site: &Site, id: TableId) -> Result<Update, SiteError> {
     if site.hidden().hides(&row.network, &row.room) {
         return Ok(Update::Gone);
     }
-    let entry = public::entry(site.registry(), &row);
+    let entry = public::entry(&site.registry(), &row);
     // JSON text has no raw line break, so it is one `data:` line.
     Ok(Update::Event(format!("event: update\nid: {}\ndata: {entry}\n\n", row.sequence()).into()))
 }

@@ -15,6 +15,7 @@ use spellbridge_core::{
     Timestamp,
 };
 
+use crate::games::{Played, played};
 use crate::journal::{Entry, read_command};
 
 /// One row of a table's history.
@@ -134,9 +135,9 @@ pub fn rows(registry: &Registry, entries: &[Entry], language: Language) -> (Vec<
 /// The table replayed entry by entry, for what each entry told it. Once it cannot go
 /// on, it stays stopped and keeps the first reason why.
 struct Replay<'r> {
-    /// The game and the table as replayed so far; `None` before the opening or once
-    /// it cannot be restored.
-    table: Option<(&'r dyn GamePlugin, Box<dyn Table>)>,
+    /// The game (the build the table plays: [`played`]) and the table as replayed so far;
+    /// `None` before the opening or once it cannot be restored.
+    table: Option<(Played<'r>, Box<dyn Table>)>,
     /// Why the replay stopped or an entry was skipped, the first time.
     problem: Option<String>,
 }
@@ -144,7 +145,10 @@ struct Replay<'r> {
 impl<'r> Replay<'r> {
     /// Restores the table from its `Opened` entry's `opening`; the events it opens with.
     fn open(&mut self, registry: &'r Registry, game: &str, opening: &serde_json::Value) -> Vec<Event> {
-        self.table = match registry.get(game).map(|plugin| (plugin, plugin.restore(opening))) {
+        self.table = match played(registry, game, opening).map(|plugin| {
+            let restored = plugin.restore(opening);
+            (plugin, restored)
+        }) {
             Some((plugin, Ok(table))) => Some((plugin, table)),
             Some((_, Err(reason))) => {
                 self.problem.get_or_insert(format!("the table does not replay: {reason}"));
@@ -193,7 +197,7 @@ impl<'r> Replay<'r> {
 
     /// What `events` told the whole table, if the table is replaying.
     fn told(&self, events: Vec<Event>, presentation: &Presentation) -> Vec<String> {
-        self.table.as_ref().map(|(plugin, _)| to_table(*plugin, &events, presentation)).unwrap_or_default()
+        self.table.as_ref().map(|(plugin, _)| to_table(&**plugin, &events, presentation)).unwrap_or_default()
     }
 }
 

@@ -40,9 +40,9 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
         main data-events="/events" data-sequence=(version) data-finished="false" {
             h1 { (w.tables) }
             h2 { (w.live) }
-            (list(&live, &names, site.registry(), language))
+            (list(&live, &names, &site.registry(), language))
             h2 { (w.recent) }
-            (list(&recent, &names, site.registry(), language))
+            (list(&recent, &names, &site.registry(), language))
         }
     };
     Ok(Some(ok(layout(language, w.tables, main))))

@@ -40,7 +40,7 @@ pub fn summary(site: &Site) -> Result<Arc<Summary>, SiteError> {
         .collect();
     let (head, journal) = site.reader().journal()?;
     let shown = journal.iter().filter(|entry| entry.table().is_none_or(|id| !hidden_tables.contains(&id)));
-    let summary = match ratings::derive(site.registry(), site.inner.scopes.clone(), shown) {
+    let summary = match ratings::derive(&site.registry(), site.inner.scopes.clone(), shown) {
         Ok(summary) => summary,
         Err(error) => {
             tracing::warn!(%error, "the leaderboard could not be derived from the journal");
@@ -57,7 +57,8 @@ pub fn page(site: &Site, language: Language) -> Result<Option<Response<Body>>, S
     let summary = summary(site)?;
     let w = words(language);
     let names = Names::kept(site)?;
-    let boards = ratings::words::ranked(site.registry()).into_iter().map(|plugin| {
+    let registry = site.registry();
+    let boards = ratings::words::ranked(&registry).into_iter().map(|plugin| {
         let game = plugin.name();
         let board = words_of(plugin).board;
         let heading = locale::text(language, board, &Args::new().text("game", plugin.name_in(language)).read_by(board));

@@ -84,7 +84,7 @@ impl Site {
             Route::Events(id) => events::answer(self, id).await,
             Route::IndexEvents => events::answer_index(self).await,
             Route::Rules(game) => {
-                rules::page(self.registry(), game, language).unwrap_or_else(|| page::not_found(language))
+                rules::page(&self.registry(), game, language).unwrap_or_else(|| page::not_found(language))
             }
             Route::Font => page::font(),
             Route::NotFound => page::not_found(language),

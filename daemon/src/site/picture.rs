@@ -46,8 +46,15 @@ fn draw(site: &Site, id: TableId, language: Language) -> Result<Drawn, SiteError
         return Ok(Drawn::Png(png));
     }
     let names = Names::kept(site)?;
-    let entry = names.named(public::entry(site.registry(), &row), &super::names::ids(&row.snapshot));
-    match site.inner.board.png_in(&entry, language) {
+    let registry = site.registry();
+    let entry = names.named(public::entry(&registry, &row), &super::names::ids(&row.snapshot));
+    // Drawn by the build the table plays (its snapshot names it; the entry's state is
+    // its public view already).
+    let state = row.snapshot.get("state").unwrap_or(&serde_json::Value::Null);
+    let Some(game) = crate::games::played(&registry, &row.game, state) else {
+        return Ok(Drawn::NoBoard(format!("this spellbridge does not know the game `{}`", row.game)));
+    };
+    match site.inner.board.png_by(&*game, &entry, language) {
         Ok(picture) => {
             let png = Bytes::from(picture.png);
             site.inner.pictures.put(id, language, sequence, png.clone());

@@ -14,9 +14,10 @@ use spellbridge_core::Registry;
 
 use super::reader::TableRow;
 
-/// The public state of a table of `game`, or `None` for a game that shows none.
+/// The public state of a table of `game` whose snapshot state is `state`, as the build
+/// playing it shows it ([`crate::games::played`]), or `None` for a game that shows none.
 pub fn state(registry: &Registry, game: &str, state: &Value) -> Option<Value> {
-    registry.get(game).and_then(|plugin| plugin.public_view(state))
+    crate::games::played(registry, game, state).and_then(|plugin| plugin.public_view(state))
 }
 
 /// The table's dice as announced: `epoch`, `commitment`, and `key` once revealed.

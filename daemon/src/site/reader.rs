@@ -15,9 +15,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
-use spellbridge_core::{NetworkId, Registry, RoomId};
+use spellbridge_core::{NetworkId, RoomId};
 
 use super::error::SiteError;
+use crate::games::Games;
 use crate::journal::{Entry, TableId};
 use crate::store::StoreError;
 use crate::store::postgres::{PgStore, StoreUrl};
@@ -56,8 +57,9 @@ impl TableRow {
 /// A read-only connection.
 pub struct Reader {
     source: Source,
-    /// The games, to replay a table's journal rows after its snapshot.
-    registry: Registry,
+    /// The games (as SIGHUP leaves them), to replay a table's journal rows after its
+    /// snapshot.
+    games: Games,
     /// Tables behind their journal as last brought up to date: the journal row they were
     /// replayed up to, and their snapshot then.
     caught_up: Mutex<HashMap<TableId, (i64, Value)>>,
@@ -72,14 +74,14 @@ enum Source {
 
 impl Reader {
     /// Connects to the PostgreSQL database at `url` (brought up to date by the store),
-    /// reading only, for the games of `registry`.
-    pub fn open_postgres(url: &StoreUrl, registry: Registry) -> Result<Reader, SiteError> {
+    /// reading only, for the games `games` holds.
+    pub fn open_postgres(url: &StoreUrl, games: Games) -> Result<Reader, SiteError> {
         let store = PgStore::open(url, None).map_err(|e| SiteError::Store(Box::new(e)))?;
-        Ok(Reader { source: Source::Postgres(Box::new(store)), registry, caught_up: Mutex::default() })
+        Ok(Reader { source: Source::Postgres(Box::new(store)), games, caught_up: Mutex::default() })
     }
 
-    /// Opens `path` read-only, for the games of `registry`.
-    pub fn open(path: &Path, registry: Registry) -> Result<Reader, SiteError> {
+    /// Opens `path` read-only, for the games `games` holds.
+    pub fn open(path: &Path, games: Games) -> Result<Reader, SiteError> {
         let fail = |source| SiteError::Sql { path: path.display().to_string(), source };
         let connection = Connection::open_with_flags(
             path,
@@ -88,7 +90,7 @@ impl Reader {
         .map_err(fail)?;
         connection.busy_timeout(Duration::from_secs(2)).map_err(fail)?;
         let source = Source::Sqlite { connection: Box::new(Mutex::new(connection)), path: path.to_owned() };
-        Ok(Reader { source, registry, caught_up: Mutex::default() })
+        Ok(Reader { source, games, caught_up: Mutex::default() })
     }
 
     /// Runs `sqlite` on the SQLite connection, or `postgres` on the PostgreSQL store.
@@ -170,11 +172,11 @@ impl Reader {
         let now = match &self.source {
             Source::Sqlite { connection, .. } => {
                 let connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
-                crate::store::current::table(&connection, &self.registry, id)
+                crate::store::current::table(&connection, &self.games.now(), id)
                     .map_err(|e| SiteError::BadRow(format!("table {id}: {e}")))?
             }
             Source::Postgres(pg) => {
-                pg.current_table(&self.registry, id).map_err(|e| SiteError::Store(Box::new(e)))?
+                pg.current_table(&self.games.now(), id).map_err(|e| SiteError::Store(Box::new(e)))?
             }
         };
         let Some(mut now) = now else { return Ok(table) };

@@ -1,5 +1,5 @@
 //! The spectator site's shared state: [`Site`], a cheap handle whose clones share the
-//! database reader, the games, the hidden rooms, the board and what the site keeps
+//! database reader, the games (a handle SIGHUP swaps), the hidden rooms, the board and what the site keeps
 //! between requests ([`super::kept`]), the feed and the event streams' count. Every page
 //! and stream takes a `&Site`; this file imports nothing that takes one, so the site's
 //! files never import each other in a circle.
@@ -18,6 +18,7 @@ use super::kept::{Pages, Pictures, Standings};
 use super::reader::Reader;
 use super::streams::Streams;
 use crate::board::Board;
+use crate::games::Games;
 use crate::identity::Scope;
 
 /// The spectator site; clones share it.
@@ -28,7 +29,7 @@ pub struct Site {
 
 pub(super) struct Inner {
     pub(super) reader: Reader,
-    pub(super) registry: Registry,
+    pub(super) games: Games,
     pub(super) scopes: BTreeMap<NetworkId, Scope>,
     pub(super) hidden: RwLock<Arc<Hidden>>,
     pub(super) board: Board,
@@ -42,37 +43,39 @@ pub(super) struct Inner {
 
 impl Site {
     /// The site over the database at `database` (already opened and brought up to date by
-    /// the store), for the games of `registry`; ratings count identities as `scopes` say.
+    /// the store), for the games `games` holds (a handle SIGHUP swaps: [`Games`]); ratings count identities as `scopes` say.
     /// At most `max_event_streams` live-update streams, each sent a keep-alive comment
     /// every `keepalive` (less than the listener's idle timeout).
     pub fn open(
         database: &Path,
-        registry: Registry,
+        games: impl Into<Games>,
         scopes: BTreeMap<NetworkId, Scope>,
         hidden: Hidden,
         max_event_streams: usize,
         keepalive: Duration,
     ) -> Result<Site, SiteError> {
-        let reader = Reader::open(database, registry.clone())?;
-        Ok(Site::over(reader, registry, scopes, hidden, max_event_streams, keepalive))
+        let games = games.into();
+        let reader = Reader::open(database, games.clone())?;
+        Ok(Site::over(reader, games, scopes, hidden, max_event_streams, keepalive))
     }
 
     /// The site over the PostgreSQL database at `url`, as [`Site::open`] over a file.
     pub fn open_postgres(
         url: &crate::store::postgres::StoreUrl,
-        registry: Registry,
+        games: impl Into<Games>,
         scopes: BTreeMap<NetworkId, Scope>,
         hidden: Hidden,
         max_event_streams: usize,
         keepalive: Duration,
     ) -> Result<Site, SiteError> {
-        let reader = Reader::open_postgres(url, registry.clone())?;
-        Ok(Site::over(reader, registry, scopes, hidden, max_event_streams, keepalive))
+        let games = games.into();
+        let reader = Reader::open_postgres(url, games.clone())?;
+        Ok(Site::over(reader, games, scopes, hidden, max_event_streams, keepalive))
     }
 
     fn over(
         reader: Reader,
-        registry: Registry,
+        games: Games,
         scopes: BTreeMap<NetworkId, Scope>,
         hidden: Hidden,
         max_event_streams: usize,
@@ -81,8 +84,8 @@ impl Site {
         Site {
             inner: Arc::new(Inner {
                 reader,
-                board: Board::of(registry.clone()),
-                registry,
+                board: Board::over(games.clone()),
+                games,
                 scopes,
                 hidden: RwLock::new(Arc::new(hidden)),
                 pictures: Pictures::default(),
@@ -128,7 +131,8 @@ impl Site {
         &self.inner.reader
     }
 
-    pub(super) fn registry(&self) -> &Registry {
-        &self.inner.registry
+    /// The games now (a SIGHUP that adds a `[[game]]` shows it from the next request on).
+    pub(super) fn registry(&self) -> Arc<Registry> {
+        self.inner.games.now()
     }
 }

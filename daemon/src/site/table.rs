@@ -45,16 +45,19 @@ pub fn page(site: &Site, id: u64, language: Language) -> Result<Option<Response<
 fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, SiteError> {
     let id = row.id;
     let entries = site.reader().entries(id)?;
-    let (rows, problem) = history::rows(site.registry(), &entries, language);
+    let registry = site.registry();
+    let (rows, problem) = history::rows(&registry, &entries, language);
     let w = words(language);
-    let entry = public::entry(site.registry(), row);
+    let entry = public::entry(&registry, row);
     let names = Names::kept(site)?;
     let ids = super::names::ids(&row.snapshot);
     let named = names.named(entry.clone(), &ids);
-    let title = format!("{} #{}", game_name(site.registry(), &row.game, language), row.id);
-    let game = site.registry().get(&row.game);
-    let facts = game.map(|g| g.facts(&named["state"], language)).unwrap_or_default();
-    let drawn = game.is_some_and(|g| g.board(&named["state"], language).is_some());
+    let title = format!("{} #{}", game_name(&registry, &row.game, language), row.id);
+    // The build the table plays says its facts and draws its board.
+    let state = row.snapshot.get("state").unwrap_or(&serde_json::Value::Null);
+    let game = crate::games::played(&registry, &row.game, state);
+    let facts = game.as_ref().map(|g| g.facts(&named["state"], language)).unwrap_or_default();
+    let drawn = game.as_ref().is_some_and(|g| g.board(&named["state"], language).is_some());
     let main = html! {
         main data-events={ "/tables/" (row.id) "/events" } data-sequence=(row.sequence()) data-finished=(row.finished) {
             h1 {
@@ -79,7 +82,7 @@ fn write(site: &Site, row: &TableRow, language: Language) -> Result<Markup, Site
             (dice(row, &rows, w))
             h2 { (w.history) }
             @if let Some(problem) = &problem { p.sub { (problem) } }
-            (history(&rows, &Shown { names: &names, players: &ids }, w, &|line| super::rules::linked(site.registry(), line, language)))
+            (history(&rows, &Shown { names: &names, players: &ids }, w, &|line| super::rules::linked(&registry, line, language)))
         }
     };
     Ok(layout(language, &title, main))

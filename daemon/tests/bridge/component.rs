@@ -173,3 +173,70 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
     assert!(!strip(&opened.text).contains("opens a game"), "{opened:?}");
     bobby.expect_in(&room, "开了一局取石子").await;
 }
+
+/// Issue 33 (reload): a component first added by SIGHUP reaches the site and the board
+/// pictures at once, as the router: its table's page holds its public view and its board
+/// is drawn, on the site and as a picture in the Matrix room (before, the site and the
+/// painter kept the games of the start, and said they did not know `nim-wasm`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_component_added_on_sighup_reaches_the_site_and_the_matrix_board_at_once() {
+    let component = nim_component();
+    let (irc, synapse) = servers();
+    synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
+    let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
+    let mut bobby = Mx::new(&synapse, "bobby", "Bobby").await;
+    let room = bridge_room(&mut watcher, &mut [&mut bobby]).await;
+    direct_rooms(&mut [&mut bobby]).await;
+    let (mut alice, mut ircwatch) =
+        tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "ircwatch"));
+    let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
+    // No component at start.
+    let extra = Extra { sections: format!("[http]\nlisten = \"127.0.0.1:{http}\"\n"), ..Extra::default() };
+    let daemon = start_daemon(&irc, &synapse, &room, &extra);
+    until_bot_on_irc(&mut alice).await;
+    until_bot_everywhere(&room, &mut watcher, &mut [&mut bobby]).await;
+    alice.say("!new nim-wasm").await;
+    ircwatch.expect("no game called").await;
+
+    // SIGHUP with a [[game]] added.
+    let config = std::fs::read_to_string(daemon.config_path()).unwrap_or_else(|e| panic!("{e}"));
+    let added = format!("{config}\n[[game]]\npath = {:?}\n", component.display().to_string());
+    daemon.set_config(&added).unwrap_or_else(|e| panic!("{e}"));
+    daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + WAIT;
+    while !daemon.log().contains("config reloaded") {
+        assert!(std::time::Instant::now() < deadline, "not reloaded:\n{}", daemon.log_tail(40));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    alice.say("!new nim-wasm").await;
+    ircwatch.expect("opens a game of Nim").await;
+    bobby.say(&room, "!join").await;
+    ircwatch.expect("moves first").await;
+    take("alice", "3 a", &mut alice, &mut bobby, &mut ircwatch, &room).await;
+
+    // The board picture in Matrix, drawn by the painter from the component's SVG.
+    let bot = bot_id();
+    let picture =
+        watcher.expect_where("a board picture", |m| m.sender == bot && m.msgtype == "m.image").await;
+    assert!(picture.body.contains("nim-wasm"), "{picture}");
+
+    // The site's table page: the game's name and its public view, no "does not know".
+    let (status, page) = endpoint::get(http, "/tables/0")
+        .await
+        .unwrap_or_else(|| panic!("GET /tables/0: no answer\n{}", daemon.log()));
+    assert_eq!(status, 200, "{page}\n{}", daemon.log_tail(40));
+    assert!(page.contains("nim-wasm"), "the page names the game:\n{page}");
+    assert!(!page.contains("does not know the game"), "the site knows the game:\n{page}");
+    let json: String = page.replace("&quot;", "\"").split_whitespace().collect();
+    assert!(json.contains("\"piles\":[0,5,7]"), "the page holds the component's public view:\n{page}");
+    assert!(page.contains("/tables/0/board.png"), "the page shows the board:\n{page}");
+    let png = get_bytes(http, "/tables/0/board.png").await;
+    let head = String::from_utf8_lossy(&png[..png.len().min(200)]).into_owned();
+    assert!(
+        head.starts_with("HTTP/1.1 200") && head.contains("image/png"),
+        "{head}\n{}",
+        daemon.log_tail(40)
+    );
+    assert!(png.windows(4).any(|w| w == b"\x89PNG"), "a PNG: {head}");
+}

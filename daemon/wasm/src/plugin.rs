@@ -343,6 +343,16 @@ impl GamePlugin for WasmGame {
         Ok(Box::new(self.table(state, opening, snapshot.paused)?))
     }
 
+    /// The build a snapshot names, from the archive, as [`GamePlugin::restore`] finds it.
+    fn build_of(&self, snapshot: &Value) -> Option<Arc<dyn GamePlugin>> {
+        let hash = snapshot.get("component")?.as_str()?;
+        if hash == self.shared.hash {
+            return None;
+        }
+        let build = self.archive.as_ref()?.game(hash, &self.options).ok()?;
+        (build.name() == self.name()).then(|| Arc::new(build) as Arc<dyn GamePlugin>)
+    }
+
     fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
         events
             .iter()

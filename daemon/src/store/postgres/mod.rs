@@ -4,9 +4,10 @@
 //! is kept beside the games ([`kept`]) — in the tables of `0012_store.sql`, step 12 of the
 //! store's one list of migrations (`store::schema`), which also makes the leader lease.
 //!
-//! Every journal commit runs the leader's fence ([`crate::leader::fenced`]) first, in its
-//! own transaction: a daemon whose lease epoch is stale commits nothing and gets
-//! [`StoreError::Fenced`]. A store opened without a fence refuses to commit (it reads:
+//! Every journal commit runs the leader's fence ([`crate::leader::FENCE_SQL`]) first, in
+//! its own transaction: a daemon whose lease epoch is stale commits nothing and gets
+//! [`StoreError::Fenced`]. A commit takes two round trips ([`commit`]): its statements
+//! pipelined, then `COMMIT`. A store opened without a fence refuses to commit (it reads:
 //! `verify`, `export`, the site, a standby).
 //!
 //! One connection, on a thread of its own ([`worker`]): the daemon loop is the store's
@@ -16,6 +17,7 @@
 //! transactions each open a store of their own (no lease) beside it.
 
 mod audit;
+mod commit;
 mod copy;
 mod kept;
 mod outbox;
@@ -41,6 +43,8 @@ pub struct PgStore {
     worker: Worker,
     url: StoreUrl,
     fence: Option<Fence>,
+    /// The commit's statements, prepared once per connection.
+    prepared: commit::Prepared,
     commits: commits::Commits,
     /// Each table's journal entries committed since its snapshot was last written (as
     /// SQLite's store keeps them).
@@ -85,11 +89,14 @@ impl PgStore {
         }
         config.application_name("spellbridge-store");
         let again = config.clone();
+        let prepared = commit::Prepared::default();
+        let (first, anew) = (prepared.clone(), prepared.clone());
         let reconnect: worker::Reconnect = Box::new(move || {
-            let config = again.clone();
+            let (config, anew) = (again.clone(), anew.clone());
             Box::pin(async move {
                 let (client, connection) = config.connect(NoTls).await?;
                 tokio::spawn(watch(connection));
+                anew.connected();
                 Ok(client)
             })
         });
@@ -98,6 +105,7 @@ impl PgStore {
                 runtime.block_on(async {
                     let (mut client, connection) = config.connect(NoTls).await.map_err(Err)?;
                     tokio::spawn(watch(connection));
+                    first.connected();
                     leader::schema::migrate(&mut client).await.map_err(Ok)?;
                     Ok::<Client, Result<leader::LeaseError, tokio_postgres::Error>>(client)
                 })
@@ -114,6 +122,7 @@ impl PgStore {
             worker,
             url: url.clone(),
             fence,
+            prepared,
             commits: commits::Commits::default(),
             since_snapshot: Default::default(),
             snapshot_every: super::SNAPSHOT_EVERY,
@@ -264,20 +273,25 @@ impl PgStore {
             .collect())
     }
 
-    /// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
+    /// Writes `batch` in one transaction that passes `fence` first ([`commit::write`]);
+    /// returns the outbox ids.
     ///
     /// When the connection ends under it, the batch is written once more on a new
     /// connection only if it surely was not committed: it failed before its `COMMIT` was
     /// sent (PostgreSQL aborts a transaction whose session ends), or its transaction id's
-    /// status, asked on the new connection, is `aborted`. If the status says `committed`,
-    /// the batch stands. Otherwise it is reported lost and nothing of it is announced.
+    /// status, asked on the new connection ([`PgStore::fate`]), is `aborted`. If the
+    /// status says `committed`, the batch stands. Otherwise it is reported lost and
+    /// nothing of it is announced.
     fn write_batch(&self, fence: Fence, batch: Batch, what: &'static str) -> Result<Vec<i64>, StoreError> {
         let target = self.url.shown().to_owned();
         let batch = std::sync::Arc::new(batch);
         let mut retried = false;
         loop {
-            let (fence, written) = (fence.clone(), batch.clone());
-            let error = match self.worker.call(move |client| Box::pin(write(client, fence, written))) {
+            let (fence, written, prepared) = (fence.clone(), batch.clone(), self.prepared.clone());
+            let error = match self
+                .worker
+                .call(move |client| Box::pin(commit::write(client, prepared, fence, written)))
+            {
                 Err(answer) => return Err(self.unanswered(answer)),
                 Ok(Ok(ids)) => return Ok(ids),
                 Ok(Err(Written::Fenced(source))) => return Err(StoreError::Fenced { source }),
@@ -289,34 +303,51 @@ impl PgStore {
                     continue;
                 }
                 Ok(Err(Written::Broken { before_commit: true, source, .. })) => source,
-                Ok(Err(Written::Broken { xid, ids, source, .. })) => {
-                    let status = self.worker.call(move |client| {
-                        Box::pin(async move {
-                            let row = client.query_one("SELECT txid_status($1)", &[&xid]).await?;
-                            Ok::<Option<String>, tokio_postgres::Error>(row.get(0))
-                        })
-                    });
-                    match status {
-                        Ok(Ok(Some(status))) if status == "committed" => {
-                            tracing::warn!(
-                                "the PostgreSQL store's connection ended during a commit that stood"
-                            );
-                            return Ok(ids);
-                        }
-                        Ok(Ok(Some(status))) if status == "aborted" && !retried => {
-                            tracing::warn!(error = %source, "the PostgreSQL store's connection ended during a commit that did not stand; writing it again on a new one");
-                            retried = true;
-                            continue;
-                        }
-                        _ => {
-                            tracing::error!(error = %source, ?status, "the PostgreSQL store's connection ended during a commit whose fate is unknown");
-                            return Err(StoreError::CommitUnknown { target });
-                        }
+                Ok(Err(Written::Broken { xid, ids, source, .. })) => match self.fate(xid) {
+                    Ok(Some(status)) if status == "committed" => {
+                        tracing::warn!("the PostgreSQL store's connection ended during a commit that stood");
+                        return Ok(ids);
                     }
-                }
+                    Ok(Some(status)) if status == "aborted" && !retried => {
+                        tracing::warn!(error = %source, "the PostgreSQL store's connection ended during a commit that did not stand; writing it again on a new one");
+                        retried = true;
+                        continue;
+                    }
+                    status => {
+                        tracing::error!(error = %source, ?status, "the PostgreSQL store's connection ended during a commit whose fate is unknown");
+                        return Err(StoreError::CommitUnknown { target });
+                    }
+                },
             };
             return Err(StoreError::Postgres { target, what, source: error });
         }
+    }
+
+    /// What became of transaction `xid`, whose `COMMIT` was sent on a connection that then
+    /// ended: `txid_status` asked on a new one (`committed`, `aborted`, or `None` when
+    /// PostgreSQL no longer knows). While it says `in progress` it is asked again for up to
+    /// [`FATE_SETTLES`]: PostgreSQL rolls back the transaction of a session whose client
+    /// vanished only once it sees the connection's end.
+    fn fate(&self, xid: i64) -> Result<Option<String>, Answer> {
+        self.worker
+            .call(move |client| {
+                Box::pin(async move {
+                    let deadline = tokio::time::Instant::now() + FATE_SETTLES;
+                    loop {
+                        let row = client.query_one("SELECT txid_status($1)", &[&xid]).await?;
+                        let status: Option<String> = row.get(0);
+                        if status.as_deref() != Some("in progress") || tokio::time::Instant::now() >= deadline
+                        {
+                            return Ok::<_, tokio_postgres::Error>(status);
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    }
+                })
+            })?
+            .or_else(|error| {
+                tracing::warn!(%error, "the PostgreSQL store could not ask what became of a commit");
+                Ok(None)
+            })
     }
 
     /// Writes the snapshot of every table with journal entries committed since its last
@@ -451,6 +482,9 @@ impl PgStore {
     }
 }
 
+/// How long a commit cut off at `COMMIT` waits for its transaction to be seen ended.
+const FATE_SETTLES: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Logs how a connection ended.
 async fn watch(
     connection: tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
@@ -486,106 +520,4 @@ enum Written {
         ids: Vec<i64>,
         source: tokio_postgres::Error,
     },
-}
-
-/// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
-/// A failed one is rolled back before this returns, so the lease row's share lock the
-/// fence took is let go at once (a take-over waits for it).
-async fn write(client: &mut Client, fence: Fence, batch: std::sync::Arc<Batch>) -> Result<Vec<i64>, Written> {
-    let broken = |source: tokio_postgres::Error, xid: i64, ids: Vec<i64>, before_commit: bool| {
-        Written::Broken { before_commit, xid, ids, source }
-    };
-    let transaction = match client.transaction().await {
-        Ok(transaction) => transaction,
-        Err(source) if lost(&source) => return Err(broken(source, 0, Vec::new(), true)),
-        Err(source) => return Err(Written::Sql(source)),
-    };
-    let xid = match transaction.query_one("SELECT txid_current()", &[]).await {
-        Ok(row) => row.get::<_, i64>(0),
-        Err(source) if lost(&source) => return Err(broken(source, 0, Vec::new(), true)),
-        Err(source) => return Err(Written::Sql(source)),
-    };
-    match fill(&transaction, &fence, &batch).await {
-        Ok(ids) => match transaction.commit().await {
-            Ok(()) => Ok(ids),
-            Err(source) if lost(&source) => Err(broken(source, xid, ids, false)),
-            Err(source) => Err(Written::Sql(source)),
-        },
-        Err(Written::Sql(source)) if lost(&source) => Err(broken(source, xid, Vec::new(), true)),
-        Err(error) => {
-            let _ = transaction.rollback().await;
-            Err(error)
-        }
-    }
-}
-
-/// The statements of one commit, after its fence.
-async fn fill(
-    transaction: &tokio_postgres::Transaction<'_>,
-    fence: &Fence,
-    batch: &Batch,
-) -> Result<Vec<i64>, Written> {
-    leader::fenced(transaction, fence).await.map_err(Written::Fenced)?;
-    let sql = Written::Sql;
-    let meta = transaction
-        .prepare("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-        .await
-        .map_err(sql)?;
-    for (key, value) in &batch.meta {
-        transaction.execute(&meta, &[key, value]).await.map_err(sql)?;
-    }
-    let seen = transaction
-        .prepare("INSERT INTO seen_messages (network, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
-        .await
-        .map_err(sql)?;
-    for (network, id) in &batch.seen {
-        transaction.execute(&seen, &[network, id]).await.map_err(sql)?;
-    }
-    let journal = transaction
-        .prepare(
-            "INSERT INTO journal (table_id, sequence, kind, player, command, network, message_id, dice_seed, entry, events)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-        )
-        .await
-        .map_err(sql)?;
-    for row in &batch.journal {
-        let kind = row.kind.to_owned();
-        transaction
-            .execute(
-                &journal,
-                &[
-                    &row.table,
-                    &row.sequence,
-                    &kind,
-                    &row.player,
-                    &row.command,
-                    &row.network,
-                    &row.message_id,
-                    &row.dice_seed,
-                    &row.entry,
-                    &row.events,
-                ],
-            )
-            .await
-            .map_err(sql)?;
-    }
-    let outbox = transaction
-        .prepare("INSERT INTO outbox (network, destination, text) VALUES ($1, $2, $3) RETURNING id")
-        .await
-        .map_err(sql)?;
-    let mut ids = Vec::with_capacity(batch.outbox.len());
-    for (network, destination, text) in &batch.outbox {
-        ids.push(transaction.query_one(&outbox, &[network, destination, text]).await.map_err(sql)?.get(0));
-    }
-    let keys = transaction
-        .prepare("INSERT INTO dice_keys (table_id, epoch, key) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
-        .await
-        .map_err(sql)?;
-    for (table, epoch, key) in &batch.keys {
-        transaction.execute(&keys, &[table, epoch, key]).await.map_err(sql)?;
-    }
-    for snapshot in &batch.snapshots {
-        snapshots::write(transaction, snapshot).await?;
-    }
-    Ok(ids)
 }

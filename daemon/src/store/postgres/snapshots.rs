@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use tokio_postgres::Transaction;
+use tokio_postgres::Client;
 
 use super::super::history;
 use super::super::seal::{self, Digest};
@@ -263,9 +263,9 @@ impl startup::Source for PgStore {
     }
 }
 
-/// Writes `snapshot` in `transaction` (after the commit's journal rows), sealed with its
-/// table's journal digest.
-pub(super) async fn write(transaction: &Transaction<'_>, snapshot: &Snapshot) -> Result<(), Written> {
+/// Writes `snapshot` in the commit's transaction, open on `transaction` (after the
+/// commit's journal rows), sealed with its table's journal digest.
+pub(super) async fn write(transaction: &Client, snapshot: &Snapshot) -> Result<(), Written> {
     let table = sql_u64(snapshot.table);
     let (digest, upto) = match snapshot.sealed {
         Some(sealed) => sealed,
@@ -306,10 +306,7 @@ pub(super) async fn write(transaction: &Transaction<'_>, snapshot: &Snapshot) ->
 
 /// The table's whole journal digest and last row id, as the transaction sees them: the
 /// digest sealed with its snapshot extended by the rows after the snapshot's point.
-async fn digest_now(
-    transaction: &Transaction<'_>,
-    table: i64,
-) -> Result<(Digest, i64), tokio_postgres::Error> {
+async fn digest_now(transaction: &Client, table: i64) -> Result<(Digest, i64), tokio_postgres::Error> {
     let stored = transaction
         .query_opt("SELECT journal_digest, journal_upto FROM tables WHERE id = $1", &[&table])
         .await?
@@ -334,7 +331,7 @@ async fn digest_now(
 /// Writes the history entries the database lacks (all of them, replacing the table's
 /// rows, when they start at 0); returns the row count and digest to name in the snapshot.
 async fn append_history(
-    transaction: &Transaction<'_>,
+    transaction: &Client,
     table: i64,
     entries: &crate::router::StoredHistory,
 ) -> Result<(usize, Digest), Written> {

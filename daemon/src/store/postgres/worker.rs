@@ -13,8 +13,8 @@
 //! new one before the next job runs, with a backoff that doubles from
 //! [`FIRST_BACKOFF`] to [`MAX_BACKOFF`]. A job that finds the database down waits at most
 //! [`PATIENCE`] for it and is then answered [`Answer::Down`] without running: it sent
-//! nothing, so its caller knows it changed nothing. Nothing is prepared across jobs
-//! (each transaction prepares its statements), so a new connection needs nothing redone.
+//! nothing, so its caller knows it changed nothing. The commit's prepared statements are
+//! prepared again on a new connection (`commit::Prepared`); nothing else is kept across jobs.
 
 use std::future::Future;
 use std::pin::Pin;
