@@ -9,8 +9,11 @@
 //!   it opened with (its snapshot names that build's SHA-256), also after a restart; a
 //!   restart whose kept build is gone is refused naming that hash;
 //! - a component that traps pauses that one table for its game master or the room's
-//!   operator (`!resume`), while
-//!   another table of the same game and a built-in game's table go on.
+//!   operator (`!resume`), also after a restart (the pause is journaled), while
+//!   another table of the same game and a built-in game's table go on;
+//! - a `[game.options]` table reaches the component's `open` (Nim's `piles`), and a bad
+//!   option refuses the opening saying what to write; `open`'s seed is the table's
+//!   committed dice at `OPENING_DRAW`, as the revealed key shows and `verify` agrees.
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
@@ -27,13 +30,15 @@ const BOT: &str = "gamehost";
 const WAIT: Duration = Duration::from_secs(15);
 
 /// Builds games/nim-wasm once per run: `nim` (the example), `nim-o1` (the same game
-/// compiled at -O1: another build, another hash) and `trap` (`take` traps).
+/// compiled at -O1: another build, another hash), `trap` (`take` traps) and `echo` (its
+/// opening tells the seed `open` was given).
 fn built() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("daemon-components");
-        for (name, flags) in [("nim", ""), ("nim-o1", "-O1"), ("trap", "-DHOSTILE_TRAP")] {
+        let builds = [("nim", ""), ("nim-o1", "-O1"), ("trap", "-DHOSTILE_TRAP"), ("echo", "-DECHO_SEED")];
+        for (name, flags) in builds {
             let status = Process::new("bash")
                 .arg(root.join("games/nim-wasm/build.sh"))
                 .arg(&out)
@@ -253,11 +258,97 @@ async fn a_trapping_component_pauses_its_table_for_its_game_master_and_the_other
     says(&mut bob, "#three", "!join", "moves first", &daemon).await;
     says(&mut alice, "#three", "!take 1 a", "takes 1 stone", &daemon).await;
 
+    // A restart keeps the pause: it was journaled, and the table's snapshot holds it.
+    daemon.restart().unwrap_or_else(|e| panic!("{e}"));
+    until_answering(&mut alice, &mut daemon).await;
+    let paused = says(&mut bob, "#one", "!status", "paused", &daemon).await;
+    assert!(paused.contains("stopped with an error"), "still paused after a restart: {paused}");
+    says(&mut alice, "#two", "!status", "to move", &daemon).await;
+
     // A player may not resume it; the room's operator may, and the table answers again.
     says(&mut bob, "#one", "!resume", "Only a game master", &daemon).await;
     says(&mut gm, "#one", "!resume", "resumes the nim-wasm table", &daemon).await;
     says(&mut bob, "#one", "!status", "to move", &daemon).await;
     assert!(daemon.is_running(), "the daemon goes on:\n{}", daemon.log_tail(40));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_game_options_reach_open_and_a_bad_one_is_refused_saying_what_to_write() {
+    let nim = component("nim").display().to_string();
+    let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let port = server.port();
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    let games = |options: &str| format!("[[game]]\npath = {nim:?}\n[game.options]\n{options}\n");
+    daemon.set_config(&config(port, &games("piles = [1, 2, 9]"))).expect("config");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
+    until_answering(&mut alice, &mut daemon).await;
+
+    let opened = says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    assert!(opened.contains("a 1 · b 2 · c 9"), "the options' piles: {opened}");
+    says(&mut bob, "#one", "!join", "moves first", &daemon).await;
+    says(&mut alice, "#one", "!take 1 a", "takes 1 stone", &daemon).await;
+    let status = says(&mut bob, "#one", "!status", "to move", &daemon).await;
+    assert!(status.contains("a 0 · b 2 · c 9"), "{status}");
+
+    // A bad option, loaded on SIGHUP: a new table is refused saying what to write.
+    daemon.set_config(&config(port, &games("piles = [3, 5, 70]"))).expect("config");
+    daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
+    daemon.wait_for_log("config reloaded", WAIT).unwrap_or_else(|e| panic!("{e}"));
+    let refused = says(&mut alice, "#two", "!new nim-wasm", "piles", &daemon).await;
+    assert!(
+        refused.contains("piles = [3, 5, 70]")
+            && refused.contains("is not three piles of 1 to 10 stones")
+            && refused.contains("piles = [3, 5, 7]"),
+        "{refused}"
+    );
+    // The table in play goes on with its piles.
+    let took = says(&mut bob, "#one", "!take 1 b", "takes 1 stone", &daemon).await;
+    assert!(took.contains("a 0 · b 1 · c 9"), "{took}");
+}
+
+/// Every journal row of `kind` in the daemon's database: its entry and its events, as
+/// JSON text.
+fn journaled(daemon: &Daemon, kind: &str) -> Vec<String> {
+    let connection = rusqlite::Connection::open(daemon.path("games.db")).expect("sqlite opens");
+    let mut rows =
+        connection.prepare("SELECT entry || events FROM journal WHERE kind = ?1 ORDER BY id").expect("query");
+    rows.query_map([kind], |row| row.get(0)).expect("rows").collect::<Result<_, _>>().expect("rows")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_gets_the_seed_of_the_tables_committed_dice_and_verify_agrees() {
+    let echo = component("echo").display().to_string();
+    let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let port = server.port();
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    daemon.set_config(&config(port, &format!("[[game]]\npath = {echo:?}\n"))).expect("config");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
+    until_answering(&mut alice, &mut daemon).await;
+    says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    says(&mut bob, "#one", "!join", "moves first", &daemon).await;
+    says(&mut alice, "#one", "!concede", "Dice key revealed", &daemon).await;
+    daemon.terminate(Duration::from_secs(15)).unwrap_or_else(|e| panic!("{e}"));
+
+    // The key revealed at the end gives the seed the opening told.
+    let revealed = journaled(&daemon, "revealed");
+    let key = revealed.first().and_then(|row| row.split("\"key\":\"").nth(1)).map(|rest| &rest[..64]);
+    let key = key.unwrap_or_else(|| panic!("a revealed key: {revealed:?}"));
+    let key = spellbridge_core::dice::DiceKey::from_hex(key).expect("64 hex digits");
+    let opened = journaled(&daemon, "opened");
+    let told = opened
+        .first()
+        .and_then(|row| row.split("[\"seed\",\"").nth(1))
+        .and_then(|rest| rest.split('"').next());
+    let seed = key.seed(spellbridge_core::plugin::OPENING_DRAW);
+    assert_eq!(told, Some(seed.to_string().as_str()), "the opening: {opened:?}");
+    // `verify` replays the table with the component and agrees with the journal.
+    let output = daemon
+        .command(&["verify", "--db", "games.db", "--config", "spellbridge.toml"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{report}{}", String::from_utf8_lossy(&output.stderr));
 }
 
 /// The example built from a copy of the repository's sources whose English `nim-took`
@@ -274,10 +365,18 @@ fn reworded() -> &'static PathBuf {
             std::fs::create_dir_all(to.parent().expect("a folder")).expect("makes the folder");
             std::fs::copy(root.join(from), &to).unwrap_or_else(|e| panic!("copies {from}: {e}"));
         };
-        for file in ["games/nim-wasm/build.sh", "games/nim-wasm/game.c", "games/nim-wasm/rules.c"] {
+        for file in [
+            "games/nim-wasm/build.sh",
+            "games/nim-wasm/game.c",
+            "games/nim-wasm/rules.c",
+            "games/nim-wasm/options.c",
+        ] {
             copy(file);
         }
         for file in ["games/nim-wasm/rules.h", "games/nim-wasm/nim.transcript", "locales/zh-CN/nim.ftl"] {
+            copy(file);
+        }
+        for file in ["games/nim-wasm/texts/en.ftl", "games/nim-wasm/texts/zh-CN.ftl"] {
             copy(file);
         }
         for wit in std::fs::read_dir(root.join("wit")).expect("wit/") {

@@ -33,18 +33,21 @@ base="${world//-/_}"
 wit-bindgen c --world "$world" --out-dir "$work" "$wit" >"$work/bindgen.log" 2>&1 || { cat "$work/bindgen.log" >&2; exit 1; }
 echo "#include \"$base.h\"" > "$work/world.h"
 
-# The game's texts: the catalogues of the built-in Nim, as C byte arrays.
+# A file as a C byte array.
 embed() {
     echo "static const char $1[] = {"
     od -An -v -tx1 "$2" | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
     echo "0};"
 }
-{ embed TEXTS_EN "$root/locales/en/nim.ftl"; embed TEXTS_ZH "$root/locales/zh-CN/nim.ftl"; } > "$work/texts.h"
+# The game's texts: the catalogues of the built-in Nim, then the component's own (texts/).
+cat "$root/locales/en/nim.ftl" "$here/texts/en.ftl" > "$work/en.ftl"
+cat "$root/locales/zh-CN/nim.ftl" "$here/texts/zh-CN.ftl" > "$work/zh-CN.ftl"
+{ embed TEXTS_EN "$work/en.ftl"; embed TEXTS_ZH "$work/zh-CN.ftl"; } > "$work/texts.h"
 
 clang-14 --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 -Wall -Werror \
     -fuse-ld=lld -Wl,--strip-all \
     -I "$work" -I "$here" ${NIM_CFLAGS:-} \
-    "$here/game.c" "$here/rules.c" \
+    "$here/game.c" "$here/rules.c" "$here/options.c" \
     "$work/$base.c" "$work/${base}_component_type.o" \
     -o "$work/core.wasm"
 adapt=()

@@ -11,7 +11,9 @@
  * hour, reads both clocks and draws random bytes, and tells what it got in its news (the
  * adapter has no sockets: NET tries them).
  * NET (built for hostile/net-wit/net.wit) makes a TCP socket and looks up a name with
- * WASI 0.2's sockets, and tells the error codes it got. */
+ * WASI 0.2's sockets, and tells the error codes it got.
+ * Built with -DECHO_SEED, the opening's first news also names the seed `open` was given
+ * (the host's test that a table's committed dice reach `open`). */
 #include <stdlib.h>
 #include <string.h>
 #if defined(HOSTILE_WASI) || defined(HOSTILE_NET)
@@ -130,18 +132,33 @@ static void outcome_of(const struct nim *nim, const struct nim_news *news, expor
 bool exports_spellbridge_game_game_open(spellbridge_game_list_string_t *players, str_t *options, uint64_t seed,
                                         int64_t now, exports_spellbridge_game_game_outcome_t *ret,
                                         exports_spellbridge_game_game_refusal_t *err) {
-    (void)options, (void)seed, (void)now;
+    (void)seed, (void)now;
     struct nim nim;
     struct nim_news news;
     struct nim_said refusal;
+    uint8_t start[3];
+    if (nim_options((const char *)options->ptr, options->len, start, &refusal)) {
+        refusal_of(&refusal, err);
+        return false;
+    }
     const char *second = players->len > 1 ? (const char *)players->ptr[1].ptr : 0;
     size_t second_len = players->len > 1 ? players->ptr[1].len : 0;
     if (players->len == 0 ||
-        nim_open(&nim, (const char *)players->ptr[0].ptr, players->ptr[0].len, second, second_len, &news, &refusal)) {
+        nim_open(&nim, start, (const char *)players->ptr[0].ptr, players->ptr[0].len, second, second_len, &news,
+                 &refusal)) {
         if (players->len == 0) refusal.id = "nim-no-opponent", refusal.nargs = 0;
         refusal_of(&refusal, err);
         return false;
     }
+#ifdef ECHO_SEED
+    /* The host's test of the seed: the opening tells the seed `open` was given. */
+    struct nim_said *opened = &news.said[0];
+    if (opened->nargs < 6) {
+        opened->names[opened->nargs] = "seed";
+        opened->values[opened->nargs][nim_digits(seed, opened->values[opened->nargs])] = 0;
+        opened->nargs++;
+    }
+#endif
     outcome_of(&nim, &news, ret);
     return true;
 }
@@ -353,9 +370,18 @@ void exports_spellbridge_game_game_public_view(spellbridge_game_list_u8_t *state
     *ret = sn(text, at);
 }
 
+/* Nothing in Nim is hidden: a player's view is the piles and what they may do now, worded
+ * by a message of the texts (`said`), which the host shows them privately (`!view`). */
 void exports_spellbridge_game_game_private_view(spellbridge_game_list_u8_t *state, str_t *player, str_t *ret) {
-    (void)player;
-    exports_spellbridge_game_game_public_view(state, ret); /* Nothing in Nim is hidden. */
+    struct nim nim;
+    if (nim_read(state->ptr, state->len, &nim)) {
+        *ret = s("null");
+        return;
+    }
+    char *view = malloc(1024 + 4 * NIM_NAME_MAX);
+    size_t len = nim_private_view(&nim, (const char *)player->ptr, player->len, view);
+    ret->ptr = (uint8_t *)view;
+    ret->len = len;
 }
 
 /* Reads the number after `key` in the JSON text (the piles of a public view), or -1. */

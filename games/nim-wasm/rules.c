@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-static const uint8_t START[3] = {3, 5, 7};
+const uint8_t NIM_START[3] = {3, 5, 7};
 static const char *PILE_NAMES[3] = {"a", "b", "c"};
 
 size_t nim_digits(uint64_t n, char *out) {
@@ -44,7 +44,7 @@ const char *nim_read(const uint8_t *bytes, size_t len, struct nim *nim) {
     if (len < 12 || memcmp(bytes, "NIM1", 4) != 0) return "not a Nim state (no NIM1 header)";
     for (int i = 0; i < 3; i++) {
         nim->piles[i] = bytes[4 + i];
-        if (nim->piles[i] > START[i]) return "a pile holds more stones than it started with";
+        if (nim->piles[i] > NIM_PILE_MOST) return "a pile holds more stones than a pile may start with";
     }
     nim->turn = bytes[7];
     nim->finished = bytes[8];
@@ -116,10 +116,10 @@ static int set_player(struct nim_player *p, const char *name, size_t len) {
     return 0;
 }
 
-int nim_open(struct nim *nim, const char *opener, size_t opener_len, const char *second, size_t second_len,
-             struct nim_news *news, struct nim_said *refusal) {
+int nim_open(struct nim *nim, const uint8_t start[3], const char *opener, size_t opener_len, const char *second,
+             size_t second_len, struct nim_news *news, struct nim_said *refusal) {
     memset(nim, 0, sizeof *nim);
-    memcpy(nim->piles, START, 3);
+    memcpy(nim->piles, start, 3);
     nim->winner = 0xff;
     news->count = 0;
     if (set_player(&nim->players[0], opener, opener_len) != 0) {
@@ -289,4 +289,65 @@ int nim_apply(struct nim *nim, const char *actor, size_t actor_len, int gm_or_op
     }
     said(refusal, "nim-over");
     return -1;
+}
+
+/* Appends `text` as the body of a JSON string: the bytes that need escaping (a quote, a
+ * backslash, a control character) become `_`, as the public view writes names. */
+static size_t json_text(char *out, const char *text, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        out[i] = (c == '"' || c == '\\' || (unsigned char)c < 0x20) ? '_' : c;
+    }
+    return len;
+}
+
+static size_t put_text(char *out, const char *text) {
+    memcpy(out, text, strlen(text));
+    return strlen(text);
+}
+
+size_t nim_private_view(const struct nim *nim, const char *player, size_t player_len, char *out) {
+    struct nim_said view;
+    int seat = seat_of(nim, player, player_len);
+    if (nim->finished) {
+        said(&view, "nim-over");
+    } else if (seat < 0) {
+        said(&view, "nim-view-not-playing");
+        arg_piles(&view, nim);
+    } else if (nim->count < 2) {
+        said(&view, "nim-view-waiting");
+        arg_piles(&view, nim);
+    } else if (nim->turn == seat) {
+        /* The example names the first pile with stones, and as many as may be taken. */
+        int pile = 0;
+        while (pile < 2 && nim->piles[pile] == 0) pile++;
+        unsigned most = nim->piles[pile] < NIM_MOST ? nim->piles[pile] : NIM_MOST;
+        said(&view, "nim-view-your-turn");
+        arg_piles(&view, nim);
+        arg_number(&view, "most", NIM_MOST);
+        arg_number(&view, "amount", most);
+        arg_text(&view, "pile", PILE_NAMES[pile], 1);
+    } else {
+        said(&view, "nim-view-their-turn");
+        arg_piles(&view, nim);
+        arg_player(&view, "player", &nim->players[nim->turn]);
+    }
+    size_t at = put_text(out, "{\"piles\":[");
+    for (int i = 0; i < 3; i++) {
+        if (i) out[at++] = ',';
+        at += nim_digits(nim->piles[i], out + at);
+    }
+    at += put_text(out + at, "],\"said\":{\"id\":\"");
+    at += put_text(out + at, view.id);
+    at += put_text(out + at, "\",\"args\":{");
+    for (int i = 0; i < view.nargs; i++) {
+        if (i) out[at++] = ',';
+        out[at++] = '"';
+        at += put_text(out + at, view.names[i]);
+        at += put_text(out + at, "\":\"");
+        at += json_text(out + at, view.values[i], strlen(view.values[i]));
+        out[at++] = '"';
+    }
+    at += put_text(out + at, "}}}");
+    return at;
 }

@@ -8,6 +8,11 @@
 
 #define NIM_NAME_MAX 255
 #define NIM_MOST 3
+/* The most stones a pile may start with (the option `piles`; the board draws up to 10). */
+#define NIM_PILE_MOST 10
+
+/* The piles a table starts with when the options name none (RULES N-2). */
+extern const uint8_t NIM_START[3];
 
 enum nim_reason { NIM_NONE = 0, NIM_LAST_STONE = 1, NIM_CONCEDED = 2, NIM_STOPPED = 3 };
 
@@ -46,9 +51,18 @@ size_t nim_write(const struct nim *nim, uint8_t *out, size_t room);
 /* 0 when `bytes` are a state; else a reason (a static string). */
 const char *nim_read(const uint8_t *bytes, size_t len, struct nim *nim);
 
-/* Opens a table for the opener (and a second player, if given). 0, or a refusal. */
-int nim_open(struct nim *nim, const char *opener, size_t opener_len, const char *second, size_t second_len,
-             struct nim_news *news, struct nim_said *refusal);
+/* Opens a table with piles `start` for the opener (and a second player, if given). 0, or
+ * a refusal. */
+int nim_open(struct nim *nim, const uint8_t start[3], const char *opener, size_t opener_len, const char *second,
+             size_t second_len, struct nim_news *news, struct nim_said *refusal);
+
+/* Reads the options (the `[game.options]` table as TOML text) into `start`: 0, or -1 and
+ * the refusal saying what to write instead. */
+int nim_options(const char *text, size_t len, uint8_t start[3], struct nim_said *refusal);
+
+/* `player`'s private view of the table as JSON text (a message of the texts under `said`)
+ * into `out` (room for 1024 + 4 * NIM_NAME_MAX bytes); returns its length. */
+size_t nim_private_view(const struct nim *nim, const char *player, size_t player_len, char *out);
 
 enum nim_command { NIM_JOIN, NIM_TAKE, NIM_STATUS, NIM_CONCEDE, NIM_STOP };
 

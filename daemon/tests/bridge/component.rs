@@ -5,7 +5,9 @@
 //! player opens it, a Matrix player joins and wins, both rooms hear every move, the site
 //! shows the table's public view and its board (drawn from the component's SVG, also posted
 //! as a picture in Matrix), `!stats` and `!top` rate the finished
-//! game, and `!lang zh` gets the component's own Chinese texts.
+//! game, and `!lang zh` gets the component's own Chinese texts. A player's `!view` (the
+//! component's `private-view`) reaches that player alone, privately, on either network,
+//! and nothing of it reaches a room or the site.
 
 use std::path::PathBuf;
 use std::process::Command as Process;
@@ -74,7 +76,7 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
         tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "ircwatch"));
     let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
     let sections = format!(
-        "[http]\nlisten = \"127.0.0.1:{http}\"\n\n[[game]]\npath = {path:?}\n[game.options]\nnote = \"kept\"\n",
+        "[http]\nlisten = \"127.0.0.1:{http}\"\n\n[[game]]\npath = {path:?}\n[game.options]\npiles = [3, 5, 7]\n",
         path = component.display().to_string()
     );
     let extra = Extra { sections, ..Extra::default() };
@@ -104,6 +106,15 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
     bobby.say(&room, "!take 1 a").await;
     bobby.expect_in(&room, "turn").await;
 
+    // Each player's private view, told to them alone: asked privately, or in the room.
+    alice.tell_bot("!view").await;
+    let view = alice.expect_private("Your turn at Nim").await;
+    assert!(strip(&view.text).contains("!take 3 a"), "{view:?}");
+    alice.say("!view").await;
+    alice.expect_private("Your turn at Nim").await;
+    bobby.tell_bot("!view").await;
+    bobby.expect_private("yours comes next").await;
+
     for (who, move_) in [("alice", "3 a"), ("bobby", "3 c"), ("alice", "3 c"), ("bobby", "1 c")] {
         take(who, move_, &mut alice, &mut bobby, &mut ircwatch, &room).await;
     }
@@ -115,6 +126,16 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
     assert_eq!(status, 200, "{page}\n{}", daemon.log());
     let json: String = page.replace("&quot;", "\"").split_whitespace().collect();
     assert!(json.contains("\"piles\":[0,5,0]"), "the page holds the component's public view:\n{page}");
+    // Nothing of a private view reached the rooms (moves were told since) or the site.
+    let private = ["Your turn at Nim", "yours comes next"];
+    let mut said: Vec<String> = ircwatch.bot_lines();
+    said.extend(bobby.bot_lines(&room));
+    said.extend(watcher.bot_lines(&room));
+    said.push(page.clone());
+    assert!(
+        said.iter().all(|s| !private.iter().any(|p| s.contains(p))),
+        "a private view was told:\n{said:#?}"
+    );
 
     // Its board, drawn from the component's SVG: a picture posted in Matrix, and the
     // site's board picture (a PNG the daemon drew; none of the component's bytes).

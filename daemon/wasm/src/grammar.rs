@@ -3,7 +3,7 @@
 //! and leaked: a few kilobytes per game loaded, never per table or per call.
 
 use spellbridge_core::PlayerArgument;
-use spellbridge_core::grammar::{Arg, Choice, Command, Kind, Who};
+use spellbridge_core::grammar::{Arg, Choice, Command, Kind, Query, Who};
 
 use crate::bindings::spellbridge::game::types as wit;
 
@@ -48,6 +48,16 @@ pub const RESUME: Command =
 /// The help id of [`RESUME`], in the host's catalogue (`locales/*/component.ftl`).
 pub const RESUME_HELP: &str = "component-help-resume";
 
+/// The host's other command at every component's table: a player's private view (the
+/// component's `private-view`), a question answered to the asker alone, privately.
+pub const VIEW: Command = Command::new("view", "Shows you, privately, what you may see of this table.")
+    .aliases(&["查看"])
+    .query(Query::Yes)
+    .example("view");
+
+/// The help id of [`VIEW`], in the host's catalogue.
+pub const VIEW_HELP: &str = "component-help-view";
+
 /// Each command's name and the id of its help in the game's texts.
 pub type HelpIds = Vec<(String, String)>;
 
@@ -60,10 +70,10 @@ pub fn commands(declared: &[wit::Command]) -> Result<(&'static [Command], HelpId
     let mut help = Vec::new();
     for command in declared {
         for name in std::iter::once(&command.name).chain(&command.aliases) {
-            if RESUME.is_called(&name.to_lowercase()) {
+            if let Some(host) = [RESUME, VIEW].iter().find(|host| host.is_called(&name.to_lowercase())) {
                 return Err(format!(
-                    "command `{}` is called `{name}`, the host's own command at every table: name it otherwise",
-                    command.name
+                    "command `{}` is called `{name}`, a word of the host's own `{}` at every table: name it otherwise",
+                    command.name, host.name
                 ));
             }
             if !typable(name) {
@@ -94,6 +104,7 @@ pub fn commands(declared: &[wit::Command]) -> Result<(&'static [Command], HelpId
         commands.push(made);
     }
     commands.push(RESUME);
+    commands.push(VIEW);
     Ok((Box::leak(commands.into_boxed_slice()), help))
 }
 

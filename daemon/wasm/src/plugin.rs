@@ -26,7 +26,7 @@ use spellbridge_core::{Ending, EventRecord, Language, PlayerId, RichText, TableK
 use crate::archive::Archive;
 use crate::bindings::spellbridge::game::types as wit;
 use crate::ending::Ended;
-use crate::grammar::{RESUME, RESUME_HELP};
+use crate::grammar::{RESUME, RESUME_HELP, VIEW, VIEW_HELP};
 use crate::load::LoadError;
 use crate::run::{CallError, Runner};
 use crate::texts::Texts;
@@ -158,9 +158,14 @@ impl WasmGame {
     }
 
     /// A table of this game at `state`, read back through the component.
-    fn table(&self, state: Vec<u8>, opening: Vec<Event>) -> Result<WasmTable, String> {
+    fn table(
+        &self,
+        state: Vec<u8>,
+        opening: Vec<Event>,
+        paused: Option<String>,
+    ) -> Result<WasmTable, String> {
         let status = self.shared.status(&state)?;
-        Ok(WasmTable { shared: self.shared.clone(), state, status, opening, paused: None })
+        Ok(WasmTable { shared: self.shared.clone(), state, status, opening, paused })
     }
 }
 
@@ -245,6 +250,9 @@ struct Snapshot {
     /// What the table told when it opened, so a replay restores the same opening.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     opening: Vec<EventRecord>,
+    /// Why the table is paused, if it is ([`WasmTable`]'s `paused`), so a restart keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    paused: Option<String>,
 }
 
 impl GamePlugin for WasmGame {
@@ -263,6 +271,9 @@ impl GamePlugin for WasmGame {
     fn help_in(&self, command: &str, language: Language) -> Option<String> {
         if command == RESUME.name {
             return Some(spellbridge_core::locale::text(language, RESUME_HELP, &Args::new()));
+        }
+        if command == VIEW.name {
+            return Some(spellbridge_core::locale::text(language, VIEW_HELP, &Args::new()));
         }
         let (_, id) = self.shared.help.iter().find(|(name, _)| name == command)?;
         Some(self.shared.texts.say(language, id, &[]))
@@ -289,7 +300,7 @@ impl GamePlugin for WasmGame {
             Ok(Ok(outcome)) => outcome,
         };
         let (state, opening) = self.shared.outcome(outcome).map_err(|e| self.shared.failed(&e))?;
-        let table = self.table(state, opening).map_err(Refusal::because)?;
+        let table = self.table(state, opening, None).map_err(Refusal::because)?;
         Ok(Box::new(table))
     }
 
@@ -329,7 +340,7 @@ impl GamePlugin for WasmGame {
                 Ok(Event::to(record.to, news))
             })
             .collect::<Result<_, String>>()?;
-        Ok(Box::new(self.table(state, opening)?))
+        Ok(Box::new(self.table(state, opening, snapshot.paused)?))
     }
 
     /// The build a snapshot names, from the archive, as [`GamePlugin::restore`] finds it.
@@ -351,6 +362,21 @@ impl GamePlugin for WasmGame {
                     let text =
                         spellbridge_core::locale::rich(presentation.language, "component-resumed", &args);
                     return Some(Announcement::to(event.to.clone(), text));
+                }
+                if let Some(paused) = event.get::<Paused>() {
+                    let args = Args::new().text("game", self.shared.name).text("error", &paused.paused);
+                    let text =
+                        spellbridge_core::locale::rich(presentation.language, "component-failed", &args);
+                    return Some(Announcement::to(event.to.clone(), text));
+                }
+                if let Some(view) = event.get::<Viewed>() {
+                    let text = match &view.said {
+                        Some(said) => self.shared.texts.say(presentation.language, &said.id, &said.args),
+                        None => {
+                            format!("`{}`", spellbridge_core::shown::escaped(&view.view.replace('`', "'")))
+                        }
+                    };
+                    return Some(Announcement::to(event.to.clone(), RichText::from(text)));
                 }
                 let news = event.get::<WasmNews>()?;
                 let text = self.shared.texts.say(presentation.language, &news.id, &news.args);
@@ -420,6 +446,25 @@ pub struct Resumed {
     pub resumed: PlayerId,
 }
 
+/// The host's event when a call fails: the table keeps its state and is paused until a
+/// game master's `!resume`. Journaled with the action that failed, so a restart or a
+/// replay pauses the table again (issue 33).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Paused {
+    /// What went wrong ([`CallError`]'s words).
+    pub paused: String,
+}
+
+/// A player's private view ([`VIEW`], a question: never journaled), for that player only:
+/// the component's `private-view`, worded by its texts when it names a message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Viewed {
+    /// The message the view names (its `said` member), if it names one of the texts.
+    pub said: Option<WasmNews>,
+    /// The view as JSON text, shown as it is when it names no message.
+    pub view: String,
+}
+
 /// A table of a component's game: its state bytes and what the component said of them.
 #[derive(Clone)]
 pub struct WasmTable {
@@ -428,8 +473,8 @@ pub struct WasmTable {
     status: wit::Status,
     opening: Vec<Event>,
     /// Why the table is paused: a call failed (a trap, an exhausted budget, an answer
-    /// refused), and only a game master's `!resume` takes moves again. Not part of the
-    /// snapshot (the journal holds no failed call), so a restart resumes it too.
+    /// refused), and only a game master's `!resume` takes moves again. In the snapshot,
+    /// and told by a journaled [`Paused`] event, so a restart keeps it.
     paused: Option<String>,
 }
 
@@ -486,6 +531,30 @@ impl WasmTable {
         Ok(events)
     }
 
+    /// `player`'s private view ([`VIEW`]), for them only. A failed call refuses the
+    /// question and pauses nothing: a view changes nothing and is not journaled, so a
+    /// pause from it could not be kept; moves go on.
+    fn view(&self, player: &PlayerId) -> Result<Vec<Event>, Refusal> {
+        let limits = self.shared.runner.limits();
+        let answer = self
+            .shared
+            .runner
+            .call(|store, game| game.call_private_view(store, &self.state, player.as_str()));
+        let view = answer
+            .and_then(|view| match view.len() > limits.output {
+                true => Err(CallError::Answer(format!(
+                    "a view of {} bytes (at most {})",
+                    view.len(),
+                    limits.output
+                ))),
+                false => Ok(view),
+            })
+            .map_err(|error| self.shared.said("component-view-failed", Some(&error.to_string())))?;
+        let said = serde_json::from_str::<Value>(&view).ok().and_then(|value| said(&value["said"]));
+        let view = if said.is_some() { String::new() } else { view.chars().take(400).collect() };
+        Ok(vec![Event::to(Audience::Player(player.clone()), Viewed { said, view })])
+    }
+
     /// Takes a new state after checking the component reads it back.
     fn accept(&mut self, state: Vec<u8>) -> Result<(), CallError> {
         let status = self.shared.status(&state).map_err(CallError::Answer)?;
@@ -493,6 +562,20 @@ impl WasmTable {
         self.status = status;
         Ok(())
     }
+}
+
+/// The message a view names: `{"id": "<message of the game's texts>", "args": {"name":
+/// "value", ...}}` (each argument text, at most 16 of 4096 bytes in all).
+fn said(said: &Value) -> Option<WasmNews> {
+    let id = said.get("id")?.as_str()?.to_owned();
+    let mut args = Vec::new();
+    if let Some(given) = said.get("args") {
+        for (name, value) in given.as_object()?.iter().take(16) {
+            args.push((name.clone(), value.as_str()?.to_owned()));
+        }
+    }
+    let size: usize = id.len() + args.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
+    (size <= 4096).then_some(WasmNews { id, args })
 }
 
 fn value(parsed: &Parsed, i: usize) -> Option<wit::Value> {
@@ -530,6 +613,9 @@ impl Table for WasmTable {
             self.paused = None;
             return Ok(vec![Event::table(Resumed { resumed: action.actor.clone() })]);
         }
+        if parsed.name() == VIEW.name {
+            return self.view(action.actor);
+        }
         if let Some(why) = &self.paused {
             return Err(self.shared.said("component-paused", Some(why)));
         }
@@ -537,9 +623,12 @@ impl Table for WasmTable {
             Ok(events) => Ok(events),
             Err(Failed::Refused(refusal)) => Err(refusal),
             Err(Failed::Call(error)) => {
-                // A trap or an exhausted budget: the table waits for its game master.
-                self.paused = Some(error.to_string());
-                Err(self.shared.failed(&error))
+                // A trap or an exhausted budget: the move is not played (the state is
+                // kept), and the table waits for its game master. Accepted as a pause, so
+                // the journal keeps it and a restart or replay pauses the table again.
+                let paused = error.to_string();
+                self.paused = Some(paused.clone());
+                Ok(vec![Event::table(Paused { paused })])
             }
         }
     }
@@ -584,7 +673,8 @@ impl Table for WasmTable {
     fn snapshot(&self) -> Value {
         let state = base64::engine::general_purpose::STANDARD.encode(&self.state);
         let opening = self.opening.iter().map(Event::record).collect();
-        serde_json::to_value(Snapshot { component: self.shared.hash.clone(), state, opening })
+        let paused = self.paused.clone();
+        serde_json::to_value(Snapshot { component: self.shared.hash.clone(), state, opening, paused })
             .unwrap_or(Value::Null)
     }
 

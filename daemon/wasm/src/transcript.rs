@@ -221,6 +221,10 @@ fn act(
     };
     let mut dice = Dice::from_seed(u64::try_from(number).unwrap_or(0) + 1);
     let events = table.act(&action, &mut dice).map_err(|refusal| said(&refusal))?;
+    // A failed call is journaled as the host's pause, but the step was not played.
+    if let Some(paused) = events.iter().find_map(|event| event.get::<crate::plugin::Paused>()) {
+        return Err(format!("the game failed: {}", paused.paused));
+    }
     // The component's own news; the host's `Ended` (for ratings) is not one of them.
     Ok(events
         .iter()

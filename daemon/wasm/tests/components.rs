@@ -33,6 +33,7 @@ fn built() -> &'static PathBuf {
             ("huge", "-DHOSTILE_HUGE".to_owned(), None),
             ("trap", "-DHOSTILE_TRAP".to_owned(), None),
             ("bad-state", "-DHOSTILE_BAD_STATE".to_owned(), None),
+            ("echo", "-DECHO_SEED".to_owned(), None),
             ("wasi", "-DHOSTILE_WASI".to_owned(), None),
             ("clock", format!("-DHOSTILE_CLOCK {}", compat("clock_game")), Some((hostile.join("wit"), "clock-game"))),
             ("net", format!("-DHOSTILE_NET {}", compat("net_game")), Some((hostile.join("net-wit"), "net-game"))),
@@ -183,30 +184,203 @@ fn a_name_that_reverses_text_is_shown_escaped() {
     assert!(!text.contains('\u{202e}') && text.contains("\\u{202e}"), "{text:?}");
 }
 
-/// A hostile build: `take` misbehaves; the move is refused with `expected` in its words,
-/// the table keeps its state and is paused until a game master's `resume`, and a Nim
-/// table of the plain build goes on.
+/// What `who`'s `typed` tells, in English: each announcement's plain text with its
+/// audience (`None`: the table), or the refusal's text.
+fn told_to(
+    game: &dyn GamePlugin,
+    table: &mut dyn Table,
+    who: &str,
+    typed: &str,
+    private: bool,
+) -> Result<Vec<(Option<PlayerId>, String)>, String> {
+    let words: Vec<&str> = typed.split_whitespace().collect();
+    let command = game.commands().iter().find(|c| c.is_called(words[0])).expect("a command of the game");
+    let parsed = parse(command, &words).map_err(|e| format!("parse: {e:?}"))?;
+    let actor = player(who);
+    let now = Timestamp(1_700_000_100);
+    let action = Action { actor: &actor, command: &parsed, typed, private, now, role: Role::Player };
+    let events = table.act(&action, &mut Dice::from_seed(7)).map_err(|refusal| {
+        refusal
+            .text(Language::En)
+            .map(|t| t.plain())
+            .unwrap_or_default()
+            .replace(['\u{2068}', '\u{2069}'], "")
+    })?;
+    Ok(game
+        .render(&events, &spellbridge_core::Presentation::default())
+        .into_iter()
+        .map(|said| {
+            let to = match said.to {
+                spellbridge_core::plugin::Audience::Table => None,
+                spellbridge_core::plugin::Audience::Player(player) => Some(player),
+            };
+            (to, said.text.plain().replace(['\u{2068}', '\u{2069}'], ""))
+        })
+        .collect())
+}
+
+/// The table's state bytes (base64), without the host's pause.
+fn state_of(table: &dyn Table) -> serde_json::Value {
+    table.snapshot()["state"].clone()
+}
+
+/// A hostile build: `take` misbehaves; the move is not played and the table is told
+/// `expected`, the table keeps its state and is paused until a game master's `resume`
+/// (also once restored from its snapshot, as after a restart), and a Nim table of the
+/// plain build goes on.
 fn contained(kind: &str, expected: &str) {
     let loader = loader();
     let hostile = load(&loader, kind);
     let honest = load(&loader, "nim");
     let mut table = open(&hostile, "alice");
     play(&hostile, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
-    let before = table.snapshot();
-    let refused = play(&hostile, table.as_mut(), "alice", "take 1 a", Role::Player).expect_err("refused");
-    assert!(refused.contains(expected), "{kind}: {refused}");
-    assert!(refused.contains("Nothing changed"), "{kind}: {refused}");
-    assert_eq!(table.snapshot(), before, "{kind}: the table is unchanged");
-    // Paused for its game master: a player's move is refused until a `resume`.
+    let before = state_of(table.as_ref());
+    let told = told_to(&hostile, table.as_mut(), "alice", "take 1 a", false).expect("a pause, journaled");
+    let [(None, failed)] = &told[..] else { panic!("{kind}: the table is told the game failed: {told:?}") };
+    assert!(failed.contains(expected), "{kind}: {failed}");
+    assert!(failed.contains("Nothing changed") && failed.contains("paused"), "{kind}: {failed}");
+    assert_eq!(state_of(table.as_ref()), before, "{kind}: the state is unchanged");
+    // Paused for its game master: a player's move is refused until a `resume`, also at
+    // the table restored from its snapshot (a restart).
     let paused = play(&hostile, table.as_mut(), "alice", "status", Role::Player).expect_err("paused");
+    assert!(paused.contains("is paused") && paused.contains(expected), "{kind}: {paused}");
+    let mut table = hostile.restore(&table.snapshot()).expect("restores");
+    let paused = play(&hostile, table.as_mut(), "alice", "status", Role::Player).expect_err("still paused");
     assert!(paused.contains("is paused") && paused.contains(expected), "{kind}: {paused}");
     let refused = play(&hostile, table.as_mut(), "bob", "resume", Role::Player).expect_err("not a player's");
     assert!(refused.contains("Only a game master"), "{kind}: {refused}");
     play(&hostile, table.as_mut(), "gm", "resume", Role::GameMaster).expect("a game master resumes it");
     play(&hostile, table.as_mut(), "alice", "status", Role::Player).expect("the same table answers again");
+    assert!(table.snapshot().get("paused").is_none(), "{kind}: resumed: {}", table.snapshot());
     let mut other = open(&honest, "carol");
     play(&honest, other.as_mut(), "dave", "join", Role::Player).expect("dave joins");
     play(&honest, other.as_mut(), "carol", "take 1 a", Role::Player).expect("another table goes on");
+}
+
+#[test]
+fn a_player_asks_for_their_private_view_and_only_they_are_told() {
+    let loader = loader();
+    let wasm = load(&loader, "nim");
+    let mut table = open(&wasm, "alice");
+    let waiting = told_to(&wasm, table.as_mut(), "alice", "view", true).expect("a view");
+    assert_eq!(
+        waiting,
+        vec![(
+            Some(player("alice")),
+            "Nim: you wait for an opponent to `!join`. Piles: a 3 · b 5 · c 7.".to_owned()
+        )]
+    );
+    play(&wasm, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
+    let before = table.snapshot();
+    // Asked in a room too, the view is the asker's alone (the router sends it privately).
+    for private in [true, false] {
+        let alice = told_to(&wasm, table.as_mut(), "alice", "view", private).expect("a view");
+        assert_eq!(
+            alice,
+            vec![(
+                Some(player("alice")),
+                "Your turn at Nim: take 1 to 3 stones from one pile, e.g. `!take 3 a`. Piles: a 3 · b 5 · c 7."
+                    .to_owned()
+            )]
+        );
+    }
+    let bob = told_to(&wasm, table.as_mut(), "bob", "查看", true).expect("a view, by its alias");
+    assert_eq!(
+        bob,
+        vec![(
+            Some(player("bob")),
+            "Nim: it is alice@irc's turn; yours comes next. Piles: a 3 · b 5 · c 7.".to_owned()
+        )]
+    );
+    let carol = told_to(&wasm, table.as_mut(), "carol", "view", true).expect("a view");
+    assert!(
+        carol[0].0 == Some(player("carol")) && carol[0].1.starts_with("You are not playing"),
+        "{carol:?}"
+    );
+    assert_eq!(table.snapshot(), before, "a view changes nothing");
+    // The view is a question (never journaled); in Chinese, the component's own words.
+    let view = wasm.commands().iter().find(|c| c.name == "view").expect("the host's view");
+    assert_eq!(view.query, spellbridge_core::grammar::Query::Yes);
+    let words = ["view"];
+    let parsed = parse(view, &words).expect("parses");
+    let actor = player("alice");
+    let action = Action {
+        actor: &actor,
+        command: &parsed,
+        typed: "view",
+        private: true,
+        now: Timestamp(1),
+        role: Role::Player,
+    };
+    let events = table.act(&action, &mut Dice::from_seed(1)).expect("a view");
+    let zh = wasm.render(&events, &spellbridge_core::Presentation::default().in_language(Language::ZhCn));
+    assert!(zh[0].text.plain().starts_with("轮到你了"), "{zh:?}");
+    assert!(wasm.help_in("view", Language::En).is_some_and(|h| h.contains("privately")));
+}
+
+#[test]
+fn the_options_set_the_piles_and_a_bad_option_refuses_the_open_saying_what_to_write() {
+    let loader = loader();
+    let wasm = load(&loader, "nim").with_options("piles = [1, 2, 10]\n");
+    let table = open(&wasm, "alice");
+    let opening = wasm.render(&table.opening(), &spellbridge_core::Presentation::default());
+    assert!(opening[0].text.plain().contains("a 1 · b 2 · c 10"), "{opening:?}");
+    assert_eq!(wasm.public_view(&table.snapshot()).expect("a view")["piles"], serde_json::json!([1, 2, 10]));
+    let setup = TableSetup {
+        room: RoomId::new("#nim@irc"),
+        seats: vec![Seat { player: player("alice"), choice: None }],
+        now: Timestamp(1_700_000_000),
+    };
+    for (options, said) in [
+        (
+            "piles = [3, 5]\n",
+            "option `piles = [3, 5]` is not three piles of 1 to 10 stones: write `piles = [3, 5, 7]`",
+        ),
+        ("piles = [0, 5, 7]\n", "is not three piles of 1 to 10 stones"),
+        ("piles = [3, 5, 11]\n", "is not three piles of 1 to 10 stones"),
+        ("piles = \"many\"\n", "is not three piles"),
+        (
+            "seats = 3\n",
+            "options name `seats`, which it does not know: its one option is `piles = [3, 5, 7]`",
+        ),
+    ] {
+        let refused = match wasm.with_options(options).open(&setup) {
+            Ok(_) => panic!("{options:?} opens"),
+            Err(refusal) => {
+                refusal.text(Language::En).expect("words").plain().replace(['\u{2068}', '\u{2069}'], "")
+            }
+        };
+        assert!(refused.contains(said), "{options:?}: {refused}");
+    }
+}
+
+#[test]
+fn open_gets_the_seed_of_the_dice_it_is_given() {
+    let loader = loader();
+    let wasm = load(&loader, "echo");
+    let setup = TableSetup {
+        room: RoomId::new("#nim@irc"),
+        seats: vec![Seat { player: player("alice"), choice: None }],
+        now: Timestamp(1_700_000_000),
+    };
+    let key = spellbridge_core::dice::DiceKey::from_bytes([7; 32]);
+    let mut dice = Dice::keyed(&key, spellbridge_core::plugin::OPENING_DRAW);
+    let seed = dice.seed();
+    let seed_told = |table: &dyn Table| {
+        let opened = table.opening()[0].record().event;
+        let args = opened["args"].as_array().expect("args").clone();
+        args.iter().find(|a| a[0] == "seed").map(|a| a[1].as_str().unwrap_or_default().to_owned())
+    };
+    let table = wasm.open_with_dice(&setup, &mut dice).expect("opens");
+    assert_eq!(seed_told(table.as_ref()), Some(seed.to_string()));
+    let again = wasm
+        .open_with_dice(&setup, &mut Dice::keyed(&key, spellbridge_core::plugin::OPENING_DRAW))
+        .expect("opens");
+    assert_eq!(again.snapshot(), table.snapshot(), "the same dice, the same opening");
+    assert_eq!(
+        seed_told(wasm.restore(&table.snapshot()).expect("restores").as_ref()),
+        Some(seed.to_string())
+    );
 }
 
 #[test]
