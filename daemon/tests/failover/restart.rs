@@ -18,9 +18,9 @@ async fn postgresql_restarts_under_both_daemons_and_play_goes_on() {
     let settled = LEASE + Duration::from_secs(2);
     let mut started_again = [false, false];
     let leader = loop {
-        for which in 0..2 {
+        for (which, again) in started_again.iter_mut().enumerate() {
             let daemon = world.pair.daemon(which);
-            if !started_again[which] && !daemon.is_running() {
+            if !*again && !daemon.is_running() {
                 assert!(
                     daemon.log().contains("this daemon's lease on PostgreSQL is gone"),
                     "daemon {which} exited during the restart without standing down:\n{}",
@@ -30,7 +30,7 @@ async fn postgresql_restarts_under_both_daemons_and_play_goes_on() {
                     "daemon {which} stood down during the restart; started again as a supervisor would"
                 );
                 daemon.spawn().unwrap_or_else(|e| panic!("daemon {which}: {e}"));
-                started_again[which] = true;
+                *again = true;
             }
         }
         let roles = (world.pair.role(0).await, world.pair.role(1).await);
