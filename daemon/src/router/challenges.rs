@@ -200,12 +200,7 @@ impl Router {
                 let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
                 let args = Args::new().mention("player", sender).mention("other", other);
                 let outbound = self.to_rooms(place, |language| {
-                    // A refusal names the game refused.
-                    let args = match id {
-                        "lobby-declined" => args.clone().text("game", self.game_name(&c.game, language)),
-                        _ => args.clone(),
-                    };
-                    said(language, id, args)
+                    said(language, id, args.clone().text("game", self.game_name(&c.game, language)))
                 });
                 self.announced(outbound)
             }
