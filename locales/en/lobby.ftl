@@ -43,16 +43,16 @@ lobby-new-unknown = There is no game called `{ $game }`. Games: { $games }.
 lobby-new-unknown-guess = There is no game called `{ $game }`. Did you mean `!new { $guess }`? Games: { $games }.
 lobby-new-busy = This room already has a { $game } table; one table per room. Finish it first (its game master types `!stop`; in a Duel, `!concede`), or play in another room.
 
-## Challenges (a game taken by challenge, such as the Duel: `!duel`)
-lobby-challenge = { $challenger } challenges { $opponent } to a game of { $game }! { $opponent }: type `!accept` or `!decline`.
-lobby-challenge-as = { $challenger } challenges { $opponent } to a game of { $game }, playing { $wizard }! { $opponent }: type `!accept` (or `!accept <your choice>`) or `!decline`.
+## Duel challenges
+lobby-challenge = { $challenger } challenges { $opponent } to a Duel! { $opponent }: type `!accept [wizard]` or `!decline` (`!wizards` lists the wizards).
+lobby-challenge-as = { $challenger } challenges { $opponent } to a Duel as { $wizard }! { $opponent }: type `!accept [wizard]` or `!decline` (`!wizards` lists the wizards).
 lobby-challenge-private = Challenge in the room where you want to play: `!duel <player> [wizard]` there.
 lobby-challenge-nobody = Nobody here is called `{ $name }`. Challenge someone in this room (or a room bridged with it) by nick, display name or Matrix id: `!duel <player> [wizard]`.
 lobby-challenge-self = You cannot duel yourself: type `!duel <player>` with another player's name.
 lobby-challenge-busy = This room already has a table; one table per room. Finish it first, or challenge in another room.
 lobby-challenge-pending = { $challenger } has already challenged { $opponent } here; wait for `!accept` or `!decline`.
 lobby-accept-none = Nobody has challenged you in this room. Challenge someone with `!duel <player> [wizard]`.
-lobby-declined = { $player } declines the game of { $game } with { $other }.
+lobby-declined = { $player } declines the Duel with { $other }.
 lobby-withdrawn = { $player } withdraws the challenge to { $other }.
 lobby-decline-none = There is no challenge for you to decline in this room.
 lobby-withdraw-none = There is no challenge to withdraw in this room; `!duel <player>` makes one.

@@ -40,16 +40,16 @@ lobby-new-unknown = 没有叫 `{ $game }` 的游戏。游戏：{ $games }。
 lobby-new-unknown-guess = 没有叫 `{ $game }` 的游戏。你是想输入 `!开局 { $guess }` 吗？游戏：{ $games }。
 lobby-new-busy = 本房间已经有一张{ $game }桌了；每个房间只能有一张桌子。请先结束它（由主持人输入 `!停止`；决斗中输入 `!认输`），或者去别的房间玩。
 
-## 挑战（以挑战开局的游戏，例如决斗：`!决斗`）
-lobby-challenge = { $challenger } 向 { $opponent } 发起{ $game }挑战！{ $opponent }：输入 `!接受` 或 `!拒绝`。
-lobby-challenge-as = { $challenger } 以 { $wizard } 向 { $opponent } 发起{ $game }挑战！{ $opponent }：输入 `!接受`（或 `!接受 <你的选择>`）或 `!拒绝`。
+## 决斗挑战
+lobby-challenge = { $challenger } 向 { $opponent } 发起决斗！{ $opponent }：输入 `!接受 [魔法师]` 或 `!拒绝`（`!魔法师` 列出所有魔法师）。
+lobby-challenge-as = { $challenger } 以 { $wizard } 向 { $opponent } 发起决斗！{ $opponent }：输入 `!接受 [魔法师]` 或 `!拒绝`（`!魔法师` 列出所有魔法师）。
 lobby-challenge-private = 请在你想玩的房间里发起挑战：在那里输入 `!决斗 <玩家> [魔法师]`。
 lobby-challenge-nobody = 这里没有叫 `{ $name }` 的人。请按昵称、显示名或 Matrix 用户标识挑战本房间（或与之桥接的房间）里的人：`!决斗 <玩家> [魔法师]`。
 lobby-challenge-self = 你不能和自己决斗：输入 `!决斗 <玩家>`，写上另一名玩家的名字。
 lobby-challenge-busy = 本房间已经有一张桌子了；每个房间只能有一张桌子。请先结束它，或者去别的房间发起挑战。
 lobby-challenge-pending = { $challenger } 已经在这里向 { $opponent } 发起了挑战；请等待 `!接受` 或 `!拒绝`。
 lobby-accept-none = 本房间里没有人向你发起挑战。用 `!决斗 <玩家> [魔法师]` 挑战别人。
-lobby-declined = { $player } 拒绝了与 { $other } 的{ $game }。
+lobby-declined = { $player } 拒绝了与 { $other } 的决斗。
 lobby-withdrawn = { $player } 撤回了对 { $other } 的挑战。
 lobby-decline-none = 本房间里没有可以由你拒绝的挑战。
 lobby-withdraw-none = 本房间里没有可以撤回的挑战；`!决斗 <玩家>` 可以发起一个。

@@ -161,30 +161,3 @@ fn a_challenge_journaled_before_challenges_named_their_game_is_the_duels() {
     say(&mut router, "bob", "!accept");
     assert_eq!(games_at_the_table(&router), ["duel"]);
 }
-
-#[test]
-fn a_challenge_and_its_refusal_name_the_game_challenged_to_not_the_duel_in_both_languages() {
-    let mut router = Router::new(Registry::standard().register(Marbles), RouterConfig::default());
-    say(&mut router, "bob", "hello");
-    let challenged = say(&mut router, "alice", "!marbles bob");
-    assert!(challenged.contains("challenges bob to a game of marbles!"), "{challenged}");
-    assert!(!challenged.contains("Duel") && !challenged.contains("wizard"), "{challenged}");
-    let declined = say(&mut router, "bob", "!decline");
-    assert!(declined.contains("bob declines the game of marbles with alice"), "{declined}");
-    assert!(!declined.contains("Duel"), "{declined}");
-    // The Duel's own challenge names the Duel.
-    let duel = say(&mut router, "alice", "!duel bob");
-    assert!(duel.contains("challenges bob to a game of duel!"), "{duel}");
-    // In Chinese, with the choice.
-    let options = RouterConfig {
-        languages: crate::config::LanguageSettings::all(Language::ZhCn),
-        ..RouterConfig::default()
-    };
-    let mut router = Router::new(Registry::standard().register(Marbles), options);
-    say(&mut router, "bob", "hello");
-    let challenged = say(&mut router, "alice", "!弹珠 bob Red");
-    assert!(challenged.contains("发起marbles挑战") && challenged.contains("以 Red"), "{challenged}");
-    assert!(!challenged.contains("决斗") && !challenged.contains("魔法师"), "{challenged}");
-    let declined = say(&mut router, "bob", "!拒绝");
-    assert!(declined.contains("拒绝了与 alice 的marbles"), "{declined}");
-}

@@ -149,11 +149,7 @@ impl Router {
             guest: speaker.inbound.guest,
         };
         self.challenges.insert(place.clone(), challenge);
-        // The lobby's words name the game challenged to, in each room's language (not a
-        // Duel's words for every game).
-        let outbound = self.to_rooms(place, |language| {
-            said(language, id, args.clone().text("game", self.game_name(game_name, language)))
-        });
+        let outbound = self.to_rooms(place, |language| said(language, id, args.clone()));
         self.announced(outbound)
     }
 
@@ -199,9 +195,7 @@ impl Router {
                 let id = if &c.opponent == sender { "lobby-declined" } else { "lobby-withdrawn" };
                 let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
                 let args = Args::new().mention("player", sender).mention("other", other);
-                let outbound = self.to_rooms(place, |language| {
-                    said(language, id, args.clone().text("game", self.game_name(&c.game, language)))
-                });
+                let outbound = self.to_rooms(place, |language| said(language, id, args.clone()));
                 self.announced(outbound)
             }
             _ => vec![reply(reply_to, said(reply_to.language, "lobby-decline-none", Args::new()))],

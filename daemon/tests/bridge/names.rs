@@ -78,7 +78,7 @@ async fn a_display_name_that_reverses_or_hides_text_is_shown_escaped_in_announce
     assert!(challenge.body.contains("\\u{202e}niw bob challenges"), "{}", challenge.body);
     alice.expect("challenges alice").await;
     alice.say("!decline").await;
-    watcher.expect_in(&room, "declines the game of duel").await;
+    watcher.expect_in(&room, "declines the Duel").await;
     carol.say(&room, "!duel alice").await;
     let challenge = watcher.expect_in(&room, "challenges").await;
     assert!(challenge.body.contains("carol\\u{200b} challenges"), "{}", challenge.body);

@@ -27,15 +27,15 @@ async fn silent_members_are_challenged_by_nick_by_matrix_id_and_by_a_display_nam
 
     // dave is in the channel and has said nothing.
     alice.say("!duel dave").await;
-    dave.expect("alice challenges dave to a game of duel").await;
+    dave.expect("alice challenges dave to a Duel").await;
     dave.say("!decline").await;
-    alice.expect("dave declines the game of duel").await;
+    alice.expect("dave declines the Duel").await;
 
     // noah has said nothing either: his full Matrix id names him.
     alice.say(&format!("!duel {}", noah.id())).await;
     noah.expect_in(&room, "alice challenges Piet Silent").await;
     noah.say(&room, "!decline").await;
-    alice.expect("Piet Silent declines the game of duel").await;
+    alice.expect("Piet Silent declines the Duel").await;
 
     // His display name, spaces and all, names him too; a wizard may follow it.
     alice.say("!duel Piet Silent Pyromancer").await;
