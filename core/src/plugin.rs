@@ -30,7 +30,7 @@ use crate::options::{Challenge, GameOptions};
 use crate::dice::Dice;
 use crate::draw::Drawing;
 use crate::ending::{Ending, EndingReader, RecordWords, TableKind};
-use crate::event::{Event, Presentation};
+use crate::event::{Event, EventRecord, Presentation};
 use crate::facts::Facts;
 use crate::grammar::{Command, Parsed};
 use crate::ids::{PlayerId, RoomId};
@@ -201,6 +201,21 @@ pub trait Table: Send + std::fmt::Debug {
     /// Applies a command read against [`Table::commands`]; returns what happened. On
     /// `Err` the table is unchanged.
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal>;
+
+    /// [`Table::act`] as a replay of the journal applies it (`verify`, a table rebuilt from
+    /// its journal), given the events the journal `recorded` for it (none in a journal
+    /// from before events). By default the same as `act`. A table whose live result may
+    /// hang on what a replay cannot repeat (a game component's call cut off by the wall
+    /// clock) follows the record there instead, so the replay is the same game.
+    fn replay_act(
+        &mut self,
+        action: &Action<'_>,
+        dice: &mut Dice,
+        recorded: &[EventRecord],
+    ) -> Result<Vec<Event>, Refusal> {
+        let _ = recorded;
+        self.act(action, dice)
+    }
 
     /// Whom the usage example of `command` names when shown to `actor` in a refusal (never
     /// the actor); `None`: [`EXAMPLE_PLAYER`](crate::grammar::EXAMPLE_PLAYER).

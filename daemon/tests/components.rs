@@ -352,9 +352,21 @@ async fn open_gets_the_seed_of_the_tables_committed_dice_and_verify_agrees() {
 }
 
 /// The example built from a copy of the repository's sources whose English `nim-took`
-/// says `{ $next } plays next.` instead of `{ $next } to move.`: another build that
-/// differs from `nim` in that one text.
-fn reworded() -> &'static PathBuf {
+/// says `{ $next } plays next.` instead of `{ $next } to move.` and whose `nim-help-take`
+/// begins `When it is your turn:` instead of `On your turn:`: another build that differs
+/// from `nim` in those texts.
+fn reworded() -> PathBuf {
+    reworded_builds().join("nim.wasm")
+}
+
+/// [`reworded`]'s build that also traps at `take` (`-DHOSTILE_TRAP`): a table's moves
+/// replayed with it would not be the moves played.
+fn reworded_trap() -> PathBuf {
+    reworded_builds().join("trap.wasm")
+}
+
+/// Builds [`reworded`] and [`reworded_trap`] once per run, into the folder returned.
+fn reworded_builds() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -386,23 +398,31 @@ fn reworded() -> &'static PathBuf {
         let english = std::fs::read_to_string(root.join("locales/en/nim.ftl")).expect("nim.ftl");
         let old = "from pile { $pile }. Piles: { $piles }. { $next } to move.";
         assert_eq!(english.matches(old).count(), 1, "nim-took ends {old:?} in locales/en/nim.ftl");
+        let help = "nim-help-take = On your turn:";
+        assert_eq!(english.matches(help).count(), 1, "{help:?} in locales/en/nim.ftl");
         std::fs::create_dir_all(tree.join("locales/en")).expect("locales/en");
         std::fs::write(
             tree.join("locales/en/nim.ftl"),
-            english.replace(old, "from pile { $pile }. Piles: { $piles }. { $next } plays next."),
+            english
+                .replace(old, "from pile { $pile }. Piles: { $piles }. { $next } plays next.")
+                .replace(help, "nim-help-take = When it is your turn:"),
         )
         .expect("writes");
         let out = tree.join("out");
-        let status = Process::new("bash")
-            .arg(tree.join("games/nim-wasm/build.sh"))
-            .arg(&out)
-            .status()
-            .unwrap_or_else(|e| panic!("bash runs build.sh: {e}"));
-        assert!(
-            status.success(),
-            "build.sh failed: install its toolchain with tests/scripts/install-wasm-games.sh"
-        );
-        out.join("nim.wasm")
+        for (name, flags) in [("nim", ""), ("trap", "-DHOSTILE_TRAP")] {
+            let status = Process::new("bash")
+                .arg(tree.join("games/nim-wasm/build.sh"))
+                .arg(&out)
+                .env("NIM_OUT_NAME", name)
+                .env("NIM_CFLAGS", flags)
+                .status()
+                .unwrap_or_else(|e| panic!("bash runs build.sh: {e}"));
+            assert!(
+                status.success(),
+                "build.sh failed for {name}: install its toolchain with tests/scripts/install-wasm-games.sh"
+            );
+        }
+        out
     })
 }
 
@@ -410,7 +430,7 @@ fn reworded() -> &'static PathBuf {
 /// on the old build is still worded by it, and a new table by the new one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_table_of_an_old_build_keeps_its_own_words_after_a_reload() {
-    let (first, second) = (component("nim"), reworded().clone());
+    let (first, second) = (component("nim"), reworded());
     assert_ne!(sha256(&first), sha256(&second), "two builds");
     let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let port = server.port();
@@ -449,4 +469,81 @@ async fn a_table_of_an_old_build_keeps_its_own_words_after_a_reload() {
     assert!(restored.contains("bob to move"), "after a restart too: {restored}");
     let new = says(&mut bob, "#two", "!take 1 b", "takes 1 stone", &daemon).await;
     assert!(new.contains("alice plays next"), "{new}");
+}
+
+/// `spellbridge verify` of the daemon's database: whether it passed, and what it said.
+fn verify(daemon: &Daemon) -> (bool, String) {
+    let output = daemon
+        .command(&["verify", "--db", "games.db", "--config", "spellbridge.toml"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.success(), said)
+}
+
+/// Issue 33, item 3 (replay): a table opened on one build and played on after a reload
+/// to another (which traps at `take`, so a replay with it would not be the game played,
+/// and words its news and help otherwise) is replayed by `verify` with its own build, kept
+/// by hash, and agrees; `!help take` at it is its build's, at a new table the new one's;
+/// rebuilt from its journal at a start (its snapshot damaged), it is still worded by its
+/// own build; and with that build gone from the compiled-games folder, `verify` fails
+/// naming the build and where to put it back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_builds_table_replays_verifies_and_is_helped_by_its_own_build() {
+    let (first, second) = (component("nim"), reworded_trap());
+    let first_hash = sha256(&first);
+    assert_ne!(first_hash, sha256(&second), "two builds");
+    let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let port = server.port();
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(daemon.path("games")).expect("games/");
+    std::fs::copy(&first, daemon.path("games/nim.wasm")).expect("copies");
+    daemon.set_config(&config(port, "[[game]]\npath = \"games/nim.wasm\"\n")).expect("config");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
+    until_answering(&mut alice, &mut daemon).await;
+
+    says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    says(&mut bob, "#one", "!join", "moves first", &daemon).await;
+    says(&mut alice, "#one", "!take 1 a", "takes 1 stone", &daemon).await;
+
+    std::fs::copy(&second, daemon.path("games/nim.wasm")).expect("copies");
+    daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
+    daemon.wait_for_log("config reloaded", WAIT).unwrap_or_else(|e| panic!("{e}"));
+    // The old table plays on with its build, and is helped by it; a new table by the new.
+    let took = says(&mut bob, "#one", "!take 1 b", "takes 1 stone", &daemon).await;
+    assert!(took.contains("alice to move"), "{took}");
+    says(&mut alice, "#two", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    let help = says(&mut alice, "#one", "!help take", "your turn:", &daemon).await;
+    assert!(help.contains("On your turn:") && !help.contains("When it is"), "the old build's help: {help}");
+    let help = says(&mut alice, "#two", "!help take", "your turn:", &daemon).await;
+    assert!(help.contains("When it is your turn:"), "the new build's help: {help}");
+    says(&mut alice, "#one", "!take 1 c", "takes 1 stone", &daemon).await;
+    daemon.terminate(Duration::from_secs(15)).unwrap_or_else(|e| panic!("{e}"));
+
+    // `verify` replays table 0 with the build it opened with, and agrees.
+    let (ok, said) = verify(&daemon);
+    assert!(ok, "verify agrees:\n{said}");
+
+    // Its snapshot damaged, a start rebuilds it from its journal: still its own build's.
+    let connection = rusqlite::Connection::open(daemon.path("games.db")).expect("sqlite opens");
+    connection.execute("UPDATE tables SET snapshot = '{}' WHERE id = 0", []).expect("damage");
+    drop(connection);
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    until_answering(&mut alice, &mut daemon).await;
+    assert!(daemon.log().contains("rebuilt from its journal"), "{}", daemon.log_tail(60));
+    let took = says(&mut bob, "#one", "!take 1 a", "takes 1 stone", &daemon).await;
+    assert!(took.contains("alice to move") && !took.contains("plays next"), "its own words: {took}");
+    let help = says(&mut alice, "#one", "!help take", "your turn:", &daemon).await;
+    assert!(help.contains("On your turn:"), "its own help: {help}");
+    daemon.terminate(Duration::from_secs(15)).unwrap_or_else(|e| panic!("{e}"));
+
+    // Its build gone: `verify` fails, naming it and where to put it back.
+    let kept = daemon.path(format!("spellbridge-compiled-games/{first_hash}.wasm"));
+    std::fs::remove_file(&kept).unwrap_or_else(|e| panic!("{}: {e}", kept.display()));
+    let (ok, said) = verify(&daemon);
+    assert!(!ok, "verify fails without the build:\n{said}");
+    assert!(
+        said.contains(&first_hash) && said.contains("not available") && said.contains("put that build back"),
+        "names the build and what to do:\n{said}"
+    );
 }

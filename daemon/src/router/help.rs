@@ -88,6 +88,14 @@ impl Router {
         command.map_or(name, |c| c.name_in(language)).to_owned()
     }
 
+    /// Game `name` as it is played at `place`: the build of the room's table when that
+    /// plays `name` (the build it opened with, after a reload: [`Router::game_of`]), else
+    /// the registry's.
+    fn game_at(&self, place: &Place, name: &str) -> Option<&dyn GamePlugin> {
+        let here = self.active_at(place).map(|id| &self.tables[&id]).filter(|s| s.table.game() == name);
+        here.and_then(|seating| self.game_of(seating)).or_else(|| self.registry.get(name))
+    }
+
     /// A game's name in `language` (`thaum`, `魔素`).
     pub(super) fn game_name(&self, game: &str, language: Language) -> String {
         self.registry.get(game).map_or_else(|| game.to_owned(), |g| g.name_in(language))
@@ -117,7 +125,8 @@ impl Router {
                             game.help_in(c.name, language).map(RichText::from)
                         })
                     } else {
-                        self.registry.get(owner).and_then(|g| g.help_in(c.name, language)).map(RichText::from)
+                        let game = self.game_at(place, owner);
+                        game.and_then(|g| g.help_in(c.name, language)).map(RichText::from)
                     };
                     let usage = c.usage_line_in(prefix, language);
                     let args = Args::new()
@@ -143,7 +152,11 @@ impl Router {
             None => self.registry.iter().map(|g| g.name()).collect(),
         };
         for name in games {
-            let commands: Vec<&spellbridge_core::Command> = self.grammar.commands(name).collect();
+            let commands: Vec<&spellbridge_core::Command> = match game {
+                // The table's own build's commands (an older build's, after a reload).
+                Some(_) => self.game_at(place, name).map(|g| g.commands().iter().collect()).unwrap_or_default(),
+                None => self.grammar.commands(name).collect(),
+            };
             let mut table =
                 names(&mut commands.iter().copied().filter(|c| c.who == Who::Anyone && !c.private));
             let private = names(&mut commands.iter().copied().filter(|c| c.private));

@@ -820,7 +820,9 @@ impl Router {
         let action = Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
         let mut dice = seating.dice.for_action(seating.sequence);
         same_seed(*table, *sequence, *dice_seed, &dice)?;
-        let told = seating.table.act(&action, &mut dice).map_err(|refusal| ReplayError::Diverged {
+        // As the journal recorded it where the live result was the machine's, not the
+        // game's (a component's call cut off by the wall clock: [`Table::replay_act`]).
+        let told = seating.table.replay_act(&action, &mut dice, events).map_err(|refusal| ReplayError::Diverged {
             table: *table,
             sequence: *sequence,
             reason: refusal.to_string(),
@@ -856,7 +858,10 @@ impl Router {
         };
         same_events(*table, 0, events, &opened.opening())?;
         let place = Place { network: network.clone(), room: room.clone() };
-        self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened, build: None });
+        // A component's table opened with an older build is worded by that build, as
+        // `restore_table` does for a table restored from its snapshot.
+        let build = plugin.build_of(opening).map(tables::Build);
+        self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened, build });
         self.reindex(*table);
         Ok(())
     }

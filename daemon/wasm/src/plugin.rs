@@ -28,7 +28,7 @@ use crate::bindings::spellbridge::game::types as wit;
 use crate::ending::Ended;
 use crate::grammar::{RESUME, RESUME_HELP, VIEW, VIEW_HELP};
 use crate::load::LoadError;
-use crate::run::{CallError, Runner};
+use crate::run::{CallError, Deadline, Runner};
 use crate::texts::Texts;
 
 /// What a component's table told, as the journal keeps it: a message of its texts.
@@ -157,23 +157,26 @@ impl WasmGame {
         &self.shared.help
     }
 
-    /// A table of this game at `state`, read back through the component.
+    /// A table of this game at `state`, read back through the component (held to the
+    /// epoch deadline or not: a state kept in a snapshot or the journal is read back
+    /// without it, so a restart or a replay on a slower machine reads it all the same).
     fn table(
         &self,
         state: Vec<u8>,
         opening: Vec<Event>,
         paused: Option<String>,
+        deadline: Deadline,
     ) -> Result<WasmTable, String> {
-        let status = self.shared.status(&state)?;
+        let status = self.shared.status(&state, deadline)?;
         Ok(WasmTable { shared: self.shared.clone(), state, status, opening, paused })
     }
 }
 
 impl Shared {
     /// What `state` says of itself, through the component; refuses a state it cannot read.
-    fn status(&self, state: &[u8]) -> Result<wit::Status, String> {
+    fn status(&self, state: &[u8], deadline: Deadline) -> Result<wit::Status, String> {
         let limits = self.runner.limits();
-        match self.runner.call(|store, game| game.call_check_state(store, state)) {
+        match self.runner.call_within(deadline, |store, game| game.call_check_state(store, state)) {
             Err(error) => Err(format!("the {} game component failed reading its state: {error}", self.name)),
             Ok(Err(why)) => Err(format!(
                 "the {} game component cannot read the state it was given: {}",
@@ -300,7 +303,7 @@ impl GamePlugin for WasmGame {
             Ok(Ok(outcome)) => outcome,
         };
         let (state, opening) = self.shared.outcome(outcome).map_err(|e| self.shared.failed(&e))?;
-        let table = self.table(state, opening, None).map_err(Refusal::because)?;
+        let table = self.table(state, opening, None, Deadline::Held).map_err(Refusal::because)?;
         Ok(Box::new(table))
     }
 
@@ -340,7 +343,7 @@ impl GamePlugin for WasmGame {
                 Ok(Event::to(record.to, news))
             })
             .collect::<Result<_, String>>()?;
-        Ok(Box::new(self.table(state, opening, snapshot.paused)?))
+        Ok(Box::new(self.table(state, opening, snapshot.paused, Deadline::Lifted)?))
     }
 
     /// The build a snapshot names, from the archive, as [`GamePlugin::restore`] finds it.
@@ -453,6 +456,24 @@ pub struct Resumed {
 pub struct Paused {
     /// What went wrong ([`CallError`]'s words).
     pub paused: String,
+    /// True when the call ran past its epoch deadline ([`CallError::Time`]): wall-clock
+    /// time, which a replay cannot repeat, so a replay pauses again without calling the
+    /// component ([`Table::replay_act`]). Not written when false, so a journal's other
+    /// pauses read as they always did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deadline: bool,
+}
+
+impl Paused {
+    /// The pause a journal recorded for an action, when the action's call ran past its
+    /// epoch deadline.
+    fn at_deadline(recorded: &[EventRecord]) -> Option<Paused> {
+        recorded
+            .iter()
+            .filter(|record| record.to == Audience::Table)
+            .find_map(|record| serde_json::from_value::<Paused>(record.event.clone()).ok())
+            .filter(|paused| paused.deadline)
+    }
 }
 
 /// A player's private view ([`VIEW`], a question: never journaled), for that player only:
@@ -498,7 +519,12 @@ impl WasmTable {
 
     /// Applies `action` through the component: its events, the component's refusal, or
     /// the call's failure.
-    fn call_apply(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Failed> {
+    fn call_apply(
+        &mut self,
+        action: &Action<'_>,
+        dice: &mut Dice,
+        deadline: Deadline,
+    ) -> Result<Vec<Event>, Failed> {
         let parsed = action.command;
         let args = (0..parsed.command().args.len())
             .map(|i| value(parsed, i).unwrap_or(wit::Value::Absent))
@@ -517,8 +543,10 @@ impl WasmTable {
             now: action.now.0,
         };
         let seed = dice.seed();
-        let answer =
-            self.shared.runner.call(|store, game| game.call_apply(store, &self.state, &command, seed));
+        let answer = self
+            .shared
+            .runner
+            .call_within(deadline, |store, game| game.call_apply(store, &self.state, &command, seed));
         let outcome = match answer {
             Err(error) => return Err(Failed::Call(error)),
             Ok(Err(refusal)) => return Err(Failed::Refused(self.shared.refusal(refusal))),
@@ -526,7 +554,7 @@ impl WasmTable {
         };
         let (state, mut events) = self.shared.outcome(outcome).map_err(Failed::Call)?;
         let was_finished = self.status.finished;
-        self.accept(state).map_err(Failed::Call)?;
+        self.accept(state, deadline).map_err(Failed::Call)?;
         self.tell_ending(was_finished, &mut events);
         Ok(events)
     }
@@ -556,11 +584,56 @@ impl WasmTable {
     }
 
     /// Takes a new state after checking the component reads it back.
-    fn accept(&mut self, state: Vec<u8>) -> Result<(), CallError> {
-        let status = self.shared.status(&state).map_err(CallError::Answer)?;
+    fn accept(&mut self, state: Vec<u8>, deadline: Deadline) -> Result<(), CallError> {
+        let status = self.shared.status(&state, deadline).map_err(CallError::Answer)?;
         self.state = state;
         self.status = status;
         Ok(())
+    }
+
+    /// [`Table::act`] and [`Table::replay_act`]: the call held to the epoch `deadline` or
+    /// not, or, when a replay's journal `recorded` a deadline's pause, not made at all.
+    fn play(
+        &mut self,
+        action: &Action<'_>,
+        dice: &mut Dice,
+        deadline: Deadline,
+        recorded: Option<Paused>,
+    ) -> Result<Vec<Event>, Refusal> {
+        let parsed = action.command;
+        if parsed.name() == RESUME.name {
+            if action.role == Role::Player {
+                return Err(self.shared.said("component-resume-not-allowed", None));
+            }
+            // Accepted paused or not, so a replay of the journal takes it the same.
+            self.paused = None;
+            return Ok(vec![Event::table(Resumed { resumed: action.actor.clone() })]);
+        }
+        if parsed.name() == VIEW.name {
+            return self.view(action.actor);
+        }
+        if let Some(why) = &self.paused {
+            return Err(self.shared.said("component-paused", Some(why)));
+        }
+        if let Some(paused) = recorded {
+            // How far the call got in its wall-clock time was the machine's, not the
+            // game's: the journal says it ran out, and so it did.
+            self.paused = Some(paused.paused.clone());
+            return Ok(vec![Event::table(paused)]);
+        }
+        match self.call_apply(action, dice, deadline) {
+            Ok(events) => Ok(events),
+            Err(Failed::Refused(refusal)) => Err(refusal),
+            Err(Failed::Call(error)) => {
+                // A trap or an exhausted budget: the move is not played (the state is
+                // kept), and the table waits for its game master. Accepted as a pause, so
+                // the journal keeps it and a restart or replay pauses the table again.
+                let paused = error.to_string();
+                self.paused = Some(paused.clone());
+                let deadline = matches!(error, CallError::Time(_));
+                Ok(vec![Event::table(Paused { paused, deadline })])
+            }
+        }
     }
 }
 
@@ -604,33 +677,19 @@ impl Table for WasmTable {
     }
 
     fn act(&mut self, action: &Action<'_>, dice: &mut Dice) -> Result<Vec<Event>, Refusal> {
-        let parsed = action.command;
-        if parsed.name() == RESUME.name {
-            if action.role == Role::Player {
-                return Err(self.shared.said("component-resume-not-allowed", None));
-            }
-            // Accepted paused or not, so a replay of the journal takes it the same.
-            self.paused = None;
-            return Ok(vec![Event::table(Resumed { resumed: action.actor.clone() })]);
-        }
-        if parsed.name() == VIEW.name {
-            return self.view(action.actor);
-        }
-        if let Some(why) = &self.paused {
-            return Err(self.shared.said("component-paused", Some(why)));
-        }
-        match self.call_apply(action, dice) {
-            Ok(events) => Ok(events),
-            Err(Failed::Refused(refusal)) => Err(refusal),
-            Err(Failed::Call(error)) => {
-                // A trap or an exhausted budget: the move is not played (the state is
-                // kept), and the table waits for its game master. Accepted as a pause, so
-                // the journal keeps it and a restart or replay pauses the table again.
-                let paused = error.to_string();
-                self.paused = Some(paused.clone());
-                Ok(vec![Event::table(Paused { paused })])
-            }
-        }
+        self.play(action, dice, Deadline::Held, None)
+    }
+
+    /// A replay's call has no epoch deadline (fuel still bounds it), and a pause the
+    /// journal recorded at the deadline is a pause again, without a call: a replay on a
+    /// faster or slower machine is the same game ([`Deadline`]).
+    fn replay_act(
+        &mut self,
+        action: &Action<'_>,
+        dice: &mut Dice,
+        recorded: &[EventRecord],
+    ) -> Result<Vec<Event>, Refusal> {
+        self.play(action, dice, Deadline::Lifted, Paused::at_deadline(recorded))
     }
 
     fn next_timer(&self) -> Option<Timestamp> {
@@ -647,7 +706,7 @@ impl Table for WasmTable {
         let fired = answer.and_then(|outcome| self.shared.outcome(outcome)).map_err(|_| ()).and_then(
             |(state, mut events)| {
                 let was_finished = self.status.finished;
-                self.accept(state).map_err(|_| ())?;
+                self.accept(state, Deadline::Held).map_err(|_| ())?;
                 self.tell_ending(was_finished, &mut events);
                 Ok(events)
             },

@@ -129,6 +129,19 @@ pub enum CallError {
     Answer(String),
 }
 
+/// Whether a call is held to the epoch deadline ([`Limits::ticks`]), which counts wall
+/// clock: a live call is; a replay's is not (its fuel still bounds it), since how far a
+/// call gets in that time depends on the machine and how busy it is, and a replay must
+/// be the same game on any machine. A replay repeats a deadline's pause from the journal
+/// instead ([`crate::plugin::Paused::deadline`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deadline {
+    /// The call is interrupted after [`Limits::ticks`] epoch ticks.
+    Held,
+    /// No epoch deadline: only fuel stops the call.
+    Lifted,
+}
+
 /// Calls one loaded component, each call in a store of its own.
 pub struct Runner {
     engine: Engine,
@@ -172,6 +185,15 @@ impl Runner {
         self.call_counted(call).map(|(answer, _)| answer)
     }
 
+    /// [`Runner::call`], held to the epoch deadline or not ([`Deadline`]).
+    pub fn call_within<T: Send>(
+        &self,
+        deadline: Deadline,
+        call: impl FnOnce(&mut Store<Held>, &Guest) -> wasmtime::Result<T> + Send,
+    ) -> Result<T, CallError> {
+        self.call_counted_within(deadline, call).map(|(answer, _)| answer)
+    }
+
     /// [`Runner::call`], and the fuel it used (instantiation included).
     ///
     /// A component with WASI is called on a thread of its own: wasmtime-wasi's blocking
@@ -181,13 +203,22 @@ impl Runner {
         &self,
         call: impl FnOnce(&mut Store<Held>, &Guest) -> wasmtime::Result<T> + Send,
     ) -> Result<(T, u64), CallError> {
+        self.call_counted_within(Deadline::Held, call)
+    }
+
+    /// [`Runner::call_counted`], held to the epoch deadline or not.
+    fn call_counted_within<T: Send>(
+        &self,
+        deadline: Deadline,
+        call: impl FnOnce(&mut Store<Held>, &Guest) -> wasmtime::Result<T> + Send,
+    ) -> Result<(T, u64), CallError> {
         if !self.wasi {
-            return self.call_here(call);
+            return self.call_here(deadline, call);
         }
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("wasm-call".into())
-                .spawn_scoped(scope, || self.call_here(call))
+                .spawn_scoped(scope, || self.call_here(deadline, call))
                 .map_err(|e| CallError::Trap(format!("no thread for the call: {e}")))?
                 .join()
                 .unwrap_or_else(|_| Err(CallError::Trap("the host panicked in the call".into())))
@@ -197,6 +228,7 @@ impl Runner {
     /// [`Runner::call_counted`] on this thread.
     fn call_here<T>(
         &self,
+        deadline: Deadline,
         call: impl FnOnce(&mut Store<Held>, &Guest) -> wasmtime::Result<T>,
     ) -> Result<(T, u64), CallError> {
         // 32 instances: a Python component (componentize-py) links its interpreter and
@@ -212,7 +244,11 @@ impl Runner {
         let mut store = Store::new(&self.engine, Held { limits, wasi: None, table: ResourceTable::new() });
         store.limiter(|held| &mut held.limits);
         store.set_fuel(self.limits.fuel).map_err(|e| CallError::Trap(e.to_string()))?;
-        store.set_epoch_deadline(self.limits.ticks);
+        store.set_epoch_deadline(match deadline {
+            Deadline::Held => self.limits.ticks,
+            // Saturating: an epoch no engine reaches.
+            Deadline::Lifted => u64::MAX,
+        });
         let game = self.pre.instantiate(&mut store).map_err(|e| self.classify(&e))?;
         let answer = call(&mut store, game.spellbridge_game_game()).map_err(|e| self.classify(&e))?;
         let fuel = self.limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));

@@ -14,7 +14,7 @@ use spellbridge_core::dice::Dice;
 use spellbridge_core::games::nim::NimPlugin;
 use spellbridge_core::grammar::parse;
 use spellbridge_core::plugin::{Action, GamePlugin, Refusal, Role, Seat, Table, TableSetup};
-use spellbridge_core::{Language, PlayerId, RoomId, Timestamp};
+use spellbridge_core::{EventRecord, Language, PlayerId, RoomId, Timestamp};
 use spellbridge_wasm::{Limits, LoadError, Loader, WasmGame};
 
 /// Builds games/nim-wasm once per run: the plain game and each hostile kind.
@@ -612,4 +612,78 @@ fn game_check_fails_naming_the_transcript_step_that_differs() {
         let failed = spellbridge_wasm::check::check(&file).expect_err("does not read");
         assert!(failed.contains(said), "{text:?}: {failed}");
     }
+}
+
+/// `who`'s `typed` at `table`, live ([`Table::act`]) or, given what the journal
+/// `recorded` for it, as a replay applies it ([`Table::replay_act`]): the events as the
+/// journal keeps them, or the refusal's English text.
+fn recorded(
+    game: &dyn GamePlugin,
+    table: &mut dyn Table,
+    who: &str,
+    typed: &str,
+    replayed: Option<&[EventRecord]>,
+) -> Result<Vec<EventRecord>, String> {
+    let words: Vec<&str> = typed.split_whitespace().collect();
+    let command = game.commands().iter().find(|c| c.is_called(words[0])).expect("a command of the game");
+    let parsed = parse(command, &words).map_err(|e| format!("parse: {e:?}"))?;
+    let actor = player(who);
+    let now = Timestamp(1_700_000_100);
+    let action = Action { actor: &actor, command: &parsed, typed, private: false, now, role: Role::Player };
+    let mut dice = Dice::from_seed(7);
+    let events = match replayed {
+        None => table.act(&action, &mut dice),
+        Some(journal) => table.replay_act(&action, &mut dice, journal),
+    };
+    let events = events.map_err(|refusal| refusal.text(Language::En).map(|t| t.plain()).unwrap_or_default())?;
+    Ok(events.iter().map(spellbridge_core::Event::record).collect())
+}
+
+/// Issue 33, item 3: a call cut off by the epoch deadline (wall clock, which a replay
+/// cannot repeat) is journaled as a pause marked `deadline`. A replay of the journal
+/// pauses there again without calling the component, even where the call would now
+/// finish; and a move that finished replays as that move even where the live deadline
+/// would cut it off (a replay's call has no deadline; fuel still bounds it).
+#[test]
+fn a_deadline_pause_replays_as_a_pause_and_a_finished_move_as_that_move() {
+    // The same build with room to run, and with a deadline every call is past at once.
+    let roomy = load(&loader(), "nim");
+    let hurried = Loader::new(None, Limits { ticks: 0, ..Limits::default() }).expect("an engine");
+    let rushed = load(&hurried, "nim");
+    let mut table = open(&roomy, "alice");
+    play(&roomy, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
+    let before = table.snapshot();
+
+    // Live: the roomy call finishes; the rushed one pauses at its deadline.
+    let finished = recorded(&roomy, table.as_mut(), "alice", "take 1 a", None).expect("alice takes");
+    assert!(finished[0].event.to_string().contains("nim-took"), "{finished:?}");
+    let after = table.snapshot();
+    let mut rushed_table = rushed.restore(&before).expect("a kept state is read back without the deadline");
+    let paused = recorded(&rushed, rushed_table.as_mut(), "alice", "take 1 a", None).expect("a pause");
+    let [record] = &paused[..] else { panic!("one pause: {paused:?}") };
+    assert_eq!(record.event["deadline"], true, "marked as the deadline's: {paused:?}");
+    assert!(record.event["paused"].as_str().is_some_and(|why| why.contains("ran for longer than")), "{paused:?}");
+    assert_eq!(state_of(rushed_table.as_ref()), before["state"], "nothing played");
+
+    // Replayed where the deadline would cut it off: the move that finished is that move.
+    let mut replayed = rushed.restore(&before).expect("restores");
+    let told = recorded(&rushed, replayed.as_mut(), "alice", "take 1 a", Some(&finished)).expect("replays");
+    assert_eq!(told, finished, "the same events");
+    assert_eq!(replayed.snapshot(), after, "the same table");
+
+    // Replayed where the call would finish: the deadline's pause is a pause again.
+    let mut replayed = roomy.restore(&before).expect("restores");
+    let told = recorded(&roomy, replayed.as_mut(), "alice", "take 1 a", Some(&paused)).expect("replays");
+    assert_eq!(told, paused, "the same pause");
+    assert_eq!(replayed.snapshot(), rushed_table.snapshot(), "paused, its state unchanged");
+    let refused = recorded(&roomy, replayed.as_mut(), "bob", "status", None).expect_err("paused");
+    assert!(refused.contains("is paused"), "{refused}");
+
+    // A pause that is the game's own (fuel, counted the same on every machine) is not
+    // taken on trust: replayed, the call is made, and an honest move is played.
+    let mut fuel = paused.clone();
+    fuel[0].event = serde_json::json!({"paused": "it used up its budget of 50000000 instructions"});
+    let mut replayed = roomy.restore(&before).expect("restores");
+    let told = recorded(&roomy, replayed.as_mut(), "alice", "take 1 a", Some(&fuel)).expect("replays");
+    assert_eq!(told, finished, "the call was made");
 }
