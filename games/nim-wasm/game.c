@@ -4,7 +4,8 @@
  *
  * Built with -DHOSTILE_<KIND>, `take` misbehaves instead (the host's tests of
  * containment): LOOP never returns, MEMORY grows memory without end, HUGE answers ten
- * thousand news, TRAP traps, BAD_STATE returns a state it cannot read back, and
+ * thousand news, TRAP traps, BAD_STATE returns a state it cannot read back, SLOW counts
+ * to 2^30 first and then plays (past any deadline of wall-clock time, within fuel), and
  * CLOCK (built for hostile/wit/clock.wit) tells the wall clock's seconds in its news.
  * WASI uses wasi-libc as a language runtime would (through the preview-1 adapter): it
  * opens files and a folder, reads the environment, writes to stdout and stderr, sleeps an
@@ -232,6 +233,9 @@ bool exports_spellbridge_game_game_apply(spellbridge_game_list_u8_t *state, expo
         }
 #elif defined(HOSTILE_TRAP)
         __builtin_trap();
+#elif defined(HOSTILE_SLOW)
+        for (volatile uint32_t spin = 0; spin < (1u << 30); spin++) {
+        }
 #endif
         if (move->args.len == 2 && move->args.ptr[0].tag == SPELLBRIDGE_GAME_TYPES_VALUE_NUMBER &&
             move->args.ptr[1].tag == SPELLBRIDGE_GAME_TYPES_VALUE_CHOICE) {

@@ -61,7 +61,7 @@ impl Tables {
                 }
                 Ok(Vec::new())
             }
-            Entry::Acted { table, actor, command, parsed, typed, private, role, now, dice_seed, .. } => {
+            Entry::Acted { table, actor, command, parsed, typed, private, role, now, dice_seed, events, .. } => {
                 let Some(replaying) = self.open.get_mut(table) else { return Ok(Vec::new()) };
                 // The journal keeps the command typed (before: as text), as the router's
                 // replay reads it.
@@ -75,11 +75,12 @@ impl Tables {
                 let action =
                     Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
                 let mut dice = Dice::from_seed(*dice_seed);
-                let events =
-                    replaying.table.act(&action, &mut dice).map_err(|refusal| RatingsError::Replay {
+                let events = replaying.table.replay_act(&action, &mut dice, events).map_err(|refusal| {
+                    RatingsError::Replay {
                         table: *table,
                         reason: format!("the journaled `{typed}` was refused: {refusal}"),
-                    })?;
+                    }
+                })?;
                 Ok(self.after(*table, &events))
             }
             Entry::Fired { table, at, dice_seed, .. } => {

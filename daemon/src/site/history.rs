@@ -166,7 +166,7 @@ impl<'r> Replay<'r> {
     fn act(&mut self, entry: &Entry) -> Vec<Event> {
         let (
             Some((_, table)),
-            Entry::Acted { sequence, actor, command, parsed, typed, private, role, now, dice_seed, .. },
+            Entry::Acted { sequence, actor, command, parsed, typed, private, role, now, dice_seed, events, .. },
         ) = (self.table.as_mut(), entry)
         else {
             return Vec::new();
@@ -175,7 +175,8 @@ impl<'r> Replay<'r> {
             Ok(parsed) => {
                 let action =
                     Action { actor, command: &parsed, typed, private: *private, now: *now, role: *role };
-                table.act(&action, &mut Dice::from_seed(*dice_seed)).unwrap_or_else(|refusal| {
+                let mut dice = Dice::from_seed(*dice_seed);
+                table.replay_act(&action, &mut dice, events).unwrap_or_else(|refusal| {
                     self.problem.get_or_insert(format!("action {sequence} was refused on replay: {refusal}"));
                     Vec::new()
                 })

@@ -32,6 +32,7 @@ fn built() -> &'static PathBuf {
             ("memory", "-DHOSTILE_MEMORY".to_owned(), None),
             ("huge", "-DHOSTILE_HUGE".to_owned(), None),
             ("trap", "-DHOSTILE_TRAP".to_owned(), None),
+            ("slow", "-DHOSTILE_SLOW".to_owned(), None),
             ("bad-state", "-DHOSTILE_BAD_STATE".to_owned(), None),
             ("echo", "-DECHO_SEED".to_owned(), None),
             ("wasi", "-DHOSTILE_WASI".to_owned(), None),
@@ -643,47 +644,52 @@ fn recorded(
 /// cannot repeat) is journaled as a pause marked `deadline`. A replay of the journal
 /// pauses there again without calling the component, even where the call would now
 /// finish; and a move that finished replays as that move even where the live deadline
-/// would cut it off (a replay's call has no deadline; fuel still bounds it).
+/// cuts it off (a replay's call has no deadline; fuel still bounds it). The `slow` build
+/// counts to 2^30 before each `take`: seconds of wall clock, within this test's fuel.
 #[test]
 fn a_deadline_pause_replays_as_a_pause_and_a_finished_move_as_that_move() {
-    // The same build with room to run, and with a deadline every call is past at once.
-    let roomy = load(&loader(), "nim");
-    let hurried = Loader::new(None, Limits { ticks: 0, ..Limits::default() }).expect("an engine");
-    let rushed = load(&hurried, "nim");
-    let mut table = open(&roomy, "alice");
-    play(&roomy, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
+    // The same build with time to finish, and with a tenth of a second per call.
+    let fuel = 100_000_000_000;
+    let roomy = Loader::new(None, Limits { fuel, ticks: 100_000, ..Limits::default() }).expect("an engine");
+    let hurried = Loader::new(None, Limits { fuel, ticks: 10, ..Limits::default() }).expect("an engine");
+    let (patient, rushed) = (load(&roomy, "slow"), load(&hurried, "slow"));
+    let mut table = open(&patient, "alice");
+    play(&patient, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
     let before = table.snapshot();
 
-    // Live: the roomy call finishes; the rushed one pauses at its deadline.
-    let finished = recorded(&roomy, table.as_mut(), "alice", "take 1 a", None).expect("alice takes");
+    // Live: the patient call finishes; the rushed one pauses at its deadline.
+    let finished = recorded(&patient, table.as_mut(), "alice", "take 1 a", None).expect("alice takes");
     assert!(finished[0].event.to_string().contains("nim-took"), "{finished:?}");
     let after = table.snapshot();
-    let mut rushed_table = rushed.restore(&before).expect("a kept state is read back without the deadline");
+    let mut rushed_table = rushed.restore(&before).expect("restores");
     let paused = recorded(&rushed, rushed_table.as_mut(), "alice", "take 1 a", None).expect("a pause");
     let [record] = &paused[..] else { panic!("one pause: {paused:?}") };
     assert_eq!(record.event["deadline"], true, "marked as the deadline's: {paused:?}");
-    assert!(record.event["paused"].as_str().is_some_and(|why| why.contains("ran for longer than")), "{paused:?}");
+    assert_eq!(record.event["paused"], "it ran for longer than 100 ms", "{paused:?}");
     assert_eq!(state_of(rushed_table.as_ref()), before["state"], "nothing played");
 
-    // Replayed where the deadline would cut it off: the move that finished is that move.
+    // Replayed where the deadline cuts it off: the move that finished is that move.
     let mut replayed = rushed.restore(&before).expect("restores");
     let told = recorded(&rushed, replayed.as_mut(), "alice", "take 1 a", Some(&finished)).expect("replays");
     assert_eq!(told, finished, "the same events");
     assert_eq!(replayed.snapshot(), after, "the same table");
 
-    // Replayed where the call would finish: the deadline's pause is a pause again.
-    let mut replayed = roomy.restore(&before).expect("restores");
-    let told = recorded(&roomy, replayed.as_mut(), "alice", "take 1 a", Some(&paused)).expect("replays");
+    // Replayed where the call finishes: the deadline's pause is a pause again, and the
+    // component is not called (the patient runner's count of calls that answered).
+    let mut replayed = patient.restore(&before).expect("restores");
+    let calls = patient.runner().usage().calls;
+    let told = recorded(&patient, replayed.as_mut(), "alice", "take 1 a", Some(&paused)).expect("replays");
     assert_eq!(told, paused, "the same pause");
+    assert_eq!(patient.runner().usage().calls, calls, "no call");
     assert_eq!(replayed.snapshot(), rushed_table.snapshot(), "paused, its state unchanged");
-    let refused = recorded(&roomy, replayed.as_mut(), "bob", "status", None).expect_err("paused");
+    let refused = recorded(&patient, replayed.as_mut(), "bob", "status", None).expect_err("paused");
     assert!(refused.contains("is paused"), "{refused}");
 
-    // A pause that is the game's own (fuel, counted the same on every machine) is not
-    // taken on trust: replayed, the call is made, and an honest move is played.
-    let mut fuel = paused.clone();
-    fuel[0].event = serde_json::json!({"paused": "it used up its budget of 50000000 instructions"});
-    let mut replayed = roomy.restore(&before).expect("restores");
-    let told = recorded(&roomy, replayed.as_mut(), "alice", "take 1 a", Some(&fuel)).expect("replays");
-    assert_eq!(told, finished, "the call was made");
+    // A pause that is the game's own (a trap, an exhausted fuel budget: the same on every
+    // machine) is not taken on trust: replayed, the call is made.
+    let mut trapped = paused.clone();
+    trapped[0].event = serde_json::json!({"paused": "it stopped with an error: wasm trap"});
+    let mut replayed = patient.restore(&before).expect("restores");
+    let told = recorded(&patient, replayed.as_mut(), "alice", "take 1 a", Some(&trapped)).expect("replays");
+    assert_eq!(told, finished, "the call was made, and played the move");
 }
