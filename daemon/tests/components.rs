@@ -510,14 +510,14 @@ async fn an_old_builds_table_replays_verifies_and_is_helped_by_its_own_build() {
     daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
     daemon.wait_for_log("config reloaded", WAIT).unwrap_or_else(|e| panic!("{e}"));
     // The old table plays on with its build, and is helped by it; a new table by the new.
-    let took = says(&mut bob, "#one", "!take 1 b", "takes 1 stone", &daemon).await;
+    let took = says(&mut bob, "#one", "!take 1 b", "bob takes 1 stone", &daemon).await;
     assert!(took.contains("alice to move"), "{took}");
     says(&mut alice, "#two", "!new nim-wasm", "opens a game of Nim", &daemon).await;
     let help = says(&mut alice, "#one", "!help take", "your turn:", &daemon).await;
     assert!(help.contains("On your turn:") && !help.contains("When it is"), "the old build's help: {help}");
     let help = says(&mut alice, "#two", "!help take", "your turn:", &daemon).await;
     assert!(help.contains("When it is your turn:"), "the new build's help: {help}");
-    says(&mut alice, "#one", "!take 1 c", "takes 1 stone", &daemon).await;
+    says(&mut alice, "#one", "!take 1 c", "alice takes 1 stone from pile c", &daemon).await;
     daemon.terminate(Duration::from_secs(15)).unwrap_or_else(|e| panic!("{e}"));
 
     // `verify` replays table 0 with the build it opened with, and agrees.
@@ -531,7 +531,7 @@ async fn an_old_builds_table_replays_verifies_and_is_helped_by_its_own_build() {
     daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
     until_answering(&mut alice, &mut daemon).await;
     assert!(daemon.log().contains("rebuilt from its journal"), "{}", daemon.log_tail(60));
-    let took = says(&mut bob, "#one", "!take 1 a", "takes 1 stone", &daemon).await;
+    let took = says(&mut bob, "#one", "!take 1 a", "bob takes 1 stone from pile a", &daemon).await;
     assert!(took.contains("alice to move") && !took.contains("plays next"), "its own words: {took}");
     let help = says(&mut alice, "#one", "!help take", "your turn:", &daemon).await;
     assert!(help.contains("On your turn:"), "its own help: {help}");

@@ -843,6 +843,9 @@ impl Router {
             self.registry.get(game).ok_or(ReplayError::UnknownGame { table: *table, game: game.clone() })?;
         let opened =
             plugin.restore(opening).map_err(|reason| ReplayError::BadSnapshot { table: *table, reason })?;
+        // A component's table opened with an older build is worded by that build, as
+        // `restore_table` does for a table restored from its snapshot.
+        let build = plugin.build_of(opening).map(tables::Build);
         let dice = match (seed, commitment) {
             (_, Some(commitment)) => {
                 let epoch = opened.dice_epoch();
@@ -858,9 +861,6 @@ impl Router {
         };
         same_events(*table, 0, events, &opened.opening())?;
         let place = Place { network: network.clone(), room: room.clone() };
-        // A component's table opened with an older build is worded by that build, as
-        // `restore_table` does for a table restored from its snapshot.
-        let build = plugin.build_of(opening).map(tables::Build);
         self.tables.insert(*table, Seating { place, dice, sequence: 0, table: opened, build });
         self.reindex(*table);
         Ok(())
