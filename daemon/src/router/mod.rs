@@ -1352,6 +1352,8 @@ mod tests {
 }
 
 #[cfg(test)]
+mod build_tests;
+#[cfg(test)]
 mod chinese_tests;
 #[cfg(test)]
 mod present_tests;

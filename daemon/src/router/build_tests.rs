@@ -1,0 +1,107 @@
+//! A table whose game has another build now (a component reloaded: `GamePlugin::build_of`)
+//! is worded and helped by the build it opened with, also once rebuilt from its journal
+//! (`verify`, a start with a damaged snapshot, a standby): issue 33, item 3. The two
+//! builds are made up here: the built-in Nim, its news and help marked with the build.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use spellbridge_core::games::nim::NimPlugin;
+use spellbridge_core::plugin::Announcement;
+use spellbridge_core::{
+    Command, Event, GamePlugin, Inbound, Language, NetworkId, PlayerId, Presentation, Refusal, Registry,
+    RichText, RoomId, Table, TableKind, TableSetup, Timestamp,
+};
+
+use super::{Router, RouterConfig};
+use crate::secrets::Secrets;
+
+/// Nim as one build, its news and help begun with `mark`. Nim's snapshots name no build,
+/// so the `newer` build takes every table for one opened with the older.
+struct Build {
+    mark: &'static str,
+    newer: bool,
+}
+
+const OLD: Build = Build { mark: "[old build]", newer: false };
+const NEW: Build = Build { mark: "[new build]", newer: true };
+
+impl GamePlugin for Build {
+    fn name(&self) -> &'static str {
+        "nim"
+    }
+
+    fn summary(&self) -> &'static str {
+        NimPlugin.summary()
+    }
+
+    fn commands(&self) -> &'static [Command] {
+        NimPlugin.commands()
+    }
+
+    fn help_in(&self, command: &str, language: Language) -> Option<String> {
+        NimPlugin.help_in(command, language).map(|help| format!("{} {help}", self.mark))
+    }
+
+    fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
+        NimPlugin.open(setup)
+    }
+
+    fn restore(&self, snapshot: &Value) -> Result<Box<dyn Table>, String> {
+        NimPlugin.restore(snapshot)
+    }
+
+    fn build_of(&self, _snapshot: &Value) -> Option<Arc<dyn GamePlugin>> {
+        self.newer.then(|| Arc::new(OLD) as Arc<dyn GamePlugin>)
+    }
+
+    fn render(&self, events: &[Event], presentation: &Presentation) -> Vec<Announcement> {
+        let marked = |said: Announcement| Announcement {
+            to: said.to,
+            text: RichText::from(format!("{} ", self.mark)).append(said.text),
+        };
+        NimPlugin.render(events, presentation).into_iter().map(marked).collect()
+    }
+
+    fn kind(&self) -> TableKind {
+        NimPlugin.kind()
+    }
+}
+
+const T: Timestamp = Timestamp::CONSOLE_EPOCH;
+
+fn router(build: Build) -> Router {
+    let config = RouterConfig { secrets: Secrets::Seeded(3), ..RouterConfig::default() };
+    Router::new(Registry::new(Vec::new()).register(build), config)
+}
+
+/// What the bot answers `nick`'s `text` in `room`, as plain text.
+fn said(router: &mut Router, room: &str, nick: &str, text: &str) -> String {
+    let inbound = Inbound::new(NetworkId::new("console"), RoomId::new(room), PlayerId::new(nick), text);
+    router.handle(&inbound, T).iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn a_table_rebuilt_from_its_journal_is_worded_and_helped_by_its_own_build() {
+    let mut played = router(OLD);
+    said(&mut played, "#nim", "alice", "!new nim");
+    said(&mut played, "#nim", "bob", "!join");
+    said(&mut played, "#nim", "alice", "!take 1 a");
+    let journal = played.take_journal();
+
+    // The newer build loaded, the table rebuilt from its journal.
+    let mut rebuilt = router(NEW);
+    for record in &journal {
+        rebuilt.replay(&record.entry).expect("replays");
+    }
+    assert_eq!(rebuilt.snapshot()["tables"], played.snapshot()["tables"]);
+    let took = said(&mut rebuilt, "#nim", "bob", "!take 1 b");
+    assert!(took.contains("[old build] bob takes 1 stone") && !took.contains("[new build]"), "{took}");
+    let status = said(&mut rebuilt, "#nim", "alice", "!status");
+    assert!(status.contains("[old build]") && !status.contains("[new build]"), "{status}");
+    let help = said(&mut rebuilt, "#nim", "alice", "!help take");
+    assert!(help.contains("[old build] On your turn") && !help.contains("[new build]"), "{help}");
+    // Where no table of it plays, the registry's build answers.
+    let help = said(&mut rebuilt, "#lobby", "alice", "!help take");
+    assert!(help.contains("[new build] On your turn"), "{help}");
+}
