@@ -7,7 +7,9 @@
 //!   built-in game or another component has is refused at start with the file and why;
 //! - SIGHUP loads a new build: a new table opens with it, a table in play keeps the build
 //!   it opened with (its snapshot names that build's SHA-256), also after a restart; a
-//!   restart whose kept build is gone is refused naming that hash;
+//!   restart whose kept build is gone is refused naming that hash; `verify` replays such a
+//!   table with its own build, and fails naming the build when it is gone; `!help` at it
+//!   is its own build's;
 //! - a component that traps pauses that one table for its game master or the room's
 //!   operator (`!resume`), also after a restart (the pause is journaled), while
 //!   another table of the same game and a built-in game's table go on;
@@ -513,6 +515,7 @@ async fn an_old_builds_table_replays_verifies_and_is_helped_by_its_own_build() {
     let took = says(&mut bob, "#one", "!take 1 b", "bob takes 1 stone", &daemon).await;
     assert!(took.contains("alice to move"), "{took}");
     says(&mut alice, "#two", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    // (`!help take` explains the built-in Nim's `take` too, in the old words.)
     let help = says(&mut alice, "#one", "!help take", "your turn:", &daemon).await;
     assert!(help.contains("On your turn:") && !help.contains("When it is"), "the old build's help: {help}");
     let help = says(&mut alice, "#two", "!help take", "your turn:", &daemon).await;
@@ -534,7 +537,7 @@ async fn an_old_builds_table_replays_verifies_and_is_helped_by_its_own_build() {
     let took = says(&mut bob, "#one", "!take 1 a", "bob takes 1 stone from pile a", &daemon).await;
     assert!(took.contains("alice to move") && !took.contains("plays next"), "its own words: {took}");
     let help = says(&mut alice, "#one", "!help take", "your turn:", &daemon).await;
-    assert!(help.contains("On your turn:"), "its own help: {help}");
+    assert!(help.contains("On your turn:") && !help.contains("When it is"), "its own help: {help}");
     daemon.terminate(Duration::from_secs(15)).unwrap_or_else(|e| panic!("{e}"));
 
     // Its build gone: `verify` fails, naming it and where to put it back.

@@ -1,7 +1,8 @@
 //! The host against real components: Nim built from games/nim-wasm/ with the registry
 //! toolchain (tests/scripts/install-wasm-games.sh), played move for move against the
 //! built-in Nim; the same sources built hostile (an endless loop, a memory bomb, a huge
-//! answer, a trap, a state that does not parse), each contained; built to use a language
+//! answer, a trap, a state that does not parse), each contained; built slow, a call cut
+//! off by the epoch deadline replayed the same on any machine; built to use a language
 //! runtime's WASI (wasi-libc through the preview-1 adapter, and WASI's sockets directly),
 //! each given nothing; and components in the text format that import what a game may not
 //! have, or do not match the world.
