@@ -478,7 +478,8 @@ fn verify(daemon: &Daemon) -> (bool, String) {
     let output = daemon
         .command(&["verify", "--db", "games.db", "--config", "spellbridge.toml"])
         .unwrap_or_else(|e| panic!("{e}"));
-    let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     (output.status.success(), said)
 }
 

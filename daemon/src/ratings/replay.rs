@@ -61,7 +61,19 @@ impl Tables {
                 }
                 Ok(Vec::new())
             }
-            Entry::Acted { table, actor, command, parsed, typed, private, role, now, dice_seed, events, .. } => {
+            Entry::Acted {
+                table,
+                actor,
+                command,
+                parsed,
+                typed,
+                private,
+                role,
+                now,
+                dice_seed,
+                events,
+                ..
+            } => {
                 let Some(replaying) = self.open.get_mut(table) else { return Ok(Vec::new()) };
                 // The journal keeps the command typed (before: as text), as the router's
                 // replay reads it.

@@ -154,7 +154,9 @@ impl Router {
         for name in games {
             let commands: Vec<&spellbridge_core::Command> = match game {
                 // The table's own build's commands (an older build's, after a reload).
-                Some(_) => self.game_at(place, name).map(|g| g.commands().iter().collect()).unwrap_or_default(),
+                Some(_) => {
+                    self.game_at(place, name).map(|g| g.commands().iter().collect()).unwrap_or_default()
+                }
                 None => self.grammar.commands(name).collect(),
             };
             let mut table =

@@ -822,10 +822,8 @@ impl Router {
         same_seed(*table, *sequence, *dice_seed, &dice)?;
         // As the journal recorded it where the live result was the machine's, not the
         // game's (a component's call cut off by the wall clock: [`Table::replay_act`]).
-        let told = seating.table.replay_act(&action, &mut dice, events).map_err(|refusal| ReplayError::Diverged {
-            table: *table,
-            sequence: *sequence,
-            reason: refusal.to_string(),
+        let told = seating.table.replay_act(&action, &mut dice, events).map_err(|refusal| {
+            ReplayError::Diverged { table: *table, sequence: *sequence, reason: refusal.to_string() }
         })?;
         same_events(*table, *sequence, events, &told)?;
         seating.sequence = seating.sequence.saturating_add(1);

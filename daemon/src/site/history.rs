@@ -166,7 +166,19 @@ impl<'r> Replay<'r> {
     fn act(&mut self, entry: &Entry) -> Vec<Event> {
         let (
             Some((_, table)),
-            Entry::Acted { sequence, actor, command, parsed, typed, private, role, now, dice_seed, events, .. },
+            Entry::Acted {
+                sequence,
+                actor,
+                command,
+                parsed,
+                typed,
+                private,
+                role,
+                now,
+                dice_seed,
+                events,
+                ..
+            },
         ) = (self.table.as_mut(), entry)
         else {
             return Vec::new();

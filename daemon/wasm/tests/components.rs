@@ -637,7 +637,8 @@ fn recorded(
         None => table.act(&action, &mut dice),
         Some(journal) => table.replay_act(&action, &mut dice, journal),
     };
-    let events = events.map_err(|refusal| refusal.text(Language::En).map(|t| t.plain()).unwrap_or_default())?;
+    let events =
+        events.map_err(|refusal| refusal.text(Language::En).map(|t| t.plain()).unwrap_or_default())?;
     Ok(events.iter().map(spellbridge_core::Event::record).collect())
 }
 
