@@ -167,26 +167,44 @@ impl WasmGame {
         paused: Option<String>,
         deadline: Deadline,
     ) -> Result<WasmTable, String> {
-        let status = self.shared.status(&state, deadline)?;
+        let status = self.shared.status(&state, deadline).map_err(|unread| unread.said)?;
         Ok(WasmTable { shared: self.shared.clone(), state, status, opening, paused })
+    }
+}
+
+/// A state the component did not read back: what to say, and how the call failed, if
+/// it did.
+struct Unread {
+    said: String,
+    failed: Option<CallError>,
+}
+
+impl Unread {
+    fn said(said: String) -> Unread {
+        Unread { said, failed: None }
     }
 }
 
 impl Shared {
     /// What `state` says of itself, through the component; refuses a state it cannot read.
-    fn status(&self, state: &[u8], deadline: Deadline) -> Result<wit::Status, String> {
+    fn status(&self, state: &[u8], deadline: Deadline) -> Result<wit::Status, Unread> {
         let limits = self.runner.limits();
         match self.runner.call_within(deadline, |store, game| game.call_check_state(store, state)) {
-            Err(error) => Err(format!("the {} game component failed reading its state: {error}", self.name)),
-            Ok(Err(why)) => Err(format!(
+            Err(error) => Err(Unread {
+                said: format!("the {} game component failed reading its state: {error}", self.name),
+                failed: Some(error),
+            }),
+            Ok(Err(why)) => Err(Unread::said(format!(
                 "the {} game component cannot read the state it was given: {}",
                 self.name,
                 why.chars().take(300).collect::<String>()
-            )),
+            ))),
             Ok(Ok(status))
                 if status.players.len() > limits.news || status.game_masters.len() > limits.news =>
             {
-                Err(format!("the {} game component named more than {} players", self.name, limits.news))
+                let said =
+                    format!("the {} game component named more than {} players", self.name, limits.news);
+                Err(Unread::said(said))
             }
             Ok(Ok(status)) => Ok(status),
         }
@@ -583,9 +601,13 @@ impl WasmTable {
         Ok(vec![Event::to(Audience::Player(player.clone()), Viewed { said, view })])
     }
 
-    /// Takes a new state after checking the component reads it back.
+    /// Takes a new state after checking the component reads it back (a read cut off by
+    /// the deadline is the deadline's, as the call's own would be).
     fn accept(&mut self, state: Vec<u8>, deadline: Deadline) -> Result<(), CallError> {
-        let status = self.shared.status(&state, deadline).map_err(CallError::Answer)?;
+        let status = self.shared.status(&state, deadline).map_err(|unread| match unread.failed {
+            Some(time @ CallError::Time(_)) => time,
+            _ => CallError::Answer(unread.said),
+        })?;
         self.state = state;
         self.status = status;
         Ok(())
