@@ -323,9 +323,10 @@ fn journaled(daemon: &Daemon, kind: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_gets_the_seed_of_the_tables_committed_dice_and_verify_agrees() {
+    let echo = component("echo");
     let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let port = server.port();
-    let mut daemon = start(port, &game_table(&component("echo")), None);
+    let mut daemon = start(port, &game_table(&echo), None);
     let (mut alice, mut bob) = players(port, &mut daemon).await;
     says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
     says(&mut bob, "#one", "!join", "moves first", &daemon).await;

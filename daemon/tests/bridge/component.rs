@@ -55,8 +55,8 @@ async fn get_bytes(port: u16, path: &str) -> Vec<u8> {
 /// on `http` and `games` added to its config, answering on both networks. Bound in this
 /// order, so that the daemon is dropped first and the servers last.
 struct Started {
-    irc: InspIrcd,
-    synapse: Synapse,
+    _irc: InspIrcd,
+    _synapse: Synapse,
     watcher: Mx,
     bobby: Mx,
     room: String,
@@ -66,6 +66,7 @@ struct Started {
     daemon: Daemon,
 }
 
+/// Starts what [`Started`] holds, with `games` after the site's `[http]` in the config.
 async fn start(games: &str) -> Started {
     let (irc, synapse) = servers();
     synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
@@ -80,7 +81,7 @@ async fn start(games: &str) -> Started {
     let daemon = start_daemon(&irc, &synapse, &room, &Extra { sections, ..Extra::default() });
     until_bot_on_irc(&mut alice).await;
     until_bot_everywhere(&room, &mut watcher, &mut [&mut bobby]).await;
-    Started { irc, synapse, watcher, bobby, room, alice, ircwatch, http, daemon }
+    Started { _irc: irc, _synapse: synapse, watcher, bobby, room, alice, ircwatch, http, daemon }
 }
 
 /// alice (IRC) and bobby (Matrix) move in turn; both rooms hear each take.
@@ -100,17 +101,8 @@ async fn take(who: &str, amount_pile: &str, alice: &mut Irc, bobby: &mut Mx, irc
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated() {
     let games = format!("\n{}[game.options]\npiles = [3, 5, 7]\n", game_table(nim_component()));
-    let Started {
-        irc: _irc,
-        synapse: _synapse,
-        mut watcher,
-        mut bobby,
-        room,
-        mut alice,
-        mut ircwatch,
-        http,
-        daemon,
-    } = start(&games).await;
+    let Started { _irc, _synapse, mut watcher, mut bobby, room, mut alice, mut ircwatch, http, daemon } =
+        start(&games).await;
     for client in [&mut alice, &mut ircwatch] {
         client.settle().await;
     }
@@ -210,17 +202,8 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
 async fn a_component_added_on_sighup_reaches_the_site_and_the_matrix_board_at_once() {
     let component = nim_component();
     // No component at start.
-    let Started {
-        irc: _irc,
-        synapse: _synapse,
-        mut watcher,
-        mut bobby,
-        room,
-        mut alice,
-        mut ircwatch,
-        http,
-        daemon,
-    } = start("").await;
+    let Started { _irc, _synapse, mut watcher, mut bobby, room, mut alice, mut ircwatch, http, daemon } =
+        start("").await;
     alice.say("!new nim-wasm").await;
     ircwatch.expect("no game called").await;
 
