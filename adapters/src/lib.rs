@@ -6,6 +6,8 @@
 //!   splitting, flood control.
 //! - [`matrix`]: the Matrix transport (matrix-sdk): session restore, the `/sync` loop,
 //!   E2EE, invites, direct rooms, HTML formatting with pills.
+//! - [`certificate_check`]: a rustls verifier with its own certificate check and rustls's
+//!   signature checks, for the IRC pin and PostgreSQL's `sslmode`s.
 //! - [`error_chain`]: an error with all its causes, for logging connection failures.
 //! - [`network`]: the registry of network kinds (`[[irc]]`, `[[matrix]]`): config,
 //!   start, `check-config --connect`, and the [`Transport`](network::Transport) trait
@@ -16,6 +18,7 @@
 //!
 //! All of them pass one conformance suite (`tests/e2e/conformance/`).
 
+pub mod certificate_check;
 mod error_chain;
 pub mod irc;
 pub mod logs;

@@ -23,7 +23,7 @@ use std::time::Duration;
 use spellbridge_adapters::irc::format::strip;
 use spellbridge_tests::harness::irc_client::{IrcClient, Message as IrcMessage};
 use spellbridge_tests::harness::matrix_client::{MatrixClient, Message as MxMessage};
-use spellbridge_tests::harness::pair::{Pair, Role, Servers};
+use spellbridge_tests::harness::pair::{Pair, Role, Servers, config_head};
 use tokio::time::Instant;
 
 mod support;
@@ -48,12 +48,7 @@ fn password(localpart: &str) -> String {
 
 fn config(url: &str, lease: u64, http: u16, irc: u16, synapse: &str, room: &str) -> String {
     format!(
-        r#"prefix = "!"
-[store]
-url = "{url}"
-lease = "{lease}s"
-[http]
-listen = "127.0.0.1:{http}"
+        r#"{head}
 [thaum]
 schedule = "manual"
 [permissions]
@@ -84,7 +79,8 @@ enabled = false
 name = "take"
 rooms = [{{ network = "irc", room = "{CHANNEL}" }}, {{ network = "matrix", room = "{room}" }}]
 speaker_rate = false
-"#
+"#,
+        head = config_head(url, Duration::from_secs(lease), http),
     )
 }
 
@@ -238,12 +234,10 @@ async fn bench(servers: &Servers, lease: u64, trials: usize) {
         config(&url, lease, http, port, &base, &room)
     })
     .unwrap_or_else(|e| panic!("{e}"));
-    pair.daemon(0).spawn().unwrap_or_else(|e| panic!("{e}"));
-    pair.wait_role(0, Role::Active, LIMIT).await.unwrap_or_else(|e| panic!("{e}"));
+    pair.start(0, Role::Active, LIMIT).await.unwrap_or_else(|e| panic!("{e}"));
     probe_irc(&mut alice).await.unwrap_or_else(|| panic!("the bot never answered on IRC"));
     probe_matrix(&mut merlin, &room).await.unwrap_or_else(|| panic!("the bot never answered on Matrix"));
-    pair.daemon(1).spawn().unwrap_or_else(|e| panic!("{e}"));
-    pair.wait_role(1, Role::Standby, LIMIT).await.unwrap_or_else(|e| panic!("{e}"));
+    pair.start(1, Role::Standby, LIMIT).await.unwrap_or_else(|e| panic!("{e}"));
     let mark = alice.seen.len();
     alice.client.privmsg(CHANNEL, "!new thaum").await.unwrap_or_else(|e| panic!("{e}"));
     assert!(alice.until(mark, "opens a Thaum table", LIMIT).await, "no Thaum table opened");
@@ -285,8 +279,7 @@ async fn bench(servers: &Servers, lease: u64, trials: usize) {
         let standby = active;
         active = 1 - active;
         assert_eq!(pair.role(active).await, Role::Active, "trial {trial}: daemon {active} leads");
-        pair.daemon(standby).spawn().unwrap_or_else(|e| panic!("{e}"));
-        pair.wait_role(standby, Role::Standby, LIMIT).await.unwrap_or_else(|e| panic!("{e}"));
+        pair.start(standby, Role::Standby, LIMIT).await.unwrap_or_else(|e| panic!("{e}"));
     }
     // What is still on its way arrives.
     tokio::join!(alice.pump(), merlin.pump());

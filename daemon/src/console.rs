@@ -370,6 +370,23 @@ pub fn run_script_with_db(script: &str, seed: u64, db: &Path) -> anyhow::Result<
     run_in(Console::with_store(seed, db)?, script)
 }
 
+/// The scenario transcript `tests/scenarios/<name>.txt` and the seed its first line names
+/// (`# seed: N`; 0 without one), for the unit tests that play one.
+#[cfg(test)]
+pub(crate) fn scenario(name: &str) -> (String, u64) {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/scenarios")
+        .join(format!("{name}.txt"));
+    let script = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let seed = script
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# seed:"))
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    (script, seed)
+}
+
 fn run_in(mut console: Console, script: &str) -> anyhow::Result<(String, Value)> {
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let (mut printed, mut errors) = (Vec::new(), Vec::new());

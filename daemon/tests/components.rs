@@ -75,6 +75,11 @@ fn config(port: u16, games: &str) -> String {
     )
 }
 
+/// The `[[game]]` table loading the component at `path`.
+pub(crate) fn game_table(path: &Path) -> String {
+    format!("[[game]]\npath = {:?}\n", path.display().to_string())
+}
+
 /// `spellbridge check-config` on `games` (the `[[game]]` tables): its exit and stderr.
 fn check_config(games: &str) -> (bool, String) {
     let daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
@@ -89,7 +94,7 @@ fn check_config(games: &str) -> (bool, String) {
 #[test]
 fn a_config_with_a_component_the_host_refuses_names_the_file_and_why() {
     let nim = component("nim");
-    let (ok, said) = check_config(&format!("[[game]]\npath = {:?}\n", nim.display().to_string()));
+    let (ok, said) = check_config(&game_table(&nim));
     assert!(ok, "the example loads: {said}");
     assert!(
         said.contains("game nim-wasm: ") && said.contains("(component, sha256 "),
@@ -105,27 +110,40 @@ fn a_config_with_a_component_the_host_refuses_names_the_file_and_why() {
     let not_one = dir.path().join("not-one.wasm");
     std::fs::write(&not_one, "MZ this is no component").expect("writes");
     let cases = [
-        (format!("[[game]]\npath = {:?}\n", http.display().to_string()), "wasi:http/outgoing-handler@0.2.0"),
-        (format!("[[game]]\npath = {:?}\n", not_one.display().to_string()), "not a WebAssembly component"),
+        (game_table(&http), "wasi:http/outgoing-handler@0.2.0"),
+        (game_table(&not_one), "not a WebAssembly component"),
+        (game_table(&dir.path().join("gone.wasm")), "cannot read"),
         (
-            format!("[[game]]\npath = {:?}\n", dir.path().join("gone.wasm").display().to_string()),
-            "cannot read",
-        ),
-        (
-            format!(
-                "[[game]]\npath = {0:?}\n[[game]]\npath = {1:?}\n",
-                nim.display().to_string(),
-                component("nim-o1").display().to_string()
-            ),
+            format!("{}{}", game_table(&nim), game_table(&component("nim-o1"))),
             "is the game `nim-wasm`, and so is",
         ),
-        (format!("[[game]]\npath = {:?}\nseats = 3\n", nim.display().to_string()), "unknown field `seats`"),
+        (game_table(&nim) + "seats = 3\n", "unknown field `seats`"),
         ("[game]\npath = \"nim.wasm\"\n".to_owned(), "must be written [[game]]"),
     ];
     for (games, why) in cases {
         let (ok, said) = check_config(&games);
         assert!(!ok && said.contains(why), "{games}: refused saying {why:?}, said:\n{said}");
     }
+}
+
+/// The daemon on the InspIRCd at `port` with `games` (its `[[game]]` tables), started;
+/// `copied`, if given, is first copied to `games/nim.wasm` in its folder.
+fn start(port: u16, games: &str, copied: Option<&Path>) -> Daemon {
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    if let Some(build) = copied {
+        std::fs::create_dir_all(daemon.path("games")).expect("games/");
+        std::fs::copy(build, daemon.path("games/nim.wasm")).expect("copies");
+    }
+    daemon.set_config(&config(port, games)).expect("config");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    daemon
+}
+
+/// alice and bob in the channels, once the bot answers there.
+async fn players(port: u16, daemon: &mut Daemon) -> (IrcClient, IrcClient) {
+    let (mut alice, bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
+    until_answering(&mut alice, daemon).await;
+    (alice, bob)
 }
 
 /// A player in `#one`, `#two` and `#three`.
@@ -181,13 +199,8 @@ async fn a_table_in_play_keeps_its_build_across_a_reload_and_a_restart() {
     assert_ne!(first_hash, second_hash, "two builds");
     let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let port = server.port();
-    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(daemon.path("games")).expect("games/");
-    std::fs::copy(&first, daemon.path("games/nim.wasm")).expect("copies");
-    daemon.set_config(&config(port, "[[game]]\npath = \"games/nim.wasm\"\n")).expect("config");
-    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
-    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
-    until_answering(&mut alice, &mut daemon).await;
+    let mut daemon = start(port, "[[game]]\npath = \"games/nim.wasm\"\n", Some(&first));
+    let (mut alice, mut bob) = players(port, &mut daemon).await;
 
     says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
     says(&mut bob, "#one", "!join", "moves first", &daemon).await;
@@ -233,13 +246,8 @@ async fn a_trapping_component_pauses_its_table_for_its_game_master_and_the_other
     // gm joins the channels first, before the bot: their operator (the test InspIRCd has
     // no services, so a configured game master's bare nick would have no standing).
     let mut gm = player(port, "gm").await;
-    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
-    daemon
-        .set_config(&config(port, &format!("[[game]]\npath = {:?}\n", trap.display().to_string())))
-        .expect("config");
-    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
-    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
-    until_answering(&mut alice, &mut daemon).await;
+    let mut daemon = start(port, &game_table(&trap), None);
+    let (mut alice, mut bob) = players(port, &mut daemon).await;
 
     for room in ["#one", "#two"] {
         says(&mut alice, room, "!new nim-wasm", "opens a game of Nim", &daemon).await;
@@ -276,15 +284,12 @@ async fn a_trapping_component_pauses_its_table_for_its_game_master_and_the_other
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_game_options_reach_open_and_a_bad_one_is_refused_saying_what_to_write() {
-    let nim = component("nim").display().to_string();
+    let nim = component("nim");
     let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let port = server.port();
-    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
-    let games = |options: &str| format!("[[game]]\npath = {nim:?}\n[game.options]\n{options}\n");
-    daemon.set_config(&config(port, &games("piles = [1, 2, 9]"))).expect("config");
-    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
-    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
-    until_answering(&mut alice, &mut daemon).await;
+    let games = |options: &str| format!("{}[game.options]\n{options}\n", game_table(&nim));
+    let mut daemon = start(port, &games("piles = [1, 2, 9]"), None);
+    let (mut alice, mut bob) = players(port, &mut daemon).await;
 
     let opened = says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
     assert!(opened.contains("a 1 · b 2 · c 9"), "the options' piles: {opened}");
@@ -320,14 +325,11 @@ fn journaled(daemon: &Daemon, kind: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_gets_the_seed_of_the_tables_committed_dice_and_verify_agrees() {
-    let echo = component("echo").display().to_string();
+    let echo = component("echo");
     let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let port = server.port();
-    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
-    daemon.set_config(&config(port, &format!("[[game]]\npath = {echo:?}\n"))).expect("config");
-    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
-    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
-    until_answering(&mut alice, &mut daemon).await;
+    let mut daemon = start(port, &game_table(&echo), None);
+    let (mut alice, mut bob) = players(port, &mut daemon).await;
     says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
     says(&mut bob, "#one", "!join", "moves first", &daemon).await;
     says(&mut alice, "#one", "!concede", "Dice key revealed", &daemon).await;
@@ -436,13 +438,8 @@ async fn a_table_of_an_old_build_keeps_its_own_words_after_a_reload() {
     assert_ne!(sha256(&first), sha256(&second), "two builds");
     let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
     let port = server.port();
-    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(daemon.path("games")).expect("games/");
-    std::fs::copy(&first, daemon.path("games/nim.wasm")).expect("copies");
-    daemon.set_config(&config(port, "[[game]]\npath = \"games/nim.wasm\"\n")).expect("config");
-    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
-    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
-    until_answering(&mut alice, &mut daemon).await;
+    let mut daemon = start(port, "[[game]]\npath = \"games/nim.wasm\"\n", Some(&first));
+    let (mut alice, mut bob) = players(port, &mut daemon).await;
 
     says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
     says(&mut bob, "#one", "!join", "moves first", &daemon).await;

@@ -91,6 +91,17 @@ impl Pair {
         self.http[which]
     }
 
+    /// Starts daemon 0 or 1 and waits (as [`Pair::wait_role`]) until it says `wanted`.
+    pub async fn start(
+        &mut self,
+        which: usize,
+        wanted: Role,
+        limit: Duration,
+    ) -> Result<Duration, HarnessError> {
+        self.daemons[which].spawn()?;
+        self.wait_role(which, wanted, limit).await
+    }
+
     /// What daemon 0 or 1 says it is now.
     pub async fn role(&self, which: usize) -> Role {
         role(self.http[which]).await
@@ -130,6 +141,29 @@ impl Pair {
     }
 }
 
+/// The start of a pair's config, the same for every pair: the prefix, the `[store]` both
+/// daemons share with its `lease`, and this daemon's `[http] listen` on `http`.
+pub fn config_head(url: &str, lease: Duration, http: u16) -> String {
+    format!(
+        "prefix = \"!\"\n\n[store]\nurl = \"{url}\"\nlease = \"{lease}s\"\n\n[http]\nlisten = \"127.0.0.1:{http}\"\n",
+        lease = lease.as_secs(),
+    )
+}
+
+/// Runs `start` (the other servers' starts) while a new PostgreSQL starts beside it;
+/// panics if PostgreSQL, which a pair needs, did not start. Blocking.
+pub fn beside_postgres<T>(start: impl FnOnce() -> T) -> (T, Postgres) {
+    std::thread::scope(|scope| {
+        let pg = scope.spawn(Postgres::start_new);
+        let started = start();
+        let pg = pg
+            .join()
+            .unwrap_or_else(|_| panic!("starting PostgreSQL panicked"))
+            .unwrap_or_else(|e| panic!("PostgreSQL is needed: {e}"));
+        (started, pg)
+    })
+}
+
 /// The servers the two daemons of the failover tests and the takeover bench play on: a
 /// real InspIRCd, Synapse and a new PostgreSQL, started side by side (Synapse takes the
 /// longest). Blocking: call it from `block_in_place` on a runtime.
@@ -145,20 +179,18 @@ pub struct Servers {
 impl Servers {
     /// Starts the three at once; panics naming the one that is needed and did not start.
     pub fn start() -> Servers {
-        std::thread::scope(|scope| {
-            let synapse = scope.spawn(Synapse::start);
-            let pg = scope.spawn(Postgres::start_new);
-            let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed: {e}"));
-            let synapse = synapse
-                .join()
-                .unwrap_or_else(|_| panic!("starting Synapse panicked"))
-                .unwrap_or_else(|e| panic!("Synapse is needed: {e}"));
-            let pg = pg
-                .join()
-                .unwrap_or_else(|_| panic!("starting PostgreSQL panicked"))
-                .unwrap_or_else(|e| panic!("PostgreSQL is needed: {e}"));
-            Servers { irc, synapse, pg }
-        })
+        let ((irc, synapse), pg) = beside_postgres(|| {
+            std::thread::scope(|scope| {
+                let synapse = scope.spawn(Synapse::start);
+                let irc = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed: {e}"));
+                let synapse = synapse
+                    .join()
+                    .unwrap_or_else(|_| panic!("starting Synapse panicked"))
+                    .unwrap_or_else(|e| panic!("Synapse is needed: {e}"));
+                (irc, synapse)
+            })
+        });
+        Servers { irc, synapse, pg }
     }
 
     /// Registers the bot `localpart` with `password` and returns its login's access token

@@ -16,12 +16,14 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use rustls::client::WebPkiServerVerifier;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{CryptoProvider, aws_lc_rs};
+use rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::aws_lc_rs;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{CertificateError, ClientConfig, RootCertStore};
 use sha2::{Digest as _, Sha256};
+
+use crate::certificate_check::{CertificateCheck, Verifier};
 
 /// One network's TLS trust options (all off by default: the system's roots, no client
 /// certificate).
@@ -175,7 +177,7 @@ pub fn server_name(host: &str) -> Result<ServerName<'static>, TlsError> {
 pub fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, TlsError> {
     let provider = Arc::new(aws_lc_rs::default_provider());
     let verifier: Arc<dyn ServerCertVerifier> = match options.pin {
-        Some(pin) => Arc::new(PinVerifier { pin, provider: provider.clone() }),
+        Some(pin) => Arc::new(Verifier::new(PinCheck(pin), provider.clone())),
         None => {
             let roots = roots(options)?;
             WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
@@ -269,15 +271,12 @@ impl fmt::Display for PublicKeyPin {
 }
 
 /// Accepts exactly the pinned certificate or public key; the handshake's signatures are
-/// still checked, so the server must hold the pinned certificate's private key.
+/// still checked ([`Verifier`]), so the server must hold the pinned certificate's private key.
 #[derive(Debug)]
-struct PinVerifier {
-    pin: Pin,
-    provider: Arc<CryptoProvider>,
-}
+struct PinCheck(Pin);
 
-impl ServerCertVerifier for PinVerifier {
-    fn verify_server_cert(
+impl CertificateCheck for PinCheck {
+    fn check(
         &self,
         end_entity: &CertificateDer<'_>,
         _intermediates: &[CertificateDer<'_>],
@@ -287,45 +286,13 @@ impl ServerCertVerifier for PinVerifier {
     ) -> Result<ServerCertVerified, rustls::Error> {
         let certificate = Pin::of_certificate(end_entity);
         let key = Pin::of_public_key(end_entity);
-        if certificate == self.pin || key == Some(self.pin) {
+        if certificate == self.0 || key == Some(self.0) {
             return Ok(ServerCertVerified::assertion());
         }
-        let mismatch = PinMismatch { expected: self.pin, certificate, key: PublicKeyPin(key) };
+        let mismatch = PinMismatch { expected: self.0, certificate, key: PublicKeyPin(key) };
         Err(rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(Arc::new(
             mismatch,
         )))))
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }
 

@@ -25,15 +25,7 @@ fn svg_in(table: &Value, language: Language) -> Result<String, BoardError> {
 
 /// The table entries of a scenario transcript's end state (`tests/scenarios/<name>.txt`).
 fn scenario_tables(name: &str) -> Vec<Value> {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios").join(format!("{name}.txt"));
-    let script = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let seed = script
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("# seed:"))
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0);
+    let (script, seed) = crate::console::scenario(name);
     let (_, state) =
         crate::console::run_script(&script, seed).unwrap_or_else(|e| panic!("playing {name}: {e:#}"));
     state["tables"].as_array().cloned().unwrap_or_default()

@@ -10,6 +10,19 @@ fn parse(text: &str) -> Result<Settings, ConfigError> {
 }
 
 /// The configured IRC networks, as the IRC kind read them.
+/// An IRC network `libera` and a Matrix network `matrix` whose access token is a file
+/// written in `dir`.
+fn libera_and_matrix(dir: &Path) -> String {
+    let token = dir.join("token");
+    std::fs::write(&token, "secret\n").expect("write");
+    format!(
+        "[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\n\
+         [[matrix]]\nname = \"matrix\"\nhomeserver = \"http://127.0.0.1:8008\"\n\
+         user_id = \"@bot:localhost\"\naccess_token = {{ file = {:?} }}\n",
+        token.display().to_string()
+    )
+}
+
 fn irc(settings: &Settings) -> Vec<&IrcSettings> {
     settings.of_kind::<IrcSettings>()
 }
@@ -183,14 +196,7 @@ fn a_matrix_account_needs_one_way_to_log_in() {
 #[test]
 fn a_matrix_room_in_a_bridge_is_given_by_its_id_or_alias() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let token = dir.path().join("token");
-    std::fs::write(&token, "secret\n").expect("write");
-    let networks = format!(
-        "[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\n\
-         [[matrix]]\nname = \"matrix\"\nhomeserver = \"http://127.0.0.1:8008\"\n\
-         user_id = \"@bot:localhost\"\naccess_token = {{ file = {:?} }}\n",
-        token.display().to_string()
-    );
+    let networks = libera_and_matrix(dir.path());
     let bridge = |matrix_room: &str| {
         format!(
             "{networks}[[bridge]]\nname = \"magic\"\nrooms = [{{ network = \"libera\", room = \"#magic\" }}, \
@@ -239,14 +245,7 @@ fn a_matrix_room_in_a_bridge_is_given_by_its_id_or_alias() {
 #[test]
 fn every_network_has_a_command_limit_by_default() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let token = dir.path().join("token");
-    std::fs::write(&token, "secret\n").expect("write");
-    let networks = format!(
-        "[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\n\
-         [[matrix]]\nname = \"matrix\"\nhomeserver = \"http://127.0.0.1:8008\"\n\
-         user_id = \"@bot:localhost\"\naccess_token = {{ file = {:?} }}\n",
-        token.display().to_string()
-    );
+    let networks = libera_and_matrix(dir.path());
     let settings = parse(&networks).expect("valid");
     assert_eq!(irc(&settings)[0].user_limit, Some((8, Duration::from_secs(10))));
     assert_eq!(matrix(&settings)[0].user_limit, Some((8, Duration::from_secs(10))), "Matrix is limited too");
@@ -328,17 +327,9 @@ fn languages_are_chosen_per_network_room_and_bridge_room() {
 #[test]
 fn hidden_rooms_are_read_as_their_network_names_rooms_and_malformed_ones_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let token = dir.path().join("token");
-    std::fs::write(&token, "secret\n").expect("write");
-    let config = |rooms: &str| {
-        format!(
-            "[[irc]]\nname = \"libera\"\nserver = \"irc.libera.chat\"\nnick = \"sb\"\n\
-             [[matrix]]\nname = \"matrix\"\nhomeserver = \"http://127.0.0.1:8008\"\n\
-             user_id = \"@bot:localhost\"\naccess_token = {{ file = {:?} }}\n\
-             [http]\nlisten = \"127.0.0.1:9180\"\nhidden_rooms = [{rooms}]\n",
-            token.display().to_string()
-        )
-    };
+    let networks = libera_and_matrix(dir.path());
+    let config =
+        |rooms: &str| format!("{networks}[http]\nlisten = \"127.0.0.1:9180\"\nhidden_rooms = [{rooms}]\n");
     let settings =
         parse(&config(r#""libera/#secret", "libera/#a/b", "matrix/#staff:localhost", "matrix/!abc""#))
             .expect("valid");

@@ -2,26 +2,13 @@
 //! database, read back in journal order.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use spellbridge_core::{NetworkId, PlayerId, Registry};
 
 use super::*;
+use crate::console::scenario;
 use crate::store::ratings::RatingsCheck;
 use crate::store::{Durability, OpenMode, Store};
-
-fn scenario(name: &str) -> (String, u64) {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios").join(format!("{name}.txt"));
-    let script = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let seed = script
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("# seed:"))
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0);
-    (script, seed)
-}
 
 /// Plays `scripts` in turn into one database (each continues the last) and returns it.
 fn played(scripts: &[(String, u64)]) -> (tempfile::TempDir, Store) {

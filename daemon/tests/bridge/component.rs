@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 use spellbridge_tests::harness::endpoint;
 
 use super::support::*;
+use crate::components::game_table;
 
 /// Builds games/nim-wasm once per run into the test's target folder; fails, naming the
 /// script that installs the toolchain, when it cannot.
@@ -49,6 +50,40 @@ async fn get_bytes(port: u16, path: &str) -> Vec<u8> {
     answer
 }
 
+/// What both tests start with: the servers; Matrix's watcher and bobby in the bridged
+/// room (bobby with his direct room) and IRC's alice and ircwatch; the daemon with its site
+/// on `http` and `games` added to its config, answering on both networks. Bound in this
+/// order, so that the daemon is dropped first and the servers last.
+struct Started {
+    _irc: InspIrcd,
+    _synapse: Synapse,
+    watcher: Mx,
+    bobby: Mx,
+    room: String,
+    alice: Irc,
+    ircwatch: Irc,
+    http: u16,
+    daemon: Daemon,
+}
+
+/// Starts what [`Started`] holds, with `games` after the site's `[http]` in the config.
+async fn start(games: &str) -> Started {
+    let (irc, synapse) = servers();
+    synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
+    let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
+    let mut bobby = Mx::new(&synapse, "bobby", "Bobby").await;
+    let room = bridge_room(&mut watcher, &mut [&mut bobby]).await;
+    direct_rooms(&mut [&mut bobby]).await;
+    let (mut alice, ircwatch) =
+        tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "ircwatch"));
+    let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
+    let sections = format!("[http]\nlisten = \"127.0.0.1:{http}\"\n{games}");
+    let daemon = start_daemon(&irc, &synapse, &room, &Extra { sections, ..Extra::default() });
+    until_bot_on_irc(&mut alice).await;
+    until_bot_everywhere(&room, &mut watcher, &mut [&mut bobby]).await;
+    Started { _irc: irc, _synapse: synapse, watcher, bobby, room, alice, ircwatch, http, daemon }
+}
+
 /// alice (IRC) and bobby (Matrix) move in turn; both rooms hear each take.
 async fn take(who: &str, amount_pile: &str, alice: &mut Irc, bobby: &mut Mx, ircwatch: &mut Irc, room: &str) {
     if who == "alice" {
@@ -65,24 +100,9 @@ async fn take(who: &str, amount_pile: &str, alice: &mut Irc, bobby: &mut Mx, irc
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated() {
-    let component = nim_component();
-    let (irc, synapse) = servers();
-    synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
-    let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
-    let mut bobby = Mx::new(&synapse, "bobby", "Bobby").await;
-    let room = bridge_room(&mut watcher, &mut [&mut bobby]).await;
-    direct_rooms(&mut [&mut bobby]).await;
-    let (mut alice, mut ircwatch) =
-        tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "ircwatch"));
-    let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
-    let sections = format!(
-        "[http]\nlisten = \"127.0.0.1:{http}\"\n\n[[game]]\npath = {path:?}\n[game.options]\npiles = [3, 5, 7]\n",
-        path = component.display().to_string()
-    );
-    let extra = Extra { sections, ..Extra::default() };
-    let daemon = start_daemon(&irc, &synapse, &room, &extra);
-    until_bot_on_irc(&mut alice).await;
-    until_bot_everywhere(&room, &mut watcher, &mut [&mut bobby]).await;
+    let games = format!("\n{}[game.options]\npiles = [3, 5, 7]\n", game_table(nim_component()));
+    let Started { _irc, _synapse, mut watcher, mut bobby, room, mut alice, mut ircwatch, http, daemon } =
+        start(&games).await;
     for client in [&mut alice, &mut ircwatch] {
         client.settle().await;
     }
@@ -181,26 +201,15 @@ async fn the_nim_component_plays_a_whole_game_across_irc_and_matrix_and_is_rated
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_component_added_on_sighup_reaches_the_site_and_the_matrix_board_at_once() {
     let component = nim_component();
-    let (irc, synapse) = servers();
-    synapse.register(BOT, &password(BOT), false).unwrap_or_else(|e| panic!("{e}"));
-    let mut watcher = Mx::new(&synapse, "watcher", "Watcher").await;
-    let mut bobby = Mx::new(&synapse, "bobby", "Bobby").await;
-    let room = bridge_room(&mut watcher, &mut [&mut bobby]).await;
-    direct_rooms(&mut [&mut bobby]).await;
-    let (mut alice, mut ircwatch) =
-        tokio::join!(Irc::connect(irc.port(), "alice"), Irc::connect(irc.port(), "ircwatch"));
-    let http = endpoint::free_port().unwrap_or_else(|e| panic!("{e}"));
     // No component at start.
-    let extra = Extra { sections: format!("[http]\nlisten = \"127.0.0.1:{http}\"\n"), ..Extra::default() };
-    let daemon = start_daemon(&irc, &synapse, &room, &extra);
-    until_bot_on_irc(&mut alice).await;
-    until_bot_everywhere(&room, &mut watcher, &mut [&mut bobby]).await;
+    let Started { _irc, _synapse, mut watcher, mut bobby, room, mut alice, mut ircwatch, http, daemon } =
+        start("").await;
     alice.say("!new nim-wasm").await;
     ircwatch.expect("no game called").await;
 
     // SIGHUP with a [[game]] added.
     let config = std::fs::read_to_string(daemon.config_path()).unwrap_or_else(|e| panic!("{e}"));
-    let added = format!("{config}\n[[game]]\npath = {:?}\n", component.display().to_string());
+    let added = format!("{config}\n{}", game_table(component));
     daemon.set_config(&added).unwrap_or_else(|e| panic!("{e}"));
     daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
     let deadline = std::time::Instant::now() + WAIT;

@@ -27,15 +27,7 @@ fn bot() -> String {
 /// to reach it through the proxy on `proxy`.
 fn config(url: &str, http: u16, homeserver: &str, listen: u16, proxy: u16) -> String {
     format!(
-        r#"prefix = "!"
-
-[store]
-url = "{url}"
-lease = "{lease}s"
-
-[http]
-listen = "127.0.0.1:{http}"
-
+        r#"{head}
 [thaum]
 schedule = "manual"
 
@@ -54,7 +46,7 @@ reconnect_delay = "1s"
 [matrix.user_limit]
 enabled = false
 "#,
-        lease = LEASE.as_secs(),
+        head = config_head(url, LEASE, http),
         bot = bot(),
     )
 }
@@ -125,8 +117,7 @@ async fn appservice_transactions_follow_leader_to_the_new_daemon_and_are_answere
         alice.create_room("games", &[bot(), bob_id.clone()], false).await.unwrap_or_else(|e| panic!("{e}"));
     bob.join(&room).await.unwrap_or_else(|e| panic!("{e}"));
 
-    pair.daemon(0).spawn().unwrap_or_else(|e| panic!("{e}"));
-    pair.wait_role(0, Role::Active, Duration::from_secs(60)).await.unwrap_or_else(|e| panic!("{e}"));
+    pair.start(0, Role::Active, STARTUP).await.unwrap_or_else(|e| panic!("{e}"));
     let mut seen = Vec::new();
     let started = Instant::now();
     while count(&seen, &room, "Games:") == 0 {
@@ -140,8 +131,7 @@ async fn appservice_transactions_follow_leader_to_the_new_daemon_and_are_answere
         pump(&mut alice, &mut seen, Duration::from_secs(2)).await;
     }
     assert!(proxy.passed(0) > 0, "Synapse reached daemon 0 through the proxy");
-    pair.daemon(1).spawn().unwrap_or_else(|e| panic!("{e}"));
-    pair.wait_role(1, Role::Standby, Duration::from_secs(60)).await.unwrap_or_else(|e| panic!("{e}"));
+    pair.start(1, Role::Standby, STARTUP).await.unwrap_or_else(|e| panic!("{e}"));
     pump(&mut alice, &mut seen, Duration::from_secs(1)).await;
     seen.clear();
 

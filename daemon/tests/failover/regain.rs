@@ -21,15 +21,7 @@ const REGAINED_WITHIN: Duration = Duration::from_secs(15);
 
 fn config(url: &str, http: u16, irc: u16) -> String {
     format!(
-        r#"prefix = "!"
-
-[store]
-url = "{url}"
-lease = "{lease}s"
-
-[http]
-listen = "127.0.0.1:{http}"
-
+        r#"{head}
 [[irc]]
 name = "irc"
 server = "127.0.0.1"
@@ -51,7 +43,7 @@ enabled = false
 [irc.user_limit]
 enabled = false
 "#,
-        lease = LEASE.as_secs(),
+        head = config_head(url, LEASE, http),
     )
 }
 
@@ -81,17 +73,14 @@ async fn until_answered_as(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_new_leader_takes_the_nick_back_from_a_paused_leader_with_regain() {
-    let (ircd, atheme, pg) = tokio::task::block_in_place(|| {
-        let pg = std::thread::spawn(Postgres::start_new);
-        let ircd = InspIrcd::start_with(Options { services: true, ..Options::default() })
-            .unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
-        let atheme = Atheme::start(&ircd)
-            .unwrap_or_else(|e| panic!("Atheme is needed for this test: {e}\n{}", ircd.output_tail(20)));
-        let pg = pg
-            .join()
-            .unwrap_or_else(|_| panic!("starting PostgreSQL panicked"))
-            .unwrap_or_else(|e| panic!("PostgreSQL is needed for this test: {e}"));
-        (ircd, atheme, pg)
+    let ((ircd, atheme), pg) = tokio::task::block_in_place(|| {
+        beside_postgres(|| {
+            let ircd = InspIrcd::start_with(Options { services: true, ..Options::default() })
+                .unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+            let atheme = Atheme::start(&ircd)
+                .unwrap_or_else(|e| panic!("Atheme is needed for this test: {e}\n{}", ircd.output_tail(20)));
+            (ircd, atheme)
+        })
     });
     atheme.register(NICK, PASSWORD).await.unwrap_or_else(|e| panic!("registering {NICK}: {e}"));
     let mut alice = IrcClient::connect(ircd.port(), "alice").await.unwrap_or_else(|e| panic!("{e}"));
@@ -104,16 +93,14 @@ async fn the_new_leader_takes_the_nick_back_from_a_paused_leader_with_regain() {
         |_, http| config(&url, http, irc),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    pair.daemon(0).spawn().unwrap_or_else(|e| panic!("{e}"));
-    pair.wait_role(0, Role::Active, Duration::from_secs(60)).await.unwrap_or_else(|e| panic!("{e}"));
+    pair.start(0, Role::Active, STARTUP).await.unwrap_or_else(|e| panic!("{e}"));
     until_answered_as(&mut alice, NICK, Duration::from_secs(60)).await.unwrap_or_else(|others| {
         panic!(
             "daemon 0 never answered as {NICK} (answers from {others:?}):\n{}",
             pair.daemon(0).log_tail(40)
         )
     });
-    pair.daemon(1).spawn().unwrap_or_else(|e| panic!("{e}"));
-    pair.wait_role(1, Role::Standby, Duration::from_secs(60)).await.unwrap_or_else(|e| panic!("{e}"));
+    pair.start(1, Role::Standby, STARTUP).await.unwrap_or_else(|e| panic!("{e}"));
 
     pair.daemon(0).pause().unwrap_or_else(|e| panic!("{e}"));
     let paused = Instant::now();

@@ -10,12 +10,13 @@ pub(super) use std::time::Duration;
 pub(super) use spellbridge_adapters::irc::format::strip;
 pub(super) use spellbridge_tests::harness::cut_proxy::CutProxy;
 use spellbridge_tests::harness::inspircd::InspIrcd;
-pub(super) use spellbridge_tests::harness::pair::{Pair, Role, Servers};
+pub(super) use spellbridge_tests::harness::pair::{Pair, Role, Servers, beside_postgres, config_head};
 pub(super) use spellbridge_tests::harness::postgres::Postgres;
 use spellbridge_tests::harness::synapse::Synapse;
 pub(super) use tokio::time::Instant;
 
-use super::people::{Irc, Mx, STARTUP};
+pub(super) use super::people::STARTUP;
+use super::people::{Irc, Mx};
 
 const BIN: &str = env!("CARGO_BIN_EXE_spellbridge");
 pub(super) const BOT: &str = "spellbridge";
@@ -67,15 +68,7 @@ pub(super) struct World {
 /// proxy, daemon 0's database URL.
 fn config(url: &str, http: u16, irc: u16, synapse: &str, thaum_room: &str, duel_room: &str) -> String {
     format!(
-        r#"prefix = "!"
-
-[store]
-url = "{url}"
-lease = "{lease}s"
-
-[http]
-listen = "127.0.0.1:{http}"
-
+        r#"{head}
 [thaum]
 schedule = "manual"
 
@@ -119,7 +112,7 @@ name = "arena"
 rooms = [{{ network = "irc", room = "{ARENA}" }}, {{ network = "matrix", room = "{duel_room}" }}]
 speaker_rate = false
 "#,
-        lease = LEASE.as_secs(),
+        head = config_head(url, LEASE, http),
         merlin = matrix_id("mage"),
         bot = matrix_id(BOT),
     )
@@ -181,14 +174,12 @@ impl World {
             coins: 0,
             started,
         };
-        world.pair.daemon(0).spawn().unwrap_or_else(|e| panic!("{e}"));
-        world.pair.wait_role(0, Role::Active, STARTUP).await.unwrap_or_else(|e| panic!("{e}"));
+        world.pair.start(0, Role::Active, STARTUP).await.unwrap_or_else(|e| panic!("{e}"));
         world.bot_nick = world.until_bot_on_irc().await;
         let (thaum_room, duel_room) = (world.thaum_room.clone(), world.duel_room.clone());
         world.watcher.until_bot_in(&thaum_room).await;
         world.watcher.until_bot_in(&duel_room).await;
-        world.pair.daemon(1).spawn().unwrap_or_else(|e| panic!("{e}"));
-        world.pair.wait_role(1, Role::Standby, STARTUP).await.unwrap_or_else(|e| panic!("{e}"));
+        world.pair.start(1, Role::Standby, STARTUP).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(world.pair.role(0).await, Role::Active, "daemon 0 still leads once daemon 1 is a standby");
         tokio::join!(world.alice.settle(), world.bob.settle(), world.ircwatch.settle());
         world.watcher.settle().await;

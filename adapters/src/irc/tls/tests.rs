@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, date_time_ymd};
+use rustls::crypto::CryptoProvider;
 use rustls::pki_types::PrivatePkcs8KeyDer;
 use rustls::server::WebPkiClientVerifier;
 use rustls::{ClientConnection, ServerConfig, ServerConnection};

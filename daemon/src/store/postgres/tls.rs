@@ -21,11 +21,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use rustls::client::WebPkiServerVerifier;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, aws_lc_rs};
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{CertificateError, ClientConfig, RootCertStore};
+use spellbridge_adapters::certificate_check::{CertificateCheck, Verifier};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect};
 
@@ -104,8 +105,11 @@ impl Tls {
             .with_safe_default_protocol_versions()
             .map_err(TlsError::Setup)?;
         let verifier: Arc<dyn ServerCertVerifier> = match self.mode {
-            SslMode::Disable | SslMode::Prefer | SslMode::Require => Arc::new(Unchecked { provider }),
-            SslMode::VerifyCa => Arc::new(AnyName(self.webpki(provider)?)),
+            SslMode::Disable | SslMode::Prefer | SslMode::Require => {
+                Arc::new(Verifier::new(Unchecked, provider))
+            }
+            // The chain by webpki, the signatures with the same provider's algorithms.
+            SslMode::VerifyCa => Arc::new(Verifier::new(AnyName(self.webpki(provider.clone())?), provider)),
             SslMode::VerifyFull => self.webpki(provider)?,
         };
         Ok(builder.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth())
@@ -313,14 +317,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> tokio_postgres::tls::TlsStream for TlsSt
     }
 }
 
-/// `prefer`, `require`: the handshake's signatures are checked, the certificate is not.
+/// `prefer`, `require`: the handshake's signatures are checked ([`Verifier`]), the
+/// certificate is not.
 #[derive(Debug)]
-struct Unchecked {
-    provider: Arc<CryptoProvider>,
-}
+struct Unchecked;
 
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
+impl CertificateCheck for Unchecked {
+    fn check(
         &self,
         _end_entity: &CertificateDer<'_>,
         _intermediates: &[CertificateDer<'_>],
@@ -330,46 +333,14 @@ impl ServerCertVerifier for Unchecked {
     ) -> Result<ServerCertVerified, rustls::Error> {
         Ok(ServerCertVerified::assertion())
     }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider.signature_verification_algorithms.supported_schemes()
-    }
 }
 
 /// `verify-ca`: the chain is checked, the name is not.
 #[derive(Debug)]
 struct AnyName(Arc<WebPkiServerVerifier>);
 
-impl ServerCertVerifier for AnyName {
-    fn verify_server_cert(
+impl CertificateCheck for AnyName {
+    fn check(
         &self,
         end_entity: &CertificateDer<'_>,
         intermediates: &[CertificateDer<'_>],
@@ -383,27 +354,5 @@ impl ServerCertVerifier for AnyName {
             )) => Ok(ServerCertVerified::assertion()),
             other => other,
         }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
     }
 }
