@@ -1195,7 +1195,8 @@ fn a_commit_not_made_is_written_again_once_and_then_refused_with_try_again() {
 /// A move committed by a leader whose lease was taken over since, with its tables loaded
 /// before (issue 34): its rows go out pipelined with the fence, the fence's answer is
 /// judged before `COMMIT`, and the transaction is rolled back: nothing of it is in the
-/// database, and the lease row's share lock is let go (the new leader renews at once).
+/// database, and the lease row's lock is let go (the next take-over, a key update that
+/// waits for any commit's fence, goes through at once).
 #[test]
 fn a_stale_leaders_pipelined_move_writes_nothing() {
     let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
@@ -1219,6 +1220,18 @@ fn a_stale_leaders_pipelined_move_writes_nothing() {
         tokio::time::timeout(Duration::from_secs(5), new_lease.renew(new_fence.epoch())).await
     });
     assert!(matches!(renewed, Ok(Ok(Renewal::Renewed))), "the new leader renews at once: {renewed:?}");
+    let taken = runtime().block_on(async {
+        assert!(new_lease.release(new_fence.epoch()).await.unwrap_or_else(|e| panic!("{e}")));
+        let holder = Holder::new("spellbridge@next").unwrap_or_else(|e| panic!("{e}"));
+        let settings = LeaseSettings::new(Duration::from_secs(600), Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut next = Lease::open(&cluster.url(), holder, settings).await.unwrap_or_else(|e| panic!("{e}"));
+        tokio::time::timeout(Duration::from_secs(5), next.acquire()).await
+    });
+    assert!(
+        matches!(taken, Ok(Ok(Some(_)))),
+        "the stale leader's rolled-back commit left no lock a take-over waits for: {taken:?}"
+    );
 }
 
 /// Every row of `table` on PostgreSQL (the database `url`), as text, in order; or of the
