@@ -908,14 +908,19 @@ fn a_store_copied_between_the_engines_verifies_and_plays_on() {
     store.commit(&router, vec![step]).unwrap_or_else(|e| panic!("{e}"));
     let (journal, outbox) = (store.journal().unwrap_or_else(|e| panic!("{e}")), texts(&store));
     drop(store); // killed: the snapshot is behind its journal, as a live database's may be
+    // The Matrix sync positions handled, which a daemon that takes over syncs on from.
+    source.sql("INSERT INTO matrix_sync_positions VALUES ('matrix', 's72_9_0'), ('work', 's3_1')");
     let from = Place::Sqlite(source.dir.path().join("spellbridge.db"));
     let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
     let to = Place::parse(&cluster.url()).unwrap_or_else(|e| panic!("{e}"));
     let copied = copy::copy(&from, &to, false).unwrap_or_else(|e| panic!("copies: {e}"));
     assert!(
-        copied.contains(&("journal", journal.len())) && copied.contains(&("outbox", outbox.len())),
+        copied.contains(&("journal", journal.len()))
+            && copied.contains(&("outbox", outbox.len()))
+            && copied.contains(&("matrix_sync_positions", 2)),
         "{copied:?}"
     );
+    assert_eq!(pg_rows(&cluster.url(), "matrix_sync_positions"), ["(matrix,s72_9_0)", "(work,s3_1)"]);
 
     let reader = Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}"));
     let report = audit::verify(&reader, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
@@ -959,7 +964,11 @@ fn a_store_copied_between_the_engines_verifies_and_plays_on() {
     let back = sqlite();
     let back_place = Place::parse(&format!("sqlite:{}", back.dir.path().join("spellbridge.db").display()))
         .unwrap_or_else(|e| panic!("{e}"));
-    copy::copy(&to, &back_place, false).unwrap_or_else(|e| panic!("copies back: {e}"));
+    let copied = copy::copy(&to, &back_place, false).unwrap_or_else(|e| panic!("copies back: {e}"));
+    assert!(copied.contains(&("matrix_sync_positions", 2)), "{copied:?}");
+    let kept = "SELECT count(*) FROM matrix_sync_positions
+                 WHERE (network, next_batch) IN (VALUES ('matrix', 's72_9_0'), ('work', 's3_1'))";
+    assert_eq!(back.number(kept), 2, "the sync positions, back in SQLite");
     let store = back.open();
     let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.problems(), 0, "{report:?}");
@@ -1265,14 +1274,21 @@ fn a_copy_of_a_store_of_many_pages_is_whole_and_equal_both_ways() {
              INSERT INTO outbox (network, destination, text)
                SELECT 'irc', '{\"room\": \"#magic\"}', '\"line ' || i || '\"' FROM generate_series(1, 1001) i;
              DELETE FROM outbox WHERE id % 10 = 0;
-             INSERT INTO history SELECT i % 3, i, 'entry ' || i FROM generate_series(0, 1998) i;",
+             INSERT INTO history SELECT i % 3, i, 'entry ' || i FROM generate_series(0, 1998) i;
+             INSERT INTO matrix_sync_positions SELECT 'matrix' || i, 's' || i || '_7' FROM generate_series(1, 1001) i;",
         )
         .unwrap_or_else(|e| panic!("{e}"));
     let from = Place::parse(&cluster.url()).unwrap_or_else(|e| panic!("{e}"));
     let sqlite = sqlite();
     let middle = Place::Sqlite(sqlite.dir.path().join("spellbridge.db"));
     let copied = copy::copy(&from, &middle, false).unwrap_or_else(|e| panic!("to SQLite: {e}"));
-    for expected in [("journal", 2501), ("seen_messages", 1000), ("outbox", 901), ("history", 1999)] {
+    for expected in [
+        ("journal", 2501),
+        ("seen_messages", 1000),
+        ("outbox", 901),
+        ("history", 1999),
+        ("matrix_sync_positions", 1001),
+    ] {
         assert!(copied.contains(&expected), "{expected:?} in {copied:?}");
     }
     cluster.query("CREATE DATABASE back").unwrap_or_else(|e| panic!("{e}"));
@@ -1280,7 +1296,7 @@ fn a_copy_of_a_store_of_many_pages_is_whole_and_equal_both_ways() {
     let back = Place::parse(&back_url).unwrap_or_else(|e| panic!("{e}"));
     let again = copy::copy(&middle, &back, false).unwrap_or_else(|e| panic!("back to PostgreSQL: {e}"));
     assert_eq!(again, copied, "the same rows both ways");
-    for table in ["journal", "seen_messages", "outbox", "history"] {
+    for table in ["journal", "seen_messages", "outbox", "history", "matrix_sync_positions"] {
         let (before, after) = (pg_rows(&cluster.url(), table), pg_rows(&back_url, table));
         assert!(before == after, "{table}: {} rows, {} after two copies", before.len(), after.len());
         let n = sqlite.number(&format!("SELECT count(*) FROM {table}"));
