@@ -21,8 +21,10 @@ use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings, Renew
 use spellbridge::router::{Router, RouterConfig};
 use spellbridge::store::postgres::StoreUrl;
 use spellbridge::store::startup::{Loaded, Policy, TableProblem, Unsound};
+use spellbridge::store::sync_positions::PositionStore;
 use spellbridge::store::{Durability, MessageKey, OpenMode, SNAPSHOT_EVERY, Step, Store, StoreError};
 use spellbridge::turn::Outbound;
+use spellbridge_adapters::SyncPositions;
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RichText, RoomId, Timestamp};
 use spellbridge_tests::harness::commit_cut::{AtCommit, CommitCut};
 use spellbridge_tests::harness::postgres::Postgres;
@@ -1308,4 +1310,47 @@ fn a_copy_of_a_store_of_many_pages_is_whole_and_equal_both_ways() {
         "(INSERT INTO journal (kind, entry, events) VALUES ('x', '{}', '[]') RETURNING id)",
     );
     assert_eq!(next, ["(2502)"]);
+}
+
+/// The Matrix sync position is written under the lease's fence (issue 34): a leader that
+/// stood down — here, one paused between its own lease check and the write, which lands
+/// after the take-over — cannot overwrite the position its successor handled; the write is
+/// refused and says why. A store opened without a lease writes none.
+#[test]
+fn a_stood_down_leaders_sync_position_is_refused() {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let (mut old_lease, old_fence) = lease(&cluster, "spellbridge@old");
+    let old = Store::open_postgres(&url(&cluster), Some(old_fence.clone())).unwrap_or_else(|e| panic!("{e}"));
+    let old_positions = PositionStore::open(&old).unwrap_or_else(|e| panic!("{e}"));
+    old_positions.keep("matrix", "s1_1").unwrap_or_else(|e| panic!("the leader keeps its position: {e}"));
+    runtime().block_on(async {
+        assert!(old_lease.release(old_fence.epoch()).await.unwrap_or_else(|e| panic!("{e}")));
+    });
+    let (_new_lease, new_fence) = lease(&cluster, "spellbridge@new");
+    let new = Store::open_postgres(&url(&cluster), Some(new_fence)).unwrap_or_else(|e| panic!("{e}"));
+    let new_positions = PositionStore::open(&new).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(new_positions.load("matrix"), Ok(Some("s1_1".to_owned())), "the new leader syncs on from it");
+    new_positions.keep("matrix", "s9_4").unwrap_or_else(|e| panic!("the new leader keeps its position: {e}"));
+
+    let error = old_positions
+        .keep("matrix", "s5_2")
+        .err()
+        .unwrap_or_else(|| panic!("the old leader's position was written after the take-over"));
+    assert!(error.contains("fenced") && error.contains("spellbridge@new"), "says why: {error}");
+    assert!(!error.contains(&cluster.url()), "never the URL with its password: {error}");
+    assert_eq!(new_positions.load("matrix"), Ok(Some("s9_4".to_owned())), "the newer position stands");
+    old_positions
+        .keep("other", "s1_0")
+        .err()
+        .unwrap_or_else(|| panic!("nor a network the new leader has not synced yet"));
+    assert_eq!(new_positions.load("other"), Ok(None));
+
+    let reader = Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}"));
+    let error = PositionStore::open(&reader)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .keep("matrix", "s0_0")
+        .err()
+        .unwrap_or_else(|| panic!("a store without a lease keeps no position"));
+    assert!(error.contains("holds no lease"), "{error}");
+    assert_eq!(pg_rows(&cluster.url(), "matrix_sync_positions"), ["(matrix,s9_4)"]);
 }
