@@ -1,7 +1,8 @@
 //! Leadership by a lease with a fencing epoch (issue 34), against a real PostgreSQL
 //! (tests/harness/postgres.rs): two contenders on one database, the holder renewing, a
 //! take-over only after expiry, a paused holder fenced and told, a commit that passed the
-//! fence finishing before a take-over, PostgreSQL restarted mid-lease. Leases are 2–3 s,
+//! fence finishing before a take-over (while a renewal does not wait for it), renewals
+//! landing while commits run back to back, PostgreSQL restarted mid-lease. Leases are 2–3 s,
 //! every wait is bounded.
 
 use std::time::Duration;
