@@ -1,7 +1,8 @@
 //! Leadership by a lease with a fencing epoch (issue 34), against a real PostgreSQL
 //! (tests/harness/postgres.rs): two contenders on one database, the holder renewing, a
 //! take-over only after expiry, a paused holder fenced and told, a commit that passed the
-//! fence finishing before a take-over, PostgreSQL restarted mid-lease. Leases are 2–3 s,
+//! fence finishing before a take-over (while a renewal does not wait for it), renewals
+//! landing while commits run back to back, PostgreSQL restarted mid-lease. Leases are 2–3 s,
 //! every wait is bounded.
 
 use std::time::Duration;
@@ -219,9 +220,10 @@ async fn a_paused_holder_is_fenced_and_its_watch_reports_the_loss() {
     assert!(!keeper.release().await.unwrap_or_else(|e| panic!("{e}")), "nothing left to release");
 }
 
-/// The fence holds the lease row (shared) until the commit ends: a take-over that comes
-/// due meanwhile waits for it, so the old leader's last commit lands before the new
-/// leader's tenure, never inside it.
+/// The fence holds the lease row (`FOR KEY SHARE`) until the commit ends: a take-over that
+/// comes due meanwhile (a key update: it raises the epoch) waits for it, so the old
+/// leader's last commit lands before the new leader's tenure, never inside it, and its
+/// next commit is fenced. A renewal (it moves `expires_at` only) does not wait for it.
 #[tokio::test]
 async fn a_commit_that_passed_the_fence_ends_before_a_takeover() {
     let pg = cluster();
@@ -232,6 +234,11 @@ async fn a_commit_that_passed_the_fence_ends_before_a_takeover() {
     let mut a_client = client(&url).await;
     let transaction = a_client.transaction().await.unwrap_or_else(|e| panic!("{e}"));
     fenced(&transaction, &a.fence(term.epoch)).await.unwrap_or_else(|e| panic!("a leads: {e}"));
+    let renewed = timeout(Duration::from_secs(1), a.renew(term.epoch)).await;
+    assert!(
+        matches!(renewed, Ok(Ok(Renewal::Renewed))),
+        "a's renewal must not wait for a's own open commit: {renewed:?}"
+    );
     let taker =
         tokio::spawn(
             async move { take_within(&mut b, Duration::from_millis(50), settings().ttl() * 4).await },
@@ -250,6 +257,13 @@ async fn a_commit_that_passed_the_fence_ends_before_a_takeover() {
         taker.await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|| panic!("b never took over"));
     assert!(taken >= committing, "b took over {:?} before a's fenced commit was sent", committing - taken);
     assert!(b_term.epoch > term.epoch);
+    assert_eq!(moves_under(&url, term.epoch).await, 1);
+    match commit(&url, &a.fence(term.epoch), "a's move after the take-over").await {
+        Err(FenceError::Superseded { ours, current, .. }) => {
+            assert_eq!((ours, current), (term.epoch, b_term.epoch))
+        }
+        other => panic!("the old leader's commit after the take-over must be fenced, got {other:?}"),
+    }
     assert_eq!(moves_under(&url, term.epoch).await, 1);
 }
 
@@ -395,4 +409,76 @@ async fn bad_urls_and_wrong_passwords_say_what_to_do_and_never_show_the_password
         Err(e) => panic!("a wrong password is a connect error, got {e}"),
         Ok(_) => panic!("a wrong password was accepted"),
     }
+}
+
+/// Commits that overlap without a gap, from several connections, each holding its fence
+/// for 20 ms: the lease row is fenced by one commit or another at every moment. The
+/// keeper's renewals must still land every `renew_every` or so (a renewal only moves
+/// `expires_at` and waits for no commit), so the holder keeps leading and none of the
+/// commits is fenced. (With the fence `FOR SHARE` the renewals starved and the lease ran
+/// out within two seconds.) Bounded: three leases long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_keeper_renews_while_commits_run_back_to_back() {
+    const COMMITTERS: usize = 12;
+    let pg = cluster();
+    let url = pg.url();
+    let mut a = contender(&url, "a", settings()).await;
+    let term = acquire(&mut a).await.unwrap_or_else(|| panic!("a takes the free lease"));
+    let keeper = keep(a, term.clone());
+    let leadership = keeper.leadership();
+    // Made before the committers start, so that they do not race to create `moves`.
+    let observer = client(&url).await;
+    let until = Instant::now() + settings().ttl() * 3;
+    let mut committers = Vec::new();
+    for n in 0..COMMITTERS {
+        let (url, fence) = (url.clone(), keeper.fence().clone());
+        committers.push(tokio::spawn(async move {
+            let mut client = client(&url).await;
+            let mut made = 0u32;
+            while Instant::now() < until {
+                let transaction = client.transaction().await.unwrap_or_else(|e| panic!("{e}"));
+                if let Err(e) = fenced(&transaction, &fence).await {
+                    return Err(format!("committer {n}'s commit {made} was fenced: {e}"));
+                }
+                // A commit's other round trips, with the fence held meanwhile.
+                transaction
+                    .execute("INSERT INTO moves SELECT $1, 'move' FROM pg_sleep(0.02)", &[&fence.epoch().0])
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+                transaction.commit().await.unwrap_or_else(|e| panic!("{e}"));
+                made += 1;
+            }
+            Ok(made)
+        }));
+    }
+    // Watches the renewals land: each moves expires_at on.
+    let (mut renewals, mut last, mut longest, mut since) = (0u32, None, Duration::ZERO, Instant::now());
+    while Instant::now() < until {
+        let row = observer.query_one("SELECT expires_at FROM leader_lease", &[]).await;
+        let expires: std::time::SystemTime = row.unwrap_or_else(|e| panic!("{e}")).get(0);
+        if last != Some(expires) {
+            if last.is_some() {
+                renewals += 1;
+                longest = longest.max(since.elapsed());
+            }
+            (last, since) = (Some(expires), Instant::now());
+        }
+        sleep(Duration::from_millis(20)).await;
+    }
+    longest = longest.max(since.elapsed());
+    let mut made = 0;
+    for committer in committers {
+        made += committer.await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(
+        *leadership.borrow(),
+        Leadership::Leading { epoch: term.epoch },
+        "a lost the lease while its commits ran ({renewals} renewals seen, the longest gap {longest:?})"
+    );
+    // Renewals every 400 ms for 6 s: about 15, however many commits run.
+    assert!(renewals >= 6, "only {renewals} renewals landed in 6 s while {made} commits ran");
+    assert!(longest < settings().ttl() - settings().renew_every(), "a renewal waited {longest:?}");
+    assert!(made > 100, "the commits did not run back to back: only {made} in 6 s");
+    eprintln!("{made} commits, {renewals} renewals, the longest gap between two {longest:?}");
+    assert_eq!(moves_under(&url, term.epoch).await, i64::from(made));
 }

@@ -21,8 +21,10 @@ use spellbridge::leader::{Fence, FenceError, Holder, Lease, LeaseSettings, Renew
 use spellbridge::router::{Router, RouterConfig};
 use spellbridge::store::postgres::StoreUrl;
 use spellbridge::store::startup::{Loaded, Policy, TableProblem, Unsound};
+use spellbridge::store::sync_positions::PositionStore;
 use spellbridge::store::{Durability, MessageKey, OpenMode, SNAPSHOT_EVERY, Step, Store, StoreError};
 use spellbridge::turn::Outbound;
+use spellbridge_adapters::SyncPositions;
 use spellbridge_core::{Destination, Inbound, NetworkId, PlayerId, Registry, RichText, RoomId, Timestamp};
 use spellbridge_tests::harness::commit_cut::{AtCommit, CommitCut};
 use spellbridge_tests::harness::postgres::Postgres;
@@ -908,14 +910,19 @@ fn a_store_copied_between_the_engines_verifies_and_plays_on() {
     store.commit(&router, vec![step]).unwrap_or_else(|e| panic!("{e}"));
     let (journal, outbox) = (store.journal().unwrap_or_else(|e| panic!("{e}")), texts(&store));
     drop(store); // killed: the snapshot is behind its journal, as a live database's may be
+    // The Matrix sync positions handled, which a daemon that takes over syncs on from.
+    source.sql("INSERT INTO matrix_sync_positions VALUES ('matrix', 's72_9_0'), ('work', 's3_1')");
     let from = Place::Sqlite(source.dir.path().join("spellbridge.db"));
     let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
     let to = Place::parse(&cluster.url()).unwrap_or_else(|e| panic!("{e}"));
     let copied = copy::copy(&from, &to, false).unwrap_or_else(|e| panic!("copies: {e}"));
     assert!(
-        copied.contains(&("journal", journal.len())) && copied.contains(&("outbox", outbox.len())),
+        copied.contains(&("journal", journal.len()))
+            && copied.contains(&("outbox", outbox.len()))
+            && copied.contains(&("matrix_sync_positions", 2)),
         "{copied:?}"
     );
+    assert_eq!(pg_rows(&cluster.url(), "matrix_sync_positions"), ["(matrix,s72_9_0)", "(work,s3_1)"]);
 
     let reader = Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}"));
     let report = audit::verify(&reader, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
@@ -959,7 +966,11 @@ fn a_store_copied_between_the_engines_verifies_and_plays_on() {
     let back = sqlite();
     let back_place = Place::parse(&format!("sqlite:{}", back.dir.path().join("spellbridge.db").display()))
         .unwrap_or_else(|e| panic!("{e}"));
-    copy::copy(&to, &back_place, false).unwrap_or_else(|e| panic!("copies back: {e}"));
+    let copied = copy::copy(&to, &back_place, false).unwrap_or_else(|e| panic!("copies back: {e}"));
+    assert!(copied.contains(&("matrix_sync_positions", 2)), "{copied:?}");
+    let kept = "SELECT count(*) FROM matrix_sync_positions
+                 WHERE (network, next_batch) IN (VALUES ('matrix', 's72_9_0'), ('work', 's3_1'))";
+    assert_eq!(back.number(kept), 2, "the sync positions, back in SQLite");
     let store = back.open();
     let report = audit::verify(&store, Registry::standard, None).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.problems(), 0, "{report:?}");
@@ -1195,7 +1206,8 @@ fn a_commit_not_made_is_written_again_once_and_then_refused_with_try_again() {
 /// A move committed by a leader whose lease was taken over since, with its tables loaded
 /// before (issue 34): its rows go out pipelined with the fence, the fence's answer is
 /// judged before `COMMIT`, and the transaction is rolled back: nothing of it is in the
-/// database, and the lease row's share lock is let go (the new leader renews at once).
+/// database, and the lease row's lock is let go (the next take-over, a key update that
+/// waits for any commit's fence, goes through at once).
 #[test]
 fn a_stale_leaders_pipelined_move_writes_nothing() {
     let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
@@ -1219,6 +1231,18 @@ fn a_stale_leaders_pipelined_move_writes_nothing() {
         tokio::time::timeout(Duration::from_secs(5), new_lease.renew(new_fence.epoch())).await
     });
     assert!(matches!(renewed, Ok(Ok(Renewal::Renewed))), "the new leader renews at once: {renewed:?}");
+    let taken = runtime().block_on(async {
+        assert!(new_lease.release(new_fence.epoch()).await.unwrap_or_else(|e| panic!("{e}")));
+        let holder = Holder::new("spellbridge@next").unwrap_or_else(|e| panic!("{e}"));
+        let settings = LeaseSettings::new(Duration::from_secs(600), Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut next = Lease::open(&cluster.url(), holder, settings).await.unwrap_or_else(|e| panic!("{e}"));
+        tokio::time::timeout(Duration::from_secs(5), next.acquire()).await
+    });
+    assert!(
+        matches!(taken, Ok(Ok(Some(_)))),
+        "the stale leader's rolled-back commit left no lock a take-over waits for: {taken:?}"
+    );
 }
 
 /// Every row of `table` on PostgreSQL (the database `url`), as text, in order; or of the
@@ -1252,14 +1276,21 @@ fn a_copy_of_a_store_of_many_pages_is_whole_and_equal_both_ways() {
              INSERT INTO outbox (network, destination, text)
                SELECT 'irc', '{\"room\": \"#magic\"}', '\"line ' || i || '\"' FROM generate_series(1, 1001) i;
              DELETE FROM outbox WHERE id % 10 = 0;
-             INSERT INTO history SELECT i % 3, i, 'entry ' || i FROM generate_series(0, 1998) i;",
+             INSERT INTO history SELECT i % 3, i, 'entry ' || i FROM generate_series(0, 1998) i;
+             INSERT INTO matrix_sync_positions SELECT 'matrix' || i, 's' || i || '_7' FROM generate_series(1, 1001) i;",
         )
         .unwrap_or_else(|e| panic!("{e}"));
     let from = Place::parse(&cluster.url()).unwrap_or_else(|e| panic!("{e}"));
     let sqlite = sqlite();
     let middle = Place::Sqlite(sqlite.dir.path().join("spellbridge.db"));
     let copied = copy::copy(&from, &middle, false).unwrap_or_else(|e| panic!("to SQLite: {e}"));
-    for expected in [("journal", 2501), ("seen_messages", 1000), ("outbox", 901), ("history", 1999)] {
+    for expected in [
+        ("journal", 2501),
+        ("seen_messages", 1000),
+        ("outbox", 901),
+        ("history", 1999),
+        ("matrix_sync_positions", 1001),
+    ] {
         assert!(copied.contains(&expected), "{expected:?} in {copied:?}");
     }
     cluster.query("CREATE DATABASE back").unwrap_or_else(|e| panic!("{e}"));
@@ -1267,7 +1298,7 @@ fn a_copy_of_a_store_of_many_pages_is_whole_and_equal_both_ways() {
     let back = Place::parse(&back_url).unwrap_or_else(|e| panic!("{e}"));
     let again = copy::copy(&middle, &back, false).unwrap_or_else(|e| panic!("back to PostgreSQL: {e}"));
     assert_eq!(again, copied, "the same rows both ways");
-    for table in ["journal", "seen_messages", "outbox", "history"] {
+    for table in ["journal", "seen_messages", "outbox", "history", "matrix_sync_positions"] {
         let (before, after) = (pg_rows(&cluster.url(), table), pg_rows(&back_url, table));
         assert!(before == after, "{table}: {} rows, {} after two copies", before.len(), after.len());
         let n = sqlite.number(&format!("SELECT count(*) FROM {table}"));
@@ -1279,4 +1310,47 @@ fn a_copy_of_a_store_of_many_pages_is_whole_and_equal_both_ways() {
         "(INSERT INTO journal (kind, entry, events) VALUES ('x', '{}', '[]') RETURNING id)",
     );
     assert_eq!(next, ["(2502)"]);
+}
+
+/// The Matrix sync position is written under the lease's fence (issue 34): a leader that
+/// stood down — here, one paused between its own lease check and the write, which lands
+/// after the take-over — cannot overwrite the position its successor handled; the write is
+/// refused and says why. A store opened without a lease writes none.
+#[test]
+fn a_stood_down_leaders_sync_position_is_refused() {
+    let cluster = Postgres::start_new().unwrap_or_else(|e| panic!("{e}"));
+    let (mut old_lease, old_fence) = lease(&cluster, "spellbridge@old");
+    let old = Store::open_postgres(&url(&cluster), Some(old_fence.clone())).unwrap_or_else(|e| panic!("{e}"));
+    let old_positions = PositionStore::open(&old).unwrap_or_else(|e| panic!("{e}"));
+    old_positions.keep("matrix", "s1_1").unwrap_or_else(|e| panic!("the leader keeps its position: {e}"));
+    runtime().block_on(async {
+        assert!(old_lease.release(old_fence.epoch()).await.unwrap_or_else(|e| panic!("{e}")));
+    });
+    let (_new_lease, new_fence) = lease(&cluster, "spellbridge@new");
+    let new = Store::open_postgres(&url(&cluster), Some(new_fence)).unwrap_or_else(|e| panic!("{e}"));
+    let new_positions = PositionStore::open(&new).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(new_positions.load("matrix"), Ok(Some("s1_1".to_owned())), "the new leader syncs on from it");
+    new_positions.keep("matrix", "s9_4").unwrap_or_else(|e| panic!("the new leader keeps its position: {e}"));
+
+    let error = old_positions
+        .keep("matrix", "s5_2")
+        .err()
+        .unwrap_or_else(|| panic!("the old leader's position was written after the take-over"));
+    assert!(error.contains("fenced") && error.contains("spellbridge@new"), "says why: {error}");
+    assert!(!error.contains(&cluster.url()), "never the URL with its password: {error}");
+    assert_eq!(new_positions.load("matrix"), Ok(Some("s9_4".to_owned())), "the newer position stands");
+    old_positions
+        .keep("other", "s1_0")
+        .err()
+        .unwrap_or_else(|| panic!("nor a network the new leader has not synced yet"));
+    assert_eq!(new_positions.load("other"), Ok(None));
+
+    let reader = Store::open_postgres(&url(&cluster), None).unwrap_or_else(|e| panic!("{e}"));
+    let error = PositionStore::open(&reader)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .keep("matrix", "s0_0")
+        .err()
+        .unwrap_or_else(|| panic!("a store without a lease keeps no position"));
+    assert!(error.contains("holds no lease"), "{error}");
+    assert_eq!(pg_rows(&cluster.url(), "matrix_sync_positions"), ["(matrix,s9_4)"]);
 }

@@ -12,6 +12,8 @@ pub trait SyncPositions: Send + Sync {
     /// The position last kept for `network`; `None` before any was; an error when it
     /// cannot be read.
     fn load(&self, network: &str) -> Result<Option<String>, String>;
-    /// Keeps `next_batch` as `network`'s handled position.
+    /// Keeps `next_batch` as `network`'s handled position; an error when it cannot be
+    /// kept, or when this daemon no longer leads (the daemon's store writes it under its
+    /// lease's fence, so a stood-down leader never overwrites its successor's).
     fn keep(&self, network: &str, next_batch: &str) -> Result<(), String>;
 }

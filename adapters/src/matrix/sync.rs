@@ -19,7 +19,8 @@
 //!
 //! With a shared database ([`SyncPositions`](super::positions::SyncPositions): two
 //! daemons on PostgreSQL) the position is also kept there after each response whose
-//! commands were answered, while the daemon may act; a session that finds a kept position
+//! commands were answered, while the daemon may act (and the database refuses it from a
+//! daemon whose lease was taken over); a session that finds a kept position
 //! other than its own `sync-token` (another daemon led meanwhile, or this one never
 //! synced) starts from it, so what was said during a takeover is handed over once, by the
 //! new leader.

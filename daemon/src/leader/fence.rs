@@ -1,12 +1,28 @@
 //! The fence a journal commit passes in its own transaction: the lease row is read
-//! `FOR SHARE` and must still name this daemon's epoch and holder, unexpired by the
+//! `FOR KEY SHARE` and must still name this daemon's epoch and holder, unexpired by the
 //! database's clock at that moment (`clock_timestamp()`, not the transaction's start).
 //!
-//! The share lock is what makes it a fence and not only a check: a take-over is an
-//! `UPDATE` of that row, so it waits until the commit that passed the fence has ended;
-//! and once a take-over has committed, every later fence under the old epoch fails. So
-//! the commits of two leaders never interleave, however long the old one was paused.
-//! Commits of one leader only share the lock, and do not wait for each other.
+//! The lock is what makes it a fence and not only a check, and its strength is chosen so
+//! that it stops a take-over and nothing else:
+//!
+//! - The epoch is a key of `leader_lease` (a unique index, schema step 14), so a take-over,
+//!   the `UPDATE` that raises it, is a key update: PostgreSQL makes it take the row's
+//!   strongest lock, which conflicts with `FOR KEY SHARE`. It waits until every commit that
+//!   passed the fence has ended; a fence read while a take-over is under way waits for it
+//!   and then reads (and judges) the new epoch. Once a take-over has committed, every
+//!   later fence under the old epoch fails. So the commits of two leaders never
+//!   interleave, however long the old one was paused between its fence and its `COMMIT`.
+//! - A renewal or a release changes `expires_at` only, a non-key update, which does not
+//!   conflict with `FOR KEY SHARE`: it never waits for a commit, so a stream of commits
+//!   cannot delay the keeper's renewals (with `FOR SHARE` it waited for every open commit,
+//!   and commits that overlapped without a gap could starve it until the lease ran out).
+//!   The key-share lock is carried over to the row version the renewal writes, so a
+//!   take-over after it still waits for the commit.
+//! - Commits of one leader do not wait for each other either.
+//!
+//! Without the unique index on the epoch a take-over would be a non-key update too, and
+//! would slip past an open commit: the index is part of the fence
+//! (`daemon/tests/leader.rs` checks both halves against a real PostgreSQL).
 
 use tokio_postgres::{Row, Transaction};
 
@@ -64,12 +80,12 @@ pub enum FenceError {
     NoRow,
 }
 
-/// The fence's statement: the lease row, read `FOR SHARE` so that it stays share-locked
-/// until the transaction that runs it ends.
+/// The fence's statement: the lease row, read `FOR KEY SHARE` so that no take-over (a key
+/// update of its epoch) can commit until the transaction that runs it ends.
 pub const FENCE_SQL: &str =
-    "SELECT epoch, holder, expires_at > clock_timestamp() FROM leader_lease FOR SHARE";
+    "SELECT epoch, holder, expires_at > clock_timestamp() FROM leader_lease FOR KEY SHARE";
 
-/// Passes when the lease is still `fence`'s, and holds it (shared) until `transaction`
+/// Passes when the lease is still `fence`'s, and holds it (key-shared) until `transaction`
 /// ends; run it in the transaction that writes the journal, before its commit.
 pub async fn fenced(transaction: &Transaction<'_>, fence: &Fence) -> Result<(), FenceError> {
     let row = transaction.query_opt(FENCE_SQL, &[]).await?;

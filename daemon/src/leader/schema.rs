@@ -1,6 +1,7 @@
 //! Migrating the PostgreSQL schema: the store's one list of numbered migrations
 //! (`store::schema::MIGRATIONS`, each step in SQLite's and PostgreSQL's SQL; step 12 makes
-//! the leader lease, `migrations/0001_leader_lease.sql`, and the store's tables), its
+//! the leader lease, `migrations/0001_leader_lease.sql`, and the store's tables; step 14
+//! makes the lease's epoch a key for the fence, `migrations/0014_lease_epoch_key.sql`), its
 //! version recorded in `spellbridge_schema` (SQLite's in `PRAGMA user_version`).
 //!
 //! Two daemons may start at once on an empty database: the migrations run in one

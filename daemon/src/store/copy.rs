@@ -1,7 +1,8 @@
 //! `spellbridge store copy --from … --to …` (issue 34): every row the store keeps — the
 //! journal with its row ids (snapshots name the row they cover), the tables' snapshots
 //! and history rows, message ids, outbox and rows set aside, named values (ratings,
-//! names), dice keys, STS policies, appservice transactions, relayed and latest lines —
+//! names), dice keys, STS policies, appservice transactions, relayed and latest lines,
+//! the Matrix `/sync` positions handled (`sync_positions`) —
 //! from one engine to the other (or the same kind), in one transaction on the
 //! destination. A destination that holds any of those rows is refused unless the caller
 //! says to replace them (`--replace`); the leader lease is not copied (the daemon that
@@ -123,6 +124,11 @@ pub(super) const TABLES: &[Table] = &[
     Table {
         name: "latest_lines",
         columns: &[("network", Text), ("room", Text), ("name", Text), ("message_id", Text), ("at", Int)],
+        identity: false,
+    },
+    Table {
+        name: "matrix_sync_positions",
+        columns: &[("network", Text), ("next_batch", Text)],
         identity: false,
     },
 ];

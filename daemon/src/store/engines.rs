@@ -63,6 +63,15 @@ impl Store {
         }
     }
 
+    /// The fence this store commits under: the lease this daemon holds on PostgreSQL;
+    /// `None` on SQLite and on a PostgreSQL store that reads only.
+    pub(super) fn fence(&self) -> Option<Fence> {
+        match &self.engine {
+            Engine::Postgres(s) => s.fence().cloned(),
+            Engine::Sqlite(_) => None,
+        }
+    }
+
     /// What start-up loads beside the tables (ratings, relayed lines, shown names), into
     /// `router`: a standby's warm tables when it takes over. On SQLite, nothing (no standby).
     pub fn load_beside_tables(&self, router: &mut Router) -> Result<(), StoreError> {

@@ -50,6 +50,10 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("migrations/0013_matrix_sync_positions.sql"),
         postgres: include_str!("postgres/0013_matrix_sync_positions.sql"),
     },
+    Migration {
+        sqlite: include_str!("migrations/0014_lease_epoch_key.sql"),
+        postgres: include_str!("../leader/migrations/0014_lease_epoch_key.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -5,8 +5,10 @@
 //! again (what it committed and comes again all the same, from the last response it had
 //! not finished, is dropped by its event id, `seen_messages`). The Matrix transport reads
 //! and writes it through [`SyncPositions`] from its own task, over a connection of its own
-//! (as [`super::appservice_txns`]). Only the daemon on PostgreSQL is given one: on SQLite
-//! the transport's `store_dir` keeps the position (`sync-token`).
+//! (as [`super::appservice_txns`]), writing under the fence of the store it was opened
+//! beside (the lease this daemon holds; `postgres/positions.rs`), so a leader that stood
+//! down never overwrites its successor's position. Only the daemon on PostgreSQL is given
+//! one: on SQLite the transport's `store_dir` keeps the position (`sync-token`).
 
 use rusqlite::{OptionalExtension, params};
 use spellbridge_adapters::SyncPositions;
@@ -22,9 +24,18 @@ pub struct PositionStore {
 }
 
 impl PositionStore {
-    /// A connection of its own to the database `store` opened (and brought up to date).
+    /// A connection of its own to the database `store` opened (and brought up to date),
+    /// writing under `store`'s fence: on PostgreSQL, a store that holds no lease writes no
+    /// position.
     pub fn open(store: &Store) -> Result<PositionStore, StoreError> {
-        Ok(PositionStore { side: store.side()?, shown: store.path().display().to_string() })
+        let side = match (store.side()?, store.fence()) {
+            (Side::Postgres(mut side), Some(fence)) => {
+                side.set_fence(fence);
+                Side::Postgres(side)
+            }
+            (side, _) => side,
+        };
+        Ok(PositionStore { side, shown: store.path().display().to_string() })
     }
 }
 

@@ -124,8 +124,8 @@ async fn in_order<T>(mut requests: Vec<Request<'_, T>>) -> Vec<Result<T, tokio_p
 }
 
 /// Writes `batch` in one transaction that passes `fence` first; returns the outbox ids.
-/// A failed one is rolled back before this returns, so the lease row's share lock the
-/// fence took is let go at once (a take-over waits for it).
+/// A failed one is rolled back before this returns, so the lease row's lock the fence
+/// took is let go at once (a take-over waits for it).
 pub(super) async fn write(
     client: &mut Client,
     prepared: Prepared,

@@ -143,6 +143,11 @@ impl PgStore {
         self.fence = Some(fence);
     }
 
+    /// The fence its commits pass, if it holds a lease.
+    pub fn fence(&self) -> Option<&Fence> {
+        self.fence.as_ref()
+    }
+
     /// The database, without its password.
     pub fn url(&self) -> &StoreUrl {
         &self.url

@@ -1,0 +1,2 @@
+-- Version 14: nothing on SQLite. On PostgreSQL this step makes the leader lease's epoch a
+-- key (daemon/src/leader/migrations/0014_lease_epoch_key.sql); SQLite has no lease.
