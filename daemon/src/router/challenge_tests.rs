@@ -174,7 +174,8 @@ fn router_in(language: Language) -> Router {
 }
 
 /// Everything a challenge to `game` (its command as typed in the router's language, e.g.
-/// `marbles`, `弹珠`) is told with, in order: challenged privately, to nobody heard, to
+/// `marbles`, `弹珠`) is told with, in order: challenged privately, to nobody heard (on
+/// `libera`, by carol), to
 /// oneself, plainly, then declined; with a choice, then expired; `!accept` and
 /// `!withdraw` with no challenge (which name every challenge game).
 fn every_challenge_sentence(language: Language, game: &str, choice: &str) -> Vec<String> {
@@ -188,16 +189,21 @@ fn every_challenge_sentence(language: Language, game: &str, choice: &str) -> Vec
         out.iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n")
     };
     let text = format!("!{game} bob");
-    let mut private = Inbound::new(NetworkId::new("console"), RoomId::new("console"), PlayerId::new("alice"), text);
+    let mut private =
+        Inbound::new(NetworkId::new("console"), RoomId::new("console"), PlayerId::new("alice"), text);
     private.private = true;
     told.push(plain(router.handle(&private, T)));
     let text = format!("!{game} zed");
-    let nobody = Inbound::new(NetworkId::new("libera"), RoomId::new("#magic"), PlayerId::new("alice"), text);
+    let nobody = Inbound::new(NetworkId::new("libera"), RoomId::new("#magic"), PlayerId::new("carol"), text);
     told.push(plain(router.handle(&nobody, T)));
     say(&mut router, "bob", "hello");
     told.push(say(&mut router, "alice", &format!("!{game} alice")));
     told.push(say(&mut router, "alice", &format!("!{game} bob")));
-    told.push(say(&mut router, "bob", &format!("!{}", if language == Language::En { "decline" } else { "拒绝" })));
+    told.push(say(
+        &mut router,
+        "bob",
+        &format!("!{}", if language == Language::En { "decline" } else { "拒绝" }),
+    ));
     told.push(say(&mut router, "alice", &format!("!{game} bob {choice}")));
     told.push(plain(router.tick(T.plus(spellbridge_core::options::CHALLENGE_LIFETIME_SECS))));
     told.push(say(&mut router, "bob", accept));
@@ -212,7 +218,7 @@ fn a_challenge_game_that_is_not_the_duel_is_told_in_its_own_name_and_accept_usag
         told,
         [
             "Challenge in the room where you want to play: `!marbles <player> [colour]` there.",
-            "alice: Nobody here is called `zed`. Challenge someone in this room (or a room bridged with it) \
+            "carol: Nobody here is called `zed`. Challenge someone in this room (or a room bridged with it) \
              by nick, display name or Matrix id: `!marbles <player> [colour]`.",
             "alice: You cannot challenge yourself: type `!marbles <player>` with another player's name.",
             "alice challenges bob to a game of marbles! bob: type `!accept [colour]` or `!decline`.",
@@ -231,7 +237,7 @@ fn a_challenge_game_that_is_not_the_duel_is_told_in_its_own_name_and_accept_usag
         chinese,
         [
             "请在你想玩的房间里发起挑战：在那里输入 `!弹珠 <玩家> [colour]`。",
-            "alice: 这里没有叫 `zed` 的人。请按昵称、显示名或 Matrix 用户标识挑战本房间（或与之桥接的房间）里的人：\
+            "carol: 这里没有叫 `zed` 的人。请按昵称、显示名或 Matrix 用户标识挑战本房间（或与之桥接的房间）里的人：\
              `!弹珠 <玩家> [colour]`。",
             "alice: 你不能挑战自己：输入 `!弹珠 <玩家>`，写上另一名玩家的名字。",
             "alice 向 bob 发起marbles挑战！bob：输入 `!接受 [colour]` 或 `!拒绝`。",
@@ -257,7 +263,7 @@ fn the_duels_challenges_are_told_word_for_word_as_before_in_both_languages() {
         told,
         [
             "Challenge in the room where you want to play: `!duel <player> [wizard]` there.",
-            "alice: Nobody here is called `zed`. Challenge someone in this room (or a room bridged with it) \
+            "carol: Nobody here is called `zed`. Challenge someone in this room (or a room bridged with it) \
              by nick, display name or Matrix id: `!duel <player> [wizard]`.",
             "alice: You cannot duel yourself: type `!duel <player>` with another player's name.",
             "alice challenges bob to a Duel! bob: type `!accept [wizard]` or `!decline` (`!wizards` lists the wizards).",
@@ -276,7 +282,7 @@ fn the_duels_challenges_are_told_word_for_word_as_before_in_both_languages() {
         chinese,
         [
             "请在你想玩的房间里发起挑战：在那里输入 `!决斗 <玩家> [魔法师]`。",
-            "alice: 这里没有叫 `zed` 的人。请按昵称、显示名或 Matrix 用户标识挑战本房间（或与之桥接的房间）里的人：\
+            "carol: 这里没有叫 `zed` 的人。请按昵称、显示名或 Matrix 用户标识挑战本房间（或与之桥接的房间）里的人：\
              `!决斗 <玩家> [魔法师]`。",
             "alice: 你不能和自己决斗：输入 `!决斗 <玩家>`，写上另一名玩家的名字。",
             "alice 向 bob 发起决斗！bob：输入 `!接受 [魔法师]` 或 `!拒绝`（`!魔法师` 列出所有魔法师）。",

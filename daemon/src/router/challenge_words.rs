@@ -8,7 +8,7 @@
 
 use spellbridge_core::grammar::phrase;
 use spellbridge_core::locale::Args;
-use spellbridge_core::{ChallengeWords, Command, GamePlugin};
+use spellbridge_core::{ChallengeWords, Command};
 
 use super::said::{or_list, said};
 use super::*;
@@ -46,9 +46,9 @@ impl Router {
         language: Language,
     ) -> RichText {
         let plugin = self.registry.get(game);
-        let id = which(&plugin.and_then(GamePlugin::challenge_words).unwrap_or(LOBBY_WORDS));
+        let id = which(&plugin.and_then(|g| g.challenge_words()).unwrap_or(LOBBY_WORDS));
         let mut args = args.text("game", self.game_name(game, language));
-        if let Some(command) = plugin.and_then(GamePlugin::challenge_command) {
+        if let Some(command) = plugin.and_then(|g| g.challenge_command()) {
             args = args
                 .text("accept", self.accept_usage(command, language))
                 .text("usage", usage(command, language, false));
@@ -71,7 +71,7 @@ impl Router {
         let usages = self
             .registry
             .iter()
-            .filter_map(GamePlugin::challenge_command)
+            .filter_map(|g| g.challenge_command())
             .map(|command| RichText::new().code(usage(command, language, choices)))
             .collect();
         or_list(language, usages)
@@ -80,7 +80,7 @@ impl Router {
     /// A challenge to the game called `game`, as code (`!duel <player>`): its own command,
     /// or, for a game no longer in the registry, every game's.
     pub(super) fn challenge_usage_of(&self, game: &str, language: Language) -> RichText {
-        match self.registry.get(game).and_then(GamePlugin::challenge_command) {
+        match self.registry.get(game).and_then(|g| g.challenge_command()) {
             Some(command) => RichText::new().code(usage(command, language, false)),
             None => self.challenge_usages(false, language),
         }

@@ -6,8 +6,8 @@
 //! `challenge_lifetime`, by default [`CHALLENGE_LIFETIME_SECS`]). Each of those is
 //! journaled.
 
+use spellbridge_core::ChallengeWords;
 use spellbridge_core::locale::Args;
-use spellbridge_core::{ChallengeWords, GamePlugin};
 
 use super::challenge_words::usage;
 use super::said::said;
@@ -85,7 +85,7 @@ impl Router {
         let language = reply_to.language;
         let say = |id: &str| vec![reply(reply_to, said(language, id, Args::new()))];
         // The command came from this registry's games, so the game and its command are there.
-        let Some(command) = self.registry.get(game).and_then(GamePlugin::challenge_command) else {
+        let Some(command) = self.registry.get(game).and_then(|g| g.challenge_command()) else {
             return Vec::new();
         };
         let typed = usage(command, language, true);
