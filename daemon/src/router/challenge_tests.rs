@@ -294,3 +294,12 @@ fn the_duels_challenges_are_told_word_for_word_as_before_in_both_languages() {
         ]
     );
 }
+
+#[test]
+fn a_choice_kept_as_typed_is_shown_escaped_in_the_challenge() {
+    let mut router = router_in(Language::En);
+    say(&mut router, "bob", "hello");
+    let challenged = say(&mut router, "alice", "!marbles bob \u{202e}deR");
+    assert!(challenged.contains("choosing \\u{202e}deR!"), "{challenged}");
+    assert!(!challenged.contains('\u{202e}'), "{challenged}");
+}

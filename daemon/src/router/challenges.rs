@@ -1,6 +1,7 @@
 //! Challenges: a game's challenge command (the Duel's `!duel`, from the registry),
-//! `!accept`, `!decline`, `!withdraw`, told in the game's words ([`super::challenge_words`]). A challenge names a player the bot knows and the
-//! game it is to, and waits in its place (a room, or a bridge's hub) until that player
+//! `!accept`, `!decline`, `!withdraw`, told in the game's words
+//! ([`super::challenge_words`]). A challenge names a player the bot knows and the game it
+//! is to, and waits in its place (a room, or a bridge's hub) until that player
 //! answers, the challenger withdraws it, a game master or room operator clears it
 //! (`!withdraw`, or `!stop` where no table plays), or it expires (the game's
 //! `challenge_lifetime`, by default [`CHALLENGE_LIFETIME_SECS`]). Each of those is
@@ -133,9 +134,10 @@ impl Router {
         let (which, args): (fn(&ChallengeWords) -> &'static str, _) = match &wizard {
             Some(typed) => {
                 // The wizard as the table names it (`pyromancer`, `火法师` → Pyromancer),
-                // in the room's language (issue 31).
+                // in the room's language (issue 31); escaped as a name is, since another
+                // game's table may keep a choice as typed.
                 let named = trial.choice(challenger).unwrap_or_else(|| typed.clone());
-                let shown = game.choice_in(&named, reply_to.language);
+                let shown = escaped(&game.choice_in(&named, reply_to.language));
                 (|words| words.challenge_as, args.text("choice", shown))
             }
             None => (|words| words.challenge, args),
