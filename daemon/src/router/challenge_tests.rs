@@ -1,8 +1,10 @@
 //! A game the daemon has never heard of is taken by challenge with no daemon change: a
 //! made-up game ("marbles") brings its challenge command (`!marbles <player> [colour]`,
 //! `!弹珠`) and a lobby question (`!colours`), and the lobby reads, explains, journals
-//! and opens it as it does the Duel. And a challenge journaled before challenges named
-//! their game is read as the Duel's.
+//! and opens it as it does the Duel, told in its own name and accept usage (never the
+//! Duel's words), while the Duel's challenges read word for word as they did, in both
+//! languages. And a challenge journaled before challenges named their game is read as the
+//! Duel's.
 
 use serde_json::{Value, json};
 use spellbridge_core::grammar::{Arg, Command, Kind, Query};
