@@ -50,7 +50,8 @@ pub use grammar::{Command, Grammar, Parsed, PlayerArgument};
 pub use ids::{NetworkId, PlayerId, RoomId};
 pub use language::Language;
 pub use plugin::{
-    Action, Announcement, Audience, Form, GamePlugin, Refusal, Registry, Role, Seat, Table, TableSetup,
+    Action, Announcement, Audience, ChallengeWords, Form, GamePlugin, Refusal, Registry, Role, Seat, Table,
+    TableSetup,
 };
 pub use text::RichText;
 pub use time::Timestamp;

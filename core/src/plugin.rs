@@ -497,6 +497,14 @@ pub trait GamePlugin: Send + Sync {
         &[]
     }
 
+    /// The message ids, from its own catalogue, of the sentences a challenge to the game
+    /// is told in where it needs its own (the Duel's "challenges bob to a Duel!", with its
+    /// `!wizards`); `None` (the default): the lobby's game-neutral sentences, which name
+    /// the game and how to accept it from its declarations.
+    fn challenge_words(&self) -> Option<ChallengeWords> {
+        None
+    }
+
     // Issue 32 item 1b (records): how the game's records are worded.
 
     /// The message ids its records (`!stats`, `!top`) are worded in, from its own
@@ -504,6 +512,26 @@ pub trait GamePlugin: Send + Sync {
     fn record_words(&self) -> Option<RecordWords> {
         None
     }
+}
+
+/// The message ids a game taken by challenge tells its challenges in, from its own
+/// catalogue ([`GamePlugin::challenge_words`]). Each reads what the lobby's game-neutral
+/// text of the same name does (`lobby-challenge`, …): `$challenger`, `$opponent`,
+/// `$choice` (the challenger's, as [`GamePlugin::choice_in`] says it), `$player`,
+/// `$other`, and the words the lobby derives from the game: `$game` (its
+/// [`GamePlugin::name_in`]), `$accept` (`!accept` with the choices of its
+/// [`GamePlugin::challenge_command`]) and `$usage` (that command with the player only,
+/// `!duel <player>`); a message may leave out any of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChallengeWords {
+    /// A challenge made (`$challenger`, `$opponent`, `$game`, `$accept`).
+    pub challenge: &'static str,
+    /// A challenge made with the challenger's choice (and `$choice`).
+    pub challenge_as: &'static str,
+    /// The one challenged declines it (`$player` declines, `$other` challenged; `$game`).
+    pub declined: &'static str,
+    /// Someone challenged themselves (`$game`, `$usage`).
+    pub yourself: &'static str,
 }
 
 /// The games the daemon offers, in the order `!games` lists them. Clones share the games.

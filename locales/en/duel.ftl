@@ -151,6 +151,13 @@ duel-error-seats = A Duel is played by exactly two wizards, not { $count }: chal
 duel-error-same-player = { $player } cannot duel themselves: challenge another player with `!duel <player>`.
 duel-error-unknown-wizard = There is no wizard `{ $name }`.{ $suggestion } Wizards: { $known }; `!wizards` shows their pools.
 
+## A challenge to a Duel (`!duel`), in the Duel's own words where the lobby's would not do (`challenge_words`)
+duel-challenge = { $challenger } challenges { $opponent } to a Duel! { $opponent }: type `!accept [wizard]` or `!decline` (`!wizards` lists the wizards).
+# { $choice } is the challenger's wizard.
+duel-challenge-as = { $challenger } challenges { $opponent } to a Duel as { $choice }! { $opponent }: type `!accept [wizard]` or `!decline` (`!wizards` lists the wizards).
+duel-challenge-declined = { $player } declines the Duel with { $other }.
+duel-challenge-self = You cannot duel yourself: type `!duel <player>` with another player's name.
+
 ## Help (`!help`): exactly what the commands' declarations say (core/src/games/duel/command.rs)
 # The game's name, as `!new` takes it.
 duel-name = duel

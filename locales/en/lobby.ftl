@@ -1,4 +1,4 @@
-### The daemon's lobby: `!help`, `!games`, `!new`, Duel challenges, `!lang` and the
+### The daemon's lobby: `!help`, `!games`, `!new`, challenges, `!lang` and the
 ### bot admins' `!ignore` (daemon/src/router/help.rs, mod.rs, challenges.rs,
 ### language.rs, ignore.rs). `backticked` text is shown as code; the commands in it take
 ### the configured prefix. Ids start with the file's name.
@@ -43,22 +43,29 @@ lobby-new-unknown = There is no game called `{ $game }`. Games: { $games }.
 lobby-new-unknown-guess = There is no game called `{ $game }`. Did you mean `!new { $guess }`? Games: { $games }.
 lobby-new-busy = This room already has a { $game } table; one table per room. Finish it first (its game master types `!stop`; in a Duel, `!concede`), or play in another room.
 
-## Duel challenges
-lobby-challenge = { $challenger } challenges { $opponent } to a Duel! { $opponent }: type `!accept [wizard]` or `!decline` (`!wizards` lists the wizards).
-lobby-challenge-as = { $challenger } challenges { $opponent } to a Duel as { $wizard }! { $opponent }: type `!accept [wizard]` or `!decline` (`!wizards` lists the wizards).
-lobby-challenge-private = Challenge in the room where you want to play: `!duel <player> [wizard]` there.
-lobby-challenge-nobody = Nobody here is called `{ $name }`. Challenge someone in this room (or a room bridged with it) by nick, display name or Matrix id: `!duel <player> [wizard]`.
-lobby-challenge-self = You cannot duel yourself: type `!duel <player>` with another player's name.
+## Challenges, to any game taken by challenge. The game's own words come from the game
+## (daemon/src/router/challenge_words.rs): { $game } is its name, { $accept } how to accept
+## with its choice (`!accept [colour]`), { $usage } its challenge command
+## (`!duel <player> [wizard]`; in `-self`, with the player only), { $usages } every game's,
+## as code. A game may tell `-challenge`, `-challenge-as`, `-declined` and `-challenge-self`
+## in sentences of its own (`GamePlugin::challenge_words`: the Duel's are `duel-challenge…`
+## in duel.ftl).
+lobby-challenge = { $challenger } challenges { $opponent } to a game of { $game }! { $opponent }: type `{ $accept }` or `!decline`.
+# { $choice } is what the challenger chose to play with.
+lobby-challenge-as = { $challenger } challenges { $opponent } to a game of { $game }, choosing { $choice }! { $opponent }: type `{ $accept }` or `!decline`.
+lobby-challenge-private = Challenge in the room where you want to play: `{ $usage }` there.
+lobby-challenge-nobody = Nobody here is called `{ $name }`. Challenge someone in this room (or a room bridged with it) by nick, display name or Matrix id: `{ $usage }`.
+lobby-challenge-self = You cannot challenge yourself: type `{ $usage }` with another player's name.
 lobby-challenge-busy = This room already has a table; one table per room. Finish it first, or challenge in another room.
 lobby-challenge-pending = { $challenger } has already challenged { $opponent } here; wait for `!accept` or `!decline`.
-lobby-accept-none = Nobody has challenged you in this room. Challenge someone with `!duel <player> [wizard]`.
-lobby-declined = { $player } declines the Duel with { $other }.
+lobby-accept-none = Nobody has challenged you in this room. Challenge someone with { $usages }.
+lobby-declined = { $player } declines the game of { $game } with { $other }.
 lobby-withdrawn = { $player } withdraws the challenge to { $other }.
 lobby-decline-none = There is no challenge for you to decline in this room.
-lobby-withdraw-none = There is no challenge to withdraw in this room; `!duel <player>` makes one.
+lobby-withdraw-none = There is no challenge to withdraw in this room; { $usages } makes one.
 lobby-withdraw-not-yours = Only { $challenger }, who made the challenge, a game master or a room operator can withdraw it; { $opponent } can `!decline` it. It expires by itself { $lifetime } after it was made.
 lobby-challenge-cleared = { $player } clears the challenge from { $challenger } to { $opponent }.
-lobby-challenge-expired = The challenge from { $challenger } to { $opponent } expired unanswered; `!duel <player>` makes a new one.
+lobby-challenge-expired = The challenge from { $challenger } to { $opponent } expired unanswered; { $usages } makes a new one.
 # How long a challenge waits: `[duel] challenge_lifetime` in words.
 lobby-lifetime = { $unit ->
     [ten-minutes] ten minutes

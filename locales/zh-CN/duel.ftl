@@ -154,6 +154,13 @@ duel-error-seats = 决斗恰好由两位魔法师进行，而不是 { $count } �
 duel-error-same-player = { $player } 不能和自己决斗：用 `!决斗 <玩家>` 挑战别的玩家。
 duel-error-unknown-wizard = 没有名为 `{ $name }` 的魔法师。{ $suggestion }魔法师：{ $known }；`!魔法师` 可以查看他们的元素池。
 
+## 决斗挑战（`!决斗`）：大厅的通用说法不合适的地方，用决斗自己的话（`challenge_words`）
+duel-challenge = { $challenger } 向 { $opponent } 发起决斗！{ $opponent }：输入 `!接受 [魔法师]` 或 `!拒绝`（`!魔法师` 列出所有魔法师）。
+# { $choice } 是挑战者的魔法师。
+duel-challenge-as = { $challenger } 以 { $choice } 向 { $opponent } 发起决斗！{ $opponent }：输入 `!接受 [魔法师]` 或 `!拒绝`（`!魔法师` 列出所有魔法师）。
+duel-challenge-declined = { $player } 拒绝了与 { $other } 的决斗。
+duel-challenge-self = 你不能和自己决斗：输入 `!决斗 <玩家>`，写上另一名玩家的名字。
+
 ## 帮助（`!帮助`）
 # 游戏名，`!开局` 接受它。
 duel-name = 决斗

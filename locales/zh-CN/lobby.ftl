@@ -1,4 +1,4 @@
-### 守护进程的大厅：`!帮助`、`!游戏`、`!开局`、决斗挑战、`!语言`，以及机器人管理员的
+### 守护进程的大厅：`!帮助`、`!游戏`、`!开局`、挑战、`!语言`，以及机器人管理员的
 ### `!屏蔽`（daemon/src/router/help.rs、mod.rs、challenges.rs、language.rs、ignore.rs）。
 ### 反引号中的文字显示为代码；其中的命令使用配置的前缀。消息 id 以文件名开头。
 
@@ -40,22 +40,27 @@ lobby-new-unknown = 没有叫 `{ $game }` 的游戏。游戏：{ $games }。
 lobby-new-unknown-guess = 没有叫 `{ $game }` 的游戏。你是想输入 `!开局 { $guess }` 吗？游戏：{ $games }。
 lobby-new-busy = 本房间已经有一张{ $game }桌了；每个房间只能有一张桌子。请先结束它（由主持人输入 `!停止`；决斗中输入 `!认输`），或者去别的房间玩。
 
-## 决斗挑战
-lobby-challenge = { $challenger } 向 { $opponent } 发起决斗！{ $opponent }：输入 `!接受 [魔法师]` 或 `!拒绝`（`!魔法师` 列出所有魔法师）。
-lobby-challenge-as = { $challenger } 以 { $wizard } 向 { $opponent } 发起决斗！{ $opponent }：输入 `!接受 [魔法师]` 或 `!拒绝`（`!魔法师` 列出所有魔法师）。
-lobby-challenge-private = 请在你想玩的房间里发起挑战：在那里输入 `!决斗 <玩家> [魔法师]`。
-lobby-challenge-nobody = 这里没有叫 `{ $name }` 的人。请按昵称、显示名或 Matrix 用户标识挑战本房间（或与之桥接的房间）里的人：`!决斗 <玩家> [魔法师]`。
-lobby-challenge-self = 你不能和自己决斗：输入 `!决斗 <玩家>`，写上另一名玩家的名字。
+## 挑战，适用于任何以挑战开局的游戏。属于游戏的话取自游戏本身
+## （daemon/src/router/challenge_words.rs）：{ $game } 是游戏名，{ $accept } 是带上选择接受挑战的写法
+## （`!接受 [颜色]`），{ $usage } 是它的挑战命令（`!决斗 <玩家> [魔法师]`；在 `-self` 中只带玩家），
+## { $usages } 是所有游戏的挑战命令（代码格式）。游戏可以用自己的句子说 `-challenge`、`-challenge-as`、
+## `-declined` 和 `-challenge-self`（`GamePlugin::challenge_words`：决斗的是 duel.ftl 里的 `duel-challenge…`）。
+lobby-challenge = { $challenger } 向 { $opponent } 发起{ $game }挑战！{ $opponent }：输入 `{ $accept }` 或 `!拒绝`。
+# { $choice } 是挑战者选定的（棋子、角色等）。
+lobby-challenge-as = { $challenger } 选了 { $choice }，向 { $opponent } 发起{ $game }挑战！{ $opponent }：输入 `{ $accept }` 或 `!拒绝`。
+lobby-challenge-private = 请在你想玩的房间里发起挑战：在那里输入 `{ $usage }`。
+lobby-challenge-nobody = 这里没有叫 `{ $name }` 的人。请按昵称、显示名或 Matrix 用户标识挑战本房间（或与之桥接的房间）里的人：`{ $usage }`。
+lobby-challenge-self = 你不能挑战自己：输入 `{ $usage }`，写上另一名玩家的名字。
 lobby-challenge-busy = 本房间已经有一张桌子了；每个房间只能有一张桌子。请先结束它，或者去别的房间发起挑战。
 lobby-challenge-pending = { $challenger } 已经在这里向 { $opponent } 发起了挑战；请等待 `!接受` 或 `!拒绝`。
-lobby-accept-none = 本房间里没有人向你发起挑战。用 `!决斗 <玩家> [魔法师]` 挑战别人。
-lobby-declined = { $player } 拒绝了与 { $other } 的决斗。
+lobby-accept-none = 本房间里没有人向你发起挑战。用 { $usages } 挑战别人。
+lobby-declined = { $player } 拒绝了 { $other } 的{ $game }挑战。
 lobby-withdrawn = { $player } 撤回了对 { $other } 的挑战。
 lobby-decline-none = 本房间里没有可以由你拒绝的挑战。
-lobby-withdraw-none = 本房间里没有可以撤回的挑战；`!决斗 <玩家>` 可以发起一个。
+lobby-withdraw-none = 本房间里没有可以撤回的挑战；{ $usages } 可以发起一个。
 lobby-withdraw-not-yours = 只有发起挑战的 { $challenger }、主持人或房间管理员可以撤回它；{ $opponent } 可以 `!拒绝` 它。挑战发起 { $lifetime }后会自行过期。
 lobby-challenge-cleared = { $player } 清除了 { $challenger } 对 { $opponent } 的挑战。
-lobby-challenge-expired = { $challenger } 对 { $opponent } 的挑战无人回应，已经过期；`!决斗 <玩家>` 可以发起新的挑战。
+lobby-challenge-expired = { $challenger } 对 { $opponent } 的挑战无人回应，已经过期；{ $usages } 可以发起新的挑战。
 lobby-lifetime = { $unit ->
     [ten-minutes] 十分钟
     [one-minute] 一分钟

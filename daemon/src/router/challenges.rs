@@ -1,13 +1,16 @@
 //! Challenges: a game's challenge command (the Duel's `!duel`, from the registry),
-//! `!accept`, `!decline`, `!withdraw`. A challenge names a player the bot knows and the
-//! game it is to, and waits in its place (a room, or a bridge's hub) until that player
+//! `!accept`, `!decline`, `!withdraw`, told in the game's words
+//! ([`super::challenge_words`]). A challenge names a player the bot knows and the game it
+//! is to, and waits in its place (a room, or a bridge's hub) until that player
 //! answers, the challenger withdraws it, a game master or room operator clears it
 //! (`!withdraw`, or `!stop` where no table plays), or it expires (the game's
 //! `challenge_lifetime`, by default [`CHALLENGE_LIFETIME_SECS`]). Each of those is
 //! journaled.
 
+use spellbridge_core::ChallengeWords;
 use spellbridge_core::locale::Args;
 
+use super::challenge_words::usage;
 use super::said::said;
 use super::*;
 use crate::names::escaped;
@@ -31,11 +34,13 @@ fn lifetime_words(seconds: i64, language: Language) -> RichText {
 impl Router {
     /// Who a challenge's `words` name, and with which choice: the whole line when it names
     /// someone (`!duel Piet Silent`), else all but its last word, which is the choice (a
-    /// Duel wizard: `!duel bob Pyromancer`).
+    /// Duel wizard: `!duel bob Pyromancer`). Naming nobody, the refusal shows `usage`, the
+    /// challenge command as typed.
     fn opponent_named(
         &mut self,
         speaker: &Speaker<'_>,
         words: &[String],
+        usage: &str,
         language: Language,
     ) -> Result<(PlayerId, Option<String>), RichText> {
         let place = &speaker.place;
@@ -62,7 +67,8 @@ impl Router {
             }
             return Ok((typed, wizard));
         }
-        Err(said(language, "lobby-challenge-nobody", Args::new().text("name", escaped(&whole))))
+        let args = Args::new().text("name", escaped(&whole)).text("usage", usage);
+        Err(said(language, "lobby-challenge-nobody", args))
     }
 
     /// A challenge to `game` (`!duel <player> [wizard]`): `words` are what follows the
@@ -79,15 +85,22 @@ impl Router {
         let (place, challenger) = (&speaker.place, &speaker.player);
         let language = reply_to.language;
         let say = |id: &str| vec![reply(reply_to, said(language, id, Args::new()))];
+        // The command came from this registry's games, so the game and its command are there.
+        let Some(command) = self.registry.get(game).and_then(|g| g.challenge_command()) else {
+            return Vec::new();
+        };
+        let typed = usage(command, language, true);
         if speaker.inbound.private {
-            return say("lobby-challenge-private");
+            let args = Args::new().text("usage", typed);
+            return vec![reply(reply_to, said(language, "lobby-challenge-private", args))];
         }
-        let (opponent, wizard) = match self.opponent_named(speaker, words, language) {
+        let (opponent, wizard) = match self.opponent_named(speaker, words, &typed, language) {
             Ok(found) => found,
             Err(problem) => return vec![reply(reply_to, problem)],
         };
         if &opponent == challenger {
-            return say("lobby-challenge-self");
+            let yourself = self.challenge_said(game, |words| words.yourself, Args::new(), language);
+            return vec![reply(reply_to, yourself)];
         }
         if self.active_at(place).is_some() {
             return say("lobby-challenge-busy");
@@ -99,7 +112,6 @@ impl Router {
             let text = self.localize(&reply_to.network, text);
             return vec![reply(reply_to, text)];
         }
-        // The command came from this registry's games, so the game is there.
         let Some(game) = self.registry.get(game) else { return Vec::new() };
         let game_name = game.name();
         // Check the challenger's wizard now, so a typo is caught before the opponent answers.
@@ -119,15 +131,16 @@ impl Router {
             }
         };
         let args = Args::new().mention("challenger", challenger).mention("opponent", &opponent);
-        let (id, args) = match &wizard {
+        let (which, args): (fn(&ChallengeWords) -> &'static str, _) = match &wizard {
             Some(typed) => {
                 // The wizard as the table names it (`pyromancer`, `火法师` → Pyromancer),
-                // in the room's language (issue 31).
+                // in the room's language (issue 31); escaped as a name is, since another
+                // game's table may keep a choice as typed.
                 let named = trial.choice(challenger).unwrap_or_else(|| typed.clone());
-                let shown = game.choice_in(&named, reply_to.language);
-                ("lobby-challenge-as", args.text("wizard", shown))
+                let shown = escaped(&game.choice_in(&named, reply_to.language));
+                (|words| words.challenge_as, args.text("choice", shown))
             }
-            None => ("lobby-challenge", args),
+            None => (|words| words.challenge, args),
         };
         let expires = now.plus(self.options.challenge_lifetime);
         self.log(Entry::Challenged {
@@ -149,7 +162,8 @@ impl Router {
             guest: speaker.inbound.guest,
         };
         self.challenges.insert(place.clone(), challenge);
-        let outbound = self.to_rooms(place, |language| said(language, id, args.clone()));
+        let outbound =
+            self.to_rooms(place, |language| self.challenge_said(game_name, which, args.clone(), language));
         self.announced(outbound)
     }
 
@@ -164,7 +178,8 @@ impl Router {
     ) -> Vec<Outbound> {
         let Some(challenge) = self.challenges.get(place).filter(|c| self.challenged(c, sender)).cloned()
         else {
-            return vec![reply(reply_to, said(reply_to.language, "lobby-accept-none", Args::new()))];
+            let args = Args::new().rich("usages", self.challenge_usages(true, reply_to.language));
+            return vec![reply(reply_to, said(reply_to.language, "lobby-accept-none", args))];
         };
         let seats = vec![
             Seat { player: challenge.challenger.clone(), choice: challenge.wizard.clone() },
@@ -192,10 +207,14 @@ impl Router {
                     c.opponent = sender.clone();
                 }
                 self.close_challenge(place);
-                let id = if &c.opponent == sender { "lobby-declined" } else { "lobby-withdrawn" };
-                let other = if &c.opponent == sender { &c.challenger } else { &c.opponent };
+                let declined = &c.opponent == sender;
+                let other = if declined { &c.challenger } else { &c.opponent };
                 let args = Args::new().mention("player", sender).mention("other", other);
-                let outbound = self.to_rooms(place, |language| said(language, id, args.clone()));
+                let outbound = self.to_rooms(place, |language| match declined {
+                    // A refusal names the game refused, in its words.
+                    true => self.challenge_said(&c.game, |words| words.declined, args.clone(), language),
+                    false => said(language, "lobby-withdrawn", args.clone()),
+                });
                 self.announced(outbound)
             }
             _ => vec![reply(reply_to, said(reply_to.language, "lobby-decline-none", Args::new()))],
@@ -207,7 +226,8 @@ impl Router {
     pub(super) fn withdraw(&mut self, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Vec<Outbound> {
         let place = &speaker.place;
         let Some(challenge) = self.challenges.get(place).cloned() else {
-            return vec![reply(reply_to, said(reply_to.language, "lobby-withdraw-none", Args::new()))];
+            let args = Args::new().rich("usages", self.challenge_usages(false, reply_to.language));
+            return vec![reply(reply_to, said(reply_to.language, "lobby-withdraw-none", args))];
         };
         if challenge.challenger == speaker.player {
             return self.decline(place, &speaker.player, reply_to);
@@ -258,8 +278,10 @@ impl Router {
             let args = Args::new()
                 .mention("challenger", &challenge.challenger)
                 .mention("opponent", &challenge.opponent);
-            let outbound =
-                self.to_rooms(&place, |language| said(language, "lobby-challenge-expired", args.clone()));
+            let outbound = self.to_rooms(&place, |language| {
+                let args = args.clone().rich("usages", self.challenge_usage_of(&challenge.game, language));
+                said(language, "lobby-challenge-expired", args)
+            });
             out.extend(self.announced(outbound));
         }
         out

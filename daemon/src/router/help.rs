@@ -83,7 +83,7 @@ impl Router {
     }
 
     /// A lobby command's name in `language` (`new`, `开局`).
-    fn lobby_name(&self, name: &str, language: Language) -> String {
+    pub(super) fn lobby_name(&self, name: &str, language: Language) -> String {
         let command = self.grammar.commands(LOBBY).find(|c| c.name == name);
         command.map_or(name, |c| c.name_in(language)).to_owned()
     }

@@ -41,6 +41,7 @@ use crate::secrets::{SecretSource, Secrets};
 
 mod answer;
 mod board;
+mod challenge_words;
 mod challenges;
 mod delivery;
 mod dice_keys;

@@ -65,7 +65,7 @@ use crate::ids::PlayerId;
 use crate::language::Language;
 use crate::locale;
 use crate::options::{CHALLENGE_LIFETIME_SECS, Challenge, GameOptions};
-use crate::plugin::{Action, Announcement, GamePlugin, Refusal, Table, TableSetup};
+use crate::plugin::{Action, Announcement, ChallengeWords, GamePlugin, Refusal, Table, TableSetup};
 use crate::text::RichText;
 use crate::time::Timestamp;
 use crate::words;
@@ -244,6 +244,15 @@ impl GamePlugin for DuelPlugin {
 
     fn lobby_commands(&self) -> &'static [Command] {
         command::LOBBY
+    }
+
+    fn challenge_words(&self) -> Option<ChallengeWords> {
+        Some(ChallengeWords {
+            challenge: "duel-challenge",
+            challenge_as: "duel-challenge-as",
+            declined: "duel-challenge-declined",
+            yourself: "duel-challenge-self",
+        })
     }
 
     fn wiki(&self, state: &Value) -> Option<String> {
