@@ -14,7 +14,10 @@
  * NET (built for hostile/net-wit/net.wit) makes a TCP socket and looks up a name with
  * WASI 0.2's sockets, and tells the error codes it got.
  * Built with -DECHO_SEED, the opening's first news also names the seed `open` was given
- * (the host's test that a table's committed dice reach `open`). */
+ * (the host's test that a table's committed dice reach `open`).
+ * Built with -DSLOW_TIMER, a table of two players not yet over has a timer due at once,
+ * which counts to 2^30 (as SLOW does) and then stops the game as `timer` (the host's test
+ * that a timer cut off by the deadline replays the same). */
 #include <stdlib.h>
 #include <string.h>
 #if defined(HOSTILE_WASI) || defined(HOSTILE_NET)
@@ -316,6 +319,19 @@ bool exports_spellbridge_game_game_apply(spellbridge_game_list_u8_t *state, expo
 void exports_spellbridge_game_game_fire_timer(spellbridge_game_list_u8_t *state, int64_t at, uint64_t seed,
                                               exports_spellbridge_game_game_outcome_t *ret) {
     (void)at, (void)seed;
+#ifdef SLOW_TIMER
+    struct nim nim;
+    struct nim_news news;
+    struct nim_said refusal;
+    if (!nim_read(state->ptr, state->len, &nim)) {
+        for (volatile uint32_t spin = 0; spin < (1u << 30); spin++) {
+        }
+        if (!nim_apply(&nim, "timer", 5, 1, NIM_STOP, 0, 0, &news, &refusal)) {
+            outcome_of(&nim, &news, ret);
+            return;
+        }
+    }
+#endif
     ret->state.ptr = malloc(state->len ? state->len : 1);
     memcpy(ret->state.ptr, state->ptr, state->len);
     ret->state.len = state->len;
@@ -338,6 +354,10 @@ bool exports_spellbridge_game_game_check_state(spellbridge_game_list_u8_t *state
     ret->game_masters.ptr = 0;
     ret->finished = nim.finished;
     ret->next_timer.is_some = false;
+#ifdef SLOW_TIMER
+    ret->next_timer.is_some = nim.count == 2 && !nim.finished;
+    ret->next_timer.val = 1;
+#endif
     return true;
 }
 

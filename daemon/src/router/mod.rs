@@ -727,7 +727,9 @@ impl Router {
                 let seating = self.seating_at(*table, *sequence)?;
                 let mut dice = seating.dice.for_action(seating.sequence);
                 same_seed(*table, *sequence, *dice_seed, &dice)?;
-                let told = seating.table.fire_timer(*at, &mut dice);
+                // As the journal recorded it where the live result was the machine's
+                // ([`Table::replay_fire_timer`]).
+                let told = seating.table.replay_fire_timer(*at, &mut dice, events);
                 same_events(*table, *sequence, events, &told)?;
                 seating.sequence = seating.sequence.saturating_add(1);
                 self.reindex(*table);
@@ -1115,7 +1117,7 @@ impl Router {
         };
         only(&seated).or_else(|()| {
             let taking: Vec<TableId> =
-                seated.into_iter().filter(|i| read.of(self.tables[i].table.game()).is_some()).collect();
+                seated.into_iter().filter(|i| read.at(&self.tables[i]).is_some()).collect();
             only(&taking)
         })
     }
