@@ -620,7 +620,13 @@ impl WasmTable {
     /// failure (the same on every machine) tells nothing and drops the timer: the state is
     /// kept and its next timer forgotten until a move gives a new one, so a broken timer is
     /// not fired again at every tick.
-    fn fire(&mut self, at: Timestamp, dice: &mut Dice, deadline: Deadline, recorded: Option<Paused>) -> Vec<Event> {
+    fn fire(
+        &mut self,
+        at: Timestamp,
+        dice: &mut Dice,
+        deadline: Deadline,
+        recorded: Option<Paused>,
+    ) -> Vec<Event> {
         if let Some(paused) = recorded {
             self.status.next_timer = None;
             self.paused = Some(paused.paused.clone());
@@ -631,12 +637,13 @@ impl WasmTable {
             .shared
             .runner
             .call_within(deadline, |store, game| game.call_fire_timer(store, &self.state, at.0, seed));
-        let fired = answer.and_then(|outcome| self.shared.outcome(outcome)).and_then(|(state, mut events)| {
-            let was_finished = self.status.finished;
-            self.accept(state, deadline)?;
-            self.tell_ending(was_finished, &mut events);
-            Ok(events)
-        });
+        let fired =
+            answer.and_then(|outcome| self.shared.outcome(outcome)).and_then(|(state, mut events)| {
+                let was_finished = self.status.finished;
+                self.accept(state, deadline)?;
+                self.tell_ending(was_finished, &mut events);
+                Ok(events)
+            });
         fired.unwrap_or_else(|error| {
             self.status.next_timer = None;
             if !matches!(error, CallError::Time(_)) {
