@@ -42,7 +42,8 @@ impl GamePlugin for Build {
     }
 
     fn help_in(&self, command: &str, language: Language) -> Option<String> {
-        NimPlugin.help_in(command, language).map(|help| format!("{} {help}", self.mark))
+        let also = if self.newer { "" } else { " Also `!grab`." };
+        NimPlugin.help_in(command, language).map(|help| format!("{} {help}{also}", self.mark))
     }
 
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
@@ -145,4 +146,23 @@ fn a_command_only_the_old_build_has_plays_at_its_table_and_is_unknown_at_a_new_o
     assert!(took.contains("[new build] carol takes 1 stone"), "{took}");
     let unknown = said(&mut router, "#lobby", "carol", "!grab 1 a");
     assert!(unknown.contains("Unknown command `!grab`"), "{unknown}");
+    // Asked about, the word is the old build's command at its table only.
+    let help = said(&mut router, "#nim", "alice", "!help grab");
+    assert!(help.contains("[old build] On your turn"), "{help}");
+    let unknown = said(&mut router, "#new", "carol", "!help grab");
+    assert!(unknown.contains("Unknown command `!grab`"), "{unknown}");
+}
+
+#[test]
+fn the_old_builds_words_take_the_configured_prefix_in_what_its_table_says() {
+    let config =
+        RouterConfig { secrets: Secrets::Seeded(3), prefix: "?".to_owned(), ..RouterConfig::default() };
+    let mut router = Router::new(Registry::new(Vec::new()).register(OLD), config);
+    said(&mut router, "#nim", "alice", "?new nim");
+    router.set_games(Registry::new(Vec::new()).register(NEW));
+    let help = said(&mut router, "#nim", "alice", "?help take");
+    assert!(
+        help.contains("[old build]") && help.contains("Also `?grab`.") && !help.contains("!grab"),
+        "{help}"
+    );
 }

@@ -382,6 +382,9 @@ impl Router {
                 .get(seating.table.game())
                 .and_then(|game| game.build_of(&seating.table.snapshot()))
                 .map(tables::Build);
+            if let (Some(prefixer), Some(build)) = (&mut self.prefixer, &seating.build) {
+                prefixer.add(build.0.commands());
+            }
         }
         self.registry = registry;
     }
@@ -392,6 +395,14 @@ impl Router {
         match &seating.build {
             Some(build) => Some(build.0.as_ref()),
             None => self.registry.get(seating.table.game()),
+        }
+    }
+
+    /// The configured prefix given also to the commands of `build`, a table's older build
+    /// (its hints name words the registry's build may not have).
+    fn prefix_build(&mut self, build: Option<&tables::Build>) {
+        if let (Some(prefixer), Some(build)) = (&mut self.prefixer, build) {
+            prefixer.add(build.0.commands());
         }
     }
 
@@ -712,6 +723,7 @@ impl Router {
             self.registry.get(&game).ok_or(ReplayError::UnknownGame { table: id, game: game.clone() })?;
         let table = plugin.restore(&field("state")).map_err(|reason| bad(&reason))?;
         let build = plugin.build_of(&field("state")).map(tables::Build);
+        self.prefix_build(build.as_ref());
         self.tables.insert(id, Seating { place: Place { network, room }, dice, sequence, table, build });
         self.reindex(id);
         Ok(id)
@@ -846,6 +858,7 @@ impl Router {
         // A component's table opened with an older build is worded by that build, as
         // `restore_table` does for a table restored from its snapshot.
         let build = plugin.build_of(opening).map(tables::Build);
+        self.prefix_build(build.as_ref());
         let dice = match (seed, commitment) {
             (_, Some(commitment)) => {
                 let epoch = opened.dice_epoch();

@@ -50,13 +50,10 @@ impl<'a> Read<'a> {
     /// registry has another now ([`Seating::build`]: a renamed, removed or retyped command
     /// reads as that build declares it), else the registry's game, looked up above.
     pub(super) fn at(&self, seating: &Seating) -> Option<&'static Command> {
-        let Some(build) = &seating.build else { return self.of(seating.table.game()) };
-        let names = |c: &&Command| {
-            std::iter::once(c.name)
-                .chain(c.aliases.iter().copied())
-                .any(|word| grammar::command_word(word) == self.head)
-        };
-        build.0.commands().iter().find(names)
+        match &seating.build {
+            Some(build) => named(build.0.commands(), &self.head),
+            None => self.of(seating.table.game()),
+        }
     }
 
     /// True when some owner has a command the word names.
@@ -69,6 +66,16 @@ impl<'a> Read<'a> {
     pub(super) fn name(&self) -> &str {
         self.found.first().map_or(self.head.as_str(), |(_, command)| command.name)
     }
+}
+
+/// The command of `commands` that `word` (normalised: [`grammar::command_word`]) names.
+pub(super) fn named(commands: &'static [Command], word: &str) -> Option<&'static Command> {
+    let names = |c: &&Command| {
+        std::iter::once(c.name)
+            .chain(c.aliases.iter().copied())
+            .any(|name| grammar::command_word(name) == word)
+    };
+    commands.iter().find(names)
 }
 
 /// What a message asks of the router, read once ([`Router::heard`], then
