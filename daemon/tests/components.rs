@@ -503,9 +503,11 @@ async fn an_old_builds_table_reads_its_players_commands_by_its_own_build() {
     says(&mut alice, "#one", "!take 1 a", "alice takes 1 stone from pile a", &daemon).await;
     says(&mut alice, "#two", "!new nim-wasm", "opens a game of Nim", &daemon).await;
     says(&mut bob, "#two", "!join", "moves first", &daemon).await;
-    says(&mut alice, "#two", "!take 1 a", "Unknown command `!take`", &daemon).await;
+    let unknown = says(&mut alice, "#two", "!take 1 a", "Unknown command", &daemon).await;
+    assert!(unknown.contains("!take"), "{unknown}");
     says(&mut alice, "#two", "!pick 1 a", "alice takes 1 stone from pile a", &daemon).await;
-    says(&mut bob, "#one", "!pick 1 b", "Unknown command `!pick`", &daemon).await;
+    let unknown = says(&mut bob, "#one", "!pick 1 b", "Unknown command", &daemon).await;
+    assert!(unknown.contains("!pick"), "{unknown}");
 
     // Restored at a restart by its build's hash, it reads them the same.
     daemon.restart().unwrap_or_else(|e| panic!("{e}"));
