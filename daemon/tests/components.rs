@@ -9,7 +9,8 @@
 //!   it opened with (its snapshot names that build's SHA-256), also after a restart; a
 //!   restart whose kept build is gone is refused naming that hash; `verify` replays such a
 //!   table with its own build, and fails naming the build when it is gone; `!help` at it
-//!   is its own build's;
+//!   is its own build's, and its players' commands are read by its own build's grammar
+//!   (a command the new build renamed still plays there, and is unknown at a new table);
 //! - a component that traps pauses that one table for its game master or the room's
 //!   operator (`!resume`), also after a restart (the pause is journaled), while
 //!   another table of the same game and a built-in game's table go on;
