@@ -229,6 +229,15 @@ pub trait Table: Send + std::fmt::Debug {
     /// Fires the timer due at `at` (as returned by [`Table::next_timer`]).
     fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Event>;
 
+    /// [`Table::fire_timer`] as a replay of the journal fires it, given the events the
+    /// journal `recorded` for it; by default the same as `fire_timer`. Like
+    /// [`Table::replay_act`], a table whose live result may hang on what a replay cannot
+    /// repeat (a game component's call cut off by the wall clock) follows the record there.
+    fn replay_fire_timer(&mut self, at: Timestamp, dice: &mut Dice, recorded: &[EventRecord]) -> Vec<Event> {
+        let _ = recorded;
+        self.fire_timer(at, dice)
+    }
+
     /// True when the game is over and the table takes no more commands.
     fn is_finished(&self) -> bool;
 

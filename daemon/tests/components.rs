@@ -9,7 +9,8 @@
 //!   it opened with (its snapshot names that build's SHA-256), also after a restart; a
 //!   restart whose kept build is gone is refused naming that hash; `verify` replays such a
 //!   table with its own build, and fails naming the build when it is gone; `!help` at it
-//!   is its own build's;
+//!   is its own build's, and its players' commands are read by its own build's grammar
+//!   (a command the new build renamed still plays there, and is unknown at a new table);
 //! - a component that traps pauses that one table for its game master or the room's
 //!   operator (`!resume`), also after a restart (the pause is journaled), while
 //!   another table of the same game and a built-in game's table go on;
@@ -369,7 +370,13 @@ fn reworded_trap() -> PathBuf {
     reworded_builds().join("trap.wasm")
 }
 
-/// Builds [`reworded`] and [`reworded_trap`] once per run, into the folder returned.
+/// [`reworded`]'s build whose `take` is called `pick` (`-DTAKE_IS_PICK`).
+fn renamed() -> PathBuf {
+    reworded_builds().join("pick.wasm")
+}
+
+/// Builds [`reworded`], [`reworded_trap`] and [`renamed`] once per run, into the folder
+/// returned.
 fn reworded_builds() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
@@ -413,7 +420,7 @@ fn reworded_builds() -> &'static PathBuf {
         )
         .expect("writes");
         let out = tree.join("out");
-        for (name, flags) in [("nim", ""), ("trap", "-DHOSTILE_TRAP")] {
+        for (name, flags) in [("nim", ""), ("trap", "-DHOSTILE_TRAP"), ("pick", "-DTAKE_IS_PICK")] {
             let status = Process::new("bash")
                 .arg(tree.join("games/nim-wasm/build.sh"))
                 .arg(&out)
@@ -468,6 +475,45 @@ async fn a_table_of_an_old_build_keeps_its_own_words_after_a_reload() {
     assert!(restored.contains("bob to move"), "after a restart too: {restored}");
     let new = says(&mut bob, "#two", "!take 1 b", "takes 1 stone", &daemon).await;
     assert!(new.contains("alice plays next"), "{new}");
+}
+
+/// Issue 33: after SIGHUP loads a build that calls `take` `pick`, the table that opened
+/// on the old build still takes `!take` (read by its own build's commands, not called
+/// unknown), also after a restart; a new table takes `!pick` and does not know `!take`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_builds_table_reads_its_players_commands_by_its_own_build() {
+    let (first, second) = (component("nim"), renamed());
+    let server = InspIrcd::start().unwrap_or_else(|e| panic!("InspIRCd is needed for this test: {e}"));
+    let port = server.port();
+    let mut daemon = Daemon::new(BIN).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(daemon.path("games")).expect("games/");
+    std::fs::copy(&first, daemon.path("games/nim.wasm")).expect("copies");
+    daemon.set_config(&config(port, "[[game]]\npath = \"games/nim.wasm\"\n")).expect("config");
+    daemon.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let (mut alice, mut bob) = tokio::join!(player(port, "alice"), player(port, "bob"));
+    until_answering(&mut alice, &mut daemon).await;
+    says(&mut alice, "#one", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    says(&mut bob, "#one", "!join", "moves first", &daemon).await;
+
+    std::fs::copy(&second, daemon.path("games/nim.wasm")).expect("copies");
+    daemon.hangup().unwrap_or_else(|e| panic!("{e}"));
+    daemon.wait_for_log("config reloaded", WAIT).unwrap_or_else(|e| panic!("{e}"));
+    says(&mut alice, "#one", "!take 1 a", "alice takes 1 stone from pile a", &daemon).await;
+    says(&mut alice, "#two", "!new nim-wasm", "opens a game of Nim", &daemon).await;
+    says(&mut bob, "#two", "!join", "moves first", &daemon).await;
+    let unknown = says(&mut alice, "#two", "!take 1 a", "Unknown command", &daemon).await;
+    assert!(unknown.contains("!take"), "{unknown}");
+    says(&mut alice, "#two", "!pick 1 a", "alice takes 1 stone from pile a", &daemon).await;
+    let unknown = says(&mut bob, "#one", "!pick 1 b", "Unknown command", &daemon).await;
+    assert!(unknown.contains("!pick"), "{unknown}");
+
+    // Restored at a restart by its build's hash, it reads them the same.
+    daemon.restart().unwrap_or_else(|e| panic!("{e}"));
+    until_answering(&mut alice, &mut daemon).await;
+    says(&mut bob, "#one", "!take 1 b", "bob takes 1 stone from pile b", &daemon).await;
+    daemon.terminate(Duration::from_secs(15)).unwrap_or_else(|e| panic!("{e}"));
+    let (ok, said) = verify(&daemon);
+    assert!(ok, "verify agrees:\n{said}");
 }
 
 /// `spellbridge verify` of the daemon's database: whether it passed, and what it said.

@@ -14,7 +14,12 @@
  * NET (built for hostile/net-wit/net.wit) makes a TCP socket and looks up a name with
  * WASI 0.2's sockets, and tells the error codes it got.
  * Built with -DECHO_SEED, the opening's first news also names the seed `open` was given
- * (the host's test that a table's committed dice reach `open`). */
+ * (the host's test that a table's committed dice reach `open`).
+ * Built with -DTAKE_IS_PICK, `take` is called `pick` (the host's test that a table reads
+ * its commands by its own build's grammar).
+ * Built with -DSLOW_TIMER, a table of two players not yet over has a timer due at once,
+ * which counts to 2^30 (as SLOW does) and then stops the game as `timer` (the host's test
+ * that a timer cut off by the deadline replays the same). */
 #include <stdlib.h>
 #include <string.h>
 #if defined(HOSTILE_WASI) || defined(HOSTILE_NET)
@@ -63,6 +68,12 @@ static void command(spellbridge_game_types_command_t *c, const char *name, int n
     c->help = s(help);
 }
 
+#ifdef TAKE_IS_PICK
+#define TAKE "pick"
+#else
+#define TAKE "take"
+#endif
+
 void exports_spellbridge_game_game_describe(exports_spellbridge_game_game_info_t *ret) {
     static const char *join[] = {"加入"}, *take[] = {"取", "拿"}, *status[] = {"状态"},
                       *concede[] = {"resign", "认输"}, *stop[] = {"停止", "中止"};
@@ -77,8 +88,8 @@ void exports_spellbridge_game_game_describe(exports_spellbridge_game_game_info_t
     spellbridge_game_types_command_t *c = ret->commands.ptr;
     command(&c[0], "join", 1, join, "Takes the second seat; the opener moves first (RULES N-1).", "nim-help-join",
             "join");
-    command(&c[1], "take", 2, take, "On your turn: takes 1 to 3 stones from one pile, a, b or c (RULES N-3, N-4).",
-            "nim-help-take", "take 2 b");
+    command(&c[1], TAKE, 2, take, "On your turn: takes 1 to 3 stones from one pile, a, b or c (RULES N-3, N-4).",
+            "nim-help-take", TAKE " 2 b");
     c[1].needs = s("an amount and a pile");
     c[1].args.len = 2;
     c[1].args.ptr = calloc(2, sizeof(spellbridge_game_types_arg_t));
@@ -220,7 +231,7 @@ bool exports_spellbridge_game_game_apply(spellbridge_game_list_u8_t *state, expo
     enum nim_command command;
     uint32_t amount = 0, pile = 0;
     if (named(&move->command, "join")) command = NIM_JOIN;
-    else if (named(&move->command, "take")) {
+    else if (named(&move->command, TAKE)) {
         command = NIM_TAKE;
 #if defined(HOSTILE_LOOP)
         while (forever) {
@@ -316,6 +327,19 @@ bool exports_spellbridge_game_game_apply(spellbridge_game_list_u8_t *state, expo
 void exports_spellbridge_game_game_fire_timer(spellbridge_game_list_u8_t *state, int64_t at, uint64_t seed,
                                               exports_spellbridge_game_game_outcome_t *ret) {
     (void)at, (void)seed;
+#ifdef SLOW_TIMER
+    struct nim nim;
+    struct nim_news news;
+    struct nim_said refusal;
+    if (!nim_read(state->ptr, state->len, &nim)) {
+        for (volatile uint32_t spin = 0; spin < (1u << 30); spin++) {
+        }
+        if (!nim_apply(&nim, "timer", 5, 1, NIM_STOP, 0, 0, &news, &refusal)) {
+            outcome_of(&nim, &news, ret);
+            return;
+        }
+    }
+#endif
     ret->state.ptr = malloc(state->len ? state->len : 1);
     memcpy(ret->state.ptr, state->ptr, state->len);
     ret->state.len = state->len;
@@ -338,6 +362,10 @@ bool exports_spellbridge_game_game_check_state(spellbridge_game_list_u8_t *state
     ret->game_masters.ptr = 0;
     ret->finished = nim.finished;
     ret->next_timer.is_some = false;
+#ifdef SLOW_TIMER
+    ret->next_timer.is_some = nim.count == 2 && !nim.finished;
+    ret->next_timer.val = 1;
+#endif
     return true;
 }
 

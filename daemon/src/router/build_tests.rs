@@ -1,9 +1,11 @@
 //! A table whose game has another build now (a component reloaded: `GamePlugin::build_of`)
 //! is worded and helped by the build it opened with, also once rebuilt from its journal
 //! (`verify`, a start with a damaged snapshot, a standby): issue 33, item 3. The two
-//! builds are made up here: the built-in Nim, its news and help marked with the build.
+//! builds are made up here: the built-in Nim, its news and help marked with the build,
+//! the older build's `take` also called `grab` (a word the newer build does not have): a
+//! table reads its players' commands by its own build's grammar.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 use spellbridge_core::games::nim::NimPlugin;
@@ -36,11 +38,12 @@ impl GamePlugin for Build {
     }
 
     fn commands(&self) -> &'static [Command] {
-        NimPlugin.commands()
+        if self.newer { NimPlugin.commands() } else { OLD_COMMANDS.as_slice() }
     }
 
     fn help_in(&self, command: &str, language: Language) -> Option<String> {
-        NimPlugin.help_in(command, language).map(|help| format!("{} {help}", self.mark))
+        let also = if self.newer { "" } else { " Also `!grab`." };
+        NimPlugin.help_in(command, language).map(|help| format!("{} {help}{also}", self.mark))
     }
 
     fn open(&self, setup: &TableSetup) -> Result<Box<dyn Table>, Refusal> {
@@ -67,6 +70,12 @@ impl GamePlugin for Build {
         NimPlugin.kind()
     }
 }
+
+/// The older build's commands: Nim's, its `take` also called `grab`.
+static OLD_COMMANDS: LazyLock<Vec<Command>> = LazyLock::new(|| {
+    let aliases = |c: &Command| if c.name == "take" { &["取", "拿", "grab"][..] } else { c.aliases };
+    NimPlugin.commands().iter().map(|c| Command { aliases: aliases(c), ..*c }).collect()
+});
 
 const T: Timestamp = Timestamp::CONSOLE_EPOCH;
 
@@ -95,7 +104,8 @@ fn a_table_rebuilt_from_its_journal_is_worded_and_helped_by_its_own_build() {
         rebuilt.replay(&record.entry).expect("replays");
     }
     assert_eq!(rebuilt.snapshot()["tables"], played.snapshot()["tables"]);
-    let took = said(&mut rebuilt, "#nim", "bob", "!take 1 b");
+    // `grab` is the old build's word: its table takes it.
+    let took = said(&mut rebuilt, "#nim", "bob", "!grab 1 b");
     assert!(took.contains("[old build] bob takes 1 stone") && !took.contains("[new build]"), "{took}");
     let status = said(&mut rebuilt, "#nim", "alice", "!status");
     assert!(status.contains("[old build]") && !status.contains("[new build]"), "{status}");
@@ -104,4 +114,55 @@ fn a_table_rebuilt_from_its_journal_is_worded_and_helped_by_its_own_build() {
     // Where no table of it plays, the registry's build answers.
     let help = said(&mut rebuilt, "#lobby", "alice", "!help take");
     assert!(help.contains("[new build] On your turn"), "{help}");
+}
+
+#[test]
+fn a_command_only_the_old_build_has_plays_at_its_table_and_is_unknown_at_a_new_one() {
+    let mut router = router(OLD);
+    said(&mut router, "#nim", "alice", "!new nim");
+    said(&mut router, "#nim", "bob", "!join");
+    // SIGHUP: the newer build loaded, which has no `grab`.
+    router.set_games(Registry::new(Vec::new()).register(NEW));
+    let took = said(&mut router, "#nim", "alice", "!GRAB 1 a");
+    assert!(took.contains("[old build] alice takes 1 stone"), "{took}");
+    let private = Inbound {
+        private: true,
+        ..Inbound::new(NetworkId::new("console"), RoomId::new("bob"), PlayerId::new("bob"), "!grab 2 c")
+    };
+    let took =
+        router.handle(&private, T).iter().map(|o| o.message.text.plain()).collect::<Vec<_>>().join("\n");
+    assert!(took.contains("[old build] bob takes 2 stones"), "{took}");
+    // Badly typed, it is refused with the old build's usage (by the command's name), not
+    // called unknown.
+    let refused = said(&mut router, "#nim", "alice", "!grab x a");
+    assert!(refused.contains("the amount `x` is not a whole number: type `!take <amount>"), "{refused}");
+
+    // A table of the newer build does not know the word; neither does a room with no table.
+    said(&mut router, "#new", "carol", "!new nim");
+    said(&mut router, "#new", "dave", "!join");
+    let unknown = said(&mut router, "#new", "carol", "!grab 1 a");
+    assert!(unknown.contains("Unknown command `!grab`"), "{unknown}");
+    let took = said(&mut router, "#new", "carol", "!take 1 a");
+    assert!(took.contains("[new build] carol takes 1 stone"), "{took}");
+    let unknown = said(&mut router, "#lobby", "carol", "!grab 1 a");
+    assert!(unknown.contains("Unknown command `!grab`"), "{unknown}");
+    // Asked about, the word is the old build's command at its table only.
+    let help = said(&mut router, "#nim", "alice", "!help grab");
+    assert!(help.contains("[old build] On your turn"), "{help}");
+    let unknown = said(&mut router, "#new", "carol", "!help grab");
+    assert!(unknown.contains("Unknown command `!grab`"), "{unknown}");
+}
+
+#[test]
+fn the_old_builds_words_take_the_configured_prefix_in_what_its_table_says() {
+    let config =
+        RouterConfig { secrets: Secrets::Seeded(3), prefix: "?".to_owned(), ..RouterConfig::default() };
+    let mut router = Router::new(Registry::new(Vec::new()).register(OLD), config);
+    said(&mut router, "#nim", "alice", "?new nim");
+    router.set_games(Registry::new(Vec::new()).register(NEW));
+    let help = said(&mut router, "#nim", "alice", "?help take");
+    assert!(
+        help.contains("[old build]") && help.contains("Also `?grab`.") && !help.contains("!grab"),
+        "{help}"
+    );
 }

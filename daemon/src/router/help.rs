@@ -96,6 +96,27 @@ impl Router {
         here.and_then(|seating| self.game_of(seating)).or_else(|| self.registry.get(name))
     }
 
+    /// Every owner's command `topic` names, as played at `place`: the room's table's by
+    /// the build it plays (an older build's words, after a reload: [`Seating::build`]),
+    /// every other owner's by the registry.
+    fn topic_at(
+        &self,
+        place: &Place,
+        topic: &str,
+    ) -> Vec<(&'static str, &'static spellbridge_core::Command)> {
+        let here = self.active_at(place).map(|id| &self.tables[&id]).filter(|s| s.build.is_some());
+        let registry = self.grammar.find(topic).iter().copied();
+        let mut found: Vec<_> =
+            registry.filter(|(owner, _)| here.is_none_or(|s| *owner != s.table.game())).collect();
+        if let Some(seating) = here {
+            let word = spellbridge_core::grammar::command_word(topic);
+            let built =
+                seating.build.as_ref().and_then(|build| super::reader::named(build.0.commands(), &word));
+            found.extend(built.map(|command| (seating.table.game(), command)));
+        }
+        found
+    }
+
     /// A game's name in `language` (`thaum`, `魔素`).
     pub(super) fn game_name(&self, game: &str, language: Language) -> String {
         self.registry.get(game).map_or_else(|| game.to_owned(), |g| g.name_in(language))
@@ -111,7 +132,7 @@ impl Router {
         let game = self.active_at(place).map(|i| self.tables[&i].table.game());
         let prefix = &self.options.prefix;
         if let Some(topic) = topic {
-            let found = self.grammar.find(topic);
+            let found = self.topic_at(place, topic);
             if found.is_empty() {
                 return self.unknown_command(topic, None, language);
             }

@@ -383,6 +383,9 @@ impl Router {
                 .get(seating.table.game())
                 .and_then(|game| game.build_of(&seating.table.snapshot()))
                 .map(tables::Build);
+            if let (Some(prefixer), Some(build)) = (&mut self.prefixer, &seating.build) {
+                prefixer.add(build.0.commands());
+            }
         }
         self.registry = registry;
     }
@@ -393,6 +396,14 @@ impl Router {
         match &seating.build {
             Some(build) => Some(build.0.as_ref()),
             None => self.registry.get(seating.table.game()),
+        }
+    }
+
+    /// The configured prefix given also to the commands of `build`, a table's older build
+    /// (its hints name words the registry's build may not have).
+    fn prefix_build(&mut self, build: Option<&tables::Build>) {
+        if let (Some(prefixer), Some(build)) = (&mut self.prefixer, build) {
+            prefixer.add(build.0.commands());
         }
     }
 
@@ -713,6 +724,7 @@ impl Router {
             self.registry.get(&game).ok_or(ReplayError::UnknownGame { table: id, game: game.clone() })?;
         let table = plugin.restore(&field("state")).map_err(|reason| bad(&reason))?;
         let build = plugin.build_of(&field("state")).map(tables::Build);
+        self.prefix_build(build.as_ref());
         self.tables.insert(id, Seating { place: Place { network, room }, dice, sequence, table, build });
         self.reindex(id);
         Ok(id)
@@ -728,7 +740,9 @@ impl Router {
                 let seating = self.seating_at(*table, *sequence)?;
                 let mut dice = seating.dice.for_action(seating.sequence);
                 same_seed(*table, *sequence, *dice_seed, &dice)?;
-                let told = seating.table.fire_timer(*at, &mut dice);
+                // As the journal recorded it where the live result was the machine's
+                // ([`Table::replay_fire_timer`]).
+                let told = seating.table.replay_fire_timer(*at, &mut dice, events);
                 same_events(*table, *sequence, events, &told)?;
                 seating.sequence = seating.sequence.saturating_add(1);
                 self.reindex(*table);
@@ -845,6 +859,7 @@ impl Router {
         // A component's table opened with an older build is worded by that build, as
         // `restore_table` does for a table restored from its snapshot.
         let build = plugin.build_of(opening).map(tables::Build);
+        self.prefix_build(build.as_ref());
         let dice = match (seed, commitment) {
             (_, Some(commitment)) => {
                 let epoch = opened.dice_epoch();
@@ -1116,7 +1131,7 @@ impl Router {
         };
         only(&seated).or_else(|()| {
             let taking: Vec<TableId> =
-                seated.into_iter().filter(|i| read.of(self.tables[i].table.game()).is_some()).collect();
+                seated.into_iter().filter(|i| read.at(&self.tables[i]).is_some()).collect();
             only(&taking)
         })
     }

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use spellbridge_core::text::{Segment, Style};
-use spellbridge_core::{Grammar, RichText};
+use spellbridge_core::{Command, Grammar, RichText};
 
 /// How the games write a command in their texts.
 const WRITTEN: &str = "!";
@@ -29,6 +29,12 @@ impl Prefixer {
         }
         let commands = grammar.words(|_| true).map(str::to_lowercase).collect();
         Some(Prefixer { prefix: prefix.to_owned(), commands })
+    }
+
+    /// Rewrites `commands` too (a table's older build's, which the registry's may lack).
+    pub(super) fn add(&mut self, commands: &[Command]) {
+        let words = commands.iter().flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()));
+        self.commands.extend(words.map(str::to_lowercase));
     }
 
     /// `text` with each command written in code given the configured prefix.

@@ -3,7 +3,8 @@
 //! or full width, on every network), the words split once, and the command word looked up
 //! once in the lobby's and every game's commands together (any case or width) ([`Read`]).
 //! Then [`Router::request`] reads it once by its owner's grammar into a [`Request`]: a
-//! lobby command, a command for one table with the players it names resolved, or the
+//! lobby command, a command for one table (by the commands of the build the table plays:
+//! [`Read::at`]) with the players it names resolved, or the
 //! answer to a command that cannot be taken (unknown, badly typed, or with no table to
 //! go to). The sender's player and role were resolved once before ([`Speaker`]).
 
@@ -45,6 +46,16 @@ impl<'a> Read<'a> {
         self.found.iter().find(|(o, _)| *o == owner).map(|(_, c)| *c)
     }
 
+    /// The command the word names at `seating`'s table: the build it plays when the
+    /// registry has another now ([`Seating::build`]: a renamed, removed or retyped command
+    /// reads as that build declares it), else the registry's game, looked up above.
+    pub(super) fn at(&self, seating: &Seating) -> Option<&'static Command> {
+        match &seating.build {
+            Some(build) => named(build.0.commands(), &self.head),
+            None => self.of(seating.table.game()),
+        }
+    }
+
     /// True when some owner has a command the word names.
     pub(super) fn known(&self) -> bool {
         !self.found.is_empty()
@@ -55,6 +66,16 @@ impl<'a> Read<'a> {
     pub(super) fn name(&self) -> &str {
         self.found.first().map_or(self.head.as_str(), |(_, command)| command.name)
     }
+}
+
+/// The command of `commands` that `word` (normalised: [`grammar::command_word`]) names.
+pub(super) fn named(commands: &'static [Command], word: &str) -> Option<&'static Command> {
+    let names = |c: &&Command| {
+        std::iter::once(c.name)
+            .chain(c.aliases.iter().copied())
+            .any(|name| grammar::command_word(name) == word)
+    };
+    commands.iter().find(names)
 }
 
 /// What a message asks of the router, read once ([`Router::heard`], then
@@ -124,7 +145,7 @@ impl Router {
             },
         };
         let game = self.tables[&table].table.game();
-        let Some(spec) = read.of(game) else {
+        let Some(spec) = read.at(&self.tables[&table]) else {
             if finished {
                 return self.no_table(read, speaker, reply_to);
             }

@@ -613,6 +613,48 @@ impl WasmTable {
         Ok(())
     }
 
+    /// [`Table::fire_timer`] and [`Table::replay_fire_timer`], as [`WasmTable::play`] is
+    /// for moves. A timer cut off by the epoch `deadline` (wall clock, which a replay
+    /// cannot repeat) pauses the table for its game master, marked as the deadline's, so a
+    /// replay whose journal `recorded` that pause pauses again without calling. Any other
+    /// failure (the same on every machine) tells nothing and drops the timer: the state is
+    /// kept and its next timer forgotten until a move gives a new one, so a broken timer is
+    /// not fired again at every tick.
+    fn fire(
+        &mut self,
+        at: Timestamp,
+        dice: &mut Dice,
+        deadline: Deadline,
+        recorded: Option<Paused>,
+    ) -> Vec<Event> {
+        if let Some(paused) = recorded {
+            self.status.next_timer = None;
+            self.paused = Some(paused.paused.clone());
+            return vec![Event::table(paused)];
+        }
+        let seed = dice.seed();
+        let answer = self
+            .shared
+            .runner
+            .call_within(deadline, |store, game| game.call_fire_timer(store, &self.state, at.0, seed));
+        let fired =
+            answer.and_then(|outcome| self.shared.outcome(outcome)).and_then(|(state, mut events)| {
+                let was_finished = self.status.finished;
+                self.accept(state, deadline)?;
+                self.tell_ending(was_finished, &mut events);
+                Ok(events)
+            });
+        fired.unwrap_or_else(|error| {
+            self.status.next_timer = None;
+            if !matches!(error, CallError::Time(_)) {
+                return Vec::new();
+            }
+            let paused = error.to_string();
+            self.paused = Some(paused.clone());
+            vec![Event::table(Paused { paused, deadline: true })]
+        })
+    }
+
     /// [`Table::act`] and [`Table::replay_act`]: the call held to the epoch `deadline` or
     /// not, or, when a replay's journal `recorded` a deadline's pause, not made at all.
     fn play(
@@ -718,25 +760,12 @@ impl Table for WasmTable {
         self.status.next_timer.map(Timestamp)
     }
 
-    /// A timer whose call fails tells nothing and is dropped (the state is kept, and its
-    /// next timer forgotten until a move gives a new one), so a broken timer is not fired
-    /// again at every tick.
     fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Event> {
-        let seed = dice.seed();
-        let answer =
-            self.shared.runner.call(|store, game| game.call_fire_timer(store, &self.state, at.0, seed));
-        let fired = answer.and_then(|outcome| self.shared.outcome(outcome)).map_err(|_| ()).and_then(
-            |(state, mut events)| {
-                let was_finished = self.status.finished;
-                self.accept(state, Deadline::Held).map_err(|_| ())?;
-                self.tell_ending(was_finished, &mut events);
-                Ok(events)
-            },
-        );
-        fired.unwrap_or_else(|()| {
-            self.status.next_timer = None;
-            Vec::new()
-        })
+        self.fire(at, dice, Deadline::Held, None)
+    }
+
+    fn replay_fire_timer(&mut self, at: Timestamp, dice: &mut Dice, recorded: &[EventRecord]) -> Vec<Event> {
+        self.fire(at, dice, Deadline::Lifted, Paused::at_deadline(recorded))
     }
 
     fn is_finished(&self) -> bool {

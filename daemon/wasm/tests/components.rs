@@ -2,7 +2,8 @@
 //! toolchain (tests/scripts/install-wasm-games.sh), played move for move against the
 //! built-in Nim; the same sources built hostile (an endless loop, a memory bomb, a huge
 //! answer, a trap, a state that does not parse), each contained; built slow, a call cut
-//! off by the epoch deadline replayed the same on any machine; built to use a language
+//! off by the epoch deadline replayed the same on any machine, a move's and a timer's;
+//! built to use a language
 //! runtime's WASI (wasi-libc through the preview-1 adapter, and WASI's sockets directly),
 //! each given nothing; and components in the text format that import what a game may not
 //! have, or do not match the world.
@@ -34,6 +35,7 @@ fn built() -> &'static PathBuf {
             ("huge", "-DHOSTILE_HUGE".to_owned(), None),
             ("trap", "-DHOSTILE_TRAP".to_owned(), None),
             ("slow", "-DHOSTILE_SLOW".to_owned(), None),
+            ("slow-timer", "-DSLOW_TIMER".to_owned(), None),
             ("bad-state", "-DHOSTILE_BAD_STATE".to_owned(), None),
             ("echo", "-DECHO_SEED".to_owned(), None),
             ("wasi", "-DHOSTILE_WASI".to_owned(), None),
@@ -694,4 +696,56 @@ fn a_deadline_pause_replays_as_a_pause_and_a_finished_move_as_that_move() {
     let mut replayed = patient.restore(&before).expect("restores");
     let told = recorded(&patient, replayed.as_mut(), "alice", "take 1 a", Some(&trapped)).expect("replays");
     assert_eq!(told, finished, "the call was made, and played the move");
+}
+
+/// Issue 33: a timer is a call as a move is. Cut off by the epoch deadline, it pauses the
+/// table marked as the deadline's (and is not fired again); a replay of that pause pauses
+/// again without calling, and a timer that finished replays as that timer even where the
+/// live deadline cuts it off. The `slow-timer` build has a timer due once two play, which
+/// counts to 2^30 and then stops the game.
+#[test]
+fn a_timer_cut_off_by_the_deadline_replays_as_a_pause_and_a_finished_timer_as_that_timer() {
+    let fuel = 100_000_000_000;
+    let roomy = Loader::new(None, Limits { fuel, ticks: 100_000, ..Limits::default() }).expect("an engine");
+    let hurried = Loader::new(None, Limits { fuel, ticks: 10, ..Limits::default() }).expect("an engine");
+    let (patient, rushed) = (load(&roomy, "slow-timer"), load(&hurried, "slow-timer"));
+    let mut table = open(&patient, "alice");
+    play(&patient, table.as_mut(), "bob", "join", Role::Player).expect("bob joins");
+    let at = table.next_timer().expect("a timer is due once two play");
+    let before = table.snapshot();
+    let fire = |table: &mut dyn Table, replayed: Option<&[EventRecord]>| -> Vec<EventRecord> {
+        let mut dice = Dice::from_seed(7);
+        let events = match replayed {
+            None => table.fire_timer(at, &mut dice),
+            Some(journal) => table.replay_fire_timer(at, &mut dice, journal),
+        };
+        events.iter().map(spellbridge_core::Event::record).collect()
+    };
+
+    // Live: the patient timer finishes and stops the game; the rushed one pauses.
+    let finished = fire(table.as_mut(), None);
+    assert!(finished.iter().any(|r| r.event.to_string().contains("nim-stopped")), "{finished:?}");
+    assert!(table.is_finished(), "the timer stopped the game");
+    let after = table.snapshot();
+    let mut rushed_table = rushed.restore(&before).expect("restores");
+    let paused = fire(rushed_table.as_mut(), None);
+    let [record] = &paused[..] else { panic!("one pause: {paused:?}") };
+    assert_eq!(record.event["deadline"], true, "marked as the deadline's: {paused:?}");
+    assert_eq!(record.event["paused"], "it ran for longer than 100 ms", "{paused:?}");
+    assert_eq!(state_of(rushed_table.as_ref()), before["state"], "nothing changed");
+    assert_eq!(rushed_table.next_timer(), None, "not fired again at every tick");
+    let refused = recorded(&rushed, rushed_table.as_mut(), "alice", "take 1 a", None).expect_err("paused");
+    assert!(refused.contains("is paused"), "{refused}");
+
+    // Replayed where the deadline cuts it off: the timer that finished is that timer.
+    let mut replayed = rushed.restore(&before).expect("restores");
+    assert_eq!(fire(replayed.as_mut(), Some(&finished)), finished, "the same events");
+    assert_eq!(replayed.snapshot(), after, "the same table");
+
+    // Replayed where the call finishes: the deadline's pause is a pause again, uncalled.
+    let mut replayed = patient.restore(&before).expect("restores");
+    let calls = patient.runner().usage().calls;
+    assert_eq!(fire(replayed.as_mut(), Some(&paused)), paused, "the same pause");
+    assert_eq!(patient.runner().usage().calls, calls, "no call");
+    assert_eq!(replayed.snapshot(), rushed_table.snapshot(), "paused, its state unchanged");
 }
