@@ -616,10 +616,11 @@ impl WasmTable {
     /// [`Table::fire_timer`] and [`Table::replay_fire_timer`], as [`WasmTable::play`] is
     /// for moves. A timer cut off by the epoch `deadline` (wall clock, which a replay
     /// cannot repeat) pauses the table for its game master, marked as the deadline's, so a
-    /// replay whose journal `recorded` that pause pauses again without calling. Any other
-    /// failure (the same on every machine) tells nothing and drops the timer: the state is
-    /// kept and its next timer forgotten until a move gives a new one, so a broken timer is
-    /// not fired again at every tick.
+    /// replay whose journal `recorded` that pause pauses again without calling; the timer
+    /// waits for `!resume`, as it does after a restart ([`Table::next_timer`] is none while
+    /// paused). Any other failure (the same on every machine) tells nothing and drops the
+    /// timer: the state is kept and its next timer forgotten until a move gives a new one,
+    /// so a broken timer is not fired again at every tick.
     fn fire(
         &mut self,
         at: Timestamp,
@@ -628,7 +629,6 @@ impl WasmTable {
         recorded: Option<Paused>,
     ) -> Vec<Event> {
         if let Some(paused) = recorded {
-            self.status.next_timer = None;
             self.paused = Some(paused.paused.clone());
             return vec![Event::table(paused)];
         }
@@ -645,8 +645,8 @@ impl WasmTable {
                 Ok(events)
             });
         fired.unwrap_or_else(|error| {
-            self.status.next_timer = None;
             if !matches!(error, CallError::Time(_)) {
+                self.status.next_timer = None;
                 return Vec::new();
             }
             let paused = error.to_string();
@@ -756,8 +756,9 @@ impl Table for WasmTable {
         self.play(action, dice, Deadline::Lifted, Paused::at_deadline(recorded))
     }
 
+    /// None while paused: a paused table's timers wait for its game master's `!resume`.
     fn next_timer(&self) -> Option<Timestamp> {
-        self.status.next_timer.map(Timestamp)
+        self.paused.is_none().then_some(self.status.next_timer).flatten().map(Timestamp)
     }
 
     fn fire_timer(&mut self, at: Timestamp, dice: &mut Dice) -> Vec<Event> {

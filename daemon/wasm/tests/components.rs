@@ -736,6 +736,11 @@ fn a_timer_cut_off_by_the_deadline_replays_as_a_pause_and_a_finished_timer_as_th
     assert_eq!(rushed_table.next_timer(), None, "not fired again at every tick");
     let refused = recorded(&rushed, rushed_table.as_mut(), "alice", "take 1 a", None).expect_err("paused");
     assert!(refused.contains("is paused"), "{refused}");
+    // Paused, its timer waits for the game master, after a restart too; `!resume` gives it back.
+    let mut restarted = rushed.restore(&rushed_table.snapshot()).expect("restores paused");
+    assert_eq!(restarted.next_timer(), None, "a restarted paused table fires no timer");
+    play(&rushed, restarted.as_mut(), "alice", "resume", Role::GameMaster).expect("resumed");
+    assert_eq!(restarted.next_timer(), Some(at), "the timer is due again once resumed");
 
     // Replayed where the deadline cuts it off: the timer that finished is that timer.
     let mut replayed = rushed.restore(&before).expect("restores");
