@@ -41,21 +41,27 @@ fn built() -> &'static PathBuf {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("daemon-components");
         let builds = [("nim", ""), ("nim-o1", "-O1"), ("trap", "-DHOSTILE_TRAP"), ("echo", "-DECHO_SEED")];
-        for (name, flags) in builds {
-            let status = Process::new("bash")
-                .arg(root.join("games/nim-wasm/build.sh"))
-                .arg(&out)
-                .env("NIM_OUT_NAME", name)
-                .env("NIM_CFLAGS", flags)
-                .status()
-                .unwrap_or_else(|e| panic!("bash runs games/nim-wasm/build.sh: {e}"));
-            assert!(
-                status.success(),
-                "games/nim-wasm/build.sh failed for {name}: install its toolchain with tests/scripts/install-wasm-games.sh"
-            );
-        }
+        build(&root, &out, &builds);
         out
     })
+}
+
+/// Builds the example game from the tree at `root` into `out` once per `(name, C flags)`
+/// (`games/nim-wasm/build.sh`, `NIM_OUT_NAME`, `NIM_CFLAGS`).
+fn build(root: &Path, out: &Path, builds: &[(&str, &str)]) {
+    for (name, flags) in builds {
+        let status = Process::new("bash")
+            .arg(root.join("games/nim-wasm/build.sh"))
+            .arg(out)
+            .env("NIM_OUT_NAME", name)
+            .env("NIM_CFLAGS", flags)
+            .status()
+            .unwrap_or_else(|e| panic!("bash runs games/nim-wasm/build.sh: {e}"));
+        assert!(
+            status.success(),
+            "games/nim-wasm/build.sh failed for {name}: install its toolchain with tests/scripts/install-wasm-games.sh"
+        );
+    }
 }
 
 fn component(name: &str) -> PathBuf {
@@ -420,19 +426,7 @@ fn reworded_builds() -> &'static PathBuf {
         )
         .expect("writes");
         let out = tree.join("out");
-        for (name, flags) in [("nim", ""), ("trap", "-DHOSTILE_TRAP"), ("pick", "-DTAKE_IS_PICK")] {
-            let status = Process::new("bash")
-                .arg(tree.join("games/nim-wasm/build.sh"))
-                .arg(&out)
-                .env("NIM_OUT_NAME", name)
-                .env("NIM_CFLAGS", flags)
-                .status()
-                .unwrap_or_else(|e| panic!("bash runs build.sh: {e}"));
-            assert!(
-                status.success(),
-                "build.sh failed for {name}: install its toolchain with tests/scripts/install-wasm-games.sh"
-            );
-        }
+        build(&tree, &out, &[("nim", ""), ("trap", "-DHOSTILE_TRAP"), ("pick", "-DTAKE_IS_PICK")]);
         out
     })
 }
