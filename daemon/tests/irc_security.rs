@@ -159,12 +159,17 @@ async fn the_same_nick_on_another_network_is_another_player() {
     );
     let daemon = start(&config, "info", &[]);
     let bot = bot(&daemon);
-    let (mut alice, mut dave) = tokio::join!(bot.player(one.port(), "alice"), bot.player(one.port(), "dave"));
-    let (mut other_dave, mut gmalice) =
-        tokio::join!(bot.player(two.port(), "dave"), bot.player(two.port(), "gmalice"));
+    let (mut alice, mut dave, mut other_dave) = tokio::join!(
+        bot.player(one.port(), "alice"),
+        bot.player(one.port(), "dave"),
+        bot.player(two.port(), "dave")
+    );
     bot.wait_until_answering(&mut alice).await;
     bot.wait_until_answering(&mut other_dave).await;
     bot.wait_until_answering(&mut dave).await;
+    // gmalice joins once the bot is in two's room: the first to join a channel is its
+    // operator, and a room operator may `!stop` a table (which is not what is tested).
+    let mut gmalice = bot.player(two.port(), "gmalice").await;
 
     alice.privmsg(ROOM, "!duel one:dave").await.expect("send");
     bot.expect_said(&mut dave, "challenges").await;
