@@ -3,7 +3,8 @@
 //! (`verify`, a start with a damaged snapshot, a standby): issue 33, item 3. The two
 //! builds are made up here: the built-in Nim, its news and help marked with the build,
 //! the older build's `take` also called `grab` (a word the newer build does not have): a
-//! table reads its players' commands by its own build's grammar.
+//! table reads its players' commands by its own build's grammar, and guesses a mistyped
+//! one among them.
 
 use std::sync::{Arc, LazyLock};
 
@@ -151,6 +152,11 @@ fn a_command_only_the_old_build_has_plays_at_its_table_and_is_unknown_at_a_new_o
     assert!(help.contains("[old build] On your turn"), "{help}");
     let unknown = said(&mut router, "#new", "carol", "!help grab");
     assert!(unknown.contains("Unknown command `!grab`"), "{unknown}");
+    // Mistyped, the word is guessed among the old build's at its table only.
+    let guess = said(&mut router, "#nim", "alice", "!grabb 1 a");
+    assert!(guess.contains("Unknown command `!grabb`. Did you mean `!grab`?"), "{guess}");
+    let guess = said(&mut router, "#new", "carol", "!grabb 1 a");
+    assert!(guess.contains("Unknown command `!grabb`") && !guess.contains("`!grab`"), "{guess}");
 }
 
 #[test]

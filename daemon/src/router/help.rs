@@ -21,11 +21,23 @@ fn said_shown(shown: &str, language: Language) -> String {
 }
 
 impl Router {
-    pub(super) fn unknown_command(&self, word: &str, game: Option<&str>, language: Language) -> RichText {
-        // The lobby's names (not its aliases), and every name and alias of the game (or of
-        // every game, when no table is in question).
+    /// The answer to `word`, which no command of the lobby or of `table` (none: of any
+    /// game) is called: a guess among those commands when one is close.
+    pub(super) fn unknown_command(&self, word: &str, table: Option<TableId>, language: Language) -> RichText {
+        // The lobby's names (not its aliases), and every name and alias of the table's
+        // build (or of every game, when no table is in question).
         let mut names: Vec<&str> = self.grammar.commands(LOBBY).map(|c| c.name).collect();
-        names.extend(self.grammar.words(|owner| owner != LOBBY && game.is_none_or(|name| owner == name)));
+        match table.map(|table| &self.tables[&table]) {
+            Some(Seating { build: Some(build), .. }) => names.extend(
+                build
+                    .0
+                    .commands()
+                    .iter()
+                    .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied())),
+            ),
+            Some(seating) => names.extend(self.grammar.words(|owner| owner == seating.table.game())),
+            None => names.extend(self.grammar.words(|owner| owner != LOBBY)),
+        }
         // A word typed in Latin letters is guessed among the Latin names, a Chinese one
         // among the Chinese (`!foo` never suggests `!血魔法`).
         names.retain(|name| name.is_ascii() == word.is_ascii());

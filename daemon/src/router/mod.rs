@@ -1095,8 +1095,7 @@ impl Router {
     fn refused(&self, index: TableId, refusal: Refusal, reply_to: &ReplyTo) -> Vec<Outbound> {
         let language = reply_to.language;
         if let Refusal::UnknownCommand(word) = &refusal {
-            let game = self.tables[&index].table.game();
-            return vec![reply(reply_to, self.unknown_command(word, Some(game), language))];
+            return vec![reply(reply_to, self.unknown_command(word, Some(index), language))];
         }
         let privately = matches!(refusal, Refusal::Privately(_));
         let text = self.localize(&reply_to.network, refusal_text(refusal, language));

@@ -144,12 +144,11 @@ impl Router {
                 _ => return self.no_table(read, speaker, reply_to),
             },
         };
-        let game = self.tables[&table].table.game();
         let Some(spec) = read.at(&self.tables[&table]) else {
             if finished {
                 return self.no_table(read, speaker, reply_to);
             }
-            let text = self.unknown_command(&read.head, Some(game), reply_to.language);
+            let text = self.unknown_command(&read.head, Some(table), reply_to.language);
             return Request::Unread(vec![reply(reply_to, text)]);
         };
         let parsed = grammar::parse(spec, &read.words);
