@@ -211,9 +211,6 @@ pub struct Command {
     pub needs: &'static str,
     /// A complete example without the prefix (`gather 2 fire`); empty: none.
     pub example: &'static str,
-    /// What to type, said when arguments are missing instead of the usage line; empty:
-    /// the usage line.
-    pub hint: &'static str,
     /// How a refusal for words left over is worded.
     pub wording: Wording,
     /// Typed privately to the bot (a Duel's `!cast`): `!help` lists it apart.
@@ -233,7 +230,6 @@ impl Command {
             summary,
             needs: error::NOTHING,
             example: "",
-            hint: "",
             wording: Wording::Game,
             private: false,
         }
@@ -267,11 +263,6 @@ impl Command {
     /// With an example (without the prefix).
     pub const fn example(self, example: &'static str) -> Command {
         Command { example, ..self }
-    }
-
-    /// With what to type when arguments are missing (written with `!`).
-    pub const fn hint(self, hint: &'static str) -> Command {
-        Command { hint, ..self }
     }
 
     /// Typed privately to the bot.

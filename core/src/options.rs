@@ -52,13 +52,12 @@ pub fn describe(error: &toml::de::Error) -> String {
     }
 }
 
-/// A game taken by challenge (`!duel <player>`) rather than opened with `!new`.
+/// A game taken by challenge (`!duel <player>`) rather than opened with `!new`; the
+/// command that makes one is the game's [`GamePlugin::challenge_command`].
+///
+/// [`GamePlugin::challenge_command`]: crate::GamePlugin::challenge_command
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Challenge {
-    /// The lobby word that makes a challenge (`duel`).
-    pub word: &'static str,
-    /// What follows the word (`<player> [wizard]`), for help.
-    pub usage: &'static str,
     /// How long a challenge waits for an answer, in seconds.
     pub lifetime_secs: i64,
 }

@@ -84,7 +84,6 @@ pub const LOBBY_COMMANDS: &[Command] = &[
     )
     .aliases(&["开局"])
     .args(&[Arg::new(WORD, "<game>")], "a game")
-    .hint("type `!new thaum` (for a Duel, `!duel <player>`).")
     .lobby(),
     Command::new("accept", "Accepts the challenge you were given.")
         .aliases(&["接受"])

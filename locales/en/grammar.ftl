@@ -103,9 +103,6 @@ grammar-example-coins = coins bob +5
 grammar-example-add = add bob
 grammar-example-gm = gm add bob
 
-## What to type when arguments are missing
-grammar-hint-new = type `!new thaum` (for a Duel, `!duel <player>`).
-
 ## `!rules`
 grammar-needs-at-most-rule = at most a rule id
 grammar-shown-rule = [id]

@@ -38,6 +38,8 @@ lobby-summary-top = The ten best: Duel players by rating (`!top duel`, the defau
 lobby-summary-lang = Says which language this room (or, privately, your private messages) is told in; `!lang zh` or `!lang en` changes it (in a room, for its operators and game masters).
 
 ## `!new`
+# `!new` alone: { $ways } is every game's way to start (the registry's).
+lobby-new-which = `!new` needs a game: start one with { $ways }.
 lobby-new-private = Open a table in the room where you want to play, not in a private message.
 lobby-new-unknown = There is no game called `{ $game }`. Games: { $games }.
 lobby-new-unknown-guess = There is no game called `{ $game }`. Did you mean `!new { $guess }`? Games: { $games }.

@@ -102,9 +102,6 @@ grammar-example-coins = 金币 bob +5
 grammar-example-add = 添加 bob
 grammar-example-gm = 主持 添加 bob
 
-## 缺少参数时要输入什么
-grammar-hint-new = 请输入 `!开局 魔素`（决斗则用 `!决斗 <玩家>`）。
-
 ## `!规则`
 grammar-needs-at-most-rule = 至多一个规则编号
 grammar-shown-rule = [编号]

@@ -35,6 +35,7 @@ lobby-summary-top = 前十名：按等级分排列的决斗玩家（`!排行 决
 lobby-summary-lang = 说明本房间（私聊时：你的私信）使用哪种语言；`!语言 zh` 或 `!语言 en` 可以更改（在房间里只有房间管理员和主持人可以更改）。
 
 ## `!开局`
+lobby-new-which = `!开局` 需要一个游戏。开局方式：{ $ways }。
 lobby-new-private = 请在你想玩的房间里开桌，而不是在私信里。
 lobby-new-unknown = 没有叫 `{ $game }` 的游戏。游戏：{ $games }。
 lobby-new-unknown-guess = 没有叫 `{ $game }` 的游戏。你是想输入 `!开局 { $guess }` 吗？游戏：{ $games }。

@@ -71,11 +71,6 @@ impl ParseError {
         let args = Args::new().text("command", format!("{prefix}{}", c.name_in(language)));
         match &self.problem {
             Problem::Missing { clause } => {
-                let hint = if c.hint.is_empty() {
-                    hint
-                } else {
-                    phrase(c.hint).replace("`!", &format!("`{prefix}"))
-                };
                 let args = args.text("needs", phrase(c.needs)).text("hint", hint);
                 match clause {
                     Some(clause) => {

@@ -93,8 +93,6 @@ pub const PHRASES: &[(&str, &str)] = &[
     ("coins bob +5", "grammar-example-coins"),
     ("add bob", "grammar-example-add"),
     ("gm add bob", "grammar-example-gm"),
-    // What to type when arguments are missing (`Command::hint`).
-    ("type `!new thaum` (for a Duel, `!duel <player>`).", "grammar-hint-new"),
 ];
 
 /// `english`, a phrase of a declaration, in `language`.
@@ -128,7 +126,7 @@ pub(super) fn said(language: Language, id: &str, args: Args) -> String {
 pub fn untranslated(commands: &'static [Command]) -> Vec<&'static str> {
     let mut phrases: Vec<&'static str> = Vec::new();
     for command in commands {
-        phrases.extend([command.needs, command.example, command.hint]);
+        phrases.extend([command.needs, command.example]);
         args_phrases(command.args, &mut phrases);
     }
     phrases.retain(|p| !p.is_empty() && phrase_id(p).is_none());

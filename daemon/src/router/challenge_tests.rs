@@ -3,7 +3,7 @@
 //! `!弹珠`) and a lobby question (`!colours`), and the lobby reads, explains, journals
 //! and opens it as it does the Duel, told in its own name and accept usage (never the
 //! Duel's words), while the Duel's challenges read word for word as they did, in both
-//! languages. And a challenge journaled before challenges named their game is read as the
+//! languages; `!new` alone names it among the ways to start. And a challenge journaled before challenges named their game is read as the
 //! Duel's.
 
 use serde_json::{Value, json};
@@ -132,6 +132,13 @@ fn a_made_up_challenge_game_is_challenged_explained_and_opened_with_no_daemon_ch
     let help = say(&mut router, "alice", "!help marbles");
     assert!(help.contains("`!marbles <player> [colour]`") && help.contains("game of marbles"), "{help}");
     assert!(say(&mut router, "alice", "!help").contains("!marbles"), "listed in the lobby's help");
+    // `!new` alone names every game's way to start, its challenge among them.
+    let which = say(&mut router, "alice", "!new");
+    assert_eq!(
+        which,
+        "alice: `!new` needs a game: start one with `!new thaum`, `!duel <player>`, `!new nim` or \
+         `!marbles <player>`."
+    );
     // Its challenge, by its Chinese name, journaled with its game.
     say(&mut router, "bob", "hello");
     let challenged = say(&mut router, "alice", "!弹珠 bob Red");

@@ -80,10 +80,11 @@ impl Router {
         let ways: Vec<RichText> = self
             .registry
             .iter()
-            .map(|game| match game.challenge() {
+            .map(|game| match game.challenge_command() {
                 Some(challenge) => {
-                    let word = self.lobby_name(challenge.word, language);
-                    let shown = challenge.usage.split_whitespace().take(if choices { usize::MAX } else { 1 });
+                    let word = challenge.name_in(language);
+                    let shown = challenge.args.iter().map(|arg| arg.shown).filter(|shown| !shown.is_empty());
+                    let shown = shown.take(if choices { usize::MAX } else { 1 });
                     let usage: Vec<String> = shown.map(|shown| said_shown(shown, language)).collect();
                     format!("!{word} {}", usage.join(" ")).trim_end().to_owned()
                 }

@@ -8,7 +8,7 @@
 //! answer to a command that cannot be taken (unknown, badly typed, or with no table to
 //! go to). The sender's player and role were resolved once before ([`Speaker`]).
 
-use spellbridge_core::grammar::{self, Command, Grammar, Parsed};
+use spellbridge_core::grammar::{self, Command, Grammar, ParseError, Parsed, Problem};
 
 use super::said::said;
 use super::*;
@@ -120,6 +120,12 @@ impl Router {
     pub(super) fn request(&mut self, read: &Read<'_>, speaker: &Speaker<'_>, reply_to: &ReplyTo) -> Request {
         let Some(spec) = read.lobby() else { return self.table_request(read, speaker, reply_to) };
         match grammar::parse(spec, &read.words) {
+            Err(ParseError { problem: Problem::Missing { .. }, .. }) if spec.name == "new" => {
+                // `!new` alone: every game and how it starts, from the registry.
+                let language = reply_to.language;
+                let args = Args::new().rich("ways", self.ways_to_start(false, language));
+                Request::Unread(vec![reply(reply_to, said(language, "lobby-new-which", args))])
+            }
             Err(error) => {
                 Request::Unread(vec![reply(reply_to, self.unread(&error, None, reply_to.language))])
             }

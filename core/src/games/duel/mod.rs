@@ -234,8 +234,7 @@ impl GamePlugin for DuelPlugin {
     }
 
     fn challenge(&self) -> Option<Challenge> {
-        let command = &command::CHALLENGE;
-        Some(Challenge { word: command.name, usage: "<player> [wizard]", lifetime_secs: self.challenge_lifetime })
+        Some(Challenge { lifetime_secs: self.challenge_lifetime })
     }
 
     fn challenge_command(&self) -> Option<&'static Command> {
