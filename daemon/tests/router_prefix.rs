@@ -36,6 +36,8 @@ fn every_suggested_command_uses_the_configured_prefix() {
     assert!(help_new.contains("?new thaum"), "{help_new}");
     let no_table = ask("alice", "?join");
     assert!(no_table.contains("?new thaum"), "{no_table}");
+    let which = ask("alice", "?new");
+    assert!(which.contains("`?new` needs a game") && which.contains("`?duel <player>`"), "{which}");
     let opened = ask("alice", "?new thaum");
     let refused = ask("alice", "?new thaum");
     // A table command that does not read: the usage line from the grammar, with `?`.
@@ -48,9 +50,18 @@ fn every_suggested_command_uses_the_configured_prefix() {
     assert!(lobby_unread.contains("type `?duel <player> [wizard]`"), "{lobby_unread}");
     let help_gather = ask("alice", "?help gather");
     assert!(help_gather.contains("`?gather <mana>"), "{help_gather}");
-    for text in
-        [&unknown, &help, &help_new, &no_table, &opened, &refused, &unread, &lobby_unread, &help_gather]
-    {
+    for text in [
+        &unknown,
+        &help,
+        &help_new,
+        &no_table,
+        &which,
+        &opened,
+        &refused,
+        &unread,
+        &lobby_unread,
+        &help_gather,
+    ] {
         assert_eq!(bang_words(text), Vec::<&str>::new(), "a `!` command in: {text}");
     }
     // Chat is relayed as said, `!` and all (nothing to relay to here: it is unanswered).
