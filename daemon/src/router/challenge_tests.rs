@@ -3,8 +3,8 @@
 //! `!弹珠`) and a lobby question (`!colours`), and the lobby reads, explains, journals
 //! and opens it as it does the Duel, told in its own name and accept usage (never the
 //! Duel's words), while the Duel's challenges read word for word as they did, in both
-//! languages; `!new` alone names it among the ways to start. And a challenge journaled before challenges named their game is read as the
-//! Duel's.
+//! languages; `!new` alone names it among the ways to start. And a challenge journaled
+//! before challenges named their game is read as the Duel's.
 
 use serde_json::{Value, json};
 use spellbridge_core::grammar::{Arg, Command, Kind, Query};
